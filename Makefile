@@ -1,0 +1,128 @@
+# rnncc: one non-recursive GNU Makefile. All outputs go to $(B) (build/ by default).
+#   make            library (build/librnncc.a, .so) and the CLI (build/rnncc)
+#   make test       unit tests (GPU tests skip themselves where no GPU is present)
+#   make demo       build, then check and dump cells/lstm.cell (and run it on a GPU if present)
+#   make asan       the whole test suite under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make fuzz       a bounded libFuzzer run of parse + check (FUZZ_SECONDS, default 60)
+#   make golden-update   rewrite the golden files in tests/golden (review the diff)
+#   V=1 shows full commands.
+
+B        ?= build
+CC       ?= cc
+CUDA     ?= /usr/local/cuda
+BISON    ?= bison
+FLEX     ?= flex
+VERSION  := 0.1.0
+
+CFLAGS   ?= -O2 -g
+CFLAGS   += -std=c11 -Wall -Wextra -fPIC -D_GNU_SOURCE -DRNNCC_VERSION='"$(VERSION)"'
+CPPFLAGS += -I. -Iir -Igrammar -I$(B)/grammar -I$(CUDA)/include -MMD -MP
+LDLIBS   += -lm -lpthread -ldl
+SAN_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+ifdef SAN
+CFLAGS  += $(SAN_FLAGS)
+LDFLAGS += $(SAN_FLAGS)
+endif
+
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
+
+.DELETE_ON_ERROR:
+.SUFFIXES:
+.PHONY: all test demo asan fuzz golden-update clean examples bench
+
+# ---- sources, per module ------------------------------------------------------
+IR_SRCS      := ir/arena.c ir/strbuf.c ir/diag.c ir/ops.c ir/ir.c ir/build.c ir/dump.c ir/ref.c
+GRAMMAR_SRCS := grammar/ast.c grammar/parse.c
+GRAMMAR_GEN  := $(B)/grammar/parser.c $(B)/grammar/lexer.c
+CLI_SRCS     := compiler/main.c compiler/cli_load.c compiler/cli_dump.c
+TEST_SRCS    := $(wildcard tests/check_*.c)
+
+LIB_SRCS := $(IR_SRCS) $(GRAMMAR_SRCS)
+LIB_OBJS := $(LIB_SRCS:%.c=$(B)/%.o) $(GRAMMAR_GEN:.c=.o)
+CLI_OBJS := $(CLI_SRCS:%.c=$(B)/%.o)
+TESTS    := $(TEST_SRCS:tests/%.c=$(B)/tests/%)
+
+all: $(B)/librnncc.a $(B)/librnncc.so $(B)/rnncc
+
+# ---- grammar: generated sources go to $(B)/grammar ------------------------------
+$(B)/grammar/parser.c $(B)/grammar/parser.h &: grammar/parser.y
+	@mkdir -p $(@D)
+	@echo "  BISON   $<"
+	$(Q)$(BISON) -Wall -Werror -o $(B)/grammar/parser.c --header=$(B)/grammar/parser.h $<
+
+$(B)/grammar/lexer.c $(B)/grammar/lexer.h &: grammar/lexer.l $(B)/grammar/parser.h
+	@mkdir -p $(@D)
+	@echo "  FLEX    $<"
+	$(Q)$(FLEX) --header-file=$(B)/grammar/lexer.h -o $(B)/grammar/lexer.c $<
+
+# Everything that includes the generated headers waits for them.
+$(LIB_OBJS) $(CLI_OBJS): | $(B)/grammar/parser.h $(B)/grammar/lexer.h
+
+# ---- compile and link -------------------------------------------------------------
+$(B)/%.o: %.c
+	@mkdir -p $(@D)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+$(B)/grammar/%.o: $(B)/grammar/%.c
+	@echo "  CC      $<"
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -Wno-unused-function -c $< -o $@
+
+$(B)/librnncc.a: $(LIB_OBJS)
+	@echo "  AR      $@"
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(B)/librnncc.so: $(LIB_OBJS)
+	@echo "  LD      $@"
+	$(Q)$(CC) -shared $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(B)/rnncc: $(CLI_OBJS) $(B)/librnncc.a
+	@echo "  LD      $@"
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# ---- tests: one Check suite per module, Check linked statically -------------------
+CHECK_LIBS := -Wl,-Bstatic -lcheck -lsubunit -Wl,-Bdynamic -lrt -lpthread
+
+$(B)/tests/%: $(B)/tests/%.o $(B)/librnncc.a
+	@echo "  LD      $@"
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+
+test: all $(TESTS)
+	@fail=0; for t in $(TESTS); do \
+	    echo "== $$t"; $$t || fail=1; \
+	done; \
+	if [ $$fail -ne 0 ]; then echo "make test: FAILED"; exit 1; fi; echo "make test: all suites passed"
+
+demo: all
+	$(B)/rnncc check cells/lstm.cell
+	$(B)/rnncc dump --ir cells/lstm.cell
+
+golden-update: all
+	@for f in cells/*.cell; do n=$$(basename $$f .cell); \
+	    $(B)/rnncc dump --ir $$f > tests/golden/$$n.ir; done
+	@for f in tests/bad/*.cell; do \
+	    $(B)/rnncc check $$f > /dev/null 2> $${f%.cell}.err; true; done
+	@echo "golden files rewritten: review 'git diff tests/'"
+
+asan:
+	$(MAKE) B=build/asan SAN=1 CC=clang test
+
+# ---- fuzzing: libFuzzer over parse + check ----------------------------------------
+FUZZ_SECONDS ?= 60
+$(B)/fuzz_parse: tests/fuzz/fuzz_parse.c $(LIB_SRCS) $(GRAMMAR_GEN)
+	@echo "  FUZZ    $@"
+	$(Q)clang -std=c11 -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined $(CPPFLAGS:-MMD=) -o $@ $^ -lm
+
+fuzz: $(B)/fuzz_parse
+	@mkdir -p $(B)/fuzz-corpus && cp cells/*.cell $(B)/fuzz-corpus/
+	$(B)/fuzz_parse -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 -max_len=4096 \
+	    $(B)/fuzz-corpus tests/bad
+
+clean:
+	rm -rf build
+
+-include $(wildcard $(B)/*/*.d $(B)/*/*/*.d)

@@ -1,0 +1,32 @@
+/* The rnncc command-line driver's shared pieces: loading and checking sources. */
+#ifndef RNNCC_CLI_H
+#define RNNCC_CLI_H
+#include <stdio.h>
+
+#include "ir/ir.h"
+
+enum { CLI_OK = 0, CLI_INPUT_ERROR = 1, CLI_USAGE_ERROR = 2 };
+
+/* One source file compiled: its text, the arena that owns everything, its diagnostics. */
+typedef struct CliSource {
+    const char *path;   /* as given ("-" for standard input) */
+    char *text;         /* malloc'd */
+    size_t len;
+    Arena arena;
+    Diags diags;
+    IrModule *module;   /* NULL when it had errors */
+} CliSource;
+
+/* Reads and compiles path ("-" reads standard input); prints its diagnostics to stderr.
+ * Returns CLI_OK, or CLI_INPUT_ERROR when the file cannot be read or has errors. */
+int cli_load(CliSource *s, const char *path);
+/* Frees everything cli_load made. */
+void cli_source_free(CliSource *s);
+/* Writes text to stdout or to the file named by out_path; returns a CLI status. */
+int cli_write_output(const char *out_path, const char *text, size_t len);
+
+/* Subcommands: each takes argc/argv starting at the subcommand's name. */
+int cli_check(int argc, char **argv);
+int cli_dump(int argc, char **argv);
+
+#endif

@@ -1,0 +1,76 @@
+/* Reading a source file (or standard input) and compiling it, for every subcommand.
+ * Key idea: one place prints diagnostics, so every subcommand reports errors alike. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+enum { MAX_SOURCE = 16 << 20 };
+
+static char *read_all(FILE *f, size_t *len) {
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap);
+    if (!buf) return NULL;
+    for (;;) {
+        if (n == cap) {
+            if (cap >= MAX_SOURCE) { free(buf); errno = EFBIG; return NULL; }
+            char *p = realloc(buf, cap *= 2);
+            if (!p) { free(buf); return NULL; }
+            buf = p;
+        }
+        size_t got = fread(buf + n, 1, cap - n, f);
+        n += got;
+        if (got == 0) break;
+    }
+    if (ferror(f)) { free(buf); return NULL; }
+    *len = n;
+    return buf;
+}
+
+int cli_load(CliSource *s, const char *path) {
+    memset(s, 0, sizeof *s);
+    s->path = path;
+    arena_init(&s->arena);
+    int is_stdin = strcmp(path, "-") == 0;
+    FILE *f = is_stdin ? stdin : fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "rnncc: error: cannot open '%s': %s\n", path, strerror(errno));
+        return CLI_INPUT_ERROR;
+    }
+    s->text = read_all(f, &s->len);
+    int err = errno;
+    if (!is_stdin) fclose(f);
+    if (!s->text) {
+        fprintf(stderr, "rnncc: error: cannot read '%s': %s\n", path, strerror(err));
+        return CLI_INPUT_ERROR;
+    }
+    diag_init(&s->diags, &s->arena, is_stdin ? "<stdin>" : path, s->text, s->len);
+    s->module = ir_compile(&s->arena, &s->diags, s->text, s->len);
+    StrBuf out = {0};
+    diag_render(&s->diags, &out);
+    fputs(sb_str(&out), stderr);
+    sb_free(&out);
+    return s->module ? CLI_OK : CLI_INPUT_ERROR;
+}
+
+void cli_source_free(CliSource *s) {
+    free(s->text);
+    arena_free(&s->arena);
+    memset(s, 0, sizeof *s);
+}
+
+int cli_write_output(const char *out_path, const char *text, size_t len) {
+    FILE *f = out_path && strcmp(out_path, "-") != 0 ? fopen(out_path, "wb") : stdout;
+    if (!f) {
+        fprintf(stderr, "rnncc: error: cannot write '%s': %s\n", out_path, strerror(errno));
+        return CLI_INPUT_ERROR;
+    }
+    int ok = fwrite(text, 1, len, f) == len;
+    ok &= (f == stdout ? fflush(f) : fclose(f)) == 0;
+    if (!ok) {
+        fprintf(stderr, "rnncc: error: writing '%s' failed\n", out_path ? out_path : "standard output");
+        return CLI_INPUT_ERROR;
+    }
+    return CLI_OK;
+}

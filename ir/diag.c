@@ -1,0 +1,117 @@
+/* Diagnostic collection and rendering in gcc/clang's format.
+ * Key idea: errors are recorded, never printed or fatal where they arise; the host renders them. */
+#include "diag.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void diag_init(Diags *d, Arena *arena, const char *filename, const char *src, size_t srclen) {
+    memset(d, 0, sizeof *d);
+    d->arena = arena;
+    d->filename = filename ? filename : "<input>";
+    d->src = src;
+    d->srclen = srclen;
+}
+
+static void diag_add(Diags *d, DiagLevel level, SrcLoc loc, const char *fmt, va_list ap) {
+    int cap = d->max_errors > 0 ? d->max_errors : 20;
+    if (level == DIAG_ERROR) {
+        if (d->nerrors++ >= cap) return;
+    } else if (level == DIAG_WARNING) {
+        d->nwarnings++;
+    } else if (d->nerrors > cap) {
+        return; /* a note on a dropped error */
+    }
+    Diag *g = arena_alloc(d->arena, sizeof *g);
+    if (!g) return;
+    g->level = level;
+    g->loc = loc;
+    g->msg = arena_vprintf(d->arena, fmt, ap);
+    if (!g->msg) g->msg = "(out of memory)";
+    if (d->tail) d->tail->next = g;
+    else d->head = g;
+    d->tail = g;
+}
+
+#define DIAG_FN(fn, level)                                      \
+    void fn(Diags *d, SrcLoc loc, const char *fmt, ...) {       \
+        va_list ap;                                             \
+        va_start(ap, fmt);                                      \
+        diag_add(d, level, loc, fmt, ap);                       \
+        va_end(ap);                                             \
+    }
+DIAG_FN(diag_error, DIAG_ERROR)
+DIAG_FN(diag_warning, DIAG_WARNING)
+DIAG_FN(diag_note, DIAG_NOTE)
+
+/* Finds the start and length of 1-based line `line` in the source. */
+static int find_line(const Diags *d, int line, const char **start, size_t *len) {
+    if (!d->src || line < 1) return 0;
+    const char *p = d->src, *end = d->src + d->srclen;
+    for (int l = 1; l < line; l++) {
+        p = memchr(p, '\n', (size_t)(end - p));
+        if (!p) return 0;
+        p++;
+    }
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    *start = p;
+    *len = (size_t)((nl ? nl : end) - p);
+    if (*len && (*start)[*len - 1] == '\r') (*len)--;
+    return 1;
+}
+
+static const char *level_name(DiagLevel l) {
+    return l == DIAG_ERROR ? "error" : l == DIAG_WARNING ? "warning" : "note";
+}
+
+void diag_render_one(const Diags *d, const Diag *g, StrBuf *out) {
+    if (g->loc.line > 0)
+        sb_printf(out, "%s:%d:%d: %s: %s\n", d->filename, g->loc.line, g->loc.col,
+                  level_name(g->level), g->msg);
+    else
+        sb_printf(out, "%s: %s: %s\n", d->filename, level_name(g->level), g->msg);
+    const char *line;
+    size_t len;
+    if (g->loc.line <= 0 || !find_line(d, g->loc.line, &line, &len)) return;
+    sb_printf(out, "%5d | ", g->loc.line);
+    for (size_t i = 0; i < len; i++) /* tabs and control bytes become spaces, so carets align */
+        sb_putc(out, (unsigned char)line[i] < ' ' ? ' ' : line[i]);
+    sb_puts(out, "\n      | ");
+    for (int i = 1; i < g->loc.col; i++) sb_putc(out, ' ');
+    sb_putc(out, '^');
+    for (int i = 1; i < g->loc.len; i++) sb_putc(out, '~');
+    sb_putc(out, '\n');
+}
+
+/* Orders diagnostics by position; a note stays after the diagnostic it belongs to. */
+typedef struct DiagGroup { const Diag *lead; int order; } DiagGroup;
+
+static int group_cmp(const void *pa, const void *pb) {
+    const DiagGroup *a = pa, *b = pb;
+    if (a->lead->loc.line != b->lead->loc.line) return a->lead->loc.line < b->lead->loc.line ? -1 : 1;
+    if (a->lead->loc.col != b->lead->loc.col) return a->lead->loc.col < b->lead->loc.col ? -1 : 1;
+    return a->order < b->order ? -1 : a->order > b->order;
+}
+
+void diag_render(const Diags *d, StrBuf *out) {
+    int n = 0;
+    for (const Diag *g = d->head; g; g = g->next) n += g->level != DIAG_NOTE;
+    DiagGroup *groups = n ? malloc((size_t)n * sizeof *groups) : NULL;
+    if (groups) {
+        int i = 0;
+        for (const Diag *g = d->head; g; g = g->next)
+            if (g->level != DIAG_NOTE) groups[i] = (DiagGroup){g, i}, i++;
+        qsort(groups, (size_t)n, sizeof *groups, group_cmp);
+        for (i = 0; i < n; i++) {
+            diag_render_one(d, groups[i].lead, out);
+            for (const Diag *g = groups[i].lead->next; g && g->level == DIAG_NOTE; g = g->next)
+                diag_render_one(d, g, out);
+        }
+        free(groups);
+    } else {
+        for (const Diag *g = d->head; g; g = g->next) diag_render_one(d, g, out);
+    }
+    int cap = d->max_errors > 0 ? d->max_errors : 20;
+    if (d->nerrors > cap)
+        sb_printf(out, "%s: note: %d more errors not shown\n", d->filename, d->nerrors - cap);
+}

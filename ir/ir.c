@@ -1,0 +1,78 @@
+/* Small queries over a checked cell: finding cells and dimensions, sizes of shapes,
+ * and binding symbolic dimensions to values. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir.h"
+
+const IrCell *ir_find_cell(const IrModule *m, const char *name) {
+    if (!m) return NULL;
+    if (!name) return m->ncells == 1 ? m->cells[0] : NULL;
+    for (int i = 0; i < m->ncells; i++)
+        if (strcmp(m->cells[i]->name, name) == 0) return m->cells[i];
+    return NULL;
+}
+
+int ir_find_dim(const IrCell *c, const char *name) {
+    for (int i = 0; i < c->ndims; i++)
+        if (c->dims[i].name && strcmp(c->dims[i].name, name) == 0) return i;
+    return -1;
+}
+
+const char *ir_dim_text(const IrCell *c, int dim, char *buf, int bufsize) {
+    if (c->dims[dim].name) snprintf(buf, (size_t)bufsize, "%s", c->dims[dim].name);
+    else snprintf(buf, (size_t)bufsize, "%lld", (long long)c->dims[dim].literal);
+    return buf;
+}
+
+int64_t ir_shape_numel(const IrShape *s, const int64_t *dimval) {
+    switch (s->kind) {
+    case IR_SCALAR: return 1;
+    case IR_VECTOR: return dimval[s->dims[0]];
+    default: return dimval[s->dims[0]] * dimval[s->dims[1]];
+    }
+}
+
+int64_t ir_node_len(const IrCell *c, IrRef ref, const int64_t *dimval) {
+    return ir_shape_numel(&c->nodes[ref].shape, dimval);
+}
+
+int ir_bind_dims(const IrCell *c, const char *const *specs, int nspecs, int64_t *dimval, Diags *diags) {
+    int ok = 1;
+    for (int i = 0; i < c->ndims; i++) dimval[i] = c->dims[i].name ? 0 : c->dims[i].literal;
+    for (int k = 0; k < nspecs; k++) {
+        const char *eq = strchr(specs[k], '=');
+        if (!eq || eq == specs[k]) {
+            diag_error(diags, (SrcLoc){0, 0, 1}, "dimension binding '%s' is not NAME=VALUE", specs[k]);
+            ok = 0;
+            continue;
+        }
+        char name[80];
+        snprintf(name, sizeof name, "%.*s", (int)(eq - specs[k]), specs[k]);
+        int d = ir_find_dim(c, name);
+        if (d < 0) {
+            diag_error(diags, (SrcLoc){0, 0, 1}, "cell '%s' has no dimension '%s'", c->name, name);
+            ok = 0;
+            continue;
+        }
+        char *end;
+        errno = 0;
+        long long v = strtoll(eq + 1, &end, 10);
+        if (errno || *end || end == eq + 1 || v <= 0 || v > INT32_MAX) {
+            diag_error(diags, (SrcLoc){0, 0, 1}, "dimension %s must be a positive integer below 2^31, not '%s'",
+                       name, eq + 1);
+            ok = 0;
+            continue;
+        }
+        dimval[d] = v;
+    }
+    for (int i = 0; i < c->ndims; i++)
+        if (dimval[i] == 0 && ok) {
+            diag_error(diags, (SrcLoc){0, 0, 1}, "dimension %s of cell '%s' is not bound (use %s=VALUE)",
+                       c->dims[i].name, c->name, c->dims[i].name);
+            ok = 0;
+        }
+    return ok;
+}

@@ -1,0 +1,36 @@
+/* The double-precision reference: runs one layer of a cell over a whole sequence, forward
+ * and backward (reverse-mode over the DAG with the op table's derivative rules). It is the
+ * oracle for every other executor, so it is a plain loop over steps, sequences and nodes. */
+#ifndef RNNCC_REF_H
+#define RNNCC_REF_H
+#include <stdint.h>
+
+#include "ir.h"
+
+/* One problem: a cell, its bound dimensions, a batch of sequences and the parameters.
+ * Layouts: x is [T][N][I] (sequence-major); each state is [N][S]; each output is [T][N][D];
+ * matrix parameters are row-major [rows][cols], vector parameters [n]. */
+typedef struct RefProblem {
+    const IrCell *cell;
+    const int64_t *dimval;        /* value of each cell dimension, indexed like cell->dims */
+    int64_t T, N;                 /* steps, sequences */
+    const int64_t *lengths;       /* [N], each in 0..T; NULL when every sequence has T steps */
+    const double *x;              /* [T][N][I] */
+    const double *const *h0;      /* per state: [N][S]; NULL (or a NULL entry) means zeros */
+    const double *const *params;  /* per parameter, in declaration order */
+} RefProblem;
+
+/* Runs forward. y: per output, [T][N][D] (steps past a sequence's length are written as 0);
+ * hT: per state, [N][S], the value after each sequence's own last step (may be NULL).
+ * Returns 0, or -1 when memory runs out or the problem is malformed. */
+int ref_forward(const RefProblem *p, double *const *y, double *const *hT);
+
+/* Runs forward, then backward for the loss L = sum(dy .* y) + sum(dhT .* hT).
+ * dy: per output [T][N][D] (NULL entries mean zero); dhT: per state [N][S] or NULL.
+ * Writes dx [T][N][I], dh0 per state [N][S], dparams per parameter (overwritten, not
+ * accumulated); any of the three may be NULL (or have NULL entries) to skip them.
+ * Returns 0, or -1 when memory runs out or the problem is malformed. */
+int ref_backward(const RefProblem *p, const double *const *dy, const double *const *dhT,
+                 double *dx, double *const *dh0, double *const *dparams);
+
+#endif

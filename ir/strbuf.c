@@ -1,0 +1,73 @@
+/* Growable text buffer with an indentation level.
+ * Key idea: a failed allocation sets a flag checked once at the end, not at every write. */
+#include "strbuf.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int sb_reserve(StrBuf *sb, size_t extra) {
+    if (sb->failed) return 0;
+    if (sb->len + extra + 1 <= sb->cap) return 1;
+    size_t cap = sb->cap ? sb->cap : 256;
+    while (cap < sb->len + extra + 1) {
+        if (cap > ((size_t)-1) / 2) { sb->failed = 1; return 0; }
+        cap *= 2;
+    }
+    char *p = realloc(sb->data, cap);
+    if (!p) { sb->failed = 1; return 0; }
+    sb->data = p;
+    sb->cap = cap;
+    return 1;
+}
+
+void sb_putn(StrBuf *sb, const char *s, size_t n) {
+    if (!sb_reserve(sb, n)) return;
+    memcpy(sb->data + sb->len, s, n);
+    sb->len += n;
+    sb->data[sb->len] = 0;
+}
+
+void sb_puts(StrBuf *sb, const char *s) { sb_putn(sb, s, strlen(s)); }
+void sb_putc(StrBuf *sb, char c) { sb_putn(sb, &c, 1); }
+
+void sb_vprintf(StrBuf *sb, const char *fmt, va_list ap) {
+    va_list copy;
+    va_copy(copy, ap);
+    int n = vsnprintf(NULL, 0, fmt, copy);
+    va_end(copy);
+    if (n < 0 || !sb_reserve(sb, (size_t)n)) return;
+    vsnprintf(sb->data + sb->len, (size_t)n + 1, fmt, ap);
+    sb->len += (size_t)n;
+}
+
+void sb_printf(StrBuf *sb, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    sb_vprintf(sb, fmt, ap);
+    va_end(ap);
+}
+
+void sb_line(StrBuf *sb, const char *fmt, ...) {
+    for (int i = 0; i < sb->indent; i++) sb_puts(sb, "    ");
+    va_list ap;
+    va_start(ap, fmt);
+    sb_vprintf(sb, fmt, ap);
+    va_end(ap);
+    sb_putc(sb, '\n');
+}
+
+const char *sb_str(const StrBuf *sb) { return sb->data ? sb->data : ""; }
+
+void sb_free(StrBuf *sb) {
+    free(sb->data);
+    memset(sb, 0, sizeof *sb);
+}
+
+char *sb_take(StrBuf *sb) {
+    char *p = sb->failed ? NULL : sb->data;
+    if (sb->failed) free(sb->data);
+    else if (!p) p = calloc(1, 1);
+    memset(sb, 0, sizeof *sb);
+    return p;
+}

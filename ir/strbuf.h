@@ -1,0 +1,34 @@
+/* A growable text buffer: the one way the compiler builds output text (dumps,
+ * diagnostics, generated CUDA). Allocation failure is remembered, never fatal. */
+#ifndef RNNCC_STRBUF_H
+#define RNNCC_STRBUF_H
+#include <stdarg.h>
+#include <stddef.h>
+
+typedef struct StrBuf {
+    char *data;   /* NUL-terminated once anything was written; may be NULL when empty */
+    size_t len, cap;
+    int failed;   /* set once memory ran out; later writes are dropped */
+    int indent;   /* indentation level used by sb_line */
+} StrBuf;
+
+/* Appends n bytes. */
+void sb_putn(StrBuf *sb, const char *s, size_t n);
+/* Appends a NUL-terminated string. */
+void sb_puts(StrBuf *sb, const char *s);
+/* Appends one character. */
+void sb_putc(StrBuf *sb, char c);
+/* Appends printf-formatted text. */
+void sb_printf(StrBuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Appends vprintf-formatted text. */
+void sb_vprintf(StrBuf *sb, const char *fmt, va_list ap);
+/* Appends one line: the current indentation (4 spaces a level), the text, a newline. */
+void sb_line(StrBuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Returns the text (never NULL: "" when empty). */
+const char *sb_str(const StrBuf *sb);
+/* Frees the buffer and resets it to empty. */
+void sb_free(StrBuf *sb);
+/* Hands the malloc'd text to the caller (who frees it) and resets the buffer; NULL if it failed. */
+char *sb_take(StrBuf *sb);
+
+#endif
