@@ -92,7 +92,8 @@ int64_t ir_shape_numel(const IrShape *s, const int64_t *dimval);
 int64_t ir_node_len(const IrCell *c, IrRef ref, const int64_t *dimval);
 
 /* Binds "NAME=VALUE" strings to the cell's symbolic dimensions (literals bind themselves);
- * every symbol must be bound, each to a positive value. Errors go to diags (no location). */
+ * every symbol must be bound, each to a positive value. Returns 1 when all are bound, else 0
+ * with the errors in diags (no location). */
 int ir_bind_dims(const IrCell *c, const char *const *specs, int nspecs, int64_t *dimval, Diags *diags);
 
 /* Writes the stable text form of a cell (golden tests, `rnncc dump --ir`). */

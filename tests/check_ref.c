@@ -35,6 +35,11 @@ static void fill(Rng *r, double *v, size_t n) {
     for (size_t i = 0; i < n; i++) v[i] = rng_unif(r);
 }
 
+/* Uniform in [0.05, 0.55): for cells whose functions (sqrt, log) need positive arguments. */
+static void fill_positive(Rng *r, double *v, size_t n) {
+    for (size_t i = 0; i < n; i++) v[i] = rng_unif(r) + 0.55;
+}
+
 static double *alloc_doubles(size_t n) {
     double *p = calloc(n ? n : 1, sizeof *p);
     ck_assert_ptr_nonnull(p);
@@ -335,7 +340,9 @@ static void free_list(double **l, int n) {
     free(l);
 }
 
-static void grad_problem_init(GradProblem *g, const IrCell *c, Rng *rng) {
+/* A random problem; with `positive`, the inputs, initial states and parameters are drawn
+ * from [0.05, 0.55) instead of [-0.5, 0.5) (the loss weights stay signed). */
+static void grad_problem_init(GradProblem *g, const IrCell *c, Rng *rng, int positive) {
     memset(g, 0, sizeof *g);
     g->cell = c;
     g->T = 3;
@@ -370,10 +377,11 @@ static void grad_problem_init(GradProblem *g, const IrCell *c, Rng *rng) {
     g->dparams = alloc_list(c->nparams, g->plen, 1);
     g->dy = alloc_list(c->noutputs, g->olen, TN);
     g->y = alloc_list(c->noutputs, g->olen, TN);
-    fill(rng, g->x, TN * g->I);
-    for (int k = 0; k < c->nstates; k++) fill(rng, g->h0[k], g->N * g->slen[k]);
+    void (*fill_in)(Rng *, double *, size_t) = positive ? fill_positive : fill;
+    fill_in(rng, g->x, TN * g->I);
+    for (int k = 0; k < c->nstates; k++) fill_in(rng, g->h0[k], g->N * g->slen[k]);
+    for (int k = 0; k < c->nparams; k++) fill_in(rng, g->params[k], g->plen[k]);
     for (int k = 0; k < c->nstates; k++) fill(rng, g->dhT[k], g->N * g->slen[k]);
-    for (int k = 0; k < c->nparams; k++) fill(rng, g->params[k], g->plen[k]);
     for (int k = 0; k < c->noutputs; k++) fill(rng, g->dy[k], TN * g->olen[k]);
     g->rp = (RefProblem){c, g->dimval, (int64_t)g->T, (int64_t)g->N, g->lengths, g->x,
                          (const double *const *)g->h0, (const double *const *)g->params};
@@ -390,8 +398,8 @@ static void grad_problem_free(GradProblem *g) {
 }
 
 /* The loss sum(dy .* y) + sum(dhT .* hT), accumulated in long double so that its own
- * rounding stays below the forward pass's. */
-static double loss(GradProblem *g) {
+ * rounding stays below the forward pass's; NaN or infinite when the forward pass is. */
+static double try_loss(GradProblem *g) {
     const IrCell *c = g->cell;
     ck_assert_int_eq(ref_forward(&g->rp, g->y, g->hT), 0);
     long double L = 0;
@@ -399,8 +407,13 @@ static double loss(GradProblem *g) {
         for (size_t i = 0; i < g->T * g->N * g->olen[j]; i++) L += (long double)g->dy[j][i] * g->y[j][i];
     for (int k = 0; k < c->nstates; k++)
         for (size_t i = 0; i < g->N * g->slen[k]; i++) L += (long double)g->dhT[k][i] * g->hT[k][i];
-    ck_assert_msg(isfinite((double)L), "cell '%s': the loss is not finite", c->name);
     return (double)L;
+}
+
+static double loss(GradProblem *g) {
+    double L = try_loss(g);
+    ck_assert_msg(isfinite(L), "cell '%s': the loss is not finite", g->cell->name);
+    return L;
 }
 
 /* Finite differences need a floor on the scale of the relative error: with eps = 1e-6
@@ -442,7 +455,17 @@ static void check_grads(GradProblem *g, double *v, const double *ana, size_t n, 
 static void gradcheck_cell(const IrCell *c, uint64_t seed, GradStats *st) {
     Rng rng = {seed};
     GradProblem g;
-    grad_problem_init(&g, c, &rng);
+    grad_problem_init(&g, c, &rng, 0);
+    if (!isfinite(try_loss(&g))) { /* sqrt or log of a negative value: draw positive values */
+        grad_problem_free(&g);
+        grad_problem_init(&g, c, &rng, 1);
+    }
+    /* The results must be overwritten, not accumulated into (nor left alone where padded). */
+    for (size_t i = 0; i < g.T * g.N * g.I; i++) g.dx[i] = NAN;
+    for (int k = 0; k < c->nstates; k++)
+        for (size_t i = 0; i < g.N * g.slen[k]; i++) g.dh0[k][i] = NAN;
+    for (int k = 0; k < c->nparams; k++)
+        for (size_t i = 0; i < g.plen[k]; i++) g.dparams[k][i] = NAN;
     ck_assert_int_eq(ref_backward(&g.rp, (const double *const *)g.dy, (const double *const *)g.dhT,
                                   g.dx, g.dh0, g.dparams),
                      0);
@@ -532,9 +555,10 @@ START_TEST(gradients_of_shipped_cells) {
 END_TEST
 
 /* Cells that stress the backward pass's bookkeeping: two outputs that are one node (y is
- * c'), which is also a state's next value, states swapped through leaves, scalar
- * broadcasting, every binary function, an element-wise-only recurrence, and a projection
- * whose matrix product reads values of the same step. */
+ * c'), which is also a state's next value; states swapped through leaves; two states with
+ * one next value; scalar broadcasting; every binary function; an element-wise-only
+ * recurrence; a projection whose matrix product reads values of the same step; and sqrt
+ * and log, which get positive draws. */
 static const char edge_src[] =
     "cell twice(x[I]) -> h, m, c, y {\n"
     "    state h[H], c[H]\n"
@@ -555,11 +579,23 @@ static const char edge_src[] =
     "    param W[H, I], U[H, P], P_h[P, H], b[H]\n"
     "    c' = tanh(W @ x + U @ h + b) + c\n"
     "    h' = P_h @ (tanh(c') * sigmoid(U @ h))\n"
+    "}\n"
+    "cell shared(x[I]) -> a, b {\n"
+    "    state a[H], b[H]\n"
+    "    param W[H, I], U[H, H]\n"
+    "    a' = tanh(W @ x + U @ (a - b))\n"
+    "    b' = a'\n"
+    "}\n"
+    "cell domain(x[I]) -> h {\n"
+    "    state h[H]\n"
+    "    param W[H, I], u[H], b[H]\n"
+    "    h' = sqrt(W @ x + u * h + b) + log(1 + h / 2) / 4\n"
     "}\n";
 
 START_TEST(gradients_of_edge_cells) {
     GradStats st = {0, 0};
     gradcheck_source("edge", edge_src, sizeof edge_src - 1, &st);
+    printf("check_ref: edge cells, %zu gradients, max relative error %.3g\n", st.checked, st.max_err);
 }
 END_TEST
 
@@ -572,7 +608,7 @@ START_TEST(malformed_problems) {
     ck_assert_ptr_nonnull(c);
     Rng rng = {5};
     GradProblem g;
-    grad_problem_init(&g, c, &rng);
+    grad_problem_init(&g, c, &rng, 0);
     const double *const *dy = (const double *const *)g.dy, *const *dhT = (const double *const *)g.dhT;
 
     /* The well-formed problem works, also with every result skipped. */
