@@ -35,7 +35,7 @@ endif
 .PHONY: all test demo asan fuzz golden-update clean examples bench
 
 # ---- sources, per module ------------------------------------------------------
-IR_SRCS      := ir/arena.c ir/strbuf.c ir/diag.c ir/ops.c ir/ir.c ir/build.c ir/dump.c ir/ref.c
+IR_SRCS      := ir/arena.c ir/strbuf.c ir/diag.c ir/ops.c ir/ir.c ir/build.c ir/dump.c ir/ref.c ir/sched.c ir/sched_layout.c ir/sched_dump.c
 GRAMMAR_SRCS := grammar/ast.c grammar/parse.c
 GRAMMAR_GEN  := $(B)/grammar/parser.c $(B)/grammar/lexer.c
 CLI_SRCS     := compiler/main.c compiler/cli_load.c compiler/cli_dump.c

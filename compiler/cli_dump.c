@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "ir/sched.h"
 
 int cli_check(int argc, char **argv) {
     static const struct option opts[] = {{"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
@@ -30,11 +31,36 @@ int cli_check(int argc, char **argv) {
     return status;
 }
 
+/* Plans one cell (and lays it out when dimensions are bound) into out. */
+static int dump_schedule(CliSource *s, const IrCell *ic, int dot, const char **dims, int ndims, StrBuf *out) {
+    int before = s->diags.nerrors;
+    Plan *plan = sched_plan(&s->arena, ic, &s->diags);
+    PlanLayout *layout = NULL;
+    if (plan && ndims) {
+        int64_t *dimval = arena_array(&s->arena, (size_t)ic->ndims + 1, sizeof *dimval);
+        if (dimval && ir_bind_dims(ic, dims, ndims, dimval, &s->diags))
+            layout = sched_layout(&s->arena, plan, dimval, &s->diags);
+    }
+    if (s->diags.nerrors > before) {
+        StrBuf err = {0};
+        diag_render(&s->diags, &err);
+        fputs(sb_str(&err), stderr);
+        sb_free(&err);
+        return CLI_INPUT_ERROR;
+    }
+    if (dot) sched_dump_dot(plan, out);
+    else sched_dump(plan, layout, out);
+    return CLI_OK;
+}
+
 int cli_dump(int argc, char **argv) {
     static const struct option opts[] = {
         {"ir", no_argument, 0, 'i'}, {"dot", no_argument, 0, 'd'}, {"cell", required_argument, 0, 'c'},
+        {"schedule", no_argument, 0, 's'}, {"dim", required_argument, 0, 'D'},
         {"output", required_argument, 0, 'o'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     const char *what = NULL, *cell = NULL, *out_path = NULL;
+    const char *dims[64];
+    int ndims = 0, schedule = 0;
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "+o:h", opts, NULL)) != -1) {
@@ -43,15 +69,31 @@ int cli_dump(int argc, char **argv) {
         case 'd': what = "dot"; break;
         case 'c': cell = optarg; break;
         case 'o': out_path = optarg; break;
+        case 's': schedule = 1; break;
+        case 'D':
+            if (ndims == 64) { fprintf(stderr, "rnncc dump: error: too many --dim options\n"); return CLI_USAGE_ERROR; }
+            dims[ndims++] = optarg;
+            break;
         case 'h':
-            printf("usage: rnncc dump (--ir | --dot) [--cell NAME] [-o FILE] FILE\n"
-                   "Prints the IR of each cell in FILE (or only --cell NAME) as stable text or Graphviz dot.\n");
+            printf("usage: rnncc dump (--ir | --schedule) [--dot] [--dim NAME=VALUE]... [--cell NAME] [-o FILE] FILE\n"
+                   "Prints each cell in FILE (or only --cell NAME): its IR, or with --schedule its execution plan\n"
+                   "(GEMMs, fused kernels, buffers, packed parameters; with --dim bindings, also offsets and sizes).\n"
+                   "--dot prints either as Graphviz dot instead of text.\n");
             return CLI_OK;
         default: return CLI_USAGE_ERROR;
         }
     }
-    if (!what) {
-        fprintf(stderr, "rnncc dump: error: say what to dump (--ir or --dot)\n");
+    if (schedule && what && strcmp(what, "ir") == 0) {
+        fprintf(stderr, "rnncc dump: error: --ir and --schedule exclude each other\n");
+        return CLI_USAGE_ERROR;
+    }
+    if (!what && !schedule) {
+        fprintf(stderr, "rnncc dump: error: say what to dump (--ir, --schedule or --dot)\n");
+        return CLI_USAGE_ERROR;
+    }
+    if (!what) what = "ir";
+    if (ndims && !schedule) {
+        fprintf(stderr, "rnncc dump: error: --dim applies to --schedule only\n");
         return CLI_USAGE_ERROR;
     }
     if (optind != argc - 1) {
@@ -67,10 +109,20 @@ int cli_dump(int argc, char **argv) {
             const IrCell *ic = s.module->cells[i];
             if (cell && strcmp(ic->name, cell) != 0) continue;
             if (found++) sb_putc(&out, '\n');
-            if (strcmp(what, "ir") == 0) ir_dump(ic, &out);
-            else ir_dump_dot(ic, &out);
+            if (schedule) {
+                if (dump_schedule(&s, ic, strcmp(what, "dot") == 0, dims, ndims, &out) != CLI_OK) {
+                    status = CLI_INPUT_ERROR;
+                    break;
+                }
+            } else if (strcmp(what, "ir") == 0) {
+                ir_dump(ic, &out);
+            } else {
+                ir_dump_dot(ic, &out);
+            }
         }
-        if (!found) {
+        if (status != CLI_OK) {
+            /* the schedule's diagnostics were printed */
+        } else if (!found) {
             fprintf(stderr, "rnncc dump: error: no cell named '%s' in %s (option --cell)\n", cell, s.path);
             status = CLI_USAGE_ERROR;
         } else {

@@ -1,0 +1,279 @@
+/* The scheduler: from a checked cell to a plan of GEMM phases and fused element-wise
+ * groups, with a packed parameter layout. Key ideas: a product whose operand depends only
+ * on the input is hoisted out of the time loop; products in one phase sharing an operand
+ * stack into one GEMM; an element-wise node is computed as late as its first consumer
+ * allows, so it stays in registers unless a later kernel or a GEMM needs it stored. */
+#include <string.h>
+
+#include "sched.h"
+
+static int is_leaf(IrOp op) { return ir_ops[op].kind == OPK_LEAF; }
+
+/* Which nodes depend only on the input, parameters and literals (never on a state). */
+static void mark_hoistable(const IrCell *c, char *hoistable) {
+    for (uint32_t i = 0; i < c->nnodes; i++) {
+        const IrNode *n = &c->nodes[i];
+        if (is_leaf(n->op)) { hoistable[i] = n->op != IR_STATE; continue; }
+        hoistable[i] = 1;
+        for (int a = 0; a < ir_ops[n->op].arity; a++) hoistable[i] &= hoistable[n->args[a]];
+    }
+}
+
+/* Hoisted: products with a hoistable operand, and the element-wise nodes feeding them. */
+static void assign_programs(const IrCell *c, const char *hoistable, SchedNode *sn) {
+    for (uint32_t i = 0; i < c->nnodes; i++) {
+        IrOp op = c->nodes[i].op;
+        sn[i].program = is_leaf(op) ? SCHED_NONE
+                      : op == IR_MATVEC && hoistable[c->nodes[i].args[1]] ? SCHED_HOIST : SCHED_STEP;
+    }
+    for (uint32_t i = c->nnodes; i-- > 0;) {
+        const IrNode *n = &c->nodes[i];
+        if (sn[i].program != SCHED_HOIST) continue;
+        IrRef feeds = n->op == IR_MATVEC ? n->args[1] : IR_NONE;
+        if (n->op != IR_MATVEC)
+            for (int a = 0; a < ir_ops[n->op].arity; a++) {
+                IrRef r = n->args[a];
+                if (ir_op_is_elementwise(c->nodes[r].op)) sn[r].program = SCHED_HOIST;
+            }
+        if (feeds != IR_NONE && ir_op_is_elementwise(c->nodes[feeds].op)) sn[feeds].program = SCHED_HOIST;
+    }
+}
+
+/* Stage: the group after which a node's value exists. A product's stage is its operand's
+ * plus one (its GEMM runs after the operand's group); leaves and values of the other
+ * program are available from the start. */
+static void compute_stages(const IrCell *c, SchedNode *sn, int *stage) {
+    for (uint32_t i = 0; i < c->nnodes; i++) {
+        const IrNode *n = &c->nodes[i];
+        stage[i] = 0;
+        if (sn[i].program == SCHED_NONE) continue;
+        for (int a = 0; a < ir_ops[n->op].arity; a++) {
+            IrRef r = n->args[a];
+            int s = sn[r].program == sn[i].program ? stage[r] : 0;
+            if (n->op == IR_MATVEC && a == 0) continue; /* the matrix */
+            if (s > stage[i]) stage[i] = s;
+        }
+        if (n->op == IR_MATVEC) {
+            sn[i].group = stage[i]; /* its GEMM phase: the operand's stage */
+            stage[i]++;
+        }
+    }
+}
+
+/* Places each element-wise node in the latest group its consumers allow. */
+static void place_groups(const IrCell *c, SchedNode *sn, const int *stage) {
+    enum { UNSET = 1 << 30 };
+    for (uint32_t i = 0; i < c->nnodes; i++)
+        if (ir_op_is_elementwise(c->nodes[i].op)) sn[i].group = UNSET;
+    for (uint32_t i = c->nnodes; i-- > 0;) {
+        const IrNode *n = &c->nodes[i];
+        if (ir_op_is_elementwise(n->op) && sn[i].group == UNSET) sn[i].group = stage[i];
+        if (sn[i].program == SCHED_NONE) continue;
+        for (int a = 0; a < ir_ops[n->op].arity; a++) {
+            IrRef r = n->args[a];
+            if (!ir_op_is_elementwise(c->nodes[r].op) || sn[r].program != sn[i].program) continue;
+            int need = sn[i].group; /* a consumer's group, or a product's GEMM phase */
+            if (need < sn[r].group) sn[r].group = need;
+        }
+    }
+}
+
+/* The step group that writes a state's next value or an output: the group computing it, the
+ * group right after its GEMM, or the last group for leaves and hoisted values. */
+static int write_group(const Plan *p, IrRef r) {
+    const SchedNode *sn = &p->node[r];
+    if (sn->program != SCHED_STEP) return p->phases[SCHED_STEP];
+    return p->cell->nodes[r].op == IR_MATVEC ? sn->group + 1 : sn->group;
+}
+
+/* Marks values that must leave registers: read by a later group, by a GEMM, or across programs. */
+static void mark_stored(const IrCell *c, SchedNode *sn) {
+    for (int k = 0; k < c->nstates + c->noutputs; k++) {
+        IrRef r = k < c->nstates ? c->states[k].next : c->outputs[k - c->nstates].node;
+        if (sn[r].program == SCHED_HOIST && ir_op_is_elementwise(c->nodes[r].op)) sn[r].stored = 1;
+    }
+    for (uint32_t i = 0; i < c->nnodes; i++) {
+        const IrNode *n = &c->nodes[i];
+        if (sn[i].program == SCHED_NONE) continue;
+        for (int a = 0; a < ir_ops[n->op].arity; a++) {
+            IrRef r = n->args[a];
+            if (!ir_op_is_elementwise(c->nodes[r].op)) continue;
+            if (n->op == IR_MATVEC || sn[r].program != sn[i].program || sn[r].group != sn[i].group)
+                sn[r].stored = 1;
+        }
+    }
+}
+
+typedef struct PlanBuilder {
+    Arena *arena;
+    const IrCell *cell;
+    Plan *plan;
+    int gemm_cap;
+} PlanBuilder;
+
+static SchedGemm *gemm_new(PlanBuilder *pb, SchedProgram prog, int phase, IrRef operand) {
+    Plan *p = pb->plan;
+    if (p->ngemms == pb->gemm_cap) {
+        int cap = pb->gemm_cap ? pb->gemm_cap * 2 : 8;
+        SchedGemm *g = arena_array(pb->arena, (size_t)cap, sizeof *g);
+        if (!g) return NULL;
+        if (p->ngemms) memcpy(g, p->gemms, (size_t)p->ngemms * sizeof *g);
+        p->gemms = g;
+        pb->gemm_cap = cap;
+    }
+    SchedGemm *g = &p->gemms[p->ngemms++];
+    *g = (SchedGemm){.program = prog, .phase = phase, .operand = operand, .out_buffer = -1};
+    g->products = arena_array(pb->arena, pb->cell->nparams + 1u, sizeof *g->products);
+    return g->products ? g : NULL;
+}
+
+/* Groups the products of each program and phase by operand into GEMMs, in parameter
+ * declaration order; a parameter is stacked in the first GEMM that uses it, and a later
+ * product of the same parameter becomes a GEMM of its own on the weights in place. */
+static int build_gemms(PlanBuilder *pb) {
+    const IrCell *c = pb->cell;
+    Plan *p = pb->plan;
+    p->param_gemm = arena_array(pb->arena, c->nparams + 1u, sizeof *p->param_gemm);
+    if (!p->param_gemm) return 0;
+    for (int k = 0; k < c->nparams; k++) p->param_gemm[k] = -1;
+    for (int prog = SCHED_HOIST; prog <= SCHED_STEP; prog++)
+        for (int phase = 0; phase < p->phases[prog]; phase++) {
+            int first = p->ngemms;
+            /* products by parameter declaration order, so stacks follow the source's order */
+            for (int k = 0; k < c->nparams; k++)
+                for (uint32_t i = 0; i < c->nnodes; i++) {
+                    const IrNode *n = &c->nodes[i];
+                    if (n->op != IR_MATVEC || c->nodes[n->args[0]].index != k) continue;
+                    if ((int)p->node[i].program != prog || p->node[i].group != phase) continue;
+                    SchedGemm *g = NULL;
+                    int stack = p->param_gemm[k] < 0;
+                    if (stack)
+                        for (int j = first; j < p->ngemms; j++)
+                            if (p->gemms[j].operand == n->args[1] && p->gemms[j].stacked) g = &p->gemms[j];
+                    if (!g && !(g = gemm_new(pb, (SchedProgram)prog, phase, n->args[1]))) return 0;
+                    g->stacked = stack;
+                    if (stack) p->param_gemm[k] = (int)(g - p->gemms);
+                    p->node[i].gemm = (int)(g - p->gemms);
+                    p->node[i].block = g->nproducts;
+                    g->products[g->nproducts++] = i;
+                }
+        }
+    return 1;
+}
+
+static int add_buffer(PlanBuilder *pb, SchedBuffer b, int *cap) {
+    Plan *p = pb->plan;
+    if (p->nbuffers == *cap) {
+        *cap = *cap ? *cap * 2 : 8;
+        SchedBuffer *nb = arena_array(pb->arena, (size_t)*cap, sizeof *nb);
+        if (!nb) return -1;
+        if (p->nbuffers) memcpy(nb, p->buffers, (size_t)p->nbuffers * sizeof *nb);
+        p->buffers = nb;
+    }
+    p->buffers[p->nbuffers] = b;
+    return p->nbuffers++;
+}
+
+static int build_buffers(PlanBuilder *pb) {
+    const IrCell *c = pb->cell;
+    Plan *p = pb->plan;
+    int cap = 0;
+    for (int j = 0; j < p->ngemms; j++) {
+        SchedGemm *g = &p->gemms[j];
+        g->out_buffer = add_buffer(pb, (SchedBuffer){BUF_GEMM_OUT, g->program, g->products[0], j}, &cap);
+        if (g->out_buffer < 0) return 0;
+    }
+    for (uint32_t i = 0; i < c->nnodes; i++) {
+        p->node[i].buffer = -1;
+        if (!p->node[i].stored) continue;
+        p->node[i].buffer = add_buffer(pb, (SchedBuffer){BUF_VALUE, p->node[i].program, i, -1}, &cap);
+        if (p->node[i].buffer < 0) return 0;
+    }
+    return 1;
+}
+
+static int build_groups(PlanBuilder *pb) {
+    const IrCell *c = pb->cell;
+    Plan *p = pb->plan;
+    int max = p->phases[0] + p->phases[1] + 2;
+    p->groups = arena_array(pb->arena, (size_t)max, sizeof *p->groups);
+    if (!p->groups) return 0;
+    int nres = c->nstates + c->noutputs;
+    for (int prog = SCHED_HOIST; prog <= SCHED_STEP; prog++)
+        for (int k = 0; k <= p->phases[prog]; k++) {
+            int count = 0, nwrites = 0;
+            for (uint32_t i = 0; i < c->nnodes; i++)
+                count += ir_op_is_elementwise(c->nodes[i].op) && (int)p->node[i].program == prog && p->node[i].group == k;
+            for (int w = 0; w < nres && prog == SCHED_STEP; w++)
+                nwrites += write_group(p, w < c->nstates ? c->states[w].next : c->outputs[w - c->nstates].node) == k;
+            if (!count && !nwrites) continue;
+            SchedGroup *g = &p->groups[p->ngroups++];
+            *g = (SchedGroup){.program = (SchedProgram)prog, .index = k,
+                              .nodes = arena_array(pb->arena, (size_t)count + 1, sizeof(IrRef)),
+                              .writes = arena_array(pb->arena, (size_t)nwrites + 1, sizeof(SchedWrite))};
+            if (!g->nodes || !g->writes) return 0;
+            for (uint32_t i = 0; i < c->nnodes; i++)
+                if (ir_op_is_elementwise(c->nodes[i].op) && (int)p->node[i].program == prog && p->node[i].group == k)
+                    g->nodes[g->nnodes++] = i;
+            for (int w = 0; w < nres && prog == SCHED_STEP; w++) {
+                int is_state = w < c->nstates;
+                IrRef r = is_state ? c->states[w].next : c->outputs[w - c->nstates].node;
+                if (write_group(p, r) == k)
+                    g->writes[g->nwrites++] = (SchedWrite){is_state ? WRITE_STATE : WRITE_OUTPUT,
+                                                           is_state ? w : w - c->nstates, r};
+            }
+        }
+    return 1;
+}
+
+/* Packed order: parameters in declaration order, a stack placed whole where its first member is declared. */
+static int build_pack(PlanBuilder *pb) {
+    const IrCell *c = pb->cell;
+    Plan *p = pb->plan;
+    p->pack = arena_array(pb->arena, c->nparams + 1u, sizeof *p->pack);
+    char *placed = arena_alloc(pb->arena, (size_t)p->ngemms + 1);
+    if (!p->pack || !placed) return 0;
+    for (int k = 0; k < c->nparams; k++) {
+        int g = p->param_gemm[k];
+        if (g >= 0 && placed[g]) continue;
+        if (g >= 0) placed[g] = 1;
+        p->pack[p->npack++] = (SchedPackItem){g, g >= 0 ? -1 : k};
+    }
+    return 1;
+}
+
+Plan *sched_plan(Arena *arena, const IrCell *c, Diags *diags) {
+    Plan *p = arena_alloc(arena, sizeof *p);
+    char *hoistable = arena_alloc(arena, c->nnodes + 1);
+    int *stage = arena_array(arena, c->nnodes + 1, sizeof *stage);
+    if (!p || !hoistable || !stage) goto nomem;
+    p->cell = c;
+    p->node = arena_array(arena, c->nnodes + 1, sizeof *p->node);
+    if (!p->node) goto nomem;
+    for (uint32_t i = 0; i < c->nnodes; i++) p->node[i] = (SchedNode){SCHED_NONE, 0, -1, -1, 0, -1};
+    mark_hoistable(c, hoistable);
+    for (uint32_t i = 0; i < c->nnodes; i++) {
+        const IrNode *n = &c->nodes[i];
+        if (n->op == IR_MATVEC && c->nodes[n->args[1]].op == IR_PARAM) {
+            diag_error(diags, n->loc, "'%s @ %s' multiplies two parameters, which does not change over "
+                       "time; make their product one parameter", c->params[c->nodes[n->args[0]].index].name,
+                       c->params[c->nodes[n->args[1]].index].name);
+            return NULL;
+        }
+    }
+    assign_programs(c, hoistable, p->node);
+    compute_stages(c, p->node, stage);
+    for (uint32_t i = 0; i < c->nnodes; i++)
+        if (c->nodes[i].op == IR_MATVEC) {
+            int prog = p->node[i].program;
+            if (p->node[i].group + 1 > p->phases[prog]) p->phases[prog] = p->node[i].group + 1;
+        }
+    place_groups(c, p->node, stage);
+    mark_stored(c, p->node);
+    PlanBuilder pb = {arena, c, p, 0};
+    if (!build_gemms(&pb) || !build_buffers(&pb) || !build_groups(&pb) || !build_pack(&pb)) goto nomem;
+    return p;
+nomem:
+    diag_error(diags, (SrcLoc){0, 0, 1}, "out of memory while scheduling cell '%s'", c->name);
+    return NULL;
+}

@@ -1,0 +1,123 @@
+/* The schedule ("plan") of a cell: which matrix products become which GEMMs over which
+ * stacked weights, which element-wise nodes fuse into which kernel, what must be stored
+ * between kernels, and the packed parameter layout. Backend-neutral: the cuBLAS-per-step
+ * runtime, the CPU plan executor and (later) persistent kernels all read the same plan.
+ *
+ * Execution model. A layer runs two programs. The hoisted program runs once over all
+ * T*N columns (every step and sequence at once); the step program runs T times over the
+ * N sequences. Each program is a chain of phases:
+ *     group 0, GEMMs of phase 0, group 1, GEMMs of phase 1, ..., group K
+ * where group k is one fused element-wise kernel (possibly empty) and the GEMMs of phase k
+ * read operands that group k (or a leaf) produced. */
+#ifndef RNNCC_SCHED_H
+#define RNNCC_SCHED_H
+#include "ir.h"
+
+typedef enum { SCHED_NONE = -1, SCHED_HOIST = 0, SCHED_STEP = 1 } SchedProgram;
+
+/* Per IR node: where and when it is computed. */
+typedef struct SchedNode {
+    SchedProgram program; /* SCHED_NONE for leaves (input, state, param, const) */
+    int group;            /* element-wise: the group computing it; matvec: its GEMM phase */
+    int gemm;             /* matvec: index into Plan.gemms; else -1 */
+    int block;            /* matvec: its block (row range) within the GEMM's stack */
+    int stored;           /* element-wise: written to a buffer because a later group, a GEMM,
+                             or the other program reads it */
+    int buffer;           /* stored values and GEMM operands: index into Plan.buffers; else -1 */
+} SchedNode;
+
+/* One GEMM: products sharing an operand in the same phase, weights stacked by rows. */
+typedef struct SchedGemm {
+    SchedProgram program;
+    int phase;
+    IrRef operand;      /* the vector every product multiplies */
+    int nproducts;
+    IrRef *products;    /* matvec nodes in row order (parameter declaration order) */
+    int stacked;        /* 1: the weights are one contiguous [sum rows, cols] block */
+    int out_buffer;     /* index into Plan.buffers of its [columns][rows] result */
+} SchedGemm;
+
+/* A step result a group writes: a state's next value or an output, for every sequence
+ * still running (finished sequences keep their state and get zeros in the output). */
+typedef enum { WRITE_STATE, WRITE_OUTPUT } SchedWriteKind;
+typedef struct SchedWrite {
+    SchedWriteKind kind;
+    int index;          /* the state or output */
+    IrRef node;         /* the value written */
+} SchedWrite;
+
+/* One fused element-wise kernel: its nodes in topological order and the step results it writes.
+ * A group may have writes and no nodes (a result that a GEMM or a leaf already holds). */
+typedef struct SchedGroup {
+    SchedProgram program;
+    int index;          /* the group number k within its program */
+    int nnodes;
+    IrRef *nodes;
+    int nwrites;
+    SchedWrite *writes;
+} SchedGroup;
+
+typedef enum {
+    BUF_GEMM_OUT,       /* a GEMM's result: per column, the stacked rows */
+    BUF_VALUE,          /* a stored element-wise value (or a GEMM operand built in a group) */
+} SchedBufferKind;
+
+/* A device buffer the plan needs besides inputs, outputs, states and parameters.
+ * Hoisted buffers hold T*N columns, step buffers N (reused every step). */
+typedef struct SchedBuffer {
+    SchedBufferKind kind;
+    SchedProgram program;
+    IrRef node;         /* BUF_VALUE: the node; BUF_GEMM_OUT: the GEMM's first product */
+    int gemm;           /* BUF_GEMM_OUT: the GEMM; else -1 */
+} SchedBuffer;
+
+/* A contiguous item of the packed parameter buffer: a stack or a lone parameter. */
+typedef struct SchedPackItem {
+    int gemm;           /* a stacked GEMM's index, or -1 for a lone parameter */
+    int param;          /* a lone parameter's index, or -1 */
+} SchedPackItem;
+
+typedef struct Plan {
+    const IrCell *cell;
+    SchedNode *node;            /* [cell->nnodes] */
+    SchedGemm *gemms;           /* hoisted GEMMs first (by phase), then step GEMMs (by phase) */
+    int ngemms;
+    SchedGroup *groups;         /* non-empty groups, hoisted first, each program in order */
+    int ngroups;
+    SchedBuffer *buffers;
+    int nbuffers;
+    int phases[2];              /* GEMM phases of the hoisted and the step program */
+    SchedPackItem *pack;        /* packed layout, in order */
+    int npack;
+    int *param_gemm;            /* per parameter: the stacked GEMM holding it, or -1 */
+} Plan;
+
+/* Builds the plan of a checked cell; NULL (with an error in diags) if it cannot be scheduled. */
+Plan *sched_plan(Arena *arena, const IrCell *cell, Diags *diags);
+
+/* The plan with dimensions bound: sizes and offsets in elements. */
+typedef struct PlanLayout {
+    const Plan *plan;
+    const int64_t *dimval;      /* per cell dimension */
+    int64_t *param_offset;      /* per parameter: offset in the packed buffer */
+    int64_t *param_rows, *param_cols; /* per parameter (vectors: cols = 1) */
+    int64_t packed_size;        /* elements, including alignment padding */
+    int64_t *gemm_rows;         /* per GEMM: stacked rows (the M of the GEMM) */
+    int64_t *gemm_cols;         /* per GEMM: the operand's length (the K) */
+    int64_t *block_row;         /* per IR node (matvecs): first row of its block in its GEMM */
+    int64_t *buffer_width;      /* per buffer: elements per column */
+} PlanLayout;
+
+/* Elements between packed items: every item starts at a multiple of this (64 bytes in fp32). */
+enum { SCHED_PACK_ALIGN = 16 };
+
+/* Binds dimensions: computes every offset and size. Returns NULL when a size overflows
+ * 2^62 (reported into diags) or memory runs out. */
+PlanLayout *sched_layout(Arena *arena, const Plan *plan, const int64_t *dimval, Diags *diags);
+
+/* Writes the plan readably (`rnncc dump --schedule`); with a layout, also offsets and sizes. */
+void sched_dump(const Plan *plan, const PlanLayout *layout, StrBuf *out);
+/* Writes the plan as Graphviz dot: GEMMs and fused kernels as boxes, data flow as edges. */
+void sched_dump_dot(const Plan *plan, StrBuf *out);
+
+#endif
