@@ -17,7 +17,9 @@ VERSION  := 0.1.0
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=c11 -Wall -Wextra -fPIC -D_GNU_SOURCE -DRNNCC_VERSION='"$(VERSION)"'
 CPPFLAGS += -I. -Iir -Igrammar -I$(B)/grammar -I$(CUDA)/include -MMD -MP
-LDLIBS   += -lm -lpthread -ldl
+# NVRTC compiles generated CUDA (no GPU needed); the CUDA runtime and cuBLAS run it.
+CUDA_LIBDIR ?= $(CUDA)/lib64
+LDLIBS   += -L$(CUDA_LIBDIR) -Wl,-rpath,$(CUDA_LIBDIR) -lnvrtc -lm -lpthread -ldl
 SAN_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 ifdef SAN
 CFLAGS  += $(SAN_FLAGS)
@@ -35,14 +37,16 @@ endif
 .PHONY: all test demo asan fuzz golden-update clean examples bench
 
 # ---- sources, per module ------------------------------------------------------
-IR_SRCS      := ir/arena.c ir/strbuf.c ir/diag.c ir/ops.c ir/ir.c ir/build.c ir/dump.c ir/ref.c ir/sched.c ir/sched_layout.c ir/sched_dump.c
+IR_SRCS      := ir/arena.c ir/strbuf.c ir/diag.c ir/ops.c ir/ir.c ir/build.c ir/dump.c ir/ref.c ir/sched.c ir/sched_layout.c ir/sched_dump.c ir/sched_exec.c
 GRAMMAR_SRCS := grammar/ast.c grammar/parse.c
 GRAMMAR_GEN  := $(B)/grammar/parser.c $(B)/grammar/lexer.c
+CODEGEN_SRCS :=
+RUNTIME_SRCS :=
 CLI_SRCS     := compiler/main.c compiler/cli_load.c compiler/cli_dump.c
 TEST_SRCS    := $(wildcard tests/check_*.c)
 
-LIB_SRCS := $(IR_SRCS) $(GRAMMAR_SRCS)
-LIB_OBJS := $(LIB_SRCS:%.c=$(B)/%.o) $(GRAMMAR_GEN:.c=.o)
+LIB_SRCS := $(IR_SRCS) $(GRAMMAR_SRCS) $(CODEGEN_SRCS) $(RUNTIME_SRCS)
+LIB_OBJS := $(LIB_SRCS:%.c=$(B)/%.o) $(GRAMMAR_GEN:.c=.o) $(B)/codegen/prelude_text.o
 CLI_OBJS := $(CLI_SRCS:%.c=$(B)/%.o)
 TESTS    := $(TEST_SRCS:tests/%.c=$(B)/tests/%)
 
@@ -58,6 +62,20 @@ $(B)/grammar/lexer.c $(B)/grammar/lexer.h &: grammar/lexer.l $(B)/grammar/parser
 	@mkdir -p $(@D)
 	@echo "  FLEX    $<"
 	$(Q)$(FLEX) --header-file=$(B)/grammar/lexer.h -o $(B)/grammar/lexer.c $<
+
+# The CUDA prelude (device helpers, the kernel argument block) embedded as one C string.
+PRELUDE_PARTS := runtime/rnn_args.h codegen/prelude.cuh
+$(B)/codegen/prelude_text.c: $(PRELUDE_PARTS)
+	@mkdir -p $(@D)
+	@echo "  EMBED   $^"
+	$(Q){ echo '/* Generated from $^ by the Makefile: do not edit. */'; \
+	  echo 'const char cg_prelude_text[] ='; \
+	  cat $^ | sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/    "/' -e 's/$$/\\n"/'; \
+	  echo ';'; } > $@
+
+$(B)/codegen/prelude_text.o: $(B)/codegen/prelude_text.c
+	@echo "  CC      $<"
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
 # Everything that includes the generated headers waits for them.
 $(LIB_OBJS) $(CLI_OBJS): | $(B)/grammar/parser.h $(B)/grammar/lexer.h
@@ -87,7 +105,7 @@ $(B)/rnncc: $(CLI_OBJS) $(B)/librnncc.a
 # ---- tests: one Check suite per module, Check linked statically -------------------
 CHECK_LIBS := -Wl,-Bstatic -lcheck -lsubunit -Wl,-Bdynamic -lrt -lpthread
 
-$(B)/tests/%: $(B)/tests/%.o $(B)/librnncc.a
+$(B)/tests/%: $(B)/tests/%.o $(B)/tests/testutil.o $(B)/librnncc.a
 	@echo "  LD      $@"
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 
@@ -103,7 +121,8 @@ demo: all
 
 golden-update: all
 	@for f in cells/*.cell; do n=$$(basename $$f .cell); \
-	    $(B)/rnncc dump --ir $$f > tests/golden/$$n.ir; done
+	    $(B)/rnncc dump --ir $$f > tests/golden/$$n.ir; \
+	    $(B)/rnncc dump --schedule $$f > tests/golden/$$n.plan; done
 	@for f in tests/bad/*.cell; do \
 	    $(B)/rnncc check $$f > /dev/null 2> $${f%.cell}.err; true; done
 	@echo "golden files rewritten: review 'git diff tests/'"

@@ -1,0 +1,407 @@
+/* Tests for the scheduler (ir/sched*.c): the plan's shape per shipped cell, the packed
+ * layout, golden plan dumps, and the CPU plan executor against the reference for every cell.
+ * Key idea: the executor reads every value from where the plan puts it, so agreement with
+ * the reference to 1e-12 checks grouping, storing and packing together. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../ir/sched.h"
+#include "../ir/sched_exec.h"
+#include "testutil.h"
+
+static const Plan *plan_of(Arena *a, const IrCell *c) {
+    Diags d;
+    diag_init(&d, a, c->name, NULL, 0);
+    const Plan *p = sched_plan(a, c, &d);
+    ck_assert_msg(p != NULL, "cell %s did not schedule", c->name);
+    return p;
+}
+
+static const IrCell *cell_of_file(Arena *a, const char *path) { return tu_compile_file(a, path)->cells[0]; }
+
+static const IrCell *cell_of_text(Arena *a, const char *text) {
+    return tu_compile(a, "test.cell", arena_strdup(a, text), strlen(text))->cells[0];
+}
+
+static int count_gemms(const Plan *p, SchedProgram prog) {
+    int n = 0;
+    for (int j = 0; j < p->ngemms; j++) n += p->gemms[j].program == prog;
+    return n;
+}
+
+static int count_groups(const Plan *p, SchedProgram prog) {
+    int n = 0;
+    for (int i = 0; i < p->ngroups; i++) n += p->groups[i].program == prog;
+    return n;
+}
+
+static const char *param_of(const IrCell *c, IrRef matvec) { return c->params[c->nodes[c->nodes[matvec].args[0]].index].name; }
+
+static int param_index(const IrCell *c, const char *name) {
+    for (int k = 0; k < c->nparams; k++)
+        if (strcmp(c->params[k].name, name) == 0) return k;
+    ck_abort_msg("no parameter %s", name);
+    return -1;
+}
+
+/* ---- plan shapes ----------------------------------------------------------------- */
+
+START_TEST(lstm_plan) {
+    Arena a; arena_init(&a);
+    const IrCell *c = cell_of_file(&a, "cells/lstm.cell");
+    const Plan *p = plan_of(&a, c);
+    ck_assert_int_eq(count_gemms(p, SCHED_HOIST), 1);
+    ck_assert_int_eq(count_gemms(p, SCHED_STEP), 1);
+    ck_assert_int_eq(count_groups(p, SCHED_STEP), 1);
+    ck_assert_int_eq(count_groups(p, SCHED_HOIST), 0);
+    ck_assert_int_eq(p->phases[SCHED_STEP], 1);
+    const SchedGemm *h = &p->gemms[0], *s = &p->gemms[1];
+    ck_assert_int_eq(h->nproducts, 4);
+    ck_assert_int_eq(s->nproducts, 4);
+    ck_assert(h->stacked && s->stacked);
+    ck_assert_int_eq(c->nodes[h->operand].op, IR_INPUT);
+    ck_assert_int_eq(c->nodes[s->operand].op, IR_STATE);
+    const char *wn[] = {"W_i", "W_f", "W_g", "W_o"}, *un[] = {"U_i", "U_f", "U_g", "U_o"};
+    for (int b = 0; b < 4; b++) {
+        ck_assert_str_eq(param_of(c, h->products[b]), wn[b]);
+        ck_assert_str_eq(param_of(c, s->products[b]), un[b]);
+    }
+    /* nothing stored: everything between the GEMMs stays in registers */
+    for (uint32_t i = 0; i < c->nnodes; i++) ck_assert(!p->node[i].stored);
+    ck_assert_int_eq(p->nbuffers, 2);
+    /* packed layout: [W_i; W_f; W_g; W_o] is weight_ih_l0 at offset 0, [U_*] weight_hh_l0 next */
+    int64_t dv[2];
+    dv[ir_find_dim(c, "I")] = 5; dv[ir_find_dim(c, "H")] = 7;
+    Diags d; diag_init(&d, &a, "lstm", NULL, 0);
+    const PlanLayout *L = sched_layout(&a, p, dv, &d);
+    ck_assert_ptr_nonnull(L);
+    for (int b = 0; b < 4; b++) {
+        ck_assert_int_eq(L->param_offset[param_index(c, wn[b])], b * 7 * 5);
+        ck_assert_int_eq(L->param_offset[param_index(c, un[b])], 144 + b * 7 * 7); /* 140 aligned up to 16 */
+    }
+    ck_assert_int_eq(L->gemm_rows[0], 28);
+    ck_assert_int_eq(L->gemm_cols[0], 5);
+    ck_assert_int_eq(L->gemm_cols[1], 7);
+    arena_free(&a);
+}
+END_TEST
+
+START_TEST(gru_plan) {
+    Arena a; arena_init(&a);
+    const IrCell *c = cell_of_file(&a, "cells/gru.cell");
+    const Plan *p = plan_of(&a, c);
+    ck_assert_int_eq(count_gemms(p, SCHED_HOIST), 1);
+    ck_assert_int_eq(count_gemms(p, SCHED_STEP), 1);
+    ck_assert_int_eq(p->gemms[1].nproducts, 3);
+    ck_assert_str_eq(param_of(c, p->gemms[1].products[2]), "U_n");
+    /* r multiplies (U_n @ h + b_hn), not U_n @ (r * h): find mul(r, add(matvec U_n h, b_hn)) */
+    int found = 0;
+    for (uint32_t i = 0; i < c->nnodes; i++) {
+        const IrNode *n = &c->nodes[i];
+        if (n->op != IR_MUL) continue;
+        const IrNode *r = &c->nodes[n->args[0]], *s = &c->nodes[n->args[1]];
+        if (!r->name || strcmp(r->name, "r") != 0 || s->op != IR_ADD) continue;
+        const IrNode *mv = &c->nodes[s->args[0]], *b = &c->nodes[s->args[1]];
+        if (mv->op == IR_MATVEC && strcmp(param_of(c, s->args[0]), "U_n") == 0 && b->op == IR_PARAM &&
+            strcmp(c->params[b->index].name, "b_hn") == 0 && p->node[i].program == SCHED_STEP)
+            found = 1;
+    }
+    ck_assert_msg(found, "gru's reset gate does not multiply U_n @ h + b_hn");
+    arena_free(&a);
+}
+END_TEST
+
+START_TEST(peephole_plan) {
+    Arena a; arena_init(&a);
+    const IrCell *c = cell_of_file(&a, "cells/peephole.cell");
+    const Plan *p = plan_of(&a, c);
+    ck_assert_int_eq(count_gemms(p, SCHED_STEP), 1);
+    ck_assert_int_eq(count_groups(p, SCHED_STEP), 1);
+    IrRef cnext = c->states[1].next;
+    ck_assert_str_eq(c->states[1].name, "c");
+    /* the output gate's peephole reads the new cell state c', fused in the same kernel */
+    int found = 0;
+    for (uint32_t i = 0; i < c->nnodes; i++) {
+        const IrNode *n = &c->nodes[i];
+        if (n->op == IR_MUL && c->nodes[n->args[0]].op == IR_PARAM &&
+            strcmp(c->params[c->nodes[n->args[0]].index].name, "p_o") == 0) {
+            ck_assert_uint_eq(n->args[1], cnext);
+            ck_assert_int_eq(p->node[i].group, p->node[cnext].group);
+            found = 1;
+        }
+    }
+    ck_assert(found);
+    arena_free(&a);
+}
+END_TEST
+
+START_TEST(two_phase_plans) {
+    const char *cells[] = {"cells/mlstm.cell", "cells/lstmp.cell", "cells/mgu.cell"};
+    for (int i = 0; i < 3; i++) {
+        Arena a; arena_init(&a);
+        const Plan *p = plan_of(&a, cell_of_file(&a, cells[i]));
+        ck_assert_msg(p->phases[SCHED_STEP] == 2, "%s: %d in-step GEMM phases", cells[i], p->phases[SCHED_STEP]);
+        ck_assert_int_eq(count_gemms(p, SCHED_STEP), 2);
+        arena_free(&a);
+    }
+}
+END_TEST
+
+START_TEST(elementwise_recurrences_have_no_step_gemm) {
+    const char *cells[] = {"cells/indrnn.cell", "cells/sru.cell"};
+    for (int i = 0; i < 2; i++) {
+        Arena a; arena_init(&a);
+        const Plan *p = plan_of(&a, cell_of_file(&a, cells[i]));
+        ck_assert_int_eq(count_gemms(p, SCHED_STEP), 0);
+        ck_assert_int_eq(p->phases[SCHED_STEP], 0);
+        ck_assert_int_eq(count_groups(p, SCHED_STEP), 1);
+        ck_assert_int_ge(count_gemms(p, SCHED_HOIST), 1);
+        arena_free(&a);
+    }
+}
+END_TEST
+
+/* Every stack is contiguous, every item aligned, and no two parameters overlap. */
+START_TEST(layouts_are_packed) {
+    char **paths;
+    int n = tu_list_cells(&paths);
+    for (int f = 0; f < n; f++) {
+        Arena a; arena_init(&a);
+        const IrCell *c = cell_of_file(&a, paths[f]);
+        const Plan *p = plan_of(&a, c);
+        int64_t *dv = tu_alloc((size_t)c->ndims + 1, sizeof *dv);
+        for (int d = 0; d < c->ndims; d++) dv[d] = c->dims[d].name ? 3 + d : c->dims[d].literal;
+        Diags d; diag_init(&d, &a, c->name, NULL, 0);
+        const PlanLayout *L = sched_layout(&a, p, dv, &d);
+        ck_assert_ptr_nonnull(L);
+        for (int j = 0; j < p->ngemms; j++) {
+            const SchedGemm *g = &p->gemms[j];
+            if (!g->stacked) continue;
+            int k0 = c->nodes[c->nodes[g->products[0]].args[0]].index;
+            ck_assert_int_eq(L->param_offset[k0] % SCHED_PACK_ALIGN, 0);
+            for (int b = 1; b < g->nproducts; b++) {
+                int kp = c->nodes[c->nodes[g->products[b - 1]].args[0]].index;
+                int kb = c->nodes[c->nodes[g->products[b]].args[0]].index;
+                ck_assert_int_eq(L->param_offset[kb], L->param_offset[kp] + L->param_rows[kp] * L->param_cols[kp]);
+            }
+        }
+        for (int i = 0; i < c->nparams; i++) {
+            int64_t si = L->param_offset[i], ei = si + L->param_rows[i] * L->param_cols[i];
+            ck_assert(si >= 0 && ei <= L->packed_size);
+            for (int k = 0; k < c->nparams; k++) {
+                if (k == i) continue;
+                int64_t sk = L->param_offset[k], ek = sk + L->param_rows[k] * L->param_cols[k];
+                ck_assert_msg(ei <= sk || ek <= si, "%s: %s and %s overlap", paths[f], c->params[i].name, c->params[k].name);
+            }
+        }
+        free(dv);
+        arena_free(&a);
+    }
+    tu_free_list(paths, n);
+}
+END_TEST
+
+START_TEST(layout_overflow_is_an_error) {
+    Arena a; arena_init(&a);
+    const IrCell *c = cell_of_file(&a, "cells/lstm.cell");
+    const Plan *p = plan_of(&a, c);
+    int64_t dv[2] = {INT32_MAX, INT32_MAX};
+    Diags d; diag_init(&d, &a, "lstm", NULL, 0);
+    ck_assert_ptr_null(sched_layout(&a, p, dv, &d));
+    ck_assert_int_eq(d.nerrors, 1);
+    ck_assert_ptr_nonnull(strstr(d.head->msg, "overflows"));
+    arena_free(&a);
+}
+END_TEST
+
+START_TEST(product_of_parameters_is_an_error) {
+    Arena a; arena_init(&a);
+    const char *src = "cell c(x[H]) -> h {\n  state h[H]\n  param W[H, H], b[H]\n  h' = tanh(W @ b + W @ x + h)\n}\n";
+    const IrCell *c = cell_of_text(&a, src);
+    Diags d; diag_init(&d, &a, "test.cell", src, strlen(src));
+    ck_assert_ptr_null(sched_plan(&a, c, &d));
+    ck_assert_int_eq(d.nerrors, 1);
+    ck_assert_int_eq(d.head->loc.line, 4);
+    ck_assert_int_eq(d.head->loc.col, 15);
+    ck_assert_ptr_nonnull(strstr(d.head->msg, "multiplies two parameters"));
+    arena_free(&a);
+}
+END_TEST
+
+/* ---- the executor against the reference ------------------------------------------------ */
+
+/* Reverses each sequence of a [T][N][D] array within its own length. */
+static void reverse_seq(const double *in, double *out, int64_t T, int64_t N, int64_t D, const int64_t *len) {
+    memset(out, 0, (size_t)(T * N * D) * sizeof *out);
+    for (int64_t n = 0; n < N; n++) {
+        int64_t L = len ? len[n] : T;
+        for (int64_t t = 0; t < L; t++)
+            memcpy(out + ((L - 1 - t) * N + n) * D, in + (t * N + n) * D, (size_t)D * sizeof *out);
+    }
+}
+
+/* Runs the plan executor and the reference on one random problem and compares everything. */
+static void check_executor(const IrCell *c, const Plan *plan, Rng *rng, int64_t T, int64_t N, int varlen, int reverse) {
+    Arena a; arena_init(&a);
+    TuProblem tp;
+    tu_problem(&tp, rng, c, T, N, 2, 6, varlen);
+    Diags d; diag_init(&d, &a, c->name, NULL, 0);
+    const PlanLayout *L = sched_layout(&a, plan, tp.dimval, &d);
+    ck_assert_ptr_nonnull(L);
+    double **y = tu_alloc_outputs(&tp), **hT = tu_alloc_states(&tp);
+    double **yr = tu_alloc_outputs(&tp), **hr = tu_alloc_states(&tp);
+    ck_assert_int_eq(sched_exec_forward(L, &tp.p, reverse, y, hT), 0);
+    RefProblem rp = tp.p;
+    int64_t I = ir_shape_numel(&c->inputs[0].shape, tp.dimval);
+    double *xr = NULL;
+    if (reverse) {
+        xr = tu_alloc((size_t)(T * N * I), sizeof(double));
+        reverse_seq(tp.x, xr, T, N, I, tp.lengths);
+        rp.x = xr;
+    }
+    ck_assert_int_eq(ref_forward(&rp, yr, hr), 0);
+    for (int o = 0; o < c->noutputs; o++) {
+        int64_t D = tu_output_len(&tp, o), size = T * N * D;
+        double *want = yr[o];
+        double *tmp = NULL;
+        if (reverse) {
+            tmp = tu_alloc((size_t)size, sizeof(double));
+            reverse_seq(yr[o], tmp, T, N, D, tp.lengths);
+            want = tmp;
+        }
+        double e = tu_max_rel_err(y[o], want, (size_t)size, 1e-30);
+        ck_assert_msg(e <= 1e-12, "%s output %s (varlen %d, reverse %d): relative error %g", c->name,
+                      c->outputs[o].name, varlen, reverse, e);
+        free(tmp);
+    }
+    for (int k = 0; k < c->nstates; k++) {
+        double e = tu_max_rel_err(hT[k], hr[k], (size_t)(N * tu_state_len(&tp, k)), 1e-30);
+        ck_assert_msg(e <= 1e-12, "%s final state %s (varlen %d, reverse %d): relative error %g", c->name,
+                      c->states[k].name, varlen, reverse, e);
+    }
+    free(xr);
+    tu_free_arrays(y, c->noutputs); tu_free_arrays(yr, c->noutputs);
+    tu_free_arrays(hT, c->nstates); tu_free_arrays(hr, c->nstates);
+    tu_problem_free(&tp);
+    arena_free(&a);
+}
+
+static void check_all_modes(const IrCell *c, Rng *rng) {
+    Arena a; arena_init(&a);
+    const Plan *plan = plan_of(&a, c);
+    for (int varlen = 0; varlen <= 1; varlen++)
+        for (int reverse = 0; reverse <= 1; reverse++) check_executor(c, plan, rng, 5, 3, varlen, reverse);
+    check_executor(c, plan, rng, 1, 1, 0, 0); /* T = 1, N = 1 */
+    arena_free(&a);
+}
+
+START_TEST(executor_matches_reference_for_every_cell) {
+    char **paths;
+    int n = tu_list_cells(&paths);
+    Rng rng = {42};
+    for (int f = 0; f < n; f++) {
+        Arena a; arena_init(&a);
+        const IrModule *m = tu_compile_file(&a, paths[f]);
+        for (int i = 0; i < m->ncells; i++) check_all_modes(m->cells[i], &rng);
+        arena_free(&a);
+    }
+    tu_free_list(paths, n);
+}
+END_TEST
+
+/* Cells that stress the plan: a weight used in two products, chained hoisted products,
+ * an identity next state, an output that is a GEMM result of the new state. */
+static const char *edge_cells[] = {
+    "cell shared(x[H]) -> h {\n  state h[H]\n  param W[H, H], b[H]\n  h' = tanh(W @ x + W @ h + b)\n}\n",
+    "cell chained(x[I]) -> h {\n  state h[H]\n  param W1[M, I], W2[H, M], U[H, H]\n"
+    "  h' = tanh(W2 @ tanh(W1 @ x) + U @ h)\n}\n",
+    "cell edge(x[I]) -> h, q {\n  state h[H], c[H]\n  param W[H, I], U[H, H], V[Q, H]\n"
+    "  c' = c\n  h' = tanh(U @ h + W @ x) + c\n  q = V @ h'\n}\n",
+    "cell input_mlp(x[I]) -> h {\n  state h[H]\n  param W[H, I], U[H, H], s[I]\n"
+    "  h' = tanh(W @ (s * x) + U @ h) + sum0\n  sum0 = U @ (h * 2)\n}\n",
+};
+
+START_TEST(executor_on_edge_cells) {
+    Rng rng = {7};
+    for (size_t i = 0; i < sizeof edge_cells / sizeof *edge_cells; i++) {
+        Arena a; arena_init(&a);
+        const IrCell *c = cell_of_text(&a, edge_cells[i]);
+        check_all_modes(c, &rng);
+        arena_free(&a);
+    }
+}
+END_TEST
+
+START_TEST(shared_weight_is_stacked_once) {
+    Arena a; arena_init(&a);
+    const IrCell *c = cell_of_text(&a, edge_cells[0]);
+    const Plan *p = plan_of(&a, c);
+    ck_assert_int_eq(p->ngemms, 2);
+    ck_assert(p->gemms[0].stacked);
+    ck_assert(!p->gemms[1].stacked);
+    ck_assert_int_eq(p->param_gemm[0], 0);
+    arena_free(&a);
+}
+END_TEST
+
+START_TEST(chained_hoisted_products) {
+    Arena a; arena_init(&a);
+    const Plan *p = plan_of(&a, cell_of_text(&a, edge_cells[1]));
+    ck_assert_int_eq(p->phases[SCHED_HOIST], 2);
+    ck_assert_int_eq(count_groups(p, SCHED_HOIST), 1);
+    arena_free(&a);
+}
+END_TEST
+
+/* ---- golden plan dumps -------------------------------------------------------------------- */
+
+START_TEST(plan_dumps_match_golden) {
+    char **paths;
+    int n = tu_list_cells(&paths);
+    for (int f = 0; f < n; f++) {
+        Arena a; arena_init(&a);
+        const IrModule *m = tu_compile_file(&a, paths[f]);
+        StrBuf out = {0};
+        for (int i = 0; i < m->ncells; i++) {
+            if (i) sb_putc(&out, '\n');
+            sched_dump(plan_of(&a, m->cells[i]), NULL, &out);
+        }
+        char golden[256];
+        const char *base = strrchr(paths[f], '/') + 1;
+        snprintf(golden, sizeof golden, "tests/golden/%.*s.plan", (int)(strlen(base) - 5), base);
+        char *want = tu_read_file(golden, NULL);
+        ck_assert_msg(strcmp(sb_str(&out), want) == 0, "%s differs from %s (make golden-update, then review)", paths[f], golden);
+        free(want);
+        sb_free(&out);
+        arena_free(&a);
+    }
+    tu_free_list(paths, n);
+}
+END_TEST
+
+int main(void) {
+    Suite *s = suite_create("sched");
+    TCase *tc = tcase_create("plan");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, lstm_plan);
+    tcase_add_test(tc, gru_plan);
+    tcase_add_test(tc, peephole_plan);
+    tcase_add_test(tc, two_phase_plans);
+    tcase_add_test(tc, elementwise_recurrences_have_no_step_gemm);
+    tcase_add_test(tc, layouts_are_packed);
+    tcase_add_test(tc, layout_overflow_is_an_error);
+    tcase_add_test(tc, product_of_parameters_is_an_error);
+    tcase_add_test(tc, shared_weight_is_stacked_once);
+    tcase_add_test(tc, chained_hoisted_products);
+    tcase_add_test(tc, executor_matches_reference_for_every_cell);
+    tcase_add_test(tc, executor_on_edge_cells);
+    tcase_add_test(tc, plan_dumps_match_golden);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}

@@ -1,0 +1,168 @@
+/* Shared test helpers (see testutil.h).
+ * Key idea: tests build problems the same way, so a failure means the code under test, not the harness. */
+#define _POSIX_C_SOURCE 200809L
+#include "testutil.h"
+
+#include <check.h>
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+uint64_t tu_next(Rng *r) {
+    uint64_t z = (r->s += 0x9e3779b97f4a7c15u);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+    return z ^ (z >> 31);
+}
+
+double tu_unif(Rng *r) { return (double)(tu_next(r) >> 11) * 0x1.0p-53 - 0.5; }
+
+void tu_fill(Rng *r, double *v, size_t n, double lo, double hi) {
+    for (size_t i = 0; i < n; i++) v[i] = lo + (tu_unif(r) + 0.5) * (hi - lo);
+}
+
+void *tu_alloc(size_t n, size_t size) {
+    void *p = calloc(n ? n : 1, size);
+    ck_assert_ptr_nonnull(p);
+    return p;
+}
+
+char *tu_read_file(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "cannot open %s", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = tu_alloc((size_t)n + 1, 1);
+    ck_assert_int_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    if (len) *len = (size_t)n;
+    return buf;
+}
+
+const IrModule *tu_compile(Arena *arena, const char *filename, const char *src, size_t len) {
+    Diags diags;
+    diag_init(&diags, arena, filename, src, len);
+    const IrModule *m = ir_compile(arena, &diags, src, len);
+    if (!m) {
+        StrBuf sb = {0};
+        diag_render(&diags, &sb);
+        ck_abort_msg("%s does not compile:\n%s", filename, sb_str(&sb));
+    }
+    return m;
+}
+
+const IrModule *tu_compile_file(Arena *arena, const char *path) {
+    size_t len;
+    char *text = tu_read_file(path, &len);
+    char *copy = arena_strndup(arena, text, len);
+    free(text);
+    return tu_compile(arena, arena_strdup(arena, path), copy, len);
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+int tu_list_cells(char ***paths) {
+    DIR *d = opendir("cells");
+    ck_assert_msg(d != NULL, "cannot open cells/ (run from the repository root)");
+    int n = 0, cap = 16;
+    char **v = tu_alloc((size_t)cap, sizeof *v);
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t l = strlen(e->d_name);
+        if (l < 6 || strcmp(e->d_name + l - 5, ".cell") != 0) continue;
+        if (n == cap) v = realloc(v, (size_t)(cap *= 2) * sizeof *v);
+        v[n] = tu_alloc(l + 7, 1);
+        snprintf(v[n++], l + 7, "cells/%s", e->d_name);
+    }
+    closedir(d);
+    qsort(v, (size_t)n, sizeof *v, cmp_str);
+    *paths = v;
+    return n;
+}
+
+void tu_free_list(char **paths, int n) {
+    for (int i = 0; i < n; i++) free(paths[i]);
+    free(paths);
+}
+
+static int64_t numel(const IrShape *s, const int64_t *dv) { return ir_shape_numel(s, dv); }
+
+void tu_problem(TuProblem *tp, Rng *r, const IrCell *c, int64_t T, int64_t N, int64_t lo, int64_t hi, int varlen) {
+    memset(tp, 0, sizeof *tp);
+    tp->dimval = tu_alloc((size_t)c->ndims + 1, sizeof(int64_t));
+    for (int d = 0; d < c->ndims; d++)
+        tp->dimval[d] = !c->dims[d].name ? c->dims[d].literal
+                      : lo == hi ? lo : lo + (int64_t)(tu_next(r) % (uint64_t)(hi - lo + 1));
+    int64_t I = numel(&c->inputs[0].shape, tp->dimval);
+    tp->x = tu_alloc((size_t)(T * N * I), sizeof(double));
+    tu_fill(r, tp->x, (size_t)(T * N * I), -0.5, 0.5);
+    tp->h0 = tu_alloc((size_t)c->nstates + 1, sizeof(double *));
+    for (int k = 0; k < c->nstates; k++) {
+        int64_t n = N * numel(&c->states[k].shape, tp->dimval);
+        tp->h0[k] = tu_alloc((size_t)n, sizeof(double));
+        tu_fill(r, tp->h0[k], (size_t)n, -0.5, 0.5);
+    }
+    tp->params = tu_alloc((size_t)c->nparams + 1, sizeof(double *));
+    for (int k = 0; k < c->nparams; k++) {
+        int64_t n = numel(&c->params[k].shape, tp->dimval);
+        tp->params[k] = tu_alloc((size_t)n, sizeof(double));
+        tu_fill(r, tp->params[k], (size_t)n, -0.5, 0.5);
+    }
+    if (varlen) {
+        tp->lengths = tu_alloc((size_t)N, sizeof(int64_t));
+        for (int64_t n = 0; n < N; n++) tp->lengths[n] = (int64_t)(tu_next(r) % (uint64_t)(T + 1));
+        tp->lengths[0] = T;
+        if (N > 1) tp->lengths[N - 1] = T > 1 ? T / 2 : 0;
+    }
+    tp->p = (RefProblem){c, tp->dimval, T, N, tp->lengths, tp->x, (const double *const *)tp->h0,
+                         (const double *const *)tp->params};
+}
+
+void tu_free_arrays(double **a, int n) {
+    if (!a) return;
+    for (int i = 0; i < n; i++) free(a[i]);
+    free(a);
+}
+
+void tu_problem_free(TuProblem *tp) {
+    const IrCell *c = tp->p.cell;
+    tu_free_arrays(tp->h0, c->nstates);
+    tu_free_arrays(tp->params, c->nparams);
+    free(tp->x);
+    free(tp->lengths);
+    free(tp->dimval);
+    memset(tp, 0, sizeof *tp);
+}
+
+int64_t tu_output_len(const TuProblem *tp, int o) {
+    const IrCell *c = tp->p.cell;
+    return ir_node_len(c, c->outputs[o].node, tp->dimval);
+}
+
+int64_t tu_state_len(const TuProblem *tp, int k) { return numel(&tp->p.cell->states[k].shape, tp->dimval); }
+
+double **tu_alloc_outputs(const TuProblem *tp) {
+    const IrCell *c = tp->p.cell;
+    double **y = tu_alloc((size_t)c->noutputs + 1, sizeof *y);
+    for (int o = 0; o < c->noutputs; o++) y[o] = tu_alloc((size_t)(tp->p.T * tp->p.N * tu_output_len(tp, o)), sizeof(double));
+    return y;
+}
+
+double **tu_alloc_states(const TuProblem *tp) {
+    const IrCell *c = tp->p.cell;
+    double **h = tu_alloc((size_t)c->nstates + 1, sizeof *h);
+    for (int k = 0; k < c->nstates; k++) h[k] = tu_alloc((size_t)(tp->p.N * tu_state_len(tp, k)), sizeof(double));
+    return h;
+}
+
+double tu_max_rel_err(const double *a, const double *b, size_t n, double floor) {
+    double m = 0;
+    for (size_t i = 0; i < n; i++) {
+        double e = fabs(a[i] - b[i]) / (floor + fabs(b[i]));
+        if (isnan(e)) return INFINITY;
+        if (e > m) m = e;
+    }
+    return m;
+}

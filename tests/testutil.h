@@ -1,0 +1,55 @@
+/* Shared test helpers: a deterministic generator, compiling cells from files or strings,
+ * random problems for a cell, and error measures. Linked into every test binary. */
+#ifndef RNNCC_TESTUTIL_H
+#define RNNCC_TESTUTIL_H
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "../ir/ir.h"
+#include "../ir/ref.h"
+
+/* splitmix64; one per test, no shared state. */
+typedef struct Rng { uint64_t s; } Rng;
+uint64_t tu_next(Rng *r);
+/* Uniform in [-0.5, 0.5). */
+double tu_unif(Rng *r);
+/* Fills v with uniform values in [lo, hi). */
+void tu_fill(Rng *r, double *v, size_t n, double lo, double hi);
+/* calloc that fails the test instead of returning NULL. */
+void *tu_alloc(size_t n, size_t size);
+
+/* Reads a whole file (NUL-terminated, malloc'd); fails the test if it cannot. */
+char *tu_read_file(const char *path, size_t *len);
+/* Compiles text; fails the test with the rendered diagnostics if it has errors. */
+const IrModule *tu_compile(Arena *arena, const char *filename, const char *src, size_t len);
+/* Compiles a file (its text is kept in the arena). */
+const IrModule *tu_compile_file(Arena *arena, const char *path);
+/* Lists the .cell files in cells/ sorted by name; returns the count, paths malloc'd in *paths (free with tu_free_list). */
+int tu_list_cells(char ***paths);
+void tu_free_list(char **paths, int n);
+
+/* A random problem for one cell: dims bound to the given value per symbol (or random in
+ * [lo, hi] when value <= 0), inputs, initial states and parameters in [-0.5, 0.5),
+ * optional random lengths (at least one full, one shorter when N > 1). */
+typedef struct TuProblem {
+    RefProblem p;
+    int64_t *dimval;
+    int64_t *lengths;
+    double *x;
+    double **h0, **params;
+} TuProblem;
+void tu_problem(TuProblem *tp, Rng *r, const IrCell *c, int64_t T, int64_t N, int64_t dim_lo, int64_t dim_hi,
+                int varlen);
+void tu_problem_free(TuProblem *tp);
+/* Per output [T][N][D] and per state [N][S] result arrays for a problem. */
+double **tu_alloc_outputs(const TuProblem *tp);
+double **tu_alloc_states(const TuProblem *tp);
+void tu_free_arrays(double **a, int n);
+/* Elements of output o / state k. */
+int64_t tu_output_len(const TuProblem *tp, int o);
+int64_t tu_state_len(const TuProblem *tp, int k);
+
+/* max |a - b| / (floor + |b|) over n elements; NaN anywhere gives infinity. */
+double tu_max_rel_err(const double *a, const double *b, size_t n, double floor);
+
+#endif
