@@ -16,10 +16,10 @@ VERSION  := 0.1.0
 
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=c11 -Wall -Wextra -fPIC -D_GNU_SOURCE -DRNNCC_VERSION='"$(VERSION)"'
-CPPFLAGS += -I. -Iir -Igrammar -I$(B)/grammar -I$(CUDA)/include -MMD -MP
+CPPFLAGS += -I. -Iir -Igrammar -Iruntime -I$(B)/grammar -I$(CUDA)/include -MMD -MP
 # NVRTC compiles generated CUDA (no GPU needed); the CUDA runtime and cuBLAS run it.
 CUDA_LIBDIR ?= $(CUDA)/lib64
-LDLIBS   += -L$(CUDA_LIBDIR) -Wl,-rpath,$(CUDA_LIBDIR) -lnvrtc -lm -lpthread -ldl
+LDLIBS   += -L$(CUDA_LIBDIR) -Wl,-rpath,$(CUDA_LIBDIR) -lnvrtc -lcublas -lcudart -lm -lpthread -ldl
 SAN_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 ifdef SAN
 CFLAGS  += $(SAN_FLAGS)
@@ -37,15 +37,17 @@ endif
 .PHONY: all test demo asan fuzz golden-update clean examples bench
 
 # ---- sources, per module ------------------------------------------------------
-IR_SRCS      := ir/arena.c ir/strbuf.c ir/diag.c ir/ops.c ir/ir.c ir/build.c ir/dump.c ir/ref.c ir/sched.c ir/sched_layout.c ir/sched_dump.c ir/sched_exec.c
+IR_SRCS      := ir/arena.c ir/strbuf.c ir/diag.c ir/ops.c ir/ir.c ir/build.c ir/dump.c ir/ref.c ir/ref_stack.c ir/sched.c ir/sched_layout.c ir/sched_dump.c ir/sched_exec.c
 GRAMMAR_SRCS := grammar/ast.c grammar/parse.c
 GRAMMAR_GEN  := $(B)/grammar/parser.c $(B)/grammar/lexer.c
-CODEGEN_SRCS :=
-RUNTIME_SRCS :=
-CLI_SRCS     := compiler/main.c compiler/cli_load.c compiler/cli_dump.c
+CODEGEN_SRCS := codegen/emit.c codegen/cg_forward.c
+RUNTIME_SRCS := runtime/rt_nvrtc.c
+RT_SRCS      := runtime/rt_program.c runtime/rt_model.c runtime/rt_regions.c runtime/rt_forward.c \
+                runtime/rt_module.c runtime/rt_cache.c
+CLI_SRCS     := compiler/main.c compiler/cli_load.c compiler/cli_dump.c compiler/cli_emit.c compiler/cli_run.c
 TEST_SRCS    := $(wildcard tests/check_*.c)
 
-LIB_SRCS := $(IR_SRCS) $(GRAMMAR_SRCS) $(CODEGEN_SRCS) $(RUNTIME_SRCS)
+LIB_SRCS := $(IR_SRCS) $(GRAMMAR_SRCS) $(CODEGEN_SRCS) $(RUNTIME_SRCS) $(RT_SRCS)
 LIB_OBJS := $(LIB_SRCS:%.c=$(B)/%.o) $(GRAMMAR_GEN:.c=.o) $(B)/codegen/prelude_text.o
 CLI_OBJS := $(CLI_SRCS:%.c=$(B)/%.o)
 TESTS    := $(TEST_SRCS:tests/%.c=$(B)/tests/%)
@@ -123,6 +125,8 @@ golden-update: all
 	@for f in cells/*.cell; do n=$$(basename $$f .cell); \
 	    $(B)/rnncc dump --ir $$f > tests/golden/$$n.ir; \
 	    $(B)/rnncc dump --schedule $$f > tests/golden/$$n.plan; done
+	@for n in lstm gru; do \
+	    $(B)/rnncc emit --dim I=8 --dim H=16 -o tests/golden/$$n.cu cells/$$n.cell; done
 	@for f in tests/bad/*.cell; do \
 	    $(B)/rnncc check $$f > /dev/null 2> $${f%.cell}.err; true; done
 	@echo "golden files rewritten: review 'git diff tests/'"

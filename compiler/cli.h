@@ -28,5 +28,8 @@ int cli_write_output(const char *out_path, const char *text, size_t len);
 /* Subcommands: each takes argc/argv starting at the subcommand's name. */
 int cli_check(int argc, char **argv);
 int cli_dump(int argc, char **argv);
+int cli_emit(int argc, char **argv);
+int cli_run(int argc, char **argv);
+int cli_devices(int argc, char **argv);
 
 #endif

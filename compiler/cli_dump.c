@@ -10,7 +10,7 @@ int cli_check(int argc, char **argv) {
     static const struct option opts[] = {{"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         if (c == 'h') {
             printf("usage: rnncc check FILE...\n"
                    "Parses and checks each cell file ('-' reads standard input); prints diagnostics.\n");
@@ -63,7 +63,7 @@ int cli_dump(int argc, char **argv) {
     int ndims = 0, schedule = 0;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "+o:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
         switch (c) {
         case 'i': what = "ir"; break;
         case 'd': what = "dot"; break;

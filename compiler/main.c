@@ -12,6 +12,9 @@ static void usage(FILE *f) {
             "Commands:\n"
             "  check FILE...                 parse and check cell files ('-' = standard input)\n"
             "  dump --ir|--dot FILE          print a cell's IR as text or Graphviz dot\n"
+            "  emit --dim N=V... FILE        print a cell's CUDA kernels (--ptx/--cubin: compile them)\n"
+            "  run --dim N=V... FILE         run a cell on the GPU on random data, check it, time it\n"
+            "  devices                       list the CUDA devices\n"
             "\n"
             "Options:\n"
             "  -h, --help                    show this help (also: rnncc COMMAND --help)\n"
@@ -36,6 +39,9 @@ int main(int argc, char **argv) {
     }
     if (strcmp(cmd, "check") == 0) return cli_check(argc - 1, argv + 1);
     if (strcmp(cmd, "dump") == 0) return cli_dump(argc - 1, argv + 1);
+    if (strcmp(cmd, "emit") == 0) return cli_emit(argc - 1, argv + 1);
+    if (strcmp(cmd, "run") == 0) return cli_run(argc - 1, argv + 1);
+    if (strcmp(cmd, "devices") == 0) return cli_devices(argc - 1, argv + 1);
     fprintf(stderr, "rnncc: error: unknown command '%s' (try 'rnncc --help')\n", cmd);
     return CLI_USAGE_ERROR;
 }

@@ -34,3 +34,23 @@ int ref_backward(const RefProblem *p, const double *const *dy, const double *con
                  double *dx, double *const *dh0, double *const *dparams);
 
 #endif
+
+/* A stack of layers, each with one or two directions, composed from ref_forward: layer
+ * l > 0 reads layer l-1's first output (both directions concatenated); the second direction
+ * runs each sequence reversed within its own length. Units are numbered layer*dirs + dir. */
+typedef struct RefStack {
+    const IrCell *cell;
+    const int64_t *dimval[2];        /* layer 0, and layers > 0 */
+    int layers, dirs;
+    int64_t T, N;
+    const int64_t *lengths;          /* [N] or NULL */
+    const double *x;                 /* [T][N][I] */
+    const double *const *const *params; /* [unit][parameter] */
+    const double *const *h0;         /* per state: [units][N][S], or NULL / NULL entries for zeros */
+} RefStack;
+
+/* y: per output of the last layer, [T][N][D*dirs] (entries may be NULL); hT: per state,
+ * [units][N][S] (may be NULL). Returns 0, or -1 when memory runs out or the problem is malformed. */
+int ref_stack_forward(const RefStack *s, double *const *y, double *const *hT);
+/* Reverses each sequence of a [T][N][D] array within its length (NULL: T) into out. */
+void ref_reverse_sequences(const double *in, double *out, int64_t T, int64_t N, int64_t D, const int64_t *lengths);

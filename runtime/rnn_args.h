@@ -1,0 +1,26 @@
+/* The argument block every generated kernel takes, shared verbatim by the C runtime and the
+ * CUDA prelude (embedded as a string by the Makefile), so both sides agree on its layout.
+ * Key idea: one fixed-size struct passed by value; the plan says which slots a cell uses. */
+#ifndef RNNCC_RNN_ARGS_H
+#define RNNCC_RNN_ARGS_H
+
+#define RNN_MAX_BUFFERS 32
+#define RNN_MAX_STATES 8
+#define RNN_MAX_OUTPUTS 8
+
+typedef struct RnnArgs {
+    const float *params;                 /* the packed parameter buffer of this layer and direction */
+    const float *x;                      /* layer input: column (pos, n) starts at x + (pos*N + n)*ldx */
+    long long ldx;
+    float *buf[RNN_MAX_BUFFERS];         /* plan buffers: hoisted ones hold T*N columns, step ones N */
+    const float *state_prev[RNN_MAX_STATES]; /* per state: [N][S], the value this step reads */
+    float *state_next[RNN_MAX_STATES];   /* per state: [N][S], where this step writes the next value */
+    float *y[RNN_MAX_OUTPUTS];           /* per output: column (pos, n) at y + (pos*N + n)*ldy */
+    long long ldy[RNN_MAX_OUTPUTS];
+    const int *lengths;                  /* [N] sequence lengths, or NULL: every sequence has T steps */
+    int t;                               /* the step's iteration index, 0..T-1 */
+    int reverse;                         /* 1: this direction reads positions from each sequence's end */
+    int T, N;
+} RnnArgs;
+
+#endif

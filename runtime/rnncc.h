@@ -1,0 +1,150 @@
+/* rnncc: compile recurrent-network cells written as equations and run them on NVIDIA GPUs.
+ *
+ * The one public header. Opaque handles; every call returns an rnncc_status; a handle that
+ * failed or whose last call failed says why through its *_error/_log function. No global
+ * state: distinct handles may be used from distinct threads at once; one handle from one
+ * thread at a time. Device pointers are marked (device); everything else is host memory.
+ *
+ *   rnncc_program *prog;   rnncc_compile_string(src, len, "lstm.cell", NULL, &prog);
+ *   rnncc_model *model;    rnncc_model_create(prog, &desc, &model);
+ *   rnncc_model_set_param(model, "W_i", 0, 0, host_weights, count);
+ *   rnncc_forward(model, &io, workspace, ws_bytes, NULL, 0, stream);
+ */
+#ifndef RNNCC_H
+#define RNNCC_H
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum rnncc_status {
+    RNNCC_OK = 0,
+    RNNCC_ERR_INVALID_ARGUMENT, /* a NULL pointer, a bad value or size: the message names the argument */
+    RNNCC_ERR_COMPILE,          /* the cell source has errors: see rnncc_program_log */
+    RNNCC_ERR_NOMEM,            /* host memory ran out */
+    RNNCC_ERR_OVERFLOW,         /* a size computed from the arguments overflows */
+    RNNCC_ERR_NOT_FOUND,        /* no cell, parameter or dimension of that name */
+    RNNCC_ERR_UNSUPPORTED,      /* a valid request this version cannot run: the message says what */
+    RNNCC_ERR_NO_GPU,           /* no CUDA device, or the driver is missing */
+    RNNCC_ERR_CUDA,             /* a CUDA runtime call failed (out of device memory among others) */
+    RNNCC_ERR_CUBLAS,           /* a cuBLAS call failed */
+    RNNCC_ERR_NVRTC,            /* run-time compilation of generated code failed: see the message */
+    RNNCC_ERR_WORKSPACE,        /* workspace or reserve smaller than the size query asked for */
+} rnncc_status;
+
+/* A short constant description of a status. */
+const char *rnncc_status_string(rnncc_status status);
+/* The library's version, "MAJOR.MINOR.PATCH". */
+const char *rnncc_version(void);
+
+/* ---- programs: cell source, checked and scheduled (no GPU involved) ------------------- */
+
+typedef struct rnncc_program rnncc_program;
+
+/* Called once per diagnostic with its rendered text (file:line:col: level: message, the
+ * source line and a caret); level is "error", "warning" or "note". */
+typedef void (*rnncc_diag_fn)(void *user, const char *level, const char *text);
+
+typedef struct rnncc_compile_options {
+    rnncc_diag_fn on_diagnostic; /* optional */
+    void *user;                  /* passed to on_diagnostic */
+} rnncc_compile_options;
+
+/* Compiles cell source text (len bytes; name is used in diagnostics). On a compile error
+ * returns RNNCC_ERR_COMPILE and still sets *out, whose log holds the diagnostics; destroy it. */
+rnncc_status rnncc_compile_string(const char *source, size_t len, const char *name,
+                                  const rnncc_compile_options *options, rnncc_program **out);
+/* Reads and compiles a .cell file, as rnncc_compile_string. */
+rnncc_status rnncc_compile_file(const char *path, const rnncc_compile_options *options, rnncc_program **out);
+/* The program's diagnostics as text (empty when there were none); valid until destroyed. */
+const char *rnncc_program_log(const rnncc_program *program);
+/* Frees a program. Models made from it stay valid (they keep what they need). NULL is ignored. */
+void rnncc_program_destroy(rnncc_program *program);
+
+/* ---- models: a cell instantiated on a GPU ------------------------------------------------ */
+
+typedef struct rnncc_model rnncc_model;
+
+typedef enum rnncc_precision {
+    RNNCC_FP32 = 0,  /* strict fp32 everywhere */
+    RNNCC_TF32 = 1,  /* GEMMs on tensor cores with TF32 inputs and fp32 accumulation */
+} rnncc_precision;
+
+typedef struct rnncc_model_desc {
+    const char *cell;               /* the cell's name; NULL when the program has one cell */
+    const char *const *dims;        /* "NAME=VALUE" bindings of the cell's dimensions */
+    int ndims;
+    int layers;                     /* >= 1; layer k > 0 reads layer k-1's first output */
+    int bidirectional;              /* 0 or 1; outputs of the two directions are concatenated */
+    rnncc_precision precision;
+    int device;                     /* CUDA device ordinal; -1 for the current device */
+} rnncc_model_desc;
+
+/* Instantiates a cell: binds dimensions, plans it, generates and JIT-compiles its kernels for
+ * the device (through the on-disk cache), allocates its weights (zeroed). On failure, other
+ * than for memory, *out is a model that only answers rnncc_model_error and destroy. */
+rnncc_status rnncc_model_create(const rnncc_program *program, const rnncc_model_desc *desc, rnncc_model **out);
+/* Frees a model and its device memory. NULL is ignored. */
+void rnncc_model_destroy(rnncc_model *model);
+/* The message of the model's last failed call (or of its failed creation); "" if none. */
+const char *rnncc_model_error(const rnncc_model *model);
+
+/* Describes one parameter tensor of the model. */
+typedef struct rnncc_param_info {
+    const char *name;    /* as declared in the cell */
+    int layer, direction;
+    int64_t rows, cols;  /* vectors have cols = 1; matrices are row-major */
+    int64_t offset;      /* in elements from the start of the weight buffer */
+} rnncc_param_info;
+
+/* Number of parameter tensors: layers * directions * parameters of the cell. */
+int rnncc_model_param_count(const rnncc_model *model);
+/* Fills *info for tensor index (0 <= index < rnncc_model_param_count). */
+rnncc_status rnncc_model_param_info(const rnncc_model *model, int index, rnncc_param_info *info);
+/* Copies count floats from host memory into the named parameter (count must be rows*cols). */
+rnncc_status rnncc_model_set_param(rnncc_model *model, const char *name, int layer, int direction,
+                                   const float *values, int64_t count);
+/* Copies the named parameter into host memory. */
+rnncc_status rnncc_model_get_param(rnncc_model *model, const char *name, int layer, int direction,
+                                   float *values, int64_t count);
+/* The packed weight buffer (device) and its size in floats: every parameter at its offset. */
+float *rnncc_model_weights(rnncc_model *model, int64_t *count);
+
+/* Sizes the model reports. */
+typedef struct rnncc_model_sizes {
+    int64_t input;        /* I of layer 0 */
+    int64_t output;       /* elements per (step, sequence) of the first output of the last layer (x2 if bidirectional) */
+    int nstates;          /* per state: its size S (see state_size) */
+    int noutputs;
+    int64_t state_size[8];
+    int64_t output_size[8]; /* per output, per direction */
+} rnncc_model_sizes;
+rnncc_status rnncc_model_get_sizes(const rnncc_model *model, rnncc_model_sizes *sizes);
+
+/* One forward pass's data. Shapes: T steps, N sequences; sequence-major [T][N][...]. */
+typedef struct rnncc_io {
+    int64_t T, N;
+    const float *x;            /* (device) [T][N][I] */
+    float *const *y;           /* per output (device) [T][N][D*dirs] of the last layer; entries may be NULL */
+    const int *lengths;        /* host [N], each in 0..T, or NULL: every sequence has T steps */
+    const float *const *h0;    /* per state (device) [layers*dirs][N][S]; NULL or NULL entries: zeros */
+    float *const *hT;          /* per state (device) [layers*dirs][N][S]; NULL entries: not written */
+} rnncc_io;
+
+/* Workspace bytes a forward (training = 0 or 1) of T steps and N sequences needs. */
+rnncc_status rnncc_workspace_size(const rnncc_model *model, int64_t T, int64_t N, int training, size_t *bytes);
+/* Reserve bytes a training forward keeps for the backward pass. */
+rnncc_status rnncc_reserve_size(const rnncc_model *model, int64_t T, int64_t N, size_t *bytes);
+
+/* Runs forward on stream (a cudaStream_t; NULL for the default stream). Inference when
+ * reserve is NULL; training mode otherwise (the reserve then holds what backward needs).
+ * Asynchronous: the results are ready when the stream reaches this point. */
+rnncc_status rnncc_forward(rnncc_model *model, const rnncc_io *io, void *workspace, size_t workspace_bytes,
+                           void *reserve, size_t reserve_bytes, void *stream);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

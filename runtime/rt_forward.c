@@ -1,0 +1,262 @@
+/* The forward pass on the GPU: per layer and direction, the hoisted GEMMs once over all
+ * T*N columns, then per step the plan's groups (generated kernels) and GEMMs (cuBLAS).
+ * Key idea: the whole pass is issued once into a CUDA graph on the model's own streams
+ * (the two directions on two streams, so they overlap) and replayed while its arguments
+ * stay the same: per-step launch overhead is paid once, not every call. */
+#include <string.h>
+
+#include "codegen/cg.h"
+#include "rt_internal.h"
+
+/* What one layer-direction's work needs while it is being issued. */
+typedef struct Issue {
+    rnncc_model *m;
+    const rnncc_io *io;
+    const RtRegions *r;
+    const RtUnit *unit;
+    cudaStream_t stream;
+    cublasHandle_t blas;
+    int slot;                 /* regions slot: the unit (training) or the direction (inference) */
+    const float *x;           /* this layer's input */
+    int64_t ldx;
+    float *bufs[RNN_MAX_BUFFERS];
+    float *states[RNN_MAX_STATES]; /* slot 0 of each state's slots */
+    float *y[RNN_MAX_OUTPUTS];
+    int64_t ldy[RNN_MAX_OUTPUTS];
+    const int *lengths;       /* device, or NULL */
+} Issue;
+
+static int64_t state_len(const rnncc_model *m, int k) { return ir_shape_numel(&m->cell->states[k].shape, m->dimval[0]); }
+
+static float *state_slot(const Issue *is, int k, int64_t t) {
+    int64_t n = is->io->N * state_len(is->m, k);
+    return is->states[k] + (is->r->training ? t : t % 2) * n;
+}
+
+/* The buffer of plan buffer b at step t (step buffers are per step in training). */
+static float *buffer_at(const Issue *is, int b, int64_t t) {
+    return is->bufs[b] + (size_t)(t * is->r->buf_stride[is->slot * is->m->plan->nbuffers + b]);
+}
+
+/* Where a GEMM reads its operand vector for every column, and the distance between columns. */
+static const float *operand(const Issue *is, IrRef r, int64_t t, int64_t *ld) {
+    const rnncc_model *m = is->m;
+    const IrNode *n = &m->cell->nodes[r];
+    const SchedNode *s = &m->plan->node[r];
+    const PlanLayout *L = is->unit->layout;
+    switch (n->op) {
+    case IR_INPUT: *ld = is->ldx; return is->x;
+    case IR_STATE: *ld = state_len(m, n->index); return state_slot(is, n->index, t);
+    case IR_MATVEC: {
+        int b = m->plan->gemms[s->gemm].out_buffer;
+        *ld = L->buffer_width[b];
+        return buffer_at(is, b, m->plan->buffers[b].program == SCHED_STEP ? t : 0) + L->block_row[r];
+    }
+    default:
+        *ld = L->buffer_width[s->buffer];
+        return buffer_at(is, s->buffer, s->program == SCHED_STEP ? t : 0);
+    }
+}
+
+static rnncc_status run_gemm(Issue *is, int j, int64_t t) {
+    rnncc_model *m = is->m;
+    const SchedGemm *g = &m->plan->gemms[j];
+    const PlanLayout *L = is->unit->layout;
+    int64_t cols = g->program == SCHED_HOIST ? is->io->T * is->io->N : is->io->N;
+    if (cols == 0) return RNNCC_OK;
+    int64_t M = L->gemm_rows[j], K = L->gemm_cols[j], W = L->buffer_width[g->out_buffer], ldb;
+    if (M > INT32_MAX || K > INT32_MAX)
+        return rt_fail(m, RNNCC_ERR_OVERFLOW, "a GEMM of %lld x %lld exceeds cuBLAS's 32-bit sizes", (long long)M, (long long)K);
+    const float *w = m->weights + is->unit->weight_offset +
+                     L->param_offset[m->cell->nodes[m->cell->nodes[g->products[0]].args[0]].index];
+    const float *b = operand(is, g->operand, t, &ldb);
+    float *c = buffer_at(is, g->out_buffer, g->program == SCHED_STEP ? t : 0);
+    const float one = 1, zero = 0;
+    cublasComputeType_t ct = m->precision == RNNCC_TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+    /* C[W x cols] (column-major) = W_stack^T (the row-major [M][K] block read as column-major K x M) * B[K x cols] */
+    RT_CUBLAS(m, cublasGemmEx(is->blas, CUBLAS_OP_T, CUBLAS_OP_N, (int)M, (int)cols, (int)K, &one, w, CUDA_R_32F,
+                              (int)K, b, CUDA_R_32F, (int)ldb, &zero, c, CUDA_R_32F, (int)W, ct, CUBLAS_GEMM_DEFAULT));
+    return RNNCC_OK;
+}
+
+static rnncc_status run_group(Issue *is, int gi, int64_t t) {
+    rnncc_model *m = is->m;
+    const SchedGroup *g = &m->plan->groups[gi];
+    const RtModule *mod = is->unit->module;
+    (void)g;
+    int64_t items = cg_group_items(is->unit->layout, gi, is->io->T, is->io->N);
+    if (items < 0) return rt_fail(m, RNNCC_ERR_OVERFLOW, "kernel %d: its work items overflow", gi);
+    if (items == 0) return RNNCC_OK;
+    dim3 grid = {cg_grid_blocks(items), 1, 1}, block = {CG_BLOCK_SIZE, 1, 1};
+    RnnArgs a;
+    memset(&a, 0, sizeof a);
+    a.params = m->weights + is->unit->weight_offset;
+    a.x = is->x;
+    a.ldx = is->ldx;
+    for (int b = 0; b < m->plan->nbuffers; b++)
+        a.buf[b] = buffer_at(is, b, m->plan->buffers[b].program == SCHED_STEP ? t : 0);
+    for (int k = 0; k < m->cell->nstates; k++) {
+        a.state_prev[k] = state_slot(is, k, t);
+        a.state_next[k] = state_slot(is, k, t + 1);
+    }
+    for (int o = 0; o < m->cell->noutputs; o++) { a.y[o] = is->y[o]; a.ldy[o] = is->ldy[o]; }
+    a.lengths = is->lengths;
+    a.t = (int)t;
+    a.reverse = is->unit->dir;
+    a.T = (int)is->io->T;
+    a.N = (int)is->io->N;
+    void *args[] = {&a};
+    RT_CUDA(m, cudaLaunchKernel((const void *)mod->kernels[gi], grid, block, args, 0, is->stream));
+    RT_CUDA(m, cudaGetLastError());
+    return RNNCC_OK;
+}
+
+static rnncc_status run_program(Issue *is, SchedProgram prog, int64_t t) {
+    const Plan *p = is->m->plan;
+    for (int k = 0; k <= p->phases[prog]; k++) {
+        for (int i = 0; i < p->ngroups; i++)
+            if (p->groups[i].program == prog && p->groups[i].index == k) RT_TRY(run_group(is, i, t));
+        for (int j = 0; j < p->ngemms; j++)
+            if (p->gemms[j].program == prog && p->gemms[j].phase == k) RT_TRY(run_gemm(is, j, t));
+    }
+    return RNNCC_OK;
+}
+
+/* Issues one layer-direction: initial states, hoisted program, T steps, final states. */
+static rnncc_status issue_unit(Issue *is) {
+    rnncc_model *m = is->m;
+    const IrCell *c = m->cell;
+    const rnncc_io *io = is->io;
+    int u = is->unit->layer * m->dirs + is->unit->dir;
+    RT_CUBLAS(m, cublasSetStream(is->blas, is->stream));
+    for (int k = 0; k < c->nstates; k++) {
+        size_t bytes = (size_t)(io->N * state_len(m, k)) * sizeof(float);
+        const float *h0 = io->h0 && io->h0[k] ? io->h0[k] + (size_t)u * (bytes / sizeof(float)) : NULL;
+        if (h0) RT_CUDA(m, cudaMemcpyAsync(state_slot(is, k, 0), h0, bytes, cudaMemcpyDeviceToDevice, is->stream));
+        else RT_CUDA(m, cudaMemsetAsync(state_slot(is, k, 0), 0, bytes, is->stream));
+    }
+    if (io->T > 0) RT_TRY(run_program(is, SCHED_HOIST, 0));
+    for (int64_t t = 0; t < io->T; t++) RT_TRY(run_program(is, SCHED_STEP, t));
+    for (int k = 0; k < c->nstates; k++) {
+        if (!io->hT || !io->hT[k]) continue;
+        size_t bytes = (size_t)(io->N * state_len(m, k)) * sizeof(float);
+        RT_CUDA(m, cudaMemcpyAsync(io->hT[k] + (size_t)u * (bytes / sizeof(float)), state_slot(is, k, io->T), bytes,
+                                   cudaMemcpyDeviceToDevice, is->stream));
+    }
+    return RNNCC_OK;
+}
+
+rnncc_status rt_issue_forward(rnncc_model *m, const rnncc_io *io, const RtRegions *r, char *ws, char *reserve) {
+    const IrCell *c = m->cell;
+    char *keep = r->training ? reserve : ws;
+    int64_t D0 = ir_node_len(c, c->outputs[0].node, m->dimval[0]);
+    for (int l = 0; l < m->layers; l++) {
+        if (m->dirs == 2) { /* both directions wait for everything before this layer */
+            RT_CUDA(m, cudaEventRecord(m->events[0], m->streams[0]));
+            RT_CUDA(m, cudaStreamWaitEvent(m->streams[1], m->events[0], 0));
+        }
+        for (int d = 0; d < m->dirs; d++) {
+            Issue is = {.m = m, .io = io, .r = r, .unit = &m->units[l * m->dirs + d], .stream = m->streams[d],
+                        .blas = m->cublas[d], .slot = r->training ? l * m->dirs + d : d};
+            is.lengths = io->lengths ? (const int *)(ws + r->lengths) : NULL;
+            int lo_in = r->training ? l - 1 : (l - 1) % 2, lo_out = r->training ? l : l % 2;
+            is.x = l == 0 ? io->x : (const float *)(keep + r->layer_out[lo_in]);
+            is.ldx = l == 0 ? ir_shape_numel(&c->inputs[0].shape, m->dimval[0]) : D0 * m->dirs;
+            for (int b = 0; b < m->plan->nbuffers; b++) is.bufs[b] = (float *)(keep + r->buf[is.slot * m->plan->nbuffers + b]);
+            for (int k = 0; k < c->nstates; k++) is.states[k] = (float *)(keep + r->state[is.slot * c->nstates + k]);
+            const int64_t *dv = m->dimval[l > 0];
+            for (int o = 0; o < c->noutputs; o++) {
+                int64_t D = ir_node_len(c, c->outputs[o].node, dv);
+                float *base = l == m->layers - 1 ? (io->y ? io->y[o] : NULL)
+                            : o == 0 ? (float *)(keep + r->layer_out[lo_out]) : NULL;
+                is.y[o] = base ? base + d * D : NULL;
+                is.ldy[o] = D * m->dirs;
+            }
+            RT_TRY(issue_unit(&is));
+        }
+        if (m->dirs == 2) {
+            RT_CUDA(m, cudaEventRecord(m->events[1], m->streams[1]));
+            RT_CUDA(m, cudaStreamWaitEvent(m->streams[0], m->events[1], 0));
+        }
+    }
+    return RNNCC_OK;
+}
+
+/* The graph key: every argument the captured pass depends on. */
+static size_t graph_key(const rnncc_model *m, const rnncc_io *io, const void *ws, const void *reserve, unsigned char *key) {
+    size_t n = 0;
+#define PUT(v) do { memcpy(key + n, &(v), sizeof(v)); n += sizeof(v); } while (0)
+    const void *x = io->x, *len = io->lengths ? ws : NULL;
+    PUT(io->T); PUT(io->N); PUT(x); PUT(ws); PUT(reserve); PUT(len);
+    for (int o = 0; o < m->cell->noutputs; o++) { const void *y = io->y ? io->y[o] : NULL; PUT(y); }
+    for (int k = 0; k < m->cell->nstates; k++) {
+        const void *h0 = io->h0 ? io->h0[k] : NULL, *hT = io->hT ? io->hT[k] : NULL;
+        PUT(h0); PUT(hT);
+    }
+#undef PUT
+    return n;
+}
+
+static rnncc_status validate_io(rnncc_model *m, const rnncc_io *io) {
+    if (!io) return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "io is NULL");
+    if (io->T > 0 && !io->x) return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "io->x is NULL");
+    if (io->lengths)
+        for (int64_t n = 0; n < io->N; n++)
+            if (io->lengths[n] < 0 || io->lengths[n] > io->T)
+                return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "io->lengths[%lld] is %d; it must be in 0..T (T = %lld)",
+                               (long long)n, io->lengths[n], (long long)io->T);
+    return RNNCC_OK;
+}
+
+static rnncc_status forward(rnncc_model *m, const rnncc_io *io, void *ws, size_t wsb, void *reserve, size_t rsb,
+                            cudaStream_t stream, const RtRegions *r) {
+    if (wsb < r->workspace || (r->workspace && !ws))
+        return rt_fail(m, RNNCC_ERR_WORKSPACE, "workspace has %zu bytes; this call needs %zu (rnncc_workspace_size)", wsb, r->workspace);
+    if (reserve && rsb < r->reserve)
+        return rt_fail(m, RNNCC_ERR_WORKSPACE, "reserve has %zu bytes; training needs %zu (rnncc_reserve_size)", rsb, r->reserve);
+    if (io->lengths)
+        RT_CUDA(m, cudaMemcpyAsync((char *)ws + r->lengths, io->lengths, (size_t)io->N * sizeof(int), cudaMemcpyHostToDevice, stream));
+    if (!m->use_graphs) {
+        RT_CUDA(m, cudaEventRecord(m->events[2], stream));
+        RT_CUDA(m, cudaStreamWaitEvent(m->streams[0], m->events[2], 0));
+        RT_TRY(rt_issue_forward(m, io, r, ws, reserve));
+        RT_CUDA(m, cudaEventRecord(m->events[3], m->streams[0]));
+        RT_CUDA(m, cudaStreamWaitEvent(stream, m->events[3], 0));
+        return RNNCC_OK;
+    }
+    unsigned char key[sizeof m->graph.key];
+    size_t keylen = graph_key(m, io, ws, reserve, key);
+    if (!m->graph.exec || keylen != m->graph.keylen || memcmp(key, m->graph.key, keylen) != 0) {
+        if (m->graph.exec) { cudaGraphExecDestroy(m->graph.exec); m->graph.exec = NULL; }
+        cudaGraph_t graph = NULL;
+        RT_CUDA(m, cudaStreamBeginCapture(m->streams[0], cudaStreamCaptureModeThreadLocal));
+        rnncc_status s = rt_issue_forward(m, io, r, ws, reserve);
+        cudaError_t e = cudaStreamEndCapture(m->streams[0], &graph);
+        if (s != RNNCC_OK) { if (graph) cudaGraphDestroy(graph); return s; }
+        if (e != cudaSuccess) return rt_cuda_fail(m, e, "cudaStreamEndCapture", __FILE__, __LINE__);
+        e = cudaGraphInstantiate(&m->graph.exec, graph, 0);
+        cudaGraphDestroy(graph);
+        if (e != cudaSuccess) { m->graph.exec = NULL; return rt_cuda_fail(m, e, "cudaGraphInstantiate", __FILE__, __LINE__); }
+        memcpy(m->graph.key, key, keylen);
+        m->graph.keylen = keylen;
+    }
+    RT_CUDA(m, cudaGraphLaunch(m->graph.exec, stream));
+    return RNNCC_OK;
+}
+
+rnncc_status rnncc_forward(rnncc_model *m, const rnncc_io *io, void *ws, size_t wsb, void *reserve, size_t rsb, void *stream) {
+    if (!m || m->failed) return RNNCC_ERR_INVALID_ARGUMENT;
+    m->error[0] = 0;
+    RT_TRY(validate_io(m, io));
+    RtRegions r;
+    RT_TRY(rt_regions(m, io->T, io->N, reserve != NULL, &r));
+    int prev = -1;
+    cudaGetDevice(&prev);
+    rnncc_status s = rt_fail(m, RNNCC_OK, "%s", "");
+    cudaError_t e = cudaSetDevice(m->device);
+    if (e != cudaSuccess) s = rt_cuda_fail(m, e, "cudaSetDevice", __FILE__, __LINE__);
+    else s = forward(m, io, ws, wsb, reserve, rsb, (cudaStream_t)stream, &r);
+    if (prev >= 0 && prev != m->device) cudaSetDevice(prev);
+    rt_regions_free(&r);
+    return s;
+}

@@ -1,0 +1,122 @@
+/* Runtime internals shared by the runtime's files: the program and model structures,
+ * the checked-call macros, and the device memory regions of a forward pass. */
+#ifndef RNNCC_RT_INTERNAL_H
+#define RNNCC_RT_INTERNAL_H
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include "ir/ir.h"
+#include "ir/sched.h"
+#include "rnn_args.h"
+#include "rnncc.h"
+#include "rt_cache.h"
+
+struct rnncc_program {
+    Arena arena;
+    char *source;         /* malloc'd copy */
+    size_t len;
+    char *name;           /* malloc'd */
+    IrModule *module;     /* NULL after errors */
+    char *log;            /* malloc'd rendered diagnostics */
+};
+
+/* Kernels of one generated translation unit (one per distinct dimension binding). */
+typedef struct RtModule {
+    cudaLibrary_t lib;
+    cudaKernel_t *kernels;      /* per plan group */
+    int from_cache;             /* the binary came from the on-disk cache */
+    double compile_ms;          /* time spent generating and compiling (or loading) it */
+} RtModule;
+
+/* One layer-direction: which layout and module it uses and where its weights start. */
+typedef struct RtUnit {
+    int layer, dir;
+    const PlanLayout *layout;
+    const RtModule *module;
+    int64_t weight_offset;      /* floats from the start of the weight buffer */
+} RtUnit;
+
+/* Byte offsets of everything a forward pass keeps in the workspace or the reserve. */
+typedef struct RtRegions {
+    int training;
+    size_t workspace, reserve;  /* totals in bytes */
+    size_t lengths;             /* workspace: [N] ints */
+    /* per unit (training) or per direction (inference): where each plan buffer and state starts */
+    size_t *buf;                /* [slots][nbuffers] */
+    size_t *state;              /* [slots][nstates] */
+    int slots;
+    size_t *layer_out;          /* inference: 2 ping-pong buffers; training: layers - 1 (reserve) */
+    int64_t *buf_stride;        /* per buffer: floats between steps (training step buffers), else 0 */
+} RtRegions;
+
+/* The graph of one forward pass, reused while its arguments stay the same. */
+typedef struct RtGraph {
+    cudaGraphExec_t exec;
+    unsigned char key[256];
+    size_t keylen;
+} RtGraph;
+
+struct rnncc_model {
+    char error[2048];
+    int failed;                 /* creation failed: only rnncc_model_error and destroy answer */
+    Arena arena;
+    char *source;
+    const IrCell *cell;
+    const Plan *plan;
+    int layers, dirs;
+    rnncc_precision precision;
+    int device;
+    int64_t *dimval[2];         /* layer 0, and layers > 0 */
+    const PlanLayout *layout[2];
+    RtModule module[2];
+    int nmodules;
+    RtUnit *units;              /* [layers * dirs] */
+    int nunits;
+    int64_t weight_count;
+    float *weights;             /* device */
+    cublasHandle_t cublas[2];   /* one per direction stream */
+    void *cublas_ws[2];         /* device: cuBLAS workspaces, so graph capture never allocates */
+    cudaStream_t streams[2];    /* capture streams: direction 0 and 1 */
+    cudaEvent_t events[4];
+    RtGraph graph;
+    int use_graphs;             /* RNNCC_GRAPHS=0 turns graph capture off */
+    RtCache cache;
+    char arch[16];
+};
+
+/* Records a formatted message in the model and returns status. */
+rnncc_status rt_fail(rnncc_model *m, rnncc_status status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+rnncc_status rt_cuda_fail(rnncc_model *m, cudaError_t e, const char *call, const char *file, int line);
+rnncc_status rt_cublas_fail(rnncc_model *m, cublasStatus_t e, const char *call, const char *file, int line);
+
+/* Every CUDA and cuBLAS call goes through these: on failure they record the call, its
+ * status and file:line in the model and return a status from the enclosing function. */
+#define RT_CUDA(m, call)                                                              \
+    do {                                                                              \
+        cudaError_t rt_e_ = (call);                                                   \
+        if (rt_e_ != cudaSuccess) return rt_cuda_fail((m), rt_e_, #call, __FILE__, __LINE__); \
+    } while (0)
+#define RT_CUBLAS(m, call)                                                            \
+    do {                                                                              \
+        cublasStatus_t rt_s_ = (call);                                                \
+        if (rt_s_ != CUBLAS_STATUS_SUCCESS) return rt_cublas_fail((m), rt_s_, #call, __FILE__, __LINE__); \
+    } while (0)
+#define RT_TRY(call)                                                                  \
+    do {                                                                              \
+        rnncc_status rt_st_ = (call);                                                 \
+        if (rt_st_ != RNNCC_OK) return rt_st_;                                        \
+    } while (0)
+
+/* Computes the regions of a forward pass of T steps over N sequences. */
+rnncc_status rt_regions(rnncc_model *m, int64_t T, int64_t N, int training, RtRegions *r);
+void rt_regions_free(RtRegions *r);
+
+/* Loads (from the cache, or by generating and compiling) the kernels of one layout. */
+rnncc_status rt_module_load(rnncc_model *m, const PlanLayout *layout, RtModule *out);
+void rt_module_unload(RtModule *mod);
+
+/* Issues one whole forward pass on the model's streams (captured into a graph by the caller,
+ * or run directly). */
+rnncc_status rt_issue_forward(rnncc_model *m, const rnncc_io *io, const RtRegions *r, char *ws, char *reserve);
+
+#endif

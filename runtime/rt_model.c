@@ -1,0 +1,309 @@
+/* Models: a cell bound to dimensions, planned, JIT-compiled and given device weights.
+ * Key idea: every failure leaves a handle that says why (a failed model answers only
+ * rnncc_model_error and destroy), and nothing is left allocated behind it. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt_internal.h"
+
+rnncc_status rt_fail(rnncc_model *m, rnncc_status status, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(m->error, sizeof m->error, fmt, ap);
+    va_end(ap);
+    return status;
+}
+
+rnncc_status rt_cuda_fail(rnncc_model *m, cudaError_t e, const char *call, const char *file, int line) {
+    rnncc_status s = e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver ? RNNCC_ERR_NO_GPU : RNNCC_ERR_CUDA;
+    cudaGetLastError(); /* clear a non-sticky error so the handle stays usable */
+    return rt_fail(m, s, "%s:%d: %s failed: %s (%s)", file, line, call, cudaGetErrorString(e), cudaGetErrorName(e));
+}
+
+rnncc_status rt_cublas_fail(rnncc_model *m, cublasStatus_t e, const char *call, const char *file, int line) {
+    return rt_fail(m, RNNCC_ERR_CUBLAS, "%s:%d: %s failed: %s", file, line, call, cublasGetStatusString(e));
+}
+
+const char *rnncc_model_error(const rnncc_model *m) { return m ? m->error : "model is NULL"; }
+
+/* Binds the dimensions of layer 0 and of layers > 0 (whose input is the previous layer's first
+ * output, both directions concatenated). */
+static rnncc_status bind_layers(rnncc_model *m, const rnncc_model_desc *desc) {
+    const IrCell *c = m->cell;
+    Diags d;
+    diag_init(&d, &m->arena, "desc.dims", NULL, 0);
+    for (int i = 0; i < 2; i++)
+        if (!(m->dimval[i] = arena_array(&m->arena, (size_t)c->ndims + 1, sizeof(int64_t))))
+            return rt_fail(m, RNNCC_ERR_NOMEM, "out of host memory");
+    if (!ir_bind_dims(c, desc->dims, desc->ndims, m->dimval[0], &d)) {
+        StrBuf sb = {0};
+        for (const Diag *g = d.head; g; g = g->next) sb_printf(&sb, "%s%s", g == d.head ? "" : "; ", g->msg);
+        rnncc_status st = rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "desc->dims: %s", sb_str(&sb));
+        sb_free(&sb);
+        return st;
+    }
+    memcpy(m->dimval[1], m->dimval[0], (size_t)c->ndims * sizeof(int64_t));
+    if (m->layers == 1) return RNNCC_OK;
+    int in = c->inputs[0].shape.dims[0];
+    int64_t out = ir_node_len(c, c->outputs[0].node, m->dimval[0]) * m->dirs;
+    if (!c->dims[in].name && c->dims[in].literal != out)
+        return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT,
+                       "desc->layers: layer 1 reads layer 0's output of size %lld, but the cell's input size is the literal %lld",
+                       (long long)out, (long long)c->dims[in].literal);
+    m->dimval[1][in] = out;
+    if (ir_node_len(c, c->outputs[0].node, m->dimval[1]) * m->dirs != out)
+        return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT,
+                       "desc->layers: the cell's input dimension %s also sizes its output, so layers cannot be stacked",
+                       c->dims[in].name);
+    for (int k = 0; k < c->nstates; k++)
+        if (ir_shape_numel(&c->states[k].shape, m->dimval[0]) != ir_shape_numel(&c->states[k].shape, m->dimval[1]))
+            return rt_fail(m, RNNCC_ERR_UNSUPPORTED,
+                           "desc->layers: state '%s' changes size between layer 0 and layer 1 (it depends on the input size)",
+                           c->states[k].name);
+    return RNNCC_OK;
+}
+
+static rnncc_status validate_desc(rnncc_model *m, const rnncc_program *p, const rnncc_model_desc *desc) {
+    if (!p) return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "program is NULL");
+    if (!p->module) return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "program: the cell source has errors:\n%s", p->log);
+    if (!desc) return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "desc is NULL");
+    if (desc->layers < 1 || desc->layers > 1024)
+        return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "desc->layers must be between 1 and 1024, not %d", desc->layers);
+    if (desc->bidirectional != 0 && desc->bidirectional != 1)
+        return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "desc->bidirectional must be 0 or 1, not %d", desc->bidirectional);
+    if (desc->precision != RNNCC_FP32 && desc->precision != RNNCC_TF32)
+        return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "desc->precision must be RNNCC_FP32 or RNNCC_TF32");
+    if (desc->ndims < 0 || (desc->ndims > 0 && !desc->dims))
+        return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "desc->dims is NULL but desc->ndims is %d", desc->ndims);
+    for (int i = 0; i < desc->ndims; i++)
+        if (!desc->dims[i]) return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "desc->dims[%d] is NULL", i);
+    return RNNCC_OK;
+}
+
+/* Compiles the program's source again into the model's own arena, so the model outlives it. */
+static rnncc_status own_cell(rnncc_model *m, const rnncc_program *p, const char *name) {
+    m->source = malloc(p->len + 1);
+    if (!m->source) return rt_fail(m, RNNCC_ERR_NOMEM, "out of host memory");
+    memcpy(m->source, p->source, p->len + 1);
+    Diags d;
+    diag_init(&d, &m->arena, p->name, m->source, p->len);
+    IrModule *mod = ir_compile(&m->arena, &d, m->source, p->len);
+    if (!mod) return rt_fail(m, RNNCC_ERR_NOMEM, "out of host memory");
+    m->cell = ir_find_cell(mod, name);
+    if (!m->cell) {
+        if (name) return rt_fail(m, RNNCC_ERR_NOT_FOUND, "desc->cell: no cell named '%s' in %s", name, p->name);
+        return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "desc->cell is NULL but %s defines %d cells; name one", p->name, mod->ncells);
+    }
+    const IrCell *c = m->cell;
+    if (c->nstates > RNN_MAX_STATES || c->noutputs > RNN_MAX_OUTPUTS)
+        return rt_fail(m, RNNCC_ERR_UNSUPPORTED, "cell '%s' has %d states and %d outputs; at most %d and %d are supported",
+                       c->name, c->nstates, c->noutputs, RNN_MAX_STATES, RNN_MAX_OUTPUTS);
+    diag_init(&d, &m->arena, p->name, m->source, p->len);
+    m->plan = sched_plan(&m->arena, c, &d);
+    if (!m->plan) return rt_fail(m, RNNCC_ERR_UNSUPPORTED, "cell '%s': %s", c->name, d.head ? d.head->msg : "cannot schedule");
+    if (m->plan->nbuffers > RNN_MAX_BUFFERS)
+        return rt_fail(m, RNNCC_ERR_UNSUPPORTED, "cell '%s' needs %d buffers; at most %d are supported", c->name,
+                       m->plan->nbuffers, RNN_MAX_BUFFERS);
+    return RNNCC_OK;
+}
+
+static rnncc_status layout_units(rnncc_model *m) {
+    Diags d;
+    diag_init(&d, &m->arena, "layout", NULL, 0);
+    int distinct = m->layers > 1 && memcmp(m->dimval[0], m->dimval[1], (size_t)m->cell->ndims * sizeof(int64_t)) != 0;
+    m->nmodules = 1 + distinct;
+    for (int i = 0; i < m->nmodules; i++)
+        if (!(m->layout[i] = sched_layout(&m->arena, m->plan, m->dimval[i], &d)))
+            return rt_fail(m, RNNCC_ERR_OVERFLOW, "desc->dims: %s", d.head ? d.head->msg : "out of host memory");
+    m->nunits = m->layers * m->dirs;
+    m->units = arena_array(&m->arena, (size_t)m->nunits, sizeof *m->units);
+    if (!m->units) return rt_fail(m, RNNCC_ERR_NOMEM, "out of host memory");
+    int64_t off = 0;
+    for (int u = 0; u < m->nunits; u++) {
+        int l = u / m->dirs, which = l > 0 && distinct;
+        m->units[u] = (RtUnit){l, u % m->dirs, m->layout[which], &m->module[which], off};
+        if (__builtin_add_overflow(off, m->layout[which]->packed_size, &off))
+            return rt_fail(m, RNNCC_ERR_OVERFLOW, "desc: the weights of all layers overflow");
+    }
+    m->weight_count = off;
+    return RNNCC_OK;
+}
+
+/* Device side: pick the device, allocate weights, load kernels, make handles and streams. */
+static rnncc_status setup_device(rnncc_model *m) {
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess || count == 0) {
+        cudaGetLastError();
+        return rt_fail(m, RNNCC_ERR_NO_GPU, "no CUDA device: %s", e != cudaSuccess ? cudaGetErrorString(e) : "none found");
+    }
+    if (m->device < 0) RT_CUDA(m, cudaGetDevice(&m->device));
+    if (m->device >= count)
+        return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "desc->device is %d but there are %d devices", m->device, count);
+    RT_CUDA(m, cudaSetDevice(m->device));
+    struct cudaDeviceProp prop;
+    RT_CUDA(m, cudaGetDeviceProperties(&prop, m->device));
+    snprintf(m->arch, sizeof m->arch, "sm_%d%d", prop.major, prop.minor);
+    size_t bytes;
+    if (__builtin_mul_overflow((size_t)m->weight_count, sizeof(float), &bytes))
+        return rt_fail(m, RNNCC_ERR_OVERFLOW, "desc: the weights overflow");
+    RT_CUDA(m, cudaMalloc((void **)&m->weights, bytes ? bytes : 4));
+    RT_CUDA(m, cudaMemset(m->weights, 0, bytes));
+    rt_cache_open(&m->cache);
+    for (int i = 0; i < m->nmodules; i++) RT_TRY(rt_module_load(m, m->layout[i], &m->module[i]));
+    for (int i = 0; i < 2; i++) {
+        enum { CUBLAS_WS = 32 << 20 };
+        RT_CUBLAS(m, cublasCreate(&m->cublas[i]));
+        RT_CUDA(m, cudaMalloc(&m->cublas_ws[i], CUBLAS_WS));
+        RT_CUBLAS(m, cublasSetWorkspace(m->cublas[i], m->cublas_ws[i], CUBLAS_WS));
+        RT_CUDA(m, cudaStreamCreateWithFlags(&m->streams[i], cudaStreamNonBlocking));
+    }
+    for (int i = 0; i < 4; i++) RT_CUDA(m, cudaEventCreateWithFlags(&m->events[i], cudaEventDisableTiming));
+    const char *g = getenv("RNNCC_GRAPHS");
+    m->use_graphs = !(g && strcmp(g, "0") == 0);
+    return RNNCC_OK;
+}
+
+rnncc_status rnncc_model_create(const rnncc_program *p, const rnncc_model_desc *desc, rnncc_model **out) {
+    if (!out) return RNNCC_ERR_INVALID_ARGUMENT;
+    rnncc_model *m = calloc(1, sizeof *m);
+    *out = m;
+    if (!m) return RNNCC_ERR_NOMEM;
+    arena_init(&m->arena);
+    int prev_device = -1;
+    cudaGetDevice(&prev_device);
+    cudaGetLastError();
+    rnncc_status s = validate_desc(m, p, desc);
+    if (s == RNNCC_OK) {
+        m->layers = desc->layers;
+        m->dirs = desc->bidirectional ? 2 : 1;
+        m->precision = desc->precision;
+        m->device = desc->device;
+        s = own_cell(m, p, desc->cell);
+    }
+    if (s == RNNCC_OK) s = bind_layers(m, desc);
+    if (s == RNNCC_OK) s = layout_units(m);
+    if (s == RNNCC_OK) s = setup_device(m);
+    if (prev_device >= 0) cudaSetDevice(prev_device);
+    if (s != RNNCC_OK) {
+        char msg[sizeof m->error];
+        memcpy(msg, m->error, sizeof msg);
+        rnncc_model_destroy(m);
+        m = calloc(1, sizeof *m);
+        *out = m;
+        if (!m) return s;
+        m->failed = 1;
+        memcpy(m->error, msg, sizeof msg);
+    }
+    return s;
+}
+
+void rnncc_model_destroy(rnncc_model *m) {
+    if (!m) return;
+    if (!m->failed && m->cell) {
+        int prev = -1;
+        cudaGetDevice(&prev);
+        if (m->device >= 0) cudaSetDevice(m->device);
+        if (m->graph.exec) cudaGraphExecDestroy(m->graph.exec);
+        for (int i = 0; i < m->nmodules; i++) rt_module_unload(&m->module[i]);
+        for (int i = 0; i < 2; i++) {
+            if (m->cublas[i]) cublasDestroy(m->cublas[i]);
+            if (m->cublas_ws[i]) cudaFree(m->cublas_ws[i]);
+            if (m->streams[i]) cudaStreamDestroy(m->streams[i]);
+        }
+        for (int i = 0; i < 4; i++) if (m->events[i]) cudaEventDestroy(m->events[i]);
+        if (m->weights) cudaFree(m->weights);
+        cudaGetLastError();
+        if (prev >= 0) cudaSetDevice(prev);
+    }
+    arena_free(&m->arena);
+    free(m->source);
+    free(m);
+}
+
+/* ---- parameters -------------------------------------------------------------------------- */
+
+#define CHECK_MODEL(m)                                                                        \
+    do {                                                                                      \
+        if (!(m)) return RNNCC_ERR_INVALID_ARGUMENT;                                          \
+        if ((m)->failed) return RNNCC_ERR_INVALID_ARGUMENT;                                   \
+    } while (0)
+
+int rnncc_model_param_count(const rnncc_model *m) {
+    return m && !m->failed ? m->nunits * m->cell->nparams : 0;
+}
+
+rnncc_status rnncc_model_param_info(const rnncc_model *m, int index, rnncc_param_info *info) {
+    CHECK_MODEL(m);
+    if (!info) return rt_fail((rnncc_model *)m, RNNCC_ERR_INVALID_ARGUMENT, "info is NULL");
+    int np = m->cell->nparams;
+    if (index < 0 || index >= m->nunits * np)
+        return rt_fail((rnncc_model *)m, RNNCC_ERR_INVALID_ARGUMENT, "index %d is outside 0..%d", index, m->nunits * np - 1);
+    const RtUnit *u = &m->units[index / np];
+    int k = index % np;
+    *info = (rnncc_param_info){m->cell->params[k].name, u->layer, u->dir, u->layout->param_rows[k],
+                               u->layout->param_cols[k], u->weight_offset + u->layout->param_offset[k]};
+    return RNNCC_OK;
+}
+
+/* Finds the tensor (name, layer, direction) and checks count against its size. */
+static rnncc_status find_param(rnncc_model *m, const char *name, int layer, int dir, int64_t count, const void *values,
+                               int64_t *offset) {
+    if (!name) return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "name is NULL");
+    if (!values) return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "values is NULL");
+    if (layer < 0 || layer >= m->layers)
+        return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "layer is %d; the model has layers 0..%d", layer, m->layers - 1);
+    if (dir < 0 || dir >= m->dirs)
+        return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "direction is %d; the model has directions 0..%d", dir, m->dirs - 1);
+    for (int k = 0; k < m->cell->nparams; k++) {
+        if (strcmp(m->cell->params[k].name, name) != 0) continue;
+        const RtUnit *u = &m->units[layer * m->dirs + dir];
+        int64_t n = u->layout->param_rows[k] * u->layout->param_cols[k];
+        if (count != n)
+            return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "count is %lld but parameter '%s' of layer %d has %lld elements",
+                           (long long)count, name, layer, (long long)n);
+        *offset = u->weight_offset + u->layout->param_offset[k];
+        return RNNCC_OK;
+    }
+    return rt_fail(m, RNNCC_ERR_NOT_FOUND, "name: cell '%s' has no parameter '%s'", m->cell->name, name);
+}
+
+rnncc_status rnncc_model_set_param(rnncc_model *m, const char *name, int layer, int dir, const float *values, int64_t count) {
+    CHECK_MODEL(m);
+    int64_t off;
+    RT_TRY(find_param(m, name, layer, dir, count, values, &off));
+    RT_CUDA(m, cudaMemcpy(m->weights + off, values, (size_t)count * sizeof(float), cudaMemcpyHostToDevice));
+    return RNNCC_OK;
+}
+
+rnncc_status rnncc_model_get_param(rnncc_model *m, const char *name, int layer, int dir, float *values, int64_t count) {
+    CHECK_MODEL(m);
+    int64_t off;
+    RT_TRY(find_param(m, name, layer, dir, count, values, &off));
+    RT_CUDA(m, cudaMemcpy(values, m->weights + off, (size_t)count * sizeof(float), cudaMemcpyDeviceToHost));
+    return RNNCC_OK;
+}
+
+float *rnncc_model_weights(rnncc_model *m, int64_t *count) {
+    if (!m || m->failed) return NULL;
+    if (count) *count = m->weight_count;
+    return m->weights;
+}
+
+rnncc_status rnncc_model_get_sizes(const rnncc_model *m, rnncc_model_sizes *s) {
+    CHECK_MODEL(m);
+    if (!s) return rt_fail((rnncc_model *)m, RNNCC_ERR_INVALID_ARGUMENT, "sizes is NULL");
+    const IrCell *c = m->cell;
+    memset(s, 0, sizeof *s);
+    s->input = ir_shape_numel(&c->inputs[0].shape, m->dimval[0]);
+    const int64_t *last = m->dimval[m->layers > 1]; /* the last layer's binding */
+    s->output = ir_node_len(c, c->outputs[0].node, last) * m->dirs;
+    s->nstates = c->nstates;
+    s->noutputs = c->noutputs;
+    for (int k = 0; k < c->nstates; k++) s->state_size[k] = ir_shape_numel(&c->states[k].shape, m->dimval[0]);
+    for (int o = 0; o < c->noutputs; o++) s->output_size[o] = ir_node_len(c, c->outputs[o].node, last);
+    return RNNCC_OK;
+}

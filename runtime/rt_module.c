@@ -1,0 +1,115 @@
+/* Kernels for one dimension binding: generate the CUDA source, look it up in the on-disk
+ * cache, compile it with NVRTC on a miss, load it with the CUDA runtime.
+ * Key idea: the cache key covers everything that determines the binary (source, options,
+ * architecture, NVRTC and rnncc versions), so a hit can never be a stale binary. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "codegen/cg.h"
+#include "rt_internal.h"
+#include "rt_nvrtc.h"
+
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* The cache key of a generated source compiled to CUBIN for arch. */
+static int module_key(const char *source, const char *arch, char key[33]) {
+    char opts[512];
+    int major = 0, minor = 0;
+    if (rt_nvrtc_options_text(RT_NVRTC_CUBIN, arch, opts, sizeof opts) < 0) return 0;
+    if (rt_nvrtc_version(&major, &minor) != RT_NVRTC_OK) return 0;
+    char versions[64];
+    snprintf(versions, sizeof versions, "nvrtc %d.%d rnncc %s", major, minor, RNNCC_VERSION);
+    RtHash h;
+    rt_hash_init(&h);
+    rt_hash_add_str(&h, source);
+    rt_hash_add_str(&h, opts);
+    rt_hash_add_str(&h, arch);
+    rt_hash_add_str(&h, versions);
+    rt_hash_hex(&h, key);
+    return 1;
+}
+
+/* Compiles source with NVRTC into a malloc'd CUBIN; on failure records NVRTC's report. */
+static rnncc_status compile(rnncc_model *m, const char *source, void **bin, size_t *len) {
+    RtNvrtcResult res;
+    RtNvrtcStatus st = rt_nvrtc_compile(source, m->cell->name, RT_NVRTC_CUBIN, m->arch, &res);
+    if (st != RT_NVRTC_OK) {
+        StrBuf sb = {0};
+        rt_nvrtc_report(&res, &sb);
+        rnncc_status s = rt_fail(m, st == RT_NVRTC_ERR_NOMEM ? RNNCC_ERR_NOMEM : RNNCC_ERR_NVRTC,
+                                 "compiling the kernels of cell '%s' for %s: %.1900s", m->cell->name, m->arch, sb_str(&sb));
+        sb_free(&sb);
+        rt_nvrtc_result_free(&res);
+        return s;
+    }
+    *bin = res.image;
+    *len = res.size;
+    res.image = NULL;
+    rt_nvrtc_result_free(&res);
+    return RNNCC_OK;
+}
+
+static rnncc_status load(rnncc_model *m, const void *bin, RtModule *out) {
+    cudaError_t e = cudaLibraryLoadData(&out->lib, bin, NULL, NULL, 0, NULL, NULL, 0);
+    if (e != cudaSuccess) return rt_cuda_fail(m, e, "cudaLibraryLoadData", __FILE__, __LINE__);
+    for (int g = 0; g < m->plan->ngroups; g++) {
+        char name[256];
+        if (cg_kernel_name(m->plan, g, name, sizeof name) < 0)
+            return rt_fail(m, RNNCC_ERR_UNSUPPORTED, "kernel name of group %d too long", g);
+        RT_CUDA(m, cudaLibraryGetKernel(&out->kernels[g], out->lib, name));
+    }
+    return RNNCC_OK;
+}
+
+rnncc_status rt_module_load(rnncc_model *m, const PlanLayout *layout, RtModule *out) {
+    double t0 = now_ms();
+    memset(out, 0, sizeof *out);
+    out->kernels = arena_array(&m->arena, (size_t)m->plan->ngroups + 1, sizeof *out->kernels);
+    if (!out->kernels) return rt_fail(m, RNNCC_ERR_NOMEM, "out of host memory");
+    StrBuf src = {0};
+    Diags d;
+    diag_init(&d, &m->arena, m->cell->name, m->source, strlen(m->source));
+    if (!cg_emit_forward(&m->arena, m->plan, layout, &src, &d) || src.failed) {
+        sb_free(&src);
+        return rt_fail(m, RNNCC_ERR_UNSUPPORTED, "generating the kernels of cell '%s': %s", m->cell->name,
+                       d.head ? d.head->msg : "out of memory");
+    }
+    char key[33];
+    void *bin = NULL;
+    size_t len = 0;
+    int have_key = module_key(sb_str(&src), m->arch, key);
+    out->from_cache = have_key && rt_cache_get(&m->cache, key, &bin, &len);
+    rnncc_status s = RNNCC_OK;
+    if (out->from_cache) {
+        s = load(m, bin, out);
+        if (s != RNNCC_OK) { /* a cached binary the driver refuses: compile afresh */
+            free(bin);
+            bin = NULL;
+            if (out->lib) cudaLibraryUnload(out->lib);
+            out->lib = NULL;
+            out->from_cache = 0;
+        }
+    }
+    if (!out->from_cache) {
+        s = compile(m, sb_str(&src), &bin, &len);
+        if (s == RNNCC_OK) {
+            if (have_key) rt_cache_put(&m->cache, key, bin, len);
+            s = load(m, bin, out);
+        }
+    }
+    free(bin);
+    sb_free(&src);
+    out->compile_ms = now_ms() - t0;
+    return s;
+}
+
+void rt_module_unload(RtModule *mod) {
+    if (mod->lib) cudaLibraryUnload(mod->lib);
+    mod->lib = NULL;
+}

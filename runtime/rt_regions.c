@@ -1,0 +1,103 @@
+/* Where a forward pass keeps things: the workspace (scratch) and the reserve (kept for the
+ * backward pass). Key idea: inference keeps one step of every per-step buffer and two state
+ * slots per direction; training keeps every step of them, per layer and direction. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt_internal.h"
+
+enum { ALIGN = 256 };
+
+typedef struct Sizer { size_t at; int ok; } Sizer;
+
+/* Takes n floats at the current position (256-byte aligned) and returns their offset. */
+static size_t take(Sizer *z, int64_t n) {
+    size_t at = (z->at + ALIGN - 1) / ALIGN * ALIGN, bytes;
+    if (n < 0 || __builtin_mul_overflow((size_t)n, sizeof(float), &bytes) || __builtin_add_overflow(at, bytes, &z->at))
+        z->ok = 0;
+    return at;
+}
+
+static int64_t mul3(int64_t a, int64_t b, int64_t c, int *ok) {
+    int64_t r;
+    if (__builtin_mul_overflow(a, b, &r) || __builtin_mul_overflow(r, c, &r)) { *ok = 0; return 0; }
+    return r;
+}
+
+void rt_regions_free(RtRegions *r) {
+    free(r->buf);
+    free(r->state);
+    free(r->layer_out);
+    free(r->buf_stride);
+    memset(r, 0, sizeof *r);
+}
+
+rnncc_status rt_regions(rnncc_model *m, int64_t T, int64_t N, int training, RtRegions *r) {
+    const Plan *p = m->plan;
+    const IrCell *c = m->cell;
+    memset(r, 0, sizeof *r);
+    if (T < 0) return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "T is %lld; it must be at least 0", (long long)T);
+    if (N < 1) return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "N is %lld; it must be at least 1", (long long)N);
+    int ok = 1;
+    if (mul3(T, N, 1, &ok) > INT32_MAX || !ok)
+        return rt_fail(m, RNNCC_ERR_OVERFLOW, "T*N = %lld*%lld exceeds 2^31-1 columns", (long long)T, (long long)N);
+    r->training = training;
+    r->slots = training ? m->nunits : m->dirs;
+    r->buf = calloc((size_t)r->slots * (size_t)(p->nbuffers + 1), sizeof *r->buf);
+    r->state = calloc((size_t)r->slots * (size_t)(c->nstates + 1), sizeof *r->state);
+    r->layer_out = calloc((size_t)m->layers + 1, sizeof *r->layer_out);
+    r->buf_stride = calloc((size_t)r->slots * (size_t)(p->nbuffers + 1), sizeof *r->buf_stride);
+    if (!r->buf || !r->state || !r->layer_out || !r->buf_stride) {
+        rt_regions_free(r);
+        return rt_fail(m, RNNCC_ERR_NOMEM, "out of host memory");
+    }
+    Sizer ws = {0, 1}, rs = {0, 1};
+    Sizer *keep = training ? &rs : &ws;
+    r->lengths = take(&ws, N); /* ints are float-sized */
+    for (int s = 0; s < r->slots; s++) {
+        for (int b = 0; b < p->nbuffers; b++) {
+            int64_t width = 0;
+            for (int u = 0; u < m->nunits; u++) /* inference: the widest over layers */
+                if ((training ? u == s : m->units[u].dir == s) && m->units[u].layout->buffer_width[b] > width)
+                    width = m->units[u].layout->buffer_width[b];
+            int hoisted = p->buffers[b].program == SCHED_HOIST;
+            int64_t cols = hoisted ? T * N : training ? T * N : N;
+            r->buf[s * p->nbuffers + b] = take(keep, mul3(cols, width, 1, &ok));
+            r->buf_stride[s * p->nbuffers + b] = !hoisted && training ? N * width : 0;
+        }
+        for (int k = 0; k < c->nstates; k++) {
+            int64_t S = ir_shape_numel(&c->states[k].shape, m->dimval[0]);
+            r->state[s * c->nstates + k] = take(keep, mul3(training ? T + 1 : 2, N, S, &ok));
+        }
+    }
+    int64_t D0 = ir_node_len(c, c->outputs[0].node, m->dimval[0]) * m->dirs;
+    int nout = training ? m->layers - 1 : (m->layers > 2 ? 2 : m->layers - 1);
+    for (int l = 0; l < nout; l++) r->layer_out[l] = take(keep, mul3(T, N, D0, &ok));
+    if (!ok || !ws.ok || !rs.ok) {
+        rt_regions_free(r);
+        return rt_fail(m, RNNCC_ERR_OVERFLOW, "the buffers for T = %lld and N = %lld overflow", (long long)T, (long long)N);
+    }
+    r->workspace = ws.at;
+    r->reserve = training ? rs.at : 0;
+    return RNNCC_OK;
+}
+
+rnncc_status rnncc_workspace_size(const rnncc_model *m, int64_t T, int64_t N, int training, size_t *bytes) {
+    if (!m || m->failed) return RNNCC_ERR_INVALID_ARGUMENT;
+    if (!bytes) return rt_fail((rnncc_model *)m, RNNCC_ERR_INVALID_ARGUMENT, "bytes is NULL");
+    RtRegions r;
+    RT_TRY(rt_regions((rnncc_model *)m, T, N, training != 0, &r));
+    *bytes = r.workspace;
+    rt_regions_free(&r);
+    return RNNCC_OK;
+}
+
+rnncc_status rnncc_reserve_size(const rnncc_model *m, int64_t T, int64_t N, size_t *bytes) {
+    if (!m || m->failed) return RNNCC_ERR_INVALID_ARGUMENT;
+    if (!bytes) return rt_fail((rnncc_model *)m, RNNCC_ERR_INVALID_ARGUMENT, "bytes is NULL");
+    RtRegions r;
+    RT_TRY(rt_regions((rnncc_model *)m, T, N, 1, &r));
+    *bytes = r.reserve;
+    rt_regions_free(&r);
+    return RNNCC_OK;
+}
