@@ -16,7 +16,7 @@ VERSION  := 0.1.0
 
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=c11 -Wall -Wextra -fPIC -D_GNU_SOURCE -DRNNCC_VERSION='"$(VERSION)"'
-CPPFLAGS += -I. -Iir -Igrammar -Iruntime -I$(B)/grammar -I$(CUDA)/include -MMD -MP
+CPPFLAGS += -I. -Igrammar -Iruntime -I$(B)/grammar -I$(CUDA)/include -MMD -MP
 # NVRTC compiles generated CUDA (no GPU needed); the CUDA runtime and cuBLAS run it.
 CUDA_LIBDIR ?= $(CUDA)/lib64
 LDLIBS   += -L$(CUDA_LIBDIR) -Wl,-rpath,$(CUDA_LIBDIR) -lnvrtc -lcublas -lcudart -lm -lpthread -ldl
@@ -43,7 +43,7 @@ GRAMMAR_GEN  := $(B)/grammar/parser.c $(B)/grammar/lexer.c
 CODEGEN_SRCS := codegen/emit.c codegen/cg_forward.c
 RUNTIME_SRCS := runtime/rt_nvrtc.c
 RT_SRCS      := runtime/rt_program.c runtime/rt_model.c runtime/rt_regions.c runtime/rt_forward.c \
-                runtime/rt_module.c runtime/rt_cache.c
+                runtime/rt_module.c runtime/rt_cache.c runtime/rt_verify.c
 CLI_SRCS     := compiler/main.c compiler/cli_load.c compiler/cli_dump.c compiler/cli_emit.c compiler/cli_run.c
 TEST_SRCS    := $(wildcard tests/check_*.c)
 
@@ -120,6 +120,10 @@ test: all $(TESTS)
 demo: all
 	$(B)/rnncc check cells/lstm.cell
 	$(B)/rnncc dump --ir cells/lstm.cell
+	$(B)/rnncc dump --schedule --dim I=256 --dim H=256 cells/lstm.cell
+	@if $(B)/rnncc devices > /dev/null 2>&1; then \
+	    $(B)/rnncc run cells/lstm.cell --dim I=256 --dim H=256 --batch 32 --seq 50; \
+	else echo "demo: no GPU present: skipping 'rnncc run' (it checks the GPU against the reference)"; fi
 
 golden-update: all
 	@for f in cells/*.cell; do n=$$(basename $$f .cell); \
@@ -144,6 +148,35 @@ fuzz: $(B)/fuzz_parse
 	@mkdir -p $(B)/fuzz-corpus && cp cells/*.cell $(B)/fuzz-corpus/
 	$(B)/fuzz_parse -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 -max_len=4096 \
 	    $(B)/fuzz-corpus tests/bad
+
+# ---- examples: host programs that embed the JIT through runtime/rnncc.h only -------
+EXAMPLE_SRCS := $(wildcard examples/*.c)
+EXAMPLE_OBJS := $(EXAMPLE_SRCS:examples/%.c=$(B)/examples/%.o)
+EXAMPLES     := $(EXAMPLE_SRCS:examples/%.c=$(B)/examples/%)
+
+$(EXAMPLE_OBJS): $(B)/examples/%.o: examples/%.c
+	@mkdir -p $(@D)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+$(EXAMPLES): $(B)/examples/%: $(B)/examples/%.o $(B)/librnncc.a
+	@echo "  LD      $@"
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+examples: $(EXAMPLES)
+
+# ---- parity: rnncc against PyTorch's nn.LSTM / nn.GRU (tests/parity/README.md) -------
+.PHONY: parity
+$(B)/parity/parity.o: tests/parity/parity.c
+	@mkdir -p $(@D)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+$(B)/parity/parity: $(B)/parity/parity.o $(B)/librnncc.a
+	@echo "  LD      $@"
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+parity: $(B)/parity/parity
 
 clean:
 	rm -rf build

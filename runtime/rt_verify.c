@@ -1,0 +1,187 @@
+/* The model against the reference on random data (see rt_verify.h).
+ * Key idea: the GPU and the reference start from the same float-rounded weights and inputs,
+ * so the error measured is the GPU's alone. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/ref.h"
+#include "rt_internal.h"
+#include "rt_verify.h"
+
+static uint64_t next_rand(uint64_t *s) {
+    uint64_t z = (*s += 0x9e3779b97f4a7c15u);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+    return z ^ (z >> 31);
+}
+
+/* Uniform in [-k, k), rounded to float. */
+static double uniform(uint64_t *s, double k) { return (double)(float)(((double)(next_rand(s) >> 11) * 0x1.0p-53 * 2 - 1) * k); }
+
+static double rel_err(const float *a, const double *b, int64_t n) {
+    double num = 0, den = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double e = fabs((double)a[i] - b[i]);
+        if (isnan(e)) return INFINITY;
+        if (e > num) num = e;
+        if (fabs(b[i]) > den) den = fabs(b[i]);
+    }
+    return den > 0 ? num / den : num;
+}
+
+static int cmp_float(const void *a, const void *b) {
+    float x = *(const float *)a, y = *(const float *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Host and device memory of one verification, freed together. */
+typedef struct Bufs {
+    double ***params, *x, *h0[RNN_MAX_STATES], *ry[RNN_MAX_OUTPUTS], *rh[RNN_MAX_STATES];
+    float *xf, *host;
+    int *lengths;
+    int64_t *lengths64;
+    float *dx, *dy[RNN_MAX_OUTPUTS], *dh0[RNN_MAX_STATES], *dhT[RNN_MAX_STATES];
+    void *ws, *reserve;
+    float *times;
+    cudaEvent_t e0, e1;
+} Bufs;
+
+static void free_bufs(const rnncc_model *m, Bufs *b) {
+    for (int u = 0; b->params && u < m->nunits; u++) {
+        for (int p = 0; b->params[u] && p < m->cell->nparams; p++) free(b->params[u][p]);
+        free(b->params[u]);
+    }
+    free(b->params);
+    for (int i = 0; i < RNN_MAX_STATES; i++) { free(b->h0[i]); free(b->rh[i]); cudaFree(b->dh0[i]); cudaFree(b->dhT[i]); }
+    for (int i = 0; i < RNN_MAX_OUTPUTS; i++) { free(b->ry[i]); cudaFree(b->dy[i]); }
+    free(b->x); free(b->xf); free(b->host); free(b->lengths); free(b->lengths64); free(b->times);
+    cudaFree(b->dx); cudaFree(b->ws); cudaFree(b->reserve);
+    if (b->e0) cudaEventDestroy(b->e0);
+    if (b->e1) cudaEventDestroy(b->e1);
+}
+
+static rnncc_status dev_alloc(rnncc_model *m, void *p, int64_t floats) {
+    RT_CUDA(m, cudaMalloc((void **)p, (size_t)(floats > 0 ? floats : 1) * sizeof(float)));
+    return RNNCC_OK;
+}
+
+static rnncc_status run(rnncc_model *m, RtVerify *v, Bufs *b) {
+    const IrCell *c = m->cell;
+    int units = m->nunits, np = c->nparams, dirs = m->dirs;
+    int64_t T = v->T, N = v->N, I = ir_shape_numel(&c->inputs[0].shape, m->dimval[0]);
+    const int64_t *dvl = m->dimval[m->layers > 1];
+    uint64_t seed = v->seed;
+    double k = 1 / sqrt((double)(c->nstates ? ir_shape_numel(&c->states[0].shape, m->dimval[0]) : 1));
+    if (T < 0 || N < 1) return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "verify: T must be >= 0 and N >= 1");
+    b->params = calloc((size_t)units, sizeof *b->params);
+    b->x = calloc((size_t)(T * N * I) + 1, sizeof *b->x);
+    b->xf = calloc((size_t)(T * N * I) + 1, sizeof *b->xf);
+    if (!b->params || !b->x || !b->xf) return rt_fail(m, RNNCC_ERR_NOMEM, "out of host memory");
+    for (int64_t i = 0; i < T * N * I; i++) b->xf[i] = (float)(b->x[i] = uniform(&seed, 1));
+    if (v->varlen) {
+        b->lengths = calloc((size_t)N, sizeof *b->lengths);
+        b->lengths64 = calloc((size_t)N, sizeof *b->lengths64);
+        if (!b->lengths || !b->lengths64) return rt_fail(m, RNNCC_ERR_NOMEM, "out of host memory");
+        for (int64_t n = 0; n < N; n++) b->lengths64[n] = b->lengths[n] = n == 0 ? (int)T : (int)(next_rand(&seed) % (uint64_t)(T + 1));
+    }
+    for (int u = 0; u < units; u++) {
+        if (!(b->params[u] = calloc((size_t)np + 1, sizeof **b->params))) return rt_fail(m, RNNCC_ERR_NOMEM, "out of host memory");
+        const PlanLayout *L = m->units[u].layout;
+        for (int p = 0; p < np; p++) {
+            int64_t n = L->param_rows[p] * L->param_cols[p];
+            float *f = malloc((size_t)n * sizeof(float) + 4);
+            if (!f || !(b->params[u][p] = malloc((size_t)n * sizeof(double) + 8))) { free(f); return rt_fail(m, RNNCC_ERR_NOMEM, "out of host memory"); }
+            for (int64_t i = 0; i < n; i++) f[i] = (float)(b->params[u][p][i] = uniform(&seed, k));
+            rnncc_status s = rnncc_model_set_param(m, c->params[p].name, m->units[u].layer, m->units[u].dir, f, n);
+            free(f);
+            if (s != RNNCC_OK) return s;
+        }
+    }
+    RT_TRY(dev_alloc(m, &b->dx, T * N * I));
+    RT_CUDA(m, cudaMemcpy(b->dx, b->xf, (size_t)(T * N * I) * sizeof(float), cudaMemcpyHostToDevice));
+    int64_t maxn = T * N * I;
+    for (int o = 0; o < c->noutputs; o++) {
+        int64_t n = T * N * ir_node_len(c, c->outputs[o].node, dvl) * dirs;
+        RT_TRY(dev_alloc(m, &b->dy[o], n));
+        RT_CUDA(m, cudaMemset(b->dy[o], 0xff, (size_t)n * sizeof(float))); /* NaN: every element must be written */
+        if (n > maxn) maxn = n;
+    }
+    for (int q = 0; q < c->nstates; q++) {
+        int64_t n = units * N * ir_shape_numel(&c->states[q].shape, m->dimval[0]);
+        RT_TRY(dev_alloc(m, &b->dhT[q], n));
+        RT_CUDA(m, cudaMemset(b->dhT[q], 0xff, (size_t)n * sizeof(float)));
+        if (n > maxn) maxn = n;
+        if (v->random_h0) {
+            if (!(b->h0[q] = malloc((size_t)n * sizeof(double) + 8))) return rt_fail(m, RNNCC_ERR_NOMEM, "out of host memory");
+            float *f = malloc((size_t)n * sizeof(float) + 4);
+            if (!f) return rt_fail(m, RNNCC_ERR_NOMEM, "out of host memory");
+            for (int64_t i = 0; i < n; i++) f[i] = (float)(b->h0[q][i] = uniform(&seed, 1));
+            RT_TRY(dev_alloc(m, &b->dh0[q], n));
+            cudaError_t e = cudaMemcpy(b->dh0[q], f, (size_t)n * sizeof(float), cudaMemcpyHostToDevice);
+            free(f);
+            RT_CUDA(m, e);
+        }
+    }
+    size_t wsb = 0, rsb = 0;
+    RT_TRY(rnncc_workspace_size(m, T, N, v->training, &wsb));
+    if (v->training) RT_TRY(rnncc_reserve_size(m, T, N, &rsb));
+    RT_CUDA(m, cudaMalloc(&b->ws, wsb ? wsb : 4));
+    if (v->training) RT_CUDA(m, cudaMalloc(&b->reserve, rsb ? rsb : 4));
+    rnncc_io io = {T, N, b->dx, b->dy, b->lengths, v->random_h0 ? (const float *const *)b->dh0 : NULL, b->dhT};
+    RT_CUDA(m, cudaEventCreate(&b->e0));
+    RT_CUDA(m, cudaEventCreate(&b->e1));
+    int repeat = v->repeat > 0 ? v->repeat : 0;
+    if (repeat && !(b->times = calloc((size_t)repeat, sizeof *b->times))) return rt_fail(m, RNNCC_ERR_NOMEM, "out of host memory");
+    cudaStream_t stream = (cudaStream_t)v->stream;
+    for (int r = repeat ? -3 : 0; r < (repeat ? repeat : 1); r++) {
+        RT_CUDA(m, cudaEventRecord(b->e0, stream));
+        RT_TRY(rnncc_forward(m, &io, b->ws, wsb, b->reserve, rsb, stream));
+        RT_CUDA(m, cudaEventRecord(b->e1, stream));
+        RT_CUDA(m, cudaEventSynchronize(b->e1));
+        if (repeat && r >= 0) RT_CUDA(m, cudaEventElapsedTime(&b->times[r], b->e0, b->e1));
+    }
+    if (repeat) {
+        qsort(b->times, (size_t)repeat, sizeof *b->times, cmp_float);
+        v->median_ms = b->times[repeat / 2];
+    }
+    /* the reference, on the same values */
+    for (int o = 0; o < c->noutputs; o++)
+        if (!(b->ry[o] = calloc((size_t)(T * N * ir_node_len(c, c->outputs[o].node, dvl) * dirs) + 1, sizeof(double))))
+            return rt_fail(m, RNNCC_ERR_NOMEM, "out of host memory");
+    for (int q = 0; q < c->nstates; q++)
+        if (!(b->rh[q] = calloc((size_t)(units * N * ir_shape_numel(&c->states[q].shape, m->dimval[0])) + 1, sizeof(double))))
+            return rt_fail(m, RNNCC_ERR_NOMEM, "out of host memory");
+    RefStack rs = {c, {m->dimval[0], m->dimval[1]}, m->layers, dirs, T, N, b->lengths64, b->x,
+                   (const double *const *const *)b->params, (const double *const *)b->h0};
+    if (ref_stack_forward(&rs, b->ry, b->rh) != 0) return rt_fail(m, RNNCC_ERR_NOMEM, "verify: the reference failed");
+    if (!(b->host = malloc((size_t)maxn * sizeof(float) + 4))) return rt_fail(m, RNNCC_ERR_NOMEM, "out of host memory");
+    v->worst = 0;
+    for (int o = 0; o < c->noutputs; o++) {
+        int64_t n = T * N * ir_node_len(c, c->outputs[o].node, dvl) * dirs;
+        RT_CUDA(m, cudaMemcpy(b->host, b->dy[o], (size_t)n * sizeof(float), cudaMemcpyDeviceToHost));
+        v->out_err[o] = rel_err(b->host, b->ry[o], n);
+        if (!(v->out_err[o] <= v->worst)) v->worst = v->out_err[o];
+    }
+    for (int q = 0; q < c->nstates; q++) {
+        int64_t n = units * N * ir_shape_numel(&c->states[q].shape, m->dimval[0]);
+        RT_CUDA(m, cudaMemcpy(b->host, b->dhT[q], (size_t)n * sizeof(float), cudaMemcpyDeviceToHost));
+        v->state_err[q] = rel_err(b->host, b->rh[q], n);
+        if (!(v->state_err[q] <= v->worst)) v->worst = v->state_err[q];
+    }
+    return RNNCC_OK;
+}
+
+rnncc_status rt_verify(rnncc_model *m, RtVerify *v) {
+    if (!m || m->failed) return RNNCC_ERR_INVALID_ARGUMENT;
+    if (!v) return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "verify: v is NULL");
+    int prev = -1;
+    cudaGetDevice(&prev);
+    cudaSetDevice(m->device);
+    Bufs b;
+    memset(&b, 0, sizeof b);
+    rnncc_status s = run(m, v, &b);
+    free_bufs(m, &b);
+    if (prev >= 0) cudaSetDevice(prev);
+    return s;
+}

@@ -1,0 +1,28 @@
+/* Checking a model against the double-precision reference on random data, and timing it:
+ * the one piece behind `rnncc run` and the GPU tests (not part of the public API). */
+#ifndef RNNCC_RT_VERIFY_H
+#define RNNCC_RT_VERIFY_H
+#include <stdint.h>
+
+#include "rnncc.h"
+
+typedef struct RtVerify {
+    /* what to run */
+    int64_t T, N;
+    int varlen;         /* random lengths in 0..T (the first sequence full) */
+    int random_h0;      /* random initial states instead of zeros */
+    int training;       /* run the training-mode forward (with a reserve) */
+    int repeat;         /* timed runs after 3 warm-ups (0: one untimed run) */
+    uint64_t seed;
+    void *stream;       /* cudaStream_t, NULL for the default stream */
+    /* results: max |gpu - ref| / max |ref| per tensor (NaN counts as infinite) */
+    double out_err[8], state_err[8], worst;
+    float median_ms;    /* per forward, when repeat > 0 */
+} RtVerify;
+
+/* Sets the model's weights to random values (uniform in +-1/sqrt(S), S the first state's
+ * size), runs it on random inputs (uniform in +-1) and the reference on the same
+ * float-rounded values, and fills the results. */
+rnncc_status rt_verify(rnncc_model *m, RtVerify *v);
+
+#endif

@@ -1,0 +1,200 @@
+/* Tests for the on-disk JIT cache (runtime/rt_cache.c), on real NVRTC output (no GPU
+ * needed): miss, store, hit, corruption and truncation detected and rebuilt, atomic writes,
+ * the directory's permissions, turning it off, and keys that change with what they cover. */
+#define _DEFAULT_SOURCE
+#include <check.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../codegen/cg.h"
+#include "../runtime/rt_cache.h"
+#include "../runtime/rt_nvrtc.h"
+#include "testutil.h"
+
+static char dir[256];
+
+static void setup(void) {
+    snprintf(dir, sizeof dir, "/tmp/rnncc-cache-test-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char sub[300];
+    snprintf(sub, sizeof sub, "%s/cache", dir);
+    setenv("RNNCC_CACHE_DIR", sub, 1);
+    unsetenv("RNNCC_CACHE_DISABLE");
+}
+
+static void teardown(void) {
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+/* The LSTM's kernels compiled to a CUBIN for sm_90 through NVRTC. */
+static void compiled_lstm(void **bin, size_t *len, char **source) {
+    Arena a; arena_init(&a);
+    const IrCell *c = tu_compile_file(&a, "cells/lstm.cell")->cells[0];
+    Diags d; diag_init(&d, &a, "lstm", NULL, 0);
+    const Plan *p = sched_plan(&a, c, &d);
+    int64_t dv[2] = {8, 16};
+    const PlanLayout *L = sched_layout(&a, p, dv, &d);
+    StrBuf src = {0};
+    ck_assert(cg_emit_forward(&a, p, L, &src, &d));
+    RtNvrtcResult res;
+    ck_assert_int_eq(rt_nvrtc_compile(sb_str(&src), "lstm", RT_NVRTC_CUBIN, "sm_90", &res), RT_NVRTC_OK);
+    *bin = res.image;
+    *len = res.size;
+    res.image = NULL;
+    rt_nvrtc_result_free(&res);
+    *source = sb_take(&src);
+    arena_free(&a);
+}
+
+static void key_of(const char *source, const char *arch, char key[33]) {
+    RtHash h;
+    rt_hash_init(&h);
+    rt_hash_add_str(&h, source);
+    rt_hash_add_str(&h, arch);
+    rt_hash_hex(&h, key);
+}
+
+START_TEST(miss_store_hit) {
+    RtCache c;
+    rt_cache_open(&c);
+    ck_assert_msg(c.enabled, "%s", c.why_disabled);
+    struct stat st;
+    ck_assert_int_eq(stat(c.dir, &st), 0);
+    ck_assert_int_eq(st.st_mode & 0777, 0700);
+    void *bin, *got;
+    size_t len, glen;
+    char *src, key[33];
+    compiled_lstm(&bin, &len, &src);
+    key_of(src, "sm_90", key);
+    ck_assert_int_eq(rt_cache_get(&c, key, &got, &glen), 0);
+    ck_assert_int_eq(rt_cache_put(&c, key, bin, len), 1);
+    ck_assert_int_eq(rt_cache_get(&c, key, &got, &glen), 1);
+    ck_assert_uint_eq(glen, len);
+    ck_assert_int_eq(memcmp(got, bin, len), 0);
+    /* nothing but the entry is left in the directory (no temporary files) */
+    DIR *dp = opendir(c.dir);
+    int files = 0;
+    for (struct dirent *e; (e = readdir(dp));) files += e->d_name[0] != '.' || strncmp(e->d_name, ".tmp", 4) == 0;
+    closedir(dp);
+    ck_assert_int_eq(files, 1);
+    free(got); free(bin); free(src);
+}
+END_TEST
+
+/* Damages the stored entry with fn, then expects a miss and the entry gone. */
+static void expect_damage_detected(void (*damage)(const char *path, size_t len)) {
+    RtCache c;
+    rt_cache_open(&c);
+    void *bin, *got = NULL;
+    size_t len, glen;
+    char *src, key[33], path[4400];
+    compiled_lstm(&bin, &len, &src);
+    key_of(src, "sm_90", key);
+    ck_assert_int_eq(rt_cache_put(&c, key, bin, len), 1);
+    snprintf(path, sizeof path, "%s/%s.bin", c.dir, key);
+    damage(path, len);
+    ck_assert_int_eq(rt_cache_get(&c, key, &got, &glen), 0);
+    ck_assert_int_ne(access(path, F_OK), 0); /* deleted, to be rebuilt */
+    ck_assert_int_eq(rt_cache_put(&c, key, bin, len), 1);
+    ck_assert_int_eq(rt_cache_get(&c, key, &got, &glen), 1);
+    ck_assert_int_eq(memcmp(got, bin, len), 0);
+    free(got); free(bin); free(src);
+}
+
+static void flip_a_byte(const char *path, size_t len) {
+    FILE *f = fopen(path, "r+b");
+    fseek(f, 24 + (long)len / 2, SEEK_SET);
+    int ch = fgetc(f);
+    fseek(f, 24 + (long)len / 2, SEEK_SET);
+    fputc(ch ^ 0x40, f);
+    fclose(f);
+}
+
+static void truncate_it(const char *path, size_t len) { ck_assert_int_eq(truncate(path, (off_t)(len / 3)), 0); }
+static void bad_magic(const char *path, size_t len) {
+    (void)len;
+    FILE *f = fopen(path, "r+b");
+    fputc('X', f);
+    fclose(f);
+}
+static void extra_bytes(const char *path, size_t len) {
+    (void)len;
+    FILE *f = fopen(path, "ab");
+    fputs("trailing", f);
+    fclose(f);
+}
+
+START_TEST(corruption_is_detected_and_rebuilt) {
+    expect_damage_detected(flip_a_byte);
+    expect_damage_detected(truncate_it);
+    expect_damage_detected(bad_magic);
+    expect_damage_detected(extra_bytes);
+}
+END_TEST
+
+START_TEST(can_be_turned_off) {
+    setenv("RNNCC_CACHE_DISABLE", "1", 1);
+    RtCache c;
+    rt_cache_open(&c);
+    ck_assert(!c.enabled);
+    ck_assert_ptr_nonnull(strstr(c.why_disabled, "RNNCC_CACHE_DISABLE"));
+    ck_assert_int_eq(rt_cache_put(&c, "0123", "x", 1), 0);
+    void *got;
+    size_t glen;
+    ck_assert_int_eq(rt_cache_get(&c, "0123", &got, &glen), 0);
+}
+END_TEST
+
+START_TEST(refuses_a_directory_open_to_others) {
+    char sub[300];
+    snprintf(sub, sizeof sub, "%s/open", dir);
+    ck_assert_int_eq(mkdir(sub, 0777), 0);
+    ck_assert_int_eq(chmod(sub, 0777), 0);
+    setenv("RNNCC_CACHE_DIR", sub, 1);
+    RtCache c;
+    rt_cache_open(&c);
+    ck_assert(!c.enabled);
+    ck_assert_ptr_nonnull(strstr(c.why_disabled, "open to other users"));
+}
+END_TEST
+
+START_TEST(keys_cover_their_inputs) {
+    char a[33], b[33], c[33];
+    key_of("source", "sm_90", a);
+    key_of("source", "sm_80", b);
+    key_of("sourcE", "sm_90", c);
+    ck_assert_str_ne(a, b);
+    ck_assert_str_ne(a, c);
+    RtHash h1, h2;
+    rt_hash_init(&h1); rt_hash_add_str(&h1, "ab"); rt_hash_add_str(&h1, "c");
+    rt_hash_init(&h2); rt_hash_add_str(&h2, "a"); rt_hash_add_str(&h2, "bc");
+    char k1[33], k2[33];
+    rt_hash_hex(&h1, k1); rt_hash_hex(&h2, k2);
+    ck_assert_str_ne(k1, k2);
+    ck_assert_int_eq((int)strlen(k1), 32);
+}
+END_TEST
+
+int main(void) {
+    Suite *s = suite_create("cache");
+    TCase *tc = tcase_create("cache");
+    tcase_set_timeout(tc, 120);
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, miss_store_hit);
+    tcase_add_test(tc, corruption_is_detected_and_rebuilt);
+    tcase_add_test(tc, can_be_turned_off);
+    tcase_add_test(tc, refuses_a_directory_open_to_others);
+    tcase_add_test(tc, keys_cover_their_inputs);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}

@@ -1,0 +1,359 @@
+/* Tests for the runtime and the public API (runtime/). Everywhere: statuses, compile errors
+ * through the API, argument checking with messages that name the argument, failed handles.
+ * With a GPU: every shipped cell against the double-precision reference in many
+ * configurations (layers, directions, lengths, T = 1, N = 1, odd sizes, fp32 and tf32,
+ * graphs on and off, training mode), error recovery, parameters, streams and threads.
+ * Without one, the GPU cases skip themselves and say so. */
+#include <check.h>
+#include <cuda_runtime.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../runtime/rnncc.h"
+#include "../runtime/rt_verify.h"
+#include "testutil.h"
+
+static int gpu_present(void) {
+    int n = 0;
+    return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+}
+
+static rnncc_program *compile_ok(const char *path) {
+    rnncc_program *p = NULL;
+    rnncc_status s = rnncc_compile_file(path, NULL, &p);
+    ck_assert_msg(s == RNNCC_OK, "%s: %s\n%s", path, rnncc_status_string(s), rnncc_program_log(p));
+    return p;
+}
+
+static const char *lstm_dims[] = {"I=8", "H=16"};
+
+/* ---- everywhere ---------------------------------------------------------------------------- */
+
+START_TEST(status_strings) {
+    for (int s = RNNCC_OK; s <= RNNCC_ERR_WORKSPACE; s++) {
+        ck_assert_ptr_nonnull(rnncc_status_string((rnncc_status)s));
+        ck_assert_str_ne(rnncc_status_string((rnncc_status)s), "unknown status");
+    }
+    ck_assert_str_eq(rnncc_status_string((rnncc_status)999), "unknown status");
+    ck_assert_str_eq(rnncc_version(), RNNCC_VERSION);
+}
+END_TEST
+
+typedef struct Seen { int errors; char first[512]; } Seen;
+static void on_diag(void *user, const char *level, const char *text) {
+    Seen *s = user;
+    if (strcmp(level, "error") == 0 && s->errors++ == 0) snprintf(s->first, sizeof s->first, "%s", text);
+}
+
+START_TEST(compile_errors_through_the_api) {
+    const char *src = "cell c(x[I]) -> h {\n  state h[H]\n  h' = tanh(q)\n}\n";
+    Seen seen = {0, ""};
+    rnncc_compile_options opts = {on_diag, &seen};
+    rnncc_program *p = NULL;
+    ck_assert_int_eq(rnncc_compile_string(src, strlen(src), "bad.cell", &opts, &p), RNNCC_ERR_COMPILE);
+    ck_assert_ptr_nonnull(p);
+    ck_assert_ptr_nonnull(strstr(rnncc_program_log(p), "bad.cell:3:13: error: unknown name 'q'"));
+    ck_assert_int_eq(seen.errors, 1);
+    ck_assert_ptr_nonnull(strstr(seen.first, "bad.cell:3:13: error: unknown name 'q'"));
+    ck_assert_ptr_nonnull(strstr(seen.first, "^"));
+    /* a model from a failed program: an argument error naming the program */
+    rnncc_model_desc desc = {NULL, lstm_dims, 2, 1, 0, RNNCC_FP32, -1};
+    rnncc_model *m = NULL;
+    ck_assert_int_eq(rnncc_model_create(p, &desc, &m), RNNCC_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(rnncc_model_error(m), "program"));
+    rnncc_model_destroy(m);
+    rnncc_program_destroy(p);
+    ck_assert_int_eq(rnncc_compile_file("no/such/file.cell", NULL, &p), RNNCC_ERR_NOT_FOUND);
+    ck_assert_ptr_null(p);
+    ck_assert_int_eq(rnncc_compile_string("x", 1, "a", NULL, NULL), RNNCC_ERR_INVALID_ARGUMENT);
+}
+END_TEST
+
+/* Creates a model expecting failure with status and a message containing text. */
+static void expect_create_fails(rnncc_program *p, const rnncc_model_desc *desc, rnncc_status want, const char *text) {
+    rnncc_model *m = NULL;
+    rnncc_status s = rnncc_model_create(p, desc, &m);
+    ck_assert_msg(s == want, "status %s, want %s (%s)", rnncc_status_string(s), rnncc_status_string(want), rnncc_model_error(m));
+    ck_assert_ptr_nonnull(m);
+    ck_assert_msg(strstr(rnncc_model_error(m), text) != NULL, "message '%s' lacks '%s'", rnncc_model_error(m), text);
+    /* a failed handle answers only error and destroy */
+    ck_assert_int_eq(rnncc_model_param_count(m), 0);
+    ck_assert_int_eq(rnncc_model_set_param(m, "W_i", 0, 0, (float[1]){0}, 1), RNNCC_ERR_INVALID_ARGUMENT);
+    size_t bytes;
+    ck_assert_int_eq(rnncc_workspace_size(m, 1, 1, 0, &bytes), RNNCC_ERR_INVALID_ARGUMENT);
+    rnncc_model_destroy(m);
+}
+
+START_TEST(model_arguments_are_checked) {
+    rnncc_program *p = compile_ok("cells/lstm.cell");
+    rnncc_model_desc ok = {NULL, lstm_dims, 2, 1, 0, RNNCC_FP32, -1}, d;
+    expect_create_fails(NULL, &ok, RNNCC_ERR_INVALID_ARGUMENT, "program is NULL");
+    expect_create_fails(p, NULL, RNNCC_ERR_INVALID_ARGUMENT, "desc is NULL");
+    d = ok; d.layers = 0;
+    expect_create_fails(p, &d, RNNCC_ERR_INVALID_ARGUMENT, "desc->layers");
+    d = ok; d.bidirectional = 3;
+    expect_create_fails(p, &d, RNNCC_ERR_INVALID_ARGUMENT, "desc->bidirectional");
+    d = ok; d.precision = (rnncc_precision)7;
+    expect_create_fails(p, &d, RNNCC_ERR_INVALID_ARGUMENT, "desc->precision");
+    d = ok; d.dims = NULL;
+    expect_create_fails(p, &d, RNNCC_ERR_INVALID_ARGUMENT, "desc->dims");
+    d = ok; d.ndims = 1;
+    expect_create_fails(p, &d, RNNCC_ERR_INVALID_ARGUMENT, "dimension H of cell 'lstm' is not bound");
+    const char *bad[] = {"I=8", "H=-3"};
+    d = ok; d.dims = bad;
+    expect_create_fails(p, &d, RNNCC_ERR_INVALID_ARGUMENT, "dimension H must be a positive integer");
+    const char *unknown[] = {"I=8", "H=4", "Q=2"};
+    d = ok; d.dims = unknown; d.ndims = 3;
+    expect_create_fails(p, &d, RNNCC_ERR_INVALID_ARGUMENT, "no dimension 'Q'");
+    d = ok; d.cell = "gru";
+    expect_create_fails(p, &d, RNNCC_ERR_NOT_FOUND, "no cell named 'gru'");
+    const char *huge[] = {"I=2147483647", "H=2147483647"};
+    d = ok; d.dims = huge;
+    expect_create_fails(p, &d, RNNCC_ERR_OVERFLOW, "overflows");
+    rnncc_program_destroy(p);
+    /* a cell whose input size also sizes its output cannot be stacked */
+    const char *src = "cell sq(x[H]) -> h {\n  state h[H]\n  param U[H, H]\n  h' = tanh(U @ h + x)\n}\n";
+    ck_assert_int_eq(rnncc_compile_string(src, strlen(src), "sq.cell", NULL, &p), RNNCC_OK);
+    const char *hd[] = {"H=8"};
+    d = (rnncc_model_desc){NULL, hd, 1, 2, 1, RNNCC_FP32, -1};
+    expect_create_fails(p, &d, RNNCC_ERR_INVALID_ARGUMENT, "cannot be stacked");
+    rnncc_program_destroy(p);
+    ck_assert_int_eq(rnncc_model_create(NULL, NULL, NULL), RNNCC_ERR_INVALID_ARGUMENT);
+}
+END_TEST
+
+START_TEST(no_gpu_is_a_clean_error) {
+    if (gpu_present()) return; /* covered by the GPU cases there */
+    rnncc_program *p = compile_ok("cells/lstm.cell");
+    rnncc_model_desc desc = {NULL, lstm_dims, 2, 1, 0, RNNCC_FP32, -1};
+    expect_create_fails(p, &desc, RNNCC_ERR_NO_GPU, "no CUDA device");
+    rnncc_program_destroy(p);
+}
+END_TEST
+
+/* ---- with a GPU ------------------------------------------------------------------------------ */
+
+/* Binds every symbolic dimension of the file's cell: the input to in, the rest to size. */
+static int bind_all(const char *path, int64_t in, int64_t size, char specs[8][32], const char **dims) {
+    Arena a; arena_init(&a);
+    const IrCell *c = tu_compile_file(&a, path)->cells[0];
+    int n = 0;
+    for (int d = 0; d < c->ndims; d++) {
+        if (!c->dims[d].name) continue;
+        snprintf(specs[n], 32, "%s=%lld", c->dims[d].name, (long long)(d == c->inputs[0].shape.dims[0] ? in : size));
+        dims[n] = specs[n];
+        n++;
+    }
+    arena_free(&a);
+    return n;
+}
+
+typedef struct Config {
+    int layers, bidir, varlen, training;
+    int64_t T, N, in, size;
+    rnncc_precision precision;
+    int graphs;
+} Config;
+
+static void verify(const char *path, const Config *cf) {
+    char specs[8][32];
+    const char *dims[8];
+    int nd = bind_all(path, cf->in, cf->size, specs, dims);
+    if (!cf->graphs) setenv("RNNCC_GRAPHS", "0", 1);
+    rnncc_program *p = compile_ok(path);
+    rnncc_model_desc desc = {NULL, dims, nd, cf->layers, cf->bidir, cf->precision, -1};
+    rnncc_model *m = NULL;
+    rnncc_status s = rnncc_model_create(p, &desc, &m);
+    unsetenv("RNNCC_GRAPHS");
+    ck_assert_msg(s == RNNCC_OK, "%s: %s", path, rnncc_model_error(m));
+    RtVerify v = {.T = cf->T, .N = cf->N, .varlen = cf->varlen, .random_h0 = 1, .training = cf->training, .seed = 11};
+    s = rt_verify(m, &v);
+    ck_assert_msg(s == RNNCC_OK, "%s: %s", path, rnncc_model_error(m));
+    double bound = cf->precision == RNNCC_TF32 ? 5e-3 : 1e-5;
+    ck_assert_msg(v.worst <= bound, "%s (layers %d, bidir %d, varlen %d, T %lld, N %lld, size %lld, %s, graphs %d): error %g > %g",
+                  path, cf->layers, cf->bidir, cf->varlen, (long long)cf->T, (long long)cf->N, (long long)cf->size,
+                  cf->precision == RNNCC_TF32 ? "tf32" : "fp32", cf->graphs, v.worst, bound);
+    rnncc_model_destroy(m);
+    rnncc_program_destroy(p);
+}
+
+static const Config configs[] = {
+    /* layers bidir varlen training T  N  in size precision graphs */
+    {1, 0, 0, 0, 6, 3, 16, 24, RNNCC_FP32, 1},
+    {3, 0, 1, 0, 5, 4, 16, 24, RNNCC_FP32, 1},
+    {1, 1, 1, 0, 7, 3, 16, 24, RNNCC_FP32, 1},
+    {2, 1, 1, 1, 6, 5, 16, 24, RNNCC_FP32, 1},
+    {1, 0, 0, 0, 1, 1, 16, 24, RNNCC_FP32, 1},
+    {2, 1, 1, 0, 5, 3, 37, 37, RNNCC_FP32, 1},
+    {1, 0, 1, 0, 9, 4, 16, 24, RNNCC_FP32, 0},
+    {1, 0, 0, 0, 12, 8, 64, 128, RNNCC_TF32, 1},
+};
+
+START_TEST(every_cell_matches_the_reference) {
+    char **paths;
+    int n = tu_list_cells(&paths);
+    const Config *cf = &configs[_i];
+    for (int f = 0; f < n; f++) verify(paths[f], cf);
+    tu_free_list(paths, n);
+}
+END_TEST
+
+/* Creates the small LSTM used by the cases below. */
+static rnncc_model *small_lstm(void) {
+    rnncc_program *p = compile_ok("cells/lstm.cell");
+    rnncc_model_desc desc = {NULL, lstm_dims, 2, 1, 0, RNNCC_FP32, -1};
+    rnncc_model *m = NULL;
+    ck_assert_msg(rnncc_model_create(p, &desc, &m) == RNNCC_OK, "%s", rnncc_model_error(m));
+    rnncc_program_destroy(p);
+    return m;
+}
+
+START_TEST(parameters_round_trip) {
+    rnncc_model *m = small_lstm();
+    ck_assert_int_eq(rnncc_model_param_count(m), 12);
+    float w[16 * 8], back[16 * 8];
+    for (int i = 0; i < 128; i++) w[i] = (float)i * 0.25f;
+    ck_assert_int_eq(rnncc_model_set_param(m, "W_f", 0, 0, w, 128), RNNCC_OK);
+    ck_assert_int_eq(rnncc_model_get_param(m, "W_f", 0, 0, back, 128), RNNCC_OK);
+    ck_assert_int_eq(memcmp(w, back, sizeof w), 0);
+    rnncc_param_info info;
+    ck_assert_int_eq(rnncc_model_param_info(m, 1, &info), RNNCC_OK);
+    ck_assert_str_eq(info.name, "W_f");
+    ck_assert_int_eq(info.rows, 16);
+    ck_assert_int_eq(info.cols, 8);
+    ck_assert_int_eq(info.offset, 128); /* right after W_i: the stack is weight_ih_l0 */
+    ck_assert_int_eq(rnncc_model_set_param(m, "W_f", 0, 0, w, 127), RNNCC_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(rnncc_model_error(m), "count is 127"));
+    ck_assert_int_eq(rnncc_model_set_param(m, "nope", 0, 0, w, 1), RNNCC_ERR_NOT_FOUND);
+    ck_assert_int_eq(rnncc_model_set_param(m, "W_f", 1, 0, w, 128), RNNCC_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(rnncc_model_error(m), "layer is 1"));
+    ck_assert_int_eq(rnncc_model_param_info(m, 12, &info), RNNCC_ERR_INVALID_ARGUMENT);
+    rnncc_model_destroy(m);
+}
+END_TEST
+
+START_TEST(bad_calls_leave_the_model_usable) {
+    rnncc_model *m = small_lstm();
+    float *x, *y, *ws;
+    size_t wsb;
+    ck_assert_int_eq(rnncc_workspace_size(m, 4, 2, 0, &wsb), RNNCC_OK);
+    ck_assert_int_eq(cudaMalloc((void **)&x, 4 * 2 * 8 * 4), cudaSuccess);
+    ck_assert_int_eq(cudaMalloc((void **)&y, 4 * 2 * 16 * 4), cudaSuccess);
+    ck_assert_int_eq(cudaMalloc((void **)&ws, wsb), cudaSuccess);
+    cudaMemset(x, 0, 4 * 2 * 8 * 4);
+    float *ys[] = {y};
+    rnncc_io io = {4, 2, x, ys, NULL, NULL, NULL};
+    ck_assert_int_eq(rnncc_forward(m, &io, ws, wsb - 1, NULL, 0, NULL), RNNCC_ERR_WORKSPACE);
+    ck_assert_ptr_nonnull(strstr(rnncc_model_error(m), "rnncc_workspace_size"));
+    int lengths[] = {4, 5};
+    io.lengths = lengths;
+    ck_assert_int_eq(rnncc_forward(m, &io, ws, wsb, NULL, 0, NULL), RNNCC_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(rnncc_model_error(m), "io->lengths[1] is 5"));
+    io.lengths = NULL;
+    io.x = NULL;
+    ck_assert_int_eq(rnncc_forward(m, &io, ws, wsb, NULL, 0, NULL), RNNCC_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(rnncc_model_error(m), "io->x"));
+    io.x = x;
+    io.N = 0;
+    ck_assert_int_eq(rnncc_forward(m, &io, ws, wsb, NULL, 0, NULL), RNNCC_ERR_INVALID_ARGUMENT);
+    io.N = 2;
+    ck_assert_int_eq(rnncc_forward(m, &io, ws, wsb, NULL, 0, NULL), RNNCC_OK);
+    ck_assert_int_eq(cudaDeviceSynchronize(), cudaSuccess);
+    ck_assert_str_eq(rnncc_model_error(m), "");
+    cudaFree(x); cudaFree(y); cudaFree(ws);
+    rnncc_model_destroy(m);
+}
+END_TEST
+
+START_TEST(zero_steps_returns_the_initial_state) {
+    rnncc_model *m = small_lstm();
+    float h0[2 * 16], got[2 * 16], *dh0, *dc0, *dhT, *dcT;
+    for (int i = 0; i < 32; i++) h0[i] = (float)i - 7;
+    cudaMalloc((void **)&dh0, sizeof h0); cudaMalloc((void **)&dc0, sizeof h0);
+    cudaMalloc((void **)&dhT, sizeof h0); cudaMalloc((void **)&dcT, sizeof h0);
+    cudaMemcpy(dh0, h0, sizeof h0, cudaMemcpyHostToDevice);
+    cudaMemcpy(dc0, h0, sizeof h0, cudaMemcpyHostToDevice);
+    size_t wsb;
+    rnncc_workspace_size(m, 0, 2, 0, &wsb);
+    void *ws;
+    cudaMalloc(&ws, wsb ? wsb : 4);
+    const float *h0s[] = {dh0, dc0};
+    float *hTs[] = {dhT, dcT};
+    rnncc_io io = {0, 2, NULL, NULL, NULL, h0s, hTs};
+    ck_assert_msg(rnncc_forward(m, &io, ws, wsb, NULL, 0, NULL) == RNNCC_OK, "%s", rnncc_model_error(m));
+    cudaMemcpy(got, dcT, sizeof got, cudaMemcpyDeviceToHost);
+    ck_assert_int_eq(memcmp(got, h0, sizeof h0), 0);
+    cudaFree(dh0); cudaFree(dc0); cudaFree(dhT); cudaFree(dcT); cudaFree(ws);
+    rnncc_model_destroy(m);
+}
+END_TEST
+
+START_TEST(runs_on_a_user_stream) {
+    rnncc_model *m = small_lstm();
+    cudaStream_t st;
+    ck_assert_int_eq(cudaStreamCreate(&st), cudaSuccess);
+    RtVerify v = {.T = 8, .N = 3, .varlen = 1, .random_h0 = 1, .repeat = 3, .seed = 5, .stream = st};
+    ck_assert_msg(rt_verify(m, &v) == RNNCC_OK, "%s", rnncc_model_error(m));
+    ck_assert_double_le(v.worst, 1e-5);
+    cudaStreamDestroy(st);
+    rnncc_model_destroy(m);
+}
+END_TEST
+
+static void *thread_run(void *arg) {
+    double *worst = arg;
+    rnncc_program *p = NULL;
+    rnncc_model *m = NULL;
+    *worst = 1;
+    if (rnncc_compile_file("cells/gru.cell", NULL, &p) != RNNCC_OK) return NULL;
+    const char *dims[] = {"I=12", "H=20"};
+    rnncc_model_desc desc = {NULL, dims, 2, 2, 1, RNNCC_FP32, -1};
+    if (rnncc_model_create(p, &desc, &m) == RNNCC_OK) {
+        RtVerify v = {.T = 10, .N = 3, .varlen = 1, .random_h0 = 1, .repeat = 5, .seed = 3};
+        if (rt_verify(m, &v) == RNNCC_OK) *worst = v.worst;
+    }
+    rnncc_model_destroy(m);
+    rnncc_program_destroy(p);
+    return NULL;
+}
+
+START_TEST(models_on_two_threads) {
+    pthread_t t[2];
+    double worst[2];
+    for (int i = 0; i < 2; i++) ck_assert_int_eq(pthread_create(&t[i], NULL, thread_run, &worst[i]), 0);
+    for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
+    ck_assert_double_le(worst[0], 1e-5);
+    ck_assert_double_le(worst[1], 1e-5);
+}
+END_TEST
+
+int main(void) {
+    Suite *s = suite_create("runtime");
+    TCase *api = tcase_create("api");
+    tcase_add_test(api, status_strings);
+    tcase_add_test(api, compile_errors_through_the_api);
+    tcase_add_test(api, model_arguments_are_checked);
+    tcase_add_test(api, no_gpu_is_a_clean_error);
+    suite_add_tcase(s, api);
+    if (gpu_present()) {
+        TCase *gpu = tcase_create("gpu");
+        tcase_set_timeout(gpu, 300);
+        tcase_add_loop_test(gpu, every_cell_matches_the_reference, 0, (int)(sizeof configs / sizeof *configs));
+        tcase_add_test(gpu, parameters_round_trip);
+        tcase_add_test(gpu, bad_calls_leave_the_model_usable);
+        tcase_add_test(gpu, zero_steps_returns_the_initial_state);
+        tcase_add_test(gpu, runs_on_a_user_stream);
+        tcase_add_test(gpu, models_on_two_threads);
+        suite_add_tcase(s, gpu);
+    } else {
+        printf("check_runtime: no GPU present: skipping the GPU cases (every cell against the reference, "
+               "parameters, error recovery, streams, threads)\n");
+    }
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}
