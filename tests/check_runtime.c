@@ -10,14 +10,23 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "../runtime/rnncc.h"
 #include "../runtime/rt_verify.h"
 #include "testutil.h"
 
+/* Asks in a child process, so this process's CUDA stays uninitialised and Check's forked
+ * test processes can still use the GPU. */
 static int gpu_present(void) {
-    int n = 0;
-    return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+    pid_t pid = fork();
+    if (pid == 0) {
+        int n = 0;
+        _exit(cudaGetDeviceCount(&n) == cudaSuccess && n > 0 ? 0 : 1);
+    }
+    int st = 0;
+    return pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0;
 }
 
 static rnncc_program *compile_ok(const char *path) {
