@@ -144,6 +144,35 @@ rnncc_status rnncc_reserve_size(const rnncc_model *model, int64_t T, int64_t N, 
 rnncc_status rnncc_forward(rnncc_model *model, const rnncc_io *io, void *workspace, size_t workspace_bytes,
                            void *reserve, size_t reserve_bytes, void *stream);
 
+/* ---- training: the backward pass, derived from the cell ------------------------------------ */
+
+/* One backward pass's data; T, N and lengths must be those of the training forward. */
+typedef struct rnncc_grad_io {
+    int64_t T, N;
+    const int *lengths;          /* host [N] or NULL, as in the forward */
+    const float *x;              /* (device) the forward's input [T][N][I] (weight gradients read it) */
+    const float *const *dy;      /* per output of the last layer (device) [T][N][D*dirs]; NULL or NULL entries: zero */
+    const float *const *dhT;     /* per state (device) [layers*dirs][N][S]; NULL or NULL entries: zero */
+    float *dx;                   /* (device) [T][N][I]; NULL: not written */
+    float *const *dh0;           /* per state (device) [layers*dirs][N][S]; NULL or NULL entries: not written */
+} rnncc_grad_io;
+
+typedef enum rnncc_wgrad_mode {
+    RNNCC_WGRAD_SET = 0,         /* dweights = the gradient */
+    RNNCC_WGRAD_ADD = 1,         /* dweights += the gradient (accumulate over batches) */
+} rnncc_wgrad_mode;
+
+/* Backward through time after a training forward (same model, io sizes and reserve): writes dx
+ * and dh0, and keeps in the reserve what rnncc_backward_weights needs. The workspace is
+ * sized by rnncc_workspace_size(..., training = 1, ...). Asynchronous on stream. */
+rnncc_status rnncc_backward_data(rnncc_model *model, const rnncc_grad_io *io, void *workspace, size_t workspace_bytes,
+                                 void *reserve, size_t reserve_bytes, void *stream);
+/* Weight gradients after rnncc_backward_data, into dweights (device; the layout and size of
+ * rnncc_model_weights: every parameter at its offset), set or accumulated per mode. */
+rnncc_status rnncc_backward_weights(rnncc_model *model, const rnncc_grad_io *io, float *dweights, rnncc_wgrad_mode mode,
+                                    void *workspace, size_t workspace_bytes, void *reserve, size_t reserve_bytes,
+                                    void *stream);
+
 #ifdef __cplusplus
 }
 #endif
