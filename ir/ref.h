@@ -33,8 +33,6 @@ int ref_forward(const RefProblem *p, double *const *y, double *const *hT);
 int ref_backward(const RefProblem *p, const double *const *dy, const double *const *dhT,
                  double *dx, double *const *dh0, double *const *dparams);
 
-#endif
-
 /* A stack of layers, each with one or two directions, composed from ref_forward: layer
  * l > 0 reads layer l-1's first output (both directions concatenated); the second direction
  * runs each sequence reversed within its own length. Units are numbered layer*dirs + dir. */
@@ -54,3 +52,5 @@ typedef struct RefStack {
 int ref_stack_forward(const RefStack *s, double *const *y, double *const *hT);
 /* Reverses each sequence of a [T][N][D] array within its length (NULL: T) into out. */
 void ref_reverse_sequences(const double *in, double *out, int64_t T, int64_t N, int64_t D, const int64_t *lengths);
+
+#endif

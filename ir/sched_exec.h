@@ -19,3 +19,10 @@ int sched_exec_forward(const PlanLayout *layout, const RefProblem *p, int revers
 void sched_pack_params(const PlanLayout *layout, const double *const *params, double *packed);
 
 #endif
+
+/* Runs forward, then backward through the plan for the loss sum(dy .* y) + sum(dhT .* hT),
+ * as the GPU does (see the file comment of sched_exec.c). Arguments as ref_backward's; with
+ * reverse as in sched_exec_forward. Returns 0, or -1 when memory runs out or the problem is
+ * malformed. */
+int sched_exec_backward(const PlanLayout *layout, const RefProblem *p, int reverse, const double *const *dy,
+                        const double *const *dhT, double *dx, double *const *dh0, double *const *dparams);

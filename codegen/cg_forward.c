@@ -1,0 +1,690 @@
+/* Forward kernels from a plan: one CUDA translation unit per (cell, bound dimensions), one
+ * fused element-wise kernel per plan group (launch contract in cg.h).
+ * Key idea: every value a kernel does not compute itself is read through one function,
+ * load_expr, which holds the plan's buffer conventions; every node becomes one named local. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cg.h"
+#include "emit.h"
+
+enum { NAME_SIZE = 256, GUARD_SIZE = NAME_SIZE + 32, EXPR_SIZE = 512 };
+
+typedef struct Gen {
+    const Plan *plan;
+    const PlanLayout *L;
+    const IrCell *c;
+    Diags *diags;
+    StrBuf *out;          /* where the current kernel's body goes */
+    char *computed;       /* per node: computed by the current group */
+    char *loaded;         /* per node: a local holds it in the current kernel */
+    char *listed;         /* per node, then per GEMM: already named in the kernel's comment */
+    int uses_col;         /* the current body reads or writes at this step's column */
+    int last_line;        /* source line of the last comment, to quote each line once */
+} Gen;
+
+/* ---- names ------------------------------------------------------------------------ */
+
+/* A node's source name: its declaration's for leaves, its statement's otherwise, or NULL. */
+static const char *node_name(const IrCell *c, IrRef r) {
+    const IrNode *n = &c->nodes[r];
+    switch (n->op) {
+    case IR_INPUT: return c->inputs[n->index].name;
+    case IR_STATE: return c->states[n->index].name;
+    case IR_PARAM: return c->params[n->index].name;
+    default: return n->name;
+    }
+}
+
+/* The local holding a node: v<id>, or v<id>_<name>; a primed name h' becomes v<id>_h_next. */
+static void local_name(const IrCell *c, IrRef r, char *buf, size_t size) {
+    const char *name = node_name(c, r);
+    if (!name) {
+        snprintf(buf, size, "v%u", r);
+        return;
+    }
+    int len = (int)strlen(name), primed = len > 0 && name[len - 1] == '\'';
+    if (primed) len--;
+    const char *suffix = !primed ? "" : len > 0 && name[len - 1] == '_' ? "next" : "_next";
+    snprintf(buf, size, "v%u_%.*s%s", r, len, name, suffix);
+}
+
+/* Refuses names that are not plain identifiers (the front end already does; this keeps a
+ * cell built some other way from pasting text into the source). */
+static int check_one(Gen *g, const char *name, SrcLoc loc, int primed_ok) {
+    char base[NAME_SIZE];
+    size_t len = name ? strlen(name) : 0;
+    if (primed_ok && len > 0 && name[len - 1] == '\'') len--;
+    if (name && len < sizeof base) {
+        memcpy(base, name, len);
+        base[len] = 0;
+        if (cg_ident_ok(base)) return 1;
+    }
+    diag_error(g->diags, loc, "cannot generate code for cell '%s': name '%s' is not a plain identifier",
+               cg_ident_ok(g->c->name) ? g->c->name : "?", name ? name : "(null)");
+    return 0;
+}
+
+static int check_names(Gen *g) {
+    const IrCell *c = g->c;
+    int ok = check_one(g, c->name, c->loc, 0);
+    for (int d = 0; d < c->ndims; d++)
+        if (c->dims[d].name) ok &= check_one(g, c->dims[d].name, c->loc, 0);
+    for (uint32_t i = 0; i < c->nnodes; i++)
+        if (node_name(c, i)) ok &= check_one(g, node_name(c, i), c->nodes[i].loc, 1);
+    for (int k = 0; k < c->noutputs; k++) ok &= check_one(g, c->outputs[k].name, c->outputs[k].loc, 0);
+    for (int op = 0; op < IR_OP_COUNT; op++) ok &= check_one(g, ir_ops[op].name, c->loc, 0);
+    return ok;
+}
+
+/* A dimension as code: RNN_DIM_<name>, or the literal's digits. */
+static const char *dim_code(const IrCell *c, int d, char *buf, size_t size) {
+    if (c->dims[d].name) snprintf(buf, size, "RNN_DIM_%s", c->dims[d].name);
+    else snprintf(buf, size, "%lld", (long long)c->dims[d].literal);
+    return buf;
+}
+
+static const char *dim_text(const IrCell *c, int d, char *buf) { return ir_dim_text(c, d, buf, 80); }
+
+static int64_t node_len(const Gen *g, IrRef r) { return ir_node_len(g->c, r, g->L->dimval); }
+
+/* ---- comments ---------------------------------------------------------------------- */
+
+/* The statement text of a source line, for a comment: up to any '#' comment, only the
+ * characters the scanner accepts in statements, blanks squeezed, at most ~100 columns. */
+static int source_line(const Diags *d, int line, char *buf, size_t size) {
+    buf[0] = 0;
+    if (!d || !d->src || line < 1) return 0;
+    const char *p = d->src, *end = d->src + d->srclen;
+    for (int l = 1; l < line && p < end; l++) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        p = nl ? nl + 1 : end;
+    }
+    size_t n = 0;
+    int blank = 0;
+    for (; p < end && *p != '\n' && *p != '#' && n + 4 < size && n < 100; p++) {
+        char ch = *p;
+        int keep = (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
+                   (ch && strchr("_'.-+*/@(),=[]{};", ch));
+        if (!keep) { blank = n > 0; continue; }
+        if (blank) buf[n++] = ' ';
+        blank = 0;
+        buf[n++] = ch;
+    }
+    if (p < end && *p != '\n' && *p != '#') { memcpy(buf + n, "...", 3); n += 3; }
+    buf[n] = 0;
+    return n > 0;
+}
+
+/* Names a value in comments: its source name, else %id. */
+static void put_value(const IrCell *c, IrRef r, StrBuf *out) {
+    const char *name = node_name(c, r);
+    if (name) sb_puts(out, name);
+    else sb_printf(out, "%%%u", r);
+}
+
+/* A GEMM's stacked rows: "4H" when every block has the same rows, else "M+H". */
+static void put_rows(const IrCell *c, const SchedGemm *gm, StrBuf *out) {
+    char t[80];
+    int d0 = c->params[c->nodes[c->nodes[gm->products[0]].args[0]].index].shape.dims[0], same = 1;
+    for (int b = 1; b < gm->nproducts; b++)
+        same &= c->params[c->nodes[c->nodes[gm->products[b]].args[0]].index].shape.dims[0] == d0;
+    if (same) {
+        if (gm->nproducts > 1) sb_printf(out, "%d", gm->nproducts);
+        sb_puts(out, dim_text(c, d0, t));
+        return;
+    }
+    for (int b = 0; b < gm->nproducts; b++)
+        sb_printf(out, "%s%s", b ? "+" : "",
+                  dim_text(c, c->params[c->nodes[c->nodes[gm->products[b]].args[0]].index].shape.dims[0], t));
+}
+
+/* Writes "W_i @ x". */
+static void put_product(const IrCell *c, IrRef m, StrBuf *out) {
+    sb_printf(out, "%s @ ", c->params[c->nodes[c->nodes[m].args[0]].index].name);
+    put_value(c, c->nodes[m].args[1], out);
+}
+
+/* Emits `// label   item, item, ...` from newline-separated items: joined by ", " and
+ * wrapped at about 96 columns, or with joiner NULL one item a line. */
+static void emit_list(StrBuf *out, const char *label, const StrBuf *items, const char *joiner) {
+    const char *s = sb_str(items);
+    StrBuf line = {0};
+    sb_printf(&line, "// %-8s ", label);
+    size_t start = line.len;
+    while (*s) {
+        const char *nl = strchr(s, '\n');
+        size_t n = nl ? (size_t)(nl - s) : strlen(s);
+        if (line.len > start && (!joiner || line.len + n + 2 > 96)) {
+            if (joiner) sb_putc(&line, ',');
+            cg_emit(out, "%s", sb_str(&line));
+            line.len = 0;
+            sb_printf(&line, "// %-8s ", "");
+        } else if (line.len > start) {
+            sb_puts(&line, joiner);
+        }
+        sb_putn(&line, s, n);
+        s = nl ? nl + 1 : s + n;
+    }
+    cg_emit(out, "%s", sb_str(&line));
+    if (line.failed) out->failed = 1;
+    sb_free(&line);
+}
+
+/* Quotes the source line of a node once, before the first node computed on it. */
+static void line_comment(Gen *g, IrRef r) {
+    int line = g->c->nodes[r].loc.line;
+    if (line < 1 || line == g->last_line) return;
+    g->last_line = line;
+    char text[160];
+    if (source_line(g->diags, line, text, sizeof text)) cg_emit(g->out, "// line %d: %s", line, text);
+    else cg_emit(g->out, "// line %d", line);
+}
+
+/* ---- reading values ------------------------------------------------------------------ */
+
+/* The column a buffer of the given program is read at: this step's column for hoisted
+ * buffers (T*N columns), the sequence for step buffers (N columns). */
+static const char *column(Gen *g, int program) {
+    if (program == SCHED_HOIST) {
+        g->uses_col = 1;
+        return "col";
+    }
+    return "n";
+}
+
+/* The expression reading a value the current group does not compute, and what it is. */
+static void load_expr(Gen *g, IrRef r, char *expr, size_t size, StrBuf *what) {
+    const IrCell *c = g->c;
+    const IrNode *n = &c->nodes[r];
+    const SchedNode *s = &g->plan->node[r];
+    char d[NAME_SIZE], t[80];
+    switch (n->op) {
+    case IR_INPUT:
+        g->uses_col = 1;
+        snprintf(expr, size, "a.x[col * a.ldx + j]");
+        sb_printf(what, "input %s", c->inputs[n->index].name);
+        return;
+    case IR_STATE:
+        snprintf(expr, size, "a.state_prev[%d][n * %s + j]", n->index, dim_code(c, n->shape.dims[0], d, sizeof d));
+        sb_printf(what, "state %s", c->states[n->index].name);
+        return;
+    case IR_PARAM:
+        snprintf(expr, size, "a.params[%lld + j]", (long long)g->L->param_offset[n->index]);
+        sb_printf(what, "param %s [%s]", c->params[n->index].name, dim_text(c, n->shape.dims[0], t));
+        return;
+    case IR_MATVEC: {
+        const SchedGemm *gm = &g->plan->gemms[s->gemm];
+        int b = gm->out_buffer;
+        int64_t row = g->L->block_row[r];
+        const char *col = column(g, gm->program);
+        if (row) snprintf(expr, size, "a.buf[%d][%s * %lld + %lld + j]", b, col, (long long)g->L->buffer_width[b], (long long)row);
+        else snprintf(expr, size, "a.buf[%d][%s * %lld + j]", b, col, (long long)g->L->buffer_width[b]);
+        put_product(c, r, what);
+        sb_printf(what, ": G%d block %d%s", s->gemm, s->block, gm->program == SCHED_HOIST ? ", hoisted" : "");
+        return;
+    }
+    default:
+        snprintf(expr, size, "a.buf[%d][%s * %s + j]", s->buffer, column(g, s->program),
+                 dim_code(c, n->shape.dims[0], d, sizeof d));
+        put_value(c, r, what);
+        sb_printf(what, ": stored by %s group %d", s->program == SCHED_HOIST ? "hoisted" : "step", s->group);
+        return;
+    }
+}
+
+/* Makes sure a local holds r: loads it unless this group computes it. */
+static void ensure_local(Gen *g, IrRef r) {
+    if (g->computed[r] || g->loaded[r] || g->c->nodes[r].op == IR_CONST) return;
+    g->loaded[r] = 1;
+    char name[NAME_SIZE], expr[EXPR_SIZE];
+    StrBuf what = {0};
+    local_name(g->c, r, name, sizeof name);
+    load_expr(g, r, expr, sizeof expr, &what);
+    cg_emit(g->out, "const float %s = %s;  // %s", name, expr, sb_str(&what));
+    if (what.failed) g->out->failed = 1;
+    sb_free(&what);
+}
+
+/* An operand as code: a float literal or a local's name. */
+static int operand(Gen *g, IrRef r, char *buf, size_t size) {
+    const IrNode *n = &g->c->nodes[r];
+    if (n->op == IR_CONST) {
+        if (cg_float_literal(n->value, buf, size)) return 1;
+        diag_error(g->diags, n->loc, "constant %g does not fit in single precision", n->value);
+        return 0;
+    }
+    ensure_local(g, r);
+    local_name(g->c, r, buf, size);
+    return 1;
+}
+
+/* ---- kernels ------------------------------------------------------------------------- */
+
+/* Computes one element-wise node into its local (and its buffer when stored). */
+static int emit_node(Gen *g, IrRef r) {
+    const IrNode *n = &g->c->nodes[r];
+    const SchedNode *s = &g->plan->node[r];
+    char args[3][NAME_SIZE], name[NAME_SIZE], d[NAME_SIZE];
+    line_comment(g, r);
+    for (int a = 0; a < ir_ops[n->op].arity; a++)
+        if (!operand(g, n->args[a], args[a], sizeof args[a])) return 0;
+    local_name(g->c, r, name, sizeof name);
+    switch (ir_ops[n->op].arity) {
+    case 1: cg_emit(g->out, "const float %s = rnn_op_%s(%s);", name, ir_ops[n->op].name, args[0]); break;
+    case 2: cg_emit(g->out, "const float %s = rnn_op_%s(%s, %s);", name, ir_ops[n->op].name, args[0], args[1]); break;
+    default:
+        cg_emit(g->out, "const float %s = rnn_op_%s(%s, %s, %s);", name, ir_ops[n->op].name, args[0], args[1], args[2]);
+    }
+    if (s->stored)
+        cg_emit(g->out, "a.buf[%d][%s * %s + j] = %s;  // stored for later kernels", s->buffer, column(g, s->program),
+                dim_code(g->c, n->shape.dims[0], d, sizeof d), name);
+    return 1;
+}
+
+/* Writes one step result while the sequence runs: a state's next value or an output. */
+static int emit_write(Gen *g, const SchedWrite *w) {
+    char v[NAME_SIZE], d[NAME_SIZE];
+    if (!operand(g, w->node, v, sizeof v)) return 0;
+    const IrCell *c = g->c;
+    if (w->kind == WRITE_STATE) {
+        cg_emit(g->out, "a.state_next[%d][n * %s + j] = %s;  // %s'", w->index,
+                dim_code(c, c->states[w->index].shape.dims[0], d, sizeof d), v, c->states[w->index].name);
+    } else {
+        g->uses_col = 1;
+        cg_emit(g->out, "a.y[%d][col * a.ldy[%d] + j] = %s;  // output %s", w->index, w->index, v,
+                c->outputs[w->index].name);
+    }
+    return 1;
+}
+
+/* The guard for values of length len in a kernel J wide: "" when none is needed. */
+static const char *guard(const Gen *g, IrRef r, int64_t J, char *buf, size_t size) {
+    char d[NAME_SIZE];
+    if (node_len(g, r) >= J) return "";
+    snprintf(buf, size, "if (j < %s) ", dim_code(g->c, g->c->nodes[r].shape.dims[0], d, sizeof d));
+    return buf;
+}
+
+/* Item i of a group: its nodes, then the values its writes take. */
+static IrRef item_node(const SchedGroup *grp, int i) {
+    return i < grp->nnodes ? grp->nodes[i] : grp->writes[i - grp->nnodes].node;
+}
+
+/* The group's nodes and writes, one block per distinct vector length (elements past a
+ * shorter vector's end are skipped): nodes of different lengths never meet in a group,
+ * since element-wise operands agree in shape. */
+static int emit_active(Gen *g, const SchedGroup *grp, int64_t J) {
+    int nitems = grp->nnodes + grp->nwrites;
+    for (int start = 0; start < nitems; start++) {
+        IrRef first = item_node(grp, start);
+        int64_t len = node_len(g, first);
+        int seen = 0;
+        for (int k = 0; k < start && !seen; k++) seen = node_len(g, item_node(grp, k)) == len;
+        if (seen) continue;
+        char gbuf[GUARD_SIZE], d[80];
+        const char *gd = guard(g, first, J, gbuf, sizeof gbuf);
+        if (start > 0) cg_emit(g->out, "%s", "");
+        if (*gd) cg_open(g->out, "%s{  // the values %s long", gd, dim_text(g->c, g->c->nodes[first].shape.dims[0], d));
+        g->last_line = 0;
+        for (int i = start; i < grp->nnodes; i++)
+            if (node_len(g, grp->nodes[i]) == len && !emit_node(g, grp->nodes[i])) return 0;
+        int any = 0;
+        for (int w = 0; w < grp->nwrites; w++) {
+            if (node_len(g, grp->writes[w].node) != len) continue;
+            if (!any++) cg_emit(g->out, "// this step's results");
+            if (!emit_write(g, &grp->writes[w])) return 0;
+        }
+        if (*gd) cg_close(g->out, NULL);
+    }
+    return 1;
+}
+
+/* A finished sequence keeps its states and gets zeros in its outputs (at step t). */
+static void emit_finished(Gen *g, const SchedGroup *grp, int64_t J) {
+    const IrCell *c = g->c;
+    for (int w = 0; w < grp->nwrites; w++) {
+        const SchedWrite *wr = &grp->writes[w];
+        char gbuf[GUARD_SIZE], d[NAME_SIZE];
+        const char *gd = guard(g, wr->node, J, gbuf, sizeof gbuf);
+        if (wr->kind == WRITE_STATE) {
+            dim_code(c, c->states[wr->index].shape.dims[0], d, sizeof d);
+            cg_emit(g->out, "%sa.state_next[%d][n * %s + j] = a.state_prev[%d][n * %s + j];  // %s' = %s", gd, wr->index,
+                    d, wr->index, d, c->states[wr->index].name, c->states[wr->index].name);
+        } else {
+            cg_emit(g->out, "%sa.y[%d][((long long)a.t * a.N + n) * a.ldy[%d] + j] = 0.0f;  // output %s", gd,
+                    wr->index, wr->index, c->outputs[wr->index].name);
+        }
+    }
+}
+
+/* The comment block over a kernel: what it reads, computes, stores and writes. */
+static void emit_kernel_comment(Gen *g, const SchedGroup *grp, const char *kname, int64_t J, int jdim) {
+    const IrCell *c = g->c;
+    const Plan *p = g->plan;
+    StrBuf *out = g->out;
+    char t[80];
+    int step = grp->program == SCHED_STEP;
+    cg_emit(out, "// ---- %s: %s group %d (kernel %s%d in `rnncc dump --schedule`)", kname,
+            step ? "step" : "hoisted", grp->index, step ? "K" : "H", grp->index);
+    StrBuf when = {0};
+    if (step) sb_puts(&when, "Each step");
+    else sb_puts(&when, "Once per layer over all T*N columns");
+    int ngm = 0;
+    for (int j = 0; j < p->ngemms; j++)
+        if ((int)p->gemms[j].program == grp->program && p->gemms[j].phase == grp->index - 1)
+            sb_printf(&when, "%s G%d", ngm++ ? "," : ", after GEMM", j);
+    sb_printf(&when, "; one thread per (%s, j), j < %lld (J = %s).", step ? "n" : "col", (long long)J,
+              dim_text(c, jdim, t));
+    cg_emit(out, "// %s", sb_str(&when));
+    sb_free(&when);
+
+    /* what it reads: GEMM results, stored values, then leaves by kind */
+    char *listed = g->listed;
+    memset(listed, 0, c->nnodes + (size_t)p->ngemms);
+    StrBuf items = {0};
+    static const char *const kinds[] = {"", "", "input", "state", "param"};
+    static const char *const lead[] = {"", "", "T*N, ", "N, ", ""};
+    for (int pass = 0; pass < 5; pass++) {
+        StrBuf leaves = {0};
+        int prev_dim = -1;
+        for (int i = 0; i < grp->nnodes + grp->nwrites; i++) {
+            IrRef users[3];
+            int nu = 0;
+            if (i < grp->nnodes) {
+                const IrNode *n = &c->nodes[grp->nodes[i]];
+                for (int a = 0; a < ir_ops[n->op].arity; a++) users[nu++] = n->args[a];
+            } else {
+                users[nu++] = grp->writes[i - grp->nnodes].node;
+            }
+            for (int u = 0; u < nu; u++) {
+                IrRef r = users[u];
+                const IrNode *n = &c->nodes[r];
+                if (g->computed[r] || n->op == IR_CONST) continue;
+                int kind = n->op == IR_MATVEC ? 0 : n->op == IR_INPUT ? 2 : n->op == IR_STATE ? 3 : n->op == IR_PARAM ? 4 : 1;
+                if (kind != pass) continue;
+                if (kind == 0) {
+                    int j = p->node[r].gemm;
+                    if (listed[c->nnodes + j]) continue;
+                    listed[c->nnodes + j] = 1;
+                    const SchedGemm *gm = &p->gemms[j];
+                    sb_printf(&items, "%sG%d [%s, ", items.len ? "\n" : "", j, gm->program == SCHED_HOIST ? "T*N" : "N");
+                    put_rows(c, gm, &items);
+                    sb_printf(&items, "] in B%d = [", gm->out_buffer);
+                    for (int b = 0; b < gm->nproducts; b++)
+                        sb_printf(&items, "%s%s", b ? "; " : "",
+                                  c->params[c->nodes[c->nodes[gm->products[b]].args[0]].index].name);
+                    sb_puts(&items, "] @ ");
+                    put_value(c, gm->operand, &items);
+                    continue;
+                }
+                if (listed[r]) continue;
+                listed[r] = 1;
+                if (kind == 1) {
+                    sb_puts(&items, items.len ? "\n" : "");
+                    put_value(c, r, &items);
+                    sb_printf(&items, " [%s, %s] in B%d (stored by %s group %d)",
+                              p->node[r].program == SCHED_HOIST ? "T*N" : "N", dim_text(c, n->shape.dims[0], t),
+                              p->node[r].buffer, p->node[r].program == SCHED_HOIST ? "hoisted" : "step",
+                              p->node[r].group);
+                    continue;
+                }
+                /* leaves of one kind on one line, "params b_i, b_f [H], w [I]" */
+                if (prev_dim >= 0 && prev_dim != n->shape.dims[0])
+                    sb_printf(&leaves, " [%s%s]", lead[pass], dim_text(c, prev_dim, t));
+                sb_printf(&leaves, "%s%s", leaves.len ? ", " : "", node_name(c, r));
+                prev_dim = n->shape.dims[0];
+            }
+        }
+        if (leaves.len) {
+            sb_printf(&items, "%s%s%s %s [%s%s]", items.len ? "\n" : "", kinds[pass], strchr(sb_str(&leaves), ',') ? "s" : "",
+                      sb_str(&leaves), lead[pass], dim_text(c, prev_dim, t));
+        }
+        if (leaves.failed) items.failed = 1;
+        sb_free(&leaves);
+    }
+    if (items.len) emit_list(out, "reads", &items, NULL);
+    items.len = 0;
+
+    for (int i = 0; i < grp->nnodes; i++) {
+        const IrNode *n = &c->nodes[grp->nodes[i]];
+        sb_printf(&items, "%s%s", i ? "\n" : "", ir_ops[n->op].name);
+        if (n->name) sb_printf(&items, " %s", n->name);
+    }
+    if (items.len) {
+        sb_printf(&items, " (%d)", grp->nnodes);
+        emit_list(out, "computes", &items, ", ");
+    }
+    items.len = 0;
+    for (int i = 0; i < grp->nnodes; i++) {
+        IrRef r = grp->nodes[i];
+        if (!p->node[r].stored) continue;
+        sb_puts(&items, items.len ? "\n" : "");
+        put_value(c, r, &items);
+        sb_printf(&items, " [%s, %s] in B%d", grp->program == SCHED_HOIST ? "T*N" : "N",
+                  dim_text(c, c->nodes[r].shape.dims[0], t), p->node[r].buffer);
+    }
+    if (items.len) emit_list(out, "stores", &items, ", ");
+    items.len = 0;
+    for (int w = 0; w < grp->nwrites; w++) {
+        const SchedWrite *wr = &grp->writes[w];
+        sb_puts(&items, w ? "\n" : "");
+        if (wr->kind == WRITE_STATE)
+            sb_printf(&items, "state %s' [N, %s]", c->states[wr->index].name,
+                      dim_text(c, c->states[wr->index].shape.dims[0], t));
+        else
+            sb_printf(&items, "output %s [T*N, %s]", c->outputs[wr->index].name,
+                      dim_text(c, c->nodes[wr->node].shape.dims[0], t));
+    }
+    if (items.len) emit_list(out, "writes", &items, ", ");
+    int lo = 0, hi = 0;
+    for (int i = 0; i < grp->nnodes; i++) {
+        int l = c->nodes[grp->nodes[i]].loc.line;
+        if (l > 0 && (!lo || l < lo)) lo = l;
+        if (l > hi) hi = l;
+    }
+    if (lo == hi && lo) cg_emit(out, "// %-8s line %d of cell %s", "source", lo, c->name);
+    else if (lo) cg_emit(out, "// %-8s lines %d-%d of cell %s", "source", lo, hi, c->name);
+    if (items.failed) out->failed = 1;
+    sb_free(&items);
+}
+
+static int emit_kernel(Gen *g, int gi) {
+    const Plan *p = g->plan;
+    const IrCell *c = g->c;
+    const SchedGroup *grp = &p->groups[gi];
+    StrBuf *out = g->out;
+    char kname[NAME_SIZE], jd[NAME_SIZE];
+    int step = grp->program == SCHED_STEP;
+    if (cg_kernel_name(p, gi, kname, sizeof kname) < 0) return 0;
+    int64_t J = cg_group_width(g->L, gi);
+    int jdim = -1;
+    for (int i = 0; i < grp->nnodes + grp->nwrites && jdim < 0; i++) {
+        IrRef r = item_node(grp, i);
+        if (node_len(g, r) == J) jdim = c->nodes[r].shape.dims[0];
+    }
+    if (jdim < 0) return 0;
+    dim_code(c, jdim, jd, sizeof jd);
+
+    memset(g->computed, 0, c->nnodes);
+    memset(g->loaded, 0, c->nnodes);
+    for (int i = 0; i < grp->nnodes; i++) g->computed[grp->nodes[i]] = 1;
+    g->uses_col = !step;
+
+    emit_kernel_comment(g, grp, kname, J, jdim);
+    /* The body first, into its own buffer: the prologue declares `col` only if it is used. */
+    StrBuf body = {0};
+    body.indent = 2;
+    g->out = &body;
+    int ok = emit_active(g, grp, J);
+    g->out = out;
+    if (body.failed) out->failed = 1;
+    if (!ok) {
+        sb_free(&body);
+        return 0;
+    }
+
+    cg_emit(out, "extern \"C\" __global__ void __launch_bounds__(%d) %s(const RnnArgs a)", CG_BLOCK_SIZE, kname);
+    cg_open(out, "{");
+    if (step) cg_emit(out, "const long long items = (long long)a.N * %s;", jd);
+    else cg_emit(out, "const long long items = (long long)a.T * a.N * %s;", jd);
+    cg_emit(out, "for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < items;");
+    cg_open(out, "     i += (long long)gridDim.x * blockDim.x) {");
+    if (step) {
+        cg_emit(out, "const long long n = i / %s;  // the sequence", jd);
+        cg_emit(out, "const int j = (int)(i %% %s);  // the element", jd);
+        cg_emit(out, "const int len = a.lengths ? a.lengths[n] : a.T;");
+        if (grp->nwrites) {
+            cg_open(out, "if (a.t >= len) {  // sequence n has ended: keep its states, zero its outputs");
+            emit_finished(g, grp, J);
+            cg_emit(out, "continue;");
+            cg_close(out, NULL);
+        } else {
+            cg_emit(out, "if (a.t >= len) continue;  // sequence n has ended");
+        }
+        if (g->uses_col) {
+            cg_emit(out, "const int pos = a.reverse ? len - 1 - a.t : a.t;  // the position this step reads");
+            cg_emit(out, "const long long col = (long long)pos * a.N + n;  // its column of x, y and hoisted buffers");
+        }
+    } else {
+        cg_emit(out, "const long long col = i / %s;  // the column: position * N + sequence", jd);
+        cg_emit(out, "const int j = (int)(i %% %s);  // the element", jd);
+    }
+    sb_putn(out, sb_str(&body), body.len);
+    sb_free(&body);
+    cg_close(out, NULL);
+    cg_close(out, NULL);
+    return 1;
+}
+
+/* ---- the translation unit ----------------------------------------------------------------- */
+
+static void emit_header(Gen *g) {
+    const Plan *p = g->plan;
+    const IrCell *c = g->c;
+    StrBuf *out = g->out;
+    StrBuf s = {0};
+    char k[NAME_SIZE];
+    for (int d = 0; d < c->ndims; d++)
+        if (c->dims[d].name) sb_printf(&s, " %s=%lld", c->dims[d].name, (long long)g->L->dimval[d]);
+    cg_emit(out, "// Generated by rnncc from cell %s (dimensions:%s). Do not edit.", c->name, s.len ? sb_str(&s) : " none");
+    cg_emit(out, "// The element-wise kernels of one layer; cuBLAS runs the GEMMs between them. See docs/codegen.md.");
+    s.len = 0;
+    for (int gi = 0; gi < p->ngroups; gi++)
+        if (cg_kernel_name(p, gi, k, sizeof k) >= 0) sb_printf(&s, " %s", k);
+    cg_emit(out, "// rnncc-kernels:%s", sb_str(&s));
+    for (int prog = SCHED_HOIST; prog <= SCHED_STEP; prog++) {
+        s.len = 0;
+        for (int ph = 0; ph <= p->phases[prog]; ph++) {
+            for (int gi = 0; gi < p->ngroups; gi++)
+                if ((int)p->groups[gi].program == prog && p->groups[gi].index == ph &&
+                    cg_kernel_name(p, gi, k, sizeof k) >= 0)
+                    sb_printf(&s, "%s%s", s.len ? ", " : "", k);
+            for (int j = 0; j < p->ngemms; j++)
+                if ((int)p->gemms[j].program == prog && p->gemms[j].phase == ph)
+                    sb_printf(&s, "%sGEMM G%d", s.len ? ", " : "", j);
+        }
+        cg_emit(out, "// %-23s %s", prog == SCHED_HOIST ? "hoisted, once per layer:" : "step, T times:",
+                s.len ? sb_str(&s) : "(nothing)");
+    }
+    cg_emit(out, "// Launch each kernel 1-D: %d threads a block, items = N*J (step) or T*N*J (hoisted),",
+            CG_BLOCK_SIZE);
+    cg_emit(out, "// any grid (grid-stride loops); codegen/cg.h has the whole contract.");
+    if (s.failed) out->failed = 1;
+    sb_free(&s);
+    cg_emit(out, "%s", "");
+}
+
+/* The element-wise ops the cell uses, from the op table: value and partial derivatives. */
+static void emit_ops(Gen *g) {
+    static const char *const params[] = {"", "float a", "float a, float b", "float a, float b, float c"};
+    const IrCell *c = g->c;
+    char used[IR_OP_COUNT] = {0};
+    for (uint32_t i = 0; i < c->nnodes; i++)
+        if (ir_op_is_elementwise(c->nodes[i].op) && g->plan->node[i].program != SCHED_NONE) used[c->nodes[i].op] = 1;
+    cg_emit(g->out, "// ---- element-wise ops of this cell (ir/ops.def): value, then d/d(operand i) given the result y");
+    for (int op = 0; op < IR_OP_COUNT; op++) {
+        if (!used[op]) continue;
+        const OpInfo *o = &ir_ops[op];
+        cg_emit(g->out, "RNN_DEV float rnn_op_%s(%s) { return %s; }", o->name, params[o->arity], o->value);
+        for (int i = 0; i < o->arity; i++)
+            cg_emit(g->out, "RNN_DEV float rnn_dop_%s_%d(float a, float b, float c, float y) { return %s; }", o->name,
+                    i, o->deriv[i]);
+    }
+    cg_emit(g->out, "%s", "");
+}
+
+int cg_emit_forward(Arena *arena, const Plan *plan, const PlanLayout *layout, StrBuf *out, Diags *diags) {
+    const IrCell *c = plan->cell;
+    Gen g = {.plan = plan, .L = layout, .c = c, .diags = diags, .out = out};
+    g.computed = arena_alloc(arena, c->nnodes + 1u);
+    g.loaded = arena_alloc(arena, c->nnodes + 1u);
+    g.listed = arena_alloc(arena, c->nnodes + (size_t)plan->ngemms + 1u);
+    int errors = diags->nerrors;
+    if (!g.computed || !g.loaded || !g.listed) goto nomem;
+    if (!check_names(&g)) return 0;
+    emit_header(&g);
+    sb_puts(out, cg_prelude_text);
+    cg_emit(out, "%s", "");
+    cg_emit(out, "// ---- bound dimensions");
+    for (int d = 0; d < c->ndims; d++)
+        if (c->dims[d].name) cg_emit(out, "#define RNN_DIM_%s %lld", c->dims[d].name, (long long)layout->dimval[d]);
+    cg_emit(out, "%s", "");
+    emit_ops(&g);
+    for (int gi = 0; gi < plan->ngroups; gi++) {
+        if (gi) cg_emit(out, "%s", "");
+        if (!emit_kernel(&g, gi)) {
+            if (diags->nerrors == errors)
+                diag_error(diags, c->loc, "cannot generate code for cell '%s' (group %d)", c->name, gi);
+            return 0;
+        }
+    }
+    if (out->failed) goto nomem;
+    return 1;
+nomem:
+    diag_error(diags, (SrcLoc){0, 0, 1}, "out of memory while generating code for cell '%s'", c->name);
+    return 0;
+}
+
+/* ---- the launch contract's helpers ------------------------------------------------------- */
+
+int cg_kernel_name(const Plan *plan, int group, char *buf, size_t size) {
+    if (!plan || group < 0 || group >= plan->ngroups || !buf || size == 0) return -1;
+    const SchedGroup *g = &plan->groups[group];
+    int n = snprintf(buf, size, "rnncc_%s_%c%d", plan->cell->name, g->program == SCHED_HOIST ? 'h' : 's', g->index);
+    if (n < 0 || (size_t)n >= size) {
+        buf[0] = 0;
+        return -1;
+    }
+    return n;
+}
+
+int64_t cg_group_width(const PlanLayout *layout, int group) {
+    const Plan *p = layout->plan;
+    if (group < 0 || group >= p->ngroups) return -1;
+    const SchedGroup *g = &p->groups[group];
+    int64_t J = 1;
+    for (int i = 0; i < g->nnodes; i++) {
+        int64_t len = ir_node_len(p->cell, g->nodes[i], layout->dimval);
+        if (len > J) J = len;
+    }
+    for (int w = 0; w < g->nwrites; w++) {
+        int64_t len = ir_node_len(p->cell, g->writes[w].node, layout->dimval);
+        if (len > J) J = len;
+    }
+    return J;
+}
+
+int64_t cg_group_items(const PlanLayout *layout, int group, int64_t T, int64_t N) {
+    int64_t J = cg_group_width(layout, group), r;
+    if (J < 0 || T < 0 || N < 0) return -1;
+    if (__builtin_mul_overflow(N, J, &r)) return -1;
+    if (layout->plan->groups[group].program == SCHED_HOIST && __builtin_mul_overflow(r, T, &r)) return -1;
+    return r;
+}
+
+unsigned cg_grid_blocks(int64_t items) {
+    if (items <= CG_BLOCK_SIZE) return 1;
+    int64_t blocks = (items - 1) / CG_BLOCK_SIZE + 1;
+    return blocks > CG_MAX_GRID_BLOCKS ? CG_MAX_GRID_BLOCKS : (unsigned)blocks;
+}

@@ -1,0 +1,45 @@
+/* rnncc CUDA prelude: float twins of ir/opmath.h's rnn_* helpers (keep the two in step),
+ * prepended to every generated translation unit after runtime/rnn_args.h.
+ * Key idea: same names, same branches, same edge cases as the double originals; only the
+ * precision differs. tests/check_codegen.c compiles this file as C and compares every
+ * function here with its double twin on a grid of inputs.
+ *
+ * Accuracy: CUDA's accurate single-precision functions (expf, tanhf, log1pf, logf, sqrtf,
+ * sinf, cosf: at most 2 ulp over their whole range), and rnncc compiles without
+ * --use_fast_math. The fast intrinsics lose accuracy where cells live: __expf's error grows
+ * with |x| (2 + floor(1.173 |x|) ulp, ~13 ulp at x = 10), __logf's relative error is
+ * unbounded near 1, __sinf/__cosf are accurate only on [-pi, pi]. A CPU twin cannot measure
+ * their error, so they are not used. The element-wise kernels are memory-bound: the
+ * accurate functions cost nothing measurable there.
+ *
+ * NVRTC compiles this with no #includes: the CUDA math functions are built in. */
+#ifndef RNN_DEV
+#define RNN_DEV __device__ __forceinline__ /* inline: unused helpers cost nothing and draw no warning */
+#endif
+
+RNN_DEV float rnn_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
+RNN_DEV float rnn_tanh(float x) { return tanhf(x); }
+RNN_DEV float rnn_relu(float x) { return x > 0 ? x : 0.0f; }
+RNN_DEV float rnn_step(float x) { return x > 0 ? 1.0f : 0.0f; }
+RNN_DEV float rnn_exp(float x) { return expf(x); }
+RNN_DEV float rnn_log(float x) { return logf(x); }
+/* log(1 + e^x) without overflow for large x (PyTorch's softplus with beta = 1, no threshold). */
+RNN_DEV float rnn_softplus(float x) { return x > 0 ? x + log1pf(expf(-x)) : log1pf(expf(x)); }
+RNN_DEV float rnn_abs(float x) { return fabsf(x); }
+RNN_DEV float rnn_sign(float x) { return x > 0 ? 1.0f : x < 0 ? -1.0f : 0.0f; }
+RNN_DEV float rnn_sqrt(float x) { return sqrtf(x); }
+/* Not fminf/fmaxf: the comparison form matches the double twin, NaNs included. */
+RNN_DEV float rnn_min(float a, float b) { return a <= b ? a : b; }
+RNN_DEV float rnn_max(float a, float b) { return a >= b ? a : b; }
+RNN_DEV float rnn_le(float a, float b) { return a <= b ? 1.0f : 0.0f; }
+RNN_DEV float rnn_ge(float a, float b) { return a >= b ? 1.0f : 0.0f; }
+RNN_DEV float rnn_lt(float a, float b) { return a < b ? 1.0f : 0.0f; }
+RNN_DEV float rnn_gt(float a, float b) { return a > b ? 1.0f : 0.0f; }
+RNN_DEV float rnn_clamp(float x, float lo, float hi) { return x < lo ? lo : x > hi ? hi : x; }
+RNN_DEV float rnn_inside(float x, float lo, float hi) { return x >= lo && x <= hi ? 1.0f : 0.0f; }
+/* PyTorch's hardsigmoid: clamp(x / 6 + 1/2, 0, 1), computed as PyTorch's kernels do,
+ * (x + 3) / 6: x + 3 is exact near -3, where x / 6 + 0.5 would cancel (1e-5 relative error). */
+RNN_DEV float rnn_hardsigmoid(float x) { return x <= -3 ? 0.0f : x >= 3 ? 1.0f : (x + 3) / 6; }
+RNN_DEV float rnn_hardsigmoid_d(float x) { return x > -3 && x < 3 ? 1.0f / 6 : 0.0f; }
+RNN_DEV float rnn_sin(float x) { return sinf(x); }
+RNN_DEV float rnn_cos(float x) { return cosf(x); }

@@ -1,0 +1,150 @@
+/* `rnncc emit`: a cell's CUDA translation unit for bound dimensions, as source, PTX or CUBIN.
+ * Key idea: the same path the runtime takes (plan, layout, cg_emit_forward, rt_nvrtc_compile),
+ * so what this prints is exactly what a model would run. */
+#include <getopt.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "codegen/cg.h"
+#include "ir/sched.h"
+#include "runtime/rt_nvrtc.h"
+
+enum { MAX_DIMS = 64 };
+
+static void print_diags(const Diags *d) {
+    StrBuf err = {0};
+    diag_render(d, &err);
+    fputs(sb_str(&err), stderr);
+    sb_free(&err);
+}
+
+/* Plans, lays out and emits one cell into out; returns a CLI status. */
+static int emit_cell(CliSource *s, const IrCell *ic, const char **dims, int ndims, StrBuf *out) {
+    Plan *plan = sched_plan(&s->arena, ic, &s->diags);
+    if (!plan) {
+        print_diags(&s->diags);
+        return CLI_INPUT_ERROR;
+    }
+    int64_t *dimval = arena_array(&s->arena, (size_t)ic->ndims + 1, sizeof *dimval);
+    if (!dimval) {
+        fprintf(stderr, "rnncc emit: error: out of memory\n");
+        return CLI_INPUT_ERROR;
+    }
+    int before = s->diags.nerrors;
+    if (!ir_bind_dims(ic, dims, ndims, dimval, &s->diags)) {
+        print_diags(&s->diags);
+        StrBuf names = {0};
+        for (int d = 0; d < ic->ndims; d++)
+            if (ic->dims[d].name) sb_printf(&names, " --dim %s=VALUE", ic->dims[d].name);
+        fprintf(stderr, "rnncc emit: note: cell '%s' takes:%s\n", ic->name,
+                sb_str(&names));
+        sb_free(&names);
+        return CLI_USAGE_ERROR;
+    }
+    PlanLayout *layout = sched_layout(&s->arena, plan, dimval, &s->diags);
+    if (layout) cg_emit_forward(&s->arena, plan, layout, out, &s->diags);
+    if (!layout || s->diags.nerrors > before) {
+        print_diags(&s->diags);
+        return CLI_INPUT_ERROR;
+    }
+    return CLI_OK;
+}
+
+/* Compiles source through NVRTC and writes the PTX or CUBIN. */
+static int compile_and_write(const char *source, const char *cell, RtNvrtcTarget target, const char *arch,
+                             const char *out_path) {
+    RtNvrtcResult res;
+    char name[128];
+    snprintf(name, sizeof name, "%.100s.cu", cell);
+    RtNvrtcStatus st = rt_nvrtc_compile(source, name, target, arch, &res);
+    int status = CLI_OK;
+    if (st != RT_NVRTC_OK) {
+        StrBuf report = {0};
+        rt_nvrtc_report(&res, &report);
+        fprintf(stderr, "rnncc emit: error: NVRTC could not compile cell '%s' for %s\n%s", cell, arch, sb_str(&report));
+        sb_free(&report);
+        status = st == RT_NVRTC_ERR_ARCH ? CLI_USAGE_ERROR : CLI_INPUT_ERROR;
+    } else {
+        if (res.log && res.log[0]) fprintf(stderr, "%s", res.log); /* NVRTC's warnings */
+        status = cli_write_output(out_path, res.image, res.size);
+    }
+    rt_nvrtc_result_free(&res);
+    return status;
+}
+
+int cli_emit(int argc, char **argv) {
+    static const struct option opts[] = {
+        {"cell", required_argument, 0, 'c'}, {"dim", required_argument, 0, 'D'},
+        {"output", required_argument, 0, 'o'}, {"ptx", no_argument, 0, 'p'}, {"cubin", no_argument, 0, 'b'},
+        {"arch", required_argument, 0, 'a'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    const char *cell = NULL, *out_path = NULL, *arch = "sm_90";
+    const char *dims[MAX_DIMS];
+    int ndims = 0, ptx = 0, cubin = 0, c;
+    optind = 1; /* options may follow FILE (GNU argument permutation) */
+    while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'c': cell = optarg; break;
+        case 'o': out_path = optarg; break;
+        case 'p': ptx = 1; break;
+        case 'b': cubin = 1; break;
+        case 'a': arch = optarg; break;
+        case 'D':
+            if (ndims == MAX_DIMS) { fprintf(stderr, "rnncc emit: error: too many --dim options\n"); return CLI_USAGE_ERROR; }
+            dims[ndims++] = optarg;
+            break;
+        case 'h':
+            printf("usage: rnncc emit [--cell NAME] [--dim NAME=VALUE]... [--ptx | --cubin] [--arch ARCH] [-o FILE] FILE\n"
+                   "Prints the CUDA translation unit of a cell in FILE (the only one, or --cell NAME) with every\n"
+                   "dimension bound by --dim. --ptx or --cubin compile it with NVRTC for ARCH (default sm_90) and\n"
+                   "write the result instead; a CUBIN is binary and is written only to -o FILE or a pipe.\n");
+            return CLI_OK;
+        default: return CLI_USAGE_ERROR;
+        }
+    }
+    if (ptx && cubin) {
+        fprintf(stderr, "rnncc emit: error: --ptx and --cubin exclude each other\n");
+        return CLI_USAGE_ERROR;
+    }
+    if (optind != argc - 1) {
+        fprintf(stderr, "rnncc emit: error: expected exactly one input file (argument FILE)\n");
+        return CLI_USAGE_ERROR;
+    }
+    char optbuf[256];
+    if ((ptx || cubin) && rt_nvrtc_options_text(ptx ? RT_NVRTC_PTX : RT_NVRTC_CUBIN, arch, optbuf, sizeof optbuf) < 0) {
+        fprintf(stderr, "rnncc emit: error: invalid --arch '%s' (expected sm_XX%s, e.g. sm_90)\n", arch,
+                ptx ? " or compute_XX" : "");
+        return CLI_USAGE_ERROR;
+    }
+    if (cubin && (!out_path || strcmp(out_path, "-") == 0) && isatty(STDOUT_FILENO)) {
+        fprintf(stderr, "rnncc emit: error: a CUBIN is binary; write it to a file with -o FILE\n");
+        return CLI_USAGE_ERROR;
+    }
+    CliSource s;
+    int status = cli_load(&s, argv[optind]);
+    if (status == CLI_OK) {
+        const IrCell *ic = ir_find_cell(s.module, cell);
+        if (!ic && cell) {
+            fprintf(stderr, "rnncc emit: error: no cell named '%s' in %s (option --cell)\n", cell, s.path);
+            status = CLI_USAGE_ERROR;
+        } else if (!ic) {
+            fprintf(stderr, "rnncc emit: error: %s defines %d cells; choose one with --cell NAME\n", s.path,
+                    s.module->ncells);
+            status = CLI_USAGE_ERROR;
+        } else {
+            StrBuf out = {0};
+            status = emit_cell(&s, ic, dims, ndims, &out);
+            if (status == CLI_OK && out.failed) {
+                fprintf(stderr, "rnncc emit: error: out of memory\n");
+                status = CLI_INPUT_ERROR;
+            } else if (status == CLI_OK && (ptx || cubin)) {
+                status = compile_and_write(sb_str(&out), ic->name, ptx ? RT_NVRTC_PTX : RT_NVRTC_CUBIN, arch, out_path);
+            } else if (status == CLI_OK) {
+                status = cli_write_output(out_path, sb_str(&out), out.len);
+            }
+            sb_free(&out);
+        }
+    }
+    cli_source_free(&s);
+    return status;
+}
