@@ -232,16 +232,6 @@ END_TEST
 
 /* ---- the executor against the reference ------------------------------------------------ */
 
-/* Reverses each sequence of a [T][N][D] array within its own length. */
-static void reverse_seq(const double *in, double *out, int64_t T, int64_t N, int64_t D, const int64_t *len) {
-    memset(out, 0, (size_t)(T * N * D) * sizeof *out);
-    for (int64_t n = 0; n < N; n++) {
-        int64_t L = len ? len[n] : T;
-        for (int64_t t = 0; t < L; t++)
-            memcpy(out + ((L - 1 - t) * N + n) * D, in + (t * N + n) * D, (size_t)D * sizeof *out);
-    }
-}
-
 /* Runs the plan executor and the reference on one random problem and compares everything. */
 static void check_executor(const IrCell *c, const Plan *plan, Rng *rng, int64_t T, int64_t N, int varlen, int reverse) {
     Arena a; arena_init(&a);
@@ -258,7 +248,7 @@ static void check_executor(const IrCell *c, const Plan *plan, Rng *rng, int64_t 
     double *xr = NULL;
     if (reverse) {
         xr = tu_alloc((size_t)(T * N * I), sizeof(double));
-        reverse_seq(tp.x, xr, T, N, I, tp.lengths);
+        ref_reverse_sequences(tp.x, xr, T, N, I, tp.lengths);
         rp.x = xr;
     }
     ck_assert_int_eq(ref_forward(&rp, yr, hr), 0);
@@ -268,7 +258,7 @@ static void check_executor(const IrCell *c, const Plan *plan, Rng *rng, int64_t 
         double *tmp = NULL;
         if (reverse) {
             tmp = tu_alloc((size_t)size, sizeof(double));
-            reverse_seq(yr[o], tmp, T, N, D, tp.lengths);
+            ref_reverse_sequences(yr[o], tmp, T, N, D, tp.lengths);
             want = tmp;
         }
         double e = tu_max_rel_err(y[o], want, (size_t)size, 1e-30);
@@ -355,6 +345,93 @@ START_TEST(chained_hoisted_products) {
 }
 END_TEST
 
+/* The executor's backward against the reference's reverse-mode gradients (reverse: the
+ * reference runs on reversed sequences, so dx and dy are reversed around it). */
+static void check_backward(const IrCell *c, const Plan *plan, Rng *rng, int64_t T, int64_t N, int varlen, int reverse) {
+    Arena a; arena_init(&a);
+    TuProblem tp;
+    tu_problem(&tp, rng, c, T, N, 2, 5, varlen);
+    Diags d; diag_init(&d, &a, c->name, NULL, 0);
+    const PlanLayout *L = sched_layout(&a, plan, tp.dimval, &d);
+    ck_assert_ptr_nonnull(L);
+    double **dy = tu_alloc_outputs(&tp), **dyr = tu_alloc_outputs(&tp), **dhT = tu_alloc_states(&tp);
+    for (int o = 0; o < c->noutputs; o++) {
+        int64_t D = tu_output_len(&tp, o);
+        tu_fill(rng, dy[o], (size_t)(T * N * D), -1, 1);
+        ref_reverse_sequences(dy[o], dyr[o], T, N, D, tp.lengths);
+    }
+    for (int k = 0; k < c->nstates; k++) tu_fill(rng, dhT[k], (size_t)(N * tu_state_len(&tp, k)), -1, 1);
+    int64_t I = ir_shape_numel(&c->inputs[0].shape, tp.dimval);
+    double *dx = tu_alloc((size_t)(T * N * I), sizeof(double)), *dxr = tu_alloc((size_t)(T * N * I), sizeof(double));
+    double **dh0 = tu_alloc_states(&tp), **dh0r = tu_alloc_states(&tp);
+    double **dp = tu_alloc((size_t)c->nparams + 1, sizeof *dp), **dpr = tu_alloc((size_t)c->nparams + 1, sizeof *dpr);
+    for (int k = 0; k < c->nparams; k++) {
+        size_t n = (size_t)ir_shape_numel(&c->params[k].shape, tp.dimval);
+        dp[k] = tu_alloc(n, sizeof(double));
+        dpr[k] = tu_alloc(n, sizeof(double));
+    }
+    ck_assert_int_eq(sched_exec_backward(L, &tp.p, reverse, (const double *const *)dy, (const double *const *)dhT, dx, dh0, dp), 0);
+    RefProblem rp = tp.p;
+    double *xr = NULL;
+    if (reverse) {
+        xr = tu_alloc((size_t)(T * N * I), sizeof(double));
+        ref_reverse_sequences(tp.x, xr, T, N, I, tp.lengths);
+        rp.x = xr;
+    }
+    ck_assert_int_eq(ref_backward(&rp, (const double *const *)(reverse ? dyr : dy), (const double *const *)dhT, dxr, dh0r, dpr), 0);
+    if (reverse) { /* the reference's dx is of the reversed input */
+        double *tmp = tu_alloc((size_t)(T * N * I), sizeof(double));
+        ref_reverse_sequences(dxr, tmp, T, N, I, tp.lengths);
+        memcpy(dxr, tmp, (size_t)(T * N * I) * sizeof(double));
+        free(tmp);
+    }
+    /* relative to the largest gradient of each tensor: adjoints summed in another order */
+    double e = tu_max_rel_err(dx, dxr, (size_t)(T * N * I), 1e-9);
+    ck_assert_msg(e <= 1e-10, "%s dx (varlen %d, reverse %d): %g", c->name, varlen, reverse, e);
+    for (int k = 0; k < c->nstates; k++) {
+        e = tu_max_rel_err(dh0[k], dh0r[k], (size_t)(N * tu_state_len(&tp, k)), 1e-9);
+        ck_assert_msg(e <= 1e-10, "%s dh0 %s (varlen %d, reverse %d): %g", c->name, c->states[k].name, varlen, reverse, e);
+    }
+    for (int k = 0; k < c->nparams; k++) {
+        e = tu_max_rel_err(dp[k], dpr[k], (size_t)ir_shape_numel(&c->params[k].shape, tp.dimval), 1e-9);
+        ck_assert_msg(e <= 1e-10, "%s d%s (varlen %d, reverse %d): %g", c->name, c->params[k].name, varlen, reverse, e);
+    }
+    free(xr); free(dx); free(dxr);
+    tu_free_arrays(dy, c->noutputs); tu_free_arrays(dyr, c->noutputs); tu_free_arrays(dhT, c->nstates);
+    tu_free_arrays(dh0, c->nstates); tu_free_arrays(dh0r, c->nstates);
+    tu_free_arrays(dp, c->nparams); tu_free_arrays(dpr, c->nparams);
+    tu_problem_free(&tp);
+    arena_free(&a);
+}
+
+static void check_backward_all_modes(const IrCell *c, Rng *rng) {
+    Arena a; arena_init(&a);
+    const Plan *plan = plan_of(&a, c);
+    for (int varlen = 0; varlen <= 1; varlen++)
+        for (int reverse = 0; reverse <= 1; reverse++) check_backward(c, plan, rng, 4, 3, varlen, reverse);
+    check_backward(c, plan, rng, 1, 1, 0, 0);
+    arena_free(&a);
+}
+
+START_TEST(executor_backward_matches_reference) {
+    char **paths;
+    int n = tu_list_cells(&paths);
+    Rng rng = {99};
+    for (int f = 0; f < n; f++) {
+        Arena a; arena_init(&a);
+        const IrModule *m = tu_compile_file(&a, paths[f]);
+        for (int i = 0; i < m->ncells; i++) check_backward_all_modes(m->cells[i], &rng);
+        arena_free(&a);
+    }
+    tu_free_list(paths, n);
+    for (size_t i = 0; i < sizeof edge_cells / sizeof *edge_cells; i++) {
+        Arena a; arena_init(&a);
+        check_backward_all_modes(cell_of_text(&a, edge_cells[i]), &rng);
+        arena_free(&a);
+    }
+}
+END_TEST
+
 /* ---- golden plan dumps -------------------------------------------------------------------- */
 
 START_TEST(plan_dumps_match_golden) {
@@ -397,6 +474,7 @@ int main(void) {
     tcase_add_test(tc, chained_hoisted_products);
     tcase_add_test(tc, executor_matches_reference_for_every_cell);
     tcase_add_test(tc, executor_on_edge_cells);
+    tcase_add_test(tc, executor_backward_matches_reference);
     tcase_add_test(tc, plan_dumps_match_golden);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
