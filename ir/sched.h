@@ -106,6 +106,9 @@ typedef struct PlanLayout {
     int64_t *gemm_cols;         /* per GEMM: the operand's length (the K) */
     int64_t *block_row;         /* per IR node (matvecs): first row of its block in its GEMM */
     int64_t *buffer_width;      /* per buffer: elements per column */
+    int64_t *acc_offset;        /* per vector parameter: its gradient accumulator's offset in
+                                   rows (its [N][rows] block starts at N * acc_offset); -1 for matrices */
+    int64_t acc_rows;           /* rows of all vector parameters together */
 } PlanLayout;
 
 /* Elements between packed items: every item starts at a multiple of this (64 bytes in fp32). */

@@ -46,8 +46,9 @@ PlanLayout *sched_layout(Arena *arena, const Plan *plan, const int64_t *dimval, 
     L->gemm_cols = arena_array(arena, plan->ngemms + 1u, sizeof(int64_t));
     L->block_row = arena_array(arena, c->nnodes + 1u, sizeof(int64_t));
     L->buffer_width = arena_array(arena, plan->nbuffers + 1u, sizeof(int64_t));
+    L->acc_offset = arena_array(arena, c->nparams + 1u, sizeof(int64_t));
     if (!dv || !L->param_offset || !L->param_rows || !L->param_cols || !L->gemm_rows || !L->gemm_cols ||
-        !L->block_row || !L->buffer_width)
+        !L->block_row || !L->buffer_width || !L->acc_offset)
         return NULL;
     for (int d = 0; d < c->ndims; d++) {
         dv[d] = c->dims[d].name ? dimval[d] : c->dims[d].literal;
@@ -62,6 +63,8 @@ PlanLayout *sched_layout(Arena *arena, const Plan *plan, const int64_t *dimval, 
         const IrShape *s = &c->params[k].shape;
         L->param_rows[k] = dv[s->dims[0]];
         L->param_cols[k] = s->kind == IR_MATRIX ? dv[s->dims[1]] : 1;
+        L->acc_offset[k] = s->kind == IR_MATRIX ? -1 : L->acc_rows;
+        if (s->kind != IR_MATRIX) L->acc_rows = add(&ck, L->acc_rows, L->param_rows[k]);
     }
     int64_t off = 0;
     for (int i = 0; i < plan->npack; i++) {

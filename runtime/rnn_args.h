@@ -18,6 +18,13 @@ typedef struct RnnArgs {
     float *y[RNN_MAX_OUTPUTS];           /* per output: column (pos, n) at y + (pos*N + n)*ldy */
     long long ldy[RNN_MAX_OUTPUTS];
     const int *lengths;                  /* [N] sequence lengths, or NULL: every sequence has T steps */
+    /* backward kernels only: adjoints, each laid out like the value it belongs to */
+    float *dbuf[RNN_MAX_BUFFERS];        /* += adjoints of the plan buffers (same columns and widths as buf) */
+    float *dstate_prev[RNN_MAX_STATES];  /* += the adjoint of the state value this step read */
+    const float *dstate_next[RNN_MAX_STATES]; /* the adjoint of this step's state result */
+    const float *dy[RNN_MAX_OUTPUTS];    /* output adjoints (NULL: zero), column (pos, n) at dy + (pos*N + n)*ldy */
+    float *dx;                           /* += input adjoints (NULL: not wanted), column (pos, n) at dx + (pos*N + n)*ldx */
+    float *dparam;                       /* += vector-parameter adjoints: parameter p's [N][rows] block at dparam + N*acc_offset[p] */
     int t;                               /* the step's iteration index, 0..T-1 */
     int reverse;                         /* 1: this direction reads positions from each sequence's end */
     int T, N;
