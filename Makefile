@@ -43,7 +43,7 @@ GRAMMAR_GEN  := $(B)/grammar/parser.c $(B)/grammar/lexer.c
 CODEGEN_SRCS := codegen/emit.c codegen/cg_forward.c
 RUNTIME_SRCS := runtime/rt_nvrtc.c
 RT_SRCS      := runtime/rt_program.c runtime/rt_model.c runtime/rt_regions.c runtime/rt_forward.c \
-                runtime/rt_module.c runtime/rt_cache.c runtime/rt_verify.c
+                runtime/rt_module.c runtime/rt_cache.c runtime/rt_verify.c runtime/rt_bind.c
 CLI_SRCS     := compiler/main.c compiler/cli_load.c compiler/cli_dump.c compiler/cli_emit.c compiler/cli_run.c
 TEST_SRCS    := $(wildcard tests/check_*.c)
 
@@ -140,14 +140,14 @@ asan:
 
 # ---- fuzzing: libFuzzer over parse + check ----------------------------------------
 FUZZ_SECONDS ?= 60
-$(B)/fuzz_parse: tests/fuzz/fuzz_parse.c $(LIB_SRCS) $(GRAMMAR_GEN)
+$(B)/fuzz_parse: tests/fuzz/fuzz_parse.c $(IR_SRCS) $(GRAMMAR_SRCS) $(GRAMMAR_GEN)
 	@echo "  FUZZ    $@"
 	$(Q)clang -std=c11 -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined $(CPPFLAGS:-MMD=) -o $@ $^ -lm
 
 fuzz: $(B)/fuzz_parse
 	@mkdir -p $(B)/fuzz-corpus && cp cells/*.cell $(B)/fuzz-corpus/
 	$(B)/fuzz_parse -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 -max_len=4096 \
-	    $(B)/fuzz-corpus tests/bad
+	    -dict=tests/fuzz/cell.dict $(B)/fuzz-corpus tests/bad
 
 # ---- examples: host programs that embed the JIT through runtime/rnncc.h only -------
 EXAMPLE_SRCS := $(wildcard examples/*.c)

@@ -8,69 +8,18 @@
 #include "codegen/cg.h"
 #include "rt_internal.h"
 
-/* What one layer-direction's work needs while it is being issued. */
-typedef struct Issue {
-    rnncc_model *m;
-    const rnncc_io *io;
-    const RtRegions *r;
-    const RtUnit *unit;
-    cudaStream_t stream;
-    cublasHandle_t blas;
-    int slot;                 /* regions slot: the unit (training) or the direction (inference) */
-    const float *x;           /* this layer's input */
-    int64_t ldx;
-    float *bufs[RNN_MAX_BUFFERS];
-    float *states[RNN_MAX_STATES]; /* slot 0 of each state's slots */
-    float *y[RNN_MAX_OUTPUTS];
-    int64_t ldy[RNN_MAX_OUTPUTS];
-    const int *lengths;       /* device, or NULL */
-} Issue;
-
-static int64_t state_len(const rnncc_model *m, int k) { return ir_shape_numel(&m->cell->states[k].shape, m->dimval[0]); }
-
-static float *state_slot(const Issue *is, int k, int64_t t) {
-    int64_t n = is->io->N * state_len(is->m, k);
-    return is->states[k] + (is->r->training ? t : t % 2) * n;
-}
-
-/* The buffer of plan buffer b at step t (step buffers are per step in training). */
-static float *buffer_at(const Issue *is, int b, int64_t t) {
-    return is->bufs[b] + (size_t)(t * is->r->buf_stride[is->slot * is->m->plan->nbuffers + b]);
-}
-
-/* Where a GEMM reads its operand vector for every column, and the distance between columns. */
-static const float *operand(const Issue *is, IrRef r, int64_t t, int64_t *ld) {
-    const rnncc_model *m = is->m;
-    const IrNode *n = &m->cell->nodes[r];
-    const SchedNode *s = &m->plan->node[r];
-    const PlanLayout *L = is->unit->layout;
-    switch (n->op) {
-    case IR_INPUT: *ld = is->ldx; return is->x;
-    case IR_STATE: *ld = state_len(m, n->index); return state_slot(is, n->index, t);
-    case IR_MATVEC: {
-        int b = m->plan->gemms[s->gemm].out_buffer;
-        *ld = L->buffer_width[b];
-        return buffer_at(is, b, m->plan->buffers[b].program == SCHED_STEP ? t : 0) + L->block_row[r];
-    }
-    default:
-        *ld = L->buffer_width[s->buffer];
-        return buffer_at(is, s->buffer, s->program == SCHED_STEP ? t : 0);
-    }
-}
-
-static rnncc_status run_gemm(Issue *is, int j, int64_t t) {
+static rnncc_status run_gemm(RtBind *is, int j, int64_t t) {
     rnncc_model *m = is->m;
     const SchedGemm *g = &m->plan->gemms[j];
     const PlanLayout *L = is->unit->layout;
-    int64_t cols = g->program == SCHED_HOIST ? is->io->T * is->io->N : is->io->N;
+    int64_t cols = g->program == SCHED_HOIST ? is->r->T * is->r->N : is->r->N;
     if (cols == 0) return RNNCC_OK;
     int64_t M = L->gemm_rows[j], K = L->gemm_cols[j], W = L->buffer_width[g->out_buffer], ldb;
     if (M > INT32_MAX || K > INT32_MAX)
         return rt_fail(m, RNNCC_ERR_OVERFLOW, "a GEMM of %lld x %lld exceeds cuBLAS's 32-bit sizes", (long long)M, (long long)K);
-    const float *w = m->weights + is->unit->weight_offset +
-                     L->param_offset[m->cell->nodes[m->cell->nodes[g->products[0]].args[0]].index];
-    const float *b = operand(is, g->operand, t, &ldb);
-    float *c = buffer_at(is, g->out_buffer, g->program == SCHED_STEP ? t : 0);
+    const float *w = rt_gemm_weights(is, m->weights, j);
+    const float *b = rt_operand(is, g->operand, t, 0, &ldb);
+    float *c = rt_buffer_at(is, is->bufs, g->out_buffer, t);
     const float one = 1, zero = 0;
     cublasComputeType_t ct = m->precision == RNNCC_TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
     /* C[W x cols] (column-major) = W_stack^T (the row-major [M][K] block read as column-major K x M) * B[K x cols] */
@@ -79,12 +28,10 @@ static rnncc_status run_gemm(Issue *is, int j, int64_t t) {
     return RNNCC_OK;
 }
 
-static rnncc_status run_group(Issue *is, int gi, int64_t t) {
+static rnncc_status run_group(RtBind *is, int gi, int64_t t) {
     rnncc_model *m = is->m;
-    const SchedGroup *g = &m->plan->groups[gi];
     const RtModule *mod = is->unit->module;
-    (void)g;
-    int64_t items = cg_group_items(is->unit->layout, gi, is->io->T, is->io->N);
+    int64_t items = cg_group_items(is->unit->layout, gi, is->r->T, is->r->N);
     if (items < 0) return rt_fail(m, RNNCC_ERR_OVERFLOW, "kernel %d: its work items overflow", gi);
     if (items == 0) return RNNCC_OK;
     dim3 grid = {cg_grid_blocks(items), 1, 1}, block = {CG_BLOCK_SIZE, 1, 1};
@@ -93,25 +40,24 @@ static rnncc_status run_group(Issue *is, int gi, int64_t t) {
     a.params = m->weights + is->unit->weight_offset;
     a.x = is->x;
     a.ldx = is->ldx;
-    for (int b = 0; b < m->plan->nbuffers; b++)
-        a.buf[b] = buffer_at(is, b, m->plan->buffers[b].program == SCHED_STEP ? t : 0);
+    for (int b = 0; b < m->plan->nbuffers; b++) a.buf[b] = rt_buffer_at(is, is->bufs, b, t);
     for (int k = 0; k < m->cell->nstates; k++) {
-        a.state_prev[k] = state_slot(is, k, t);
-        a.state_next[k] = state_slot(is, k, t + 1);
+        a.state_prev[k] = rt_state_slot(is, k, t);
+        a.state_next[k] = rt_state_slot(is, k, t + 1);
     }
     for (int o = 0; o < m->cell->noutputs; o++) { a.y[o] = is->y[o]; a.ldy[o] = is->ldy[o]; }
     a.lengths = is->lengths;
     a.t = (int)t;
     a.reverse = is->unit->dir;
-    a.T = (int)is->io->T;
-    a.N = (int)is->io->N;
+    a.T = (int)is->r->T;
+    a.N = (int)is->r->N;
     void *args[] = {&a};
     RT_CUDA(m, cudaLaunchKernel((const void *)mod->kernels[gi], grid, block, args, 0, is->stream));
     RT_CUDA(m, cudaGetLastError());
     return RNNCC_OK;
 }
 
-static rnncc_status run_program(Issue *is, SchedProgram prog, int64_t t) {
+static rnncc_status run_program(RtBind *is, SchedProgram prog, int64_t t) {
     const Plan *p = is->m->plan;
     for (int k = 0; k <= p->phases[prog]; k++) {
         for (int i = 0; i < p->ngroups; i++)
@@ -123,62 +69,52 @@ static rnncc_status run_program(Issue *is, SchedProgram prog, int64_t t) {
 }
 
 /* Issues one layer-direction: initial states, hoisted program, T steps, final states. */
-static rnncc_status issue_unit(Issue *is) {
+static rnncc_status issue_unit(RtBind *is, const rnncc_io *io) {
     rnncc_model *m = is->m;
     const IrCell *c = m->cell;
-    const rnncc_io *io = is->io;
     int u = is->unit->layer * m->dirs + is->unit->dir;
     RT_CUBLAS(m, cublasSetStream(is->blas, is->stream));
     for (int k = 0; k < c->nstates; k++) {
-        size_t bytes = (size_t)(io->N * state_len(m, k)) * sizeof(float);
+        size_t bytes = (size_t)(io->N * ir_shape_numel(&c->states[k].shape, m->dimval[0])) * sizeof(float);
         const float *h0 = io->h0 && io->h0[k] ? io->h0[k] + (size_t)u * (bytes / sizeof(float)) : NULL;
-        if (h0) RT_CUDA(m, cudaMemcpyAsync(state_slot(is, k, 0), h0, bytes, cudaMemcpyDeviceToDevice, is->stream));
-        else RT_CUDA(m, cudaMemsetAsync(state_slot(is, k, 0), 0, bytes, is->stream));
+        if (h0) RT_CUDA(m, cudaMemcpyAsync(rt_state_slot(is, k, 0), h0, bytes, cudaMemcpyDeviceToDevice, is->stream));
+        else RT_CUDA(m, cudaMemsetAsync(rt_state_slot(is, k, 0), 0, bytes, is->stream));
     }
     if (io->T > 0) RT_TRY(run_program(is, SCHED_HOIST, 0));
     for (int64_t t = 0; t < io->T; t++) RT_TRY(run_program(is, SCHED_STEP, t));
     for (int k = 0; k < c->nstates; k++) {
         if (!io->hT || !io->hT[k]) continue;
-        size_t bytes = (size_t)(io->N * state_len(m, k)) * sizeof(float);
-        RT_CUDA(m, cudaMemcpyAsync(io->hT[k] + (size_t)u * (bytes / sizeof(float)), state_slot(is, k, io->T), bytes,
+        size_t bytes = (size_t)(io->N * ir_shape_numel(&c->states[k].shape, m->dimval[0])) * sizeof(float);
+        RT_CUDA(m, cudaMemcpyAsync(io->hT[k] + (size_t)u * (bytes / sizeof(float)), rt_state_slot(is, k, io->T), bytes,
                                    cudaMemcpyDeviceToDevice, is->stream));
     }
     return RNNCC_OK;
 }
 
 rnncc_status rt_issue_forward(rnncc_model *m, const rnncc_io *io, const RtRegions *r, char *ws, char *reserve) {
-    const IrCell *c = m->cell;
-    char *keep = r->training ? reserve : ws;
-    int64_t D0 = ir_node_len(c, c->outputs[0].node, m->dimval[0]);
     for (int l = 0; l < m->layers; l++) {
         if (m->dirs == 2) { /* both directions wait for everything before this layer */
             RT_CUDA(m, cudaEventRecord(m->events[0], m->streams[0]));
             RT_CUDA(m, cudaStreamWaitEvent(m->streams[1], m->events[0], 0));
         }
         for (int d = 0; d < m->dirs; d++) {
-            Issue is = {.m = m, .io = io, .r = r, .unit = &m->units[l * m->dirs + d], .stream = m->streams[d],
-                        .blas = m->cublas[d], .slot = r->training ? l * m->dirs + d : d};
+            RtBind is;
+            rt_bind(&is, m, r, l, d, io->x, io->y, ws, reserve);
             is.lengths = io->lengths ? (const int *)(ws + r->lengths) : NULL;
-            int lo_in = r->training ? l - 1 : (l - 1) % 2, lo_out = r->training ? l : l % 2;
-            is.x = l == 0 ? io->x : (const float *)(keep + r->layer_out[lo_in]);
-            is.ldx = l == 0 ? ir_shape_numel(&c->inputs[0].shape, m->dimval[0]) : D0 * m->dirs;
-            for (int b = 0; b < m->plan->nbuffers; b++) is.bufs[b] = (float *)(keep + r->buf[is.slot * m->plan->nbuffers + b]);
-            for (int k = 0; k < c->nstates; k++) is.states[k] = (float *)(keep + r->state[is.slot * c->nstates + k]);
-            const int64_t *dv = m->dimval[l > 0];
-            for (int o = 0; o < c->noutputs; o++) {
-                int64_t D = ir_node_len(c, c->outputs[o].node, dv);
-                float *base = l == m->layers - 1 ? (io->y ? io->y[o] : NULL)
-                            : o == 0 ? (float *)(keep + r->layer_out[lo_out]) : NULL;
-                is.y[o] = base ? base + d * D : NULL;
-                is.ldy[o] = D * m->dirs;
-            }
-            RT_TRY(issue_unit(&is));
+            RT_TRY(issue_unit(&is, io));
         }
         if (m->dirs == 2) {
             RT_CUDA(m, cudaEventRecord(m->events[1], m->streams[1]));
             RT_CUDA(m, cudaStreamWaitEvent(m->streams[0], m->events[1], 0));
         }
     }
+    return RNNCC_OK;
+}
+
+rnncc_status rt_join_user_stream(rnncc_model *m, cudaStream_t user, int before) {
+    cudaStream_t from = before ? user : m->streams[0], to = before ? m->streams[0] : user;
+    RT_CUDA(m, cudaEventRecord(m->events[before ? 2 : 3], from));
+    RT_CUDA(m, cudaStreamWaitEvent(to, m->events[before ? 2 : 3], 0));
     return RNNCC_OK;
 }
 
@@ -217,12 +153,9 @@ static rnncc_status forward(rnncc_model *m, const rnncc_io *io, void *ws, size_t
     if (io->lengths)
         RT_CUDA(m, cudaMemcpyAsync((char *)ws + r->lengths, io->lengths, (size_t)io->N * sizeof(int), cudaMemcpyHostToDevice, stream));
     if (!m->use_graphs) {
-        RT_CUDA(m, cudaEventRecord(m->events[2], stream));
-        RT_CUDA(m, cudaStreamWaitEvent(m->streams[0], m->events[2], 0));
+        RT_TRY(rt_join_user_stream(m, stream, 1));
         RT_TRY(rt_issue_forward(m, io, r, ws, reserve));
-        RT_CUDA(m, cudaEventRecord(m->events[3], m->streams[0]));
-        RT_CUDA(m, cudaStreamWaitEvent(stream, m->events[3], 0));
-        return RNNCC_OK;
+        return rt_join_user_stream(m, stream, 0);
     }
     unsigned char key[sizeof m->graph.key];
     size_t keylen = graph_key(m, io, ws, reserve, key);

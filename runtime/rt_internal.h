@@ -36,18 +36,63 @@ typedef struct RtUnit {
     int64_t weight_offset;      /* floats from the start of the weight buffer */
 } RtUnit;
 
-/* Byte offsets of everything a forward pass keeps in the workspace or the reserve. */
+/* Byte offsets of everything a pass keeps in the workspace or the reserve. Slots are units
+ * (layer-directions) in training, directions in inference (reused layer after layer). */
 typedef struct RtRegions {
     int training;
+    int64_t T, N;
     size_t workspace, reserve;  /* totals in bytes */
     size_t lengths;             /* workspace: [N] ints */
-    /* per unit (training) or per direction (inference): where each plan buffer and state starts */
-    size_t *buf;                /* [slots][nbuffers] */
-    size_t *state;              /* [slots][nstates] */
     int slots;
+    size_t *buf;                /* [slots][nbuffers]: plan buffers (keep: reserve in training) */
+    size_t *state;              /* [slots][nstates]: state slots, T+1 (training) or 2 of [N][S] */
     size_t *layer_out;          /* inference: 2 ping-pong buffers; training: layers - 1 (reserve) */
-    int64_t *buf_stride;        /* per buffer: floats between steps (training step buffers), else 0 */
+    int64_t *buf_stride;        /* [slots][nbuffers]: floats between steps (training step buffers), else 0 */
+    /* training only */
+    size_t *dbuf;               /* reserve [units][nbuffers]: adjoints shaped like buf */
+    size_t *dparam;             /* reserve [units]: vector-parameter accumulators, acc_rows x N */
+    size_t *dstate;             /* workspace [dirs][nstates]: two [N][S] halves (ping-pong) */
+    size_t dx_dir[2];           /* workspace: per direction [T*N][input] input adjoints (bidirectional) */
+    size_t layer_dy[2];         /* workspace: adjoints of inner layers' outputs, ping-pong [T][N][D0*dirs] */
+    size_t ones;                /* workspace: [N] ones, for summing accumulators */
 } RtRegions;
+
+/* One layer-direction's pointers for one pass. */
+typedef struct RtBind {
+    rnncc_model *m;
+    const RtRegions *r;
+    const RtUnit *unit;
+    int slot;
+    cudaStream_t stream;
+    cublasHandle_t blas;
+    const float *x;             /* this layer's input */
+    int64_t ldx;
+    float *bufs[RNN_MAX_BUFFERS];
+    float *states[RNN_MAX_STATES]; /* slot 0 of each state's slots */
+    float *y[RNN_MAX_OUTPUTS];
+    int64_t ldy[RNN_MAX_OUTPUTS];
+    const int *lengths;         /* device, or NULL */
+    /* backward */
+    float *dbufs[RNN_MAX_BUFFERS];
+    float *dstate[RNN_MAX_STATES]; /* two halves of [N][S] */
+    int dcur;                   /* the half holding the adjoint of the state the current step read */
+    float *dparam;
+    float *dx;                  /* += the input's adjoint (ld = ldx), or NULL */
+    const float *dy[RNN_MAX_OUTPUTS];
+} RtBind;
+
+/* Binds layer l, direction d: its input, buffers, states and outputs (x: the user's input,
+ * y: the user's outputs, used by the first and the last layer). */
+void rt_bind(RtBind *b, rnncc_model *m, const RtRegions *r, int l, int d, const float *x, float *const *y,
+             char *ws, char *reserve);
+/* State k's slot read by step t (t + 1: the one step t writes). */
+float *rt_state_slot(const RtBind *b, int k, int64_t t);
+/* Plan buffer bufs[i] (or dbufs[i]) as seen by step t: step buffers are per step in training. */
+float *rt_buffer_at(const RtBind *b, float *const *bufs, int i, int64_t t);
+/* Where a GEMM's operand r lives at step t (dbufs: its adjoint), with the distance between columns. */
+float *rt_operand(const RtBind *b, IrRef r, int64_t t, int adjoint, int64_t *ld);
+/* The weights of GEMM j of the bound unit (base: the weight buffer or a gradient buffer). */
+float *rt_gemm_weights(const RtBind *b, float *base, int j);
 
 /* The graph of one forward pass, reused while its arguments stay the same. */
 typedef struct RtGraph {
@@ -118,5 +163,7 @@ void rt_module_unload(RtModule *mod);
 /* Issues one whole forward pass on the model's streams (captured into a graph by the caller,
  * or run directly). */
 rnncc_status rt_issue_forward(rnncc_model *m, const rnncc_io *io, const RtRegions *r, char *ws, char *reserve);
+/* Makes stream's later work wait for the model's streams' work (and the reverse, before). */
+rnncc_status rt_join_user_stream(rnncc_model *m, cudaStream_t user, int before);
 
 #endif

@@ -29,6 +29,9 @@ void rt_regions_free(RtRegions *r) {
     free(r->state);
     free(r->layer_out);
     free(r->buf_stride);
+    free(r->dbuf);
+    free(r->dparam);
+    free(r->dstate);
     memset(r, 0, sizeof *r);
 }
 
@@ -42,12 +45,17 @@ rnncc_status rt_regions(rnncc_model *m, int64_t T, int64_t N, int training, RtRe
     if (mul3(T, N, 1, &ok) > INT32_MAX || !ok)
         return rt_fail(m, RNNCC_ERR_OVERFLOW, "T*N = %lld*%lld exceeds 2^31-1 columns", (long long)T, (long long)N);
     r->training = training;
+    r->T = T;
+    r->N = N;
     r->slots = training ? m->nunits : m->dirs;
     r->buf = calloc((size_t)r->slots * (size_t)(p->nbuffers + 1), sizeof *r->buf);
     r->state = calloc((size_t)r->slots * (size_t)(c->nstates + 1), sizeof *r->state);
     r->layer_out = calloc((size_t)m->layers + 1, sizeof *r->layer_out);
     r->buf_stride = calloc((size_t)r->slots * (size_t)(p->nbuffers + 1), sizeof *r->buf_stride);
-    if (!r->buf || !r->state || !r->layer_out || !r->buf_stride) {
+    r->dbuf = calloc((size_t)m->nunits * (size_t)(p->nbuffers + 1), sizeof *r->dbuf);
+    r->dparam = calloc((size_t)m->nunits + 1, sizeof *r->dparam);
+    r->dstate = calloc((size_t)m->dirs * (size_t)(c->nstates + 1), sizeof *r->dstate);
+    if (!r->buf || !r->state || !r->layer_out || !r->buf_stride || !r->dbuf || !r->dparam || !r->dstate) {
         rt_regions_free(r);
         return rt_fail(m, RNNCC_ERR_NOMEM, "out of host memory");
     }
@@ -73,6 +81,21 @@ rnncc_status rt_regions(rnncc_model *m, int64_t T, int64_t N, int training, RtRe
     int64_t D0 = ir_node_len(c, c->outputs[0].node, m->dimval[0]) * m->dirs;
     int nout = training ? m->layers - 1 : (m->layers > 2 ? 2 : m->layers - 1);
     for (int l = 0; l < nout; l++) r->layer_out[l] = take(keep, mul3(T, N, D0, &ok));
+    if (training) { /* what the backward pass adds */
+        for (int u = 0; u < m->nunits; u++) {
+            const PlanLayout *L = m->units[u].layout;
+            for (int b = 0; b < p->nbuffers; b++) r->dbuf[u * p->nbuffers + b] = take(&rs, mul3(T * N, L->buffer_width[b], 1, &ok));
+            r->dparam[u] = take(&rs, mul3(L->acc_rows, N, 1, &ok));
+        }
+        for (int d = 0; d < m->dirs; d++)
+            for (int k = 0; k < c->nstates; k++)
+                r->dstate[d * c->nstates + k] = take(&ws, mul3(2, N, ir_shape_numel(&c->states[k].shape, m->dimval[0]), &ok));
+        int64_t in = ir_shape_numel(&c->inputs[0].shape, m->dimval[0]);
+        if (m->layers > 1 && D0 > in) in = D0;
+        for (int d = 0; d < m->dirs; d++) r->dx_dir[d] = take(&ws, mul3(T, N, in, &ok));
+        for (int l = 0; l < 2 && l < m->layers - 1; l++) r->layer_dy[l] = take(&ws, mul3(T, N, D0, &ok));
+        r->ones = take(&ws, N);
+    }
     if (!ok || !ws.ok || !rs.ok) {
         rt_regions_free(r);
         return rt_fail(m, RNNCC_ERR_OVERFLOW, "the buffers for T = %lld and N = %lld overflow", (long long)T, (long long)N);

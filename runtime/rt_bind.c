@@ -1,0 +1,77 @@
+/* Binding a layer-direction to memory: which input it reads, where its plan buffers, states,
+ * outputs and (in training) adjoints are. Key idea: forward and backward ask this one place,
+ * so they can never disagree about where a value lives. */
+#include <string.h>
+
+#include "rt_internal.h"
+
+static int64_t state_len(const rnncc_model *m, int k) { return ir_shape_numel(&m->cell->states[k].shape, m->dimval[0]); }
+
+void rt_bind(RtBind *b, rnncc_model *m, const RtRegions *r, int l, int d, const float *x, float *const *y, char *ws,
+             char *reserve) {
+    const IrCell *c = m->cell;
+    char *keep = r->training ? reserve : ws;
+    int u = l * m->dirs + d;
+    memset(b, 0, sizeof *b);
+    b->m = m;
+    b->r = r;
+    b->unit = &m->units[u];
+    b->slot = r->training ? u : d;
+    b->stream = m->streams[d];
+    b->blas = m->cublas[d];
+    int64_t D0 = ir_node_len(c, c->outputs[0].node, m->dimval[0]);
+    int lo_in = r->training ? l - 1 : (l - 1) % 2, lo_out = r->training ? l : l % 2;
+    b->x = l == 0 ? x : (const float *)(keep + r->layer_out[lo_in]);
+    b->ldx = l == 0 ? ir_shape_numel(&c->inputs[0].shape, m->dimval[0]) : D0 * m->dirs;
+    for (int i = 0; i < m->plan->nbuffers; i++) b->bufs[i] = (float *)(keep + r->buf[b->slot * m->plan->nbuffers + i]);
+    for (int k = 0; k < c->nstates; k++) b->states[k] = (float *)(keep + r->state[b->slot * c->nstates + k]);
+    const int64_t *dv = m->dimval[l > 0];
+    for (int o = 0; o < c->noutputs; o++) {
+        int64_t D = ir_node_len(c, c->outputs[o].node, dv);
+        float *base = l == m->layers - 1 ? (y ? y[o] : NULL) : o == 0 ? (float *)(keep + r->layer_out[lo_out]) : NULL;
+        b->y[o] = base ? base + d * D : NULL;
+        b->ldy[o] = D * m->dirs;
+    }
+    if (!r->training) return;
+    for (int i = 0; i < m->plan->nbuffers; i++) b->dbufs[i] = (float *)(reserve + r->dbuf[u * m->plan->nbuffers + i]);
+    for (int k = 0; k < c->nstates; k++) b->dstate[k] = (float *)(ws + r->dstate[d * c->nstates + k]);
+    b->dparam = (float *)(reserve + r->dparam[u]);
+}
+
+float *rt_state_slot(const RtBind *b, int k, int64_t t) {
+    int64_t n = b->r->N * state_len(b->m, k);
+    return b->states[k] + (b->r->training ? t : t % 2) * n;
+}
+
+float *rt_buffer_at(const RtBind *b, float *const *bufs, int i, int64_t t) {
+    if (b->m->plan->buffers[i].program != SCHED_STEP) t = 0;
+    return bufs[i] + (size_t)(t * b->r->buf_stride[b->slot * b->m->plan->nbuffers + i]);
+}
+
+float *rt_operand(const RtBind *b, IrRef r, int64_t t, int adjoint, int64_t *ld) {
+    const rnncc_model *m = b->m;
+    const IrNode *n = &m->cell->nodes[r];
+    const SchedNode *s = &m->plan->node[r];
+    const PlanLayout *L = b->unit->layout;
+    float *const *bufs = adjoint ? b->dbufs : b->bufs;
+    switch (n->op) {
+    case IR_INPUT: *ld = b->ldx; return adjoint ? b->dx : (float *)b->x;
+    case IR_STATE:
+        *ld = state_len(m, n->index);
+        return adjoint ? b->dstate[n->index] + b->dcur * b->r->N * *ld : rt_state_slot(b, n->index, t);
+    case IR_MATVEC: {
+        int i = m->plan->gemms[s->gemm].out_buffer;
+        *ld = L->buffer_width[i];
+        return rt_buffer_at(b, bufs, i, t) + L->block_row[r];
+    }
+    default:
+        *ld = L->buffer_width[s->buffer];
+        return rt_buffer_at(b, bufs, s->buffer, t);
+    }
+}
+
+float *rt_gemm_weights(const RtBind *b, float *base, int j) {
+    const IrCell *c = b->m->cell;
+    const SchedGemm *g = &b->m->plan->gemms[j];
+    return base + b->unit->weight_offset + b->unit->layout->param_offset[c->nodes[c->nodes[g->products[0]].args[0]].index];
+}
