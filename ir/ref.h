@@ -50,6 +50,12 @@ typedef struct RefStack {
 /* y: per output of the last layer, [T][N][D*dirs] (entries may be NULL); hT: per state,
  * [units][N][S] (may be NULL). Returns 0, or -1 when memory runs out or the problem is malformed. */
 int ref_stack_forward(const RefStack *s, double *const *y, double *const *hT);
+/* Backward of the stack for the loss sum(dy .* y) + sum(dhT .* hT): dy per output of the
+ * last layer [T][N][D*dirs] (NULL or NULL entries: zero), dhT per state [units][N][S] (or
+ * NULL). Writes dx [T][N][I], dh0 per state [units][N][S] and dparams[unit][parameter]
+ * (overwritten; any may be NULL). Returns 0, or -1 as ref_stack_forward. */
+int ref_stack_backward(const RefStack *s, const double *const *dy, const double *const *dhT, double *dx,
+                       double *const *dh0, double *const *const *dparams);
 /* Reverses each sequence of a [T][N][D] array within its length (NULL: T) into out. */
 void ref_reverse_sequences(const double *in, double *out, int64_t T, int64_t N, int64_t D, const int64_t *lengths);
 
