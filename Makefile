@@ -5,6 +5,10 @@
 #   make asan       the whole test suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make fuzz       a bounded libFuzzer run of parse + check (FUZZ_SECONDS, default 60)
 #   make golden-update   rewrite the golden files in tests/golden (review the diff)
+#   make examples   build/examples/ (the JIT embedded in a C program)
+#   make parity     build/parity/parity (PyTorch parity; run tests/parity/run.sh on a GPU machine)
+#   make bench      build/bench/ (benchmarks against cuDNN; run bench/run.sh on a GPU machine)
+#   Missing build packages are installed by .ci/install-deps (as root) on first use.
 #   V=1 shows full commands.
 
 B        ?= build
@@ -54,8 +58,15 @@ TESTS    := $(TEST_SRCS:tests/%.c=$(B)/tests/%)
 
 all: $(B)/librnncc.a $(B)/librnncc.so $(B)/rnncc
 
+# Build packages (flex, bison, Check, clang...): installed by .ci/install-deps when missing
+# (as root; otherwise it says what to install). Checked once per build directory.
+$(B)/.deps-ok: .ci/install-deps
+	@mkdir -p $(@D)
+	@bash .ci/install-deps
+	@touch $@
+
 # ---- grammar: generated sources go to $(B)/grammar ------------------------------
-$(B)/grammar/parser.c $(B)/grammar/parser.h &: grammar/parser.y
+$(B)/grammar/parser.c $(B)/grammar/parser.h &: grammar/parser.y | $(B)/.deps-ok
 	@mkdir -p $(@D)
 	@echo "  BISON   $<"
 	$(Q)$(BISON) -Wall -Werror -o $(B)/grammar/parser.c --header=$(B)/grammar/parser.h $<
@@ -107,6 +118,7 @@ $(B)/rnncc: $(CLI_OBJS) $(B)/librnncc.a
 # ---- tests: one Check suite per module, Check linked statically -------------------
 CHECK_LIBS := -Wl,-Bstatic -lcheck -lsubunit -Wl,-Bdynamic -lrt -lpthread
 
+$(B)/tests/%.o: | $(B)/.deps-ok
 $(B)/tests/%: $(B)/tests/%.o $(B)/tests/testutil.o $(B)/librnncc.a
 	@echo "  LD      $@"
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
