@@ -44,10 +44,10 @@ endif
 IR_SRCS      := ir/arena.c ir/strbuf.c ir/diag.c ir/ops.c ir/ir.c ir/build.c ir/dump.c ir/ref.c ir/ref_stack.c ir/sched.c ir/sched_layout.c ir/sched_dump.c ir/sched_exec.c
 GRAMMAR_SRCS := grammar/ast.c grammar/parse.c
 GRAMMAR_GEN  := $(B)/grammar/parser.c $(B)/grammar/lexer.c
-CODEGEN_SRCS := codegen/emit.c codegen/cg_forward.c
+CODEGEN_SRCS := codegen/emit.c codegen/cg_forward.c codegen/cg_backward.c
 RUNTIME_SRCS := runtime/rt_nvrtc.c
 RT_SRCS      := runtime/rt_program.c runtime/rt_model.c runtime/rt_regions.c runtime/rt_forward.c \
-                runtime/rt_module.c runtime/rt_cache.c runtime/rt_verify.c runtime/rt_bind.c
+                runtime/rt_module.c runtime/rt_cache.c runtime/rt_verify.c runtime/rt_bind.c runtime/rt_backward.c
 CLI_SRCS     := compiler/main.c compiler/cli_load.c compiler/cli_dump.c compiler/cli_emit.c compiler/cli_run.c
 TEST_SRCS    := $(wildcard tests/check_*.c)
 
@@ -189,6 +189,20 @@ $(B)/parity/parity: $(B)/parity/parity.o $(B)/librnncc.a
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 parity: $(B)/parity/parity
+
+# ---- bench: rnncc against cuDNN (its C API) and PyTorch (bench/README.md) -------------
+# librnncc is linked whole so that the bench's weak references to rnncc_backward_data and
+# rnncc_backward_weights find them wherever in the library they are defined (a weak
+# reference alone pulls no archive member in); absent ones make training rows "n/a".
+BENCH_PROGS := $(B)/bench/bench_rnn $(B)/bench/custom_cells
+BENCH_LIBS_bench_rnn := -lcudnn
+
+$(BENCH_PROGS): $(B)/bench/%: $(B)/bench/%.o $(B)/bench/common.o $(B)/librnncc.a
+	@echo "  LD      $@"
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(B)/bench/$*.o $(B)/bench/common.o \
+	    -Wl,--whole-archive $(B)/librnncc.a -Wl,--no-whole-archive $(LDLIBS) $(BENCH_LIBS_$*)
+
+bench: $(BENCH_PROGS)
 
 clean:
 	rm -rf build

@@ -1,13 +1,14 @@
-/* CUDA code generation: one translation unit per (cell, bound dimensions) holding one
- * element-wise kernel per plan group (ir/sched.h). The GEMMs between the kernels are not
- * generated: the runtime runs them through cuBLAS.
+/* CUDA code generation: one translation unit per (cell, bound dimensions) holding, per plan
+ * group (ir/sched.h), one element-wise forward kernel and one backward kernel. The GEMMs
+ * between the kernels are not generated: the runtime runs them through cuBLAS.
  *
  * The translation unit, in order: a header comment (with a `// rnncc-kernels: ...` line
- * listing the kernels in launch order), the prelude (runtime/rnn_args.h and
+ * listing the forward kernels in launch order, and `// rnncc-backward-kernels: ...` the
+ * backward kernels in group order), the prelude (runtime/rnn_args.h and
  * codegen/prelude.cuh, embedded by the Makefile as cg_prelude_text), the bound dimensions
  * as `#define RNN_DIM_<name> <value>`, one `rnn_op_<op>` device function per element-wise
  * op the cell uses (and `rnn_dop_<op>_<i>`, its partial derivatives, for the backward pass),
- * then the kernels.
+ * then the forward kernels, then the backward kernels.
  *
  * Launch contract (the runtime launches exactly this; the CPU executor follows the same):
  *   - Names: hoisted group k is `rnncc_<cell>_h<k>`, step group k is `rnncc_<cell>_s<k>`
@@ -27,10 +28,42 @@
  *     runtime swaps them between steps), y/ldy, lengths (NULL: all T; each in 0..T, the
  *     runtime checks), t, reverse, T, N. Hoisted kernels read only params, x, ldx, buf, T, N.
  *   - Step semantics per (n, j): len = lengths ? lengths[n] : T. If t >= len the sequence
- *     has ended: state_next = state_prev for every state this group writes and
- *     y[o][(t*N + n)*ldy[o] + j] = 0 for every output it writes; nothing else is read.
+ *     has ended: state_next = state_prev for every state this group writes,
+ *     y[o][(t*N + n)*ldy[o] + j] = 0 for every output it writes, and 0 into every value the
+ *     group stores (so kept step buffers never hold stale values); nothing else is read.
  *     Else pos = reverse ? len-1-t : t, col = pos*N + n, and the group's nodes are computed
  *     reading x and hoisted buffers at column col, step buffers at column n.
+ *   - y[o] may be NULL (an output nobody reads): nothing is written to it.
+ *
+ * Backward contract (ir/sched_exec.c's backward_group is the executable specification):
+ *   - Names: `rnncc_<cell>_bh<k>` / `rnncc_<cell>_bs<k>` (cg_backward_kernel_name), same
+ *     signature, block and grid rules as the forward. Items: N*J for both kinds
+ *     (cg_backward_group_items), item i = (n, j) = (i / J, i % J).
+ *   - Order: for t = T-1 down to 0 the step program backward: the runtime zeroes
+ *     dstate_prev, then for k = K..0: step group k's backward kernel (if any), then the data
+ *     backward of the step GEMMs of phase k-1 (d operand += W^T d result, for the columns of
+ *     step t); then dstate_prev becomes the next iteration's dstate_next. Then the hoisted
+ *     program backward likewise, once. Weight gradients (dW += d result operand^T over every
+ *     kept column) and the sums of the vector-parameter accumulators are the runtime's.
+ *   - RnnArgs as in the forward (the forward's kept values: buf of step t, state_prev of
+ *     step t), plus dbuf[] (laid out like buf, step buffers offset to step t like buf; all
+ *     zero before the backward starts: kernels and GEMM backwards only add, and nothing is
+ *     added at an ended sequence's columns), dstate_next (read), dstate_prev (+=), dy (NULL:
+ *     zero; stride ldy), dx (+=, zeroed by the runtime; NULL: not wanted; stride ldx), dparam
+ *     (+=; parameter p's [N][rows] accumulator at dparam + N * layout->acc_offset[p]).
+ *   - Step kernel per (n, j): if t >= len: dstate_prev[k] += dstate_next[k] for every state
+ *     the group writes, nothing else. Else the group's values are recomputed as in the
+ *     forward (pos, col as there); each computed value gets an adjoint, starting from its
+ *     dbuf element if it is stored, else 0; the writes seed them: state k's write adds
+ *     dstate_next[k][n*S + j], output o's adds dy[o][col*ldy[o] + j]; the nodes are swept
+ *     last to first, each adding d(value) * rnn_dop_<op>_<q>(a, b, c, y) to operand q's
+ *     adjoint (literals have none). The adjoint of a value read, not computed, is added to
+ *     its home: dx[col*ldx + j] (input), dstate_prev[k][n*S + j] (state), dparam[N*acc_offset
+ *     + n*rows + j] (vector parameter), dbuf[B][column*W + block_row + j] (GEMM result) or
+ *     dbuf[B][column*D + j] (stored value), column = col for hoisted buffers, n for step ones.
+ *   - Hoisted kernel per (n, j): for pos = 0..len-1 (padding skipped), col = pos*N + n, the
+ *     same without seeds. One thread owns sequence n's columns and accumulators, so every
+ *     += of either kind touches memory no other thread does: no atomics.
  */
 #ifndef RNNCC_CG_H
 #define RNNCC_CG_H
@@ -47,7 +80,8 @@ enum { CG_MAX_GRID_BLOCKS = 65535 };
 /* The prelude text: runtime/rnn_args.h then codegen/prelude.cuh (generated by the Makefile). */
 extern const char cg_prelude_text[];
 
-/* Writes the CUDA translation unit of a laid-out plan into out. arena holds scratch
+/* Writes the CUDA translation unit of a laid-out plan into out: the forward and the backward
+ * kernels (the name is historical). arena holds scratch
  * memory. Byte-identical for the same plan, layout and source text (diags->src, when set,
  * is quoted in comments, line by line). Returns 1, or 0 with the reason in diags (a name
  * that is not a plain identifier, a constant that is not a finite float, out of memory). */
@@ -64,5 +98,11 @@ int64_t cg_group_items(const PlanLayout *layout, int group, int64_t T, int64_t N
 /* Blocks of CG_BLOCK_SIZE threads for items work items: ceil(items / CG_BLOCK_SIZE),
  * at least 1, at most CG_MAX_GRID_BLOCKS. */
 unsigned cg_grid_blocks(int64_t items);
+
+/* Writes the backward kernel name of plan->groups[group] into buf (rnncc_<cell>_bs<k> or
+ * _bh<k>). Returns the name's length, or -1 as cg_kernel_name. */
+int cg_backward_kernel_name(const Plan *plan, int group, char *buf, size_t size);
+/* The backward kernel's work items: N*J for either kind; -1 on overflow or bad arguments. */
+int64_t cg_backward_group_items(const PlanLayout *layout, int group, int64_t T, int64_t N);
 
 #endif

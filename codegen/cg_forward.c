@@ -1,32 +1,17 @@
-/* Forward kernels from a plan: one CUDA translation unit per (cell, bound dimensions), one
- * fused element-wise kernel per plan group (launch contract in cg.h).
- * Key idea: every value a kernel does not compute itself is read through one function,
- * load_expr, which holds the plan's buffer conventions; every node becomes one named local. */
+/* The translation unit of a plan and its forward kernels: one CUDA unit per (cell, bound
+ * dimensions), one fused element-wise kernel per plan group (launch contract in cg.h), then
+ * the backward kernels (cg_backward.c). Key idea: every value a kernel does not compute
+ * itself is read through one function, cg_value_expr, which holds the plan's buffer
+ * conventions; every node becomes one named local. Also the helpers both generators share. */
 #include <stdio.h>
 #include <string.h>
 
-#include "cg.h"
-#include "emit.h"
-
-enum { NAME_SIZE = 256, GUARD_SIZE = NAME_SIZE + 32, EXPR_SIZE = 512 };
-
-typedef struct Gen {
-    const Plan *plan;
-    const PlanLayout *L;
-    const IrCell *c;
-    Diags *diags;
-    StrBuf *out;          /* where the current kernel's body goes */
-    char *computed;       /* per node: computed by the current group */
-    char *loaded;         /* per node: a local holds it in the current kernel */
-    char *listed;         /* per node, then per GEMM: already named in the kernel's comment */
-    int uses_col;         /* the current body reads or writes at this step's column */
-    int last_line;        /* source line of the last comment, to quote each line once */
-} Gen;
+#include "cg_gen.h"
 
 /* ---- names ------------------------------------------------------------------------ */
 
 /* A node's source name: its declaration's for leaves, its statement's otherwise, or NULL. */
-static const char *node_name(const IrCell *c, IrRef r) {
+const char *cg_node_name(const IrCell *c, IrRef r) {
     const IrNode *n = &c->nodes[r];
     switch (n->op) {
     case IR_INPUT: return c->inputs[n->index].name;
@@ -36,17 +21,18 @@ static const char *node_name(const IrCell *c, IrRef r) {
     }
 }
 
-/* The local holding a node: v<id>, or v<id>_<name>; a primed name h' becomes v<id>_h_next. */
-static void local_name(const IrCell *c, IrRef r, char *buf, size_t size) {
-    const char *name = node_name(c, r);
+/* The local holding a node: v<id>, or v<id>_<name>; a primed name h' becomes v<id>_h_next.
+ * Its adjoint (kind 'd') is d<id>[_name]. */
+void cg_local_name(const IrCell *c, IrRef r, char kind, char *buf, size_t size) {
+    const char *name = cg_node_name(c, r);
     if (!name) {
-        snprintf(buf, size, "v%u", r);
+        snprintf(buf, size, "%c%u", kind, r);
         return;
     }
     int len = (int)strlen(name), primed = len > 0 && name[len - 1] == '\'';
     if (primed) len--;
     const char *suffix = !primed ? "" : len > 0 && name[len - 1] == '_' ? "next" : "_next";
-    snprintf(buf, size, "v%u_%.*s%s", r, len, name, suffix);
+    snprintf(buf, size, "%c%u_%.*s%s", kind, r, len, name, suffix);
 }
 
 /* Refuses names that are not plain identifiers (the front end already does; this keeps a
@@ -71,22 +57,22 @@ static int check_names(Gen *g) {
     for (int d = 0; d < c->ndims; d++)
         if (c->dims[d].name) ok &= check_one(g, c->dims[d].name, c->loc, 0);
     for (uint32_t i = 0; i < c->nnodes; i++)
-        if (node_name(c, i)) ok &= check_one(g, node_name(c, i), c->nodes[i].loc, 1);
+        if (cg_node_name(c, i)) ok &= check_one(g, cg_node_name(c, i), c->nodes[i].loc, 1);
     for (int k = 0; k < c->noutputs; k++) ok &= check_one(g, c->outputs[k].name, c->outputs[k].loc, 0);
     for (int op = 0; op < IR_OP_COUNT; op++) ok &= check_one(g, ir_ops[op].name, c->loc, 0);
     return ok;
 }
 
 /* A dimension as code: RNN_DIM_<name>, or the literal's digits. */
-static const char *dim_code(const IrCell *c, int d, char *buf, size_t size) {
+const char *cg_dim_code(const IrCell *c, int d, char *buf, size_t size) {
     if (c->dims[d].name) snprintf(buf, size, "RNN_DIM_%s", c->dims[d].name);
     else snprintf(buf, size, "%lld", (long long)c->dims[d].literal);
     return buf;
 }
 
-static const char *dim_text(const IrCell *c, int d, char *buf) { return ir_dim_text(c, d, buf, 80); }
+const char *cg_dim_text(const IrCell *c, int d, char *buf) { return ir_dim_text(c, d, buf, 80); }
 
-static int64_t node_len(const Gen *g, IrRef r) { return ir_node_len(g->c, r, g->L->dimval); }
+int64_t cg_node_len(const Gen *g, IrRef r) { return ir_node_len(g->c, r, g->L->dimval); }
 
 /* ---- comments ---------------------------------------------------------------------- */
 
@@ -117,37 +103,62 @@ static int source_line(const Diags *d, int line, char *buf, size_t size) {
 }
 
 /* Names a value in comments: its source name, else %id. */
-static void put_value(const IrCell *c, IrRef r, StrBuf *out) {
-    const char *name = node_name(c, r);
+void cg_put_value(const IrCell *c, IrRef r, StrBuf *out) {
+    const char *name = cg_node_name(c, r);
     if (name) sb_puts(out, name);
     else sb_printf(out, "%%%u", r);
 }
 
 /* A GEMM's stacked rows: "4H" when every block has the same rows, else "M+H". */
-static void put_rows(const IrCell *c, const SchedGemm *gm, StrBuf *out) {
+void cg_put_rows(const IrCell *c, const SchedGemm *gm, StrBuf *out) {
     char t[80];
     int d0 = c->params[c->nodes[c->nodes[gm->products[0]].args[0]].index].shape.dims[0], same = 1;
     for (int b = 1; b < gm->nproducts; b++)
         same &= c->params[c->nodes[c->nodes[gm->products[b]].args[0]].index].shape.dims[0] == d0;
     if (same) {
         if (gm->nproducts > 1) sb_printf(out, "%d", gm->nproducts);
-        sb_puts(out, dim_text(c, d0, t));
+        sb_puts(out, cg_dim_text(c, d0, t));
         return;
     }
     for (int b = 0; b < gm->nproducts; b++)
         sb_printf(out, "%s%s", b ? "+" : "",
-                  dim_text(c, c->params[c->nodes[c->nodes[gm->products[b]].args[0]].index].shape.dims[0], t));
+                  cg_dim_text(c, c->params[c->nodes[c->nodes[gm->products[b]].args[0]].index].shape.dims[0], t));
 }
 
 /* Writes "W_i @ x". */
 static void put_product(const IrCell *c, IrRef m, StrBuf *out) {
     sb_printf(out, "%s @ ", c->params[c->nodes[c->nodes[m].args[0]].index].name);
-    put_value(c, c->nodes[m].args[1], out);
+    cg_put_value(c, c->nodes[m].args[1], out);
+}
+
+/* Writes a node as an expression over its operands' names: "%17 + b_i", "tanh(c')", "W_i @ x". */
+void cg_put_expr(const IrCell *c, IrRef r, StrBuf *out) {
+    const IrNode *n = &c->nodes[r];
+    const OpInfo *o = &ir_ops[n->op];
+    if (n->op == IR_MATVEC) {
+        put_product(c, r, out);
+        return;
+    }
+    if (o->arity == 0) {
+        if (n->op == IR_CONST) sb_printf(out, "%g", n->value);
+        else cg_put_value(c, r, out);
+        return;
+    }
+    if (o->kind == OPK_PREFIX) sb_puts(out, "-");
+    else if (o->kind == OPK_FUNC) sb_printf(out, "%s(", o->name);
+    for (int a = 0; a < o->arity; a++) {
+        if (a && o->kind == OPK_INFIX) sb_putn(out, o->value + 1, strlen(o->value) - 2); /* "a + b": " + " */
+        else if (a) sb_puts(out, ", ");
+        IrRef q = n->args[a];
+        if (c->nodes[q].op == IR_CONST) sb_printf(out, "%g", c->nodes[q].value);
+        else cg_put_value(c, q, out);
+    }
+    if (o->kind == OPK_FUNC) sb_puts(out, ")");
 }
 
 /* Emits `// label   item, item, ...` from newline-separated items: joined by ", " and
  * wrapped at about 96 columns, or with joiner NULL one item a line. */
-static void emit_list(StrBuf *out, const char *label, const StrBuf *items, const char *joiner) {
+void cg_emit_list(StrBuf *out, const char *label, const StrBuf *items, const char *joiner) {
     const char *s = sb_str(items);
     StrBuf line = {0};
     sb_printf(&line, "// %-8s ", label);
@@ -172,13 +183,22 @@ static void emit_list(StrBuf *out, const char *label, const StrBuf *items, const
 }
 
 /* Quotes the source line of a node once, before the first node computed on it. */
-static void line_comment(Gen *g, IrRef r) {
+void cg_line_comment(Gen *g, IrRef r) {
     int line = g->c->nodes[r].loc.line;
     if (line < 1 || line == g->last_line) return;
     g->last_line = line;
     char text[160];
     if (source_line(g->diags, line, text, sizeof text)) cg_emit(g->out, "// line %d: %s", line, text);
     else cg_emit(g->out, "// line %d", line);
+}
+
+void cg_group_lines(const Gen *g, const SchedGroup *grp, int *lo, int *hi) {
+    *lo = *hi = 0;
+    for (int i = 0; i < grp->nnodes; i++) {
+        int l = g->c->nodes[grp->nodes[i]].loc.line;
+        if (l > 0 && (!*lo || l < *lo)) *lo = l;
+        if (l > *hi) *hi = l;
+    }
 }
 
 /* ---- reading values ------------------------------------------------------------------ */
@@ -193,41 +213,49 @@ static const char *column(Gen *g, int program) {
     return "n";
 }
 
-/* The expression reading a value the current group does not compute, and what it is. */
-static void load_expr(Gen *g, IrRef r, char *expr, size_t size, StrBuf *what) {
+/* The expression reading a value the current group does not compute, and what it is; with
+ * adjoint, the expression of the place its adjoint is added to (same column, same element). */
+void cg_value_expr(Gen *g, IrRef r, int adjoint, char *expr, size_t size, StrBuf *what) {
     const IrCell *c = g->c;
     const IrNode *n = &c->nodes[r];
     const SchedNode *s = &g->plan->node[r];
+    const char *buf = adjoint ? "a.dbuf" : "a.buf";
     char d[NAME_SIZE], t[80];
     switch (n->op) {
     case IR_INPUT:
         g->uses_col = 1;
-        snprintf(expr, size, "a.x[col * a.ldx + j]");
+        snprintf(expr, size, "%s[col * a.ldx + j]", adjoint ? "a.dx" : "a.x");
         sb_printf(what, "input %s", c->inputs[n->index].name);
         return;
     case IR_STATE:
-        snprintf(expr, size, "a.state_prev[%d][n * %s + j]", n->index, dim_code(c, n->shape.dims[0], d, sizeof d));
+        snprintf(expr, size, "%s[%d][n * %s + j]", adjoint ? "a.dstate_prev" : "a.state_prev", n->index,
+                 cg_dim_code(c, n->shape.dims[0], d, sizeof d));
         sb_printf(what, "state %s", c->states[n->index].name);
         return;
-    case IR_PARAM:
-        snprintf(expr, size, "a.params[%lld + j]", (long long)g->L->param_offset[n->index]);
-        sb_printf(what, "param %s [%s]", c->params[n->index].name, dim_text(c, n->shape.dims[0], t));
+    case IR_PARAM: {
+        int64_t acc = g->L->acc_offset[n->index];
+        if (!adjoint) snprintf(expr, size, "a.params[%lld + j]", (long long)g->L->param_offset[n->index]);
+        else if (acc) snprintf(expr, size, "a.dparam[(long long)a.N * %lld + n * %s + j]", (long long)acc,
+                               cg_dim_code(c, n->shape.dims[0], d, sizeof d));
+        else snprintf(expr, size, "a.dparam[n * %s + j]", cg_dim_code(c, n->shape.dims[0], d, sizeof d));
+        sb_printf(what, "param %s [%s]", c->params[n->index].name, cg_dim_text(c, n->shape.dims[0], t));
         return;
+    }
     case IR_MATVEC: {
         const SchedGemm *gm = &g->plan->gemms[s->gemm];
         int b = gm->out_buffer;
         int64_t row = g->L->block_row[r];
         const char *col = column(g, gm->program);
-        if (row) snprintf(expr, size, "a.buf[%d][%s * %lld + %lld + j]", b, col, (long long)g->L->buffer_width[b], (long long)row);
-        else snprintf(expr, size, "a.buf[%d][%s * %lld + j]", b, col, (long long)g->L->buffer_width[b]);
+        if (row) snprintf(expr, size, "%s[%d][%s * %lld + %lld + j]", buf, b, col, (long long)g->L->buffer_width[b], (long long)row);
+        else snprintf(expr, size, "%s[%d][%s * %lld + j]", buf, b, col, (long long)g->L->buffer_width[b]);
         put_product(c, r, what);
         sb_printf(what, ": G%d block %d%s", s->gemm, s->block, gm->program == SCHED_HOIST ? ", hoisted" : "");
         return;
     }
     default:
-        snprintf(expr, size, "a.buf[%d][%s * %s + j]", s->buffer, column(g, s->program),
-                 dim_code(c, n->shape.dims[0], d, sizeof d));
-        put_value(c, r, what);
+        snprintf(expr, size, "%s[%d][%s * %s + j]", buf, s->buffer, column(g, s->program),
+                 cg_dim_code(c, n->shape.dims[0], d, sizeof d));
+        cg_put_value(c, r, what);
         sb_printf(what, ": stored by %s group %d", s->program == SCHED_HOIST ? "hoisted" : "step", s->group);
         return;
     }
@@ -239,15 +267,15 @@ static void ensure_local(Gen *g, IrRef r) {
     g->loaded[r] = 1;
     char name[NAME_SIZE], expr[EXPR_SIZE];
     StrBuf what = {0};
-    local_name(g->c, r, name, sizeof name);
-    load_expr(g, r, expr, sizeof expr, &what);
+    cg_local_name(g->c, r, 'v', name, sizeof name);
+    cg_value_expr(g, r, 0, expr, sizeof expr, &what);
     cg_emit(g->out, "const float %s = %s;  // %s", name, expr, sb_str(&what));
     if (what.failed) g->out->failed = 1;
     sb_free(&what);
 }
 
 /* An operand as code: a float literal or a local's name. */
-static int operand(Gen *g, IrRef r, char *buf, size_t size) {
+int cg_operand(Gen *g, IrRef r, char *buf, size_t size) {
     const IrNode *n = &g->c->nodes[r];
     if (n->op == IR_CONST) {
         if (cg_float_literal(n->value, buf, size)) return 1;
@@ -255,60 +283,70 @@ static int operand(Gen *g, IrRef r, char *buf, size_t size) {
         return 0;
     }
     ensure_local(g, r);
-    local_name(g->c, r, buf, size);
+    cg_local_name(g->c, r, 'v', buf, size);
     return 1;
 }
 
 /* ---- kernels ------------------------------------------------------------------------- */
 
-/* Computes one element-wise node into its local (and its buffer when stored). */
-static int emit_node(Gen *g, IrRef r) {
+/* Computes one element-wise node into its local (and, with store, its buffer when stored). */
+int cg_emit_node(Gen *g, IrRef r, int store) {
     const IrNode *n = &g->c->nodes[r];
     const SchedNode *s = &g->plan->node[r];
     char args[3][NAME_SIZE], name[NAME_SIZE], d[NAME_SIZE];
-    line_comment(g, r);
+    cg_line_comment(g, r);
     for (int a = 0; a < ir_ops[n->op].arity; a++)
-        if (!operand(g, n->args[a], args[a], sizeof args[a])) return 0;
-    local_name(g->c, r, name, sizeof name);
+        if (!cg_operand(g, n->args[a], args[a], sizeof args[a])) return 0;
+    cg_local_name(g->c, r, 'v', name, sizeof name);
     switch (ir_ops[n->op].arity) {
     case 1: cg_emit(g->out, "const float %s = rnn_op_%s(%s);", name, ir_ops[n->op].name, args[0]); break;
     case 2: cg_emit(g->out, "const float %s = rnn_op_%s(%s, %s);", name, ir_ops[n->op].name, args[0], args[1]); break;
     default:
         cg_emit(g->out, "const float %s = rnn_op_%s(%s, %s, %s);", name, ir_ops[n->op].name, args[0], args[1], args[2]);
     }
-    if (s->stored)
+    if (store && s->stored)
         cg_emit(g->out, "a.buf[%d][%s * %s + j] = %s;  // stored for later kernels", s->buffer, column(g, s->program),
-                dim_code(g->c, n->shape.dims[0], d, sizeof d), name);
+                cg_dim_code(g->c, n->shape.dims[0], d, sizeof d), name);
     return 1;
 }
 
 /* Writes one step result while the sequence runs: a state's next value or an output. */
 static int emit_write(Gen *g, const SchedWrite *w) {
     char v[NAME_SIZE], d[NAME_SIZE];
-    if (!operand(g, w->node, v, sizeof v)) return 0;
+    if (!cg_operand(g, w->node, v, sizeof v)) return 0;
     const IrCell *c = g->c;
     if (w->kind == WRITE_STATE) {
         cg_emit(g->out, "a.state_next[%d][n * %s + j] = %s;  // %s'", w->index,
-                dim_code(c, c->states[w->index].shape.dims[0], d, sizeof d), v, c->states[w->index].name);
+                cg_dim_code(c, c->states[w->index].shape.dims[0], d, sizeof d), v, c->states[w->index].name);
     } else {
         g->uses_col = 1;
-        cg_emit(g->out, "a.y[%d][col * a.ldy[%d] + j] = %s;  // output %s", w->index, w->index, v,
+        cg_emit(g->out, "if (a.y[%d]) a.y[%d][col * a.ldy[%d] + j] = %s;  // output %s", w->index, w->index, w->index, v,
                 c->outputs[w->index].name);
     }
     return 1;
 }
 
 /* The guard for values of length len in a kernel J wide: "" when none is needed. */
-static const char *guard(const Gen *g, IrRef r, int64_t J, char *buf, size_t size) {
+const char *cg_guard(const Gen *g, IrRef r, int64_t J, char *buf, size_t size) {
     char d[NAME_SIZE];
-    if (node_len(g, r) >= J) return "";
-    snprintf(buf, size, "if (j < %s) ", dim_code(g->c, g->c->nodes[r].shape.dims[0], d, sizeof d));
+    if (cg_node_len(g, r) >= J) return "";
+    snprintf(buf, size, "if (j < %s) ", cg_dim_code(g->c, g->c->nodes[r].shape.dims[0], d, sizeof d));
     return buf;
 }
 
 /* Item i of a group: its nodes, then the values its writes take. */
-static IrRef item_node(const SchedGroup *grp, int i) {
+IrRef cg_item_node(const SchedGroup *grp, int i) {
     return i < grp->nnodes ? grp->nodes[i] : grp->writes[i - grp->nnodes].node;
+}
+
+int cg_group_jdim(const Gen *g, int group) {
+    const SchedGroup *grp = &g->plan->groups[group];
+    int64_t J = cg_group_width(g->L, group);
+    for (int i = 0; i < grp->nnodes + grp->nwrites; i++) {
+        IrRef r = cg_item_node(grp, i);
+        if (g->c->nodes[r].shape.kind == IR_VECTOR && cg_node_len(g, r) == J) return g->c->nodes[r].shape.dims[0];
+    }
+    return -1;
 }
 
 /* The group's nodes and writes, one block per distinct vector length (elements past a
@@ -317,21 +355,21 @@ static IrRef item_node(const SchedGroup *grp, int i) {
 static int emit_active(Gen *g, const SchedGroup *grp, int64_t J) {
     int nitems = grp->nnodes + grp->nwrites;
     for (int start = 0; start < nitems; start++) {
-        IrRef first = item_node(grp, start);
-        int64_t len = node_len(g, first);
+        IrRef first = cg_item_node(grp, start);
+        int64_t len = cg_node_len(g, first);
         int seen = 0;
-        for (int k = 0; k < start && !seen; k++) seen = node_len(g, item_node(grp, k)) == len;
+        for (int k = 0; k < start && !seen; k++) seen = cg_node_len(g, cg_item_node(grp, k)) == len;
         if (seen) continue;
         char gbuf[GUARD_SIZE], d[80];
-        const char *gd = guard(g, first, J, gbuf, sizeof gbuf);
+        const char *gd = cg_guard(g, first, J, gbuf, sizeof gbuf);
         if (start > 0) cg_emit(g->out, "%s", "");
-        if (*gd) cg_open(g->out, "%s{  // the values %s long", gd, dim_text(g->c, g->c->nodes[first].shape.dims[0], d));
+        if (*gd) cg_open(g->out, "%s{  // the values %s long", gd, cg_dim_text(g->c, g->c->nodes[first].shape.dims[0], d));
         g->last_line = 0;
         for (int i = start; i < grp->nnodes; i++)
-            if (node_len(g, grp->nodes[i]) == len && !emit_node(g, grp->nodes[i])) return 0;
+            if (cg_node_len(g, grp->nodes[i]) == len && !cg_emit_node(g, grp->nodes[i], 1)) return 0;
         int any = 0;
         for (int w = 0; w < grp->nwrites; w++) {
-            if (node_len(g, grp->writes[w].node) != len) continue;
+            if (cg_node_len(g, grp->writes[w].node) != len) continue;
             if (!any++) cg_emit(g->out, "// this step's results");
             if (!emit_write(g, &grp->writes[w])) return 0;
         }
@@ -340,21 +378,52 @@ static int emit_active(Gen *g, const SchedGroup *grp, int64_t J) {
     return 1;
 }
 
-/* A finished sequence keeps its states and gets zeros in its outputs (at step t). */
+/* "if (j < X && cond) ", "if (cond) " or "if (j < X) ": the length guard of node r and cond. */
+static const char *guard_and(const Gen *g, IrRef r, int64_t J, const char *cond, char *buf, size_t size) {
+    char d[NAME_SIZE];
+    if (cg_node_len(g, r) >= J) snprintf(buf, size, "if (%s) ", cond);
+    else snprintf(buf, size, "if (j < %s && %s) ", cg_dim_code(g->c, g->c->nodes[r].shape.dims[0], d, sizeof d), cond);
+    return buf;
+}
+
+/* Does an ended sequence's step write anything for this group? */
+static int writes_when_finished(const Gen *g, const SchedGroup *grp) {
+    int any = grp->nwrites > 0;
+    for (int i = 0; i < grp->nnodes; i++) any |= g->plan->node[grp->nodes[i]].stored;
+    return any;
+}
+
+/* A finished sequence keeps its states and gets zeros in its outputs (at step t) and in the
+ * group's stored values: training keeps every step's buffers, and the weight-gradient GEMMs
+ * read them at every column, so they never hold a stale or uninitialised value. */
 static void emit_finished(Gen *g, const SchedGroup *grp, int64_t J) {
     const IrCell *c = g->c;
+    char gbuf[GUARD_SIZE], d[NAME_SIZE], cond[64];
     for (int w = 0; w < grp->nwrites; w++) {
         const SchedWrite *wr = &grp->writes[w];
-        char gbuf[GUARD_SIZE], d[NAME_SIZE];
-        const char *gd = guard(g, wr->node, J, gbuf, sizeof gbuf);
-        if (wr->kind == WRITE_STATE) {
-            dim_code(c, c->states[wr->index].shape.dims[0], d, sizeof d);
-            cg_emit(g->out, "%sa.state_next[%d][n * %s + j] = a.state_prev[%d][n * %s + j];  // %s' = %s", gd, wr->index,
-                    d, wr->index, d, c->states[wr->index].name, c->states[wr->index].name);
-        } else {
-            cg_emit(g->out, "%sa.y[%d][((long long)a.t * a.N + n) * a.ldy[%d] + j] = 0.0f;  // output %s", gd,
-                    wr->index, wr->index, c->outputs[wr->index].name);
-        }
+        if (wr->kind != WRITE_STATE) continue;
+        const char *gd = cg_guard(g, wr->node, J, gbuf, sizeof gbuf);
+        cg_dim_code(c, c->states[wr->index].shape.dims[0], d, sizeof d);
+        cg_emit(g->out, "%sa.state_next[%d][n * %s + j] = a.state_prev[%d][n * %s + j];  // %s' = %s", gd, wr->index,
+                d, wr->index, d, c->states[wr->index].name, c->states[wr->index].name);
+    }
+    for (int i = 0; i < grp->nnodes; i++) {
+        IrRef r = grp->nodes[i];
+        const SchedNode *s = &g->plan->node[r];
+        if (!s->stored) continue;
+        StrBuf what = {0};
+        cg_put_value(c, r, &what);
+        cg_emit(g->out, "%sa.buf[%d][n * %s + j] = 0.0f;  // %s, stored: zero, never stale", cg_guard(g, r, J, gbuf, sizeof gbuf), s->buffer,
+                cg_dim_code(c, c->nodes[r].shape.dims[0], d, sizeof d), sb_str(&what));
+        if (what.failed) g->out->failed = 1;
+        sb_free(&what);
+    }
+    for (int w = 0; w < grp->nwrites; w++) {
+        const SchedWrite *wr = &grp->writes[w];
+        if (wr->kind != WRITE_OUTPUT) continue;
+        snprintf(cond, sizeof cond, "a.y[%d]", wr->index);
+        cg_emit(g->out, "%sa.y[%d][((long long)a.t * a.N + n) * a.ldy[%d] + j] = 0.0f;  // output %s",
+                guard_and(g, wr->node, J, cond, gbuf, sizeof gbuf), wr->index, wr->index, c->outputs[wr->index].name);
     }
 }
 
@@ -375,7 +444,7 @@ static void emit_kernel_comment(Gen *g, const SchedGroup *grp, const char *kname
         if ((int)p->gemms[j].program == grp->program && p->gemms[j].phase == grp->index - 1)
             sb_printf(&when, "%s G%d", ngm++ ? "," : ", after GEMM", j);
     sb_printf(&when, "; one thread per (%s, j), j < %lld (J = %s).", step ? "n" : "col", (long long)J,
-              dim_text(c, jdim, t));
+              cg_dim_text(c, jdim, t));
     cg_emit(out, "// %s", sb_str(&when));
     sb_free(&when);
 
@@ -409,41 +478,41 @@ static void emit_kernel_comment(Gen *g, const SchedGroup *grp, const char *kname
                     listed[c->nnodes + j] = 1;
                     const SchedGemm *gm = &p->gemms[j];
                     sb_printf(&items, "%sG%d [%s, ", items.len ? "\n" : "", j, gm->program == SCHED_HOIST ? "T*N" : "N");
-                    put_rows(c, gm, &items);
+                    cg_put_rows(c, gm, &items);
                     sb_printf(&items, "] in B%d = [", gm->out_buffer);
                     for (int b = 0; b < gm->nproducts; b++)
                         sb_printf(&items, "%s%s", b ? "; " : "",
                                   c->params[c->nodes[c->nodes[gm->products[b]].args[0]].index].name);
                     sb_puts(&items, "] @ ");
-                    put_value(c, gm->operand, &items);
+                    cg_put_value(c, gm->operand, &items);
                     continue;
                 }
                 if (listed[r]) continue;
                 listed[r] = 1;
                 if (kind == 1) {
                     sb_puts(&items, items.len ? "\n" : "");
-                    put_value(c, r, &items);
+                    cg_put_value(c, r, &items);
                     sb_printf(&items, " [%s, %s] in B%d (stored by %s group %d)",
-                              p->node[r].program == SCHED_HOIST ? "T*N" : "N", dim_text(c, n->shape.dims[0], t),
+                              p->node[r].program == SCHED_HOIST ? "T*N" : "N", cg_dim_text(c, n->shape.dims[0], t),
                               p->node[r].buffer, p->node[r].program == SCHED_HOIST ? "hoisted" : "step",
                               p->node[r].group);
                     continue;
                 }
                 /* leaves of one kind on one line, "params b_i, b_f [H], w [I]" */
                 if (prev_dim >= 0 && prev_dim != n->shape.dims[0])
-                    sb_printf(&leaves, " [%s%s]", lead[pass], dim_text(c, prev_dim, t));
-                sb_printf(&leaves, "%s%s", leaves.len ? ", " : "", node_name(c, r));
+                    sb_printf(&leaves, " [%s%s]", lead[pass], cg_dim_text(c, prev_dim, t));
+                sb_printf(&leaves, "%s%s", leaves.len ? ", " : "", cg_node_name(c, r));
                 prev_dim = n->shape.dims[0];
             }
         }
         if (leaves.len) {
             sb_printf(&items, "%s%s%s %s [%s%s]", items.len ? "\n" : "", kinds[pass], strchr(sb_str(&leaves), ',') ? "s" : "",
-                      sb_str(&leaves), lead[pass], dim_text(c, prev_dim, t));
+                      sb_str(&leaves), lead[pass], cg_dim_text(c, prev_dim, t));
         }
         if (leaves.failed) items.failed = 1;
         sb_free(&leaves);
     }
-    if (items.len) emit_list(out, "reads", &items, NULL);
+    if (items.len) cg_emit_list(out, "reads", &items, NULL);
     items.len = 0;
 
     for (int i = 0; i < grp->nnodes; i++) {
@@ -453,36 +522,32 @@ static void emit_kernel_comment(Gen *g, const SchedGroup *grp, const char *kname
     }
     if (items.len) {
         sb_printf(&items, " (%d)", grp->nnodes);
-        emit_list(out, "computes", &items, ", ");
+        cg_emit_list(out, "computes", &items, ", ");
     }
     items.len = 0;
     for (int i = 0; i < grp->nnodes; i++) {
         IrRef r = grp->nodes[i];
         if (!p->node[r].stored) continue;
         sb_puts(&items, items.len ? "\n" : "");
-        put_value(c, r, &items);
+        cg_put_value(c, r, &items);
         sb_printf(&items, " [%s, %s] in B%d", grp->program == SCHED_HOIST ? "T*N" : "N",
-                  dim_text(c, c->nodes[r].shape.dims[0], t), p->node[r].buffer);
+                  cg_dim_text(c, c->nodes[r].shape.dims[0], t), p->node[r].buffer);
     }
-    if (items.len) emit_list(out, "stores", &items, ", ");
+    if (items.len) cg_emit_list(out, "stores", &items, ", ");
     items.len = 0;
     for (int w = 0; w < grp->nwrites; w++) {
         const SchedWrite *wr = &grp->writes[w];
         sb_puts(&items, w ? "\n" : "");
         if (wr->kind == WRITE_STATE)
             sb_printf(&items, "state %s' [N, %s]", c->states[wr->index].name,
-                      dim_text(c, c->states[wr->index].shape.dims[0], t));
+                      cg_dim_text(c, c->states[wr->index].shape.dims[0], t));
         else
             sb_printf(&items, "output %s [T*N, %s]", c->outputs[wr->index].name,
-                      dim_text(c, c->nodes[wr->node].shape.dims[0], t));
+                      cg_dim_text(c, c->nodes[wr->node].shape.dims[0], t));
     }
-    if (items.len) emit_list(out, "writes", &items, ", ");
-    int lo = 0, hi = 0;
-    for (int i = 0; i < grp->nnodes; i++) {
-        int l = c->nodes[grp->nodes[i]].loc.line;
-        if (l > 0 && (!lo || l < lo)) lo = l;
-        if (l > hi) hi = l;
-    }
+    if (items.len) cg_emit_list(out, "writes", &items, ", ");
+    int lo, hi;
+    cg_group_lines(g, grp, &lo, &hi);
     if (lo == hi && lo) cg_emit(out, "// %-8s line %d of cell %s", "source", lo, c->name);
     else if (lo) cg_emit(out, "// %-8s lines %d-%d of cell %s", "source", lo, hi, c->name);
     if (items.failed) out->failed = 1;
@@ -498,13 +563,9 @@ static int emit_kernel(Gen *g, int gi) {
     int step = grp->program == SCHED_STEP;
     if (cg_kernel_name(p, gi, kname, sizeof kname) < 0) return 0;
     int64_t J = cg_group_width(g->L, gi);
-    int jdim = -1;
-    for (int i = 0; i < grp->nnodes + grp->nwrites && jdim < 0; i++) {
-        IrRef r = item_node(grp, i);
-        if (node_len(g, r) == J) jdim = c->nodes[r].shape.dims[0];
-    }
+    int jdim = cg_group_jdim(g, gi);
     if (jdim < 0) return 0;
-    dim_code(c, jdim, jd, sizeof jd);
+    cg_dim_code(c, jdim, jd, sizeof jd);
 
     memset(g->computed, 0, c->nnodes);
     memset(g->loaded, 0, c->nnodes);
@@ -534,8 +595,8 @@ static int emit_kernel(Gen *g, int gi) {
         cg_emit(out, "const long long n = i / %s;  // the sequence", jd);
         cg_emit(out, "const int j = (int)(i %% %s);  // the element", jd);
         cg_emit(out, "const int len = a.lengths ? a.lengths[n] : a.T;");
-        if (grp->nwrites) {
-            cg_open(out, "if (a.t >= len) {  // sequence n has ended: keep its states, zero its outputs");
+        if (writes_when_finished(g, grp)) {
+            cg_open(out, "if (a.t >= len) {  // sequence n has ended: keep its states, zero its outputs and stored values");
             emit_finished(g, grp, J);
             cg_emit(out, "continue;");
             cg_close(out, NULL);
@@ -568,11 +629,16 @@ static void emit_header(Gen *g) {
     for (int d = 0; d < c->ndims; d++)
         if (c->dims[d].name) sb_printf(&s, " %s=%lld", c->dims[d].name, (long long)g->L->dimval[d]);
     cg_emit(out, "// Generated by rnncc from cell %s (dimensions:%s). Do not edit.", c->name, s.len ? sb_str(&s) : " none");
-    cg_emit(out, "// The element-wise kernels of one layer; cuBLAS runs the GEMMs between them. See docs/codegen.md.");
+    cg_emit(out, "// The element-wise kernels of one layer, forward and backward; cuBLAS runs the GEMMs between");
+    cg_emit(out, "// them. See docs/codegen.md.");
     s.len = 0;
     for (int gi = 0; gi < p->ngroups; gi++)
         if (cg_kernel_name(p, gi, k, sizeof k) >= 0) sb_printf(&s, " %s", k);
     cg_emit(out, "// rnncc-kernels:%s", sb_str(&s));
+    s.len = 0;
+    for (int gi = 0; gi < p->ngroups; gi++)
+        if (cg_backward_kernel_name(p, gi, k, sizeof k) >= 0) sb_printf(&s, " %s", k);
+    cg_emit(out, "// rnncc-backward-kernels:%s", sb_str(&s));
     for (int prog = SCHED_HOIST; prog <= SCHED_STEP; prog++) {
         s.len = 0;
         for (int ph = 0; ph <= p->phases[prog]; ph++) {
@@ -584,12 +650,29 @@ static void emit_header(Gen *g) {
                 if ((int)p->gemms[j].program == prog && p->gemms[j].phase == ph)
                     sb_printf(&s, "%sGEMM G%d", s.len ? ", " : "", j);
         }
-        cg_emit(out, "// %-23s %s", prog == SCHED_HOIST ? "hoisted, once per layer:" : "step, T times:",
+        cg_emit(out, "// %-27s %s", prog == SCHED_HOIST ? "hoisted, once per layer:" : "step, T times:",
                 s.len ? sb_str(&s) : "(nothing)");
     }
-    cg_emit(out, "// Launch each kernel 1-D: %d threads a block, items = N*J (step) or T*N*J (hoisted),",
+    /* the backward: each program's phases in reverse, a group's kernel then the data backward
+     * (d operand += W^T d result) of the GEMMs before it; the step program for t = T-1..0 first */
+    for (int prog = SCHED_STEP; prog >= SCHED_HOIST; prog--) {
+        s.len = 0;
+        for (int ph = p->phases[prog]; ph >= 0; ph--) {
+            for (int gi = 0; gi < p->ngroups; gi++)
+                if ((int)p->groups[gi].program == prog && p->groups[gi].index == ph &&
+                    cg_backward_kernel_name(p, gi, k, sizeof k) >= 0)
+                    sb_printf(&s, "%s%s", s.len ? ", " : "", k);
+            for (int j = 0; ph > 0 && j < p->ngemms; j++)
+                if ((int)p->gemms[j].program == prog && p->gemms[j].phase == ph - 1)
+                    sb_printf(&s, "%sGEMM G%d^T", s.len ? ", " : "", j);
+        }
+        cg_emit(out, "// %-27s %s", prog == SCHED_HOIST ? "backward, hoisted, once:" : "backward, step, t = T-1..0:",
+                s.len ? sb_str(&s) : "(nothing)");
+    }
+    cg_emit(out, "// %-27s %s", "then the weight gradients:", "per GEMM, dW += d(result) operand^T over every column");
+    cg_emit(out, "// Launch each kernel 1-D: %d threads a block, items = N*J (step, backward) or T*N*J",
             CG_BLOCK_SIZE);
-    cg_emit(out, "// any grid (grid-stride loops); codegen/cg.h has the whole contract.");
+    cg_emit(out, "// (hoisted forward), any grid (grid-stride loops); codegen/cg.h has the whole contract.");
     if (s.failed) out->failed = 1;
     sb_free(&s);
     cg_emit(out, "%s", "");
@@ -620,8 +703,9 @@ int cg_emit_forward(Arena *arena, const Plan *plan, const PlanLayout *layout, St
     g.computed = arena_alloc(arena, c->nnodes + 1u);
     g.loaded = arena_alloc(arena, c->nnodes + 1u);
     g.listed = arena_alloc(arena, c->nnodes + (size_t)plan->ngemms + 1u);
+    g.sent = arena_alloc(arena, c->nnodes + 1u);
     int errors = diags->nerrors;
-    if (!g.computed || !g.loaded || !g.listed) goto nomem;
+    if (!g.computed || !g.loaded || !g.listed || !g.sent) goto nomem;
     if (!check_names(&g)) return 0;
     emit_header(&g);
     sb_puts(out, cg_prelude_text);
@@ -631,16 +715,22 @@ int cg_emit_forward(Arena *arena, const Plan *plan, const PlanLayout *layout, St
         if (c->dims[d].name) cg_emit(out, "#define RNN_DIM_%s %lld", c->dims[d].name, (long long)layout->dimval[d]);
     cg_emit(out, "%s", "");
     emit_ops(&g);
-    for (int gi = 0; gi < plan->ngroups; gi++) {
+    int gi;
+    for (gi = 0; gi < plan->ngroups; gi++) {
         if (gi) cg_emit(out, "%s", "");
-        if (!emit_kernel(&g, gi)) {
-            if (diags->nerrors == errors)
-                diag_error(diags, c->loc, "cannot generate code for cell '%s' (group %d)", c->name, gi);
-            return 0;
-        }
+        if (!emit_kernel(&g, gi)) goto fail;
+    }
+    cg_emit(out, "%s", "");
+    cg_emit(out, "// ==== the backward kernels: adjoints, from the forward's kept values (codegen/cg.h)");
+    for (gi = 0; gi < plan->ngroups; gi++) {
+        cg_emit(out, "%s", "");
+        if (!cg_emit_backward_kernel(&g, gi)) goto fail;
     }
     if (out->failed) goto nomem;
     return 1;
+fail:
+    if (diags->nerrors == errors) diag_error(diags, c->loc, "cannot generate code for cell '%s' (group %d)", c->name, gi);
+    return 0;
 nomem:
     diag_error(diags, (SrcLoc){0, 0, 1}, "out of memory while generating code for cell '%s'", c->name);
     return 0;

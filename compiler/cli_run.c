@@ -14,7 +14,7 @@
 typedef struct RunOpts {
     const char *file, *cell;
     const char *dims[64];
-    int ndims, layers, bidir, varlen, repeat, check;
+    int ndims, layers, bidir, varlen, repeat, check, train;
     rnncc_precision precision;
     int64_t T, N;
     uint64_t seed;
@@ -37,7 +37,7 @@ static int parse(int argc, char **argv, RunOpts *o) {
         {"layers", required_argument, 0, 'L'}, {"bidirectional", no_argument, 0, 'b'},
         {"precision", required_argument, 0, 'p'}, {"cell", required_argument, 0, 'c'},
         {"varlen", no_argument, 0, 'v'}, {"repeat", required_argument, 0, 'r'}, {"seed", required_argument, 0, 's'},
-        {"no-check", no_argument, 0, 'n'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"no-check", no_argument, 0, 'n'}, {"train", no_argument, 0, 't'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     *o = (RunOpts){.layers = 1, .repeat = 20, .check = 1, .T = 16, .N = 8, .seed = 1};
     int c;
     int64_t v;
@@ -56,6 +56,7 @@ static int parse(int argc, char **argv, RunOpts *o) {
         case 'b': o->bidir = 1; break;
         case 'v': o->varlen = 1; break;
         case 'n': o->check = 0; break;
+        case 't': o->train = 1; break;
         case 'c': o->cell = optarg; break;
         case 'p':
             if (strcmp(optarg, "fp32") == 0) o->precision = RNNCC_FP32;
@@ -64,11 +65,15 @@ static int parse(int argc, char **argv, RunOpts *o) {
             break;
         case 'h':
             printf("usage: rnncc run FILE --dim NAME=VALUE... [--batch N] [--seq T] [--layers L] [--bidirectional]\n"
-                   "                 [--precision fp32|tf32] [--cell NAME] [--varlen] [--repeat R] [--seed S] [--no-check]\n"
+                   "                 [--precision fp32|tf32] [--cell NAME] [--varlen] [--train] [--repeat R] [--seed S]\n"
+                   "                 [--no-check]\n"
                    "Runs the cell forward on the GPU on random data (weights uniform in +-1/sqrt(S), S the first\n"
                    "state's size; inputs in +-1), checks it against the double-precision CPU reference, and prints\n"
                    "the error (max |gpu - ref| / max |ref| per tensor) and the median time of R runs.\n"
-                   "Exit status 1 when the error exceeds 1e-5 (fp32) or 5e-3 (tf32).\n");
+                   "With --train it runs the training forward, backward data and backward weights, times the three\n"
+                   "together, and checks dx, dh0 and every weight gradient against the reference's.\n"
+                   "Exit status 1 when an error exceeds its bound: outputs 1e-5 (fp32) or 5e-3 (tf32), gradients\n"
+                   "1e-4 (fp32) or 5e-2 (tf32).\n");
             exit(CLI_OK);
         default: return 0;
         }
@@ -99,7 +104,8 @@ int cli_run(int argc, char **argv) {
         rnncc_model_destroy(m);
         return s == RNNCC_ERR_INVALID_ARGUMENT || s == RNNCC_ERR_NOT_FOUND ? CLI_USAGE_ERROR : CLI_INPUT_ERROR;
     }
-    RtVerify v = {.T = o.T, .N = o.N, .varlen = o.varlen, .random_h0 = 1, .repeat = o.repeat, .seed = o.seed};
+    RtVerify v = {.T = o.T, .N = o.N, .varlen = o.varlen, .random_h0 = 1, .repeat = o.repeat, .seed = o.seed,
+                  .backward = o.train};
     s = rt_verify(m, &v);
     if (s != RNNCC_OK) {
         fprintf(stderr, "rnncc run: error: %s: %s\n", rnncc_status_string(s), rnncc_model_error(m));
@@ -109,8 +115,8 @@ int cli_run(int argc, char **argv) {
     rnncc_model_sizes sz;
     rnncc_model_get_sizes(m, &sz);
     rnncc_model_destroy(m);
-    printf("%s: T=%lld N=%lld layers=%d%s %s: %.3f ms per sequence, %.2f us per step (median of %d)\n", o.file,
-           (long long)o.T, (long long)o.N, o.layers, o.bidir ? " bidirectional" : "",
+    printf("%s: T=%lld N=%lld layers=%d%s %s%s: %.3f ms per sequence, %.2f us per step (median of %d)\n", o.file,
+           (long long)o.T, (long long)o.N, o.layers, o.bidir ? " bidirectional" : "", o.train ? "training " : "",
            o.precision == RNNCC_TF32 ? "tf32" : "fp32", v.median_ms, o.T ? v.median_ms * 1e3 / (double)o.T : 0.0, o.repeat);
     if (!o.check) return CLI_OK;
     double tol = o.precision == RNNCC_TF32 ? 5e-3 : 1e-5;
@@ -118,7 +124,14 @@ int cli_run(int argc, char **argv) {
     for (int q = 0; q < sz.nstates; q++) printf("  final state %d: relative error %.3g\n", q, v.state_err[q]);
     printf("  worst relative error against the double-precision reference: %.3g (bound %.0e): %s\n", v.worst, tol,
            v.worst <= tol ? "ok" : "TOO LARGE");
-    return v.worst <= tol ? CLI_OK : CLI_INPUT_ERROR;
+    int ok = v.worst <= tol;
+    if (o.train) {
+        double gtol = o.precision == RNNCC_TF32 ? 5e-2 : 1e-4;
+        printf("  gradients: dx %.3g, dh0 %.3g, weights %.3g (worst: %s); bound %.0e: %s\n", v.dx_err, v.dh0_err, v.dw_err,
+               v.dw_worst_name, gtol, v.grad_worst <= gtol ? "ok" : "TOO LARGE");
+        ok &= v.grad_worst <= gtol;
+    }
+    return ok ? CLI_OK : CLI_INPUT_ERROR;
 }
 
 int cli_devices(int argc, char **argv) {

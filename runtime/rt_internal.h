@@ -24,6 +24,7 @@ struct rnncc_program {
 typedef struct RtModule {
     cudaLibrary_t lib;
     cudaKernel_t *kernels;      /* per plan group */
+    cudaKernel_t *bkernels;     /* per plan group: its backward */
     int from_cache;             /* the binary came from the on-disk cache */
     double compile_ms;          /* time spent generating and compiling (or loading) it */
 } RtModule;

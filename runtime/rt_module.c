@@ -63,6 +63,9 @@ static rnncc_status load(rnncc_model *m, const void *bin, RtModule *out) {
         if (cg_kernel_name(m->plan, g, name, sizeof name) < 0)
             return rt_fail(m, RNNCC_ERR_UNSUPPORTED, "kernel name of group %d too long", g);
         RT_CUDA(m, cudaLibraryGetKernel(&out->kernels[g], out->lib, name));
+        if (cg_backward_kernel_name(m->plan, g, name, sizeof name) < 0)
+            return rt_fail(m, RNNCC_ERR_UNSUPPORTED, "backward kernel name of group %d too long", g);
+        RT_CUDA(m, cudaLibraryGetKernel(&out->bkernels[g], out->lib, name));
     }
     return RNNCC_OK;
 }
@@ -71,7 +74,8 @@ rnncc_status rt_module_load(rnncc_model *m, const PlanLayout *layout, RtModule *
     double t0 = now_ms();
     memset(out, 0, sizeof *out);
     out->kernels = arena_array(&m->arena, (size_t)m->plan->ngroups + 1, sizeof *out->kernels);
-    if (!out->kernels) return rt_fail(m, RNNCC_ERR_NOMEM, "out of host memory");
+    out->bkernels = arena_array(&m->arena, (size_t)m->plan->ngroups + 1, sizeof *out->bkernels);
+    if (!out->kernels || !out->bkernels) return rt_fail(m, RNNCC_ERR_NOMEM, "out of host memory");
     StrBuf src = {0};
     Diags d;
     diag_init(&d, &m->arena, m->cell->name, m->source, strlen(m->source));

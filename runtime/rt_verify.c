@@ -42,6 +42,9 @@ typedef struct Bufs {
     int *lengths;
     int64_t *lengths64;
     float *dx, *dy[RNN_MAX_OUTPUTS], *dh0[RNN_MAX_STATES], *dhT[RNN_MAX_STATES];
+    /* backward */
+    double *gy[RNN_MAX_OUTPUTS], *ghT[RNN_MAX_STATES], *rdx, *rdh0[RNN_MAX_STATES], ***rdp;
+    float *ddy[RNN_MAX_OUTPUTS], *ddhT[RNN_MAX_STATES], *ddx, *ddh0[RNN_MAX_STATES], *ddw, *hostw;
     void *ws, *reserve;
     float *times;
     cudaEvent_t e0, e1;
@@ -57,12 +60,112 @@ static void free_bufs(const rnncc_model *m, Bufs *b) {
     for (int i = 0; i < RNN_MAX_OUTPUTS; i++) { free(b->ry[i]); cudaFree(b->dy[i]); }
     free(b->x); free(b->xf); free(b->host); free(b->lengths); free(b->lengths64); free(b->times);
     cudaFree(b->dx); cudaFree(b->ws); cudaFree(b->reserve);
+    for (int i = 0; i < RNN_MAX_OUTPUTS; i++) { free(b->gy[i]); cudaFree(b->ddy[i]); }
+    for (int i = 0; i < RNN_MAX_STATES; i++) { free(b->ghT[i]); free(b->rdh0[i]); cudaFree(b->ddhT[i]); cudaFree(b->ddh0[i]); }
+    for (int u = 0; b->rdp && u < m->nunits; u++) {
+        for (int p = 0; b->rdp[u] && p < m->cell->nparams; p++) free(b->rdp[u][p]);
+        free(b->rdp[u]);
+    }
+    free(b->rdp); free(b->rdx); free(b->hostw);
+    cudaFree(b->ddx); cudaFree(b->ddw);
     if (b->e0) cudaEventDestroy(b->e0);
     if (b->e1) cudaEventDestroy(b->e1);
 }
 
 static rnncc_status dev_alloc(rnncc_model *m, void *p, int64_t floats) {
     RT_CUDA(m, cudaMalloc((void **)p, (size_t)(floats > 0 ? floats : 1) * sizeof(float)));
+    return RNNCC_OK;
+}
+
+/* Random output and final-state adjoints (double for the reference, float on the device),
+ * and the gradient buffers the backward writes (poisoned with NaN: every element must be written). */
+static rnncc_status prepare_backward(rnncc_model *m, Bufs *b, uint64_t *seed, rnncc_grad_io *gio) {
+    const IrCell *c = m->cell;
+    int64_t T = gio->T, N = gio->N, I = ir_shape_numel(&c->inputs[0].shape, m->dimval[0]);
+    const int64_t *dvl = m->dimval[m->layers > 1];
+    for (int o = 0; o < c->noutputs; o++) {
+        int64_t n = T * N * ir_node_len(c, c->outputs[o].node, dvl) * m->dirs;
+        float *f = malloc((size_t)n * sizeof(float) + 4);
+        if (!f || !(b->gy[o] = malloc((size_t)n * sizeof(double) + 8))) { free(f); return rt_fail(m, RNNCC_ERR_NOMEM, "out of host memory"); }
+        for (int64_t i = 0; i < n; i++) f[i] = (float)(b->gy[o][i] = uniform(seed, 1));
+        rnncc_status s = dev_alloc(m, &b->ddy[o], n);
+        cudaError_t e = s == RNNCC_OK ? cudaMemcpy(b->ddy[o], f, (size_t)n * sizeof(float), cudaMemcpyHostToDevice) : cudaSuccess;
+        free(f);
+        RT_TRY(s);
+        RT_CUDA(m, e);
+    }
+    for (int q = 0; q < c->nstates; q++) {
+        int64_t n = m->nunits * N * ir_shape_numel(&c->states[q].shape, m->dimval[0]);
+        float *f = malloc((size_t)n * sizeof(float) + 4);
+        if (!f || !(b->ghT[q] = malloc((size_t)n * sizeof(double) + 8)) || !(b->rdh0[q] = calloc((size_t)n + 1, sizeof(double)))) {
+            free(f);
+            return rt_fail(m, RNNCC_ERR_NOMEM, "out of host memory");
+        }
+        for (int64_t i = 0; i < n; i++) f[i] = (float)(b->ghT[q][i] = uniform(seed, 1));
+        rnncc_status s = dev_alloc(m, &b->ddhT[q], n);
+        if (s == RNNCC_OK) s = dev_alloc(m, &b->ddh0[q], n);
+        cudaError_t e = s == RNNCC_OK ? cudaMemcpy(b->ddhT[q], f, (size_t)n * sizeof(float), cudaMemcpyHostToDevice) : cudaSuccess;
+        free(f);
+        RT_TRY(s);
+        RT_CUDA(m, e);
+        RT_CUDA(m, cudaMemset(b->ddh0[q], 0xff, (size_t)n * sizeof(float)));
+    }
+    RT_TRY(dev_alloc(m, &b->ddx, T * N * I));
+    RT_CUDA(m, cudaMemset(b->ddx, 0xff, (size_t)(T * N * I) * sizeof(float)));
+    RT_TRY(dev_alloc(m, &b->ddw, m->weight_count));
+    RT_CUDA(m, cudaMemset(b->ddw, 0xff, (size_t)m->weight_count * sizeof(float)));
+    gio->dy = (const float *const *)b->ddy;
+    gio->dhT = (const float *const *)b->ddhT;
+    gio->dx = b->ddx;
+    gio->dh0 = b->ddh0;
+    return RNNCC_OK;
+}
+
+/* The device's gradients against the stacked reference backward on the same values. */
+static rnncc_status check_backward(rnncc_model *m, RtVerify *v, Bufs *b, const RefStack *rs) {
+    const IrCell *c = m->cell;
+    int64_t T = v->T, N = v->N, I = ir_shape_numel(&c->inputs[0].shape, m->dimval[0]);
+    if (!(b->rdx = calloc((size_t)(T * N * I) + 1, sizeof(double))) || !(b->rdp = calloc((size_t)m->nunits, sizeof *b->rdp)))
+        return rt_fail(m, RNNCC_ERR_NOMEM, "out of host memory");
+    for (int u = 0; u < m->nunits; u++) {
+        const PlanLayout *L = m->units[u].layout;
+        if (!(b->rdp[u] = calloc((size_t)c->nparams + 1, sizeof **b->rdp))) return rt_fail(m, RNNCC_ERR_NOMEM, "out of host memory");
+        for (int p = 0; p < c->nparams; p++)
+            if (!(b->rdp[u][p] = calloc((size_t)(L->param_rows[p] * L->param_cols[p]) + 1, sizeof(double))))
+                return rt_fail(m, RNNCC_ERR_NOMEM, "out of host memory");
+    }
+    if (ref_stack_backward(rs, (const double *const *)b->gy, (const double *const *)b->ghT, b->rdx, b->rdh0,
+                           (double *const *const *)b->rdp) != 0)
+        return rt_fail(m, RNNCC_ERR_NOMEM, "verify: the reference backward failed");
+    int64_t maxn = T * N * I > m->weight_count ? T * N * I : m->weight_count;
+    float *host = realloc(b->host, (size_t)maxn * sizeof(float) + 4);
+    if (!host) return rt_fail(m, RNNCC_ERR_NOMEM, "out of host memory");
+    b->host = host;
+    RT_CUDA(m, cudaMemcpy(host, b->ddx, (size_t)(T * N * I) * sizeof(float), cudaMemcpyDeviceToHost));
+    v->dx_err = rel_err(host, b->rdx, T * N * I);
+    v->dh0_err = 0;
+    for (int q = 0; q < c->nstates; q++) {
+        int64_t n = m->nunits * N * ir_shape_numel(&c->states[q].shape, m->dimval[0]);
+        RT_CUDA(m, cudaMemcpy(host, b->ddh0[q], (size_t)n * sizeof(float), cudaMemcpyDeviceToHost));
+        double e = rel_err(host, b->rdh0[q], n);
+        if (!(e <= v->dh0_err)) v->dh0_err = e;
+    }
+    RT_CUDA(m, cudaMemcpy(host, b->ddw, (size_t)m->weight_count * sizeof(float), cudaMemcpyDeviceToHost));
+    v->dw_err = 0;
+    for (int u = 0; u < m->nunits; u++) {
+        const PlanLayout *L = m->units[u].layout;
+        for (int p = 0; p < c->nparams; p++) {
+            double e = rel_err(host + m->units[u].weight_offset + L->param_offset[p], b->rdp[u][p], L->param_rows[p] * L->param_cols[p]);
+            if (!(e <= v->dw_err)) {
+                v->dw_err = e;
+                snprintf(v->dw_worst_name, sizeof v->dw_worst_name, "%s (layer %d, direction %d)", c->params[p].name,
+                         m->units[u].layer, m->units[u].dir);
+            }
+        }
+    }
+    v->grad_worst = v->dx_err;
+    if (!(v->dh0_err <= v->grad_worst)) v->grad_worst = v->dh0_err;
+    if (!(v->dw_err <= v->grad_worst)) v->grad_worst = v->dw_err;
     return RNNCC_OK;
 }
 
@@ -74,6 +177,7 @@ static rnncc_status run(rnncc_model *m, RtVerify *v, Bufs *b) {
     uint64_t seed = v->seed;
     double k = 1 / sqrt((double)(c->nstates ? ir_shape_numel(&c->states[0].shape, m->dimval[0]) : 1));
     if (T < 0 || N < 1) return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "verify: T must be >= 0 and N >= 1");
+    if (v->backward) v->training = 1;
     b->params = calloc((size_t)units, sizeof *b->params);
     b->x = calloc((size_t)(T * N * I) + 1, sizeof *b->x);
     b->xf = calloc((size_t)(T * N * I) + 1, sizeof *b->xf);
@@ -134,9 +238,15 @@ static rnncc_status run(rnncc_model *m, RtVerify *v, Bufs *b) {
     int repeat = v->repeat > 0 ? v->repeat : 0;
     if (repeat && !(b->times = calloc((size_t)repeat, sizeof *b->times))) return rt_fail(m, RNNCC_ERR_NOMEM, "out of host memory");
     cudaStream_t stream = (cudaStream_t)v->stream;
+    rnncc_grad_io gio = {T, N, b->lengths, b->dx, NULL, NULL, NULL, NULL};
+    if (v->backward) RT_TRY(prepare_backward(m, b, &seed, &gio));
     for (int r = repeat ? -3 : 0; r < (repeat ? repeat : 1); r++) {
         RT_CUDA(m, cudaEventRecord(b->e0, stream));
         RT_TRY(rnncc_forward(m, &io, b->ws, wsb, b->reserve, rsb, stream));
+        if (v->backward) {
+            RT_TRY(rnncc_backward_data(m, &gio, b->ws, wsb, b->reserve, rsb, stream));
+            RT_TRY(rnncc_backward_weights(m, &gio, b->ddw, RNNCC_WGRAD_SET, b->ws, wsb, b->reserve, rsb, stream));
+        }
         RT_CUDA(m, cudaEventRecord(b->e1, stream));
         RT_CUDA(m, cudaEventSynchronize(b->e1));
         if (repeat && r >= 0) RT_CUDA(m, cudaEventElapsedTime(&b->times[r], b->e0, b->e1));
@@ -169,6 +279,7 @@ static rnncc_status run(rnncc_model *m, RtVerify *v, Bufs *b) {
         v->state_err[q] = rel_err(b->host, b->rh[q], n);
         if (!(v->state_err[q] <= v->worst)) v->worst = v->state_err[q];
     }
+    if (v->backward) RT_TRY(check_backward(m, v, b, &rs));
     return RNNCC_OK;
 }
 

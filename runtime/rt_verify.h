@@ -12,12 +12,15 @@ typedef struct RtVerify {
     int varlen;         /* random lengths in 0..T (the first sequence full) */
     int random_h0;      /* random initial states instead of zeros */
     int training;       /* run the training-mode forward (with a reserve) */
+    int backward;       /* also backward (implies training): check dx, dh0 and every weight gradient */
     int repeat;         /* timed runs after 3 warm-ups (0: one untimed run) */
     uint64_t seed;
     void *stream;       /* cudaStream_t, NULL for the default stream */
     /* results: max |gpu - ref| / max |ref| per tensor (NaN counts as infinite) */
     double out_err[8], state_err[8], worst;
-    float median_ms;    /* per forward, when repeat > 0 */
+    double dx_err, dh0_err, dw_err, grad_worst; /* backward: worst over states / parameters */
+    char dw_worst_name[64];                     /* the parameter with the largest gradient error */
+    float median_ms;    /* per forward (with backward: forward + backward data + weights), when repeat > 0 */
 } RtVerify;
 
 /* Sets the model's weights to random values (uniform in +-1/sqrt(S), S the first state's

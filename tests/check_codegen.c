@@ -1,8 +1,11 @@
 /* Tests for CUDA code generation (codegen/) and the NVRTC wrapper (runtime/rt_nvrtc.c):
  * every shipped cell emits deterministically and compiles to CUBIN for sm_90 and sm_80 (no
- * GPU needed), golden sources, mangling of every name a cell supplies, the CPU twin of the
- * prelude against ir/opmath.h, NVRTC's failure reports, and the launch-contract helpers.
- * Key idea: the prelude is compiled here as C, so its float math is checked without a GPU. */
+ * GPU needed), golden sources, the backward kernels' routes, mangling of every name a cell
+ * supplies, the CPU twin of the prelude against ir/opmath.h, NVRTC's failure reports, the
+ * launch-contract helpers, and the generated kernels, forward and backward, run as C++ on
+ * the CPU against the plan executor.
+ * Key idea: the prelude (as C) and whole units (as C++) run here, so the generated float code
+ * is checked without a GPU. */
 #define _POSIX_C_SOURCE 200809L
 #include <check.h>
 #include <ctype.h>
@@ -12,9 +15,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <dlfcn.h>
+
 #include "../codegen/cg.h"
 #include "../codegen/emit.h"
 #include "../ir/sched.h"
+#include "../ir/sched_exec.h"
+#include "../runtime/rnn_args.h"
 #include "../runtime/rt_nvrtc.h"
 #include "testutil.h"
 
@@ -274,6 +281,20 @@ START_TEST(shipped_cells_emit_and_compile) {
                     ck_assert_msg(strstr(a, def), "%s: no definition of %s", paths[i], name);
                 }
                 ck_assert_int_eq(*list, '\n');
+                /* and the backward kernels, on the next line */
+                ck_assert_int_eq(strncmp(list, "\n// rnncc-backward-kernels:", 27), 0);
+                list += 27;
+                for (int g = 0; g < L->plan->ngroups; g++) {
+                    char name[256], def[400];
+                    ck_assert_int_gt(cg_backward_kernel_name(L->plan, g, name, sizeof name), 0);
+                    ck_assert_msg(strncmp(list, " ", 1) == 0 && strncmp(list + 1, name, strlen(name)) == 0,
+                                  "%s: backward kernel %d is not %s in the header", paths[i], g, name);
+                    list += 1 + strlen(name);
+                    snprintf(def, sizeof def, "extern \"C\" __global__ void __launch_bounds__(%d) %s(const RnnArgs a)",
+                             CG_BLOCK_SIZE, name);
+                    ck_assert_msg(strstr(a, def), "%s: no definition of %s", paths[i], name);
+                }
+                ck_assert_int_eq(*list, '\n');
                 compile_ok(a, c->name, "sm_90");
                 compile_ok(a, c->name, "sm_80");
                 free(a);
@@ -311,6 +332,80 @@ static void check_golden(const char *cell_path, const char *golden_path) {
     src_close(&s);
 }
 
+/* Occurrences of needle in hay. */
+static int count(const char *hay, const char *needle) {
+    int n = 0;
+    for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle)) n++;
+    return n;
+}
+
+/* The LSTM's backward kernel reads every adjoint its step's results have (both states' from
+ * the next step, the output's from dy) and sends an adjoint to every value it reads: the 8
+ * GEMM blocks, the 4 biases (their [N][H] accumulators) and the state c; h reaches it only
+ * through U @ h, whose backward is the runtime's GEMM. */
+START_TEST(lstm_backward_routes) {
+    Src s;
+    src_open_file(&s, "cells/lstm.cell");
+    const IrCell *c = s.module->cells[0];
+    const char *dims[] = {"I=8", "H=16"};
+    int64_t *dv = arena_array(&s.arena, (size_t)c->ndims + 1, sizeof *dv);
+    ck_assert(ir_bind_dims(c, dims, 2, dv, &s.diags));
+    Plan *plan = sched_plan(&s.arena, c, &s.diags);
+    PlanLayout *L = sched_layout(&s.arena, plan, dv, &s.diags);
+    char *src = emit(&s, L);
+    char *k = strstr(src, "rnncc_lstm_bs1(const RnnArgs a)");
+    ck_assert_ptr_nonnull(k);
+    ck_assert_ptr_nonnull(strstr(src, "// rnncc-backward-kernels: rnncc_lstm_bs1\n"));
+    /* seeds */
+    ck_assert_int_eq(count(k, "a.dstate_next[0][n * RNN_DIM_H + j]"), 2); /* carried when ended, seed */
+    ck_assert_int_eq(count(k, "a.dstate_next[1][n * RNN_DIM_H + j]"), 2);
+    ck_assert_ptr_nonnull(strstr(k, "d39_h_next += a.dstate_next[0][n * RNN_DIM_H + j];"));
+    ck_assert_ptr_nonnull(strstr(k, "d37_c_next += a.dstate_next[1][n * RNN_DIM_H + j];"));
+    ck_assert_ptr_nonnull(strstr(k, "if (a.dy[0]) d39_h_next += a.dy[0][col * a.ldy[0] + j];"));
+    /* the 8 GEMM blocks: G0 (hoisted, column col) in B0, G1 (step, column n) in B1, 4H = 64 rows */
+    static const char *const blocks[] = {"", " + 16", " + 32", " + 48"};
+    char want[200];
+    for (int b = 0; b < 4; b++) {
+        snprintf(want, sizeof want, "a.dbuf[0][col * 64%s + j] += d", blocks[b]);
+        ck_assert_msg(count(k, want) == 1, "%s", want);
+        snprintf(want, sizeof want, "a.dbuf[1][n * 64%s + j] += d", blocks[b]);
+        ck_assert_msg(count(k, want) == 1, "%s", want);
+    }
+    ck_assert_int_eq(count(k, "a.dbuf["), 8);
+    /* the biases: [N][H] accumulators at N * acc_offset, acc_offset 0, 16, 32, 48 */
+    ck_assert_int_eq(count(k, "a.dparam[n * RNN_DIM_H + j] += d11_b_i;"), 1);
+    ck_assert_int_eq(count(k, "a.dparam[(long long)a.N * 16 + n * RNN_DIM_H + j] += d12_b_f;"), 1);
+    ck_assert_int_eq(count(k, "a.dparam[(long long)a.N * 32 + n * RNN_DIM_H + j] += d13_b_g;"), 1);
+    ck_assert_int_eq(count(k, "a.dparam[(long long)a.N * 48 + n * RNN_DIM_H + j] += d14_b_o;"), 1);
+    ck_assert_int_eq(count(k, "a.dparam["), 4);
+    ck_assert_int_eq(L->acc_rows, 64);
+    /* c is read: its adjoint goes to the previous step; h is not read by this kernel */
+    ck_assert_int_eq(count(k, "a.dstate_prev[1][n * RNN_DIM_H + j] += d2_c;"), 1);
+    ck_assert_int_eq(count(k, "a.dstate_prev[0]"), 1); /* only the ended sequence's carry */
+    ck_assert_int_eq(count(k, "a.dstate_prev[1]"), 2);
+    ck_assert_ptr_null(strstr(k, "a.dx"));
+    /* no value of the group is stored, so no adjoint starts from dbuf */
+    ck_assert_ptr_null(strstr(k, "= a.dbuf["));
+    /* every node's adjoint is swept once per operand that is not a literal */
+    ck_assert_int_eq(count(k, "rnn_dop_"), 2 * 12 + 5); /* 12 binary nodes, 5 unary */
+    free(src);
+    src_close(&s);
+
+    /* mlstm: m is stored (U_i @ m reads it), so its adjoint starts from what that GEMM's
+     * backward left in dbuf; an ended sequence zeroes it in the forward */
+    src_open_file(&s, "cells/mlstm.cell");
+    L = layout_all(&s, s.module->cells[0], 12);
+    src = emit(&s, L);
+    k = strstr(src, "rnncc_mlstm_bs1(const RnnArgs a)");
+    ck_assert_ptr_nonnull(k);
+    ck_assert_ptr_nonnull(strstr(k, "float d19_m = a.dbuf[3][n * RNN_DIM_M + j];"));
+    ck_assert_ptr_nonnull(strstr(src, "a.buf[3][n * RNN_DIM_M + j] = 0.0f;"));
+    ck_assert_ptr_nonnull(strstr(k, "if (a.t >= len) continue;  // sequence n had ended: nothing flows back"));
+    free(src);
+    src_close(&s);
+}
+END_TEST
+
 START_TEST(golden_sources) {
     check_golden("cells/lstm.cell", "tests/golden/lstm.cu");
     check_golden("cells/gru.cell", "tests/golden/gru.cu");
@@ -346,7 +441,20 @@ START_TEST(edge_cell_emits_and_compiles) {
     ck_assert_ptr_nonnull(strstr(src, "rnncc_edge_h0(const RnnArgs a)"));
     ck_assert_ptr_nonnull(strstr(src, "const long long items = (long long)a.T * a.N * RNN_DIM_I;"));
     ck_assert_ptr_nonnull(strstr(src, "if (j < RNN_DIM_H) {"));
-    ck_assert_ptr_nonnull(strstr(src, "if (j < RNN_DIM_I) a.y[5][((long long)a.t * a.N + n) * a.ldy[5] + j] = 0.0f;"));
+    ck_assert_ptr_nonnull(strstr(src, "if (j < RNN_DIM_I && a.y[5]) a.y[5][((long long)a.t * a.N + n) * a.ldy[5] + j] = 0.0f;"));
+    /* outputs may be NULL; an ended sequence zeroes what the group stores */
+    ck_assert_ptr_nonnull(strstr(src, "if (a.y[1]) a.y[1][col * a.ldy[1] + j] = v20_z;"));
+    ck_assert_ptr_nonnull(strstr(src, "if (a.y[5]) a.y[5][col * a.ldy[5] + j] = v0_x;"));
+    /* the hoisted backward: one thread per (n, j) walks the sequence's positions */
+    ck_assert_ptr_nonnull(strstr(src, "rnncc_edge_bh0(const RnnArgs a)"));
+    ck_assert_ptr_nonnull(strstr(src, "for (int pos = 0; pos < len; pos++) {"));
+    ck_assert_ptr_nonnull(strstr(src, "float d10_xs = a.dbuf[2][col * RNN_DIM_I + j];"));
+    ck_assert_ptr_nonnull(strstr(src, "if (a.dx) a.dx[col * a.ldx + j] += d0_x;"));
+    /* a write of a leaf seeds the leaf's adjoint, literals get none */
+    ck_assert_ptr_nonnull(strstr(src, "if (a.dy[5]) d0_x += a.dy[5][col * a.ldy[5] + j];"));
+    ck_assert_ptr_nonnull(strstr(src, "d8_q += d18 * rnn_dop_mul_0(v8_q, 1e+20f, 0.0f, v18);\n"));
+    ck_assert_ptr_null(strstr(src, "rnn_dop_mul_1(v8_q, 1e+20f"));
+    ck_assert_ptr_nonnull(strstr(src, "if (j < RNN_DIM_H) a.dstate_prev[0][n * RNN_DIM_H + j] += a.dstate_next[0][n * RNN_DIM_H + j];"));
     ck_assert_ptr_nonnull(strstr(src, "rnn_op_mul(v0_x, 0.1f)"));
     ck_assert_ptr_nonnull(strstr(src, "1e+20f"));
     ck_assert_ptr_nonnull(strstr(src, "rnn_op_clamp(v22, -0.5f, 2.0f)"));
@@ -408,7 +516,7 @@ static const char innocent_cell[] =
     "}\n";
 
 /* Appends each identifier of the generated code past the prelude, outside comments, one a
- * line, except the mangled ones: v<id>[_name], RNN_DIM_<dim>, rnncc_<cell>_... */
+ * line, except the mangled ones: v<id>[_name] and d<id>[_name], RNN_DIM_<dim>, rnncc_<cell>_... */
 static void unmangled_identifiers(const char *src, const char *cell, StrBuf *out) {
     const char *code = strstr(src, "// ---- bound dimensions");
     ck_assert_ptr_nonnull(code);
@@ -428,7 +536,7 @@ static void unmangled_identifiers(const char *src, const char *cell, StrBuf *out
             continue;
         }
         size_t len = strspn(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_");
-        int mangled = (p[0] == 'v' && isdigit((unsigned char)p[1])) || strncmp(p, "RNN_DIM_", 8) == 0 ||
+        int mangled = ((p[0] == 'v' || p[0] == 'd') && isdigit((unsigned char)p[1])) || strncmp(p, "RNN_DIM_", 8) == 0 ||
                       strncmp(p, kernel_prefix, strlen(kernel_prefix)) == 0;
         if (!mangled) sb_printf(out, "%.*s\n", (int)len, p);
         p += len;
@@ -549,6 +657,19 @@ START_TEST(launch_helpers) {
     ck_assert_int_eq(cg_group_items(L, 1, 100, 7), 7 * 16);
     ck_assert_int_eq(cg_group_items(L, 1, 100, 0), 0);
     ck_assert_int_eq(cg_group_items(L, 1, 100, INT64_MAX / 2), -1);
+    ck_assert_int_eq(cg_backward_kernel_name(plan, 0, name, sizeof name), (int)strlen("rnncc_mlstm_bs1"));
+    ck_assert_str_eq(name, "rnncc_mlstm_bs1");
+    ck_assert_int_eq(cg_backward_kernel_name(plan, 1, name, sizeof name), (int)strlen("rnncc_mlstm_bs2"));
+    ck_assert_str_eq(name, "rnncc_mlstm_bs2");
+    ck_assert_int_eq(cg_backward_kernel_name(plan, 2, name, sizeof name), -1);
+    ck_assert_int_eq(cg_backward_kernel_name(plan, -1, name, sizeof name), -1);
+    ck_assert_int_eq(cg_backward_kernel_name(plan, 0, name, 15), -1); /* no room for the NUL */
+    ck_assert_int_eq(cg_backward_kernel_name(plan, 0, name, 16), 15);
+    ck_assert_int_eq(cg_backward_group_items(L, 1, 100, 7), 7 * 16);
+    ck_assert_int_eq(cg_backward_group_items(L, 0, 100, 7), 7 * 12);
+    ck_assert_int_eq(cg_backward_group_items(L, 2, 100, 7), -1);
+    ck_assert_int_eq(cg_backward_group_items(L, 1, -1, 7), -1);
+    ck_assert_int_eq(cg_backward_group_items(L, 1, 100, INT64_MAX / 2), -1);
     ck_assert_int_eq(cg_grid_blocks(0), 1);
     ck_assert_int_eq(cg_grid_blocks(1), 1);
     ck_assert_int_eq(cg_grid_blocks(CG_BLOCK_SIZE), 1);
@@ -564,7 +685,454 @@ START_TEST(launch_helpers) {
     ck_assert_str_eq(name, "rnncc_edge_h0");
     ck_assert_int_eq(cg_group_items(L, 0, 10, 7), 10 * 7 * 3);
     ck_assert_int_eq(cg_group_items(L, 0, INT64_MAX / 4, 7), -1);
+    /* its backward has N*J: one thread walks a sequence's positions */
+    ck_assert_int_eq(cg_backward_kernel_name(L->plan, 0, name, sizeof name), (int)strlen("rnncc_edge_bh0"));
+    ck_assert_str_eq(name, "rnncc_edge_bh0");
+    ck_assert_int_eq(cg_backward_group_items(L, 0, 10, 7), 7 * 3);
+    ck_assert_int_eq(cg_backward_group_items(L, 0, INT64_MAX / 4, 7), 7 * 3);
     src_close(&s);
+}
+END_TEST
+
+/* ---- the kernels run as C++ on the CPU, against the plan executor ------------------------------- */
+
+/* The generated unit is plain C++ once the few CUDA words are defined away: each kernel becomes
+ * an extern "C" function of RnnArgs, and the thread and block indices globals that the test sets
+ * before each call. Every (block, thread) pair runs in turn: the kernels' threads share no
+ * memory, so any order gives the GPU's result. A C++ compiler (CXX, else c++) is needed; the
+ * test says so and passes without one. */
+static const char cpu_shim[] =
+    "#include <math.h>\n"
+    "struct rnn_dim3 { unsigned x, y, z; };\n"
+    "extern \"C\" { rnn_dim3 blockIdx, threadIdx, blockDim, gridDim; }\n"
+    "#define __global__\n"
+    "#define __device__\n"
+    "#define __forceinline__ inline\n"
+    "#define __launch_bounds__(n)\n";
+
+typedef void (*CpuKernel)(RnnArgs);
+typedef struct CpuDim3 { unsigned x, y, z; } CpuDim3;
+
+typedef struct CpuUnit {
+    void *so;
+    CpuKernel fwd[64], bwd[64];
+    CpuDim3 *block_idx, *thread_idx, *block_dim, *grid_dim;
+} CpuUnit;
+
+static const char *cxx(void) {
+    const char *c = getenv("CXX");
+    return c && *c ? c : "c++";
+}
+
+static int have_cxx(void) {
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "%s --version > /dev/null 2>&1", cxx());
+    return system(cmd) == 0;
+}
+
+static void write_text(const char *path, const char *text) {
+    FILE *f = fopen(path, "w");
+    ck_assert_msg(f != NULL, "cannot write %s", path);
+    ck_assert(fputs(text, f) >= 0);
+    ck_assert_int_eq(fclose(f), 0);
+}
+
+/* Compiles a unit as C++ into a shared object and finds every kernel. */
+static void cpu_unit_load(CpuUnit *u, const char *source, const Plan *plan) {
+    char dir[] = "/tmp/rnncc-cg-XXXXXX", path[400], cmd[1600];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/shim.h", dir);
+    write_text(path, cpu_shim);
+    snprintf(path, sizeof path, "%s/unit.cu", dir);
+    write_text(path, source);
+    snprintf(cmd, sizeof cmd, "%s -std=c++17 -O0 -w -fPIC -shared -include %s/shim.h -x c++ %s -o %s/unit.so 2> %s/log",
+             cxx(), dir, path, dir, dir);
+    int rc = system(cmd);
+    if (rc != 0) {
+        snprintf(path, sizeof path, "%s/log", dir);
+        char *log = tu_read_file(path, NULL);
+        ck_abort_msg("%s failed (%d):\n%.4000s", cmd, rc, log);
+    }
+    snprintf(path, sizeof path, "%s/unit.so", dir);
+    memset(u, 0, sizeof *u);
+    u->so = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    ck_assert_msg(u->so != NULL, "dlopen: %s", dlerror());
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir); /* the object stays mapped */
+    ck_assert_int_eq(system(cmd), 0);
+    ck_assert_int_le(plan->ngroups, 64);
+    for (int g = 0; g < plan->ngroups; g++) {
+        char name[256];
+        ck_assert_int_gt(cg_kernel_name(plan, g, name, sizeof name), 0);
+        *(void **)&u->fwd[g] = dlsym(u->so, name);
+        ck_assert_msg(u->fwd[g] != NULL, "no kernel %s", name);
+        ck_assert_int_gt(cg_backward_kernel_name(plan, g, name, sizeof name), 0);
+        *(void **)&u->bwd[g] = dlsym(u->so, name);
+        ck_assert_msg(u->bwd[g] != NULL, "no kernel %s", name);
+    }
+    u->block_idx = dlsym(u->so, "blockIdx");
+    u->thread_idx = dlsym(u->so, "threadIdx");
+    u->block_dim = dlsym(u->so, "blockDim");
+    u->grid_dim = dlsym(u->so, "gridDim");
+    ck_assert(u->block_idx && u->thread_idx && u->block_dim && u->grid_dim);
+}
+
+/* Launches a kernel: grid and block as the runtime's (or one block of 32 threads, tiny). */
+static void cpu_launch(CpuUnit *u, CpuKernel k, const RnnArgs *a, int64_t items, int tiny) {
+    ck_assert_int_ge(items, 0);
+    if (items == 0) return;
+    unsigned grid = tiny ? 1 : cg_grid_blocks(items), block = tiny ? 32 : CG_BLOCK_SIZE;
+    *u->grid_dim = (CpuDim3){grid, 1, 1};
+    *u->block_dim = (CpuDim3){block, 1, 1};
+    for (unsigned b = 0; b < grid; b++)
+        for (unsigned t = 0; t < block; t++) {
+            *u->block_idx = (CpuDim3){b, 0, 0};
+            *u->thread_idx = (CpuDim3){t, 0, 0};
+            k(*a);
+        }
+}
+
+/* A training run of one layer in float, as the runtime does it: every step's buffers and
+ * states kept, GEMMs (plain loops here) between the generated kernels. */
+typedef struct Emu {
+    const PlanLayout *L;
+    const Plan *p;
+    const IrCell *c;
+    CpuUnit *u;
+    int64_t T, N, I;
+    int reverse, tiny;
+    int *lengths;
+    float *packed, *x;
+    float *buf[RNN_MAX_BUFFERS], *dbuf[RNN_MAX_BUFFERS];
+    float *state[RNN_MAX_STATES];          /* [T+1][N][S] */
+    float *dstate[RNN_MAX_STATES][2];      /* [N][S] each: dprev, dnext by turns */
+    float *y[RNN_MAX_OUTPUTS], *dy[RNN_MAX_OUTPUTS];
+    int64_t ldy[RNN_MAX_OUTPUTS];
+    float *dx, *dparam;
+    double *dw;                            /* packed weight gradients */
+    int cur;                               /* which dstate half is dprev */
+} Emu;
+
+static int64_t emu_len(const Emu *e, IrRef r) { return ir_node_len(e->c, r, e->L->dimval); }
+static int64_t emu_cols(const Emu *e, SchedProgram prog) { return prog == SCHED_HOIST ? e->T * e->N : e->N; }
+
+/* Buffer b (or its adjoint) as kernels of step t see it: step buffers are kept per step. */
+static float *emu_buf(const Emu *e, float *const *bufs, int b, int64_t t) {
+    int64_t off = e->p->buffers[b].program == SCHED_STEP ? t * e->N * e->L->buffer_width[b] : 0;
+    return bufs[b] + off;
+}
+
+static RnnArgs emu_args(const Emu *e, int64_t t) {
+    RnnArgs a;
+    memset(&a, 0, sizeof a);
+    a.params = e->packed;
+    a.x = e->x;
+    a.ldx = e->I;
+    for (int b = 0; b < e->p->nbuffers; b++) {
+        a.buf[b] = emu_buf(e, e->buf, b, t);
+        a.dbuf[b] = emu_buf(e, e->dbuf, b, t);
+    }
+    for (int k = 0; k < e->c->nstates; k++) {
+        int64_t S = emu_len(e, e->c->states[k].node);
+        a.state_prev[k] = e->state[k] + t * e->N * S;
+        a.state_next[k] = e->state[k] + (t + 1) * e->N * S;
+        a.dstate_prev[k] = e->dstate[k][e->cur];
+        a.dstate_next[k] = e->dstate[k][1 - e->cur];
+    }
+    for (int o = 0; o < e->c->noutputs; o++) {
+        a.y[o] = e->y[o];
+        a.dy[o] = e->dy[o];
+        a.ldy[o] = e->ldy[o];
+    }
+    a.lengths = e->lengths;
+    a.dx = e->dx;
+    a.dparam = e->dparam;
+    a.t = (int)t;
+    a.reverse = e->reverse;
+    a.T = (int)e->T;
+    a.N = (int)e->N;
+    return a;
+}
+
+/* Where GEMM j's operand starts for column col of step t (leading dimension: its length or width). */
+static float *emu_operand(const Emu *e, float *const *bufs, IrRef r, int64_t t, int64_t *ld) {
+    const IrNode *n = &e->c->nodes[r];
+    const SchedNode *s = &e->p->node[r];
+    if (n->op == IR_INPUT) { *ld = e->I; return bufs == e->buf ? e->x : e->dx; }
+    if (n->op == IR_STATE) {
+        *ld = emu_len(e, r);
+        return bufs == e->buf ? e->state[n->index] + t * e->N * *ld : e->dstate[n->index][e->cur];
+    }
+    int b = n->op == IR_MATVEC ? e->p->gemms[s->gemm].out_buffer : s->buffer;
+    *ld = e->L->buffer_width[b];
+    return emu_buf(e, bufs, b, t) + (n->op == IR_MATVEC ? e->L->block_row[r] : 0);
+}
+
+static const float *emu_weights(const Emu *e, int j) {
+    const SchedGemm *g = &e->p->gemms[j];
+    return e->packed + e->L->param_offset[e->c->nodes[e->c->nodes[g->products[0]].args[0]].index];
+}
+
+/* forward: result = W operand; backward data: d operand += W^T d result. */
+static void emu_gemm(Emu *e, int j, int64_t t, int backward) {
+    const SchedGemm *g = &e->p->gemms[j];
+    int64_t M = e->L->gemm_rows[j], K = e->L->gemm_cols[j], W = e->L->buffer_width[g->out_buffer], ld;
+    const float *w = emu_weights(e, j);
+    float *op = emu_operand(e, backward ? e->dbuf : e->buf, g->operand, t, &ld);
+    float *res = emu_buf(e, backward ? e->dbuf : e->buf, g->out_buffer, t);
+    if (backward && !op) return; /* dx not wanted */
+    for (int64_t col = 0; col < emu_cols(e, g->program); col++) {
+        for (int64_t r = 0; r < M && !backward; r++) {
+            double acc = 0;
+            for (int64_t k = 0; k < K; k++) acc += (double)w[r * K + k] * op[col * ld + k];
+            res[col * W + r] = (float)acc;
+        }
+        for (int64_t k = 0; k < K && backward; k++) {
+            double acc = 0;
+            for (int64_t r = 0; r < M; r++) acc += (double)w[r * K + k] * res[col * W + r];
+            op[col * ld + k] += (float)acc;
+        }
+    }
+}
+
+/* dW += d result operand^T over every column the GEMM ran on. */
+static void emu_gemm_weights(Emu *e, int j) {
+    const SchedGemm *g = &e->p->gemms[j];
+    int64_t M = e->L->gemm_rows[j], K = e->L->gemm_cols[j], W = e->L->buffer_width[g->out_buffer], ld;
+    double *dw = e->dw + (emu_weights(e, j) - e->packed);
+    for (int64_t t = 0; t < (g->program == SCHED_STEP ? e->T : 1); t++) {
+        const float *op = emu_operand(e, e->buf, g->operand, t, &ld);
+        const float *dres = emu_buf(e, e->dbuf, g->out_buffer, t);
+        for (int64_t col = 0; col < emu_cols(e, g->program); col++)
+            for (int64_t r = 0; r < M; r++)
+                for (int64_t k = 0; k < K; k++) dw[r * K + k] += (double)dres[col * W + r] * op[col * ld + k];
+    }
+}
+
+static void emu_program(Emu *e, SchedProgram prog, int64_t t, int backward) {
+    const Plan *p = e->p;
+    for (int step = 0; step <= p->phases[prog]; step++) {
+        int k = backward ? p->phases[prog] - step : step;
+        RnnArgs a = emu_args(e, t);
+        for (int i = 0; i < p->ngroups; i++) {
+            if ((int)p->groups[i].program != prog || p->groups[i].index != k) continue;
+            if (backward) cpu_launch(e->u, e->u->bwd[i], &a, cg_backward_group_items(e->L, i, e->T, e->N), e->tiny);
+            else cpu_launch(e->u, e->u->fwd[i], &a, cg_group_items(e->L, i, e->T, e->N), e->tiny);
+        }
+        for (int j = 0; j < p->ngemms; j++)
+            if ((int)p->gemms[j].program == prog && p->gemms[j].phase == (backward ? k - 1 : k)) emu_gemm(e, j, t, backward);
+    }
+}
+
+static float *to_float(const double *v, size_t n) {
+    float *f = tu_alloc(n + 1, sizeof *f);
+    for (size_t i = 0; i < n; i++) f[i] = (float)v[i];
+    return f;
+}
+
+/* max |got - want| / (scale + |want|) with scale 1e-3 of the tensor's largest |want|. */
+static double emu_err(const float *got, const double *want, int64_t n, int64_t ld, int64_t len) {
+    double big = 0, worst = 0;
+    for (int64_t i = 0; i < n; i++) big = fmax(big, fabs(want[i]));
+    for (int64_t i = 0; i < n; i++) {
+        double g = got[(i / len) * ld + i % len], e = fabs(g - want[i]) / (1e-3 * big + 1e-6 + fabs(want[i]));
+        if (isnan(e)) return INFINITY;
+        worst = fmax(worst, e);
+    }
+    return worst;
+}
+
+/* One layer forward and backward through the generated kernels on the CPU, compared with
+ * sched_exec_forward / sched_exec_backward. Options: reverse, tiny grids, no dx, outputs
+ * past the first not read (y NULL). */
+static void cpu_check(const IrCell *c, const PlanLayout *L, CpuUnit *u, uint64_t seed, int reverse, int tiny,
+                      int no_dx, int only_y0) {
+    const Plan *p = L->plan;
+    Rng rng = {seed};
+    const int64_t T = 6, N = 4;
+    TuProblem tp; /* with the layout's dimensions; lengths 6 (all), 2, 0 and 5 */
+    memset(&tp, 0, sizeof tp);
+    tp.dimval = tu_alloc((size_t)c->ndims + 1, sizeof(int64_t));
+    memcpy(tp.dimval, L->dimval, (size_t)c->ndims * sizeof(int64_t));
+    int64_t I = ir_shape_numel(&c->inputs[0].shape, tp.dimval);
+    tp.x = tu_alloc((size_t)(T * N * I), sizeof(double));
+    tu_fill(&rng, tp.x, (size_t)(T * N * I), -1, 1);
+    tp.h0 = tu_alloc((size_t)c->nstates + 1, sizeof(double *));
+    for (int k = 0; k < c->nstates; k++) {
+        size_t n = (size_t)(N * ir_shape_numel(&c->states[k].shape, tp.dimval));
+        tp.h0[k] = tu_alloc(n, sizeof(double));
+        tu_fill(&rng, tp.h0[k], n, -0.5, 0.5);
+    }
+    tp.params = tu_alloc((size_t)c->nparams + 1, sizeof(double *));
+    for (int k = 0; k < c->nparams; k++) {
+        size_t n = (size_t)ir_shape_numel(&c->params[k].shape, tp.dimval);
+        tp.params[k] = tu_alloc(n, sizeof(double));
+        tu_fill(&rng, tp.params[k], n, -0.5, 0.5);
+    }
+    static const int64_t lens[4] = {6, 2, 0, 5};
+    tp.lengths = tu_alloc(N, sizeof(int64_t));
+    memcpy(tp.lengths, lens, sizeof lens);
+    tp.p = (RefProblem){c, tp.dimval, T, N, tp.lengths, tp.x, (const double *const *)tp.h0, (const double *const *)tp.params};
+
+    /* the executor: outputs, final states, gradients */
+    double **y = tu_alloc_outputs(&tp), **hT = tu_alloc_states(&tp), **dy = tu_alloc_outputs(&tp);
+    double **dhT = tu_alloc_states(&tp), **dh0 = tu_alloc_states(&tp);
+    double *dx = tu_alloc((size_t)(T * N * I), sizeof(double));
+    double **dp = tu_alloc((size_t)c->nparams + 1, sizeof(double *));
+    for (int o = 0; o < c->noutputs; o++) {
+        if (only_y0 && o > 0) continue; /* an output nobody reads has no adjoint */
+        tu_fill(&rng, dy[o], (size_t)(T * N * tu_output_len(&tp, o)), -1, 1);
+    }
+    for (int k = 0; k < c->nstates; k++) tu_fill(&rng, dhT[k], (size_t)(N * tu_state_len(&tp, k)), -1, 1);
+    for (int k = 0; k < c->nparams; k++) dp[k] = tu_alloc((size_t)(L->param_rows[k] * L->param_cols[k]), sizeof(double));
+    ck_assert_int_eq(sched_exec_forward(L, &tp.p, reverse, y, hT), 0);
+    ck_assert_int_eq(sched_exec_backward(L, &tp.p, reverse, (const double *const *)dy, (const double *const *)dhT, dx, dh0, dp), 0);
+
+    /* the same in float through the kernels; buffers start as NaN, so a value read before it
+     * is written (or an ended sequence's stale one) shows */
+    Emu e = {.L = L, .p = p, .c = c, .u = u, .T = T, .N = N, .I = I, .reverse = reverse, .tiny = tiny};
+    e.lengths = tu_alloc(N, sizeof(int));
+    for (int64_t n = 0; n < N; n++) e.lengths[n] = (int)lens[n];
+    double *packed = tu_alloc((size_t)L->packed_size + 1, sizeof(double));
+    sched_pack_params(L, tp.p.params, packed);
+    e.packed = to_float(packed, (size_t)L->packed_size);
+    e.x = to_float(tp.x, (size_t)(T * N * I));
+    for (int b = 0; b < p->nbuffers; b++) {
+        size_t n = (size_t)(T * N * L->buffer_width[b]);
+        e.buf[b] = tu_alloc(n + 1, sizeof(float));
+        for (size_t i = 0; i < n; i++) e.buf[b][i] = NAN;
+        e.dbuf[b] = tu_alloc(n + 1, sizeof(float)); /* adjoints start at zero */
+    }
+    for (int k = 0; k < c->nstates; k++) {
+        int64_t S = tu_state_len(&tp, k);
+        e.state[k] = tu_alloc((size_t)((T + 1) * N * S), sizeof(float));
+        for (int64_t i = 0; i < N * S; i++) e.state[k][i] = (float)tp.h0[k][i];
+        for (int64_t i = N * S; i < (T + 1) * N * S; i++) e.state[k][i] = NAN;
+        e.dstate[k][0] = tu_alloc((size_t)(N * S), sizeof(float));
+        e.dstate[k][1] = to_float(dhT[k], (size_t)(N * S));
+    }
+    for (int o = 0; o < c->noutputs; o++) {
+        int64_t D = tu_output_len(&tp, o);
+        e.ldy[o] = D + 3;
+        if (only_y0 && o > 0) continue;
+        e.y[o] = tu_alloc((size_t)(T * N * e.ldy[o]), sizeof(float));
+        for (int64_t i = 0; i < T * N * e.ldy[o]; i++) e.y[o][i] = NAN;
+        e.dy[o] = tu_alloc((size_t)(T * N * e.ldy[o]), sizeof(float));
+        for (int64_t i = 0; i < T * N * D; i++) e.dy[o][(i / D) * e.ldy[o] + i % D] = (float)dy[o][i];
+    }
+    if (!no_dx) e.dx = tu_alloc((size_t)(T * N * I), sizeof(float));
+    e.dparam = tu_alloc((size_t)(N * L->acc_rows + 1), sizeof(float));
+    e.dw = tu_alloc((size_t)L->packed_size + 1, sizeof(double));
+
+    emu_program(&e, SCHED_HOIST, 0, 0);
+    for (int64_t t = 0; t < T; t++) emu_program(&e, SCHED_STEP, t, 0);
+    e.cur = 0;
+    for (int64_t t = T - 1; t >= 0; t--) {
+        for (int k = 0; k < c->nstates; k++) memset(e.dstate[k][e.cur], 0, (size_t)(N * tu_state_len(&tp, k)) * sizeof(float));
+        emu_program(&e, SCHED_STEP, t, 1);
+        e.cur = 1 - e.cur;
+    }
+    emu_program(&e, SCHED_HOIST, 0, 1);
+    for (int j = 0; j < p->ngemms; j++) emu_gemm_weights(&e, j);
+
+    /* compare */
+    char what[300];
+#define CHECK(err, ...) do { double e_ = (err); snprintf(what, sizeof what, __VA_ARGS__); \
+        ck_assert_msg(e_ <= 1e-3, "%s (seed %llu, reverse %d, tiny %d): %s: error %g", c->name, \
+                      (unsigned long long)seed, reverse, tiny, what, e_); } while (0)
+    for (int o = 0; o < c->noutputs; o++)
+        if (e.y[o]) CHECK(emu_err(e.y[o], y[o], T * N * tu_output_len(&tp, o), e.ldy[o], tu_output_len(&tp, o)), "output %s", c->outputs[o].name);
+    for (int k = 0; k < c->nstates; k++) {
+        int64_t S = tu_state_len(&tp, k);
+        CHECK(emu_err(e.state[k] + T * N * S, hT[k], N * S, S, S), "final state %s", c->states[k].name);
+        CHECK(emu_err(e.dstate[k][1 - e.cur], dh0[k], N * S, S, S), "d initial state %s", c->states[k].name);
+    }
+    if (e.dx) CHECK(emu_err(e.dx, dx, T * N * I, I, I), "dx");
+    for (int k = 0; k < c->nparams; k++) {
+        int64_t n = L->param_rows[k] * L->param_cols[k];
+        float *got = tu_alloc((size_t)n, sizeof(float));
+        for (int64_t i = 0; i < n; i++) {
+            double v = e.dw[L->param_offset[k] + i];
+            if (L->acc_offset[k] >= 0)
+                for (int64_t s = 0; s < N; s++) v += e.dparam[N * L->acc_offset[k] + s * L->param_rows[k] + i];
+            got[i] = (float)v;
+        }
+        CHECK(emu_err(got, dp[k], n, n, n), "d%s", c->params[k].name);
+        free(got);
+    }
+    /* every kept step buffer was written: zeros past a sequence's end, no NaN left */
+    for (int b = 0; b < p->nbuffers; b++)
+        for (int64_t i = 0; i < T * N * L->buffer_width[b]; i++)
+            ck_assert_msg(!isnan(e.buf[b][i]), "%s: buffer B%d element %lld never written", c->name, b, (long long)i);
+#undef CHECK
+
+    for (int b = 0; b < p->nbuffers; b++) { free(e.buf[b]); free(e.dbuf[b]); }
+    for (int k = 0; k < c->nstates; k++) { free(e.state[k]); free(e.dstate[k][0]); free(e.dstate[k][1]); }
+    for (int o = 0; o < c->noutputs; o++) { free(e.y[o]); free(e.dy[o]); }
+    free(e.dx); free(e.dparam); free(e.dw); free(e.packed); free(e.x); free(e.lengths); free(packed);
+    tu_free_arrays(y, c->noutputs); tu_free_arrays(hT, c->nstates); tu_free_arrays(dy, c->noutputs);
+    tu_free_arrays(dhT, c->nstates); tu_free_arrays(dh0, c->nstates); tu_free_arrays(dp, c->nparams);
+    free(dx);
+    tu_problem_free(&tp);
+}
+
+/* A cell whose values take the unusual routes: a hoisted value used twice in one node and read
+ * by a hoisted GEMM and a step group, states written from a GEMM result and from a leaf, a
+ * state read twice in one node and by a GEMM, an output that is a parameter. */
+static const char leafy_cell[] =
+    "cell leafy(x[I]) -> h, p, q, r {\n"
+    "    state h[H], s[H], u[I]\n"
+    "    param W[H, I], U[H, H], b[H], w[I]\n"
+    "    xx = x * x / (1 + x * x)\n"
+    "    a = W @ xx\n"
+    "    h' = U @ h\n"
+    "    s' = s\n"
+    "    u' = u * w + xx - w\n"
+    "    p = b\n"
+    "    q = h * h + a\n"
+    "    r = sqrt(exp(u) + xx)\n"
+    "}\n";
+
+/* Runs a cell's unit (dimensions bound 5, 7, 3, 5, ... or 4, 3, 6, ...) in two configurations. */
+static void cpu_check_cell(Src *s, const IrCell *c, int dimset) {
+    static const int64_t sets[2][3] = {{5, 7, 3}, {4, 3, 6}};
+    Plan *plan = sched_plan(&s->arena, c, &s->diags);
+    ck_assert_ptr_nonnull(plan);
+    int64_t *dv = arena_array(&s->arena, (size_t)c->ndims + 1, sizeof *dv);
+    for (int d = 0, k = 0; d < c->ndims; d++) dv[d] = c->dims[d].name ? sets[dimset][k++ % 3] : c->dims[d].literal;
+    PlanLayout *L = sched_layout(&s->arena, plan, dv, &s->diags);
+    ck_assert_ptr_nonnull(L);
+    char *src = emit(s, L);
+    CpuUnit u;
+    cpu_unit_load(&u, src, plan);
+    cpu_check(c, L, &u, 1000 + (uint64_t)dimset, 0, 0, 0, 0);
+    cpu_check(c, L, &u, 2000 + (uint64_t)dimset, 1, 1, 1, 1);
+    dlclose(u.so);
+    free(src);
+}
+
+START_TEST(kernels_on_cpu_match_executor) {
+    if (!have_cxx()) {
+        fprintf(stderr, "kernels_on_cpu_match_executor: no C++ compiler ('%s'): skipped\n", cxx());
+        return;
+    }
+    char **paths;
+    int n = tu_list_cells(&paths);
+    for (int i = 0; i < n; i++) {
+        Src s;
+        src_open_file(&s, paths[i]);
+        for (int ci = 0; ci < s.module->ncells; ci++) cpu_check_cell(&s, s.module->cells[ci], i % 2);
+        src_close(&s);
+    }
+    tu_free_list(paths, n);
+    static const char *const extra[][2] = {
+        {"edge.cell", edge_cell}, {"hostile.cell", hostile_cell}, {"leafy.cell", leafy_cell}};
+    for (int i = 0; i < 3; i++) {
+        Src s;
+        src_open(&s, extra[i][0], extra[i][1]);
+        cpu_check_cell(&s, s.module->cells[0], 0);
+        cpu_check_cell(&s, s.module->cells[0], 1);
+        src_close(&s);
+    }
 }
 END_TEST
 
@@ -636,6 +1204,7 @@ static Suite *codegen_suite(void) {
     tcase_add_test(tc, prelude_covers_op_table);
     tcase_add_test(tc, identifiers_and_literals);
     tcase_add_test(tc, golden_sources);
+    tcase_add_test(tc, lstm_backward_routes);
     tcase_add_test(tc, keywords_are_refused);
     tcase_add_test(tc, generator_refuses_bad_names);
     tcase_add_test(tc, names_are_mangled);
@@ -644,6 +1213,7 @@ static Suite *codegen_suite(void) {
     tcase_add_test(tc, nvrtc_failure_keeps_log_and_listing);
     tcase_add_test(tc, nvrtc_targets_and_options);
     tcase_add_test(tc, shipped_cells_emit_and_compile);
+    tcase_add_test(tc, kernels_on_cpu_match_executor);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -160,7 +160,7 @@ static int bind_all(const char *path, int64_t in, int64_t size, char specs[8][32
 }
 
 typedef struct Config {
-    int layers, bidir, varlen, training;
+    int layers, bidir, varlen, backward;
     int64_t T, N, in, size;
     rnncc_precision precision;
     int graphs;
@@ -177,27 +177,37 @@ static void verify(const char *path, const Config *cf) {
     rnncc_status s = rnncc_model_create(p, &desc, &m);
     unsetenv("RNNCC_GRAPHS");
     ck_assert_msg(s == RNNCC_OK, "%s: %s", path, rnncc_model_error(m));
-    RtVerify v = {.T = cf->T, .N = cf->N, .varlen = cf->varlen, .random_h0 = 1, .training = cf->training, .seed = 11};
+    RtVerify v = {.T = cf->T, .N = cf->N, .varlen = cf->varlen, .random_h0 = 1, .backward = cf->backward, .seed = 11};
     s = rt_verify(m, &v);
     ck_assert_msg(s == RNNCC_OK, "%s: %s", path, rnncc_model_error(m));
     double bound = cf->precision == RNNCC_TF32 ? 5e-3 : 1e-5;
     ck_assert_msg(v.worst <= bound, "%s (layers %d, bidir %d, varlen %d, T %lld, N %lld, size %lld, %s, graphs %d): error %g > %g",
                   path, cf->layers, cf->bidir, cf->varlen, (long long)cf->T, (long long)cf->N, (long long)cf->size,
                   cf->precision == RNNCC_TF32 ? "tf32" : "fp32", cf->graphs, v.worst, bound);
+    double gbound = cf->precision == RNNCC_TF32 ? 5e-2 : 1e-4;
+    ck_assert_msg(!cf->backward || v.grad_worst <= gbound,
+                  "%s backward (layers %d, bidir %d, varlen %d, T %lld, N %lld, %s): dx %g, dh0 %g, weights %g (worst %s) > %g",
+                  path, cf->layers, cf->bidir, cf->varlen, (long long)cf->T, (long long)cf->N,
+                  cf->precision == RNNCC_TF32 ? "tf32" : "fp32", v.dx_err, v.dh0_err, v.dw_err, v.dw_worst_name, gbound);
     rnncc_model_destroy(m);
     rnncc_program_destroy(p);
 }
 
 static const Config configs[] = {
-    /* layers bidir varlen training T  N  in size precision graphs */
+    /* layers bidir varlen backward T  N  in size precision graphs */
     {1, 0, 0, 0, 6, 3, 16, 24, RNNCC_FP32, 1},
     {3, 0, 1, 0, 5, 4, 16, 24, RNNCC_FP32, 1},
     {1, 1, 1, 0, 7, 3, 16, 24, RNNCC_FP32, 1},
-    {2, 1, 1, 1, 6, 5, 16, 24, RNNCC_FP32, 1},
     {1, 0, 0, 0, 1, 1, 16, 24, RNNCC_FP32, 1},
     {2, 1, 1, 0, 5, 3, 37, 37, RNNCC_FP32, 1},
     {1, 0, 1, 0, 9, 4, 16, 24, RNNCC_FP32, 0},
     {1, 0, 0, 0, 12, 8, 64, 128, RNNCC_TF32, 1},
+    /* training: forward, backward data and weights against the reference's gradients */
+    {1, 0, 0, 1, 6, 3, 16, 24, RNNCC_FP32, 1},
+    {2, 1, 1, 1, 6, 5, 16, 24, RNNCC_FP32, 1},
+    {3, 0, 1, 1, 5, 2, 16, 24, RNNCC_FP32, 0},
+    {1, 0, 0, 1, 1, 1, 16, 37, RNNCC_FP32, 1},
+    {1, 1, 1, 1, 8, 4, 32, 64, RNNCC_TF32, 1},
 };
 
 START_TEST(every_cell_matches_the_reference) {
@@ -357,8 +367,8 @@ int main(void) {
         tcase_add_test(gpu, models_on_two_threads);
         suite_add_tcase(s, gpu);
     } else {
-        printf("check_runtime: no GPU present: skipping the GPU cases (every cell against the reference, "
-               "parameters, error recovery, streams, threads)\n");
+        printf("check_runtime: no GPU present: skipping the GPU cases (every cell forward and backward against the "
+               "reference, parameters, error recovery, streams, threads)\n");
     }
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -1,0 +1,357 @@
+/* Backward kernels from a plan: per plan group, one kernel that recomputes the group's values
+ * from what the forward kept and sends every adjoint back to where its value came from
+ * (contract in cg.h; the semantics are ir/sched_exec.c's backward_group: the same sums,
+ * except that the contributions to a value read here are added up in a register first).
+ * Key idea: reverse mode inside one thread: an adjoint local per value the group computes and
+ * an accumulator per value it reads, a sweep over the nodes last to first, then one `+=` per
+ * value read, into memory only this thread touches (no atomics). */
+#include <stdio.h>
+#include <string.h>
+
+#include "cg_gen.h"
+
+/* Marks in g->sent the values group grp reads or writes without computing them (their
+ * adjoints are accumulated in d<id> locals and added to memory at the end). */
+static void mark_sent(Gen *g, const SchedGroup *grp) {
+    const IrCell *c = g->c;
+    memset(g->sent, 0, c->nnodes);
+    for (int i = 0; i < grp->nnodes + grp->nwrites; i++) {
+        IrRef users[3];
+        int nu = 0;
+        if (i < grp->nnodes) {
+            const IrNode *n = &c->nodes[grp->nodes[i]];
+            for (int a = 0; a < ir_ops[n->op].arity; a++) users[nu++] = n->args[a];
+        } else {
+            users[nu++] = grp->writes[i - grp->nnodes].node;
+        }
+        for (int u = 0; u < nu; u++)
+            if (!g->computed[users[u]] && c->nodes[users[u]].op != IR_CONST) g->sent[users[u]] = 1;
+    }
+}
+
+/* A parameter's accumulator lives outside the hoisted kernel's loop over positions. */
+static int outside_loop(const Gen *g, const SchedGroup *grp, IrRef r) {
+    return grp->program == SCHED_HOIST && g->c->nodes[r].op == IR_PARAM;
+}
+
+/* Declares the accumulator of a value read here: `float d<id> = 0.0f;  // d(what)`. */
+static void declare_sent(Gen *g, IrRef r, const char *note) {
+    char name[NAME_SIZE];
+    StrBuf what = {0};
+    cg_local_name(g->c, r, 'd', name, sizeof name);
+    if (cg_node_name(g->c, r)) cg_put_value(g->c, r, &what);
+    else cg_put_expr(g->c, r, &what);
+    cg_emit(g->out, "float %s = 0.0f;  // d(%s)%s", name, sb_str(&what), note);
+    if (what.failed) g->out->failed = 1;
+    sb_free(&what);
+}
+
+/* Adds the accumulated adjoint of a value read here to its home: dx (when wanted),
+ * dstate_prev, dparam, or the dbuf of a GEMM result or stored value. prefix: a guard or "". */
+static void send(Gen *g, IrRef r, const char *prefix) {
+    char name[NAME_SIZE], expr[EXPR_SIZE];
+    StrBuf what = {0};
+    cg_local_name(g->c, r, 'd', name, sizeof name);
+    cg_value_expr(g, r, 1, expr, sizeof expr, &what);
+    if (g->c->nodes[r].op == IR_INPUT) cg_emit(g->out, "%sif (a.dx) %s += %s;  // %s", prefix, expr, name, sb_str(&what));
+    else cg_emit(g->out, "%s%s += %s;  // %s", prefix, expr, name, sb_str(&what));
+    if (what.failed) g->out->failed = 1;
+    sb_free(&what);
+}
+
+/* The backward of the group's values of one vector length (they never meet values of
+ * another length): recompute, adjoints, seeds, the sweep, then send what was read. */
+static int emit_block(Gen *g, const SchedGroup *grp, int64_t len) {
+    const IrCell *c = g->c;
+    char name[NAME_SIZE], expr[EXPR_SIZE];
+    int any = 0, nodes = 0;
+    for (int i = 0; i < grp->nnodes; i++) nodes += cg_node_len(g, grp->nodes[i]) == len;
+
+    if (nodes) cg_emit(g->out, "// the forward's values, recomputed");
+    g->last_line = 0;
+    for (int i = 0; i < grp->nnodes; i++)
+        if (cg_node_len(g, grp->nodes[i]) == len && !cg_emit_node(g, grp->nodes[i], 0)) return 0;
+
+    if (nodes) {
+        cg_emit(g->out, "// adjoints d(v) = dLoss/dv: of the values computed here (with what later kernels added),");
+        cg_emit(g->out, "// then of the values read here");
+    } else {
+        cg_emit(g->out, "// adjoints d(v) = dLoss/dv of the values written here");
+    }
+    for (int i = 0; i < grp->nnodes; i++) {
+        IrRef r = grp->nodes[i];
+        if (cg_node_len(g, r) != len) continue;
+        StrBuf what = {0};
+        cg_local_name(c, r, 'd', name, sizeof name);
+        sb_puts(&what, "d(");
+        cg_put_value(c, r, &what);
+        sb_puts(&what, "): adjoint of ");
+        if (c->nodes[r].name) sb_printf(&what, "%s = ", c->nodes[r].name);
+        cg_put_expr(c, r, &what);
+        if (g->plan->node[r].stored) {
+            StrBuf ignored = {0};
+            cg_value_expr(g, r, 1, expr, sizeof expr, &ignored);
+            sb_free(&ignored);
+            cg_emit(g->out, "float %s = %s;  // %s", name, expr, sb_str(&what));
+        } else {
+            cg_emit(g->out, "float %s = 0.0f;  // %s", name, sb_str(&what));
+        }
+        if (what.failed) g->out->failed = 1;
+        sb_free(&what);
+    }
+    for (uint32_t r = 0; r < c->nnodes; r++)
+        if (g->sent[r] && cg_node_len(g, r) == len && !outside_loop(g, grp, r)) declare_sent(g, r, "");
+
+    for (int w = 0; w < grp->nwrites; w++) {
+        const SchedWrite *wr = &grp->writes[w];
+        if (cg_node_len(g, wr->node) != len || c->nodes[wr->node].op == IR_CONST) continue;
+        if (!any++) cg_emit(g->out, "// seeds: the adjoints of this step's results");
+        cg_local_name(c, wr->node, 'd', name, sizeof name);
+        if (wr->kind == WRITE_STATE) {
+            char d[NAME_SIZE];
+            cg_emit(g->out, "%s += a.dstate_next[%d][n * %s + j];  // d(%s') from the next step", name, wr->index,
+                    cg_dim_code(c, c->states[wr->index].shape.dims[0], d, sizeof d), c->states[wr->index].name);
+        } else {
+            g->uses_col = 1;
+            cg_emit(g->out, "if (a.dy[%d]) %s += a.dy[%d][col * a.ldy[%d] + j];  // d(output %s)", wr->index, name,
+                    wr->index, wr->index, c->outputs[wr->index].name);
+        }
+    }
+
+    if (nodes) cg_emit(g->out, "// backward through the values, last to first: d(operand) += d(value) * d value/d operand");
+    g->last_line = 0;
+    for (int i = grp->nnodes; i-- > 0;) {
+        IrRef r = grp->nodes[i];
+        const IrNode *n = &c->nodes[r];
+        if (cg_node_len(g, r) != len) continue;
+        cg_line_comment(g, r);
+        char args[3][NAME_SIZE], y[NAME_SIZE], dy[NAME_SIZE], da[NAME_SIZE];
+        int arity = ir_ops[n->op].arity;
+        for (int a = 0; a < 3; a++) {
+            if (a >= arity) snprintf(args[a], sizeof args[a], "0.0f");
+            else if (!cg_operand(g, n->args[a], args[a], sizeof args[a])) return 0;
+        }
+        cg_local_name(c, r, 'v', y, sizeof y);
+        cg_local_name(c, r, 'd', dy, sizeof dy);
+        for (int a = 0; a < arity; a++) {
+            if (c->nodes[n->args[a]].op == IR_CONST) continue; /* a literal: no adjoint */
+            cg_local_name(c, n->args[a], 'd', da, sizeof da);
+            cg_emit(g->out, "%s += %s * rnn_dop_%s_%d(%s, %s, %s, %s);", da, dy, ir_ops[n->op].name, a, args[0],
+                    args[1], args[2], y);
+        }
+    }
+
+    any = 0;
+    for (uint32_t r = 0; r < c->nnodes; r++) {
+        if (!g->sent[r] || cg_node_len(g, r) != len || outside_loop(g, grp, r)) continue;
+        if (!any++) cg_emit(g->out, "// the adjoints of the values read here, added where the values came from");
+        send(g, r, "");
+    }
+    return 1;
+}
+
+/* Every block of the group, in the order of its first node or write of each length. */
+static int emit_blocks(Gen *g, const SchedGroup *grp, int64_t J) {
+    int nitems = grp->nnodes + grp->nwrites, blocks = 0;
+    for (int start = 0; start < nitems; start++) {
+        IrRef first = cg_item_node(grp, start);
+        int64_t len = cg_node_len(g, first);
+        int seen = 0;
+        for (int k = 0; k < start && !seen; k++) seen = cg_node_len(g, cg_item_node(grp, k)) == len;
+        if (seen) continue;
+        char gbuf[GUARD_SIZE], d[80];
+        const char *gd = cg_guard(g, first, J, gbuf, sizeof gbuf);
+        if (blocks++) cg_emit(g->out, "%s", "");
+        if (*gd) cg_open(g->out, "%s{  // the values %s long", gd, cg_dim_text(g->c, g->c->nodes[first].shape.dims[0], d));
+        if (!emit_block(g, grp, len)) return 0;
+        if (*gd) cg_close(g->out, NULL);
+    }
+    return 1;
+}
+
+/* "dB0 [T*N, 4H] (G0), dstate_prev[1] (c), dparam (b_i, b_f)": where the kernel adds adjoints. */
+static void put_destinations(const Gen *g, StrBuf *out) {
+    const IrCell *c = g->c;
+    const Plan *p = g->plan;
+    char t[80];
+    for (int b = 0; b < p->nbuffers; b++) { /* GEMM results and stored values, by buffer */
+        const char *cols = p->buffers[b].program == SCHED_HOIST ? "T*N" : "N";
+        for (uint32_t r = 0; r < c->nnodes; r++) {
+            if (!g->sent[r]) continue;
+            const IrNode *n = &c->nodes[r];
+            int buf = n->op == IR_MATVEC ? p->gemms[p->node[r].gemm].out_buffer : p->node[r].buffer;
+            if (buf != b || n->op == IR_INPUT || n->op == IR_STATE || n->op == IR_PARAM) continue;
+            if (n->op == IR_MATVEC) {
+                sb_printf(out, "%sdB%d [%s, ", out->len ? "\n" : "", b, cols);
+                cg_put_rows(c, &p->gemms[p->node[r].gemm], out);
+                sb_printf(out, "] (G%d)", p->node[r].gemm);
+            } else {
+                sb_printf(out, "%sdB%d [%s, %s] (", out->len ? "\n" : "", b, cols, cg_dim_text(c, n->shape.dims[0], t));
+                cg_put_value(c, r, out);
+                sb_puts(out, ")");
+            }
+            break;
+        }
+    }
+    for (uint32_t r = 0; r < c->nnodes; r++)
+        if (g->sent[r] && c->nodes[r].op == IR_STATE)
+            sb_printf(out, "%sdstate_prev[%d] (%s)", out->len ? "\n" : "", c->nodes[r].index,
+                      c->states[c->nodes[r].index].name);
+    for (uint32_t r = 0; r < c->nnodes; r++)
+        if (g->sent[r] && c->nodes[r].op == IR_INPUT)
+            sb_printf(out, "%sdx, when wanted (%s)", out->len ? "\n" : "", c->inputs[c->nodes[r].index].name);
+    int np = 0;
+    for (uint32_t r = 0; r < c->nnodes; r++)
+        if (g->sent[r] && c->nodes[r].op == IR_PARAM)
+            sb_printf(out, "%s%s", np++ ? ", " : out->len ? "\ndparam (" : "dparam (", c->params[c->nodes[r].index].name);
+    if (np) sb_puts(out, ")");
+}
+
+static void emit_comment(Gen *g, const SchedGroup *grp, int gi, const char *kname, int64_t J, int jdim) {
+    const IrCell *c = g->c;
+    const Plan *p = g->plan;
+    StrBuf *out = g->out;
+    char fwd[NAME_SIZE], t[80];
+    int step = grp->program == SCHED_STEP;
+    cg_kernel_name(p, gi, fwd, sizeof fwd);
+    cg_emit(out, "// ---- %s: backward of %s group %d (%s)", kname, step ? "step" : "hoisted", grp->index, fwd);
+    StrBuf s = {0};
+    sb_puts(&s, step ? "Each step, t = T-1 down to 0" : "Once per layer, after the step program's backward");
+    int ngm = 0;
+    for (int j = 0; j < p->ngemms; j++)
+        if ((int)p->gemms[j].program == grp->program && p->gemms[j].phase == grp->index - 1)
+            sb_printf(&s, "%s G%d^T", ngm++ ? "," : ", before GEMM", j);
+    sb_printf(&s, "; one thread per (n, j), j < %lld (J = %s)%s", (long long)J, cg_dim_text(c, jdim, t),
+              step ? "." : ",");
+    cg_emit(out, "// %s", sb_str(&s));
+    if (!step) cg_emit(out, "// walking the positions of sequence n.");
+    s.len = 0;
+    for (int w = 0; w < grp->nwrites; w++) {
+        const SchedWrite *wr = &grp->writes[w];
+        if (wr->kind == WRITE_STATE)
+            sb_printf(&s, "%sd(%s') [N, %s] from dstate_next[%d]", w ? "\n" : "", c->states[wr->index].name,
+                      cg_dim_text(c, c->states[wr->index].shape.dims[0], t), wr->index);
+        else
+            sb_printf(&s, "%sd(output %s) [T*N, %s] from dy[%d]", w ? "\n" : "", c->outputs[wr->index].name,
+                      cg_dim_text(c, c->nodes[wr->node].shape.dims[0], t), wr->index);
+    }
+    if (s.len) cg_emit_list(out, "seeds", &s, ", ");
+    s.len = 0;
+    for (int i = 0; i < grp->nnodes; i++) {
+        IrRef r = grp->nodes[i];
+        if (!p->node[r].stored) continue;
+        sb_puts(&s, s.len ? "\nd(" : "d(");
+        cg_put_value(c, r, &s);
+        sb_printf(&s, ") from dB%d", p->node[r].buffer);
+    }
+    if (s.len) cg_emit_list(out, "reads", &s, ", ");
+    s.len = 0;
+    put_destinations(g, &s);
+    if (s.len) cg_emit_list(out, "adds to", &s, ", ");
+    int lo, hi;
+    cg_group_lines(g, grp, &lo, &hi);
+    if (lo == hi && lo) cg_emit(out, "// %-8s line %d of cell %s", "source", lo, c->name);
+    else if (lo) cg_emit(out, "// %-8s lines %d-%d of cell %s", "source", lo, hi, c->name);
+    if (s.failed) out->failed = 1;
+    sb_free(&s);
+}
+
+int cg_emit_backward_kernel(Gen *g, int gi) {
+    const Plan *p = g->plan;
+    const IrCell *c = g->c;
+    const SchedGroup *grp = &p->groups[gi];
+    StrBuf *out = g->out;
+    char kname[NAME_SIZE], jd[NAME_SIZE], gbuf[GUARD_SIZE];
+    int step = grp->program == SCHED_STEP;
+    if (cg_backward_kernel_name(p, gi, kname, sizeof kname) < 0) return 0;
+    int64_t J = cg_group_width(g->L, gi);
+    int jdim = cg_group_jdim(g, gi);
+    if (jdim < 0) return 0;
+    cg_dim_code(c, jdim, jd, sizeof jd);
+
+    memset(g->computed, 0, c->nnodes);
+    memset(g->loaded, 0, c->nnodes);
+    for (int i = 0; i < grp->nnodes; i++) g->computed[grp->nodes[i]] = 1;
+    mark_sent(g, grp);
+    g->uses_col = !step;
+
+    emit_comment(g, grp, gi, kname, J, jdim);
+    /* The body first, into its own buffer: the prologue declares `col` only if it is used. */
+    StrBuf body = {0};
+    body.indent = step ? 2 : 3;
+    g->out = &body;
+    int ok = emit_blocks(g, grp, J);
+    g->out = out;
+    if (body.failed) out->failed = 1;
+    if (!ok) {
+        sb_free(&body);
+        return 0;
+    }
+
+    cg_emit(out, "extern \"C\" __global__ void __launch_bounds__(%d) %s(const RnnArgs a)", CG_BLOCK_SIZE, kname);
+    cg_open(out, "{");
+    cg_emit(out, "const long long items = (long long)a.N * %s;", jd);
+    cg_emit(out, "for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < items;");
+    cg_open(out, "     i += (long long)gridDim.x * blockDim.x) {");
+    cg_emit(out, "const long long n = i / %s;  // the sequence", jd);
+    cg_emit(out, "const int j = (int)(i %% %s);  // the element", jd);
+    cg_emit(out, "const int len = a.lengths ? a.lengths[n] : a.T;");
+    if (step) {
+        int carried = 0;
+        for (int w = 0; w < grp->nwrites; w++) carried |= grp->writes[w].kind == WRITE_STATE;
+        if (carried) {
+            cg_open(out, "if (a.t >= len) {  // sequence n had ended: its states were carried, so are their adjoints");
+            for (int w = 0; w < grp->nwrites; w++) {
+                const SchedWrite *wr = &grp->writes[w];
+                if (wr->kind != WRITE_STATE) continue;
+                char d[NAME_SIZE];
+                cg_dim_code(c, c->states[wr->index].shape.dims[0], d, sizeof d);
+                cg_emit(out, "%sa.dstate_prev[%d][n * %s + j] += a.dstate_next[%d][n * %s + j];  // d(%s) += d(%s')",
+                        cg_guard(g, wr->node, J, gbuf, sizeof gbuf), wr->index, d, wr->index, d,
+                        c->states[wr->index].name, c->states[wr->index].name);
+            }
+            cg_emit(out, "continue;");
+            cg_close(out, NULL);
+        } else {
+            cg_emit(out, "if (a.t >= len) continue;  // sequence n had ended: nothing flows back");
+        }
+        if (g->uses_col) {
+            cg_emit(out, "const int pos = a.reverse ? len - 1 - a.t : a.t;  // the position this step read");
+            cg_emit(out, "const long long col = (long long)pos * a.N + n;  // its column of x, y and hoisted buffers");
+        }
+        sb_putn(out, sb_str(&body), body.len);
+    } else {
+        for (uint32_t r = 0; r < c->nnodes; r++)
+            if (g->sent[r] && outside_loop(g, grp, r)) declare_sent(g, r, ", over every position");
+        cg_open(out, "for (int pos = 0; pos < len; pos++) {  // the positions of sequence n; padding gets nothing");
+        cg_emit(out, "const long long col = (long long)pos * a.N + n;  // the column");
+        sb_putn(out, sb_str(&body), body.len);
+        cg_close(out, NULL);
+        for (uint32_t r = 0; r < c->nnodes; r++)
+            if (g->sent[r] && outside_loop(g, grp, r)) send(g, r, cg_guard(g, r, J, gbuf, sizeof gbuf));
+    }
+    sb_free(&body);
+    cg_close(out, NULL);
+    cg_close(out, NULL);
+    return 1;
+}
+
+/* ---- the backward launch contract's helpers ------------------------------------------------- */
+
+int cg_backward_kernel_name(const Plan *plan, int group, char *buf, size_t size) {
+    if (!plan || group < 0 || group >= plan->ngroups || !buf || size == 0) return -1;
+    const SchedGroup *g = &plan->groups[group];
+    int n = snprintf(buf, size, "rnncc_%s_b%c%d", plan->cell->name, g->program == SCHED_HOIST ? 'h' : 's', g->index);
+    if (n < 0 || (size_t)n >= size) {
+        buf[0] = 0;
+        return -1;
+    }
+    return n;
+}
+
+int64_t cg_backward_group_items(const PlanLayout *layout, int group, int64_t T, int64_t N) {
+    int64_t J = layout ? cg_group_width(layout, group) : -1, r;
+    if (J < 0 || T < 0 || N < 0) return -1;
+    if (__builtin_mul_overflow(N, J, &r)) return -1;
+    return r;
+}

@@ -1,0 +1,67 @@
+/* Internal to codegen/: the generator state and the helpers the forward (cg_forward.c) and
+ * backward (cg_backward.c) kernel generators share. Key idea: every value a kernel does not
+ * compute itself is read (and its adjoint sent back) through one function, cg_value_expr,
+ * which holds the plan's buffer conventions. */
+#ifndef RNNCC_CG_GEN_H
+#define RNNCC_CG_GEN_H
+#include "cg.h"
+#include "emit.h"
+
+enum { NAME_SIZE = 256, GUARD_SIZE = NAME_SIZE + 32, EXPR_SIZE = 512 };
+
+typedef struct Gen {
+    const Plan *plan;
+    const PlanLayout *L;
+    const IrCell *c;
+    Diags *diags;
+    StrBuf *out;          /* where the current kernel's body goes */
+    char *computed;       /* per node: computed by the current group */
+    char *loaded;         /* per node: a local holds it in the current kernel */
+    char *listed;         /* per node, then per GEMM: already named in the kernel's comment */
+    char *sent;           /* per node (backward): an adjoint accumulator d<id> exists in the kernel */
+    int uses_col;         /* the current body reads or writes at this step's column */
+    int last_line;        /* source line of the last comment, to quote each line once */
+} Gen;
+
+/* A node's source name: its declaration's for leaves, its statement's otherwise, or NULL. */
+const char *cg_node_name(const IrCell *c, IrRef r);
+/* The local holding a node's value (kind 'v': v<id>[_name]) or adjoint (kind 'd': d<id>[_name]);
+ * a primed name h' becomes v<id>_h_next. */
+void cg_local_name(const IrCell *c, IrRef r, char kind, char *buf, size_t size);
+/* A dimension as code: RNN_DIM_<name>, or the literal's digits. */
+const char *cg_dim_code(const IrCell *c, int d, char *buf, size_t size);
+/* A dimension as text for comments (80 bytes at least). */
+const char *cg_dim_text(const IrCell *c, int d, char *buf);
+/* A node's vector length with the layout's dimensions. */
+int64_t cg_node_len(const Gen *g, IrRef r);
+/* Names a value in comments: its source name, else %id. */
+void cg_put_value(const IrCell *c, IrRef r, StrBuf *out);
+/* A GEMM's stacked rows for comments: "4H" when every block has the same rows, else "M+H". */
+void cg_put_rows(const IrCell *c, const SchedGemm *gm, StrBuf *out);
+/* Writes a node as an expression over its operands' names ("%17 + b_i", "tanh(c')", "W_i @ x"). */
+void cg_put_expr(const IrCell *c, IrRef r, StrBuf *out);
+/* Emits `// label   item, item, ...` from newline-separated items (joiner NULL: one a line). */
+void cg_emit_list(StrBuf *out, const char *label, const StrBuf *items, const char *joiner);
+/* Quotes the source line of node r once, before the first node emitted on it. */
+void cg_line_comment(Gen *g, IrRef r);
+/* The first and last source lines of a group's nodes (0 when unknown). */
+void cg_group_lines(const Gen *g, const SchedGroup *grp, int *lo, int *hi);
+
+/* The expression of the value (adjoint 0) or of the adjoint's home (adjoint 1: dx, dstate_prev,
+ * dparam, dbuf) of a node the current group does not compute, and what it is. */
+void cg_value_expr(Gen *g, IrRef r, int adjoint, char *expr, size_t size, StrBuf *what);
+/* An operand as code: a float literal, or a local's name (loading the value once). */
+int cg_operand(Gen *g, IrRef r, char *buf, size_t size);
+/* Computes one element-wise node into its local (and, with store, into its buffer when stored). */
+int cg_emit_node(Gen *g, IrRef r, int store);
+/* The guard for values of node r's length in a kernel J wide: "" when none is needed. */
+const char *cg_guard(const Gen *g, IrRef r, int64_t J, char *buf, size_t size);
+/* Item i of a group: its nodes, then the values its writes take. */
+IrRef cg_item_node(const SchedGroup *grp, int i);
+/* The dimension whose length is the group's width J, or -1. */
+int cg_group_jdim(const Gen *g, int group);
+
+/* Emits the backward kernel of group gi (cg_backward.c). Returns 1, or 0 on an error. */
+int cg_emit_backward_kernel(Gen *g, int gi);
+
+#endif

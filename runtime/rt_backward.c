@@ -1,0 +1,304 @@
+/* The backward pass on the GPU, derived from the plan: per layer (last first) and direction,
+ * the step program in reverse for t = T-1 .. 0 (each group's generated backward kernel, then
+ * the transposed GEMMs of the phase before it), then the hoisted program in reverse; weight
+ * gradients afterwards as one GEMM per stacked weight block over all T*N columns.
+ * Key idea: exactly the CPU executor's backward (ir/sched_exec.c), which is tested against the
+ * reference: adjoints live where their values live and are accumulated, never overwritten. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen/cg.h"
+#include "rt_internal.h"
+
+static int64_t numel(const rnncc_model *m, const IrShape *s) { return ir_shape_numel(s, m->dimval[0]); }
+
+static rnncc_status validate(rnncc_model *m, const rnncc_grad_io *io, void *reserve) {
+    if (!io) return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "io is NULL");
+    if (!reserve) return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "reserve is NULL: run a training forward (with a reserve) first");
+    if (io->T > 0 && !io->x) return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "io->x is NULL");
+    for (int64_t n = 0; io->lengths && n < io->N; n++)
+        if (io->lengths[n] < 0 || io->lengths[n] > io->T)
+            return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "io->lengths[%lld] is %d; it must be in 0..T (T = %lld)",
+                           (long long)n, io->lengths[n], (long long)io->T);
+    return RNNCC_OK;
+}
+
+static rnncc_status prepare(rnncc_model *m, const rnncc_grad_io *io, void *ws, size_t wsb, void *reserve, size_t rsb,
+                            RtRegions *r) {
+    RT_TRY(validate(m, io, reserve));
+    RT_TRY(rt_regions(m, io->T, io->N, 1, r));
+    if (wsb < r->workspace || (r->workspace && !ws)) {
+        rnncc_status s = rt_fail(m, RNNCC_ERR_WORKSPACE, "workspace has %zu bytes; training needs %zu (rnncc_workspace_size with training = 1)",
+                                 wsb, r->workspace);
+        rt_regions_free(r);
+        return s;
+    }
+    if (rsb < r->reserve) {
+        rnncc_status s = rt_fail(m, RNNCC_ERR_WORKSPACE, "reserve has %zu bytes; training needs %zu (rnncc_reserve_size)", rsb, r->reserve);
+        rt_regions_free(r);
+        return s;
+    }
+    return RNNCC_OK;
+}
+
+/* The argument block of a backward kernel at step t (hoisted kernels: t unused). */
+static void backward_args(const RtBind *b, int64_t t, RnnArgs *a) {
+    const rnncc_model *m = b->m;
+    const IrCell *c = m->cell;
+    memset(a, 0, sizeof *a);
+    a->params = m->weights + b->unit->weight_offset;
+    a->x = b->x;
+    a->ldx = b->ldx;
+    for (int i = 0; i < m->plan->nbuffers; i++) {
+        a->buf[i] = rt_buffer_at(b, b->bufs, i, t);
+        a->dbuf[i] = rt_buffer_at(b, b->dbufs, i, t);
+    }
+    for (int k = 0; k < c->nstates; k++) {
+        int64_t half = b->r->N * numel(m, &c->states[k].shape);
+        a->state_prev[k] = rt_state_slot(b, k, t);
+        a->state_next[k] = rt_state_slot(b, k, t + 1);
+        a->dstate_prev[k] = b->dstate[k] + b->dcur * half;
+        a->dstate_next[k] = b->dstate[k] + (1 - b->dcur) * half;
+    }
+    for (int o = 0; o < c->noutputs; o++) { a->dy[o] = b->dy[o]; a->ldy[o] = b->ldy[o]; }
+    a->dx = b->dx;
+    a->dparam = b->dparam;
+    a->lengths = b->lengths;
+    a->t = (int)t;
+    a->reverse = b->unit->dir;
+    a->T = (int)b->r->T;
+    a->N = (int)b->r->N;
+}
+
+static rnncc_status backward_group(RtBind *b, int gi, int64_t t) {
+    rnncc_model *m = b->m;
+    int64_t items = cg_backward_group_items(b->unit->layout, gi, b->r->T, b->r->N);
+    if (items < 0) return rt_fail(m, RNNCC_ERR_OVERFLOW, "backward kernel %d: its work items overflow", gi);
+    if (items == 0) return RNNCC_OK;
+    RnnArgs a;
+    backward_args(b, t, &a);
+    void *args[] = {&a};
+    dim3 grid = {cg_grid_blocks(items), 1, 1}, block = {CG_BLOCK_SIZE, 1, 1};
+    RT_CUDA(m, cudaLaunchKernel((const void *)b->unit->module->bkernels[gi], grid, block, args, 0, b->stream));
+    RT_CUDA(m, cudaGetLastError());
+    return RNNCC_OK;
+}
+
+static cublasComputeType_t compute_type(const rnncc_model *m) {
+    return m->precision == RNNCC_TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+}
+
+/* d(operand) += W^T d(out) over the GEMM's columns at step t. */
+static rnncc_status backward_gemm_data(RtBind *b, int j, int64_t t) {
+    rnncc_model *m = b->m;
+    const SchedGemm *g = &m->plan->gemms[j];
+    const PlanLayout *L = b->unit->layout;
+    int64_t cols = g->program == SCHED_HOIST ? b->r->T * b->r->N : b->r->N, ldo;
+    float *dop = rt_operand(b, g->operand, t, 1, &ldo);
+    if (!dop || cols == 0) return RNNCC_OK; /* the input's adjoint is not wanted */
+    int64_t M = L->gemm_rows[j], K = L->gemm_cols[j], W = L->buffer_width[g->out_buffer];
+    const float one = 1;
+    RT_CUBLAS(m, cublasGemmEx(b->blas, CUBLAS_OP_N, CUBLAS_OP_N, (int)K, (int)cols, (int)M, &one,
+                              rt_gemm_weights(b, m->weights, j), CUDA_R_32F, (int)K,
+                              rt_buffer_at(b, b->dbufs, g->out_buffer, t), CUDA_R_32F, (int)W, &one, dop, CUDA_R_32F,
+                              (int)ldo, compute_type(m), CUBLAS_GEMM_DEFAULT));
+    return RNNCC_OK;
+}
+
+static rnncc_status backward_program(RtBind *b, SchedProgram prog, int64_t t) {
+    const Plan *p = b->m->plan;
+    for (int k = p->phases[prog]; k >= 0; k--) {
+        for (int i = 0; i < p->ngroups; i++)
+            if (p->groups[i].program == prog && p->groups[i].index == k) RT_TRY(backward_group(b, i, t));
+        for (int j = 0; k > 0 && j < p->ngemms; j++)
+            if (p->gemms[j].program == prog && p->gemms[j].phase == k - 1) RT_TRY(backward_gemm_data(b, j, t));
+    }
+    return RNNCC_OK;
+}
+
+/* One layer-direction backward through time. */
+static rnncc_status unit_backward(RtBind *b, const rnncc_grad_io *io, char *reserve) {
+    rnncc_model *m = b->m;
+    const IrCell *c = m->cell;
+    const RtRegions *r = b->r;
+    int u = b->unit->layer * m->dirs + b->unit->dir;
+    RT_CUBLAS(m, cublasSetStream(b->blas, b->stream));
+    for (int i = 0; i < m->plan->nbuffers; i++)
+        RT_CUDA(m, cudaMemsetAsync(b->dbufs[i], 0, (size_t)(r->T * r->N * b->unit->layout->buffer_width[i]) * sizeof(float), b->stream));
+    RT_CUDA(m, cudaMemsetAsync(b->dparam, 0, (size_t)(b->unit->layout->acc_rows * r->N) * sizeof(float), b->stream));
+    (void)reserve;
+    b->dcur = 0; /* half 1 holds the adjoint of the last step's result: dhT */
+    for (int k = 0; k < c->nstates; k++) {
+        int64_t half = r->N * numel(m, &c->states[k].shape);
+        RT_CUDA(m, cudaMemsetAsync(b->dstate[k], 0, (size_t)(2 * half) * sizeof(float), b->stream));
+        if (io->dhT && io->dhT[k])
+            RT_CUDA(m, cudaMemcpyAsync(b->dstate[k] + half, io->dhT[k] + u * half, (size_t)half * sizeof(float),
+                                       cudaMemcpyDeviceToDevice, b->stream));
+    }
+    for (int64_t t = r->T - 1; t >= 0; t--) {
+        for (int k = 0; k < c->nstates; k++) {
+            int64_t half = r->N * numel(m, &c->states[k].shape);
+            RT_CUDA(m, cudaMemsetAsync(b->dstate[k] + b->dcur * half, 0, (size_t)half * sizeof(float), b->stream));
+        }
+        RT_TRY(backward_program(b, SCHED_STEP, t));
+        b->dcur = 1 - b->dcur;
+    }
+    if (r->T > 0) RT_TRY(backward_program(b, SCHED_HOIST, 0));
+    for (int k = 0; io->dh0 && k < c->nstates; k++) {
+        if (!io->dh0[k]) continue;
+        int64_t half = r->N * numel(m, &c->states[k].shape);
+        RT_CUDA(m, cudaMemcpyAsync(io->dh0[k] + u * half, b->dstate[k] + (1 - b->dcur) * half, (size_t)half * sizeof(float),
+                                   cudaMemcpyDeviceToDevice, b->stream));
+    }
+    return RNNCC_OK;
+}
+
+static rnncc_status issue_backward_data(rnncc_model *m, const rnncc_grad_io *io, const RtRegions *r, char *ws, char *reserve) {
+    const IrCell *c = m->cell;
+    int64_t D0 = ir_node_len(c, c->outputs[0].node, m->dimval[0]);
+    for (int l = m->layers - 1; l >= 0; l--) {
+        /* where this layer's input adjoint goes: the user's dx, or the previous layer's output adjoint */
+        float *target = l == 0 ? io->dx : (float *)(ws + r->layer_dy[(l - 1) % 2]);
+        int64_t in = l == 0 ? numel(m, &c->inputs[0].shape) : D0 * m->dirs;
+        size_t in_bytes = (size_t)(r->T * r->N * in) * sizeof(float);
+        if (m->dirs == 2) {
+            RT_CUDA(m, cudaEventRecord(m->events[0], m->streams[0]));
+            RT_CUDA(m, cudaStreamWaitEvent(m->streams[1], m->events[0], 0));
+        }
+        for (int d = 0; d < m->dirs; d++) {
+            RtBind b;
+            rt_bind(&b, m, r, l, d, io->x, NULL, ws, reserve);
+            b.lengths = io->lengths ? (const int *)(ws + r->lengths) : NULL;
+            b.dx = !target ? NULL : m->dirs == 2 ? (float *)(ws + r->dx_dir[d]) : target;
+            if (b.dx) RT_CUDA(m, cudaMemsetAsync(b.dx, 0, in_bytes, b.stream));
+            for (int o = 0; o < c->noutputs; o++) {
+                int64_t D = b.ldy[o] / m->dirs;
+                const float *base = l == m->layers - 1 ? (io->dy ? io->dy[o] : NULL)
+                                  : o == 0 ? (const float *)(ws + r->layer_dy[l % 2]) : NULL;
+                b.dy[o] = base ? base + d * D : NULL;
+            }
+            RT_TRY(unit_backward(&b, io, reserve));
+        }
+        if (m->dirs == 2) {
+            RT_CUDA(m, cudaEventRecord(m->events[1], m->streams[1]));
+            RT_CUDA(m, cudaStreamWaitEvent(m->streams[0], m->events[1], 0));
+            if (target) { /* the two directions' input adjoints add up */
+                const float one = 1;
+                RT_CUBLAS(m, cublasSetStream(m->cublas[0], m->streams[0]));
+                RT_CUBLAS(m, cublasSgeam(m->cublas[0], CUBLAS_OP_N, CUBLAS_OP_N, (int)in, (int)(r->T * r->N), &one,
+                                         (const float *)(ws + r->dx_dir[0]), (int)in, &one, (const float *)(ws + r->dx_dir[1]),
+                                         (int)in, target, (int)in));
+            }
+        }
+    }
+    return RNNCC_OK;
+}
+
+/* Runs issue on the model's streams after the user's stream's earlier work, and makes the
+ * user's stream wait for it. */
+static rnncc_status on_streams(rnncc_model *m, cudaStream_t user, rnncc_status (*issue)(void *), void *ctx) {
+    RT_TRY(rt_join_user_stream(m, user, 1));
+    RT_TRY(issue(ctx));
+    return rt_join_user_stream(m, user, 0);
+}
+
+typedef struct Job {
+    rnncc_model *m;
+    const rnncc_grad_io *io;
+    const RtRegions *r;
+    char *ws, *reserve;
+    float *dw;
+    rnncc_wgrad_mode mode;
+} Job;
+
+static rnncc_status data_job(void *p) {
+    Job *j = p;
+    return issue_backward_data(j->m, j->io, j->r, j->ws, j->reserve);
+}
+
+/* dW = sum over all columns of operand d(out)^T, per GEMM; vector parameters: accumulators summed over sequences. */
+static rnncc_status weights_job(void *p) {
+    Job *job = p;
+    rnncc_model *m = job->m;
+    const IrCell *c = m->cell;
+    const RtRegions *r = job->r;
+    int64_t cols = r->T * r->N;
+    const float one = 1;
+    if (job->mode == RNNCC_WGRAD_SET) /* every gradient below accumulates; unused parameters stay 0 */
+        RT_CUDA(m, cudaMemsetAsync(job->dw, 0, (size_t)m->weight_count * sizeof(float), m->streams[0]));
+    RT_CUBLAS(m, cublasSetStream(m->cublas[0], m->streams[0]));
+    for (int l = 0; l < m->layers; l++)
+        for (int d = 0; d < m->dirs; d++) {
+            RtBind b;
+            rt_bind(&b, m, r, l, d, job->io->x, NULL, job->ws, job->reserve);
+            b.blas = m->cublas[0];
+            b.stream = m->streams[0];
+            const PlanLayout *L = b.unit->layout;
+            for (int j = 0; cols > 0 && j < m->plan->ngemms; j++) {
+                const SchedGemm *g = &m->plan->gemms[j];
+                int64_t M = L->gemm_rows[j], K = L->gemm_cols[j], W = L->buffer_width[g->out_buffer], ldo;
+                const float *op = rt_operand(&b, g->operand, 0, 0, &ldo);
+                RT_CUBLAS(m, cublasGemmEx(b.blas, CUBLAS_OP_N, CUBLAS_OP_T, (int)K, (int)M, (int)cols, &one, op, CUDA_R_32F,
+                                          (int)ldo, rt_buffer_at(&b, b.dbufs, g->out_buffer, 0), CUDA_R_32F, (int)W, &one,
+                                          rt_gemm_weights(&b, job->dw, j), CUDA_R_32F, (int)K, compute_type(m),
+                                          CUBLAS_GEMM_DEFAULT));
+            }
+            for (int k = 0; k < c->nparams; k++) {
+                if (L->acc_offset[k] < 0) continue;
+                int64_t rows = L->param_rows[k];
+                RT_CUBLAS(m, cublasSgemv(b.blas, CUBLAS_OP_N, (int)rows, (int)r->N, &one, b.dparam + r->N * L->acc_offset[k],
+                                         (int)rows, (const float *)(job->ws + r->ones), 1, &one,
+                                         job->dw + b.unit->weight_offset + L->param_offset[k], 1));
+            }
+        }
+    return RNNCC_OK;
+}
+
+static rnncc_status with_device(rnncc_model *m, const rnncc_grad_io *io, void *ws, size_t wsb, void *reserve, size_t rsb,
+                                cudaStream_t stream, float *dw, rnncc_wgrad_mode mode, int weights) {
+    RtRegions r;
+    RT_TRY(prepare(m, io, ws, wsb, reserve, rsb, &r));
+    int prev = -1;
+    cudaGetDevice(&prev);
+    rnncc_status s = RNNCC_OK;
+    cudaError_t e = cudaSetDevice(m->device);
+    Job job = {m, io, &r, ws, reserve, dw, mode};
+    if (e != cudaSuccess) s = rt_cuda_fail(m, e, "cudaSetDevice", __FILE__, __LINE__);
+    if (s == RNNCC_OK && io->lengths) {
+        e = cudaMemcpyAsync((char *)ws + r.lengths, io->lengths, (size_t)io->N * sizeof(int), cudaMemcpyHostToDevice, stream);
+        if (e != cudaSuccess) s = rt_cuda_fail(m, e, "cudaMemcpyAsync(lengths)", __FILE__, __LINE__);
+    }
+    float *ones = NULL;
+    if (s == RNNCC_OK && weights) {
+        ones = malloc((size_t)io->N * sizeof(float) + 4);
+        if (!ones) s = rt_fail(m, RNNCC_ERR_NOMEM, "out of host memory");
+        for (int64_t i = 0; ones && i < io->N; i++) ones[i] = 1;
+        if (ones) {
+            e = cudaMemcpyAsync((char *)ws + r.ones, ones, (size_t)io->N * sizeof(float), cudaMemcpyHostToDevice, stream);
+            if (e == cudaSuccess) e = cudaStreamSynchronize(stream); /* ones is pageable and freed below */
+            if (e != cudaSuccess) s = rt_cuda_fail(m, e, "cudaMemcpyAsync(ones)", __FILE__, __LINE__);
+        }
+    }
+    if (s == RNNCC_OK) s = on_streams(m, stream, weights ? weights_job : data_job, &job);
+    free(ones);
+    if (prev >= 0 && prev != m->device) cudaSetDevice(prev);
+    rt_regions_free(&r);
+    return s;
+}
+
+rnncc_status rnncc_backward_data(rnncc_model *m, const rnncc_grad_io *io, void *ws, size_t wsb, void *reserve, size_t rsb,
+                                 void *stream) {
+    if (!m || m->failed) return RNNCC_ERR_INVALID_ARGUMENT;
+    m->error[0] = 0;
+    return with_device(m, io, ws, wsb, reserve, rsb, (cudaStream_t)stream, NULL, RNNCC_WGRAD_SET, 0);
+}
+
+rnncc_status rnncc_backward_weights(rnncc_model *m, const rnncc_grad_io *io, float *dweights, rnncc_wgrad_mode mode,
+                                    void *ws, size_t wsb, void *reserve, size_t rsb, void *stream) {
+    if (!m || m->failed) return RNNCC_ERR_INVALID_ARGUMENT;
+    m->error[0] = 0;
+    if (!dweights) return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "dweights is NULL");
+    if (mode != RNNCC_WGRAD_SET && mode != RNNCC_WGRAD_ADD)
+        return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "mode must be RNNCC_WGRAD_SET or RNNCC_WGRAD_ADD");
+    return with_device(m, io, ws, wsb, reserve, rsb, (cudaStream_t)stream, dweights, mode, 1);
+}

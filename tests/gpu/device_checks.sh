@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Everything that needs the GPU, in one run on the device machine (build/ built here and
+# carried): the GPU test suite, compute-sanitizer over it, training smoke runs of every cell,
+# the embedding example, and PyTorch parity. Prints a summary last.
+# Usage (repository root): bash tests/gpu/device_checks.sh [quick]
+set -u
+export RNNCC_CACHE_DIR=${RNNCC_CACHE_DIR:-/tmp/rnncc-cache}
+OUT=${OUT:-/tmp/rnncc-device-out}
+mkdir -p "$OUT"
+summary=()
+step() { # step NAME COMMAND...: runs it, logs to $OUT/NAME.log, records the outcome
+    local name=$1; shift
+    echo "=== $name: $*"
+    if "$@" > "$OUT/$name.log" 2>&1; then summary+=("ok      $name"); else summary+=("FAILED  $name (exit $?)"); fi
+    tail -n 6 "$OUT/$name.log"
+}
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+step gpu-tests ./build/tests/check_runtime
+step memcheck env CK_FORK=no compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 ./build/tests/check_runtime
+for tool in racecheck initcheck synccheck; do
+    step "$tool" compute-sanitizer --tool $tool --error-exitcode 9 ./build/rnncc run cells/mlstm.cell --dim I=16 --dim H=24 \
+        --dim M=20 --seq 5 --batch 3 --layers 2 --bidirectional --varlen --train --repeat 1
+done
+for c in lstm gru peephole cifg indrnn sru mgu; do
+    step "train-$c" ./build/rnncc run cells/$c.cell --dim I=32 --dim H=64 --seq 20 --batch 5 --layers 2 --bidirectional --varlen --train --repeat 3
+done
+step train-lstmp ./build/rnncc run cells/lstmp.cell --dim I=32 --dim H=64 --dim P=24 --seq 20 --batch 5 --train --varlen --repeat 3
+step train-mlstm ./build/rnncc run cells/mlstm.cell --dim I=32 --dim H=64 --dim M=48 --seq 20 --batch 5 --train --varlen --repeat 3
+step example ./build/examples/embed_lstm
+if [ -x build/parity/parity ]; then step parity sh tests/parity/run.sh "$OUT/parity-cases"; fi
+echo "=== summary"
+printf '%s\n' "${summary[@]}"
+! printf '%s\n' "${summary[@]}" | grep -q FAILED
