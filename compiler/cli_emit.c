@@ -73,14 +73,18 @@ static int compile_and_write(const char *source, const char *cell, RtNvrtcTarget
     return status;
 }
 
+/* The line cg_emit_forward writes before the backward kernels. */
+#define BACKWARD_MARK "// ==== the backward kernels"
+
 int cli_emit(int argc, char **argv) {
     static const struct option opts[] = {
         {"cell", required_argument, 0, 'c'}, {"dim", required_argument, 0, 'D'},
         {"output", required_argument, 0, 'o'}, {"ptx", no_argument, 0, 'p'}, {"cubin", no_argument, 0, 'b'},
-        {"arch", required_argument, 0, 'a'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"arch", required_argument, 0, 'a'}, {"forward", no_argument, 0, 'F'}, {"backward", no_argument, 0, 'B'},
+        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     const char *cell = NULL, *out_path = NULL, *arch = "sm_90";
     const char *dims[MAX_DIMS];
-    int ndims = 0, ptx = 0, cubin = 0, c;
+    int ndims = 0, ptx = 0, cubin = 0, part = 0, c; /* part: 0 all, 'F' forward only, 'B' backward only */
     optind = 1; /* options may follow FILE (GNU argument permutation) */
     while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
         switch (c) {
@@ -89,21 +93,31 @@ int cli_emit(int argc, char **argv) {
         case 'p': ptx = 1; break;
         case 'b': cubin = 1; break;
         case 'a': arch = optarg; break;
+        case 'F':
+        case 'B': part = c; break;
         case 'D':
             if (ndims == MAX_DIMS) { fprintf(stderr, "rnncc emit: error: too many --dim options\n"); return CLI_USAGE_ERROR; }
             dims[ndims++] = optarg;
             break;
         case 'h':
-            printf("usage: rnncc emit [--cell NAME] [--dim NAME=VALUE]... [--ptx | --cubin] [--arch ARCH] [-o FILE] FILE\n"
+            printf("usage: rnncc emit [--cell NAME] [--dim NAME=VALUE]... [--forward | --backward] [--ptx | --cubin]\n"
+                   "                  [--arch ARCH] [-o FILE] FILE\n"
                    "Prints the CUDA translation unit of a cell in FILE (the only one, or --cell NAME) with every\n"
-                   "dimension bound by --dim. --ptx or --cubin compile it with NVRTC for ARCH (default sm_90) and\n"
-                   "write the result instead; a CUBIN is binary and is written only to -o FILE or a pipe.\n");
+                   "dimension bound by --dim: the forward kernels, then the backward kernels derived from them.\n"
+                   "--forward or --backward print only that part (for reading; the unit compiled is always whole).\n"
+                   "--ptx or --cubin compile it with NVRTC for ARCH (default sm_90) and write the result instead;\n"
+                   "a CUBIN is binary and is written only to -o FILE or a pipe.\n");
             return CLI_OK;
         default: return CLI_USAGE_ERROR;
         }
     }
     if (ptx && cubin) {
         fprintf(stderr, "rnncc emit: error: --ptx and --cubin exclude each other\n");
+        return CLI_USAGE_ERROR;
+    }
+    if (part && (ptx || cubin)) {
+        fprintf(stderr, "rnncc emit: error: --%s prints source; --ptx and --cubin compile the whole unit\n",
+                part == 'F' ? "forward" : "backward");
         return CLI_USAGE_ERROR;
     }
     if (optind != argc - 1) {
@@ -140,7 +154,19 @@ int cli_emit(int argc, char **argv) {
             } else if (status == CLI_OK && (ptx || cubin)) {
                 status = compile_and_write(sb_str(&out), ic->name, ptx ? RT_NVRTC_PTX : RT_NVRTC_CUBIN, arch, out_path);
             } else if (status == CLI_OK) {
-                status = cli_write_output(out_path, sb_str(&out), out.len);
+                /* the backward kernels follow the marker line cg_emit_forward writes */
+                const char *text = sb_str(&out), *mark = strstr(text, BACKWARD_MARK);
+                size_t len = out.len;
+                if (part && !mark) {
+                    fprintf(stderr, "rnncc emit: error: no backward section in the generated unit\n");
+                    status = CLI_INPUT_ERROR;
+                } else if (part == 'F') {
+                    len = (size_t)(mark - text);
+                } else if (part == 'B') {
+                    len -= (size_t)(mark - text);
+                    text = mark;
+                }
+                if (status == CLI_OK) status = cli_write_output(out_path, text, len);
             }
             sb_free(&out);
         }
