@@ -194,14 +194,6 @@ static rnncc_status issue_backward_data(rnncc_model *m, const rnncc_grad_io *io,
     return RNNCC_OK;
 }
 
-/* Runs issue on the model's streams after the user's stream's earlier work, and makes the
- * user's stream wait for it. */
-static rnncc_status on_streams(rnncc_model *m, cudaStream_t user, rnncc_status (*issue)(void *), void *ctx) {
-    RT_TRY(rt_join_user_stream(m, user, 1));
-    RT_TRY(issue(ctx));
-    return rt_join_user_stream(m, user, 0);
-}
-
 typedef struct Job {
     rnncc_model *m;
     const rnncc_grad_io *io;
@@ -247,11 +239,44 @@ static rnncc_status weights_job(void *p) {
                 if (L->acc_offset[k] < 0) continue;
                 int64_t rows = L->param_rows[k];
                 RT_CUBLAS(m, cublasSgemv(b.blas, CUBLAS_OP_N, (int)rows, (int)r->N, &one, b.dparam + r->N * L->acc_offset[k],
-                                         (int)rows, (const float *)(job->ws + r->ones), 1, &one,
+                                         (int)rows, m->ones, 1, &one,
                                          job->dw + b.unit->weight_offset + L->param_offset[k], 1));
             }
         }
     return RNNCC_OK;
+}
+
+/* Grows the model's device vector of ones to at least n (synchronously, outside any graph). */
+static rnncc_status ensure_ones(rnncc_model *m, int64_t n) {
+    if (m->ones_len >= n) return RNNCC_OK;
+    float *host = malloc((size_t)n * sizeof(float) + 4);
+    if (!host) return rt_fail(m, RNNCC_ERR_NOMEM, "out of host memory");
+    for (int64_t i = 0; i < n; i++) host[i] = 1;
+    if (m->ones) cudaFree(m->ones);
+    m->ones = NULL;
+    m->ones_len = 0;
+    cudaError_t e = cudaMalloc((void **)&m->ones, (size_t)n * sizeof(float));
+    if (e == cudaSuccess) e = cudaMemcpy(m->ones, host, (size_t)n * sizeof(float), cudaMemcpyHostToDevice);
+    free(host);
+    if (e != cudaSuccess) return rt_cuda_fail(m, e, "allocating the ones vector", __FILE__, __LINE__);
+    m->ones_len = n;
+    return RNNCC_OK;
+}
+
+/* The graph key of a backward call: every argument its captured work depends on. */
+static size_t backward_key(const rnncc_model *m, const rnncc_grad_io *io, const void *ws, const void *reserve,
+                           const float *dw, rnncc_wgrad_mode mode, unsigned char *key) {
+    size_t n = 0;
+#define PUT(v) do { memcpy(key + n, &(v), sizeof(v)); n += sizeof(v); } while (0)
+    const void *x = io->x, *len = io->lengths ? ws : NULL, *dx = io->dx;
+    PUT(io->T); PUT(io->N); PUT(x); PUT(ws); PUT(reserve); PUT(len); PUT(dx); PUT(dw); PUT(mode);
+    for (int o = 0; o < m->cell->noutputs; o++) { const void *dy = io->dy ? io->dy[o] : NULL; PUT(dy); }
+    for (int k = 0; k < m->cell->nstates; k++) {
+        const void *dhT = io->dhT ? io->dhT[k] : NULL, *dh0 = io->dh0 ? io->dh0[k] : NULL;
+        PUT(dhT); PUT(dh0);
+    }
+#undef PUT
+    return n;
 }
 
 static rnncc_status with_device(rnncc_model *m, const rnncc_grad_io *io, void *ws, size_t wsb, void *reserve, size_t rsb,
@@ -268,19 +293,12 @@ static rnncc_status with_device(rnncc_model *m, const rnncc_grad_io *io, void *w
         e = cudaMemcpyAsync((char *)ws + r.lengths, io->lengths, (size_t)io->N * sizeof(int), cudaMemcpyHostToDevice, stream);
         if (e != cudaSuccess) s = rt_cuda_fail(m, e, "cudaMemcpyAsync(lengths)", __FILE__, __LINE__);
     }
-    float *ones = NULL;
-    if (s == RNNCC_OK && weights) {
-        ones = malloc((size_t)io->N * sizeof(float) + 4);
-        if (!ones) s = rt_fail(m, RNNCC_ERR_NOMEM, "out of host memory");
-        for (int64_t i = 0; ones && i < io->N; i++) ones[i] = 1;
-        if (ones) {
-            e = cudaMemcpyAsync((char *)ws + r.ones, ones, (size_t)io->N * sizeof(float), cudaMemcpyHostToDevice, stream);
-            if (e == cudaSuccess) e = cudaStreamSynchronize(stream); /* ones is pageable and freed below */
-            if (e != cudaSuccess) s = rt_cuda_fail(m, e, "cudaMemcpyAsync(ones)", __FILE__, __LINE__);
-        }
+    if (s == RNNCC_OK && weights) s = ensure_ones(m, io->N);
+    if (s == RNNCC_OK) {
+        unsigned char key[sizeof m->graph[0].key];
+        size_t keylen = backward_key(m, io, ws, reserve, dw, mode, key);
+        s = rt_run(m, &m->graph[weights ? 2 : 1], key, keylen, weights ? weights_job : data_job, &job, stream);
     }
-    if (s == RNNCC_OK) s = on_streams(m, stream, weights ? weights_job : data_job, &job);
-    free(ones);
     if (prev >= 0 && prev != m->device) cudaSetDevice(prev);
     rt_regions_free(&r);
     return s;

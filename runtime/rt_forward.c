@@ -144,6 +144,44 @@ static rnncc_status validate_io(rnncc_model *m, const rnncc_io *io) {
     return RNNCC_OK;
 }
 
+rnncc_status rt_run(rnncc_model *m, RtGraph *g, const void *key, size_t keylen, rnncc_status (*issue)(void *),
+                    void *ctx, cudaStream_t stream) {
+    if (!m->use_graphs) {
+        RT_TRY(rt_join_user_stream(m, stream, 1));
+        RT_TRY(issue(ctx));
+        return rt_join_user_stream(m, stream, 0);
+    }
+    if (keylen > sizeof g->key) return rt_fail(m, RNNCC_ERR_UNSUPPORTED, "graph key too long");
+    if (!g->exec || keylen != g->keylen || memcmp(key, g->key, keylen) != 0) {
+        if (g->exec) { cudaGraphExecDestroy(g->exec); g->exec = NULL; }
+        cudaGraph_t graph = NULL;
+        RT_CUDA(m, cudaStreamBeginCapture(m->streams[0], cudaStreamCaptureModeThreadLocal));
+        rnncc_status s = issue(ctx);
+        cudaError_t e = cudaStreamEndCapture(m->streams[0], &graph);
+        if (s != RNNCC_OK) { if (graph) cudaGraphDestroy(graph); return s; }
+        if (e != cudaSuccess) return rt_cuda_fail(m, e, "cudaStreamEndCapture", __FILE__, __LINE__);
+        e = cudaGraphInstantiate(&g->exec, graph, 0);
+        cudaGraphDestroy(graph);
+        if (e != cudaSuccess) { g->exec = NULL; return rt_cuda_fail(m, e, "cudaGraphInstantiate", __FILE__, __LINE__); }
+        memcpy(g->key, key, keylen);
+        g->keylen = keylen;
+    }
+    RT_CUDA(m, cudaGraphLaunch(g->exec, stream));
+    return RNNCC_OK;
+}
+
+typedef struct ForwardJob {
+    rnncc_model *m;
+    const rnncc_io *io;
+    const RtRegions *r;
+    char *ws, *reserve;
+} ForwardJob;
+
+static rnncc_status forward_job(void *p) {
+    ForwardJob *j = p;
+    return rt_issue_forward(j->m, j->io, j->r, j->ws, j->reserve);
+}
+
 static rnncc_status forward(rnncc_model *m, const rnncc_io *io, void *ws, size_t wsb, void *reserve, size_t rsb,
                             cudaStream_t stream, const RtRegions *r) {
     if (wsb < r->workspace || (r->workspace && !ws))
@@ -152,29 +190,10 @@ static rnncc_status forward(rnncc_model *m, const rnncc_io *io, void *ws, size_t
         return rt_fail(m, RNNCC_ERR_WORKSPACE, "reserve has %zu bytes; training needs %zu (rnncc_reserve_size)", rsb, r->reserve);
     if (io->lengths)
         RT_CUDA(m, cudaMemcpyAsync((char *)ws + r->lengths, io->lengths, (size_t)io->N * sizeof(int), cudaMemcpyHostToDevice, stream));
-    if (!m->use_graphs) {
-        RT_TRY(rt_join_user_stream(m, stream, 1));
-        RT_TRY(rt_issue_forward(m, io, r, ws, reserve));
-        return rt_join_user_stream(m, stream, 0);
-    }
-    unsigned char key[sizeof m->graph.key];
+    unsigned char key[sizeof m->graph[0].key];
     size_t keylen = graph_key(m, io, ws, reserve, key);
-    if (!m->graph.exec || keylen != m->graph.keylen || memcmp(key, m->graph.key, keylen) != 0) {
-        if (m->graph.exec) { cudaGraphExecDestroy(m->graph.exec); m->graph.exec = NULL; }
-        cudaGraph_t graph = NULL;
-        RT_CUDA(m, cudaStreamBeginCapture(m->streams[0], cudaStreamCaptureModeThreadLocal));
-        rnncc_status s = rt_issue_forward(m, io, r, ws, reserve);
-        cudaError_t e = cudaStreamEndCapture(m->streams[0], &graph);
-        if (s != RNNCC_OK) { if (graph) cudaGraphDestroy(graph); return s; }
-        if (e != cudaSuccess) return rt_cuda_fail(m, e, "cudaStreamEndCapture", __FILE__, __LINE__);
-        e = cudaGraphInstantiate(&m->graph.exec, graph, 0);
-        cudaGraphDestroy(graph);
-        if (e != cudaSuccess) { m->graph.exec = NULL; return rt_cuda_fail(m, e, "cudaGraphInstantiate", __FILE__, __LINE__); }
-        memcpy(m->graph.key, key, keylen);
-        m->graph.keylen = keylen;
-    }
-    RT_CUDA(m, cudaGraphLaunch(m->graph.exec, stream));
-    return RNNCC_OK;
+    ForwardJob job = {m, io, r, ws, reserve};
+    return rt_run(m, &m->graph[0], key, keylen, forward_job, &job, stream);
 }
 
 rnncc_status rnncc_forward(rnncc_model *m, const rnncc_io *io, void *ws, size_t wsb, void *reserve, size_t rsb, void *stream) {

@@ -55,7 +55,6 @@ typedef struct RtRegions {
     size_t *dstate;             /* workspace [dirs][nstates]: two [N][S] halves (ping-pong) */
     size_t dx_dir[2];           /* workspace: per direction [T*N][input] input adjoints (bidirectional) */
     size_t layer_dy[2];         /* workspace: adjoints of inner layers' outputs, ping-pong [T][N][D0*dirs] */
-    size_t ones;                /* workspace: [N] ones, for summing accumulators */
 } RtRegions;
 
 /* One layer-direction's pointers for one pass. */
@@ -124,7 +123,9 @@ struct rnncc_model {
     void *cublas_ws[2];         /* device: cuBLAS workspaces, so graph capture never allocates */
     cudaStream_t streams[2];    /* capture streams: direction 0 and 1 */
     cudaEvent_t events[4];
-    RtGraph graph;
+    RtGraph graph[3];           /* forward, backward data, backward weights */
+    float *ones;                /* device: ones for summing accumulators over sequences */
+    int64_t ones_len;
     int use_graphs;             /* RNNCC_GRAPHS=0 turns graph capture off */
     RtCache cache;
     char arch[16];
@@ -166,5 +167,11 @@ void rt_module_unload(RtModule *mod);
 rnncc_status rt_issue_forward(rnncc_model *m, const rnncc_io *io, const RtRegions *r, char *ws, char *reserve);
 /* Makes stream's later work wait for the model's streams' work (and the reverse, before). */
 rnncc_status rt_join_user_stream(rnncc_model *m, cudaStream_t user, int before);
+
+/* Runs issue(ctx) on the model's streams, ordered after and before the caller's stream: through
+ * graph g, captured anew when key differs from the last capture and replayed otherwise, or
+ * directly when graphs are off. */
+rnncc_status rt_run(rnncc_model *m, RtGraph *g, const void *key, size_t keylen, rnncc_status (*issue)(void *),
+                    void *ctx, cudaStream_t stream);
 
 #endif

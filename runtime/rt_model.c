@@ -207,7 +207,8 @@ void rnncc_model_destroy(rnncc_model *m) {
         int prev = -1;
         cudaGetDevice(&prev);
         if (m->device >= 0) cudaSetDevice(m->device);
-        if (m->graph.exec) cudaGraphExecDestroy(m->graph.exec);
+        for (int i = 0; i < 3; i++) if (m->graph[i].exec) cudaGraphExecDestroy(m->graph[i].exec);
+        if (m->ones) cudaFree(m->ones);
         for (int i = 0; i < m->nmodules; i++) rt_module_unload(&m->module[i]);
         for (int i = 0; i < 2; i++) {
             if (m->cublas[i]) cublasDestroy(m->cublas[i]);

@@ -94,7 +94,6 @@ rnncc_status rt_regions(rnncc_model *m, int64_t T, int64_t N, int training, RtRe
         if (m->layers > 1 && D0 > in) in = D0;
         for (int d = 0; d < m->dirs; d++) r->dx_dir[d] = take(&ws, mul3(T, N, in, &ok));
         for (int l = 0; l < 2 && l < m->layers - 1; l++) r->layer_dy[l] = take(&ws, mul3(T, N, D0, &ok));
-        r->ones = take(&ws, N);
     }
     if (!ok || !ws.ok || !rs.ok) {
         rt_regions_free(r);

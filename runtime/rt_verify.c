@@ -2,6 +2,7 @@
  * Key idea: the GPU and the reference start from the same float-rounded weights and inputs,
  * so the error measured is the GPU's alone. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# bench/run.sh: the one device script. Builds nothing (build/bench/ must be carried, made here
+# by `make bench`); runs bench_rnn (rnncc against every cuDNN algorithm, LSTM and GRU, fp32,
+# tf32 and cuDNN-only fp16), custom_cells (cells cuDNN cannot run), then torch_cells.py
+# (PyTorch eager / torch.compile / nn.LSTM); prints the combined summary last.
+#
+#   bash bench/run.sh [--quick] [--only rnn,custom,torch] [COMMIT]
+#
+# Files go to $OUT when set (the device tool's output folder), else to build/bench/out:
+# run.log (everything), results.md (markdown tables), summary.txt (the compact tables), env.txt.
+# Each program has a time budget and a hard timeout, so the whole run ends within ~9 minutes
+# on an H100 (--quick: ~2). Extra arguments for each program: $BENCH_RNN_ARGS, $CUSTOM_ARGS,
+# $TORCH_ARGS. Exit status: 0 when every part passed, else the first failing part's status.
+set -u
+cd "$(dirname "$0")/.." || exit 2
+
+quick=0
+only="rnn,custom,torch"
+commit=""
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --quick) quick=1 ;;
+        --only) shift; only="${1:-}" ;;
+        --only=*) only="${1#--only=}" ;;
+        -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -*) echo "run.sh: unknown option '$1'" >&2; exit 2 ;;
+        *) commit="$1" ;;
+    esac
+    shift
+done
+
+out="${OUT:-build/bench/out}"
+mkdir -p "$out" || exit 2
+log="$out/run.log"
+md="$out/results.md"
+sum="$out/summary.txt"
+env_txt="$out/env.txt"
+: > "$log"; : > "$sum"; : > "$env_txt"
+[ -f "$md" ] || : > "$md"
+say() { echo "$@" | tee -a "$log"; }
+
+# ---- where and what -----------------------------------------------------------------------------
+if git rev-parse HEAD > /dev/null 2>&1; then
+    rev="$(git rev-parse HEAD)$(git diff --quiet HEAD 2>/dev/null || echo ' (with uncommitted changes)')"
+elif [ -n "$commit" ]; then
+    rev="$commit (given to run.sh; no git here)"
+else
+    rev="unknown (no git here; pass the commit as an argument)"
+fi
+{
+    echo "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+    echo "commit: $rev"
+    echo "gpu: $(nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv,noheader 2>&1 | head -1)"
+    echo "mode: $([ $quick = 1 ] && echo quick || echo full); parts: $only"
+} > "$env_txt"
+tee -a "$log" < "$env_txt"
+cat "$env_txt" >> "$sum"
+nvidia-smi >> "$log" 2>&1 || say "run.sh: nvidia-smi failed"
+echo "results of $(date -u '+%Y-%m-%d %H:%M UTC'), commit $rev: see bench/README.md for the columns" >> "$md"
+
+# cuDNN: the system's, else the one PyTorch's wheels bring (nvidia-cudnn-*)
+bin=build/bench
+if [ -x "$bin/bench_rnn" ] && ldd "$bin/bench_rnn" 2>/dev/null | grep -q 'libcudnn.*not found'; then
+    dir=$(python3 - <<'EOF' 2>/dev/null
+import glob, os
+try:
+    import nvidia
+    roots = list(nvidia.__path__)
+except Exception:
+    roots = []
+for root in roots:
+    hits = sorted(glob.glob(os.path.join(root, "**", "libcudnn.so.9*"), recursive=True))
+    if hits:
+        print(os.path.dirname(hits[0]))
+        break
+EOF
+)
+    if [ -n "$dir" ]; then
+        export LD_LIBRARY_PATH="$dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+        say "run.sh: using cuDNN from $dir"
+    else
+        say "run.sh: libcudnn.so.9 not found on this machine: bench_rnn cannot run"
+    fi
+fi
+[ -x "$bin/bench_rnn" ] && ldd "$bin/bench_rnn" 2>/dev/null | grep -E 'cudnn|cublas|nvrtc|cudart' >> "$env_txt"
+
+cache=$(mktemp -d /tmp/rnncc-cache-XXXXXX) && export RNNCC_CACHE_DIR="$cache"   # starts empty, mode 0700
+export PYTHONUNBUFFERED=1
+
+if [ $quick = 1 ]; then
+    rnn_args="--quick --precision fp32,tf32,fp16 --budget 60"; rnn_timeout=100
+    custom_args="--quick --budget 25"; custom_timeout=45
+    torch_args="--quick --budget 50"; torch_timeout=75
+else
+    # budgets are soft (checked between cases); the hard limits add up to 530 s
+    rnn_args="--cell lstm,gru --precision fp32,tf32,fp16 --budget 210"; rnn_timeout=255
+    custom_args="--precision fp32,tf32 --budget 100"; custom_timeout=125
+    torch_args="--budget 130"; torch_timeout=150
+fi
+
+status=0
+part() { # name, timeout, command...
+    local name=$1 limit=$2
+    shift 2
+    say ""
+    say "===== $name: $* (hard limit ${limit} s)"
+    local t0=$SECONDS
+    timeout -k 10 "$limit" "$@" 2>&1 | tee -a "$log"
+    local rc=${PIPESTATUS[0]}
+    say "===== $name: exit $rc after $((SECONDS - t0)) s$([ "$rc" = 124 ] && echo ' (TIMED OUT: its summary rows so far are kept)')"
+    if [ "$rc" != 0 ]; then
+        echo "$name: exit status $rc$([ "$rc" = 77 ] && echo ' (skipped: no GPU or no torch)')" >> "$sum"
+        [ "$status" = 0 ] && status=$rc
+    fi
+}
+
+case ",$only," in *,rnn,*)
+    if [ -x "$bin/bench_rnn" ]; then
+        # shellcheck disable=SC2086
+        part bench_rnn $rnn_timeout "$bin/bench_rnn" $rnn_args --markdown "$md" --summary "$sum" ${BENCH_RNN_ARGS:-}
+    else
+        say "run.sh: $bin/bench_rnn is missing: run 'make bench' and carry build/bench"; echo "bench_rnn: not built" >> "$sum"; status=1
+    fi ;;
+esac
+case ",$only," in *,custom,*)
+    if [ -x "$bin/custom_cells" ]; then
+        # shellcheck disable=SC2086
+        part custom_cells $custom_timeout "$bin/custom_cells" $custom_args --markdown "$md" --summary "$sum" ${CUSTOM_ARGS:-}
+    else
+        say "run.sh: $bin/custom_cells is missing: run 'make bench' and carry build/bench"; echo "custom_cells: not built" >> "$sum"; status=1
+    fi ;;
+esac
+case ",$only," in *,torch,*)
+    # shellcheck disable=SC2086
+    part torch_cells $torch_timeout python3 bench/torch_cells.py $torch_args --markdown "$md" --summary "$sum" ${TORCH_ARGS:-} ;;
+esac
+
+rm -rf "$cache"
+# the combined table last: the device tool returns the tail of the output
+say ""
+say "===================================== SUMMARY ====================================="
+tee -a "$log" < "$sum"
+say "run.sh: files in $out: run.log results.md summary.txt env.txt; exit $status"
+exit "$status"
