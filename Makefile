@@ -123,10 +123,11 @@ $(B)/tests/%: $(B)/tests/%.o $(B)/tests/testutil.o $(B)/librnncc.a
 	@echo "  LD      $@"
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 
-test: all $(TESTS)
+test: all $(TESTS) examples
 	@fail=0; for t in $(TESTS); do \
 	    echo "== $$t"; $$t || fail=1; \
 	done; \
+	echo "== tests/examples.sh"; bash tests/examples.sh $(B) || fail=1; \
 	if [ $$fail -ne 0 ]; then echo "make test: FAILED"; exit 1; fi; echo "make test: all suites passed"
 
 demo: all
@@ -162,6 +163,8 @@ fuzz: $(B)/fuzz_parse
 	    -dict=tests/fuzz/cell.dict $(B)/fuzz-corpus tests/bad
 
 # ---- examples: host programs that embed the JIT through runtime/rnncc.h only -------
+# embed_lstm (forward, checked against C) and train_adding (training on the adding problem);
+# every examples/*.c is one program. tests/examples.sh runs them (77, no GPU: skipped).
 EXAMPLE_SRCS := $(wildcard examples/*.c)
 EXAMPLE_OBJS := $(EXAMPLE_SRCS:examples/%.c=$(B)/examples/%.o)
 EXAMPLES     := $(EXAMPLE_SRCS:examples/%.c=$(B)/examples/%)

@@ -7,7 +7,9 @@ The expected y, hT, cT come from a plain-Python transcription of PyTorch's docum
 nn.LSTM / nn.GRU equations and layouts (stacked gate rows, two bias vectors, reverse
 direction over each sequence's own length, zeros past it). It exists to test parity.c
 itself where torch is missing (manifest parsing, tensor files, the no-GPU skip) and, on a
-GPU, as a second opinion independent of torch. Forward only: no gradients are written.
+GPU, as a second opinion independent of torch. The computation is in Python's float64, so
+its results are written as the float64 reference (y64, hT64, cT64) and, rounded, as the
+"float32" ones (y, hT, cT). Forward only: no gradients are written (manifest: backward = 0).
 """
 import array
 import math
@@ -58,14 +60,15 @@ def step(cell, p, x, h, c):
     return [(1 - z[r]) * n[r] + z[r] * h[r] for r in range(H)], None
 
 
-def write(outdir, manifest, name, shape, flat):
+def write(outdir, manifest, name, shape, flat, f64=False):
     assert len(flat) == math.prod(shape), name
-    values = array.array("f", flat)
+    values = array.array("d" if f64 else "f", flat)
     if sys.byteorder != "little":
         values.byteswap()
-    with open(os.path.join(outdir, name + ".f32"), "wb") as f:
+    ext, word = ("f64", "float64") if f64 else ("f32", "float32")
+    with open(os.path.join(outdir, "%s.%s" % (name, ext)), "wb") as f:
         values.tofile(f)
-    manifest.append("tensor.%s = %s.f32 %s" % (name, name, " ".join(str(d) for d in shape)))
+    manifest.append("tensor.%s = %s.%s %s %s" % (name, name, ext, word, " ".join(str(d) for d in shape)))
 
 
 def make_case(root, name):
@@ -114,17 +117,20 @@ def make_case(root, name):
     m = ["# fake parity case %s, written by tests/parity/fake_export.py (no torch)" % name,
          "cell = %s" % cell, "I = %d" % I, "H = %d" % H, "T = %d" % T, "N = %d" % N,
          "layers = %d" % layers, "bidirectional = %d" % (D - 1),
-         "lengths = %s" % (" ".join(map(str, lengths)) if lengths else "none")]
+         "lengths = %s" % (" ".join(map(str, lengths)) if lengths else "none"), "backward = 0",
+         "torch = none (plain Python)", "torch_fp32_device = none (the float64 results rounded)",
+         "torch_fp64_device = plain Python"]
     flat3 = lambda a: [v for b in a for r in b for v in r]
     flat2 = lambda a: [v for r in a for v in r]
     write(outdir, m, "x", [T, N, I], flat3(x))
     write(outdir, m, "h0", [layers * D, N, H], flat3(h0))
     if cell == "lstm":
         write(outdir, m, "c0", [layers * D, N, H], flat3(c0))
-    write(outdir, m, "y", [T, N, D * H], flat3(inp))
-    write(outdir, m, "hT", [layers * D, N, H], flat3(hT))
-    if cell == "lstm":
-        write(outdir, m, "cT", [layers * D, N, H], flat3(cT))
+    for f64, sfx in ((False, ""), (True, "64")):
+        write(outdir, m, "y" + sfx, [T, N, D * H], flat3(inp), f64)
+        write(outdir, m, "hT" + sfx, [layers * D, N, H], flat3(hT), f64)
+        if cell == "lstm":
+            write(outdir, m, "cT" + sfx, [layers * D, N, H], flat3(cT), f64)
     for pname, v in params.items():
         if isinstance(v[0], list):
             write(outdir, m, pname, [len(v), len(v[0])], flat2(v))
