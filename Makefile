@@ -23,7 +23,7 @@ CFLAGS   += -std=c11 -Wall -Wextra -fPIC -D_GNU_SOURCE -DRNNCC_VERSION='"$(VERSI
 CPPFLAGS += -I. -Igrammar -Iruntime -I$(B)/grammar -I$(CUDA)/include -MMD -MP
 # NVRTC compiles generated CUDA (no GPU needed); the CUDA runtime and cuBLAS run it.
 CUDA_LIBDIR ?= $(CUDA)/lib64
-LDLIBS   += -L$(CUDA_LIBDIR) -Wl,-rpath,$(CUDA_LIBDIR) -lnvrtc -lcublas -lcudart -lm -lpthread -ldl
+LDLIBS   += -L$(CUDA_LIBDIR) -Wl,-rpath,$(CUDA_LIBDIR) -lnvrtc -lcublas -lcublasLt -lcudart -lm -lpthread -ldl
 SAN_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 ifdef SAN
 CFLAGS  += $(SAN_FLAGS)
@@ -47,7 +47,7 @@ GRAMMAR_GEN  := $(B)/grammar/parser.c $(B)/grammar/lexer.c
 CODEGEN_SRCS := codegen/emit.c codegen/cg_forward.c codegen/cg_backward.c
 RUNTIME_SRCS := runtime/rt_nvrtc.c
 RT_SRCS      := runtime/rt_program.c runtime/rt_model.c runtime/rt_regions.c runtime/rt_forward.c \
-                runtime/rt_module.c runtime/rt_cache.c runtime/rt_verify.c runtime/rt_bind.c runtime/rt_backward.c
+                runtime/rt_module.c runtime/rt_cache.c runtime/rt_verify.c runtime/rt_bind.c runtime/rt_backward.c runtime/rt_gemm.c
 CLI_SRCS     := compiler/main.c compiler/cli_load.c compiler/cli_dump.c compiler/cli_emit.c compiler/cli_run.c
 TEST_SRCS    := $(wildcard tests/check_*.c)
 

@@ -15,7 +15,10 @@ void ast_cell_begin(ParseCtx *ctx, const char *name, SrcLoc loc) {
     ctx->cur = c;
     ctx->stmt_tail = &c->stmts;
     ctx->out_tail = &c->outputs;
-    ctx->decl_tail = &c->inputs;
+    ctx->decl_tails[AST_INPUTS] = &c->inputs;
+    ctx->decl_tails[AST_STATES] = &c->states;
+    ctx->decl_tails[AST_PARAMS] = &c->params;
+    ctx->decl_which = AST_INPUTS;
 }
 
 void ast_cell_end(ParseCtx *ctx, int broken) {
@@ -28,23 +31,17 @@ void ast_cell_end(ParseCtx *ctx, int broken) {
     ctx->last_cell = c;
 }
 
-void ast_decls_begin(ParseCtx *ctx, int which) {
-    if (!ctx->cur) { ctx->decl_tail = NULL; return; }
-    AstDecl **list = which == AST_INPUTS ? &ctx->cur->inputs
-                   : which == AST_STATES ? &ctx->cur->states : &ctx->cur->params;
-    while (*list) list = &(*list)->next;
-    ctx->decl_tail = list;
-}
+void ast_decls_begin(ParseCtx *ctx, int which) { ctx->decl_which = which; }
 
 void ast_decl(ParseCtx *ctx, const char *name, SrcLoc loc, AstDims *dims) {
-    if (!ctx->cur || !ctx->decl_tail) return;
+    if (!ctx->cur) return;
     AstDecl *d = arena_alloc(ctx->arena, sizeof *d);
     if (!d) return;
     d->name = name;
     d->loc = loc;
     if (dims) { d->dims = dims->dims; d->ndims = dims->n; }
-    *ctx->decl_tail = d;
-    ctx->decl_tail = &d->next;
+    *ctx->decl_tails[ctx->decl_which] = d;
+    ctx->decl_tails[ctx->decl_which] = &d->next;
 }
 
 void ast_output(ParseCtx *ctx, const char *name, SrcLoc loc) {
@@ -122,15 +119,19 @@ AstExpr *ast_neg(ParseCtx *ctx, AstExpr *operand, SrcLoc loc) {
     return e;
 }
 
-/* Arguments arrive as a chain through a temporary AST_CALL node's args array. */
+/* Arguments arrive as a chain through a temporary AST_CALL node's args array, whose
+ * capacity doubles whenever nargs reaches a power of two (so a long list stays linear). */
 AstExpr *ast_arg(ParseCtx *ctx, AstExpr *list, AstExpr *e) {
     if (!list) list = new_expr(ctx, AST_CALL, (SrcLoc){0, 0, 1});
     if (!list) return NULL;
-    AstExpr **args = arena_array(ctx->arena, (size_t)list->nargs + 1, sizeof *args);
-    if (!args) return list;
-    if (list->nargs) memcpy(args, list->args, (size_t)list->nargs * sizeof *args);
-    args[list->nargs++] = e;
-    list->args = args;
+    int n = list->nargs;
+    if ((n & (n - 1)) == 0) {
+        AstExpr **args = arena_array(ctx->arena, n ? (size_t)n * 2 : 1, sizeof *args);
+        if (!args) return list;
+        if (n) memcpy(args, list->args, (size_t)n * sizeof *args);
+        list->args = args;
+    }
+    list->args[list->nargs++] = e;
     return list;
 }
 

@@ -71,7 +71,8 @@ typedef struct ParseCtx {
     Diags *diags;
     AstCell *cells, *last_cell;
     AstCell *cur;  /* the cell being parsed */
-    AstDecl **decl_tail; /* where the current declaration list appends */
+    AstDecl **decl_tails[3]; /* where each declaration list appends (AST_INPUTS, ...) */
+    int decl_which;          /* the list being declared */
     AstStmt **stmt_tail;
     AstOutput **out_tail;
     int line, col; /* the lexer's position */

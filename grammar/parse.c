@@ -1,5 +1,7 @@
 /* Runs the scanner and parser over a source buffer.
  * Key idea: the whole parse state lives in a ParseCtx and a flex scanner on the stack. */
+#include <limits.h>
+
 #include "ast.h"
 #include "parser.h"
 #define YYSTYPE RNN_YYSTYPE
@@ -14,11 +16,17 @@ AstCell *ast_parse(Arena *arena, Diags *diags, const char *src, size_t len) {
         diag_error(diags, (SrcLoc){0, 0, 1}, "out of memory starting the scanner");
         return NULL;
     }
+    if (len > INT_MAX / 2) { /* flex counts bytes in an int */
+        rnn_yylex_destroy(scanner);
+        diag_error(diags, (SrcLoc){0, 0, 1}, "input too large (%zu bytes)", len);
+        return NULL;
+    }
     YY_BUFFER_STATE buf = rnn_yy_scan_bytes(src, (int)len, scanner);
-    int rc = buf ? rnn_yyparse(scanner, &ctx) : 2;
+    /* Bison's own failure (stack overflow on deep nesting) is reported through yyerror. */
+    if (buf) rnn_yyparse(scanner, &ctx);
     if (buf) rnn_yy_delete_buffer(buf, scanner);
     rnn_yylex_destroy(scanner);
-    if (rc == 2 || arena->failed) diag_error(diags, (SrcLoc){0, 0, 1}, "out of memory while parsing");
+    if (!buf || arena->failed) diag_error(diags, (SrcLoc){0, 0, 1}, "out of memory while parsing");
     if (ctx.cur) ast_cell_end(&ctx, 1); /* input ended inside a cell */
     return ctx.cells;
 }

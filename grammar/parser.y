@@ -8,6 +8,8 @@
 %expect 0
 
 %code requires {
+#include <string.h>
+
 #include "ast.h"
 typedef void *yyscan_t;
 }
@@ -117,5 +119,7 @@ args:
 
 void rnn_yyerror(RNN_YYLTYPE *lloc, yyscan_t scanner, ParseCtx *ctx, const char *msg) {
     (void)scanner;
+    /* Bison's other message: its stack (YYMAXDEPTH levels) overflowed on deep nesting. */
+    if (strcmp(msg, "memory exhausted") == 0) msg = "expression nested too deeply for the parser";
     diag_error(ctx->diags, L(*lloc), "%s", msg);
 }

@@ -23,6 +23,7 @@ typedef struct Sym {
     const AstStmt *stmt;   /* SYM_VALUE: its assignment */
     BuildState build;
     IrRef ref;
+    int output;            /* listed as an output (finds duplicates without a quadratic search) */
 } Sym;
 
 /* The primed value of a state is built like a value; one entry per state. */
@@ -37,6 +38,9 @@ typedef struct Builder {
     Diags *diags;
     IrCell *cell;
     int dims_cap, nodes_cap;
+    /* dimension interning: open addressing over dimension index + 1 (0 = empty) */
+    int *dimtab;
+    uint32_t dimtab_cap;
     /* names: open addressing over Sym pointers */
     Sym **syms;
     uint32_t syms_cap, nsyms;
@@ -47,6 +51,7 @@ typedef struct Builder {
     const char *stack[MAX_DEPTH]; /* values being built, outermost first, for cycle messages */
     int nstack;
     int depth;             /* expression nesting */
+    int too_deep;          /* a depth limit was reported (once per cell) */
 } Builder;
 
 /* ---- names ---------------------------------------------------------------- */
@@ -91,6 +96,8 @@ static Sym *sym_add(Builder *b, const char *name, SymKind kind, int index, SrcLo
     return s;
 }
 
+/* Every C23 and C++20 keyword and alternative token, and CUDA's half (names that begin
+ * with '_' are refused anyway). */
 static const char *const reserved_words[] = {
     "auto", "bool", "break", "case", "char", "class", "const", "constexpr", "continue",
     "default", "delete", "do", "double", "else", "enum", "extern", "false", "float", "for",
@@ -98,6 +105,12 @@ static const char *const reserved_words[] = {
     "protected", "public", "register", "restrict", "return", "short", "signed", "sizeof",
     "static", "struct", "switch", "template", "this", "true", "typedef", "typename",
     "union", "unsigned", "using", "virtual", "void", "volatile", "while", "half", "nullptr",
+    "alignas", "alignof", "asm", "catch", "char8_t", "char16_t", "char32_t", "concept",
+    "consteval", "constinit", "const_cast", "co_await", "co_return", "co_yield", "decltype",
+    "dynamic_cast", "explicit", "export", "friend", "mutable", "noexcept", "reinterpret_cast",
+    "requires", "static_assert", "static_cast", "thread_local", "throw", "try", "typeid",
+    "typeof", "typeof_unqual", "wchar_t", "and", "and_eq", "bitand", "bitor", "compl", "not",
+    "not_eq", "or", "or_eq", "xor", "xor_eq",
 };
 
 static const char *kind_word(SymKind k) {
@@ -125,12 +138,34 @@ static int check_name(Builder *b, const char *name, SrcLoc loc) {
 
 /* ---- dimensions and shapes ------------------------------------------------- */
 
+static uint32_t dim_hash(const IrDim *d) {
+    return d->name ? hash_str(d->name) : (uint32_t)((uint64_t)d->literal * 0x9E3779B97F4A7C15ull >> 32);
+}
+
+static int dim_same(const IrDim *a, const IrDim *b) {
+    return a->name ? b->name && strcmp(a->name, b->name) == 0 : !b->name && a->literal == b->literal;
+}
+
+/* Returns the slot of dimension d in the interning table: its entry, or the empty slot for it. */
+static uint32_t dim_slot(const Builder *b, const IrDim *d) {
+    uint32_t mask = b->dimtab_cap - 1, j = dim_hash(d) & mask;
+    while (b->dimtab[j] && !dim_same(&b->cell->dims[b->dimtab[j] - 1], d)) j = (j + 1) & mask;
+    return j;
+}
+
 static int dim_intern(Builder *b, const char *name, int64_t literal) {
     IrCell *c = b->cell;
-    for (int i = 0; i < c->ndims; i++) {
-        if (name && c->dims[i].name && strcmp(c->dims[i].name, name) == 0) return i;
-        if (!name && !c->dims[i].name && c->dims[i].literal == literal) return i;
+    IrDim key = {name, literal};
+    if ((uint32_t)(c->ndims + 1) * 2 > b->dimtab_cap) {
+        uint32_t cap = b->dimtab_cap ? b->dimtab_cap * 2 : 16;
+        int *t = arena_array(b->arena, cap, sizeof *t);
+        if (!t) return -1;
+        b->dimtab = t;
+        b->dimtab_cap = cap;
+        for (int i = 0; i < c->ndims; i++) t[dim_slot(b, &c->dims[i])] = i + 1;
     }
+    uint32_t j = dim_slot(b, &key);
+    if (b->dimtab[j]) return b->dimtab[j] - 1;
     if (c->ndims == b->dims_cap) {
         int cap = b->dims_cap ? b->dims_cap * 2 : 8;
         IrDim *d = arena_array(b->arena, (size_t)cap, sizeof *d);
@@ -139,7 +174,8 @@ static int dim_intern(Builder *b, const char *name, int64_t literal) {
         c->dims = d;
         b->dims_cap = cap;
     }
-    c->dims[c->ndims] = (IrDim){name, literal};
+    c->dims[c->ndims] = key;
+    b->dimtab[j] = c->ndims + 1;
     return c->ndims++;
 }
 
@@ -387,7 +423,8 @@ static IrRef build_call(Builder *b, const AstExpr *e) {
 static IrRef build_expr(Builder *b, const AstExpr *e) {
     if (!e) return IR_NONE; /* allocation failed while parsing; already reported */
     if (b->depth >= MAX_DEPTH) {
-        diag_error(b->diags, e->loc, "expressions nested more than %d deep", MAX_DEPTH);
+        if (!b->too_deep) diag_error(b->diags, e->loc, "expressions nested more than %d deep", MAX_DEPTH);
+        b->too_deep = 1;
         return IR_NONE;
     }
     b->depth++;
@@ -432,7 +469,8 @@ static IrRef build_stmt_value(Builder *b, const AstStmt *s, BuildState *st, IrRe
         return IR_NONE;
     }
     if (b->nstack >= MAX_DEPTH) {
-        diag_error(b->diags, use, "values depend on each other more than %d deep", MAX_DEPTH);
+        if (!b->too_deep) diag_error(b->diags, use, "values depend on each other more than %d deep", MAX_DEPTH);
+        b->too_deep = 1;
         *st = BUILD_FAILED;
         return IR_NONE;
     }
@@ -473,8 +511,9 @@ static void declare(Builder *b, const AstDecl *d, SymKind kind, IrVar *var, IrSt
         ok = 0;
     }
     IrOp op = kind == SYM_INPUT ? IR_INPUT : kind == SYM_STATE ? IR_STATE : IR_PARAM;
-    IrRef ref = node_add(b, (IrNode){.op = op, .shape = ok ? shape : (IrShape){IR_SCALAR, {0, 0}},
-                                     .index = index, .loc = d->loc});
+    /* A rejected declaration's shape may hold an unresolved dimension (-1): never keep it. */
+    if (!ok) shape = (IrShape){IR_SCALAR, {0, 0}};
+    IrRef ref = node_add(b, (IrNode){.op = op, .shape = shape, .index = index, .loc = d->loc});
     if (var) *var = (IrVar){d->name, shape, ref, d->loc};
     if (state) *state = (IrState){d->name, shape, ref, IR_NONE, d->loc};
     if (!prev) {
@@ -581,15 +620,14 @@ static void build_outputs(Builder *b, const AstCell *ac) {
     c->outputs = arena_array(b->arena, (size_t)n + 1, sizeof *c->outputs);
     if (!c->outputs) return;
     for (const AstOutput *o = ac->outputs; o; o = o->next) {
-        for (int i = 0; i < c->noutputs; i++)
-            if (strcmp(c->outputs[i].name, o->name) == 0) {
-                diag_error(b->diags, o->loc, "output '%s' is listed twice", o->name);
-                goto next;
-            }
         Sym *s = sym_find(b, o->name);
         IrRef r = IR_NONE;
         if (!s) {
             diag_error(b->diags, o->loc, "unknown output '%s'; an output names a state or a computed value", o->name);
+            continue;
+        }
+        if (s->output) {
+            diag_error(b->diags, o->loc, "output '%s' is listed twice", o->name);
             continue;
         }
         if (s->kind == SYM_STATE) r = c->states[s->index].next;
@@ -606,7 +644,7 @@ static void build_outputs(Builder *b, const AstCell *ac) {
             continue;
         }
         c->outputs[c->noutputs++] = (IrOutput){o->name, r, o->loc};
-    next:;
+        s->output = 1;
     }
 }
 
@@ -682,15 +720,22 @@ IrModule *ir_compile(Arena *arena, Diags *diags, const char *src, size_t len) {
     for (AstCell *c = cells; c; c = c->next) n++;
     m->cells = arena_array(arena, (size_t)n + 1, sizeof *m->cells);
     if (!m->cells) return NULL;
+    /* The cells built so far by name (open addressing), to find a second definition. */
+    uint32_t cap = 16;
+    while (cap < 2 * (uint32_t)n + 2) cap *= 2;
+    IrCell **seen = arena_array(arena, cap, sizeof *seen);
+    if (!seen) return NULL;
     for (AstCell *c = cells; c; c = c->next) {
         if (c->broken) continue;
-        for (int i = 0; i < m->ncells; i++)
-            if (strcmp(m->cells[i]->name, c->name) == 0) {
-                diag_error(diags, c->loc, "cell '%s' is defined twice", c->name);
-                diag_note(diags, m->cells[i]->loc, "first defined here");
-            }
+        uint32_t j = hash_str(c->name) & (cap - 1);
+        while (seen[j] && strcmp(seen[j]->name, c->name) != 0) j = (j + 1) & (cap - 1);
+        if (seen[j]) {
+            diag_error(diags, c->loc, "cell '%s' is defined twice", c->name);
+            diag_note(diags, seen[j]->loc, "first defined here");
+        }
         IrCell *ic = build_cell(arena, diags, c);
         if (ic) m->cells[m->ncells++] = ic;
+        if (ic && !seen[j]) seen[j] = ic;
     }
     if (!cells && diags->nerrors == errors) diag_error(diags, (SrcLoc){0, 0, 1}, "no cell definitions in input");
     if (arena->failed && diags->nerrors == errors) diag_error(diags, (SrcLoc){0, 0, 1}, "out of memory");

@@ -15,12 +15,14 @@ void diag_init(Diags *d, Arena *arena, const char *filename, const char *src, si
 
 static void diag_add(Diags *d, DiagLevel level, SrcLoc loc, const char *fmt, va_list ap) {
     int cap = d->max_errors > 0 ? d->max_errors : 20;
-    if (level == DIAG_ERROR) {
-        if (d->nerrors++ >= cap) return;
-    } else if (level == DIAG_WARNING) {
-        d->nwarnings++;
-    } else if (d->nerrors > cap) {
-        return; /* a note on a dropped error */
+    if (level == DIAG_NOTE) {
+        if (d->dropping) return; /* a note on a dropped error or warning */
+    } else {
+        /* Warnings are capped too: each quotes a source line, and a generated file with
+         * thousands of unused parameters on one long line would print gigabytes. */
+        int n = level == DIAG_ERROR ? d->nerrors++ : d->nwarnings++;
+        d->dropping = n >= cap;
+        if (d->dropping) return;
     }
     Diag *g = arena_alloc(d->arena, sizeof *g);
     if (!g) return;
@@ -114,4 +116,6 @@ void diag_render(const Diags *d, StrBuf *out) {
     int cap = d->max_errors > 0 ? d->max_errors : 20;
     if (d->nerrors > cap)
         sb_printf(out, "%s: note: %d more errors not shown\n", d->filename, d->nerrors - cap);
+    if (d->nwarnings > cap)
+        sb_printf(out, "%s: note: %d more warnings not shown\n", d->filename, d->nwarnings - cap);
 }

@@ -27,7 +27,8 @@ typedef struct Diags {
     size_t srclen;
     Diag *head, *tail;
     int nerrors, nwarnings;
-    int max_errors;       /* errors past this are counted but not kept; 0 = default (20) */
+    int max_errors;       /* errors (and warnings) past this are counted but not kept; 0 = default (20) */
+    int dropping;         /* the last error or warning was not kept, so neither are its notes */
 } Diags;
 
 /* Prepares a sink for the named source text. */
@@ -40,7 +41,7 @@ void diag_warning(Diags *d, SrcLoc loc, const char *fmt, ...) __attribute__((for
 void diag_note(Diags *d, SrcLoc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Renders one diagnostic as `file:line:col: level: msg`, the source line and a caret. */
 void diag_render_one(const Diags *d, const Diag *g, StrBuf *out);
-/* Renders all diagnostics in the order they were recorded, then a count line if any were dropped. */
+/* Renders all diagnostics sorted by position, then a count line for each level that had some dropped. */
 void diag_render(const Diags *d, StrBuf *out);
 
 #endif

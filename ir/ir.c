@@ -68,8 +68,10 @@ int ir_bind_dims(const IrCell *c, const char *const *specs, int nspecs, int64_t 
         }
         dimval[d] = v;
     }
+    /* Unbound symbols, all of them, unless a binding was already wrong. */
+    int specs_ok = ok;
     for (int i = 0; i < c->ndims; i++)
-        if (dimval[i] == 0 && ok) {
+        if (dimval[i] == 0 && specs_ok) {
             diag_error(diags, (SrcLoc){0, 0, 1}, "dimension %s of cell '%s' is not bound (use %s=VALUE)",
                        c->dims[i].name, c->name, c->dims[i].name);
             ok = 0;

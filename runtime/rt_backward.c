@@ -84,10 +84,6 @@ static rnncc_status backward_group(RtBind *b, int gi, int64_t t) {
     return RNNCC_OK;
 }
 
-static cublasComputeType_t compute_type(const rnncc_model *m) {
-    return m->precision == RNNCC_TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
-}
-
 /* d(operand) += W^T d(out) over the GEMM's columns at step t. */
 static rnncc_status backward_gemm_data(RtBind *b, int j, int64_t t) {
     rnncc_model *m = b->m;
@@ -97,12 +93,8 @@ static rnncc_status backward_gemm_data(RtBind *b, int j, int64_t t) {
     float *dop = rt_operand(b, g->operand, t, 1, &ldo);
     if (!dop || cols == 0) return RNNCC_OK; /* the input's adjoint is not wanted */
     int64_t M = L->gemm_rows[j], K = L->gemm_cols[j], W = L->buffer_width[g->out_buffer];
-    const float one = 1;
-    RT_CUBLAS(m, cublasGemmEx(b->blas, CUBLAS_OP_N, CUBLAS_OP_N, (int)K, (int)cols, (int)M, &one,
-                              rt_gemm_weights(b, m->weights, j), CUDA_R_32F, (int)K,
-                              rt_buffer_at(b, b->dbufs, g->out_buffer, t), CUDA_R_32F, (int)W, &one, dop, CUDA_R_32F,
-                              (int)ldo, compute_type(m), CUBLAS_GEMM_DEFAULT));
-    return RNNCC_OK;
+    return rt_gemm(m, b->unit->dir, b->stream, CUBLAS_OP_N, CUBLAS_OP_N, K, cols, M, rt_gemm_weights(b, m->weights, j), K,
+                   rt_buffer_at(b, b->dbufs, g->out_buffer, t), W, dop, ldo, 1);
 }
 
 static rnncc_status backward_program(RtBind *b, SchedProgram prog, int64_t t) {
@@ -230,10 +222,8 @@ static rnncc_status weights_job(void *p) {
                 const SchedGemm *g = &m->plan->gemms[j];
                 int64_t M = L->gemm_rows[j], K = L->gemm_cols[j], W = L->buffer_width[g->out_buffer], ldo;
                 const float *op = rt_operand(&b, g->operand, 0, 0, &ldo);
-                RT_CUBLAS(m, cublasGemmEx(b.blas, CUBLAS_OP_N, CUBLAS_OP_T, (int)K, (int)M, (int)cols, &one, op, CUDA_R_32F,
-                                          (int)ldo, rt_buffer_at(&b, b.dbufs, g->out_buffer, 0), CUDA_R_32F, (int)W, &one,
-                                          rt_gemm_weights(&b, job->dw, j), CUDA_R_32F, (int)K, compute_type(m),
-                                          CUBLAS_GEMM_DEFAULT));
+                RT_TRY(rt_gemm(m, 0, m->streams[0], CUBLAS_OP_N, CUBLAS_OP_T, K, M, cols, op, ldo,
+                               rt_buffer_at(&b, b.dbufs, g->out_buffer, 0), W, rt_gemm_weights(&b, job->dw, j), K, 1));
             }
             for (int k = 0; k < c->nparams; k++) {
                 if (L->acc_offset[k] < 0) continue;

@@ -20,12 +20,8 @@ static rnncc_status run_gemm(RtBind *is, int j, int64_t t) {
     const float *w = rt_gemm_weights(is, m->weights, j);
     const float *b = rt_operand(is, g->operand, t, 0, &ldb);
     float *c = rt_buffer_at(is, is->bufs, g->out_buffer, t);
-    const float one = 1, zero = 0;
-    cublasComputeType_t ct = m->precision == RNNCC_TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
     /* C[W x cols] (column-major) = W_stack^T (the row-major [M][K] block read as column-major K x M) * B[K x cols] */
-    RT_CUBLAS(m, cublasGemmEx(is->blas, CUBLAS_OP_T, CUBLAS_OP_N, (int)M, (int)cols, (int)K, &one, w, CUDA_R_32F,
-                              (int)K, b, CUDA_R_32F, (int)ldb, &zero, c, CUDA_R_32F, (int)W, ct, CUBLAS_GEMM_DEFAULT));
-    return RNNCC_OK;
+    return rt_gemm(m, is->unit->dir, is->stream, CUBLAS_OP_T, CUBLAS_OP_N, M, cols, K, w, K, b, ldb, c, W, 0);
 }
 
 static rnncc_status run_group(RtBind *is, int gi, int64_t t) {
@@ -146,17 +142,23 @@ static rnncc_status validate_io(rnncc_model *m, const rnncc_io *io) {
 
 rnncc_status rt_run(rnncc_model *m, RtGraph *g, const void *key, size_t keylen, rnncc_status (*issue)(void *),
                     void *ctx, cudaStream_t stream) {
-    if (!m->use_graphs) {
+    if (keylen > sizeof g->key) return rt_fail(m, RNNCC_ERR_UNSUPPORTED, "graph key too long");
+    int replay = m->use_graphs && g->exec && keylen == g->keylen && memcmp(key, g->key, keylen) == 0;
+    int capture = m->use_graphs && !replay && keylen == g->seenlen && memcmp(key, g->seen, keylen) == 0;
+    if (!replay && !capture) { /* new arguments: run directly, timing new GEMM shapes on the way */
         RT_TRY(rt_join_user_stream(m, stream, 1));
         RT_TRY(issue(ctx));
+        memcpy(g->seen, key, keylen);
+        g->seenlen = keylen;
         return rt_join_user_stream(m, stream, 0);
     }
-    if (keylen > sizeof g->key) return rt_fail(m, RNNCC_ERR_UNSUPPORTED, "graph key too long");
-    if (!g->exec || keylen != g->keylen || memcmp(key, g->key, keylen) != 0) {
+    if (capture) {
         if (g->exec) { cudaGraphExecDestroy(g->exec); g->exec = NULL; }
         cudaGraph_t graph = NULL;
         RT_CUDA(m, cudaStreamBeginCapture(m->streams[0], cudaStreamCaptureModeThreadLocal));
+        m->capturing = 1;
         rnncc_status s = issue(ctx);
+        m->capturing = 0;
         cudaError_t e = cudaStreamEndCapture(m->streams[0], &graph);
         if (s != RNNCC_OK) { if (graph) cudaGraphDestroy(graph); return s; }
         if (e != cudaSuccess) return rt_cuda_fail(m, e, "cudaStreamEndCapture", __FILE__, __LINE__);

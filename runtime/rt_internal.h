@@ -10,6 +10,7 @@
 #include "rnn_args.h"
 #include "rnncc.h"
 #include "rt_cache.h"
+#include "rt_gemm.h"
 
 struct rnncc_program {
     Arena arena;
@@ -97,9 +98,14 @@ float *rt_gemm_weights(const RtBind *b, float *base, int j);
 /* The graph of one forward pass, reused while its arguments stay the same. */
 typedef struct RtGraph {
     cudaGraphExec_t exec;
-    unsigned char key[256];
+    unsigned char key[256];     /* the arguments the graph was captured with */
     size_t keylen;
+    unsigned char seen[256];    /* the arguments of the last direct run: seen twice, they are captured */
+    size_t seenlen;
 } RtGraph;
+
+/* Bytes of each cuBLAS / cuBLASLt workspace (one per direction stream). */
+#define RT_CUBLAS_WS ((size_t)32 << 20)
 
 struct rnncc_model {
     char error[2048];
@@ -123,7 +129,10 @@ struct rnncc_model {
     void *cublas_ws[2];         /* device: cuBLAS workspaces, so graph capture never allocates */
     cudaStream_t streams[2];    /* capture streams: direction 0 and 1 */
     cudaEvent_t events[4];
+    cudaEvent_t tevents[2];     /* timing GEMM candidates */
     RtGraph graph[3];           /* forward, backward data, backward weights */
+    RtGemmCache gemm;           /* cuBLASLt descriptors and timed algorithms per GEMM shape */
+    int capturing;              /* a graph capture is under way: no timing, no synchronisation */
     float *ones;                /* device: ones for summing accumulators over sequences */
     int64_t ones_len;
     int use_graphs;             /* RNNCC_GRAPHS=0 turns graph capture off */
@@ -153,6 +162,12 @@ rnncc_status rt_cublas_fail(rnncc_model *m, cublasStatus_t e, const char *call, 
         rnncc_status rt_st_ = (call);                                                 \
         if (rt_st_ != RNNCC_OK) return rt_st_;                                        \
     } while (0)
+
+/* C = op(A) op(B) (+ C when beta1) in column-major terms, on direction dir's stream and
+ * workspace, with the algorithm timed for this shape (see rt_gemm.h). */
+rnncc_status rt_gemm(rnncc_model *m, int dir, cudaStream_t stream, int opa, int opb, int64_t M, int64_t N, int64_t K,
+                     const float *a, int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc, int beta1);
+void rt_gemm_cache_free(RtGemmCache *cache);
 
 /* Computes the regions of a forward pass of T steps over N sequences. */
 rnncc_status rt_regions(rnncc_model *m, int64_t T, int64_t N, int training, RtRegions *r);

@@ -154,14 +154,15 @@ static rnncc_status setup_device(rnncc_model *m) {
     RT_CUDA(m, cudaMemset(m->weights, 0, bytes));
     rt_cache_open(&m->cache);
     for (int i = 0; i < m->nmodules; i++) RT_TRY(rt_module_load(m, m->layout[i], &m->module[i]));
+    RT_CUBLAS(m, cublasLtCreate(&m->gemm.lt));
     for (int i = 0; i < 2; i++) {
-        enum { CUBLAS_WS = 32 << 20 };
         RT_CUBLAS(m, cublasCreate(&m->cublas[i]));
-        RT_CUDA(m, cudaMalloc(&m->cublas_ws[i], CUBLAS_WS));
-        RT_CUBLAS(m, cublasSetWorkspace(m->cublas[i], m->cublas_ws[i], CUBLAS_WS));
+        RT_CUDA(m, cudaMalloc(&m->cublas_ws[i], RT_CUBLAS_WS));
+        RT_CUBLAS(m, cublasSetWorkspace(m->cublas[i], m->cublas_ws[i], RT_CUBLAS_WS));
         RT_CUDA(m, cudaStreamCreateWithFlags(&m->streams[i], cudaStreamNonBlocking));
     }
     for (int i = 0; i < 4; i++) RT_CUDA(m, cudaEventCreateWithFlags(&m->events[i], cudaEventDisableTiming));
+    for (int i = 0; i < 2; i++) RT_CUDA(m, cudaEventCreate(&m->tevents[i]));
     const char *g = getenv("RNNCC_GRAPHS");
     m->use_graphs = !(g && strcmp(g, "0") == 0);
     return RNNCC_OK;
@@ -208,6 +209,7 @@ void rnncc_model_destroy(rnncc_model *m) {
         cudaGetDevice(&prev);
         if (m->device >= 0) cudaSetDevice(m->device);
         for (int i = 0; i < 3; i++) if (m->graph[i].exec) cudaGraphExecDestroy(m->graph[i].exec);
+        rt_gemm_cache_free(&m->gemm);
         if (m->ones) cudaFree(m->ones);
         for (int i = 0; i < m->nmodules; i++) rt_module_unload(&m->module[i]);
         for (int i = 0; i < 2; i++) {
@@ -216,6 +218,7 @@ void rnncc_model_destroy(rnncc_model *m) {
             if (m->streams[i]) cudaStreamDestroy(m->streams[i]);
         }
         for (int i = 0; i < 4; i++) if (m->events[i]) cudaEventDestroy(m->events[i]);
+        for (int i = 0; i < 2; i++) if (m->tevents[i]) cudaEventDestroy(m->tevents[i]);
         if (m->weights) cudaFree(m->weights);
         cudaGetLastError();
         if (prev >= 0) cudaSetDevice(prev);

@@ -1,0 +1,263 @@
+/* Tests for the rnncc driver (compiler/): exit statuses, which stream gets what, standard
+ * input, dumps and the messages for missing files and bad usage.
+ * Key idea: the real binary runs as a child process (found beside this test's directory,
+ * $(B)/rnncc), with its streams redirected to temporary files, so nothing can deadlock. */
+#define _POSIX_C_SOURCE 200809L
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../ir/arena.h"
+#include "../ir/strbuf.h"
+
+static const char *rnncc_path; /* set by main from argv[0] */
+static Arena arena;
+
+static void setup(void) { arena_init(&arena); }
+static void teardown(void) { arena_free(&arena); }
+
+typedef struct Run {
+    int status; /* exit status, or -1 if it did not exit normally */
+    const char *out, *err;
+} Run;
+
+static char *slurp(FILE *f) {
+    StrBuf sb = {0};
+    char buf[4096];
+    size_t n;
+    rewind(f);
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) sb_putn(&sb, buf, n);
+    ck_assert(!sb.failed);
+    char *s = arena_strdup(&arena, sb_str(&sb));
+    sb_free(&sb);
+    return s;
+}
+
+/* Runs rnncc with the given arguments (NULL-terminated) and standard input text. */
+static Run run(const char *input, const char *const *args) {
+    FILE *in = tmpfile(), *out = tmpfile(), *err = tmpfile();
+    ck_assert(in && out && err);
+    if (input) fputs(input, in);
+    fflush(in);
+    rewind(in);
+    const char *argv[16] = {rnncc_path};
+    int argc = 1;
+    for (; args[argc - 1]; argc++) {
+        ck_assert_int_lt(argc, 15);
+        argv[argc] = args[argc - 1];
+    }
+    argv[argc] = NULL;
+    fflush(NULL);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        dup2(fileno(in), 0);
+        dup2(fileno(out), 1);
+        dup2(fileno(err), 2);
+        execv(rnncc_path, (char *const *)argv);
+        _exit(127);
+    }
+    int ws;
+    ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
+    Run r = {WIFEXITED(ws) ? WEXITSTATUS(ws) : -1, slurp(out), slurp(err)};
+    ck_assert_msg(r.status != 127, "cannot run %s", rnncc_path);
+    fclose(in), fclose(out), fclose(err);
+    return r;
+}
+
+#define RUN(input, ...) run(input, (const char *const[]){__VA_ARGS__, NULL})
+
+static char *read_file(const char *path) {
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "cannot open %s (run from the repository root)", path);
+    char *s = slurp(f);
+    fclose(f);
+    return s;
+}
+
+static int starts_with(const char *s, const char *prefix) { return strncmp(s, prefix, strlen(prefix)) == 0; }
+
+/* ---- tests ------------------------------------------------------------------------- */
+
+START_TEST(help_and_version) {
+    Run r = RUN(NULL, "--help");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert(starts_with(r.out, "usage: rnncc COMMAND"));
+    ck_assert_ptr_nonnull(strstr(r.out, "check FILE..."));
+    ck_assert_str_eq(r.err, "");
+    r = RUN(NULL, "-h");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert(starts_with(r.out, "usage: rnncc COMMAND"));
+    r = RUN(NULL, "--version");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_str_eq(r.out, "rnncc " RNNCC_VERSION "\n");
+    ck_assert_str_eq(r.err, "");
+    r = RUN(NULL, "check", "--help");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert(starts_with(r.out, "usage: rnncc check"));
+    r = RUN(NULL, "dump", "--help");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert(starts_with(r.out, "usage: rnncc dump"));
+}
+END_TEST
+
+START_TEST(bad_usage) {
+    Run r = RUN(NULL, "frobnicate");
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_str_eq(r.out, "");
+    ck_assert_str_eq(r.err, "rnncc: error: unknown command 'frobnicate' (try 'rnncc --help')\n");
+    r = run(NULL, (const char *const[]){NULL});
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_str_eq(r.out, "");
+    ck_assert(starts_with(r.err, "usage: rnncc"));
+    r = RUN(NULL, "check");
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_str_eq(r.err, "rnncc check: error: no input files (argument FILE)\n");
+    r = RUN(NULL, "dump", "cells/lstm.cell");
+    ck_assert_int_eq(r.status, 2);
+    ck_assert(starts_with(r.err, "rnncc dump: error: say what to dump (--ir"));
+    r = RUN(NULL, "dump", "--ir");
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_str_eq(r.err, "rnncc dump: error: expected exactly one input file (argument FILE)\n");
+    r = RUN(NULL, "dump", "--ir", "--cell", "gru", "cells/lstm.cell");
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_str_eq(r.out, "");
+    ck_assert_str_eq(r.err, "rnncc dump: error: no cell named 'gru' in cells/lstm.cell (option --cell)\n");
+    r = RUN(NULL, "check", "--no-such-option", "cells/lstm.cell");
+    ck_assert_int_eq(r.status, 2);
+}
+END_TEST
+
+START_TEST(check_files) {
+    Run r = RUN(NULL, "check", "cells/lstm.cell", "cells/gru.cell");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_str_eq(r.out, "");
+    ck_assert_str_eq(r.err, "");
+    /* A bad file: status 1 and the diagnostic, exactly as in its golden file, on stderr. */
+    r = RUN(NULL, "check", "tests/bad/unknown_name.cell");
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_str_eq(r.out, "");
+    ck_assert_str_eq(r.err, read_file("tests/bad/unknown_name.err"));
+    /* Every file is checked even after a bad one. */
+    r = RUN(NULL, "check", "tests/bad/cycle.cell", "cells/lstm.cell", "tests/bad/wrong_arity.cell");
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_str_eq(r.err, arena_printf(&arena, "%s%s", read_file("tests/bad/cycle.err"),
+                                         read_file("tests/bad/wrong_arity.err")));
+    /* Warnings alone do not fail. */
+    r = RUN("cell t(x[I]) -> y { param p[I]\n y = x }\n", "check", "-");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert(starts_with(r.err, "<stdin>:1:27: warning: parameter 'p' is never used\n"));
+}
+END_TEST
+
+START_TEST(check_stdin) {
+    Run r = RUN(read_file("cells/gru.cell"), "check", "-");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_str_eq(r.err, "");
+    r = RUN("cell t(x[I]) -> y {\n  y = x + z\n}\n", "check", "-");
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_str_eq(r.err, "<stdin>:2:11: error: unknown name 'z'\n"
+                            "    2 |   y = x + z\n"
+                            "      |           ^\n");
+    r = RUN("", "check", "-");
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_str_eq(r.err, "<stdin>: error: no cell definitions in input\n");
+}
+END_TEST
+
+START_TEST(missing_file) {
+    Run r = RUN(NULL, "check", "tests/no_such_file.cell");
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_str_eq(r.out, "");
+    ck_assert_str_eq(r.err, "rnncc: error: cannot open 'tests/no_such_file.cell': No such file or directory\n");
+    r = RUN(NULL, "dump", "--ir", "tests/no_such_file.cell");
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_ptr_nonnull(strstr(r.err, "'tests/no_such_file.cell'"));
+    /* A directory cannot be read as a file. */
+    r = RUN(NULL, "check", "cells");
+    ck_assert_int_eq(r.status, 1);
+    ck_assert(starts_with(r.err, "rnncc: error: cannot read 'cells': "));
+}
+END_TEST
+
+START_TEST(dump_ir_and_dot) {
+    Run r = RUN(NULL, "dump", "--ir", "cells/lstm.cell");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_str_eq(r.err, "");
+    ck_assert_str_eq(r.out, read_file("tests/golden/lstm.ir"));
+    r = RUN(read_file("cells/lstm.cell"), "dump", "--ir", "-");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_str_eq(r.out, read_file("tests/golden/lstm.ir"));
+    r = RUN(NULL, "dump", "--dot", "cells/gru.cell");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert(starts_with(r.out, "digraph \"gru\" {\n"));
+    ck_assert_ptr_nonnull(strstr(r.out, "label=\"output h\""));
+    size_t n = strlen(r.out);
+    ck_assert(n > 2 && strcmp(r.out + n - 2, "}\n") == 0);
+    /* Several cells: all, blank-line separated, or one chosen with --cell. */
+    static const char two[] = "cell a(x[I]) -> y { y = x }\ncell b(x[I]) -> y { y = -x }\n";
+    r = RUN(two, "dump", "--ir", "-");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert(starts_with(r.out, "cell a\n"));
+    ck_assert_ptr_nonnull(strstr(r.out, "\n\ncell b\n"));
+    r = RUN(two, "dump", "--ir", "--cell", "b", "-");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert(starts_with(r.out, "cell b\n"));
+    ck_assert_ptr_null(strstr(r.out, "cell a"));
+    /* A bad file dumps nothing. */
+    r = RUN(NULL, "dump", "--ir", "tests/bad/cycle.cell");
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_str_eq(r.out, "");
+    ck_assert_str_eq(r.err, read_file("tests/bad/cycle.err"));
+}
+END_TEST
+
+START_TEST(dump_to_file) {
+    char path[] = "/tmp/rnncc_cli_XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    Run r = RUN(NULL, "dump", "--ir", "-o", path, "cells/gru.cell");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_str_eq(r.out, "");
+    ck_assert_str_eq(read_file(path), read_file("tests/golden/gru.ir"));
+    unlink(path);
+    r = RUN(NULL, "dump", "--ir", "-o", "/nonexistent-dir/x.ir", "cells/gru.cell");
+    ck_assert_int_eq(r.status, 1);
+    ck_assert(starts_with(r.err, "rnncc: error: cannot write '/nonexistent-dir/x.ir': "));
+}
+END_TEST
+
+int main(int argc, char **argv) {
+    (void)argc;
+    /* The test binary is $(B)/tests/check_cli; the driver is $(B)/rnncc. */
+    const char *slash = strrchr(argv[0], '/');
+    size_t dir = slash ? (size_t)(slash - argv[0]) : 0;
+    static char path[4096];
+    snprintf(path, sizeof path, "%.*s%s../rnncc", (int)dir, argv[0], slash ? "/" : "");
+    rnncc_path = path;
+    if (access(rnncc_path, X_OK) != 0) {
+        fprintf(stderr, "check_cli: %s not found (build it first: make)\n", rnncc_path);
+        return EXIT_FAILURE;
+    }
+    Suite *s = suite_create("cli");
+    TCase *tc = tcase_create("cli");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, help_and_version);
+    tcase_add_test(tc, bad_usage);
+    tcase_add_test(tc, check_files);
+    tcase_add_test(tc, check_stdin);
+    tcase_add_test(tc, missing_file);
+    tcase_add_test(tc, dump_ir_and_dot);
+    tcase_add_test(tc, dump_to_file);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
