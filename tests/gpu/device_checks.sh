@@ -26,7 +26,8 @@ for c in lstm gru peephole cifg indrnn sru mgu; do
 done
 step train-lstmp ./build/rnncc run cells/lstmp.cell --dim I=32 --dim H=64 --dim P=24 --seq 20 --batch 5 --train --varlen --repeat 3
 step train-mlstm ./build/rnncc run cells/mlstm.cell --dim I=32 --dim H=64 --dim M=48 --seq 20 --batch 5 --train --varlen --repeat 3
-step example ./build/examples/embed_lstm
+step examples bash tests/examples.sh build
+step reserve-sizes ./build/bench/reserve_sizes
 if [ -x build/parity/parity ]; then step parity sh tests/parity/run.sh "$OUT/parity-cases"; fi
 echo "=== summary"
 printf '%s\n' "${summary[@]}"
