@@ -12,6 +12,7 @@ static void usage(FILE *f) {
             "Commands:\n"
             "  check FILE...                 parse and check cell files ('-' = standard input)\n"
             "  dump --ir|--dot FILE          print a cell's IR as text or Graphviz dot\n"
+            "  dump --schedule [--dim N=V] FILE  print a cell's plan: GEMMs, fused kernels, packed weights\n"
             "  emit --dim N=V... FILE        print a cell's CUDA kernels (--ptx/--cubin: compile them)\n"
             "  run --dim N=V... FILE         run a cell on the GPU on random data, check it, time it\n"
             "  devices                       list the CUDA devices\n"
