@@ -93,7 +93,7 @@ static rnncc_status backward_gemm_data(RtBind *b, int j, int64_t t) {
     float *dop = rt_operand(b, g->operand, t, 1, &ldo);
     if (!dop || cols == 0) return RNNCC_OK; /* the input's adjoint is not wanted */
     int64_t M = L->gemm_rows[j], K = L->gemm_cols[j], W = L->buffer_width[g->out_buffer];
-    return rt_gemm(m, b->unit->dir, b->stream, CUBLAS_OP_N, CUBLAS_OP_N, K, cols, M, rt_gemm_weights(b, m->weights, j), K,
+    return rt_gemm(m, b->lane, b->stream, CUBLAS_OP_N, CUBLAS_OP_N, K, cols, M, rt_gemm_weights(b, m->weights, j), K,
                    rt_buffer_at(b, b->dbufs, g->out_buffer, t), W, dop, ldo, 1);
 }
 
@@ -160,6 +160,10 @@ static rnncc_status issue_backward_data(rnncc_model *m, const rnncc_grad_io *io,
         for (int d = 0; d < m->dirs; d++) {
             RtBind b;
             rt_bind(&b, m, r, l, d, io->x, NULL, ws, reserve);
+            /* layer after layer (no wavefront): a direction's stream carries every layer, in order */
+            b.lane = d;
+            b.stream = m->streams[d];
+            b.blas = m->cublas[d];
             b.lengths = io->lengths ? (const int *)(ws + r->lengths) : NULL;
             b.dx = !target ? NULL : m->dirs == 2 ? (float *)(ws + r->dx_dir[d]) : target;
             if (b.dx) RT_CUDA(m, cudaMemsetAsync(b.dx, 0, in_bytes, b.stream));
@@ -215,6 +219,7 @@ static rnncc_status weights_job(void *p) {
         for (int d = 0; d < m->dirs; d++) {
             RtBind b;
             rt_bind(&b, m, r, l, d, job->io->x, NULL, job->ws, job->reserve);
+            b.lane = 0;
             b.blas = m->cublas[0];
             b.stream = m->streams[0];
             const PlanLayout *L = b.unit->layout;

@@ -7,6 +7,10 @@
 
 static int64_t state_len(const rnncc_model *m, int k) { return ir_shape_numel(&m->cell->states[k].shape, m->dimval[0]); }
 
+int rt_slot(const rnncc_model *m, int training, int l, int d) {
+    return training ? l * m->dirs + d : m->wavefront ? l % 2 : d;
+}
+
 void rt_bind(RtBind *b, rnncc_model *m, const RtRegions *r, int l, int d, const float *x, float *const *y, char *ws,
              char *reserve) {
     const IrCell *c = m->cell;
@@ -16,9 +20,12 @@ void rt_bind(RtBind *b, rnncc_model *m, const RtRegions *r, int l, int d, const 
     b->m = m;
     b->r = r;
     b->unit = &m->units[u];
-    b->slot = r->training ? u : d;
-    b->stream = m->streams[d];
-    b->blas = m->cublas[d];
+    b->slot = rt_slot(m, r->training, l, d);
+    b->lane = m->wavefront ? l % 2 : d;
+    b->stream = m->streams[b->lane];
+    b->blas = m->cublas[b->lane];
+    b->hcol0 = 0;
+    b->hcols = r->T * r->N;
     int64_t D0 = ir_node_len(c, c->outputs[0].node, m->dimval[0]);
     int lo_in = r->training ? l - 1 : (l - 1) % 2, lo_out = r->training ? l : l % 2;
     b->x = l == 0 ? x : (const float *)(keep + r->layer_out[lo_in]);

@@ -1,8 +1,9 @@
-/* The forward pass on the GPU: per layer and direction, the hoisted GEMMs once over all
- * T*N columns, then per step the plan's groups (generated kernels) and GEMMs (cuBLAS).
- * Key idea: the whole pass is issued once into a CUDA graph on the model's own streams
- * (the two directions on two streams, so they overlap) and replayed while its arguments
- * stay the same: per-step launch overhead is paid once, not every call. */
+/* The forward pass on the GPU: per layer and direction, the hoisted GEMMs over all T*N
+ * columns, then per step the plan's groups (generated kernels) and GEMMs (cuBLASLt).
+ * Key idea: the whole pass is issued once into a CUDA graph on the model's own streams and
+ * replayed while its arguments stay the same, so per-step launch overhead is paid once; the
+ * two directions of a layer run on two streams, and the layers of a unidirectional stack
+ * as a wavefront: layer l+1 works on a chunk of time as soon as layer l has finished it. */
 #include <string.h>
 
 #include "codegen/cg.h"
@@ -12,7 +13,8 @@ static rnncc_status run_gemm(RtBind *is, int j, int64_t t) {
     rnncc_model *m = is->m;
     const SchedGemm *g = &m->plan->gemms[j];
     const PlanLayout *L = is->unit->layout;
-    int64_t cols = g->program == SCHED_HOIST ? is->r->T * is->r->N : is->r->N;
+    int hoisted = g->program == SCHED_HOIST;
+    int64_t cols = hoisted ? is->hcols : is->r->N;
     if (cols == 0) return RNNCC_OK;
     int64_t M = L->gemm_rows[j], K = L->gemm_cols[j], W = L->buffer_width[g->out_buffer], ldb;
     if (M > INT32_MAX || K > INT32_MAX)
@@ -20,23 +22,32 @@ static rnncc_status run_gemm(RtBind *is, int j, int64_t t) {
     const float *w = rt_gemm_weights(is, m->weights, j);
     const float *b = rt_operand(is, g->operand, t, 0, &ldb);
     float *c = rt_buffer_at(is, is->bufs, g->out_buffer, t);
+    if (hoisted) { /* the window's columns only */
+        b += is->hcol0 * ldb;
+        c += is->hcol0 * W;
+    }
     /* C[W x cols] (column-major) = W_stack^T (the row-major [M][K] block read as column-major K x M) * B[K x cols] */
-    return rt_gemm(m, is->unit->dir, is->stream, CUBLAS_OP_T, CUBLAS_OP_N, M, cols, K, w, K, b, ldb, c, W, 0);
+    return rt_gemm(m, is->lane, is->stream, CUBLAS_OP_T, CUBLAS_OP_N, M, cols, K, w, K, b, ldb, c, W, 0);
 }
 
 static rnncc_status run_group(RtBind *is, int gi, int64_t t) {
     rnncc_model *m = is->m;
     const RtModule *mod = is->unit->module;
-    int64_t items = cg_group_items(is->unit->layout, gi, is->r->T, is->r->N);
+    int hoisted = m->plan->groups[gi].program == SCHED_HOIST;
+    int64_t T = hoisted ? is->hcols / is->r->N : is->r->T; /* a hoisted kernel covers its window's steps */
+    int64_t items = cg_group_items(is->unit->layout, gi, T, is->r->N);
     if (items < 0) return rt_fail(m, RNNCC_ERR_OVERFLOW, "kernel %d: its work items overflow", gi);
     if (items == 0) return RNNCC_OK;
     dim3 grid = {cg_grid_blocks(items), 1, 1}, block = {CG_BLOCK_SIZE, 1, 1};
     RnnArgs a;
     memset(&a, 0, sizeof a);
     a.params = m->weights + is->unit->weight_offset;
-    a.x = is->x;
+    a.x = is->x + (hoisted ? is->hcol0 * is->ldx : 0);
     a.ldx = is->ldx;
-    for (int b = 0; b < m->plan->nbuffers; b++) a.buf[b] = rt_buffer_at(is, is->bufs, b, t);
+    for (int b = 0; b < m->plan->nbuffers; b++) {
+        a.buf[b] = rt_buffer_at(is, is->bufs, b, t);
+        if (hoisted && m->plan->buffers[b].program == SCHED_HOIST) a.buf[b] += is->hcol0 * is->unit->layout->buffer_width[b];
+    }
     for (int k = 0; k < m->cell->nstates; k++) {
         a.state_prev[k] = rt_state_slot(is, k, t);
         a.state_next[k] = rt_state_slot(is, k, t + 1);
@@ -45,7 +56,7 @@ static rnncc_status run_group(RtBind *is, int gi, int64_t t) {
     a.lengths = is->lengths;
     a.t = (int)t;
     a.reverse = is->unit->dir;
-    a.T = (int)is->r->T;
+    a.T = (int)T;
     a.N = (int)is->r->N;
     void *args[] = {&a};
     RT_CUDA(m, cudaLaunchKernel((const void *)mod->kernels[gi], grid, block, args, 0, is->stream));
@@ -64,8 +75,8 @@ static rnncc_status run_program(RtBind *is, SchedProgram prog, int64_t t) {
     return RNNCC_OK;
 }
 
-/* Issues one layer-direction: initial states, hoisted program, T steps, final states. */
-static rnncc_status issue_unit(RtBind *is, const rnncc_io *io) {
+/* A layer-direction's initial states (from h0, or zeros). */
+static rnncc_status unit_begin(RtBind *is, const rnncc_io *io) {
     rnncc_model *m = is->m;
     const IrCell *c = m->cell;
     int u = is->unit->layer * m->dirs + is->unit->dir;
@@ -76,8 +87,24 @@ static rnncc_status issue_unit(RtBind *is, const rnncc_io *io) {
         if (h0) RT_CUDA(m, cudaMemcpyAsync(rt_state_slot(is, k, 0), h0, bytes, cudaMemcpyDeviceToDevice, is->stream));
         else RT_CUDA(m, cudaMemsetAsync(rt_state_slot(is, k, 0), 0, bytes, is->stream));
     }
-    if (io->T > 0) RT_TRY(run_program(is, SCHED_HOIST, 0));
-    for (int64_t t = 0; t < io->T; t++) RT_TRY(run_program(is, SCHED_STEP, t));
+    return RNNCC_OK;
+}
+
+/* Steps t0 .. t1-1 of a layer-direction, after the hoisted program over the same steps'
+ * columns (all of them when the whole sequence is one chunk). */
+static rnncc_status unit_chunk(RtBind *is, int64_t t0, int64_t t1) {
+    is->hcol0 = t0 * is->r->N;
+    is->hcols = (t1 - t0) * is->r->N;
+    if (t1 > t0) RT_TRY(run_program(is, SCHED_HOIST, 0));
+    for (int64_t t = t0; t < t1; t++) RT_TRY(run_program(is, SCHED_STEP, t));
+    return RNNCC_OK;
+}
+
+/* A layer-direction's final states, into io->hT. */
+static rnncc_status unit_end(RtBind *is, const rnncc_io *io) {
+    rnncc_model *m = is->m;
+    const IrCell *c = m->cell;
+    int u = is->unit->layer * m->dirs + is->unit->dir;
     for (int k = 0; k < c->nstates; k++) {
         if (!io->hT || !io->hT[k]) continue;
         size_t bytes = (size_t)(io->N * ir_shape_numel(&c->states[k].shape, m->dimval[0])) * sizeof(float);
@@ -87,7 +114,8 @@ static rnncc_status issue_unit(RtBind *is, const rnncc_io *io) {
     return RNNCC_OK;
 }
 
-rnncc_status rt_issue_forward(rnncc_model *m, const rnncc_io *io, const RtRegions *r, char *ws, char *reserve) {
+/* Layers one after the other; the two directions of a layer on two streams. */
+static rnncc_status issue_layers(rnncc_model *m, const rnncc_io *io, const RtRegions *r, char *ws, char *reserve) {
     for (int l = 0; l < m->layers; l++) {
         if (m->dirs == 2) { /* both directions wait for everything before this layer */
             RT_CUDA(m, cudaEventRecord(m->events[0], m->streams[0]));
@@ -97,7 +125,9 @@ rnncc_status rt_issue_forward(rnncc_model *m, const rnncc_io *io, const RtRegion
             RtBind is;
             rt_bind(&is, m, r, l, d, io->x, io->y, ws, reserve);
             is.lengths = io->lengths ? (const int *)(ws + r->lengths) : NULL;
-            RT_TRY(issue_unit(&is, io));
+            RT_TRY(unit_begin(&is, io));
+            RT_TRY(unit_chunk(&is, 0, io->T));
+            RT_TRY(unit_end(&is, io));
         }
         if (m->dirs == 2) {
             RT_CUDA(m, cudaEventRecord(m->events[1], m->streams[1]));
@@ -105,6 +135,35 @@ rnncc_status rt_issue_forward(rnncc_model *m, const rnncc_io *io, const RtRegion
         }
     }
     return RNNCC_OK;
+}
+
+/* A unidirectional stack as a wavefront: the sequence in RT_WAVE_CHUNKS chunks of steps;
+ * layer l runs on stream l % 2 and starts chunk c once layer l-1 has finished it, so
+ * neighbouring layers overlap. Layers l and l+2 share a stream (and, in inference, their
+ * buffers), so they never overlap each other. */
+static rnncc_status issue_wavefront(rnncc_model *m, const rnncc_io *io, const RtRegions *r, char *ws, char *reserve) {
+    int64_t chunks = io->T < RT_WAVE_CHUNKS ? io->T : RT_WAVE_CHUNKS;
+    RT_CUDA(m, cudaEventRecord(m->events[0], m->streams[0])); /* stream 1 starts after the caller's work */
+    RT_CUDA(m, cudaStreamWaitEvent(m->streams[1], m->events[0], 0));
+    for (int l = 0; l < m->layers; l++) {
+        RtBind is;
+        rt_bind(&is, m, r, l, 0, io->x, io->y, ws, reserve);
+        is.lengths = io->lengths ? (const int *)(ws + r->lengths) : NULL;
+        RT_TRY(unit_begin(&is, io));
+        for (int64_t c = 0; c < chunks; c++) {
+            if (l > 0) RT_CUDA(m, cudaStreamWaitEvent(is.stream, m->wave_events[(l - 1) * RT_WAVE_CHUNKS + c], 0));
+            RT_TRY(unit_chunk(&is, io->T * c / chunks, io->T * (c + 1) / chunks));
+            RT_CUDA(m, cudaEventRecord(m->wave_events[l * RT_WAVE_CHUNKS + c], is.stream));
+        }
+        RT_TRY(unit_end(&is, io));
+    }
+    RT_CUDA(m, cudaEventRecord(m->events[1], m->streams[1])); /* stream 0 ends after everything */
+    RT_CUDA(m, cudaStreamWaitEvent(m->streams[0], m->events[1], 0));
+    return RNNCC_OK;
+}
+
+rnncc_status rt_issue_forward(rnncc_model *m, const rnncc_io *io, const RtRegions *r, char *ws, char *reserve) {
+    return m->wavefront && io->T > 0 ? issue_wavefront(m, io, r, ws, reserve) : issue_layers(m, io, r, ws, reserve);
 }
 
 rnncc_status rt_join_user_stream(rnncc_model *m, cudaStream_t user, int before) {

@@ -64,8 +64,10 @@ typedef struct RtBind {
     const RtRegions *r;
     const RtUnit *unit;
     int slot;
+    int lane;                   /* which of the model's two streams (and cuBLAS workspaces) it runs on */
     cudaStream_t stream;
     cublasHandle_t blas;
+    int64_t hcol0, hcols;       /* the hoisted program's column window (a wavefront chunk), else 0, T*N */
     const float *x;             /* this layer's input */
     int64_t ldx;
     float *bufs[RNN_MAX_BUFFERS];
@@ -82,6 +84,9 @@ typedef struct RtBind {
     const float *dy[RNN_MAX_OUTPUTS];
 } RtBind;
 
+/* The regions slot of layer l, direction d: its unit (training), else the buffers it shares
+ * with other layers: one per direction, or one per layer parity in a wavefront. */
+int rt_slot(const rnncc_model *m, int training, int l, int d);
 /* Binds layer l, direction d: its input, buffers, states and outputs (x: the user's input,
  * y: the user's outputs, used by the first and the last layer). */
 void rt_bind(RtBind *b, rnncc_model *m, const RtRegions *r, int l, int d, const float *x, float *const *y,
@@ -103,6 +108,9 @@ typedef struct RtGraph {
     unsigned char seen[256];    /* the arguments of the last direct run: seen twice, they are captured */
     size_t seenlen;
 } RtGraph;
+
+/* Chunks of the time axis in a layer wavefront. */
+enum { RT_WAVE_CHUNKS = 4 };
 
 /* Bytes of each cuBLAS / cuBLASLt workspace (one per direction stream). */
 #define RT_CUBLAS_WS ((size_t)32 << 20)
@@ -136,6 +144,8 @@ struct rnncc_model {
     float *ones;                /* device: ones for summing accumulators over sequences */
     int64_t ones_len;
     int use_graphs;             /* RNNCC_GRAPHS=0 turns graph capture off */
+    int wavefront;              /* unidirectional stacks: layer l+1 runs chunk c while layer l runs c+1 */
+    cudaEvent_t *wave_events;   /* [layers][RT_WAVE_CHUNKS]: layer l has finished chunk c */
     RtCache cache;
     char arch[16];
 };

@@ -163,8 +163,17 @@ static rnncc_status setup_device(rnncc_model *m) {
     }
     for (int i = 0; i < 4; i++) RT_CUDA(m, cudaEventCreateWithFlags(&m->events[i], cudaEventDisableTiming));
     for (int i = 0; i < 2; i++) RT_CUDA(m, cudaEventCreate(&m->tevents[i]));
-    const char *g = getenv("RNNCC_GRAPHS");
+    const char *g = getenv("RNNCC_GRAPHS"), *w = getenv("RNNCC_WAVEFRONT");
     m->use_graphs = !(g && strcmp(g, "0") == 0);
+    /* Layers overlap by chunks of time; the second direction would need all of the previous
+     * layer first, so bidirectional stacks run layer after layer. RNNCC_WAVEFRONT=0: off. */
+    m->wavefront = m->dirs == 1 && m->layers > 1 && !(w && strcmp(w, "0") == 0);
+    if (m->wavefront) {
+        m->wave_events = arena_array(&m->arena, (size_t)m->layers * RT_WAVE_CHUNKS, sizeof *m->wave_events);
+        if (!m->wave_events) return rt_fail(m, RNNCC_ERR_NOMEM, "out of host memory");
+        for (int i = 0; i < m->layers * RT_WAVE_CHUNKS; i++)
+            RT_CUDA(m, cudaEventCreateWithFlags(&m->wave_events[i], cudaEventDisableTiming));
+    }
     return RNNCC_OK;
 }
 
@@ -219,6 +228,8 @@ void rnncc_model_destroy(rnncc_model *m) {
         }
         for (int i = 0; i < 4; i++) if (m->events[i]) cudaEventDestroy(m->events[i]);
         for (int i = 0; i < 2; i++) if (m->tevents[i]) cudaEventDestroy(m->tevents[i]);
+        for (int i = 0; m->wave_events && i < m->layers * RT_WAVE_CHUNKS; i++)
+            if (m->wave_events[i]) cudaEventDestroy(m->wave_events[i]);
         if (m->weights) cudaFree(m->weights);
         cudaGetLastError();
         if (prev >= 0) cudaSetDevice(prev);

@@ -47,7 +47,7 @@ rnncc_status rt_regions(rnncc_model *m, int64_t T, int64_t N, int training, RtRe
     r->training = training;
     r->T = T;
     r->N = N;
-    r->slots = training ? m->nunits : m->dirs;
+    r->slots = training ? m->nunits : m->wavefront ? 2 : m->dirs;
     r->buf = calloc((size_t)r->slots * (size_t)(p->nbuffers + 1), sizeof *r->buf);
     r->state = calloc((size_t)r->slots * (size_t)(c->nstates + 1), sizeof *r->state);
     r->layer_out = calloc((size_t)m->layers + 1, sizeof *r->layer_out);
@@ -65,8 +65,8 @@ rnncc_status rt_regions(rnncc_model *m, int64_t T, int64_t N, int training, RtRe
     for (int s = 0; s < r->slots; s++) {
         for (int b = 0; b < p->nbuffers; b++) {
             int64_t width = 0;
-            for (int u = 0; u < m->nunits; u++) /* inference: the widest over layers */
-                if ((training ? u == s : m->units[u].dir == s) && m->units[u].layout->buffer_width[b] > width)
+            for (int u = 0; u < m->nunits; u++) /* inference: the widest of the layers sharing the slot */
+                if (rt_slot(m, training, m->units[u].layer, m->units[u].dir) == s && m->units[u].layout->buffer_width[b] > width)
                     width = m->units[u].layout->buffer_width[b];
             int hoisted = p->buffers[b].program == SCHED_HOIST;
             int64_t cols = hoisted ? T * N : training ? T * N : N;

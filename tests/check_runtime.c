@@ -164,6 +164,7 @@ typedef struct Config {
     int64_t T, N, in, size;
     rnncc_precision precision;
     int graphs;
+    int nowave;         /* RNNCC_WAVEFRONT=0: stacked layers one after the other */
 } Config;
 
 static void verify(const char *path, const Config *cf) {
@@ -171,11 +172,13 @@ static void verify(const char *path, const Config *cf) {
     const char *dims[8];
     int nd = bind_all(path, cf->in, cf->size, specs, dims);
     if (!cf->graphs) setenv("RNNCC_GRAPHS", "0", 1);
+    if (cf->nowave) setenv("RNNCC_WAVEFRONT", "0", 1);
     rnncc_program *p = compile_ok(path);
     rnncc_model_desc desc = {NULL, dims, nd, cf->layers, cf->bidir, cf->precision, -1};
     rnncc_model *m = NULL;
     rnncc_status s = rnncc_model_create(p, &desc, &m);
     unsetenv("RNNCC_GRAPHS");
+    unsetenv("RNNCC_WAVEFRONT");
     ck_assert_msg(s == RNNCC_OK, "%s: %s", path, rnncc_model_error(m));
     RtVerify v = {.T = cf->T, .N = cf->N, .varlen = cf->varlen, .random_h0 = 1, .backward = cf->backward, .seed = 11};
     s = rt_verify(m, &v);
@@ -194,20 +197,26 @@ static void verify(const char *path, const Config *cf) {
 }
 
 static const Config configs[] = {
-    /* layers bidir varlen backward T  N  in size precision graphs */
-    {1, 0, 0, 0, 6, 3, 16, 24, RNNCC_FP32, 1},
-    {3, 0, 1, 0, 5, 4, 16, 24, RNNCC_FP32, 1},
-    {1, 1, 1, 0, 7, 3, 16, 24, RNNCC_FP32, 1},
-    {1, 0, 0, 0, 1, 1, 16, 24, RNNCC_FP32, 1},
-    {2, 1, 1, 0, 5, 3, 37, 37, RNNCC_FP32, 1},
-    {1, 0, 1, 0, 9, 4, 16, 24, RNNCC_FP32, 0},
-    {1, 0, 0, 0, 12, 8, 64, 128, RNNCC_TF32, 1},
+    /* layers bidir varlen backward T  N  in size precision graphs nowave */
+    {1, 0, 0, 0, 6, 3, 16, 24, RNNCC_FP32, 1, 0},
+    {3, 0, 1, 0, 5, 4, 16, 24, RNNCC_FP32, 1, 0},
+    {1, 1, 1, 0, 7, 3, 16, 24, RNNCC_FP32, 1, 0},
+    {1, 0, 0, 0, 1, 1, 16, 24, RNNCC_FP32, 1, 0},
+    {2, 1, 1, 0, 5, 3, 37, 37, RNNCC_FP32, 1, 0},
+    {1, 0, 1, 0, 9, 4, 16, 24, RNNCC_FP32, 0, 0},
+    {1, 0, 0, 0, 12, 8, 64, 128, RNNCC_TF32, 1, 0},
     /* training: forward, backward data and weights against the reference's gradients */
-    {1, 0, 0, 1, 6, 3, 16, 24, RNNCC_FP32, 1},
-    {2, 1, 1, 1, 6, 5, 16, 24, RNNCC_FP32, 1},
-    {3, 0, 1, 1, 5, 2, 16, 24, RNNCC_FP32, 0},
-    {1, 0, 0, 1, 1, 1, 16, 37, RNNCC_FP32, 1},
-    {1, 1, 1, 1, 8, 4, 32, 64, RNNCC_TF32, 1},
+    {1, 0, 0, 1, 6, 3, 16, 24, RNNCC_FP32, 1, 0},
+    {2, 1, 1, 1, 6, 5, 16, 24, RNNCC_FP32, 1, 0},
+    {3, 0, 1, 1, 5, 2, 16, 24, RNNCC_FP32, 0, 0},
+    {1, 0, 0, 1, 1, 1, 16, 37, RNNCC_FP32, 1, 0},
+    {1, 1, 1, 1, 8, 4, 32, 64, RNNCC_TF32, 1, 0},
+    /* stacks of one direction run as a wavefront over chunks of time: fewer steps than chunks,
+     * chunks of unequal length, and the same stacks layer after layer */
+    {2, 0, 1, 0, 3, 3, 16, 24, RNNCC_FP32, 1, 0},
+    {4, 0, 1, 1, 11, 3, 16, 24, RNNCC_FP32, 1, 0},
+    {3, 0, 0, 0, 9, 2, 16, 24, RNNCC_FP32, 0, 0},
+    {3, 0, 1, 1, 7, 3, 16, 24, RNNCC_FP32, 1, 1},
 };
 
 START_TEST(every_cell_matches_the_reference) {
