@@ -339,19 +339,9 @@ int cg_emit_backward_kernel(Gen *g, int gi) {
 /* ---- the backward launch contract's helpers ------------------------------------------------- */
 
 int cg_backward_kernel_name(const Plan *plan, int group, char *buf, size_t size) {
-    if (!plan || group < 0 || group >= plan->ngroups || !buf || size == 0) return -1;
-    const SchedGroup *g = &plan->groups[group];
-    int n = snprintf(buf, size, "rnncc_%s_b%c%d", plan->cell->name, g->program == SCHED_HOIST ? 'h' : 's', g->index);
-    if (n < 0 || (size_t)n >= size) {
-        buf[0] = 0;
-        return -1;
-    }
-    return n;
+    return cg_name_kernel(plan, group, "b", buf, size);
 }
 
 int64_t cg_backward_group_items(const PlanLayout *layout, int group, int64_t T, int64_t N) {
-    int64_t J = layout ? cg_group_width(layout, group) : -1, r;
-    if (J < 0 || T < 0 || N < 0) return -1;
-    if (__builtin_mul_overflow(N, J, &r)) return -1;
-    return r;
+    return cg_items(layout, group, T, N, 1);
 }

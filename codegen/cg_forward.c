@@ -738,16 +738,18 @@ nomem:
 
 /* ---- the launch contract's helpers ------------------------------------------------------- */
 
-int cg_kernel_name(const Plan *plan, int group, char *buf, size_t size) {
+int cg_name_kernel(const Plan *plan, int group, const char *kind, char *buf, size_t size) {
     if (!plan || group < 0 || group >= plan->ngroups || !buf || size == 0) return -1;
     const SchedGroup *g = &plan->groups[group];
-    int n = snprintf(buf, size, "rnncc_%s_%c%d", plan->cell->name, g->program == SCHED_HOIST ? 'h' : 's', g->index);
+    int n = snprintf(buf, size, "rnncc_%s_%s%c%d", plan->cell->name, kind, g->program == SCHED_HOIST ? 'h' : 's', g->index);
     if (n < 0 || (size_t)n >= size) {
         buf[0] = 0;
         return -1;
     }
     return n;
 }
+
+int cg_kernel_name(const Plan *plan, int group, char *buf, size_t size) { return cg_name_kernel(plan, group, "", buf, size); }
 
 int64_t cg_group_width(const PlanLayout *layout, int group) {
     const Plan *p = layout->plan;
@@ -765,13 +767,16 @@ int64_t cg_group_width(const PlanLayout *layout, int group) {
     return J;
 }
 
-int64_t cg_group_items(const PlanLayout *layout, int group, int64_t T, int64_t N) {
-    int64_t J = cg_group_width(layout, group), r;
+int64_t cg_items(const PlanLayout *layout, int group, int64_t T, int64_t N, int backward) {
+    int64_t J = layout ? cg_group_width(layout, group) : -1, r;
     if (J < 0 || T < 0 || N < 0) return -1;
     if (__builtin_mul_overflow(N, J, &r)) return -1;
-    if (layout->plan->groups[group].program == SCHED_HOIST && __builtin_mul_overflow(r, T, &r)) return -1;
+    /* a hoisted forward kernel covers every step's columns; a hoisted backward kernel's threads loop over them */
+    if (!backward && layout->plan->groups[group].program == SCHED_HOIST && __builtin_mul_overflow(r, T, &r)) return -1;
     return r;
 }
+
+int64_t cg_group_items(const PlanLayout *layout, int group, int64_t T, int64_t N) { return cg_items(layout, group, T, N, 0); }
 
 unsigned cg_grid_blocks(int64_t items) {
     if (items <= CG_BLOCK_SIZE) return 1;

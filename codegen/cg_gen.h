@@ -64,4 +64,10 @@ int cg_group_jdim(const Gen *g, int group);
 /* Emits the backward kernel of group gi (cg_backward.c). Returns 1, or 0 on an error. */
 int cg_emit_backward_kernel(Gen *g, int gi);
 
+/* The kernel name "rnncc_<cell>_<kind><h|s><k>" of plan group `group` (kind "" forward, "b"
+ * backward) into buf; its length, or -1 when it does not fit or group is out of range. */
+int cg_name_kernel(const Plan *plan, int group, const char *kind, char *buf, size_t size);
+/* A group's work items: N*J, times T for a hoisted forward kernel; -1 on overflow. */
+int64_t cg_items(const PlanLayout *layout, int group, int64_t T, int64_t N, int backward);
+
 #endif

@@ -92,6 +92,12 @@ typedef struct Plan {
     int *param_gemm;            /* per parameter: the stacked GEMM holding it, or -1 */
 } Plan;
 
+/* The parameter of GEMM j's first block: its stacked weights start where this parameter does. */
+static inline int sched_gemm_param(const Plan *p, int j) {
+    const IrCell *c = p->cell;
+    return c->nodes[c->nodes[p->gemms[j].products[0]].args[0]].index;
+}
+
 /* Builds the plan of a checked cell; NULL (with an error in diags) if it cannot be scheduled. */
 Plan *sched_plan(Arena *arena, const IrCell *cell, Diags *diags);
 

@@ -133,7 +133,7 @@ void sched_dump(const Plan *p, const PlanLayout *L, StrBuf *out) {
     sb_puts(out, "  packed parameters (declaration order; stacks contiguous):\n");
     for (int i = 0; i < p->npack; i++) {
         const SchedPackItem *it = &p->pack[i];
-        int first = it->param >= 0 ? it->param : c->nodes[c->nodes[p->gemms[it->gemm].products[0]].args[0]].index;
+        int first = it->param >= 0 ? it->param : sched_gemm_param(p, it->gemm);
         int count = it->param >= 0 ? 1 : p->gemms[it->gemm].nproducts;
         for (int b = 0; b < count; b++) {
             int k = it->param >= 0 ? first : c->nodes[c->nodes[p->gemms[it->gemm].products[b]].args[0]].index;

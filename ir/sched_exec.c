@@ -149,7 +149,7 @@ static void run_gemm(Exec *e, int j, int64_t t) {
     const SchedGemm *g = &e->plan->gemms[j];
     const PlanLayout *L = e->L;
     int64_t M = L->gemm_rows[j], K = L->gemm_cols[j], W = L->buffer_width[g->out_buffer];
-    const double *w = e->packed + L->param_offset[e->cell->nodes[e->cell->nodes[g->products[0]].args[0]].index];
+    const double *w = e->packed + L->param_offset[sched_gemm_param(e->plan, j)];
     for (int64_t col = 0; col < gemm_cols(e, g->program); col++) {
         int64_t pos = g->program == SCHED_HOIST ? col / e->p->N : 0, n = col % e->p->N;
         const double *op = operand(e, g->operand, pos, t, n);
@@ -257,7 +257,7 @@ static void backward_gemm_data(Exec *e, int j, int64_t t) {
     const SchedGemm *g = &e->plan->gemms[j];
     const PlanLayout *L = e->L;
     int64_t M = L->gemm_rows[j], K = L->gemm_cols[j], W = L->buffer_width[g->out_buffer];
-    const double *w = e->packed + L->param_offset[e->cell->nodes[e->cell->nodes[g->products[0]].args[0]].index];
+    const double *w = e->packed + L->param_offset[sched_gemm_param(e->plan, j)];
     for (int64_t col = 0; col < gemm_cols(e, g->program); col++) {
         int64_t pos = g->program == SCHED_HOIST ? col / e->p->N : 0, n = col % e->p->N;
         const double *dout = e->dbuf[g->out_buffer] + column(e, g->program, pos, t, n) * W;
@@ -274,7 +274,7 @@ static void backward_gemm_weights(Exec *e, int j, double *dw) {
     const SchedGemm *g = &e->plan->gemms[j];
     const PlanLayout *L = e->L;
     int64_t M = L->gemm_rows[j], K = L->gemm_cols[j], W = L->buffer_width[g->out_buffer];
-    double *d = dw + L->param_offset[e->cell->nodes[e->cell->nodes[g->products[0]].args[0]].index];
+    double *d = dw + L->param_offset[sched_gemm_param(e->plan, j)];
     int64_t steps = g->program == SCHED_HOIST ? 1 : e->p->T;
     for (int64_t t = 0; t < steps; t++)
         for (int64_t col = 0; col < gemm_cols(e, g->program); col++) {

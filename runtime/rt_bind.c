@@ -78,7 +78,5 @@ float *rt_operand(const RtBind *b, IrRef r, int64_t t, int adjoint, int64_t *ld)
 }
 
 float *rt_gemm_weights(const RtBind *b, float *base, int j) {
-    const IrCell *c = b->m->cell;
-    const SchedGemm *g = &b->m->plan->gemms[j];
-    return base + b->unit->weight_offset + b->unit->layout->param_offset[c->nodes[c->nodes[g->products[0]].args[0]].index];
+    return base + b->unit->weight_offset + b->unit->layout->param_offset[sched_gemm_param(b->m->plan, j)];
 }

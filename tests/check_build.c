@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../ir/ir.h"
+#include "testutil.h"
 
 /* ---- fixture and helpers ------------------------------------------------------- */
 
@@ -654,9 +655,5 @@ int main(void) {
     tcase_add_test(tc, find_cell);
     tcase_add_test(tc, shipped_cells_are_topological);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return tu_run_suite(s);
 }

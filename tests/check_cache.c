@@ -192,9 +192,5 @@ int main(void) {
     tcase_add_test(tc, refuses_a_directory_open_to_others);
     tcase_add_test(tc, keys_cover_their_inputs);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return tu_run_suite(s);
 }

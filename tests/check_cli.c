@@ -12,6 +12,7 @@
 
 #include "../ir/arena.h"
 #include "../ir/strbuf.h"
+#include "testutil.h"
 
 static const char *rnncc_path; /* set by main from argv[0] */
 static Arena arena;
@@ -255,9 +256,5 @@ int main(int argc, char **argv) {
     tcase_add_test(tc, dump_ir_and_dot);
     tcase_add_test(tc, dump_to_file);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return tu_run_suite(s);
 }

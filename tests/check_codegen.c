@@ -1219,9 +1219,5 @@ static Suite *codegen_suite(void) {
 }
 
 int main(void) {
-    SRunner *sr = srunner_create(codegen_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return tu_run_suite(codegen_suite());
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "../ir/ir.h"
+#include "testutil.h"
 
 static Arena arena;
 
@@ -164,9 +165,5 @@ int main(void) {
     tcase_add_test(tc, dump_is_deterministic);
     tcase_add_test(tc, dot_dump);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return tu_run_suite(s);
 }

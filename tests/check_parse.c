@@ -9,6 +9,7 @@
 
 #include "../grammar/ast.h"
 #include "../ir/ir.h"
+#include "testutil.h"
 
 /* ---- fixture and helpers ------------------------------------------------------- */
 
@@ -524,9 +525,5 @@ int main(void) {
     tcase_add_test(tc, deep_expressions);
     tcase_add_test(tc, many_arguments);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return tu_run_suite(s);
 }

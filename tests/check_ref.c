@@ -13,51 +13,14 @@
 
 #include "../ir/ir.h"
 #include "../ir/ref.h"
+#include "testutil.h"
 
 /* ---- helpers ------------------------------------------------------------------- */
 
-/* splitmix64: a small deterministic generator, one per test (no shared state). */
-typedef struct Rng {
-    uint64_t s;
-} Rng;
-
-static uint64_t rng_next(Rng *r) {
-    uint64_t z = (r->s += 0x9e3779b97f4a7c15u);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-    return z ^ (z >> 31);
-}
-
-/* Uniform in [-0.5, 0.5). */
-static double rng_unif(Rng *r) { return (double)(rng_next(r) >> 11) * 0x1.0p-53 - 0.5; }
-
-static void fill(Rng *r, double *v, size_t n) {
-    for (size_t i = 0; i < n; i++) v[i] = rng_unif(r);
-}
-
-/* Uniform in [0.05, 0.55): for cells whose functions (sqrt, log) need positive arguments. */
-static void fill_positive(Rng *r, double *v, size_t n) {
-    for (size_t i = 0; i < n; i++) v[i] = rng_unif(r) + 0.55;
-}
-
-static double *alloc_doubles(size_t n) {
-    double *p = calloc(n ? n : 1, sizeof *p);
-    ck_assert_ptr_nonnull(p);
-    return p;
-}
-
-/* Compiles source text (aborting the test with the diagnostics if it does not compile). */
-static const IrModule *compile(Arena *arena, const char *filename, const char *src, size_t len) {
-    Diags diags;
-    diag_init(&diags, arena, filename, src, len);
-    const IrModule *m = ir_compile(arena, &diags, src, len);
-    if (!m) {
-        StrBuf sb = {0};
-        diag_render(&diags, &sb);
-        ck_abort_msg("%s does not compile:\n%s", filename, sb_str(&sb));
-    }
-    return m;
-}
+/* Uniform in [-0.5, 0.5) and in [0.05, 0.55) (for functions that need positive arguments). */
+static void fill(Rng *r, double *v, size_t n) { tu_fill(r, v, n, -0.5, 0.5); }
+static void fill_positive(Rng *r, double *v, size_t n) { tu_fill(r, v, n, 0.05, 0.55); }
+static double *alloc_doubles(size_t n) { return tu_alloc(n, sizeof(double)); }
 
 static int find_param(const IrCell *c, const char *name) {
     for (int k = 0; k < c->nparams; k++)
@@ -207,7 +170,7 @@ static void check_lstm(int64_t T, const int64_t *lengths, uint64_t seed) {
     enum { N = 3, I = 5, H = 4 };
     Arena arena;
     arena_init(&arena);
-    const IrCell *c = ir_find_cell(compile(&arena, "lstm", lstm_src, sizeof lstm_src - 1), "lstm");
+    const IrCell *c = ir_find_cell(tu_compile(&arena, "lstm", lstm_src, sizeof lstm_src - 1), "lstm");
     ck_assert_ptr_nonnull(c);
     ck_assert_int_eq(c->nparams, 12);
     ck_assert_int_eq(c->nstates, 2);
@@ -263,7 +226,7 @@ static void check_gru(int64_t T, const int64_t *lengths, uint64_t seed) {
     enum { N = 3, I = 5, H = 4 };
     Arena arena;
     arena_init(&arena);
-    const IrCell *c = ir_find_cell(compile(&arena, "gru", gru_src, sizeof gru_src - 1), "gru");
+    const IrCell *c = ir_find_cell(tu_compile(&arena, "gru", gru_src, sizeof gru_src - 1), "gru");
     ck_assert_ptr_nonnull(c);
     ck_assert_int_eq(c->nparams, 10);
     ck_assert_int_eq(c->nstates, 1);
@@ -350,10 +313,10 @@ static void grad_problem_init(GradProblem *g, const IrCell *c, Rng *rng, int pos
     g->dimval = calloc((size_t)c->ndims + 1, sizeof *g->dimval);
     ck_assert_ptr_nonnull(g->dimval);
     for (int d = 0; d < c->ndims; d++)
-        g->dimval[d] = c->dims[d].name ? 2 + (int64_t)(rng_next(rng) % 4) : c->dims[d].literal;
+        g->dimval[d] = c->dims[d].name ? 2 + (int64_t)(tu_next(rng) % 4) : c->dims[d].literal;
     /* One full sequence and one shorter (1 or 2 steps), in a random order. */
-    int shorter = (int)(rng_next(rng) % 2);
-    g->lengths[shorter] = 1 + (int64_t)(rng_next(rng) % 2);
+    int shorter = (int)(tu_next(rng) % 2);
+    g->lengths[shorter] = 1 + (int64_t)(tu_next(rng) % 2);
     g->lengths[1 - shorter] = (int64_t)g->T;
 
     ck_assert_int_eq(c->ninputs, 1);
@@ -491,7 +454,7 @@ static uint64_t hash_str(const char *s) {
 static void gradcheck_source(const char *filename, const char *src, size_t len, GradStats *st) {
     Arena arena;
     arena_init(&arena);
-    const IrModule *m = compile(&arena, filename, src, len);
+    const IrModule *m = tu_compile(&arena, filename, src, len);
     ck_assert_int_gt(m->ncells, 0);
     for (int i = 0; i < m->ncells; i++) gradcheck_cell(m->cells[i], hash_str(filename) + (uint64_t)i, st);
     arena_free(&arena);
@@ -604,7 +567,7 @@ END_TEST
 START_TEST(malformed_problems) {
     Arena arena;
     arena_init(&arena);
-    const IrCell *c = ir_find_cell(compile(&arena, "gru", gru_src, sizeof gru_src - 1), "gru");
+    const IrCell *c = ir_find_cell(tu_compile(&arena, "gru", gru_src, sizeof gru_src - 1), "gru");
     ck_assert_ptr_nonnull(c);
     Rng rng = {5};
     GradProblem g;
@@ -664,9 +627,5 @@ static Suite *ref_suite(void) {
 }
 
 int main(void) {
-    SRunner *sr = srunner_create(ref_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return tu_run_suite(ref_suite());
 }

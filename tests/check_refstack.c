@@ -179,9 +179,5 @@ int main(void) {
     tcase_add_test(tc, one_layer_equals_the_reference);
     tcase_add_test(tc, stacked_gradients_match_finite_differences);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return tu_run_suite(s);
 }

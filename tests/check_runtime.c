@@ -379,9 +379,5 @@ int main(void) {
         printf("check_runtime: no GPU present: skipping the GPU cases (every cell forward and backward against the "
                "reference, parameters, error recovery, streams, threads)\n");
     }
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return tu_run_suite(s);
 }

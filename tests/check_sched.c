@@ -477,9 +477,5 @@ int main(void) {
     tcase_add_test(tc, executor_backward_matches_reference);
     tcase_add_test(tc, plan_dumps_match_golden);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return tu_run_suite(s);
 }

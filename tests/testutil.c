@@ -166,3 +166,11 @@ double tu_max_rel_err(const double *a, const double *b, size_t n, double floor) 
     }
     return m;
 }
+
+int tu_run_suite(Suite *s) {
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}

@@ -49,6 +49,10 @@ void tu_free_arrays(double **a, int n);
 int64_t tu_output_len(const TuProblem *tp, int o);
 int64_t tu_state_len(const TuProblem *tp, int k);
 
+/* Runs a Check suite with the normal output; returns the process's exit status (0 = all passed). */
+struct Suite;
+int tu_run_suite(struct Suite *s);
+
 /* max |a - b| / (floor + |b|) over n elements; NaN anywhere gives infinity. */
 double tu_max_rel_err(const double *a, const double *b, size_t n, double floor);
 
