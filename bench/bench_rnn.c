@@ -1300,12 +1300,7 @@ static int parse_args(int argc, char **argv, Options *o) {
         }
         switch (c) {
         case 'c':
-            for (int i = 0; i < n; i++) {
-                const Config *cfg = bench_find_config(items[i]);
-                if (!cfg) { fprintf(stderr, "bench_rnn: error: unknown configuration '%s' (see --help)\n", items[i]); return 0; }
-                if (o->nconfigs == MAX_CONFIGS) { fprintf(stderr, "bench_rnn: error: too many configurations\n"); return 0; }
-                o->configs[o->nconfigs++] = cfg;
-            }
+            if (!bench_add_configs("bench_rnn", items, n, o->configs, &o->nconfigs, MAX_CONFIGS)) return 0;
             break;
         case 'C':
             for (int i = 0; i < n; i++) {

@@ -403,3 +403,13 @@ int bench_split(char *s, char **items, int max) {
     }
     return n;
 }
+
+int bench_add_configs(const char *prog, char **items, int n, const Config **configs, int *count, int max) {
+    for (int i = 0; i < n; i++) {
+        const Config *cfg = bench_find_config(items[i]);
+        if (!cfg) { fprintf(stderr, "%s: error: unknown configuration '%s' (see --help)\n", prog, items[i]); return 0; }
+        if (*count == max) { fprintf(stderr, "%s: error: too many configurations\n", prog); return 0; }
+        configs[(*count)++] = cfg;
+    }
+    return 1;
+}

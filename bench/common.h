@@ -25,6 +25,9 @@ extern const Config bench_quick_configs[]; /* small shapes for a smoke test */
 extern const int bench_nquick;
 /* Finds a configuration by name in either list; NULL if none. */
 const Config *bench_find_config(const char *name);
+/* Appends the named configurations (items, n of them) to configs (*count of max used); on an
+ * unknown name or too many, prints "PROG: error: ..." and returns 0. */
+int bench_add_configs(const char *prog, char **items, int n, const Config **configs, int *count, int max);
 
 typedef enum Prec { PREC_FP32, PREC_TF32, PREC_FP16, PREC_BF16, NPREC } Prec;
 extern const char *const prec_names[NPREC];

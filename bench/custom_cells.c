@@ -226,12 +226,7 @@ static int parse_args(int argc, char **argv, Options *o) {
         }
         switch (c) {
         case 'c':
-            for (int i = 0; i < n; i++) {
-                const Config *cfg = bench_find_config(items[i]);
-                if (!cfg) { fprintf(stderr, "custom_cells: error: unknown configuration '%s'\n", items[i]); return 0; }
-                if (o->nconfigs == MAX_CONFIGS) { fprintf(stderr, "custom_cells: error: too many configurations\n"); return 0; }
-                o->configs[o->nconfigs++] = cfg;
-            }
+            if (!bench_add_configs("custom_cells", items, n, o->configs, &o->nconfigs, MAX_CONFIGS)) return 0;
             break;
         case 'p':
             for (int i = 0; i < n; i++) {

@@ -276,23 +276,9 @@ int cg_emit_backward_kernel(Gen *g, int gi) {
     g->uses_col = !step;
 
     emit_comment(g, grp, gi, kname, J, jdim);
-    /* The body first, into its own buffer: the prologue declares `col` only if it is used. */
     StrBuf body = {0};
-    body.indent = step ? 2 : 3;
-    g->out = &body;
-    int ok = emit_blocks(g, grp, J);
-    g->out = out;
-    if (body.failed) out->failed = 1;
-    if (!ok) {
-        sb_free(&body);
-        return 0;
-    }
-
-    cg_emit(out, "extern \"C\" __global__ void __launch_bounds__(%d) %s(const RnnArgs a)", CG_BLOCK_SIZE, kname);
-    cg_open(out, "{");
-    cg_emit(out, "const long long items = (long long)a.N * %s;", jd);
-    cg_emit(out, "for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < items;");
-    cg_open(out, "     i += (long long)gridDim.x * blockDim.x) {");
+    if (!cg_emit_body(g, out, &body, step ? 2 : 3, emit_blocks, grp, J)) return 0;
+    cg_open_kernel(out, kname, "(long long)a.N", jd);
     cg_emit(out, "const long long n = i / %s;  // the sequence", jd);
     cg_emit(out, "const int j = (int)(i %% %s);  // the element", jd);
     cg_emit(out, "const int len = a.lengths ? a.lengths[n] : a.T;");

@@ -573,24 +573,9 @@ static int emit_kernel(Gen *g, int gi) {
     g->uses_col = !step;
 
     emit_kernel_comment(g, grp, kname, J, jdim);
-    /* The body first, into its own buffer: the prologue declares `col` only if it is used. */
     StrBuf body = {0};
-    body.indent = 2;
-    g->out = &body;
-    int ok = emit_active(g, grp, J);
-    g->out = out;
-    if (body.failed) out->failed = 1;
-    if (!ok) {
-        sb_free(&body);
-        return 0;
-    }
-
-    cg_emit(out, "extern \"C\" __global__ void __launch_bounds__(%d) %s(const RnnArgs a)", CG_BLOCK_SIZE, kname);
-    cg_open(out, "{");
-    if (step) cg_emit(out, "const long long items = (long long)a.N * %s;", jd);
-    else cg_emit(out, "const long long items = (long long)a.T * a.N * %s;", jd);
-    cg_emit(out, "for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < items;");
-    cg_open(out, "     i += (long long)gridDim.x * blockDim.x) {");
+    if (!cg_emit_body(g, out, &body, 2, emit_active, grp, J)) return 0;
+    cg_open_kernel(out, kname, step ? "(long long)a.N" : "(long long)a.T * a.N", jd);
     if (step) {
         cg_emit(out, "const long long n = i / %s;  // the sequence", jd);
         cg_emit(out, "const int j = (int)(i %% %s);  // the element", jd);
@@ -782,4 +767,23 @@ unsigned cg_grid_blocks(int64_t items) {
     if (items <= CG_BLOCK_SIZE) return 1;
     int64_t blocks = (items - 1) / CG_BLOCK_SIZE + 1;
     return blocks > CG_MAX_GRID_BLOCKS ? CG_MAX_GRID_BLOCKS : (unsigned)blocks;
+}
+
+int cg_emit_body(Gen *g, StrBuf *out, StrBuf *body, int indent, int (*emit)(Gen *, const SchedGroup *, int64_t),
+                 const SchedGroup *grp, int64_t J) {
+    body->indent = indent;
+    g->out = body;
+    int ok = emit(g, grp, J);
+    g->out = out;
+    if (body->failed) out->failed = 1;
+    if (!ok) sb_free(body);
+    return ok;
+}
+
+void cg_open_kernel(StrBuf *out, const char *kname, const char *items_per_element, const char *J) {
+    cg_emit(out, "extern \"C\" __global__ void __launch_bounds__(%d) %s(const RnnArgs a)", CG_BLOCK_SIZE, kname);
+    cg_open(out, "{");
+    cg_emit(out, "const long long items = %s * %s;", items_per_element, J);
+    cg_emit(out, "for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < items;");
+    cg_open(out, "     i += (long long)gridDim.x * blockDim.x) {");
 }
