@@ -699,7 +699,10 @@ static IrCell *build_cell(Arena *arena, Diags *diags, const AstCell *ac) {
     b.cell->name = ac->name;
     b.cell->loc = ac->loc;
     int errors = diags->nerrors;
-    check_name(&b, ac->name, ac->loc);
+    /* A cell's name is part of its kernels' names (rnncc_<cell>_s1): a trailing '_' would make a
+     * '__', which C++ reserves. */
+    if (check_name(&b, ac->name, ac->loc) && ac->name[0] && ac->name[strlen(ac->name) - 1] == '_')
+        diag_error(diags, ac->loc, "cell name '%s' may not end with '_'", ac->name);
     declare_all(&b, ac);
     if (arena->failed) return NULL;
     collect_statements(&b, ac);

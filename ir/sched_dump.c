@@ -47,7 +47,7 @@ static void put_gemm(const Plan *p, const PlanLayout *L, int j, StrBuf *out) {
     sb_puts(out, " : [");
     put_rows(c, g, out);
     sb_printf(out, ", %s] x [%s, %s]", ir_dim_text(c, k, t, sizeof t), t, g->program == SCHED_HOIST ? "T*N" : "N");
-    if (L) sb_printf(out, " (M=%lld, K=%lld)", (long long)L->gemm_rows[j], (long long)L->gemm_cols[j]);
+    if (L) sb_printf(out, " (%lld rows, %lld columns)", (long long)L->gemm_rows[j], (long long)L->gemm_cols[j]);
     sb_printf(out, "%s -> B%d\n", g->stacked ? "" : " (weights in place, not stacked)", g->out_buffer);
 }
 
@@ -75,6 +75,20 @@ static void put_group(const Plan *p, const SchedGroup *g, StrBuf *out) {
             if (from_gemm) sb_printf(out, " (G%d block %d)", s->gemm, s->block);
             else sb_printf(out, " (B%d)", s->buffer);
         }
+    }
+    for (int w = 0; w < g->nwrites; w++) { /* a result the group writes but does not compute */
+        IrRef r = g->writes[w].node;
+        int seen = 0;
+        for (int v = 0; v < w; v++) seen |= g->writes[v].node == r;
+        if (seen) continue;
+        const SchedNode *s = &p->node[r];
+        int from_gemm = c->nodes[r].op == IR_MATVEC;
+        int from_buf = s->stored && (s->program != g->program || s->group != g->index);
+        if (!from_gemm && !from_buf) continue;
+        sb_puts(out, reads++ ? ", " : "      reads: ");
+        put_value(c, r, out);
+        if (from_gemm) sb_printf(out, " (G%d block %d)", s->gemm, s->block);
+        else sb_printf(out, " (B%d)", s->buffer);
     }
     if (reads) sb_putc(out, '\n');
     int stores = 0;

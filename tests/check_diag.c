@@ -128,6 +128,7 @@ static const struct {
     {"cell_defined_twice", 7, 6, "cell 'f' is defined twice"},
     {"constant_not_finite", 5, 14, "constant expression evaluates to infinity"},
     {"no_cells", 0, 0, "no cell definitions in input"},
+    {"cell_name_underscore", 2, 6, "cell name 'gate_' may not end with '_'"},
 };
 
 START_TEST(each_class) {

@@ -549,6 +549,11 @@ static const char edge_src[] =
     "    a' = tanh(W @ x + U @ (a - b))\n"
     "    b' = a'\n"
     "}\n"
+    "cell clamped(x[I]) -> h {\n"   /* bounds with lo > hi: clamp's value is lo or hi, and so is its gradient */
+    "    state h[H]\n"
+    "    param W[H, I], lo[H], hi[H]\n"
+    "    h' = clamp(tanh(W @ x) + h, lo + 0.5, hi - 0.5) + 0.1 * h\n"
+    "}\n"
     "cell domain(x[I]) -> h {\n"
     "    state h[H]\n"
     "    param W[H, I], u[H], b[H]\n"
