@@ -232,6 +232,35 @@ START_TEST(dump_to_file) {
 }
 END_TEST
 
+/* Argument errors of run, emit and dump --schedule name the option (exit 2); no GPU is needed
+ * to reach them. Without a GPU, run reports that and exits 1. */
+START_TEST(run_emit_schedule_arguments) {
+    Run r = RUN(NULL, "run", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--precision", "fp16");
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_str_eq(r.err, "rnncc run: error: --precision must be fp32 or tf32, not 'fp16'\n");
+    r = RUN(NULL, "run", "cells/lstm.cell", "--batch", "0");
+    ck_assert_int_eq(r.status, 2);
+    ck_assert(starts_with(r.err, "rnncc run: error: --batch must be an integer in 1.."));
+    r = RUN(NULL, "run", "--seq", "5");
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_str_eq(r.err, "rnncc run: error: expected exactly one input file (argument FILE)\n");
+    r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--backward", "--ptx");
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_str_eq(r.err, "rnncc emit: error: --backward prints source; --ptx and --cubin compile the whole unit\n");
+    r = RUN(NULL, "emit", "cells/gru.cell", "--dim", "I=4", "--dim", "H=8", "--backward");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert(starts_with(r.out, "// ==== the backward kernels"));
+    ck_assert_ptr_nonnull(strstr(r.out, "rnncc_gru_bs1"));
+    ck_assert_ptr_null(strstr(r.out, "void __launch_bounds__(256) rnncc_gru_s1("));
+    r = RUN(NULL, "dump", "--schedule", "--dim", "I=4", "cells/lstm.cell");
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_ptr_nonnull(strstr(r.err, "dimension H of cell 'lstm' is not bound (use H=VALUE)"));
+    r = RUN(NULL, "dump", "--ir", "--dim", "H=4", "cells/lstm.cell");
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_str_eq(r.err, "rnncc dump: error: --dim applies to --schedule only\n");
+}
+END_TEST
+
 int main(int argc, char **argv) {
     (void)argc;
     /* The test binary is $(B)/tests/check_cli; the driver is $(B)/rnncc. */
@@ -255,6 +284,7 @@ int main(int argc, char **argv) {
     tcase_add_test(tc, missing_file);
     tcase_add_test(tc, dump_ir_and_dot);
     tcase_add_test(tc, dump_to_file);
+    tcase_add_test(tc, run_emit_schedule_arguments);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }
