@@ -109,7 +109,7 @@ static rnncc_status backward_program(RtBind *b, SchedProgram prog, int64_t t) {
 }
 
 /* One layer-direction backward through time. */
-static rnncc_status unit_backward(RtBind *b, const rnncc_grad_io *io, char *reserve) {
+static rnncc_status unit_backward(RtBind *b, const rnncc_grad_io *io) {
     rnncc_model *m = b->m;
     const IrCell *c = m->cell;
     const RtRegions *r = b->r;
@@ -118,7 +118,6 @@ static rnncc_status unit_backward(RtBind *b, const rnncc_grad_io *io, char *rese
     for (int i = 0; i < m->plan->nbuffers; i++)
         RT_CUDA(m, cudaMemsetAsync(b->dbufs[i], 0, (size_t)(r->T * r->N * b->unit->layout->buffer_width[i]) * sizeof(float), b->stream));
     RT_CUDA(m, cudaMemsetAsync(b->dparam, 0, (size_t)(b->unit->layout->acc_rows * r->N) * sizeof(float), b->stream));
-    (void)reserve;
     b->dcur = 0; /* half 1 holds the adjoint of the last step's result: dhT */
     for (int k = 0; k < c->nstates; k++) {
         int64_t half = r->N * numel(m, &c->states[k].shape);
@@ -173,7 +172,7 @@ static rnncc_status issue_backward_data(rnncc_model *m, const rnncc_grad_io *io,
                                   : o == 0 ? (const float *)(ws + r->layer_dy[l % 2]) : NULL;
                 b.dy[o] = base ? base + d * D : NULL;
             }
-            RT_TRY(unit_backward(&b, io, reserve));
+            RT_TRY(unit_backward(&b, io));
         }
         if (m->dirs == 2) {
             RT_CUDA(m, cudaEventRecord(m->events[1], m->streams[1]));
