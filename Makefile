@@ -44,15 +44,15 @@ endif
 IR_SRCS      := ir/arena.c ir/strbuf.c ir/diag.c ir/ops.c ir/ir.c ir/build.c ir/dump.c ir/ref.c ir/ref_stack.c ir/sched.c ir/sched_layout.c ir/sched_dump.c ir/sched_exec.c
 GRAMMAR_SRCS := grammar/ast.c grammar/parse.c
 GRAMMAR_GEN  := $(B)/grammar/parser.c $(B)/grammar/lexer.c
-CODEGEN_SRCS := codegen/emit.c codegen/cg_forward.c codegen/cg_backward.c
+CODEGEN_SRCS := codegen/emit.c codegen/cg_forward.c codegen/cg_backward.c codegen/cg_persist.c
 RUNTIME_SRCS := runtime/rt_nvrtc.c
 RT_SRCS      := runtime/rt_program.c runtime/rt_model.c runtime/rt_regions.c runtime/rt_forward.c \
-                runtime/rt_module.c runtime/rt_cache.c runtime/rt_verify.c runtime/rt_bind.c runtime/rt_backward.c runtime/rt_gemm.c
+                runtime/rt_module.c runtime/rt_cache.c runtime/rt_verify.c runtime/rt_bind.c runtime/rt_backward.c runtime/rt_gemm.c runtime/rt_persist.c
 CLI_SRCS     := compiler/main.c compiler/cli_load.c compiler/cli_dump.c compiler/cli_emit.c compiler/cli_run.c
 TEST_SRCS    := $(wildcard tests/check_*.c)
 
 LIB_SRCS := $(IR_SRCS) $(GRAMMAR_SRCS) $(CODEGEN_SRCS) $(RUNTIME_SRCS) $(RT_SRCS)
-LIB_OBJS := $(LIB_SRCS:%.c=$(B)/%.o) $(GRAMMAR_GEN:.c=.o) $(B)/codegen/prelude_text.o
+LIB_OBJS := $(LIB_SRCS:%.c=$(B)/%.o) $(GRAMMAR_GEN:.c=.o) $(B)/codegen/prelude_text.o $(B)/codegen/persist_text.o
 CLI_OBJS := $(CLI_SRCS:%.c=$(B)/%.o)
 TESTS    := $(TEST_SRCS:tests/%.c=$(B)/tests/%)
 
@@ -76,17 +76,23 @@ $(B)/grammar/lexer.c $(B)/grammar/lexer.h &: grammar/lexer.l $(B)/grammar/parser
 	@echo "  FLEX    $<"
 	$(Q)$(FLEX) --header-file=$(B)/grammar/lexer.h -o $(B)/grammar/lexer.c $<
 
-# The CUDA prelude (device helpers, the kernel argument block) embedded as one C string.
+# CUDA text embedded as C strings: the prelude (device helpers, the kernel argument block)
+# of every translation unit, and the persistent kernels' helpers.
 PRELUDE_PARTS := runtime/rnn_args.h codegen/prelude.cuh
-$(B)/codegen/prelude_text.c: $(PRELUDE_PARTS)
+define embed
 	@mkdir -p $(@D)
 	@echo "  EMBED   $^"
 	$(Q){ echo '/* Generated from $^ by the Makefile: do not edit. */'; \
-	  echo 'const char cg_prelude_text[] ='; \
+	  echo 'const char $(1)[] ='; \
 	  cat $^ | sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/    "/' -e 's/$$/\\n"/'; \
 	  echo ';'; } > $@
+endef
+$(B)/codegen/prelude_text.c: $(PRELUDE_PARTS)
+	$(call embed,cg_prelude_text)
+$(B)/codegen/persist_text.c: codegen/persist.cuh
+	$(call embed,cg_persist_text)
 
-$(B)/codegen/prelude_text.o: $(B)/codegen/prelude_text.c
+$(B)/codegen/%_text.o: $(B)/codegen/%_text.c
 	@echo "  CC      $<"
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
@@ -144,6 +150,7 @@ golden-update: all
 	    $(B)/rnncc dump --schedule $$f > tests/golden/$$n.plan; done
 	@for n in lstm gru; do \
 	    $(B)/rnncc emit --dim I=8 --dim H=16 -o tests/golden/$$n.cu cells/$$n.cell; done
+	@$(B)/rnncc emit --dim I=8 --dim H=16 --persistent 4 -o tests/golden/lstm_persist.cu cells/lstm.cell
 	@for f in tests/bad/*.cell; do \
 	    $(B)/rnncc check $$f > /dev/null 2> $${f%.cell}.err; true; done
 	@echo "golden files rewritten: review 'git diff tests/'"

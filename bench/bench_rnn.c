@@ -935,6 +935,12 @@ static void run_case(Bench *b, const Config *cfg, const CellDef *cell, Prec p, u
                     (long long)cfg->H * h.dirs);
             ok = 0;
         }
+        if (ok) {
+            rnncc_backend be;
+            char why[320];
+            if (rnncc_model_backend(m, cfg->N, &be, why, sizeof why) == RNNCC_OK) printf("   rnncc backend: %s\n", why);
+            else printf("   rnncc backend: %s\n", rnncc_model_error(m));
+        }
         if (!ok) {
             printf("*** %s: rnncc could not be set up (see the error above) ***\n", label);
             b->failures++;

@@ -554,6 +554,38 @@ static void emit_kernel_comment(Gen *g, const SchedGroup *grp, const char *kname
     sb_free(&items);
 }
 
+void cg_group_begin(Gen *g, int gi) {
+    const SchedGroup *grp = &g->plan->groups[gi];
+    memset(g->computed, 0, g->c->nnodes);
+    memset(g->loaded, 0, g->c->nnodes);
+    for (int i = 0; i < grp->nnodes; i++) g->computed[grp->nodes[i]] = 1;
+    g->uses_col = grp->program != SCHED_STEP;
+}
+
+int cg_emit_forward_body(Gen *g, int gi, StrBuf *body, int indent) {
+    const SchedGroup *grp = &g->plan->groups[gi];
+    return cg_emit_body(g, g->out, body, indent, emit_active, grp, cg_group_width(g->L, gi));
+}
+
+void cg_emit_step_item(Gen *g, int gi, StrBuf *body) {
+    const SchedGroup *grp = &g->plan->groups[gi];
+    StrBuf *out = g->out;
+    cg_emit(out, "const int len = a.lengths ? a.lengths[n] : a.T;");
+    if (writes_when_finished(g, grp)) {
+        cg_open(out, "if (a.t >= len) {  // sequence n has ended: keep its states, zero its outputs and stored values");
+        emit_finished(g, grp, cg_group_width(g->L, gi));
+        cg_emit(out, "continue;");
+        cg_close(out, NULL);
+    } else {
+        cg_emit(out, "if (a.t >= len) continue;  // sequence n has ended");
+    }
+    if (g->uses_col) {
+        cg_emit(out, "const int pos = a.reverse ? len - 1 - a.t : a.t;  // the position this step reads");
+        cg_emit(out, "const long long col = (long long)pos * a.N + n;  // its column of x, y and hoisted buffers");
+    }
+    sb_putn(out, sb_str(body), body->len);
+}
+
 static int emit_kernel(Gen *g, int gi) {
     const Plan *p = g->plan;
     const IrCell *c = g->c;
@@ -567,36 +599,20 @@ static int emit_kernel(Gen *g, int gi) {
     if (jdim < 0) return 0;
     cg_dim_code(c, jdim, jd, sizeof jd);
 
-    memset(g->computed, 0, c->nnodes);
-    memset(g->loaded, 0, c->nnodes);
-    for (int i = 0; i < grp->nnodes; i++) g->computed[grp->nodes[i]] = 1;
-    g->uses_col = !step;
-
+    cg_group_begin(g, gi);
     emit_kernel_comment(g, grp, kname, J, jdim);
     StrBuf body = {0};
-    if (!cg_emit_body(g, out, &body, 2, emit_active, grp, J)) return 0;
+    if (!cg_emit_forward_body(g, gi, &body, 2)) return 0;
     cg_open_kernel(out, kname, step ? "(long long)a.N" : "(long long)a.T * a.N", jd);
     if (step) {
         cg_emit(out, "const long long n = i / %s;  // the sequence", jd);
         cg_emit(out, "const int j = (int)(i %% %s);  // the element", jd);
-        cg_emit(out, "const int len = a.lengths ? a.lengths[n] : a.T;");
-        if (writes_when_finished(g, grp)) {
-            cg_open(out, "if (a.t >= len) {  // sequence n has ended: keep its states, zero its outputs and stored values");
-            emit_finished(g, grp, J);
-            cg_emit(out, "continue;");
-            cg_close(out, NULL);
-        } else {
-            cg_emit(out, "if (a.t >= len) continue;  // sequence n has ended");
-        }
-        if (g->uses_col) {
-            cg_emit(out, "const int pos = a.reverse ? len - 1 - a.t : a.t;  // the position this step reads");
-            cg_emit(out, "const long long col = (long long)pos * a.N + n;  // its column of x, y and hoisted buffers");
-        }
+        cg_emit_step_item(g, gi, &body);
     } else {
         cg_emit(out, "const long long col = i / %s;  // the column: position * N + sequence", jd);
         cg_emit(out, "const int j = (int)(i %% %s);  // the element", jd);
+        sb_putn(out, sb_str(&body), body.len);
     }
-    sb_putn(out, sb_str(&body), body.len);
     sb_free(&body);
     cg_close(out, NULL);
     cg_close(out, NULL);
@@ -682,24 +698,38 @@ static void emit_ops(Gen *g) {
     cg_emit(g->out, "%s", "");
 }
 
+void cg_emit_preamble(Gen *g) {
+    const IrCell *c = g->c;
+    sb_puts(g->out, cg_prelude_text);
+    cg_emit(g->out, "%s", "");
+    cg_emit(g->out, "// ---- bound dimensions");
+    for (int d = 0; d < c->ndims; d++)
+        if (c->dims[d].name) cg_emit(g->out, "#define RNN_DIM_%s %lld", c->dims[d].name, (long long)g->L->dimval[d]);
+    cg_emit(g->out, "%s", "");
+    emit_ops(g);
+}
+
+int cg_gen_init(Gen *g, Arena *arena, const Plan *plan, const PlanLayout *layout, StrBuf *out, Diags *diags) {
+    const IrCell *c = plan->cell;
+    *g = (Gen){.plan = plan, .L = layout, .c = c, .diags = diags, .out = out};
+    g->computed = arena_alloc(arena, c->nnodes + 1u);
+    g->loaded = arena_alloc(arena, c->nnodes + 1u);
+    g->listed = arena_alloc(arena, c->nnodes + (size_t)plan->ngemms + 1u);
+    g->sent = arena_alloc(arena, c->nnodes + 1u);
+    if (!g->computed || !g->loaded || !g->listed || !g->sent) {
+        diag_error(diags, (SrcLoc){0, 0, 1}, "out of memory while generating code for cell '%s'", c->name);
+        return 0;
+    }
+    return check_names(g);
+}
+
 int cg_emit_forward(Arena *arena, const Plan *plan, const PlanLayout *layout, StrBuf *out, Diags *diags) {
     const IrCell *c = plan->cell;
-    Gen g = {.plan = plan, .L = layout, .c = c, .diags = diags, .out = out};
-    g.computed = arena_alloc(arena, c->nnodes + 1u);
-    g.loaded = arena_alloc(arena, c->nnodes + 1u);
-    g.listed = arena_alloc(arena, c->nnodes + (size_t)plan->ngemms + 1u);
-    g.sent = arena_alloc(arena, c->nnodes + 1u);
+    Gen g;
+    if (!cg_gen_init(&g, arena, plan, layout, out, diags)) return 0;
     int errors = diags->nerrors;
-    if (!g.computed || !g.loaded || !g.listed || !g.sent) goto nomem;
-    if (!check_names(&g)) return 0;
     emit_header(&g);
-    sb_puts(out, cg_prelude_text);
-    cg_emit(out, "%s", "");
-    cg_emit(out, "// ---- bound dimensions");
-    for (int d = 0; d < c->ndims; d++)
-        if (c->dims[d].name) cg_emit(out, "#define RNN_DIM_%s %lld", c->dims[d].name, (long long)layout->dimval[d]);
-    cg_emit(out, "%s", "");
-    emit_ops(&g);
+    cg_emit_preamble(&g);
     int gi;
     for (gi = 0; gi < plan->ngroups; gi++) {
         if (gi) cg_emit(out, "%s", "");

@@ -61,6 +61,20 @@ IrRef cg_item_node(const SchedGroup *grp, int i);
 /* The dimension whose length is the group's width J, or -1. */
 int cg_group_jdim(const Gen *g, int group);
 
+/* Sets up a generator over a laid-out plan writing into out; 0 (reported) on an unusable name or no memory. */
+int cg_gen_init(Gen *g, Arena *arena, const Plan *plan, const PlanLayout *layout, StrBuf *out, Diags *diags);
+/* The prelude, the bound dimensions and the cell's element-wise ops: what every unit starts with. */
+void cg_emit_preamble(Gen *g);
+/* Resets the per-kernel state for group gi: which nodes it computes, nothing loaded yet. */
+void cg_group_begin(Gen *g, int gi);
+/* The forward body of group gi (its nodes and writes for one item) into body, at indent. */
+int cg_emit_forward_body(Gen *g, int gi, StrBuf *body, int indent);
+/* A step group's item after n and j are set: the ended-sequence branch (`continue`s), pos and
+ * col when the body uses them, then the body (from cg_emit_forward_body). */
+void cg_emit_step_item(Gen *g, int gi, StrBuf *body);
+/* Emits the persistent forward kernel (cg_persist.c). Returns 1, or 0 on an error. */
+int cg_emit_persist_kernel(Gen *g, const CgPersist *P);
+
 /* Emits the backward kernel of group gi (cg_backward.c). Returns 1, or 0 on an error. */
 int cg_emit_backward_kernel(Gen *g, int gi);
 

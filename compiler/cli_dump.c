@@ -1,9 +1,12 @@
 /* `rnncc check` and `rnncc dump`: check cell files, print a cell's IR as text or dot.
  * Key idea: both go through cli_load, so the diagnostics are the same as every other command's. */
 #include <getopt.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "codegen/cg.h"
 #include "ir/sched.h"
 
 int cli_check(int argc, char **argv) {
@@ -32,7 +35,8 @@ int cli_check(int argc, char **argv) {
 }
 
 /* Plans one cell (and lays it out when dimensions are bound) into out. */
-static int dump_schedule(CliSource *s, const IrCell *ic, int dot, const char **dims, int ndims, StrBuf *out) {
+static int dump_schedule(CliSource *s, const IrCell *ic, int dot, const char **dims, int ndims, long long batch,
+                         StrBuf *out) {
     int before = s->diags.nerrors;
     Plan *plan = sched_plan(&s->arena, ic, &s->diags);
     PlanLayout *layout = NULL;
@@ -50,17 +54,27 @@ static int dump_schedule(CliSource *s, const IrCell *ic, int dot, const char **d
     }
     if (dot) sched_dump_dot(plan, out);
     else sched_dump(plan, layout, out);
+    if (dot || !batch) return CLI_OK;
+    /* the backend a model of these dimensions takes for this batch (fp32, automatic choice) */
+    CgPersist P;
+    char why[256], rule[160];
+    int fits = cg_persist_plan(&s->arena, layout, batch, CG_H100_SMS, CG_H100_SMEM, &P, why, sizeof why);
+    if (!fits) sb_printf(out, "  backend (batch %lld, fp32, on an H100): cuBLAS per step: %s\n", batch, why);
+    else if (!cg_persist_preferred(batch, 0, rule, sizeof rule))
+        sb_printf(out, "  backend (batch %lld, fp32, on an H100): cuBLAS per step: %s (%s)\n", batch, rule, why);
+    else sb_printf(out, "  backend (batch %lld, fp32, on an H100): persistent: %s\n", batch, why);
     return CLI_OK;
 }
 
 int cli_dump(int argc, char **argv) {
     static const struct option opts[] = {
         {"ir", no_argument, 0, 'i'}, {"dot", no_argument, 0, 'd'}, {"cell", required_argument, 0, 'c'},
-        {"schedule", no_argument, 0, 's'}, {"dim", required_argument, 0, 'D'},
+        {"schedule", no_argument, 0, 's'}, {"dim", required_argument, 0, 'D'}, {"batch", required_argument, 0, 'N'},
         {"output", required_argument, 0, 'o'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     const char *what = NULL, *cell = NULL, *out_path = NULL;
     const char *dims[64];
     int ndims = 0, schedule = 0;
+    long long batch = 0;
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
@@ -70,15 +84,26 @@ int cli_dump(int argc, char **argv) {
         case 'c': cell = optarg; break;
         case 'o': out_path = optarg; break;
         case 's': schedule = 1; break;
+        case 'N': {
+            char *end = NULL;
+            batch = strtoll(optarg, &end, 10);
+            if (!*optarg || *end || batch < 1 || batch > INT32_MAX) {
+                fprintf(stderr, "rnncc dump: error: --batch takes a batch size N >= 1, not '%s'\n", optarg);
+                return CLI_USAGE_ERROR;
+            }
+            break;
+        }
         case 'D':
             if (ndims == 64) { fprintf(stderr, "rnncc dump: error: too many --dim options\n"); return CLI_USAGE_ERROR; }
             dims[ndims++] = optarg;
             break;
         case 'h':
-            printf("usage: rnncc dump (--ir | --schedule) [--dot] [--dim NAME=VALUE]... [--cell NAME] [-o FILE] FILE\n"
+            printf("usage: rnncc dump (--ir | --schedule) [--dot] [--dim NAME=VALUE]... [--batch N] [--cell NAME]\n"
+                   "                  [-o FILE] FILE\n"
                    "Prints each cell in FILE (or only --cell NAME): its IR, or with --schedule its execution plan\n"
                    "(GEMMs, fused kernels, buffers, packed parameters; with --dim bindings, also offsets and sizes).\n"
-                   "--dot prints either as Graphviz dot instead of text.\n");
+                   "--dot prints either as Graphviz dot instead of text. With --dim and --batch N, --schedule also\n"
+                   "says which backend runs N sequences (fp32, on an H100) and why.\n");
             return CLI_OK;
         default: return CLI_USAGE_ERROR;
         }
@@ -92,6 +117,10 @@ int cli_dump(int argc, char **argv) {
         return CLI_USAGE_ERROR;
     }
     if (!what) what = "ir";
+    if (batch && (!schedule || !ndims)) {
+        fprintf(stderr, "rnncc dump: error: --batch applies to --schedule with every dimension bound (--dim)\n");
+        return CLI_USAGE_ERROR;
+    }
     if (ndims && !schedule) {
         fprintf(stderr, "rnncc dump: error: --dim applies to --schedule only\n");
         return CLI_USAGE_ERROR;
@@ -110,7 +139,7 @@ int cli_dump(int argc, char **argv) {
             if (cell && strcmp(ic->name, cell) != 0) continue;
             if (found++) sb_putc(&out, '\n');
             if (schedule) {
-                if (dump_schedule(&s, ic, strcmp(what, "dot") == 0, dims, ndims, &out) != CLI_OK) {
+                if (dump_schedule(&s, ic, strcmp(what, "dot") == 0, dims, ndims, batch, &out) != CLI_OK) {
                     status = CLI_INPUT_ERROR;
                     break;
                 }

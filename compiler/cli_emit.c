@@ -2,6 +2,8 @@
  * Key idea: the same path the runtime takes (plan, layout, cg_emit_forward, rt_nvrtc_compile),
  * so what this prints is exactly what a model would run. */
 #include <getopt.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -20,7 +22,7 @@ static void print_diags(const Diags *d) {
 }
 
 /* Plans, lays out and emits one cell into out; returns a CLI status. */
-static int emit_cell(CliSource *s, const IrCell *ic, const char **dims, int ndims, StrBuf *out) {
+static int emit_cell(CliSource *s, const IrCell *ic, const char **dims, int ndims, long long batch, StrBuf *out) {
     Plan *plan = sched_plan(&s->arena, ic, &s->diags);
     if (!plan) {
         print_diags(&s->diags);
@@ -43,8 +45,19 @@ static int emit_cell(CliSource *s, const IrCell *ic, const char **dims, int ndim
         return CLI_USAGE_ERROR;
     }
     PlanLayout *layout = sched_layout(&s->arena, plan, dimval, &s->diags);
-    if (layout) cg_emit_forward(&s->arena, plan, layout, out, &s->diags);
+    if (layout && batch == 0) cg_emit_forward(&s->arena, plan, layout, out, &s->diags);
     if (!layout || s->diags.nerrors > before) {
+        print_diags(&s->diags);
+        return CLI_INPUT_ERROR;
+    }
+    if (batch == 0) return CLI_OK;
+    CgPersist P;
+    char why[256];
+    if (!cg_persist_plan(&s->arena, layout, batch, CG_H100_SMS, CG_H100_SMEM, &P, why, sizeof why)) {
+        fprintf(stderr, "rnncc emit: error: cell '%s' has no persistent kernel on an H100: %s\n", ic->name, why);
+        return CLI_INPUT_ERROR;
+    }
+    if (!cg_emit_persistent(&s->arena, plan, layout, &P, out, &s->diags)) {
         print_diags(&s->diags);
         return CLI_INPUT_ERROR;
     }
@@ -81,10 +94,12 @@ int cli_emit(int argc, char **argv) {
         {"cell", required_argument, 0, 'c'}, {"dim", required_argument, 0, 'D'},
         {"output", required_argument, 0, 'o'}, {"ptx", no_argument, 0, 'p'}, {"cubin", no_argument, 0, 'b'},
         {"arch", required_argument, 0, 'a'}, {"forward", no_argument, 0, 'F'}, {"backward", no_argument, 0, 'B'},
+        {"persistent", required_argument, 0, 'P'},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     const char *cell = NULL, *out_path = NULL, *arch = "sm_90";
     const char *dims[MAX_DIMS];
-    int ndims = 0, ptx = 0, cubin = 0, part = 0, c; /* part: 0 all, 'F' forward only, 'B' backward only */
+    int ndims = 0, ptx = 0, cubin = 0, part = 0, c;
+    long long batch = 0; /* --persistent N: the persistent unit for batches of N */ /* part: 0 all, 'F' forward only, 'B' backward only */
     optind = 1; /* options may follow FILE (GNU argument permutation) */
     while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
         switch (c) {
@@ -93,6 +108,15 @@ int cli_emit(int argc, char **argv) {
         case 'p': ptx = 1; break;
         case 'b': cubin = 1; break;
         case 'a': arch = optarg; break;
+        case 'P': {
+            char *end = NULL;
+            batch = strtoll(optarg, &end, 10);
+            if (!*optarg || *end || batch < 1 || batch > INT32_MAX) {
+                fprintf(stderr, "rnncc emit: error: --persistent takes a batch size N >= 1, not '%s'\n", optarg);
+                return CLI_USAGE_ERROR;
+            }
+            break;
+        }
         case 'F':
         case 'B': part = c; break;
         case 'D':
@@ -100,19 +124,27 @@ int cli_emit(int argc, char **argv) {
             dims[ndims++] = optarg;
             break;
         case 'h':
-            printf("usage: rnncc emit [--cell NAME] [--dim NAME=VALUE]... [--forward | --backward] [--ptx | --cubin]\n"
-                   "                  [--arch ARCH] [-o FILE] FILE\n"
+            printf("usage: rnncc emit [--cell NAME] [--dim NAME=VALUE]... [--forward | --backward | --persistent N]\n"
+                   "                  [--ptx | --cubin] [--arch ARCH] [-o FILE] FILE\n"
                    "Prints the CUDA translation unit of a cell in FILE (the only one, or --cell NAME) with every\n"
                    "dimension bound by --dim: the forward kernels, then the backward kernels derived from them.\n"
                    "--forward or --backward print only that part (for reading; the unit compiled is always whole).\n"
                    "--ptx or --cubin compile it with NVRTC for ARCH (default sm_90) and write the result instead;\n"
-                   "a CUBIN is binary and is written only to -o FILE or a pipe.\n");
+                   "a CUBIN is binary and is written only to -o FILE or a pipe.\n"
+                   "--persistent N prints instead the persistent backend's unit (one kernel for the whole step\n"
+                   "loop) for batches of N sequences, sized for an H100 (132 multiprocessors, 227 KB of shared\n"
+                   "memory a block).\n");
             return CLI_OK;
         default: return CLI_USAGE_ERROR;
         }
     }
     if (ptx && cubin) {
         fprintf(stderr, "rnncc emit: error: --ptx and --cubin exclude each other\n");
+        return CLI_USAGE_ERROR;
+    }
+    if (part && batch) {
+        fprintf(stderr, "rnncc emit: error: --persistent prints its own unit; --%s does not apply\n",
+                part == 'F' ? "forward" : "backward");
         return CLI_USAGE_ERROR;
     }
     if (part && (ptx || cubin)) {
@@ -147,7 +179,7 @@ int cli_emit(int argc, char **argv) {
             status = CLI_USAGE_ERROR;
         } else {
             StrBuf out = {0};
-            status = emit_cell(&s, ic, dims, ndims, &out);
+            status = emit_cell(&s, ic, dims, ndims, batch, &out);
             if (status == CLI_OK && out.failed) {
                 fprintf(stderr, "rnncc emit: error: out of memory\n");
                 status = CLI_INPUT_ERROR;

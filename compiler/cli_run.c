@@ -16,6 +16,7 @@ typedef struct RunOpts {
     const char *dims[64];
     int ndims, layers, bidir, varlen, repeat, check, train;
     rnncc_precision precision;
+    rnncc_backend backend;
     int64_t T, N;
     uint64_t seed;
 } RunOpts;
@@ -37,7 +38,8 @@ static int parse(int argc, char **argv, RunOpts *o) {
         {"layers", required_argument, 0, 'L'}, {"bidirectional", no_argument, 0, 'b'},
         {"precision", required_argument, 0, 'p'}, {"cell", required_argument, 0, 'c'},
         {"varlen", no_argument, 0, 'v'}, {"repeat", required_argument, 0, 'r'}, {"seed", required_argument, 0, 's'},
-        {"no-check", no_argument, 0, 'n'}, {"train", no_argument, 0, 't'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"no-check", no_argument, 0, 'n'}, {"train", no_argument, 0, 't'}, {"backend", required_argument, 0, 'B'},
+        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     *o = (RunOpts){.layers = 1, .repeat = 20, .check = 1, .T = 16, .N = 8, .seed = 1};
     int c;
     int64_t v;
@@ -63,17 +65,28 @@ static int parse(int argc, char **argv, RunOpts *o) {
             else if (strcmp(optarg, "tf32") == 0) o->precision = RNNCC_TF32;
             else { fprintf(stderr, "rnncc run: error: --precision must be fp32 or tf32, not '%s'\n", optarg); return 0; }
             break;
+        case 'B':
+            if (strcmp(optarg, "auto") == 0) o->backend = RNNCC_BACKEND_AUTO;
+            else if (strcmp(optarg, "cublas") == 0) o->backend = RNNCC_BACKEND_CUBLAS;
+            else if (strcmp(optarg, "persistent") == 0) o->backend = RNNCC_BACKEND_PERSISTENT;
+            else {
+                fprintf(stderr, "rnncc run: error: --backend must be auto, cublas or persistent, not '%s'\n", optarg);
+                return 0;
+            }
+            break;
         case 'h':
             printf("usage: rnncc run FILE --dim NAME=VALUE... [--batch N] [--seq T] [--layers L] [--bidirectional]\n"
                    "                 [--precision fp32|tf32] [--cell NAME] [--varlen] [--train] [--repeat R] [--seed S]\n"
-                   "                 [--no-check]\n"
+                   "                 [--backend auto|cublas|persistent] [--no-check]\n"
                    "Runs the cell forward on the GPU on random data (weights uniform in +-1/sqrt(S), S the first\n"
                    "state's size; inputs in +-1), checks it against the double-precision CPU reference, and prints\n"
                    "the error (max |gpu - ref| / max |ref| per tensor) and the median time of R runs.\n"
                    "With --train it runs the training forward, backward data and backward weights, times the three\n"
                    "together, and checks dx, dh0 and every weight gradient against the reference's.\n"
                    "Exit status 1 when an error exceeds its bound: outputs 1e-5 (fp32) or 5e-3 (tf32), gradients\n"
-                   "1e-4 (fp32) or 5e-2 (tf32).\n");
+                   "1e-4 (fp32) or 5e-2 (tf32).\n"
+                   "--backend forces how the step loop runs (default auto: the rule of rnncc_model_backend);\n"
+                   "the line 'backend:' says which ran and why.\n");
             exit(CLI_OK);
         default: return 0;
         }
@@ -95,7 +108,7 @@ int cli_run(int argc, char **argv) {
         return CLI_INPUT_ERROR;
     }
     fputs(rnncc_program_log(prog), stderr); /* warnings */
-    rnncc_model_desc desc = {o.cell, o.dims, o.ndims, o.layers, o.bidir, o.precision, -1};
+    rnncc_model_desc desc = {o.cell, o.dims, o.ndims, o.layers, o.bidir, o.precision, -1, o.backend};
     rnncc_model *m = NULL;
     s = rnncc_model_create(prog, &desc, &m);
     rnncc_program_destroy(prog);
@@ -103,6 +116,14 @@ int cli_run(int argc, char **argv) {
         fprintf(stderr, "rnncc run: error: %s: %s\n", rnncc_status_string(s), rnncc_model_error(m));
         rnncc_model_destroy(m);
         return s == RNNCC_ERR_INVALID_ARGUMENT || s == RNNCC_ERR_NOT_FOUND ? CLI_USAGE_ERROR : CLI_INPUT_ERROR;
+    }
+    rnncc_backend used;
+    char why[320];
+    s = rnncc_model_backend(m, o.N, &used, why, sizeof why);
+    if (s != RNNCC_OK) {
+        fprintf(stderr, "rnncc run: error: %s: %s\n", rnncc_status_string(s), rnncc_model_error(m));
+        rnncc_model_destroy(m);
+        return CLI_INPUT_ERROR;
     }
     RtVerify v = {.T = o.T, .N = o.N, .varlen = o.varlen, .random_h0 = 1, .repeat = o.repeat, .seed = o.seed,
                   .backward = o.train};
@@ -118,6 +139,7 @@ int cli_run(int argc, char **argv) {
     printf("%s: T=%lld N=%lld layers=%d%s %s%s: %.3f ms per sequence, %.2f us per step (median of %d)\n", o.file,
            (long long)o.T, (long long)o.N, o.layers, o.bidir ? " bidirectional" : "", o.train ? "training " : "",
            o.precision == RNNCC_TF32 ? "tf32" : "fp32", v.median_ms, o.T ? v.median_ms * 1e3 / (double)o.T : 0.0, o.repeat);
+    printf("  backend: %s\n", why);
     if (!o.check) return CLI_OK;
     double tol = o.precision == RNNCC_TF32 ? 5e-3 : 1e-5;
     for (int q = 0; q < sz.noutputs; q++) printf("  output %d: relative error %.3g\n", q, v.out_err[q]);

@@ -72,6 +72,12 @@ typedef enum rnncc_precision {
     RNNCC_TF32 = 1,  /* GEMMs on tensor cores with TF32 inputs and fp32 accumulation */
 } rnncc_precision;
 
+/* How a layer's step loop runs (docs/backends.md). */
+typedef enum rnncc_backend {
+    RNNCC_BACKEND_AUTO = 0,       /* per pass, by a stated rule: see rnncc_model_backend */
+    RNNCC_BACKEND_CUBLAS = 1,     /* per step: a cuBLAS GEMM and generated element-wise kernels */
+    RNNCC_BACKEND_PERSISTENT = 2, /* one generated kernel per layer keeps the recurrent weights on chip */
+} rnncc_backend;
 typedef struct rnncc_model_desc {
     const char *cell;               /* the cell's name; NULL when the program has one cell */
     const char *const *dims;        /* "NAME=VALUE" bindings of the cell's dimensions */
@@ -80,6 +86,8 @@ typedef struct rnncc_model_desc {
     int bidirectional;              /* 0 or 1; outputs of the two directions are concatenated */
     rnncc_precision precision;
     int device;                     /* CUDA device ordinal; -1 for the current device */
+    rnncc_backend backend;          /* AUTO (0) unless forced; the environment variable
+                                       RNNCC_BACKEND=cublas|persistent forces AUTO models too */
 } rnncc_model_desc;
 
 /* Instantiates a cell: binds dimensions, plans it, generates and JIT-compiles its kernels for
@@ -112,6 +120,10 @@ rnncc_status rnncc_model_get_param(rnncc_model *model, const char *name, int lay
 /* The packed weight buffer (device) and its size in floats: every parameter at its offset. */
 float *rnncc_model_weights(rnncc_model *model, int64_t *count);
 
+/* Which backend a pass over N sequences runs on, and why in words into why (may be NULL), e.g.
+ * "persistent: step weights 16.8 MB fit on chip: 128 blocks, 197 KB of shared memory each".
+ * The persistent kernel is compiled (or loaded from the cache) on its first use. */
+rnncc_status rnncc_model_backend(rnncc_model *model, int64_t N, rnncc_backend *backend, char *why, size_t why_size);
 /* Sizes the model reports. */
 typedef struct rnncc_model_sizes {
     int64_t input;        /* I of layer 0 */

@@ -30,6 +30,28 @@ static rnncc_status run_gemm(RtBind *is, int j, int64_t t) {
     return rt_gemm(m, is->lane, is->stream, CUBLAS_OP_T, CUBLAS_OP_N, M, cols, K, w, K, b, ldb, c, W, 0);
 }
 
+void rt_args(const RtBind *is, int hoisted, int64_t t, RnnArgs *a) {
+    const rnncc_model *m = is->m;
+    memset(a, 0, sizeof *a);
+    a->params = m->weights + is->unit->weight_offset;
+    a->x = is->x + (hoisted ? is->hcol0 * is->ldx : 0);
+    a->ldx = is->ldx;
+    for (int b = 0; b < m->plan->nbuffers; b++) {
+        a->buf[b] = rt_buffer_at(is, is->bufs, b, t);
+        if (hoisted && m->plan->buffers[b].program == SCHED_HOIST) a->buf[b] += is->hcol0 * is->unit->layout->buffer_width[b];
+    }
+    for (int k = 0; k < m->cell->nstates; k++) {
+        a->state_prev[k] = rt_state_slot(is, k, t);
+        a->state_next[k] = rt_state_slot(is, k, t + 1);
+    }
+    for (int o = 0; o < m->cell->noutputs; o++) { a->y[o] = is->y[o]; a->ldy[o] = is->ldy[o]; }
+    a->lengths = is->lengths;
+    a->t = (int)t;
+    a->reverse = is->unit->dir;
+    a->T = (int)(hoisted ? is->hcols / is->r->N : is->r->T);
+    a->N = (int)is->r->N;
+}
+
 static rnncc_status run_group(RtBind *is, int gi, int64_t t) {
     rnncc_model *m = is->m;
     const RtModule *mod = is->unit->module;
@@ -40,24 +62,7 @@ static rnncc_status run_group(RtBind *is, int gi, int64_t t) {
     if (items == 0) return RNNCC_OK;
     dim3 grid = {cg_grid_blocks(items), 1, 1}, block = {CG_BLOCK_SIZE, 1, 1};
     RnnArgs a;
-    memset(&a, 0, sizeof a);
-    a.params = m->weights + is->unit->weight_offset;
-    a.x = is->x + (hoisted ? is->hcol0 * is->ldx : 0);
-    a.ldx = is->ldx;
-    for (int b = 0; b < m->plan->nbuffers; b++) {
-        a.buf[b] = rt_buffer_at(is, is->bufs, b, t);
-        if (hoisted && m->plan->buffers[b].program == SCHED_HOIST) a.buf[b] += is->hcol0 * is->unit->layout->buffer_width[b];
-    }
-    for (int k = 0; k < m->cell->nstates; k++) {
-        a.state_prev[k] = rt_state_slot(is, k, t);
-        a.state_next[k] = rt_state_slot(is, k, t + 1);
-    }
-    for (int o = 0; o < m->cell->noutputs; o++) { a.y[o] = is->y[o]; a.ldy[o] = is->ldy[o]; }
-    a.lengths = is->lengths;
-    a.t = (int)t;
-    a.reverse = is->unit->dir;
-    a.T = (int)T;
-    a.N = (int)is->r->N;
+    rt_args(is, hoisted, t, &a);
     void *args[] = {&a};
     RT_CUDA(m, cudaLaunchKernel((const void *)mod->kernels[gi], grid, block, args, 0, is->stream));
     RT_CUDA(m, cudaGetLastError());
@@ -96,6 +101,7 @@ static rnncc_status unit_chunk(RtBind *is, int64_t t0, int64_t t1) {
     is->hcol0 = t0 * is->r->N;
     is->hcols = (t1 - t0) * is->r->N;
     if (t1 > t0) RT_TRY(run_program(is, SCHED_HOIST, 0));
+    if (is->persist) return t1 > t0 ? rt_persist_launch(is, t0, t1) : RNNCC_OK;
     for (int64_t t = t0; t < t1; t++) RT_TRY(run_program(is, SCHED_STEP, t));
     return RNNCC_OK;
 }
@@ -116,6 +122,8 @@ static rnncc_status unit_end(RtBind *is, const rnncc_io *io) {
 
 /* Layers one after the other; the two directions of a layer on two streams. */
 static rnncc_status issue_layers(rnncc_model *m, const rnncc_io *io, const RtRegions *r, char *ws, char *reserve) {
+    const RtPersist *persist[2];
+    RT_TRY(rt_persist_choose(m, io->N, persist, NULL, 0));
     for (int l = 0; l < m->layers; l++) {
         if (m->dirs == 2) { /* both directions wait for everything before this layer */
             RT_CUDA(m, cudaEventRecord(m->events[0], m->streams[0]));
@@ -125,6 +133,7 @@ static rnncc_status issue_layers(rnncc_model *m, const rnncc_io *io, const RtReg
             RtBind is;
             rt_bind(&is, m, r, l, d, io->x, io->y, ws, reserve);
             is.lengths = io->lengths ? (const int *)(ws + r->lengths) : NULL;
+            is.persist = persist[is.unit->layout != m->layout[0]];
             RT_TRY(unit_begin(&is, io));
             RT_TRY(unit_chunk(&is, 0, io->T));
             RT_TRY(unit_end(&is, io));
@@ -143,12 +152,15 @@ static rnncc_status issue_layers(rnncc_model *m, const rnncc_io *io, const RtReg
  * buffers), so they never overlap each other. */
 static rnncc_status issue_wavefront(rnncc_model *m, const rnncc_io *io, const RtRegions *r, char *ws, char *reserve) {
     int64_t chunks = io->T < RT_WAVE_CHUNKS ? io->T : RT_WAVE_CHUNKS;
+    const RtPersist *persist[2];
+    RT_TRY(rt_persist_choose(m, io->N, persist, NULL, 0));
     RT_CUDA(m, cudaEventRecord(m->events[0], m->streams[0])); /* stream 1 starts after the caller's work */
     RT_CUDA(m, cudaStreamWaitEvent(m->streams[1], m->events[0], 0));
     for (int l = 0; l < m->layers; l++) {
         RtBind is;
         rt_bind(&is, m, r, l, 0, io->x, io->y, ws, reserve);
         is.lengths = io->lengths ? (const int *)(ws + r->lengths) : NULL;
+        is.persist = persist[is.unit->layout != m->layout[0]];
         RT_TRY(unit_begin(&is, io));
         for (int64_t c = 0; c < chunks; c++) {
             if (l > 0) RT_CUDA(m, cudaStreamWaitEvent(is.stream, m->wave_events[(l - 1) * RT_WAVE_CHUNKS + c], 0));

@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include "ir/ir.h"
+#include "codegen/cg.h"
 #include "ir/sched.h"
 #include "rnn_args.h"
 #include "rnncc.h"
@@ -29,6 +30,20 @@ typedef struct RtModule {
     int from_cache;             /* the binary came from the on-disk cache */
     double compile_ms;          /* time spent generating and compiling (or loading) it */
 } RtModule;
+
+/* The persistent kernel of one layout for one batch class (codegen/cg.h), built on first use. */
+typedef struct RtPersist {
+    int state;                  /* 0: not tried; 1: ready; -1: not possible (why says) */
+    CgPersist plan;
+    cudaLibrary_t lib;
+    cudaKernel_t kernel;
+    int from_cache;
+    double compile_ms;
+    char why[256];
+} RtPersist;
+
+/* Batch classes of the persistent kernel: CgPersist.nw = 1, 2, 4, 8. */
+enum { RT_PERSIST_CLASSES = 4 };
 
 /* One layer-direction: which layout and module it uses and where its weights start. */
 typedef struct RtUnit {
@@ -75,6 +90,7 @@ typedef struct RtBind {
     float *y[RNN_MAX_OUTPUTS];
     int64_t ldy[RNN_MAX_OUTPUTS];
     const int *lengths;         /* device, or NULL */
+    const RtPersist *persist;   /* the persistent kernel running this unit's step loop, or NULL */
     /* backward */
     float *dbufs[RNN_MAX_BUFFERS];
     float *dstate[RNN_MAX_STATES]; /* two halves of [N][S] */
@@ -148,6 +164,13 @@ struct rnncc_model {
     cudaEvent_t *wave_events;   /* [layers][RT_WAVE_CHUNKS]: layer l has finished chunk c */
     RtCache cache;
     char arch[16];
+    /* the persistent backend */
+    rnncc_backend backend;      /* AUTO, or forced */
+    int sms;                    /* multiprocessors */
+    int64_t smem_optin;         /* shared memory a block may take */
+    int coop;                   /* the device supports cooperative launches */
+    unsigned *sync;             /* device: one grid-barrier counter per stream lane */
+    RtPersist persist[2][RT_PERSIST_CLASSES]; /* per layout and batch class */
 };
 
 /* Records a formatted message in the model and returns status. */
@@ -186,6 +209,25 @@ void rt_regions_free(RtRegions *r);
 /* Loads (from the cache, or by generating and compiling) the kernels of one layout. */
 rnncc_status rt_module_load(rnncc_model *m, const PlanLayout *layout, RtModule *out);
 void rt_module_unload(RtModule *mod);
+
+/* The kernel arguments of step t (hoisted: of the window) of a bound unit, as the per-step
+ * kernels take them. */
+void rt_args(const RtBind *is, int hoisted, int64_t t, RnnArgs *a);
+/* Chooses the backend of a pass over N sequences: *out is the persistent kernel of each layout
+ * (built on first use), or NULLs for cuBLAS per step; why (may be NULL) says why in words. */
+rnncc_status rt_persist_choose(rnncc_model *m, int64_t N, const RtPersist *out[2], char *why, size_t why_size);
+/* Launches the persistent kernel for steps t0 .. t1-1 of a bound unit (after its hoisted program). */
+rnncc_status rt_persist_launch(RtBind *is, int64_t t0, int64_t t1);
+void rt_persist_unload(rnncc_model *m);
+/* The CUBIN of a generated source: from the on-disk cache (unless fresh), else compiled by NVRTC
+ * and cached. *bin is malloc'd. */
+rnncc_status rt_module_binary(rnncc_model *m, const char *source, int fresh, void **bin, size_t *len, int *from_cache);
+/* Loads a generated source's library and runs get(m, ctx) to look up its kernels; a cached
+ * binary the driver refuses is compiled afresh once. */
+rnncc_status rt_module_library(rnncc_model *m, const char *source, rnncc_status (*get)(rnncc_model *, void *),
+                               void *ctx, cudaLibrary_t *lib, int *from_cache);
+/* A monotonic clock in milliseconds. */
+double rt_now_ms(void);
 
 /* Issues one whole forward pass on the model's streams (captured into a graph by the caller,
  * or run directly). */

@@ -76,6 +76,11 @@ static rnncc_status validate_desc(rnncc_model *m, const rnncc_program *p, const 
         return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "desc->bidirectional must be 0 or 1, not %d", desc->bidirectional);
     if (desc->precision != RNNCC_FP32 && desc->precision != RNNCC_TF32)
         return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "desc->precision must be RNNCC_FP32 or RNNCC_TF32");
+    if (desc->backend != RNNCC_BACKEND_AUTO && desc->backend != RNNCC_BACKEND_CUBLAS &&
+        desc->backend != RNNCC_BACKEND_PERSISTENT)
+        return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT,
+                       "desc->backend must be RNNCC_BACKEND_AUTO, RNNCC_BACKEND_CUBLAS or RNNCC_BACKEND_PERSISTENT, not %d",
+                       (int)desc->backend);
     if (desc->ndims < 0 || (desc->ndims > 0 && !desc->dims))
         return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "desc->dims is NULL but desc->ndims is %d", desc->ndims);
     for (int i = 0; i < desc->ndims; i++)
@@ -147,6 +152,10 @@ static rnncc_status setup_device(rnncc_model *m) {
     struct cudaDeviceProp prop;
     RT_CUDA(m, cudaGetDeviceProperties(&prop, m->device));
     snprintf(m->arch, sizeof m->arch, "sm_%d%d", prop.major, prop.minor);
+    m->sms = prop.multiProcessorCount;
+    m->smem_optin = (int64_t)prop.sharedMemPerBlockOptin;
+    m->coop = prop.cooperativeLaunch;
+    RT_CUDA(m, cudaMalloc((void **)&m->sync, 2 * sizeof *m->sync));
     size_t bytes;
     if (__builtin_mul_overflow((size_t)m->weight_count, sizeof(float), &bytes))
         return rt_fail(m, RNNCC_ERR_OVERFLOW, "desc: the weights overflow");
@@ -192,6 +201,10 @@ rnncc_status rnncc_model_create(const rnncc_program *p, const rnncc_model_desc *
         m->dirs = desc->bidirectional ? 2 : 1;
         m->precision = desc->precision;
         m->device = desc->device;
+        m->backend = desc->backend;
+        const char *b = getenv("RNNCC_BACKEND");
+        if (m->backend == RNNCC_BACKEND_AUTO && b && strcmp(b, "cublas") == 0) m->backend = RNNCC_BACKEND_CUBLAS;
+        if (m->backend == RNNCC_BACKEND_AUTO && b && strcmp(b, "persistent") == 0) m->backend = RNNCC_BACKEND_PERSISTENT;
         s = own_cell(m, p, desc->cell);
     }
     if (s == RNNCC_OK) s = bind_layers(m, desc);
@@ -221,6 +234,8 @@ void rnncc_model_destroy(rnncc_model *m) {
         rt_gemm_cache_free(&m->gemm);
         if (m->ones) cudaFree(m->ones);
         for (int i = 0; i < m->nmodules; i++) rt_module_unload(&m->module[i]);
+        rt_persist_unload(m);
+        if (m->sync) cudaFree(m->sync);
         for (int i = 0; i < 2; i++) {
             if (m->cublas[i]) cublasDestroy(m->cublas[i]);
             if (m->cublas_ws[i]) cudaFree(m->cublas_ws[i]);

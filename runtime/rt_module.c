@@ -11,7 +11,7 @@
 #include "rt_internal.h"
 #include "rt_nvrtc.h"
 
-static double now_ms(void) {
+double rt_now_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
@@ -55,9 +55,40 @@ static rnncc_status compile(rnncc_model *m, const char *source, void **bin, size
     return RNNCC_OK;
 }
 
-static rnncc_status load(rnncc_model *m, const void *bin, RtModule *out) {
-    cudaError_t e = cudaLibraryLoadData(&out->lib, bin, NULL, NULL, 0, NULL, NULL, 0);
-    if (e != cudaSuccess) return rt_cuda_fail(m, e, "cudaLibraryLoadData", __FILE__, __LINE__);
+rnncc_status rt_module_binary(rnncc_model *m, const char *source, int fresh, void **bin, size_t *len, int *from_cache) {
+    char key[33];
+    int have_key = module_key(source, m->arch, key);
+    *bin = NULL;
+    *from_cache = !fresh && have_key && rt_cache_get(&m->cache, key, bin, len);
+    if (*from_cache) return RNNCC_OK;
+    RT_TRY(compile(m, source, bin, len));
+    if (have_key) rt_cache_put(&m->cache, key, *bin, *len);
+    return RNNCC_OK;
+}
+
+rnncc_status rt_module_library(rnncc_model *m, const char *source, rnncc_status (*get)(rnncc_model *, void *),
+                               void *ctx, cudaLibrary_t *lib, int *from_cache) {
+    void *bin = NULL;
+    size_t len = 0;
+    *lib = NULL;
+    for (int fresh = 0; fresh < 2; fresh++) {
+        rnncc_status s = rt_module_binary(m, source, fresh, &bin, &len, from_cache);
+        if (s != RNNCC_OK) return s;
+        cudaError_t e = cudaLibraryLoadData(lib, bin, NULL, NULL, 0, NULL, NULL, 0);
+        free(bin);
+        s = e != cudaSuccess ? rt_cuda_fail(m, e, "cudaLibraryLoadData", __FILE__, __LINE__) : get(m, ctx);
+        if (s == RNNCC_OK || !*from_cache) return s;
+        /* a cached binary the driver refuses: compile afresh */
+        if (*lib) cudaLibraryUnload(*lib);
+        *lib = NULL;
+        cudaGetLastError();
+    }
+    return RNNCC_OK;
+}
+
+/* Looks up the per-step unit's kernels in its library. */
+static rnncc_status get_kernels(rnncc_model *m, void *ctx) {
+    RtModule *out = ctx;
     for (int g = 0; g < m->plan->ngroups; g++) {
         char name[256];
         if (cg_kernel_name(m->plan, g, name, sizeof name) < 0)
@@ -71,7 +102,7 @@ static rnncc_status load(rnncc_model *m, const void *bin, RtModule *out) {
 }
 
 rnncc_status rt_module_load(rnncc_model *m, const PlanLayout *layout, RtModule *out) {
-    double t0 = now_ms();
+    double t0 = rt_now_ms();
     memset(out, 0, sizeof *out);
     out->kernels = arena_array(&m->arena, (size_t)m->plan->ngroups + 1, sizeof *out->kernels);
     out->bkernels = arena_array(&m->arena, (size_t)m->plan->ngroups + 1, sizeof *out->bkernels);
@@ -84,32 +115,9 @@ rnncc_status rt_module_load(rnncc_model *m, const PlanLayout *layout, RtModule *
         return rt_fail(m, RNNCC_ERR_UNSUPPORTED, "generating the kernels of cell '%s': %s", m->cell->name,
                        d.head ? d.head->msg : "out of memory");
     }
-    char key[33];
-    void *bin = NULL;
-    size_t len = 0;
-    int have_key = module_key(sb_str(&src), m->arch, key);
-    out->from_cache = have_key && rt_cache_get(&m->cache, key, &bin, &len);
-    rnncc_status s = RNNCC_OK;
-    if (out->from_cache) {
-        s = load(m, bin, out);
-        if (s != RNNCC_OK) { /* a cached binary the driver refuses: compile afresh */
-            free(bin);
-            bin = NULL;
-            if (out->lib) cudaLibraryUnload(out->lib);
-            out->lib = NULL;
-            out->from_cache = 0;
-        }
-    }
-    if (!out->from_cache) {
-        s = compile(m, sb_str(&src), &bin, &len);
-        if (s == RNNCC_OK) {
-            if (have_key) rt_cache_put(&m->cache, key, bin, len);
-            s = load(m, bin, out);
-        }
-    }
-    free(bin);
+    rnncc_status s = rt_module_library(m, sb_str(&src), get_kernels, out, &out->lib, &out->from_cache);
     sb_free(&src);
-    out->compile_ms = now_ms() - t0;
+    out->compile_ms = rt_now_ms() - t0;
     return s;
 }
 

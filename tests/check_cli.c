@@ -258,6 +258,31 @@ START_TEST(run_emit_schedule_arguments) {
     r = RUN(NULL, "dump", "--ir", "--dim", "H=4", "cells/lstm.cell");
     ck_assert_int_eq(r.status, 2);
     ck_assert_str_eq(r.err, "rnncc dump: error: --dim applies to --schedule only\n");
+    r = RUN(NULL, "run", "cells/lstm.cell", "--backend", "magic");
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_str_eq(r.err, "rnncc run: error: --backend must be auto, cublas or persistent, not 'magic'\n");
+    r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--persistent", "0");
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_str_eq(r.err, "rnncc emit: error: --persistent takes a batch size N >= 1, not '0'\n");
+    r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--persistent", "4", "--forward");
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_str_eq(r.err, "rnncc emit: error: --persistent prints its own unit; --forward does not apply\n");
+    r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=8", "--dim", "H=4096", "--persistent", "4");
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_str_eq(r.err, "rnncc emit: error: cell 'lstm' has no persistent kernel on an H100: step weights 268.4 MB "
+                            "need 2050 KB of shared memory per block on 132 blocks; a block has 227 KB\n");
+    r = RUN(NULL, "dump", "--schedule", "--batch", "4", "cells/lstm.cell");
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_str_eq(r.err, "rnncc dump: error: --batch applies to --schedule with every dimension bound (--dim)\n");
+    /* the schedule says which backend runs and why */
+    r = RUN(NULL, "dump", "--schedule", "--dim", "I=8", "--dim", "H=1024", "--batch", "4", "cells/lstm.cell");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_ptr_nonnull(strstr(r.out, "  backend (batch 4, fp32, on an H100): persistent: step weights 16.8 MB fit on "
+                                        "chip: 132 blocks, 149 KB of shared memory each\n"));
+    r = RUN(NULL, "dump", "--schedule", "--dim", "I=8", "--dim", "H=1024", "--batch", "128", "cells/lstm.cell");
+    ck_assert_ptr_nonnull(strstr(r.out, "backend (batch 128, fp32, on an H100): cuBLAS per step: batch 128 > 64 (fp32)"));
+    r = RUN(NULL, "dump", "--schedule", "--dim", "I=8", "--dim", "H=2048", "--batch", "4", "cells/lstm.cell");
+    ck_assert_ptr_nonnull(strstr(r.out, "cuBLAS per step: step weights 67.1 MB need 513 KB of shared memory per block"));
 }
 END_TEST
 

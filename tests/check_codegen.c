@@ -307,6 +307,85 @@ START_TEST(shipped_cells_emit_and_compile) {
 }
 END_TEST
 
+static int count(const char *hay, const char *needle);
+
+/* The persistent unit of a layout for batches of N, sized for an H100; NULL (and *why) when it does not fit. */
+static char *emit_persistent(Src *s, const PlanLayout *L, int64_t N, CgPersist *P, char *why, size_t why_size) {
+    if (!cg_persist_plan(&s->arena, L, N, CG_H100_SMS, CG_H100_SMEM, P, why, why_size)) return NULL;
+    StrBuf out = {0};
+    if (!cg_emit_persistent(&s->arena, L->plan, L, P, &out, &s->diags)) {
+        StrBuf sb = {0};
+        diag_render(&s->diags, &sb);
+        ck_abort_msg("cell %s: no persistent unit:\n%s", L->plan->cell->name, sb_str(&sb));
+    }
+    ck_assert(!out.failed);
+    return sb_take(&out);
+}
+
+/* Every shipped cell and a dozen random ones have a persistent unit for each batch class that
+ * NVRTC compiles without warnings; it defines the kernel its contract names, with one grid
+ * barrier per step for one GEMM phase whose rows stay local (LSTM), more for more phases. */
+START_TEST(persistent_units_compile) {
+    char **paths;
+    int n = tu_list_cells(&paths);
+    char src[8192];
+    for (int i = 0; i < n + 12; i++) {
+        Src s;
+        if (i < n) src_open_file(&s, paths[i]);
+        else {
+            int len = tu_random_cell((uint64_t)(i - n + 1), src, sizeof src);
+            ck_assert_int_gt(len, 0);
+            src_open(&s, "random.cell", src);
+        }
+        const IrCell *c = s.module->cells[0];
+        Plan *plan = sched_plan(&s.arena, c, &s.diags);
+        ck_assert_ptr_nonnull(plan);
+        const char *dims[] = {"I=40", "H=72", "M=56", "P=24"};
+        int64_t *dv = arena_array(&s.arena, (size_t)c->ndims + 1, sizeof *dv);
+        for (int d = 0; d < c->ndims; d++)
+            for (int k = 0; k < 4; k++)
+                if (c->dims[d].name && c->dims[d].name[0] == dims[k][0]) dv[d] = atoi(dims[k] + 2);
+        PlanLayout *L = sched_layout(&s.arena, plan, dv, &s.diags);
+        ck_assert_ptr_nonnull(L);
+        static const int64_t batches[] = {1, 7, 16, 64};
+        for (int b = 0; b < 4; b++) {
+            CgPersist P;
+            char why[256], name[256];
+            char *u = emit_persistent(&s, L, batches[b], &P, why, sizeof why);
+            ck_assert_msg(u, "%s: %s", c->name, why);
+            ck_assert_msg(strstr(why, "fit on chip"), "%s", why);
+            ck_assert_int_eq(P.nw, cg_persist_nw(batches[b]));
+            ck_assert_int_gt(cg_persist_kernel_name(plan, name, sizeof name), 0);
+            ck_assert_msg(strstr(u, name), "%s: no kernel %s", c->name, name);
+            if (strcmp(c->name, "lstm") == 0) ck_assert_int_eq(count(u, "rnn_grid_sync(args.sync"), 1);
+            if (b == 0 || b == 3) compile_ok(u, c->name, "sm_90");
+            free(u);
+        }
+        src_close(&s);
+    }
+    tu_free_list(paths, n);
+}
+END_TEST
+
+/* A model too large for the chip gets no persistent kernel, and the reason gives the sizes. */
+START_TEST(persistent_plan_says_why_not) {
+    Src s;
+    src_open_file(&s, "cells/lstm.cell");
+    const IrCell *c = s.module->cells[0];
+    Plan *plan = sched_plan(&s.arena, c, &s.diags);
+    const char *dims[] = {"I=8", "H=2048"};
+    int64_t *dv = arena_array(&s.arena, (size_t)c->ndims + 1, sizeof *dv);
+    ck_assert(ir_bind_dims(c, dims, 2, dv, &s.diags));
+    PlanLayout *L = sched_layout(&s.arena, plan, dv, &s.diags);
+    CgPersist P;
+    char why[256];
+    ck_assert_ptr_null(emit_persistent(&s, L, 4, &P, why, sizeof why));
+    ck_assert_msg(strstr(why, "step weights 67.1 MB need") && strstr(why, "a block has 227 KB"), "%s", why);
+    ck_assert_int_eq(cg_persist_plan(&s.arena, L, 4, 0, CG_H100_SMEM, &P, why, sizeof why), 0);
+    src_close(&s);
+}
+END_TEST
+
 static void check_golden(const char *cell_path, const char *golden_path) {
     Src s;
     src_open_file(&s, cell_path);
@@ -318,7 +397,10 @@ static void check_golden(const char *cell_path, const char *golden_path) {
     ck_assert(ir_bind_dims(c, dims, 2, dv, &s.diags));
     PlanLayout *L = sched_layout(&s.arena, plan, dv, &s.diags);
     ck_assert_ptr_nonnull(L);
-    char *got = emit(&s, L);
+    CgPersist P;
+    char why[256];
+    char *got = strstr(golden_path, "_persist") ? emit_persistent(&s, L, 4, &P, why, sizeof why) : emit(&s, L);
+    ck_assert_ptr_nonnull(got);
     char *want = tu_read_file(golden_path, NULL);
     if (strcmp(got, want) != 0) {
         int line = 1;
@@ -409,6 +491,7 @@ END_TEST
 START_TEST(golden_sources) {
     check_golden("cells/lstm.cell", "tests/golden/lstm.cu");
     check_golden("cells/gru.cell", "tests/golden/gru.cu");
+    check_golden("cells/lstm.cell", "tests/golden/lstm_persist.cu");
 }
 END_TEST
 
@@ -1204,6 +1287,8 @@ static Suite *codegen_suite(void) {
     tcase_add_test(tc, prelude_covers_op_table);
     tcase_add_test(tc, identifiers_and_literals);
     tcase_add_test(tc, golden_sources);
+    tcase_add_test(tc, persistent_units_compile);
+    tcase_add_test(tc, persistent_plan_says_why_not);
     tcase_add_test(tc, lstm_backward_routes);
     tcase_add_test(tc, keywords_are_refused);
     tcase_add_test(tc, generator_refuses_bad_names);

@@ -68,7 +68,7 @@ START_TEST(compile_errors_through_the_api) {
     ck_assert_ptr_nonnull(strstr(seen.first, "bad.cell:3:13: error: unknown name 'q'"));
     ck_assert_ptr_nonnull(strstr(seen.first, "^"));
     /* a model from a failed program: an argument error naming the program */
-    rnncc_model_desc desc = {NULL, lstm_dims, 2, 1, 0, RNNCC_FP32, -1};
+    rnncc_model_desc desc = {NULL, lstm_dims, 2, 1, 0, RNNCC_FP32, -1, RNNCC_BACKEND_AUTO};
     rnncc_model *m = NULL;
     ck_assert_int_eq(rnncc_model_create(p, &desc, &m), RNNCC_ERR_INVALID_ARGUMENT);
     ck_assert_ptr_nonnull(strstr(rnncc_model_error(m), "program"));
@@ -97,7 +97,7 @@ static void expect_create_fails(rnncc_program *p, const rnncc_model_desc *desc, 
 
 START_TEST(model_arguments_are_checked) {
     rnncc_program *p = compile_ok("cells/lstm.cell");
-    rnncc_model_desc ok = {NULL, lstm_dims, 2, 1, 0, RNNCC_FP32, -1}, d;
+    rnncc_model_desc ok = {NULL, lstm_dims, 2, 1, 0, RNNCC_FP32, -1, RNNCC_BACKEND_AUTO}, d;
     expect_create_fails(NULL, &ok, RNNCC_ERR_INVALID_ARGUMENT, "program is NULL");
     expect_create_fails(p, NULL, RNNCC_ERR_INVALID_ARGUMENT, "desc is NULL");
     d = ok; d.layers = 0;
@@ -108,6 +108,8 @@ START_TEST(model_arguments_are_checked) {
     expect_create_fails(p, &d, RNNCC_ERR_INVALID_ARGUMENT, "desc->precision");
     d = ok; d.dims = NULL;
     expect_create_fails(p, &d, RNNCC_ERR_INVALID_ARGUMENT, "desc->dims");
+    d = ok; d.backend = (rnncc_backend)9;
+    expect_create_fails(p, &d, RNNCC_ERR_INVALID_ARGUMENT, "desc->backend");
     d = ok; d.ndims = 1;
     expect_create_fails(p, &d, RNNCC_ERR_INVALID_ARGUMENT, "dimension H of cell 'lstm' is not bound");
     const char *bad[] = {"I=8", "H=-3"};
@@ -126,7 +128,7 @@ START_TEST(model_arguments_are_checked) {
     const char *src = "cell sq(x[H]) -> h {\n  state h[H]\n  param U[H, H]\n  h' = tanh(U @ h + x)\n}\n";
     ck_assert_int_eq(rnncc_compile_string(src, strlen(src), "sq.cell", NULL, &p), RNNCC_OK);
     const char *hd[] = {"H=8"};
-    d = (rnncc_model_desc){NULL, hd, 1, 2, 1, RNNCC_FP32, -1};
+    d = (rnncc_model_desc){NULL, hd, 1, 2, 1, RNNCC_FP32, -1, RNNCC_BACKEND_AUTO};
     expect_create_fails(p, &d, RNNCC_ERR_INVALID_ARGUMENT, "cannot be stacked");
     rnncc_program_destroy(p);
     ck_assert_int_eq(rnncc_model_create(NULL, NULL, NULL), RNNCC_ERR_INVALID_ARGUMENT);
@@ -136,7 +138,7 @@ END_TEST
 START_TEST(no_gpu_is_a_clean_error) {
     if (gpu_present()) return; /* covered by the GPU cases there */
     rnncc_program *p = compile_ok("cells/lstm.cell");
-    rnncc_model_desc desc = {NULL, lstm_dims, 2, 1, 0, RNNCC_FP32, -1};
+    rnncc_model_desc desc = {NULL, lstm_dims, 2, 1, 0, RNNCC_FP32, -1, RNNCC_BACKEND_AUTO};
     expect_create_fails(p, &desc, RNNCC_ERR_NO_GPU, "no CUDA device");
     rnncc_program_destroy(p);
 }
@@ -165,6 +167,7 @@ typedef struct Config {
     rnncc_precision precision;
     int graphs;
     int nowave;         /* RNNCC_WAVEFRONT=0: stacked layers one after the other */
+    rnncc_backend backend;
 } Config;
 
 static void verify(const char *path, const Config *cf) {
@@ -174,12 +177,17 @@ static void verify(const char *path, const Config *cf) {
     if (!cf->graphs) setenv("RNNCC_GRAPHS", "0", 1);
     if (cf->nowave) setenv("RNNCC_WAVEFRONT", "0", 1);
     rnncc_program *p = compile_ok(path);
-    rnncc_model_desc desc = {NULL, dims, nd, cf->layers, cf->bidir, cf->precision, -1};
+    rnncc_model_desc desc = {NULL, dims, nd, cf->layers, cf->bidir, cf->precision, -1, cf->backend};
     rnncc_model *m = NULL;
     rnncc_status s = rnncc_model_create(p, &desc, &m);
     unsetenv("RNNCC_GRAPHS");
     unsetenv("RNNCC_WAVEFRONT");
     ck_assert_msg(s == RNNCC_OK, "%s: %s", path, rnncc_model_error(m));
+    rnncc_backend used;
+    char why[320];
+    ck_assert_msg(rnncc_model_backend(m, cf->N, &used, why, sizeof why) == RNNCC_OK, "%s: %s", path, rnncc_model_error(m));
+    ck_assert_msg(cf->backend == RNNCC_BACKEND_AUTO || used == cf->backend, "%s: backend %d, asked %d: %s", path, used,
+                  cf->backend, why);
     RtVerify v = {.T = cf->T, .N = cf->N, .varlen = cf->varlen, .random_h0 = 1, .backward = cf->backward, .seed = 11};
     s = rt_verify(m, &v);
     ck_assert_msg(s == RNNCC_OK, "%s: %s", path, rnncc_model_error(m));
@@ -196,27 +204,43 @@ static void verify(const char *path, const Config *cf) {
     rnncc_program_destroy(p);
 }
 
+#define CUBLAS RNNCC_BACKEND_CUBLAS
+#define PERSIST RNNCC_BACKEND_PERSISTENT
 static const Config configs[] = {
-    /* layers bidir varlen backward T  N  in size precision graphs nowave */
-    {1, 0, 0, 0, 6, 3, 16, 24, RNNCC_FP32, 1, 0},
-    {3, 0, 1, 0, 5, 4, 16, 24, RNNCC_FP32, 1, 0},
-    {1, 1, 1, 0, 7, 3, 16, 24, RNNCC_FP32, 1, 0},
-    {1, 0, 0, 0, 1, 1, 16, 24, RNNCC_FP32, 1, 0},
-    {2, 1, 1, 0, 5, 3, 37, 37, RNNCC_FP32, 1, 0},
-    {1, 0, 1, 0, 9, 4, 16, 24, RNNCC_FP32, 0, 0},
-    {1, 0, 0, 0, 12, 8, 64, 128, RNNCC_TF32, 1, 0},
+    /* layers bidir varlen backward T  N  in size precision graphs nowave backend */
+    {1, 0, 0, 0, 6, 3, 16, 24, RNNCC_FP32, 1, 0, CUBLAS},
+    {3, 0, 1, 0, 5, 4, 16, 24, RNNCC_FP32, 1, 0, CUBLAS},
+    {1, 1, 1, 0, 7, 3, 16, 24, RNNCC_FP32, 1, 0, CUBLAS},
+    {1, 0, 0, 0, 1, 1, 16, 24, RNNCC_FP32, 1, 0, CUBLAS},
+    {2, 1, 1, 0, 5, 3, 37, 37, RNNCC_FP32, 1, 0, CUBLAS},
+    {1, 0, 1, 0, 9, 4, 16, 24, RNNCC_FP32, 0, 0, CUBLAS},
+    {1, 0, 0, 0, 12, 8, 64, 128, RNNCC_TF32, 1, 0, CUBLAS},
     /* training: forward, backward data and weights against the reference's gradients */
-    {1, 0, 0, 1, 6, 3, 16, 24, RNNCC_FP32, 1, 0},
-    {2, 1, 1, 1, 6, 5, 16, 24, RNNCC_FP32, 1, 0},
-    {3, 0, 1, 1, 5, 2, 16, 24, RNNCC_FP32, 0, 0},
-    {1, 0, 0, 1, 1, 1, 16, 37, RNNCC_FP32, 1, 0},
-    {1, 1, 1, 1, 8, 4, 32, 64, RNNCC_TF32, 1, 0},
+    {1, 0, 0, 1, 6, 3, 16, 24, RNNCC_FP32, 1, 0, CUBLAS},
+    {2, 1, 1, 1, 6, 5, 16, 24, RNNCC_FP32, 1, 0, CUBLAS},
+    {3, 0, 1, 1, 5, 2, 16, 24, RNNCC_FP32, 0, 0, CUBLAS},
+    {1, 0, 0, 1, 1, 1, 16, 37, RNNCC_FP32, 1, 0, CUBLAS},
+    {1, 1, 1, 1, 8, 4, 32, 64, RNNCC_TF32, 1, 0, CUBLAS},
     /* stacks of one direction run as a wavefront over chunks of time: fewer steps than chunks,
      * chunks of unequal length, and the same stacks layer after layer */
-    {2, 0, 1, 0, 3, 3, 16, 24, RNNCC_FP32, 1, 0},
-    {4, 0, 1, 1, 11, 3, 16, 24, RNNCC_FP32, 1, 0},
-    {3, 0, 0, 0, 9, 2, 16, 24, RNNCC_FP32, 0, 0},
-    {3, 0, 1, 1, 7, 3, 16, 24, RNNCC_FP32, 1, 1},
+    {2, 0, 1, 0, 3, 3, 16, 24, RNNCC_FP32, 1, 0, CUBLAS},
+    {4, 0, 1, 1, 11, 3, 16, 24, RNNCC_FP32, 1, 0, CUBLAS},
+    {3, 0, 0, 0, 9, 2, 16, 24, RNNCC_FP32, 0, 0, CUBLAS},
+    {3, 0, 1, 1, 7, 3, 16, 24, RNNCC_FP32, 1, 1, CUBLAS},
+    /* the persistent backend: each batch class (1, 2, 4, 8 sequences a lane), several passes
+     * of rows and columns, K over several chunks and not a multiple of 4, uneven slices */
+    {1, 0, 0, 0, 6, 3, 16, 24, RNNCC_FP32, 1, 0, PERSIST},
+    {1, 0, 1, 0, 9, 6, 16, 24, RNNCC_FP32, 0, 0, PERSIST},
+    {1, 1, 1, 0, 7, 13, 16, 24, RNNCC_FP32, 1, 0, PERSIST},
+    {2, 1, 1, 0, 5, 3, 37, 37, RNNCC_FP32, 1, 0, PERSIST},
+    {3, 0, 1, 0, 9, 40, 16, 24, RNNCC_FP32, 1, 0, PERSIST},
+    {1, 0, 1, 0, 8, 70, 200, 301, RNNCC_FP32, 1, 0, PERSIST},
+    {1, 0, 0, 0, 1, 1, 16, 24, RNNCC_FP32, 1, 0, PERSIST},
+    {1, 0, 0, 0, 12, 8, 64, 128, RNNCC_TF32, 1, 0, PERSIST},
+    {1, 0, 0, 1, 6, 3, 16, 24, RNNCC_FP32, 1, 0, PERSIST},
+    {2, 1, 1, 1, 6, 5, 16, 24, RNNCC_FP32, 1, 0, PERSIST},
+    {4, 0, 1, 1, 11, 3, 16, 24, RNNCC_FP32, 0, 0, PERSIST},
+    {1, 0, 1, 1, 6, 9, 40, 300, RNNCC_FP32, 1, 0, PERSIST},
 };
 
 START_TEST(every_cell_matches_the_reference) {
@@ -228,10 +252,73 @@ START_TEST(every_cell_matches_the_reference) {
 }
 END_TEST
 
+static rnncc_model *small_lstm(void);
+
+/* Cells nobody wrote a test for (tests/testutil.c draws them): forward and training on both
+ * backends, two layers, variable lengths. */
+START_TEST(random_cells_match_the_reference) {
+    char dir[] = "/tmp/rnncc_random_XXXXXX", path[64], src[8192];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    static const Config cfs[] = {
+        {2, 0, 1, 1, 6, 5, 16, 24, RNNCC_FP32, 1, 0, RNNCC_BACKEND_PERSISTENT},
+        {1, 1, 1, 1, 5, 3, 16, 40, RNNCC_FP32, 1, 0, RNNCC_BACKEND_PERSISTENT},
+        {2, 0, 1, 1, 6, 5, 16, 24, RNNCC_FP32, 1, 0, RNNCC_BACKEND_CUBLAS},
+    };
+    for (uint64_t seed = 1; seed <= 12; seed++) {
+        int n = tu_random_cell(seed, src, sizeof src);
+        ck_assert_int_gt(n, 0);
+        snprintf(path, sizeof path, "%s/rnd%llu.cell", dir, (unsigned long long)seed);
+        FILE *f = fopen(path, "w");
+        ck_assert_ptr_nonnull(f);
+        fwrite(src, 1, (size_t)n, f);
+        fclose(f);
+        for (size_t k = 0; k < sizeof cfs / sizeof *cfs; k++) verify(path, &cfs[k]);
+        remove(path);
+    }
+    rmdir(dir);
+}
+END_TEST
+
+/* The backend choice: forced, automatic by batch size, and a model too large for the chip. */
+START_TEST(backend_choice_is_stated) {
+    rnncc_program *p = compile_ok("cells/lstm.cell");
+    const char *big[] = {"I=16", "H=2048"};
+    rnncc_backend b;
+    char why[320];
+    for (int forced = 0; forced < 3; forced++) {
+        rnncc_model_desc desc = {NULL, big, 2, 1, 0, RNNCC_FP32, -1, (rnncc_backend)forced};
+        rnncc_model *m = NULL;
+        ck_assert_msg(rnncc_model_create(p, &desc, &m) == RNNCC_OK, "%s", rnncc_model_error(m));
+        rnncc_status s = rnncc_model_backend(m, 4, &b, why, sizeof why);
+        if (forced == RNNCC_BACKEND_PERSISTENT) {
+            ck_assert_int_eq(s, RNNCC_ERR_UNSUPPORTED);
+            ck_assert_msg(strstr(rnncc_model_error(m), "need") && strstr(rnncc_model_error(m), "KB of shared memory"), "%s",
+                          rnncc_model_error(m));
+        } else {
+            ck_assert_int_eq(s, RNNCC_OK);
+            ck_assert_int_eq(b, RNNCC_BACKEND_CUBLAS);
+            ck_assert_msg(strstr(why, forced ? "forced" : "KB of shared memory"), "%s", why);
+        }
+        rnncc_model_destroy(m);
+    }
+    rnncc_model *m = small_lstm();
+    ck_assert_int_eq(rnncc_model_backend(m, 4, &b, why, sizeof why), RNNCC_OK);
+    ck_assert_msg(b == RNNCC_BACKEND_PERSISTENT && strstr(why, "fit on chip"), "%d %s", b, why);
+    ck_assert_int_eq(rnncc_model_backend(m, 1000, &b, why, sizeof why), RNNCC_OK);
+    ck_assert_msg(b == RNNCC_BACKEND_CUBLAS && strstr(why, "batch 1000"), "%d %s", b, why);
+    ck_assert_int_eq(rnncc_model_backend(m, 4, NULL, why, sizeof why), RNNCC_ERR_INVALID_ARGUMENT);
+    ck_assert_msg(strstr(rnncc_model_error(m), "backend is NULL"), "%s", rnncc_model_error(m));
+    ck_assert_int_eq(rnncc_model_backend(m, -1, &b, NULL, 0), RNNCC_ERR_INVALID_ARGUMENT);
+    ck_assert_msg(strstr(rnncc_model_error(m), "N is -1"), "%s", rnncc_model_error(m));
+    rnncc_model_destroy(m);
+    rnncc_program_destroy(p);
+}
+END_TEST
+
 /* Creates the small LSTM used by the cases below. */
 static rnncc_model *small_lstm(void) {
     rnncc_program *p = compile_ok("cells/lstm.cell");
-    rnncc_model_desc desc = {NULL, lstm_dims, 2, 1, 0, RNNCC_FP32, -1};
+    rnncc_model_desc desc = {NULL, lstm_dims, 2, 1, 0, RNNCC_FP32, -1, RNNCC_BACKEND_AUTO};
     rnncc_model *m = NULL;
     ck_assert_msg(rnncc_model_create(p, &desc, &m) == RNNCC_OK, "%s", rnncc_model_error(m));
     rnncc_program_destroy(p);
@@ -337,7 +424,7 @@ static void *thread_run(void *arg) {
     *worst = 1;
     if (rnncc_compile_file("cells/gru.cell", NULL, &p) != RNNCC_OK) return NULL;
     const char *dims[] = {"I=12", "H=20"};
-    rnncc_model_desc desc = {NULL, dims, 2, 2, 1, RNNCC_FP32, -1};
+    rnncc_model_desc desc = {NULL, dims, 2, 2, 1, RNNCC_FP32, -1, RNNCC_BACKEND_AUTO};
     if (rnncc_model_create(p, &desc, &m) == RNNCC_OK) {
         RtVerify v = {.T = 10, .N = 3, .varlen = 1, .random_h0 = 1, .repeat = 5, .seed = 3};
         if (rt_verify(m, &v) == RNNCC_OK) *worst = v.worst;
@@ -369,6 +456,8 @@ int main(void) {
         TCase *gpu = tcase_create("gpu");
         tcase_set_timeout(gpu, 300);
         tcase_add_loop_test(gpu, every_cell_matches_the_reference, 0, (int)(sizeof configs / sizeof *configs));
+        tcase_add_test(gpu, random_cells_match_the_reference);
+        tcase_add_test(gpu, backend_choice_is_stated);
         tcase_add_test(gpu, parameters_round_trip);
         tcase_add_test(gpu, bad_calls_leave_the_model_usable);
         tcase_add_test(gpu, zero_steps_returns_the_initial_state);

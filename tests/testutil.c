@@ -174,3 +174,39 @@ int tu_run_suite(Suite *s) {
     srunner_free(sr);
     return failed ? 1 : 0;
 }
+
+int tu_random_cell(uint64_t seed, char *buf, size_t size) {
+    Rng r = {seed * 0x9e3779b97f4a7c15ull + 1};
+    int has_c = (int)(tu_next(&r) % 2), gates = 2 + (int)(tu_next(&r) % 4);
+    char body[4096], params[2048];
+    int bl = 0, pl = 0;
+    static const char *const acts[] = {"sigmoid", "tanh"};
+    for (int k = 0; k < gates; k++) {
+        char v[64], wx[32] = "";
+        int pick = (int)(tu_next(&r) % 4);
+        if (pick == 1 && has_c) snprintf(v, sizeof v, "c");
+        else if (pick == 2 && k > 0) snprintf(v, sizeof v, "g%d", (int)(tu_next(&r) % (uint64_t)k));
+        else if (pick == 3 && k > 0) snprintf(v, sizeof v, "(g%d * h)", (int)(tu_next(&r) % (uint64_t)k));
+        else snprintf(v, sizeof v, "h");
+        pl += snprintf(params + pl, sizeof params - pl, "    param U%d[H, H], b%d[H]\n", k, k);
+        if (k == 0 || tu_next(&r) % 4 != 0) {
+            pl += snprintf(params + pl, sizeof params - pl, "    param W%d[H, I]\n", k);
+            snprintf(wx, sizeof wx, "W%d @ x + ", k);
+        }
+        bl += snprintf(body + bl, sizeof body - bl, "    g%d = %s(%sU%d @ %s + b%d)\n", k, acts[tu_next(&r) % 2], wx, k,
+                       v, k);
+    }
+    char e[512];
+    int el = snprintf(e, sizeof e, "g0");
+    for (int k = 1; k < gates; k++) el += snprintf(e + el, sizeof e - el, " %c g%d", tu_next(&r) % 2 ? '+' : '*', k);
+    int a = (int)(tu_next(&r) % (uint64_t)gates), b = (int)(tu_next(&r) % (uint64_t)gates);
+    switch (tu_next(&r) % 3) {
+    case 0: bl += snprintf(body + bl, sizeof body - bl, "    h' = (1 - g%d) * h + g%d * tanh(%s)\n", a, a, e); break;
+    case 1: bl += snprintf(body + bl, sizeof body - bl, "    h' = tanh(%s + g%d * h)\n", e, a); break;
+    default: bl += snprintf(body + bl, sizeof body - bl, "    h' = g%d * tanh(%s - h)\n", a, e);
+    }
+    if (has_c) bl += snprintf(body + bl, sizeof body - bl, "    c' = g%d * c + (1 - g%d) * tanh(%s)\n", b, b, e);
+    int n = snprintf(buf, size, "cell rnd%llu(x[I]) -> h {\n    state h[H]%s\n%s\n%s}\n", (unsigned long long)seed,
+                     has_c ? ", c[H]" : "", params, body);
+    return n < 0 || (size_t)n >= size ? -1 : n;
+}

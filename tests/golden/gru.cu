@@ -41,6 +41,11 @@ typedef struct RnnArgs {
     int t;                               /* the step's iteration index, 0..T-1 */
     int reverse;                         /* 1: this direction reads positions from each sequence's end */
     int T, N;
+    /* persistent kernels only (codegen/cg_persist.c): one launch runs steps t .. t_end-1 */
+    int t_end;
+    int state_wrap;                      /* state slots: step t reads slot t % state_wrap (0: slot t), from state_prev[k] */
+    long long buf_step[RNN_MAX_BUFFERS]; /* floats between consecutive steps' copies of a step buffer (0: reused) */
+    unsigned *sync;                      /* the grid barrier's counter, zeroed before each launch */
 } RnnArgs;
 
 #endif

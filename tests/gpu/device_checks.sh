@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Everything that needs the GPU, in one run on the device machine (build/ built here and
 # carried): the GPU test suite, compute-sanitizer over it, training smoke runs of every cell,
-# the embedding example, and PyTorch parity. Prints a summary last.
+# the embedding example, and PyTorch parity; small batches take the persistent backend by the
+# automatic rule, and the sanitizers run both backends. Prints a summary last.
 # Usage (repository root): bash tests/gpu/device_checks.sh [quick]
 set -u
 export RNNCC_CACHE_DIR=${RNNCC_CACHE_DIR:-/tmp/rnncc-cache}
@@ -18,12 +19,15 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 step gpu-tests ./build/tests/check_runtime
 step memcheck env CK_FORK=no compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 ./build/tests/check_runtime
 for tool in racecheck initcheck synccheck; do
-    step "$tool" compute-sanitizer --tool $tool --error-exitcode 9 ./build/rnncc run cells/mlstm.cell --dim I=16 --dim H=24 \
-        --dim M=20 --seq 5 --batch 3 --layers 2 --bidirectional --varlen --train --repeat 1
+    for be in cublas persistent; do
+        step "$tool-$be" compute-sanitizer --tool $tool --error-exitcode 9 ./build/rnncc run cells/mlstm.cell --dim I=16 \
+            --dim H=24 --dim M=20 --seq 5 --batch 3 --layers 2 --bidirectional --varlen --train --repeat 1 --backend $be
+    done
 done
 for c in lstm gru peephole cifg indrnn sru mgu; do
     step "train-$c" ./build/rnncc run cells/$c.cell --dim I=32 --dim H=64 --seq 20 --batch 5 --layers 2 --bidirectional --varlen --train --repeat 3
 done
+step train-lstm-cublas ./build/rnncc run cells/lstm.cell --dim I=32 --dim H=64 --seq 20 --batch 5 --layers 2 --bidirectional --varlen --train --repeat 3 --backend cublas
 step train-lstmp ./build/rnncc run cells/lstmp.cell --dim I=32 --dim H=64 --dim P=24 --seq 20 --batch 5 --train --varlen --repeat 3
 step train-mlstm ./build/rnncc run cells/mlstm.cell --dim I=32 --dim H=64 --dim M=48 --seq 20 --batch 5 --train --varlen --repeat 3
 step examples bash tests/examples.sh build

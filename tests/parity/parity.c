@@ -655,7 +655,7 @@ static int run_rnncc(const Case *c, const char *cells_dir, Results *r) {
     snprintf(dim_i, sizeof dim_i, "I=%d", c->I);
     snprintf(dim_h, sizeof dim_h, "H=%d", c->H);
     const char *dims[] = {dim_i, dim_h};
-    rnncc_model_desc desc = {NULL, dims, 2, c->layers, c->dirs == 2, RNNCC_FP32, -1};
+    rnncc_model_desc desc = {NULL, dims, 2, c->layers, c->dirs == 2, RNNCC_FP32, -1, RNNCC_BACKEND_AUTO};
     s = rnncc_model_create(prog, &desc, &model);
     if (s == RNNCC_ERR_NO_GPU) {
         printf("parity: %s; skipped (the manifest, every tensor and %s were read and checked)\n", rnncc_model_error(model), path);

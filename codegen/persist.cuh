@@ -1,0 +1,134 @@
+/* rnncc persistent-kernel helpers (codegen/cg_persist.c emits the kernels that call them),
+ * appended to the prelude of a translation unit that has a persistent kernel.
+ * Key idea: one block owns a fixed slice of every recurrent GEMM's rows for the whole
+ * sequence, keeps those weight rows in shared memory, and meets the other blocks only at a
+ * grid barrier; the matrix product below is the block's share of one step's GEMM. */
+
+/* Grid-wide barrier of a cooperative launch (all blocks co-resident): returns once every block
+ * has arrived at barrier number epoch (1, 2, ... within one launch). *count is zero at launch.
+ * Thread 0 of each block arrives with a release (after the block's __syncthreads, so it releases
+ * the whole block's writes) and waits with acquire loads; the closing __syncthreads passes that
+ * on, so global writes before the barrier are visible to every thread after it. The counter may wrap: the
+ * comparison is modular. */
+RNN_DEV void rnn_grid_sync(unsigned *count, unsigned epoch) {
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        const unsigned target = epoch * gridDim.x;
+        asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(count) : "memory");
+        unsigned v;
+        do {
+            asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(count) : "memory");
+        } while ((int)(v - target) < 0);
+    }
+    __syncthreads();
+}
+
+/* Asynchronous copies global -> shared (sm_80+): 4 bytes (src_bytes 0: zero fill), 16 bytes. */
+RNN_DEV void rnn_cp4(float *dst, const float *src, int src_bytes) {
+    unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(d), "l"(src), "r"(src_bytes) : "memory");
+}
+RNN_DEV void rnn_cp16(float *dst, const float *src, int src_bytes) {
+    unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(d), "l"(src), "r"(src_bytes) : "memory");
+}
+RNN_DEV void rnn_cp_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+RNN_DEV void rnn_cp_wait_all() { asm volatile("cp.async.wait_group 0;" ::: "memory"); }
+RNN_DEV void rnn_cp_wait_one() { asm volatile("cp.async.wait_group 1;" ::: "memory"); }
+
+/* Threads of a persistent block. */
+#define RNN_P_THREADS 256
+
+/* Copies columns n0 .. n0+NP-1, elements k0 .. k0+KC-1 of X (column n at X + n*ldx, K elements,
+ * N columns) into xs [NP][KC + 4], zeros outside; vec: 16-byte copies (ldx, K and X aligned). */
+RNN_DEV void rnn_mv_stage(float *xs, const float *X, long long ldx, int N, int K, int n0, int k0, int NP, int KC, int vec) {
+    const int lds = KC + 4;
+    if (vec) {
+        const int q = KC >> 2;
+        for (int e = threadIdx.x; e < NP * q; e += RNN_P_THREADS) {
+            const int n = e / q, k = (e - n * q) << 2;
+            const int ok = n0 + n < N && k0 + k < K;
+            rnn_cp16(xs + n * lds + k, ok ? X + (long long)(n0 + n) * ldx + k0 + k : X, ok ? 16 : 0);
+        }
+    } else {
+        for (int e = threadIdx.x; e < NP * KC; e += RNN_P_THREADS) {
+            const int n = e / KC, k = e - n * KC;
+            const int ok = n0 + n < N && k0 + k < K;
+            rnn_cp4(xs + n * lds + k, ok ? X + (long long)(n0 + n) * ldx + k0 + k : X, ok ? 4 : 0);
+        }
+    }
+    rnn_cp_commit();
+}
+
+/* The block's share of one GEMM: for r < rows and n < N,
+ *     out[n*ldo + rowmap[r]] (=, or += when acc) = sum_{k < K} W[r*ldw + k] * X[n*ldx + k]
+ * W: the block's rows in shared memory, zero beyond rows and K up to RP = passes*8*RW rows and
+ * KP = chunks*KC columns (ldw = KP + 4). X: global. xs: two staging tiles [4*NW][KC + 4];
+ * red: [8][8*RW][4*NW] partial sums. Warp w sums k in its eighth of each KC chunk; lane
+ * (rg, ng) = (lane % 8, lane / 8) keeps rows i*8 + rg and columns j*4 + ng in registers.
+ * Every thread of the block must call it; it ends with a __syncthreads. */
+template <int RW, int NW>
+RNN_DEV void rnn_mv_t(const float *W, int ldw, int rows, int passes, int K, int KC, int chunks, const float *X,
+                      long long ldx, int N, float *xs, float *red, float *out, long long ldo, const int *rowmap,
+                      int acc) {
+    const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, rg = lane & 7, ng = lane >> 3;
+    const int NP = 4 * NW, RPP = 8 * RW, lds = KC + 4, kw = KC >> 3, tile = NP * lds;
+    const int vec = (ldx & 3) == 0 && (K & 3) == 0 && (((unsigned long long)X) & 15) == 0;
+    for (int p = 0; p < passes; p++) {
+        for (int n0 = 0; n0 < N; n0 += NP) {
+            float sum[RW][NW];
+#pragma unroll
+            for (int i = 0; i < RW; i++)
+#pragma unroll
+                for (int j = 0; j < NW; j++) sum[i][j] = 0.0f;
+            rnn_mv_stage(xs, X, ldx, N, K, n0, 0, NP, KC, vec);
+            for (int c = 0; c < chunks; c++) {
+                if (c + 1 < chunks) {
+                    rnn_mv_stage(xs + ((c + 1) & 1) * tile, X, ldx, N, K, n0, (c + 1) * KC, NP, KC, vec);
+                    rnn_cp_wait_one();
+                } else {
+                    rnn_cp_wait_all();
+                }
+                __syncthreads();
+                const float *wp = W + (p * RPP + rg) * ldw + c * KC + warp * kw;
+                const float *xp = xs + (c & 1) * tile + ng * lds + warp * kw;
+#pragma unroll 2
+                for (int kk = 0; kk < kw; kk += 4) {
+                    float4 w[RW], x[NW];
+#pragma unroll
+                    for (int i = 0; i < RW; i++) w[i] = *(const float4 *)(wp + i * 8 * ldw + kk);
+#pragma unroll
+                    for (int j = 0; j < NW; j++) x[j] = *(const float4 *)(xp + j * 4 * lds + kk);
+#pragma unroll
+                    for (int i = 0; i < RW; i++)
+#pragma unroll
+                        for (int j = 0; j < NW; j++) {
+                            float v = sum[i][j];
+                            v = fmaf(w[i].x, x[j].x, v);
+                            v = fmaf(w[i].y, x[j].y, v);
+                            v = fmaf(w[i].z, x[j].z, v);
+                            v = fmaf(w[i].w, x[j].w, v);
+                            sum[i][j] = v;
+                        }
+                }
+                __syncthreads(); /* the tile is refilled two chunks later */
+            }
+#pragma unroll
+            for (int i = 0; i < RW; i++)
+#pragma unroll
+                for (int j = 0; j < NW; j++) red[(warp * RPP + i * 8 + rg) * NP + j * 4 + ng] = sum[i][j];
+            __syncthreads();
+            for (int e = tid; e < RPP * NP; e += RNN_P_THREADS) {
+                const int r = e / NP, n = e - r * NP, lr = p * RPP + r;
+                if (lr < rows && n0 + n < N) {
+                    float v = 0.0f;
+#pragma unroll
+                    for (int q = 0; q < 8; q++) v += red[(q * RPP + r) * NP + n];
+                    float *o = out + (long long)(n0 + n) * ldo + rowmap[lr];
+                    *o = acc ? *o + v : v;
+                }
+            }
+            __syncthreads();
+        }
+    }
+}

@@ -1,0 +1,144 @@
+/* The persistent backend at run time: which backend a pass takes, building the persistent
+ * kernel of a layout and batch class on first use, and launching it cooperatively.
+ * Key idea: the rule is stated (the step weights fit in shared memory on a co-resident grid,
+ * and the batch is small enough: cg_persist_preferred), and the reason is kept in words so that
+ * rnncc_model_backend, `rnncc run` and the benchmarks can say why. */
+#include <stdio.h>
+#include <string.h>
+
+#include "rt_internal.h"
+
+static int class_of(int nw) { return nw == 1 ? 0 : nw == 2 ? 1 : nw == 4 ? 2 : 3; }
+
+static rnncc_status get_kernel(rnncc_model *m, void *ctx) {
+    RtPersist *p = ctx;
+    char name[256];
+    if (cg_persist_kernel_name(m->plan, name, sizeof name) < 0)
+        return rt_fail(m, RNNCC_ERR_UNSUPPORTED, "the persistent kernel's name is too long");
+    RT_CUDA(m, cudaLibraryGetKernel(&p->kernel, p->lib, name));
+    RT_CUDA(m, cudaKernelSetAttributeForDevice(p->kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                               (int)p->plan.smem, m->device));
+    return RNNCC_OK;
+}
+
+/* Plans, generates, compiles (through the cache) and loads the persistent kernel of layout li
+ * for batches of N; afterwards p->state says whether it can run and p->why why. */
+static rnncc_status build(rnncc_model *m, int li, int64_t N, RtPersist *p) {
+    double t0 = rt_now_ms();
+    p->state = -1;
+    if (!m->coop) {
+        snprintf(p->why, sizeof p->why, "the device has no cooperative launch");
+        return RNNCC_OK;
+    }
+    if (!cg_persist_plan(&m->arena, m->layout[li], N, m->sms, m->smem_optin, &p->plan, p->why, sizeof p->why))
+        return RNNCC_OK;
+    StrBuf src = {0};
+    Diags d;
+    diag_init(&d, &m->arena, m->cell->name, m->source, strlen(m->source));
+    if (!cg_emit_persistent(&m->arena, m->plan, m->layout[li], &p->plan, &src, &d) || src.failed) {
+        sb_free(&src);
+        return rt_fail(m, RNNCC_ERR_UNSUPPORTED, "generating the persistent kernel of cell '%s': %s", m->cell->name,
+                       d.head ? d.head->msg : "out of memory");
+    }
+    rnncc_status s = rt_module_library(m, sb_str(&src), get_kernel, p, &p->lib, &p->from_cache);
+    sb_free(&src);
+    p->compile_ms = rt_now_ms() - t0;
+    if (s != RNNCC_OK) return s;
+    /* a step barrier needs every block resident at once */
+    int per_sm = 0;
+    RT_CUDA(m, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, (const void *)p->kernel, CG_PERSIST_THREADS,
+                                                             (size_t)p->plan.smem));
+    if ((int64_t)per_sm * m->sms < p->plan.blocks) {
+        snprintf(p->why, sizeof p->why, "only %d of its %d blocks can be resident at once", per_sm * m->sms,
+                 p->plan.blocks);
+        return RNNCC_OK;
+    }
+    p->state = 1;
+    return RNNCC_OK;
+}
+
+rnncc_status rt_persist_choose(rnncc_model *m, int64_t N, const RtPersist *out[2], char *why, size_t why_size) {
+    out[0] = out[1] = NULL;
+    char buf[320];
+    if (!why) {
+        why = buf;
+        why_size = sizeof buf;
+    }
+    if (m->backend == RNNCC_BACKEND_CUBLAS) {
+        snprintf(why, why_size, "cuBLAS per step: forced");
+        return RNNCC_OK;
+    }
+    char rule[160];
+    if (m->backend == RNNCC_BACKEND_AUTO && !cg_persist_preferred(N, m->precision == RNNCC_TF32, rule, sizeof rule)) {
+        snprintf(why, why_size, "cuBLAS per step: %s", rule);
+        return RNNCC_OK;
+    }
+    if (N < 1) {
+        snprintf(why, why_size, "cuBLAS per step: an empty batch");
+        return RNNCC_OK;
+    }
+    RtPersist *p[2] = {NULL, NULL};
+    for (int li = 0; li < m->nmodules; li++) {
+        p[li] = &m->persist[li][class_of(cg_persist_nw(N))];
+        if (p[li]->state == 0) RT_TRY(build(m, li, N, p[li]));
+        if (p[li]->state < 0) {
+            if (m->backend == RNNCC_BACKEND_PERSISTENT)
+                return rt_fail(m, RNNCC_ERR_UNSUPPORTED, "the persistent backend is forced but cannot run %s: %s",
+                               li ? "layers > 0" : "this model", p[li]->why);
+            snprintf(why, why_size, "cuBLAS per step: %s", p[li]->why);
+            return RNNCC_OK;
+        }
+    }
+    snprintf(why, why_size, "persistent%s: %s", m->backend == RNNCC_BACKEND_PERSISTENT ? " (forced)" : "", p[0]->why);
+    out[0] = p[0];
+    out[1] = p[1] ? p[1] : p[0];
+    return RNNCC_OK;
+}
+
+rnncc_status rnncc_model_backend(rnncc_model *m, int64_t N, rnncc_backend *backend, char *why, size_t why_size) {
+    if (!m || m->failed) return RNNCC_ERR_INVALID_ARGUMENT;
+    if (!backend) return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "backend is NULL");
+    if (N < 0) return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "N is %lld; it must be >= 0", (long long)N);
+    if (why && why_size == 0) why = NULL;
+    const RtPersist *p[2];
+    int prev = -1;
+    cudaGetDevice(&prev);
+    RT_CUDA(m, cudaSetDevice(m->device));
+    rnncc_status s = rt_persist_choose(m, N, p, why, why_size);
+    if (prev >= 0 && prev != m->device) cudaSetDevice(prev);
+    *backend = p[0] ? RNNCC_BACKEND_PERSISTENT : RNNCC_BACKEND_CUBLAS;
+    return s;
+}
+
+rnncc_status rt_persist_launch(RtBind *is, int64_t t0, int64_t t1) {
+    rnncc_model *m = is->m;
+    const RtPersist *p = is->persist;
+    RnnArgs a;
+    rt_args(is, 0, t0, &a);
+    for (int k = 0; k < m->cell->nstates; k++) a.state_prev[k] = rt_state_slot(is, k, 0);
+    for (int b = 0; b < m->plan->nbuffers; b++) {
+        a.buf[b] = rt_buffer_at(is, is->bufs, b, 0);
+        a.buf_step[b] = rt_buffer_at(is, is->bufs, b, 1) - a.buf[b];
+    }
+    a.t_end = (int)t1;
+    a.state_wrap = is->r->training ? 0 : 2;
+    a.sync = m->sync + is->lane;
+    RT_CUDA(m, cudaMemsetAsync(a.sync, 0, sizeof *a.sync, is->stream));
+    void *args[] = {&a};
+    cudaLaunchAttribute attr = {.id = cudaLaunchAttributeCooperative, .val.cooperative = 1};
+    cudaLaunchConfig_t cfg = {.gridDim = {(unsigned)p->plan.blocks, 1, 1},
+                              .blockDim = {CG_PERSIST_THREADS, 1, 1},
+                              .dynamicSmemBytes = (size_t)p->plan.smem,
+                              .stream = is->stream,
+                              .attrs = &attr,
+                              .numAttrs = 1};
+    RT_CUDA(m, cudaLaunchKernelExC(&cfg, (const void *)p->kernel, args));
+    RT_CUDA(m, cudaGetLastError());
+    return RNNCC_OK;
+}
+
+void rt_persist_unload(rnncc_model *m) {
+    for (int li = 0; li < 2; li++)
+        for (int c = 0; c < RT_PERSIST_CLASSES; c++)
+            if (m->persist[li][c].lib) cudaLibraryUnload(m->persist[li][c].lib);
+}
