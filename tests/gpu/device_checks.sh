@@ -17,7 +17,6 @@ step() { # step NAME COMMAND...: runs it, logs to $OUT/NAME.log, records the out
 }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 step gpu-tests ./build/tests/check_runtime
-step memcheck env CK_FORK=no compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 ./build/tests/check_runtime
 for tool in racecheck initcheck synccheck; do
     for be in cublas persistent; do
         step "$tool-$be" compute-sanitizer --tool $tool --error-exitcode 9 ./build/rnncc run cells/mlstm.cell --dim I=16 \
@@ -33,6 +32,9 @@ step train-mlstm ./build/rnncc run cells/mlstm.cell --dim I=32 --dim H=64 --dim 
 step examples bash tests/examples.sh build
 step reserve-sizes ./build/bench/reserve_sizes
 if [ -x build/parity/parity ]; then step parity sh tests/parity/run.sh "$OUT/parity-cases"; fi
+# last, and bounded (MEMCHECK_TIMEOUT seconds, default 1800): the whole GPU suite under memcheck is slow
+step memcheck timeout "${MEMCHECK_TIMEOUT:-1800}" env CK_FORK=no compute-sanitizer --tool memcheck --leak-check full \
+    --error-exitcode 9 ./build/tests/check_runtime
 echo "=== summary"
 printf '%s\n' "${summary[@]}"
 ! printf '%s\n' "${summary[@]}" | grep -q FAILED
