@@ -26,6 +26,10 @@ void cli_source_free(CliSource *s);
 int cli_write_output(const char *out_path, const char *text, size_t len);
 
 /* Subcommands: each takes argc/argv starting at the subcommand's name. */
+/* Parses a batch size (1 .. 2^31-1) given to option opt of command cmd; prints the error and
+ * returns 0 when arg is not one. */
+int cli_parse_batch(const char *cmd, const char *opt, const char *arg, long long *out);
+
 int cli_check(int argc, char **argv);
 int cli_dump(int argc, char **argv);
 int cli_emit(int argc, char **argv);

@@ -84,15 +84,7 @@ int cli_dump(int argc, char **argv) {
         case 'c': cell = optarg; break;
         case 'o': out_path = optarg; break;
         case 's': schedule = 1; break;
-        case 'N': {
-            char *end = NULL;
-            batch = strtoll(optarg, &end, 10);
-            if (!*optarg || *end || batch < 1 || batch > INT32_MAX) {
-                fprintf(stderr, "rnncc dump: error: --batch takes a batch size N >= 1, not '%s'\n", optarg);
-                return CLI_USAGE_ERROR;
-            }
-            break;
-        }
+        case 'N': if (!cli_parse_batch("dump", "--batch", optarg, &batch)) return CLI_USAGE_ERROR; break;
         case 'D':
             if (ndims == 64) { fprintf(stderr, "rnncc dump: error: too many --dim options\n"); return CLI_USAGE_ERROR; }
             dims[ndims++] = optarg;

@@ -108,15 +108,7 @@ int cli_emit(int argc, char **argv) {
         case 'p': ptx = 1; break;
         case 'b': cubin = 1; break;
         case 'a': arch = optarg; break;
-        case 'P': {
-            char *end = NULL;
-            batch = strtoll(optarg, &end, 10);
-            if (!*optarg || *end || batch < 1 || batch > INT32_MAX) {
-                fprintf(stderr, "rnncc emit: error: --persistent takes a batch size N >= 1, not '%s'\n", optarg);
-                return CLI_USAGE_ERROR;
-            }
-            break;
-        }
+        case 'P': if (!cli_parse_batch("emit", "--persistent", optarg, &batch)) return CLI_USAGE_ERROR; break;
         case 'F':
         case 'B': part = c; break;
         case 'D':

@@ -1,6 +1,7 @@
 /* Reading a source file (or standard input) and compiling it, for every subcommand.
  * Key idea: one place prints diagnostics, so every subcommand reports errors alike. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -73,4 +74,15 @@ int cli_write_output(const char *out_path, const char *text, size_t len) {
         return CLI_INPUT_ERROR;
     }
     return CLI_OK;
+}
+
+int cli_parse_batch(const char *cmd, const char *opt, const char *arg, long long *out) {
+    char *end = NULL;
+    long long v = strtoll(arg, &end, 10);
+    if (!*arg || *end || v < 1 || v > INT32_MAX) {
+        fprintf(stderr, "rnncc %s: error: %s takes a batch size N >= 1, not '%s'\n", cmd, opt, arg);
+        return 0;
+    }
+    *out = v;
+    return 1;
 }
