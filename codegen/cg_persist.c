@@ -28,7 +28,7 @@ static int64_t smem_bytes(const CgPersist *P) {
 }
 
 /* Lays out shared memory with staging chunks of at most kc_cap columns (0: all of K at once). */
-static void lay_out(const PlanLayout *L, CgPersist *P, int64_t kc_cap, int64_t budget) {
+static void lay_out(CgPersist *P, int64_t kc_cap, int64_t budget) {
     int64_t off = 0;
     P->kc_max = P->rpp_max = 0;
     P->tiles = 1;
@@ -49,7 +49,6 @@ static void lay_out(const PlanLayout *L, CgPersist *P, int64_t kc_cap, int64_t b
         off += ceil_div(P->gemms[k].rows, 4) * 4;
     }
     P->fixed_floats = off;
-    (void)L;
 }
 
 int cg_persist_plan(Arena *arena, const PlanLayout *L, int64_t N, int sms, int64_t smem_limit, CgPersist *P,
@@ -93,8 +92,8 @@ int cg_persist_plan(Arena *arena, const PlanLayout *L, int64_t N, int sms, int64
         }
     }
     /* the operand staged whole (one wait a step) when that fits, else in chunks of 256 */
-    lay_out(L, P, 0, budget);
-    if (P->fixed_floats > budget || smem_bytes(P) > smem_limit) lay_out(L, P, 256, budget);
+    lay_out(P, 0, budget);
+    if (P->fixed_floats > budget || smem_bytes(P) > smem_limit) lay_out(P, 256, budget);
     P->weight_bytes = weights * (int64_t)sizeof(float);
     int64_t need = P->fixed_floats > budget ? P->fixed_floats * (int64_t)sizeof(float) : smem_bytes(P);
     P->smem = need;

@@ -98,8 +98,8 @@ int cli_emit(int argc, char **argv) {
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     const char *cell = NULL, *out_path = NULL, *arch = "sm_90";
     const char *dims[MAX_DIMS];
-    int ndims = 0, ptx = 0, cubin = 0, part = 0, c;
-    long long batch = 0; /* --persistent N: the persistent unit for batches of N */ /* part: 0 all, 'F' forward only, 'B' backward only */
+    int ndims = 0, ptx = 0, cubin = 0, part = 0, c; /* part: 0 all, 'F' forward only, 'B' backward only */
+    long long batch = 0; /* --persistent N: the persistent unit for batches of N */
     optind = 1; /* options may follow FILE (GNU argument permutation) */
     while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
         switch (c) {

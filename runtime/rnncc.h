@@ -121,7 +121,7 @@ rnncc_status rnncc_model_get_param(rnncc_model *model, const char *name, int lay
 float *rnncc_model_weights(rnncc_model *model, int64_t *count);
 
 /* Which backend a pass over N sequences runs on, and why in words into why (may be NULL), e.g.
- * "persistent: step weights 16.8 MB fit on chip: 128 blocks, 197 KB of shared memory each".
+ * "persistent: step weights 16.8 MB fit on chip: 132 blocks, 149 KB of shared memory each".
  * The persistent kernel is compiled (or loaded from the cache) on its first use. */
 rnncc_status rnncc_model_backend(rnncc_model *model, int64_t N, rnncc_backend *backend, char *why, size_t why_size);
 /* Sizes the model reports. */

@@ -219,9 +219,6 @@ rnncc_status rt_persist_choose(rnncc_model *m, int64_t N, const RtPersist *out[2
 /* Launches the persistent kernel for steps t0 .. t1-1 of a bound unit (after its hoisted program). */
 rnncc_status rt_persist_launch(RtBind *is, int64_t t0, int64_t t1);
 void rt_persist_unload(rnncc_model *m);
-/* The CUBIN of a generated source: from the on-disk cache (unless fresh), else compiled by NVRTC
- * and cached. *bin is malloc'd. */
-rnncc_status rt_module_binary(rnncc_model *m, const char *source, int fresh, void **bin, size_t *len, int *from_cache);
 /* Loads a generated source's library and runs get(m, ctx) to look up its kernels; a cached
  * binary the driver refuses is compiled afresh once. */
 rnncc_status rt_module_library(rnncc_model *m, const char *source, rnncc_status (*get)(rnncc_model *, void *),

@@ -55,7 +55,9 @@ static rnncc_status compile(rnncc_model *m, const char *source, void **bin, size
     return RNNCC_OK;
 }
 
-rnncc_status rt_module_binary(rnncc_model *m, const char *source, int fresh, void **bin, size_t *len, int *from_cache) {
+/* The CUBIN of a generated source: from the on-disk cache (unless fresh), else compiled by NVRTC
+ * and cached. *bin is malloc'd. */
+static rnncc_status module_binary(rnncc_model *m, const char *source, int fresh, void **bin, size_t *len, int *from_cache) {
     char key[33];
     int have_key = module_key(source, m->arch, key);
     *bin = NULL;
@@ -72,7 +74,7 @@ rnncc_status rt_module_library(rnncc_model *m, const char *source, rnncc_status 
     size_t len = 0;
     *lib = NULL;
     for (int fresh = 0; fresh < 2; fresh++) {
-        rnncc_status s = rt_module_binary(m, source, fresh, &bin, &len, from_cache);
+        rnncc_status s = module_binary(m, source, fresh, &bin, &len, from_cache);
         if (s != RNNCC_OK) return s;
         cudaError_t e = cudaLibraryLoadData(lib, bin, NULL, NULL, 0, NULL, NULL, 0);
         free(bin);

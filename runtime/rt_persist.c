@@ -21,6 +21,15 @@ static rnncc_status get_kernel(rnncc_model *m, void *ctx) {
     return RNNCC_OK;
 }
 
+/* A build that failed with status s: the model's message becomes the reason later passes fall
+ * back (or, forced, fail) with. Returns s. */
+static rnncc_status failed(rnncc_model *m, RtPersist *p, rnncc_status s) {
+    char msg[201];
+    snprintf(msg, sizeof msg, "%.200s", m->error);
+    snprintf(p->why, sizeof p->why, "building its kernel failed: %s", msg);
+    return s;
+}
+
 /* Plans, generates, compiles (through the cache) and loads the persistent kernel of layout li
  * for batches of N; afterwards p->state says whether it can run and p->why why. */
 static rnncc_status build(rnncc_model *m, int li, int64_t N, RtPersist *p) {
@@ -37,13 +46,13 @@ static rnncc_status build(rnncc_model *m, int li, int64_t N, RtPersist *p) {
     diag_init(&d, &m->arena, m->cell->name, m->source, strlen(m->source));
     if (!cg_emit_persistent(&m->arena, m->plan, m->layout[li], &p->plan, &src, &d) || src.failed) {
         sb_free(&src);
-        return rt_fail(m, RNNCC_ERR_UNSUPPORTED, "generating the persistent kernel of cell '%s': %s", m->cell->name,
-                       d.head ? d.head->msg : "out of memory");
+        return failed(m, p, rt_fail(m, RNNCC_ERR_UNSUPPORTED, "generating the persistent kernel of cell '%s': %s",
+                                    m->cell->name, d.head ? d.head->msg : "out of memory"));
     }
     rnncc_status s = rt_module_library(m, sb_str(&src), get_kernel, p, &p->lib, &p->from_cache);
     sb_free(&src);
     p->compile_ms = rt_now_ms() - t0;
-    if (s != RNNCC_OK) return s;
+    if (s != RNNCC_OK) return failed(m, p, s);
     /* a step barrier needs every block resident at once */
     int per_sm = 0;
     RT_CUDA(m, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, (const void *)p->kernel, CG_PERSIST_THREADS,
