@@ -151,6 +151,7 @@ golden-update: all
 	@for n in lstm gru; do \
 	    $(B)/rnncc emit --dim I=8 --dim H=16 -o tests/golden/$$n.cu cells/$$n.cell; done
 	@$(B)/rnncc emit --dim I=8 --dim H=16 --persistent 4 -o tests/golden/lstm_persist.cu cells/lstm.cell
+	@$(B)/rnncc emit --dim I=8 --dim H=16 --persistent 4 --backward -o tests/golden/lstm_persist_back.cu cells/lstm.cell
 	@for f in tests/bad/*.cell; do \
 	    $(B)/rnncc check $$f > /dev/null 2> $${f%.cell}.err; true; done
 	@echo "golden files rewritten: review 'git diff tests/'"
@@ -204,7 +205,7 @@ parity: $(B)/parity/parity
 # librnncc is linked whole so that the bench's weak references to rnncc_backward_data and
 # rnncc_backward_weights find them wherever in the library they are defined (a weak
 # reference alone pulls no archive member in); absent ones make training rows "n/a".
-BENCH_PROGS := $(B)/bench/bench_rnn $(B)/bench/custom_cells $(B)/bench/reserve_sizes
+BENCH_PROGS := $(B)/bench/bench_rnn $(B)/bench/custom_cells $(B)/bench/reserve_sizes $(B)/bench/persist_profile
 BENCH_LIBS_reserve_sizes := -lcudnn
 BENCH_LIBS_bench_rnn := -lcudnn
 

@@ -940,6 +940,11 @@ static void run_case(Bench *b, const Config *cfg, const CellDef *cell, Prec p, u
             char why[320];
             if (rnncc_model_backend(m, cfg->N, &be, why, sizeof why) == RNNCC_OK) printf("   rnncc backend: %s\n", why);
             else printf("   rnncc backend: %s\n", rnncc_model_error(m));
+            if (o->do_train) {
+                if (rnncc_model_backward_backend(m, cfg->N, &be, why, sizeof why) != RNNCC_OK)
+                    snprintf(why, sizeof why, "%s", rnncc_model_error(m));
+                printf("   rnncc backward backend: %s\n", why);
+            }
         }
         if (!ok) {
             printf("*** %s: rnncc could not be set up (see the error above) ***\n", label);

@@ -106,14 +106,20 @@ int cg_backward_kernel_name(const Plan *plan, int group, char *buf, size_t size)
 int64_t cg_backward_group_items(const PlanLayout *layout, int group, int64_t T, int64_t N);
 
 /* ---- the persistent backend (codegen/cg_persist.c; docs/backends.md) ----------------------
- * A unit of its own (cg_emit_persistent) holds one kernel `rnncc_<cell>_p` that runs steps
- * a.t .. a.t_end-1 of the step program: launched cooperatively with exactly CgPersist.blocks
- * blocks of CG_PERSIST_THREADS threads and CgPersist.smem bytes of dynamic shared memory, after
- * the hoisted program (the per-step unit's kernels and cuBLAS); a.sync points to a zeroed
- * counter; state k of step t is read from slot t % a.state_wrap (slot t when 0) of
- * state_prev[k] (slots of [N][S] one after the other) and written to the next slot; step buffer
- * b of step t is buf[b] + t * buf_step[b]. Block s owns, of every quantity of length L (a
- * group's J, each stacked block of a step GEMM), the elements [L*s/G, L*(s+1)/G). */
+ * A unit of its own (cg_emit_persistent) holds one kernel: forward `rnncc_<cell>_p` runs steps
+ * a.t .. a.t_end-1 of the step program, backward `rnncc_<cell>_pb` runs the step program's
+ * backward for steps a.t_end-1 down to a.t. Either is launched cooperatively with exactly
+ * CgPersist.blocks blocks of CG_PERSIST_THREADS threads and CgPersist.smem bytes of dynamic
+ * shared memory; a.sync points to a zeroed counter; state k of step t is read from slot
+ * t % a.state_wrap (slot t when 0) of state_prev[k] (slots of [N][S] one after the other) and
+ * written to the next slot; step buffer b of step t is buf[b] + t * buf_step[b] (dbuf[b] too).
+ * The forward runs after the hoisted program (the per-step unit's kernels and cuBLAS); the
+ * backward before the hoisted program's backward, with the per-step backward's arguments
+ * (above) except: dstate_prev[k] points to three [N][S] slots, step t reads the adjoint of its
+ * state result from slot (t+1) % 3, adds to slot t % 3 and zeroes slot (t+2) % 3; slot
+ * t_end % 3 holds the adjoint of the last result and slot (t_end-1) % 3 zeros at launch.
+ * Block s owns, of every quantity of length L (a group's J, each stacked block of a step GEMM,
+ * in the backward each step GEMM's operand), the elements [L*s/G, L*(s+1)/G). */
 enum { CG_PERSIST_THREADS = 256 };
 /* The H100 (SXM) the CLI sizes persistent kernels for when no device is asked: its
  * multiprocessors and the shared memory one block may take (227 KB). */
@@ -122,16 +128,17 @@ enum { CG_H100_SMS = 132, CG_H100_SMEM = 232448 };
 /* One step GEMM as the persistent kernel keeps it on chip. */
 typedef struct CgPersistGemm {
     int gemm;               /* index into Plan.gemms */
-    int64_t K;              /* the operand's length */
-    int64_t rows;           /* rows a block owns at most */
+    int64_t K;              /* the operand's length (backward: the result's, the stacked rows) */
+    int64_t rows;           /* rows a block owns at most (backward: operand elements) */
     int rw, passes;         /* register rows per lane (1..4), and passes of 8*rw rows */
     int64_t kc, chunks;     /* columns of K staged at once, and how many chunks cover K */
     int64_t ldw;            /* floats per weight row in shared memory (chunks*kc + 4) */
     int64_t w_off, map_off; /* floats from the start of shared memory: the weights, the row map */
 } CgPersistGemm;
 
-/* The persistent kernel's shape for one layout, device and batch class. */
+/* The persistent kernel's shape for one layout, device, batch class and direction. */
 typedef struct CgPersist {
+    int backward;           /* 0: the forward kernel; 1: the backward */
     int blocks;             /* G: one per multiprocessor at most */
     int nw;                 /* sequences per lane in a matrix-product pass (1, 2, 4, 8): 4*nw a pass */
     int ngemms;             /* step GEMMs */
@@ -145,19 +152,22 @@ typedef struct CgPersist {
 
 /* Sequences per lane for a batch of N: 1, 2, 4 or 8. */
 int cg_persist_nw(int64_t N);
-/* Plans the persistent kernel for batches of N on a device with sms multiprocessors and
- * smem_limit bytes of shared memory per block. Returns 1 when it fits; else 0. Either way
- * why says it in words ("step weights 18.9 MB need 290 KB of shared memory per block ..."). */
-int cg_persist_plan(Arena *arena, const PlanLayout *layout, int64_t N, int sms, int64_t smem_limit, CgPersist *out,
-                    char *why, size_t why_size);
+/* Plans the persistent kernel (backward: the backward one) for batches of N on a device with
+ * sms multiprocessors and smem_limit bytes of shared memory per block. Returns 1 when it fits;
+ * else 0. Either way why says it in words ("step weights 18.9 MB need 290 KB of shared memory
+ * per block ..."). */
+int cg_persist_plan(Arena *arena, const PlanLayout *layout, int64_t N, int backward, int sms, int64_t smem_limit,
+                    CgPersist *out, char *why, size_t why_size);
 /* The automatic choice between the backends for a batch of N whose persistent kernel fits
  * (measured on an H100, bench/NOTES.md): the persistent kernel (FFMA, fp32) up to 64 sequences
  * in fp32 and up to 20 with tf32 allowed, where per-step tensor-core GEMMs win beyond. Returns
  * 1 for persistent; why says the rule in words. */
 int cg_persist_preferred(int64_t N, int tf32, char *why, size_t why_size);
-/* Writes the persistent kernel's name (rnncc_<cell>_p) into buf; its length, or -1. */
-int cg_persist_kernel_name(const Plan *plan, char *buf, size_t size);
-/* Writes the persistent unit of a planned kernel: prelude, dimensions, ops, helpers, kernel.
+/* Writes the persistent kernel's name (rnncc_<cell>_p, backward rnncc_<cell>_pb) into buf; its
+ * length, or -1. */
+int cg_persist_kernel_name(const Plan *plan, int backward, char *buf, size_t size);
+/* Writes the persistent unit of a planned kernel (P->backward says which): prelude, dimensions,
+ * ops, helpers, kernel.
  * Returns 1, or 0 with the reason in diags. */
 int cg_emit_persistent(Arena *arena, const Plan *plan, const PlanLayout *layout, const CgPersist *P, StrBuf *out,
                        Diags *diags);

@@ -256,6 +256,53 @@ static void emit_comment(Gen *g, const SchedGroup *grp, int gi, const char *knam
     sb_free(&s);
 }
 
+/* Resets the per-kernel state for group gi's backward: what it computes and what it reads. */
+static void backward_begin(Gen *g, const SchedGroup *grp) {
+    memset(g->computed, 0, g->c->nnodes);
+    memset(g->loaded, 0, g->c->nnodes);
+    for (int i = 0; i < grp->nnodes; i++) g->computed[grp->nodes[i]] = 1;
+    mark_sent(g, grp);
+    g->uses_col = grp->program != SCHED_STEP;
+}
+
+int cg_emit_backward_body(Gen *g, int gi, StrBuf *body, int indent) {
+    const SchedGroup *grp = &g->plan->groups[gi];
+    backward_begin(g, grp);
+    return cg_emit_body(g, g->out, body, indent, emit_blocks, grp, cg_group_width(g->L, gi));
+}
+
+void cg_emit_backward_step_item(Gen *g, int gi, StrBuf *body) {
+    const IrCell *c = g->c;
+    const SchedGroup *grp = &g->plan->groups[gi];
+    StrBuf *out = g->out;
+    char gbuf[GUARD_SIZE];
+    int64_t J = cg_group_width(g->L, gi);
+    int carried = 0;
+    for (int w = 0; w < grp->nwrites; w++) carried |= grp->writes[w].kind == WRITE_STATE;
+    cg_emit(out, "const int len = a.lengths ? a.lengths[n] : a.T;");
+    if (carried) {
+        cg_open(out, "if (a.t >= len) {  // sequence n had ended: its states were carried, so are their adjoints");
+        for (int w = 0; w < grp->nwrites; w++) {
+            const SchedWrite *wr = &grp->writes[w];
+            if (wr->kind != WRITE_STATE) continue;
+            char d[NAME_SIZE];
+            cg_dim_code(c, c->states[wr->index].shape.dims[0], d, sizeof d);
+            cg_emit(out, "%sa.dstate_prev[%d][n * %s + j] += a.dstate_next[%d][n * %s + j];  // d(%s) += d(%s')",
+                    cg_guard(g, wr->node, J, gbuf, sizeof gbuf), wr->index, d, wr->index, d, c->states[wr->index].name,
+                    c->states[wr->index].name);
+        }
+        cg_emit(out, "continue;");
+        cg_close(out, NULL);
+    } else {
+        cg_emit(out, "if (a.t >= len) continue;  // sequence n had ended: nothing flows back");
+    }
+    if (g->uses_col) {
+        cg_emit(out, "const int pos = a.reverse ? len - 1 - a.t : a.t;  // the position this step read");
+        cg_emit(out, "const long long col = (long long)pos * a.N + n;  // its column of x, y and hoisted buffers");
+    }
+    sb_putn(out, sb_str(body), body->len);
+}
+
 int cg_emit_backward_kernel(Gen *g, int gi) {
     const Plan *p = g->plan;
     const IrCell *c = g->c;
@@ -269,44 +316,17 @@ int cg_emit_backward_kernel(Gen *g, int gi) {
     if (jdim < 0) return 0;
     cg_dim_code(c, jdim, jd, sizeof jd);
 
-    memset(g->computed, 0, c->nnodes);
-    memset(g->loaded, 0, c->nnodes);
-    for (int i = 0; i < grp->nnodes; i++) g->computed[grp->nodes[i]] = 1;
-    mark_sent(g, grp);
-    g->uses_col = !step;
-
+    backward_begin(g, grp);
     emit_comment(g, grp, gi, kname, J, jdim);
     StrBuf body = {0};
     if (!cg_emit_body(g, out, &body, step ? 2 : 3, emit_blocks, grp, J)) return 0;
     cg_open_kernel(out, kname, "(long long)a.N", jd);
     cg_emit(out, "const long long n = i / %s;  // the sequence", jd);
     cg_emit(out, "const int j = (int)(i %% %s);  // the element", jd);
-    cg_emit(out, "const int len = a.lengths ? a.lengths[n] : a.T;");
     if (step) {
-        int carried = 0;
-        for (int w = 0; w < grp->nwrites; w++) carried |= grp->writes[w].kind == WRITE_STATE;
-        if (carried) {
-            cg_open(out, "if (a.t >= len) {  // sequence n had ended: its states were carried, so are their adjoints");
-            for (int w = 0; w < grp->nwrites; w++) {
-                const SchedWrite *wr = &grp->writes[w];
-                if (wr->kind != WRITE_STATE) continue;
-                char d[NAME_SIZE];
-                cg_dim_code(c, c->states[wr->index].shape.dims[0], d, sizeof d);
-                cg_emit(out, "%sa.dstate_prev[%d][n * %s + j] += a.dstate_next[%d][n * %s + j];  // d(%s) += d(%s')",
-                        cg_guard(g, wr->node, J, gbuf, sizeof gbuf), wr->index, d, wr->index, d,
-                        c->states[wr->index].name, c->states[wr->index].name);
-            }
-            cg_emit(out, "continue;");
-            cg_close(out, NULL);
-        } else {
-            cg_emit(out, "if (a.t >= len) continue;  // sequence n had ended: nothing flows back");
-        }
-        if (g->uses_col) {
-            cg_emit(out, "const int pos = a.reverse ? len - 1 - a.t : a.t;  // the position this step read");
-            cg_emit(out, "const long long col = (long long)pos * a.N + n;  // its column of x, y and hoisted buffers");
-        }
-        sb_putn(out, sb_str(&body), body.len);
+        cg_emit_backward_step_item(g, gi, &body);
     } else {
+        cg_emit(out, "const int len = a.lengths ? a.lengths[n] : a.T;");
         for (uint32_t r = 0; r < c->nnodes; r++)
             if (g->sent[r] && outside_loop(g, grp, r)) declare_sent(g, r, ", over every position");
         cg_open(out, "for (int pos = 0; pos < len; pos++) {  // the positions of sequence n; padding gets nothing");

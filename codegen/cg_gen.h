@@ -72,9 +72,14 @@ int cg_emit_forward_body(Gen *g, int gi, StrBuf *body, int indent);
 /* A step group's item after n and j are set: the ended-sequence branch (`continue`s), pos and
  * col when the body uses them, then the body (from cg_emit_forward_body). */
 void cg_emit_step_item(Gen *g, int gi, StrBuf *body);
-/* Emits the persistent forward kernel (cg_persist.c). Returns 1, or 0 on an error. */
+/* Emits the persistent kernel, forward or backward as P says (cg_persist.c). Returns 1, or 0 on an error. */
 int cg_emit_persist_kernel(Gen *g, const CgPersist *P);
 
+/* The backward body of group gi (recompute, seeds, sweep, sends for one item) into body, at indent. */
+int cg_emit_backward_body(Gen *g, int gi, StrBuf *body, int indent);
+/* A step group's backward item after n and j are set: the ended-sequence branch (`continue`s),
+ * pos and col when the body uses them, then the body (from cg_emit_backward_body). */
+void cg_emit_backward_step_item(Gen *g, int gi, StrBuf *body);
 /* Emits the backward kernel of group gi (cg_backward.c). Returns 1, or 0 on an error. */
 int cg_emit_backward_kernel(Gen *g, int gi);
 

@@ -51,20 +51,28 @@ static void lay_out(CgPersist *P, int64_t kc_cap, int64_t budget) {
     P->fixed_floats = off;
 }
 
-int cg_persist_plan(Arena *arena, const PlanLayout *L, int64_t N, int sms, int64_t smem_limit, CgPersist *P,
-                    char *why, size_t why_size) {
+int cg_persist_plan(Arena *arena, const PlanLayout *L, int64_t N, int backward, int sms, int64_t smem_limit,
+                    CgPersist *P, char *why, size_t why_size) {
     const Plan *p = L->plan;
+    const IrCell *c = p->cell;
     memset(P, 0, sizeof *P);
     P->nw = cg_persist_nw(N);
+    P->backward = backward;
     if (why_size) why[0] = 0;
     int64_t longest = 1, weights = 0;
     for (int gi = 0; gi < p->ngroups; gi++)
         if (p->groups[gi].program == SCHED_STEP && cg_group_width(L, gi) > longest) longest = cg_group_width(L, gi);
     for (int j = 0; j < p->ngemms; j++) {
         if (p->gemms[j].program != SCHED_STEP) continue;
+        IrOp op = c->nodes[p->gemms[j].operand].op;
+        if (op != IR_STATE && op != IR_MATVEC && p->node[p->gemms[j].operand].buffer < 0) {
+            snprintf(why, why_size, "step GEMM G%d multiplies a value that has no buffer", j);
+            return 0;
+        }
         P->ngemms++;
         weights += L->gemm_rows[j] * L->gemm_cols[j];
-        for (int b = 0; b < p->gemms[j].nproducts; b++)
+        if (backward && L->gemm_cols[j] > longest) longest = L->gemm_cols[j]; /* blocks own operand elements */
+        for (int b = 0; !backward && b < p->gemms[j].nproducts; b++) /* blocks own result rows */
             if (block_rows(L, &p->gemms[j], b) > longest) longest = block_rows(L, &p->gemms[j], b);
     }
     if (sms < 1 || smem_limit < 1) {
@@ -82,8 +90,12 @@ int cg_persist_plan(Arena *arena, const PlanLayout *L, int64_t N, int sms, int64
         if (p->gemms[j].program != SCHED_STEP) continue;
         CgPersistGemm *q = &P->gemms[k++];
         q->gemm = j;
-        q->K = L->gemm_cols[j];
-        for (int b = 0; b < p->gemms[j].nproducts; b++) q->rows += ceil_div(block_rows(L, &p->gemms[j], b), P->blocks);
+        /* forward: this block's result rows times the operand; backward: W^T's rows for this block's
+         * operand elements (W's columns) times the result's adjoint */
+        q->K = backward ? L->gemm_rows[j] : L->gemm_cols[j];
+        if (backward) q->rows = ceil_div(L->gemm_cols[j], P->blocks);
+        for (int b = 0; !backward && b < p->gemms[j].nproducts; b++)
+            q->rows += ceil_div(block_rows(L, &p->gemms[j], b), P->blocks);
         q->passes = (int)(q->rows > budget ? 1 : ceil_div(q->rows > 0 ? q->rows : 1, 32));
         q->rw = (int)ceil_div(q->rows > 0 ? q->rows : 1, 8 * (int64_t)q->passes);
         if (q->rw > 4 || q->K > budget) { /* more than fits anyway: keep the numbers small */
@@ -116,9 +128,9 @@ int cg_persist_preferred(int64_t N, int tf32, char *why, size_t why_size) {
     return 0;
 }
 
-int cg_persist_kernel_name(const Plan *plan, char *buf, size_t size) {
+int cg_persist_kernel_name(const Plan *plan, int backward, char *buf, size_t size) {
     if (!plan || !buf || size == 0) return -1;
-    int n = snprintf(buf, size, "rnncc_%s_p", plan->cell->name);
+    int n = snprintf(buf, size, "rnncc_%s_p%s", plan->cell->name, backward ? "b" : "");
     if (n < 0 || (size_t)n >= size) {
         buf[0] = 0;
         return -1;
@@ -150,95 +162,172 @@ static int reads_foreign_rows(const Gen *g, int gi, int phase) {
     return 0;
 }
 
-/* The operand of a step GEMM as a pointer expression and its column stride. */
-static void operand_expr(Gen *g, const SchedGemm *gm, char *expr, size_t size, char *ld, size_t ldsize) {
+/* Does a step group read or write a state of another length than its J? Then the blocks'
+ * shares of that state's adjoint differ between the group (J) and the rest (the state's length). */
+static int states_cross_blocks(const Gen *g) {
     const IrCell *c = g->c;
-    const IrNode *n = &c->nodes[gm->operand];
-    char d[NAME_SIZE];
-    cg_dim_code(c, n->shape.dims[0], d, sizeof d);
-    if (n->op == IR_STATE) snprintf(expr, size, "a.state_prev[%d]", n->index);
-    else snprintf(expr, size, "a.buf[%d]", g->plan->node[gm->operand].buffer);
-    snprintf(ld, ldsize, "%s", d);
+    for (int gi = 0; gi < g->plan->ngroups; gi++) {
+        const SchedGroup *grp = &g->plan->groups[gi];
+        if (grp->program != SCHED_STEP) continue;
+        int64_t J = cg_group_width(g->L, gi);
+        for (int w = 0; w < grp->nwrites; w++)
+            if (grp->writes[w].kind == WRITE_STATE && cg_node_len(g, grp->writes[w].node) != J) return 1;
+        for (int i = 0; i < grp->nnodes; i++) {
+            const IrNode *n = &c->nodes[grp->nodes[i]];
+            for (int a = 0; a < ir_ops[n->op].arity; a++)
+                if (c->nodes[n->args[a]].op == IR_STATE && cg_node_len(g, n->args[a]) != J) return 1;
+        }
+    }
+    return 0;
 }
 
-/* Setup of GEMM q: its row map (stacked rows this block owns) and its weight rows in shared memory. */
+/* A step GEMM's operand (adjoint 1: its adjoint's home) as a pointer expression at this step,
+ * and its column stride. */
+static void operand_expr(Gen *g, const SchedGemm *gm, int adjoint, char *expr, size_t size, char *ld, size_t ldsize) {
+    const IrNode *n = &g->c->nodes[gm->operand];
+    const char *buf = adjoint ? "a.dbuf" : "a.buf";
+    if (n->op == IR_STATE) {
+        snprintf(expr, size, "%s[%d]", adjoint ? "a.dstate_prev" : "a.state_prev", n->index);
+        cg_dim_code(g->c, n->shape.dims[0], ld, ldsize);
+    } else if (n->op == IR_MATVEC) { /* another step GEMM's result */
+        int b = g->plan->gemms[g->plan->node[gm->operand].gemm].out_buffer;
+        snprintf(expr, size, "%s[%d] + %lld", buf, b, (long long)g->L->block_row[gm->operand]);
+        snprintf(ld, ldsize, "%lld", (long long)g->L->buffer_width[b]);
+    } else { /* a stored value */
+        int b = g->plan->node[gm->operand].buffer;
+        snprintf(expr, size, "%s[%d]", buf, b);
+        snprintf(ld, ldsize, "%lld", (long long)g->L->buffer_width[b]);
+    }
+}
+
+/* "[U_i; U_f] @ h" (forward) or "[U_i; U_f]^T @ d(G1)" (backward): what GEMM q computes. */
+static void put_gemm(Gen *g, const CgPersist *P, const SchedGemm *gm, int j, StrBuf *what) {
+    sb_puts(what, "[");
+    for (int b = 0; b < gm->nproducts; b++)
+        sb_printf(what, "%s%s", b ? "; " : "", g->c->params[g->c->nodes[g->c->nodes[gm->products[b]].args[0]].index].name);
+    if (P->backward) {
+        sb_printf(what, "]^T @ d(G%d) -> d(", j);
+        cg_put_value(g->c, gm->operand, what);
+        sb_puts(what, ")");
+    } else {
+        sb_puts(what, "] @ ");
+        cg_put_value(g->c, gm->operand, what);
+    }
+}
+
+/* Setup of GEMM q: its row map (forward: the stacked rows producing this block's units;
+ * backward: this block's elements of the operand) and its weight rows in shared memory. */
 static void emit_gemm_setup(Gen *g, const CgPersist *P, int qi) {
     const CgPersistGemm *q = &P->gemms[qi];
     const SchedGemm *gm = &g->plan->gemms[q->gemm];
     StrBuf *out = g->out;
-    StrBuf rows = {0}, starts = {0};
-    for (int b = 0; b < gm->nproducts; b++) {
-        sb_printf(&rows, "%s%lld", b ? ", " : "", (long long)block_rows(g->L, gm, b));
-        sb_printf(&starts, "%s%lld", b ? ", " : "", (long long)g->L->block_row[gm->products[b]]);
-    }
-    StrBuf what = {0};
-    sb_puts(&what, "[");
-    for (int b = 0; b < gm->nproducts; b++)
-        sb_printf(&what, "%s%s", b ? "; " : "", g->c->params[g->c->nodes[g->c->nodes[gm->products[b]].args[0]].index].name);
-    sb_puts(&what, "] @ ");
-    cg_put_value(g->c, gm->operand, &what);
-    cg_emit(out, "// G%d = %s: the rows of this block's units (at most %lld), kept for every step", q->gemm, sb_str(&what),
-            (long long)q->rows);
+    StrBuf rows = {0}, starts = {0}, what = {0};
+    put_gemm(g, P, gm, q->gemm, &what);
+    cg_emit(out, "// G%d%s = %s: the rows of this block's %s (at most %lld), kept for every step", q->gemm,
+            P->backward ? "^T" : "", sb_str(&what), P->backward ? "operand elements" : "units", (long long)q->rows);
     cg_emit(out, "float *const w%d = rnn_smem + %lld;  // [%lld rows][%lld]", q->gemm, (long long)q->w_off,
             (long long)q->passes * 8 * q->rw, (long long)q->ldw);
-    cg_emit(out, "int *const map%d = (int *)(rnn_smem + %lld);  // local row -> stacked row", q->gemm, (long long)q->map_off);
-    cg_emit(out, "int rows%d = 0;", q->gemm);
-    cg_open(out, "{");
-    cg_emit(out, "const int R[%d] = {%s}, B[%d] = {%s};  // each stacked block's rows and first row", gm->nproducts,
-            sb_str(&rows), gm->nproducts, sb_str(&starts));
-    cg_open(out, "for (int b = 0; b < %d; b++) {", gm->nproducts);
-    cg_emit(out, "const int lo = (int)((long long)R[b] * s / G), hi = (int)((long long)R[b] * (s + 1) / G);");
-    cg_emit(out, "for (int u = lo + (int)threadIdx.x; u < hi; u += blockDim.x) map%d[rows%d + u - lo] = B[b] + u;", q->gemm,
-            q->gemm);
-    cg_emit(out, "rows%d += hi - lo;", q->gemm);
-    cg_close(out, NULL);
-    cg_close(out, NULL);
+    cg_emit(out, "int *const map%d = (int *)(rnn_smem + %lld);  // local row -> %s", q->gemm, (long long)q->map_off,
+            P->backward ? "operand element" : "stacked row");
+    if (P->backward) {
+        cg_emit(out, "const int lo%d = (int)(%lldLL * s / G), rows%d = (int)(%lldLL * (s + 1) / G) - lo%d;", q->gemm,
+                (long long)g->L->gemm_cols[q->gemm], q->gemm, (long long)g->L->gemm_cols[q->gemm], q->gemm);
+        cg_emit(out, "for (int u = threadIdx.x; u < rows%d; u += blockDim.x) map%d[u] = lo%d + u;", q->gemm, q->gemm,
+                q->gemm);
+    } else {
+        for (int b = 0; b < gm->nproducts; b++) {
+            sb_printf(&rows, "%s%lld", b ? ", " : "", (long long)block_rows(g->L, gm, b));
+            sb_printf(&starts, "%s%lld", b ? ", " : "", (long long)g->L->block_row[gm->products[b]]);
+        }
+        cg_emit(out, "int rows%d = 0;", q->gemm);
+        cg_open(out, "{");
+        cg_emit(out, "const int R[%d] = {%s}, B[%d] = {%s};  // each stacked block's rows and first row", gm->nproducts,
+                sb_str(&rows), gm->nproducts, sb_str(&starts));
+        cg_open(out, "for (int b = 0; b < %d; b++) {", gm->nproducts);
+        cg_emit(out, "const int lo = (int)((long long)R[b] * s / G), hi = (int)((long long)R[b] * (s + 1) / G);");
+        cg_emit(out, "for (int u = lo + (int)threadIdx.x; u < hi; u += blockDim.x) map%d[rows%d + u - lo] = B[b] + u;",
+                q->gemm, q->gemm);
+        cg_emit(out, "rows%d += hi - lo;", q->gemm);
+        cg_close(out, NULL);
+        cg_close(out, NULL);
+    }
     if (rows.failed || starts.failed || what.failed) out->failed = 1;
     sb_free(&rows);
     sb_free(&starts);
     sb_free(&what);
 }
 
+/* Loads GEMM q's rows into shared memory, zero beyond the block's rows and K. Backward: row r
+ * is column map[r] of the row-major weights, read with consecutive threads on consecutive columns. */
 static void emit_gemm_load(Gen *g, const CgPersist *P, int qi) {
     const CgPersistGemm *q = &P->gemms[qi];
     StrBuf *out = g->out;
-    int64_t woff = g->L->param_offset[sched_gemm_param(g->plan, q->gemm)];
-    cg_open(out, "for (int e = threadIdx.x; e < %lld; e += blockDim.x) {", (long long)q->passes * 8 * q->rw * q->ldw);
-    cg_emit(out, "const int r = e / %lld, k = e - r * %lld;", (long long)q->ldw, (long long)q->ldw);
-    cg_emit(out, "w%d[e] = r < rows%d && k < %lld ? args.params[%lld + (long long)map%d[r] * %lld + k] : 0.0f;", q->gemm,
-            q->gemm, (long long)q->K, (long long)woff, q->gemm, (long long)q->K);
+    long long woff = (long long)g->L->param_offset[sched_gemm_param(g->plan, q->gemm)];
+    long long rp = (long long)q->passes * 8 * q->rw, ldw = (long long)q->ldw, K = (long long)q->K;
+    cg_open(out, "for (int e = threadIdx.x; e < %lld; e += blockDim.x) {", rp * ldw);
+    if (P->backward) {
+        long long cols = (long long)g->L->gemm_cols[q->gemm];
+        cg_emit(out, "const int k = e / %lld, r = e - k * %lld;", rp, rp);
+        cg_emit(out, "w%d[r * %lld + k] = r < rows%d && k < %lld ? args.params[%lld + (long long)k * %lld + map%d[r]] : 0.0f;",
+                q->gemm, ldw, q->gemm, K, woff, cols, q->gemm);
+    } else {
+        cg_emit(out, "const int r = e / %lld, k = e - r * %lld;", ldw, ldw);
+        cg_emit(out, "w%d[e] = r < rows%d && k < %lld ? args.params[%lld + (long long)map%d[r] * %lld + k] : 0.0f;",
+                q->gemm, q->gemm, K, woff, q->gemm, K);
+    }
     cg_close(out, NULL);
 }
 
+/* One step's share of GEMM q: forward, its result rows; backward, d(operand) += W^T d(result). */
 static void emit_gemm_step(Gen *g, const CgPersist *P, int qi) {
     const CgPersistGemm *q = &P->gemms[qi];
     const SchedGemm *gm = &g->plan->gemms[q->gemm];
-    char x[EXPR_SIZE], ld[NAME_SIZE];
-    operand_expr(g, gm, x, sizeof x, ld, sizeof ld);
-    cg_emit(g->out, "rnn_mv_t<%d, %d>(w%d, %lld, rows%d, %d, %lld, %lld, %lld, %s, %s, a.N, rnn_xs, rnn_red, a.buf[%d], %lld, map%d, 0);",
+    char op[EXPR_SIZE], ld[NAME_SIZE], x[EXPR_SIZE], ldx[NAME_SIZE], o[EXPR_SIZE], ldo[NAME_SIZE];
+    long long W = (long long)g->L->buffer_width[gm->out_buffer];
+    operand_expr(g, gm, P->backward, op, sizeof op, ld, sizeof ld);
+    if (P->backward) {
+        snprintf(x, sizeof x, "a.dbuf[%d]", gm->out_buffer);
+        snprintf(ldx, sizeof ldx, "%lld", W);
+        snprintf(o, sizeof o, "%s", op);
+        snprintf(ldo, sizeof ldo, "%s", ld);
+    } else {
+        snprintf(x, sizeof x, "%s", op);
+        snprintf(ldx, sizeof ldx, "%s", ld);
+        snprintf(o, sizeof o, "a.buf[%d]", gm->out_buffer);
+        snprintf(ldo, sizeof ldo, "%lld", W);
+    }
+    StrBuf what = {0};
+    put_gemm(g, P, gm, q->gemm, &what);
+    cg_emit(g->out, "// G%d%s: %s", q->gemm, P->backward ? "^T" : "", sb_str(&what));
+    if (what.failed) g->out->failed = 1;
+    sb_free(&what);
+    cg_emit(g->out, "rnn_mv_t<%d, %d>(w%d, %lld, rows%d, %d, %lld, %lld, %lld, %s, %s, a.N, rnn_xs, rnn_red, %s, %s, map%d, %d);",
             q->rw, P->nw, q->gemm, (long long)q->ldw, q->gemm, q->passes, (long long)q->K, (long long)q->kc,
-            (long long)q->chunks, x, ld, gm->out_buffer, (long long)g->L->buffer_width[gm->out_buffer], q->gemm);
+            (long long)q->chunks, x, ldx, o, ldo, q->gemm, P->backward);
 }
 
-/* Step group gi over this block's units and every sequence. */
-static int emit_group(Gen *g, int gi) {
+/* Step group gi over this block's units and every sequence (backward: its backward). */
+static int emit_group(Gen *g, int gi, int backward) {
     char jd[NAME_SIZE];
     int jdim = cg_group_jdim(g, gi);
     if (jdim < 0) return 0;
     cg_dim_code(g->c, jdim, jd, sizeof jd);
-    cg_group_begin(g, gi);
     StrBuf body = {0};
-    if (!cg_emit_forward_body(g, gi, &body, g->out->indent + 2)) return 0;
+    int indent = g->out->indent + 2;
+    if (backward ? !cg_emit_backward_body(g, gi, &body, indent) : (cg_group_begin(g, gi), !cg_emit_forward_body(g, gi, &body, indent)))
+        return 0;
     StrBuf *out = g->out;
-    cg_emit(out, "// K%d over this block's units", g->plan->groups[gi].index);
+    cg_emit(out, "// K%d%s over this block's units", g->plan->groups[gi].index, backward ? "'s backward" : "");
     cg_open(out, "{");
     cg_emit(out, "const int j0 = (int)((long long)%s * s / G), nj = (int)((long long)%s * (s + 1) / G) - j0;", jd, jd);
     cg_open(out, "for (long long i = threadIdx.x; i < (long long)a.N * nj; i += blockDim.x) {");
     cg_emit(out, "const long long n = i / nj;  // the sequence");
     cg_emit(out, "const int j = j0 + (int)(i %% nj);  // the element");
-    cg_emit_step_item(g, gi, &body);
+    if (backward) cg_emit_backward_step_item(g, gi, &body);
+    else cg_emit_step_item(g, gi, &body);
     cg_close(out, NULL);
     cg_close(out, NULL);
+    cg_emit(out, "RNN_PROF(4);");
     sb_free(&body);
     return 1;
 }
@@ -249,40 +338,46 @@ static int find_group(const Plan *p, int prog, int k) {
     return -1;
 }
 
-int cg_emit_persist_kernel(Gen *g, const CgPersist *P) {
-    const Plan *p = g->plan;
-    const IrCell *c = g->c;
+/* Emits a grid barrier unless the block is right after one. */
+static void barrier(Gen *g, int *synced, const char *why) {
+    if (*synced) return;
+    cg_emit(g->out, "rnn_grid_sync(args.sync, ++epoch);  // %s", why);
+    *synced = 1;
+}
+
+/* The kernel's opening: signature, contract check, row maps, weights into shared memory. */
+static int emit_prologue(Gen *g, const CgPersist *P, const char *kname) {
     StrBuf *out = g->out;
-    char kname[NAME_SIZE], d[NAME_SIZE];
-    if (cg_persist_kernel_name(p, kname, sizeof kname) < 0) return 0;
-    int K = p->phases[SCHED_STEP], sync = P->ngemms > 0;
-    cg_emit(out, "// ---- %s: steps a.t .. a.t_end-1 of the step program in one launch (persistent backend)", kname);
-    cg_emit(out, "// %d blocks of %d threads, all co-resident (cooperative launch). Block s owns elements", P->blocks,
-            CG_PERSIST_THREADS);
-    cg_emit(out, "// [L*s/G, L*(s+1)/G) of every length-L quantity: its units of each group and, of each step");
-    cg_emit(out, "// GEMM, the rows producing them, whose weights stay in shared memory for every step.");
     cg_emit(out, "extern \"C\" __global__ void __launch_bounds__(%d, 1) %s(const RnnArgs args)", CG_PERSIST_THREADS, kname);
     cg_open(out, "{");
     cg_emit(out, "const int s = blockIdx.x, G = gridDim.x;");
     cg_emit(out, "if (G != %d || blockDim.x != %d) __trap();  // the launch contract (codegen/cg.h)", P->blocks,
             CG_PERSIST_THREADS);
-    if (P->ngemms) {
-        cg_emit(out, "extern __shared__ float4 rnn_smem4[];");
-        cg_emit(out, "float *const rnn_smem = (float *)rnn_smem4;");
-    }
+    cg_emit(out, "RNN_PROF_START();  // (RNN_PROFILE only: persist.cuh)");
+    if (!P->ngemms) return 1;
+    cg_emit(out, "extern __shared__ float4 rnn_smem4[];");
+    cg_emit(out, "float *const rnn_smem = (float *)rnn_smem4;");
     for (int qi = 0; qi < P->ngemms; qi++) emit_gemm_setup(g, P, qi);
-    if (P->ngemms) {
-        cg_emit(out, "__syncthreads();  // the row maps are complete");
-        for (int qi = 0; qi < P->ngemms; qi++) emit_gemm_load(g, P, qi);
-        cg_emit(out, "float *const rnn_xs = rnn_smem + %lld;  // %d staging tile%s [%d][%lld]", (long long)P->fixed_floats,
-                P->tiles, P->tiles > 1 ? "s" : "", 4 * P->nw, (long long)P->kc_max + 4);
-        cg_emit(out, "float *const rnn_red = rnn_xs + %lld;  // partial sums [8][%lld][%d]",
-                P->tiles * 4 * P->nw * ((long long)P->kc_max + 4), (long long)P->rpp_max, 4 * P->nw);
-        cg_emit(out, "__syncthreads();");
-        cg_emit(out, "unsigned epoch = 0;");
-    }
-    cg_open(out, "for (int t = args.t; t < args.t_end; t++) {");
+    cg_emit(out, "__syncthreads();  // the row maps are complete");
+    for (int qi = 0; qi < P->ngemms; qi++) emit_gemm_load(g, P, qi);
+    cg_emit(out, "float *const rnn_xs = rnn_smem + %lld;  // %d staging tile%s [%d][%lld]", (long long)P->fixed_floats,
+            P->tiles, P->tiles > 1 ? "s" : "", 4 * P->nw, (long long)P->kc_max + 4);
+    cg_emit(out, "float *const rnn_red = rnn_xs + %lld;  // partial sums [8][%lld][%d]",
+            P->tiles * 4 * P->nw * ((long long)P->kc_max + 4), (long long)P->rpp_max, 4 * P->nw);
+    cg_emit(out, "__syncthreads();");
+    cg_emit(out, "RNN_PROF(5);");
+    cg_emit(out, "unsigned epoch = 0;");
+    return 1;
+}
+
+/* Step t's view of the arguments: the per-step kernels' arguments at step t. */
+static void emit_step_view(Gen *g, int backward) {
+    const IrCell *c = g->c;
+    const Plan *p = g->plan;
+    StrBuf *out = g->out;
+    char d[NAME_SIZE];
     cg_emit(out, "RnnArgs a = args;  // this step's view: the per-step kernels' arguments at step t");
+    cg_emit(out, "RNN_PROF_STEP();");
     cg_emit(out, "a.t = t;");
     cg_emit(out, "const long long sp = args.state_wrap ? t %% args.state_wrap : t;");
     cg_emit(out, "const long long sn = args.state_wrap ? (t + 1) %% args.state_wrap : t + 1;");
@@ -290,29 +385,112 @@ int cg_emit_persist_kernel(Gen *g, const CgPersist *P) {
         cg_dim_code(c, c->states[k].shape.dims[0], d, sizeof d);
         cg_emit(out, "a.state_prev[%d] = args.state_prev[%d] + sp * args.N * %s;  // state %s", k, k, d, c->states[k].name);
         cg_emit(out, "a.state_next[%d] = (float *)args.state_prev[%d] + sn * args.N * %s;", k, k, d);
+        if (backward) {
+            cg_emit(out, "a.dstate_prev[%d] = args.dstate_prev[%d] + (t %% 3) * args.N * %s;  // d(%s): slot t %% 3", k, k,
+                    d, c->states[k].name);
+            cg_emit(out, "a.dstate_next[%d] = args.dstate_prev[%d] + ((t + 1) %% 3) * args.N * %s;", k, k, d);
+        }
     }
-    for (int b = 0; b < p->nbuffers; b++)
-        if (p->buffers[b].program == SCHED_STEP) cg_emit(out, "a.buf[%d] = args.buf[%d] + t * args.buf_step[%d];", b, b, b);
-    if (sync) cg_emit(out, "if (t > args.t) rnn_grid_sync(args.sync, ++epoch);  // step t-1 is complete everywhere");
+    for (int b = 0; b < p->nbuffers; b++) {
+        if (p->buffers[b].program != SCHED_STEP) continue;
+        cg_emit(out, "a.buf[%d] = args.buf[%d] + t * args.buf_step[%d];", b, b, b);
+        if (backward) cg_emit(out, "a.dbuf[%d] = args.dbuf[%d] + t * args.buf_step[%d];", b, b, b);
+    }
+}
+
+static int emit_forward_steps(Gen *g, const CgPersist *P) {
+    const Plan *p = g->plan;
+    StrBuf *out = g->out;
+    int K = p->phases[SCHED_STEP], synced = 0;
+    cg_open(out, "for (int t = args.t; t < args.t_end; t++) {");
+    emit_step_view(g, 0);
+    if (P->ngemms) cg_emit(out, "if (t > args.t) rnn_grid_sync(args.sync, ++epoch);  // step t-1 is complete everywhere");
+    synced = 1;
     for (int k = 0; k <= K; k++) {
-        int gi = find_group(p, SCHED_STEP, k);
-        int gemms_here = 0;
+        int gi = find_group(p, SCHED_STEP, k), gemms_here = 0;
         for (int qi = 0; qi < P->ngemms; qi++) gemms_here += p->gemms[P->gemms[qi].gemm].phase == k;
         if (gi >= 0) {
-            if (!emit_group(g, gi)) return 0;
-            if (gemms_here) cg_emit(out, "rnn_grid_sync(args.sync, ++epoch);  // K%d's results feed the GEMMs", k);
+            if (k > 0 && reads_foreign_rows(g, gi, k - 1)) barrier(g, &synced, "this group reads rows other blocks computed");
+            else if (k > 0) cg_emit(out, "// K%d reads only the rows this block computed (rnn_mv ended with __syncthreads)", k);
+            if (!emit_group(g, gi, 0)) return 0;
+            synced = 0;
         }
+        if (!gemms_here) continue;
+        char why[64];
+        snprintf(why, sizeof why, "the phase-%d GEMMs read every block's results", k);
+        barrier(g, &synced, why);
         for (int qi = 0; qi < P->ngemms; qi++)
             if (p->gemms[P->gemms[qi].gemm].phase == k) emit_gemm_step(g, P, qi);
-        int next = k < K ? find_group(p, SCHED_STEP, k + 1) : -1;
-        if (gemms_here && next >= 0) {
-            if (reads_foreign_rows(g, next, k))
-                cg_emit(out, "rnn_grid_sync(args.sync, ++epoch);  // K%d reads rows other blocks computed", k + 1);
-            else
-                cg_emit(out, "// K%d reads only the rows this block computed (rnn_mv ended with __syncthreads)", k + 1);
-        }
+        synced = 0;
     }
     cg_close(out, NULL);
+    return 1;
+}
+
+/* The backward: steps t_end-1 down to t; per step, as the per-step backward (codegen/cg.h),
+ * group k's backward then d(operand) += W^T d(result) of the phase k-1 GEMMs, k = K..0. State
+ * adjoints rotate through three slots of dstate_prev[k] ([N][S] each): step t adds to slot
+ * t % 3, reads slot (t+1) % 3, and zeroes slot (t+2) % 3 (the next step's, last read a step ago). */
+static int emit_backward_steps(Gen *g, const CgPersist *P) {
+    const Plan *p = g->plan;
+    const IrCell *c = g->c;
+    StrBuf *out = g->out;
+    char d[NAME_SIZE];
+    int K = p->phases[SCHED_STEP], synced = 1, cross = states_cross_blocks(g);
+    cg_open(out, "for (int t = args.t_end - 1; t >= args.t; t--) {");
+    emit_step_view(g, 1);
+    if (cross) /* else every block reads only the state adjoints it added itself */
+        cg_emit(out, "if (t < args.t_end - 1) rnn_grid_sync(args.sync, ++epoch);  // step t+1 is complete everywhere");
+    cg_emit(out, "// the next step's state adjoints start at zero (this block's elements)");
+    for (int k = 0; k < c->nstates; k++) {
+        cg_dim_code(c, c->states[k].shape.dims[0], d, sizeof d);
+        cg_open(out, "{");
+        cg_emit(out, "float *const z = args.dstate_prev[%d] + ((t + 2) %% 3) * args.N * %s;", k, d);
+        cg_emit(out, "const int j0 = (int)((long long)%s * s / G), nj = (int)((long long)%s * (s + 1) / G) - j0;", d, d);
+        cg_emit(out, "for (long long i = threadIdx.x; i < (long long)a.N * nj; i += blockDim.x) z[i / nj * %s + j0 + i %% nj] = 0.0f;", d);
+        cg_close(out, NULL);
+    }
+    for (int k = K; k >= 0; k--) {
+        int gi = find_group(p, SCHED_STEP, k);
+        if (gi >= 0) {
+            if (!emit_group(g, gi, 1)) return 0;
+            synced = 0;
+        }
+        int gemms = 0, mismatch = 0, prev = k > 0 ? find_group(p, SCHED_STEP, k - 1) : -1;
+        for (int qi = 0; qi < P->ngemms; qi++) {
+            const SchedGemm *gm = &p->gemms[P->gemms[qi].gemm];
+            if (k == 0 || gm->phase != k - 1) continue;
+            if (!gemms++) barrier(g, &synced, "the transposed GEMMs read every block's adjoints");
+            emit_gemm_step(g, P, qi);
+            synced = 0;
+            if (prev >= 0 && cg_node_len(g, gm->operand) != cg_group_width(g->L, prev)) mismatch = 1;
+        }
+        if (mismatch) barrier(g, &synced, "the group before reads operand adjoints other blocks added to");
+    }
+    cg_close(out, NULL);
+    return 1;
+}
+
+int cg_emit_persist_kernel(Gen *g, const CgPersist *P) {
+    char kname[NAME_SIZE];
+    StrBuf *out = g->out;
+    if (cg_persist_kernel_name(g->plan, P->backward, kname, sizeof kname) < 0) return 0;
+    if (P->backward) {
+        cg_emit(out, "// ---- %s: steps a.t_end-1 down to a.t of the step program's backward in one launch", kname);
+        cg_emit(out, "// (persistent backend). %d blocks of %d threads, all co-resident (cooperative launch). Block s",
+                P->blocks, CG_PERSIST_THREADS);
+        cg_emit(out, "// owns elements [L*s/G, L*(s+1)/G) of every length-L quantity: its units of each group and,");
+        cg_emit(out, "// of each step GEMM's operand, the elements whose adjoint it sums over W's columns, whose");
+        cg_emit(out, "// transposed weights stay in shared memory for every step.");
+    } else {
+        cg_emit(out, "// ---- %s: steps a.t .. a.t_end-1 of the step program in one launch (persistent backend)", kname);
+        cg_emit(out, "// %d blocks of %d threads, all co-resident (cooperative launch). Block s owns elements", P->blocks,
+                CG_PERSIST_THREADS);
+        cg_emit(out, "// [L*s/G, L*(s+1)/G) of every length-L quantity: its units of each group and, of each step");
+        cg_emit(out, "// GEMM, the rows producing them, whose weights stay in shared memory for every step.");
+    }
+    if (!emit_prologue(g, P, kname)) return 0;
+    if (!(P->backward ? emit_backward_steps(g, P) : emit_forward_steps(g, P))) return 0;
     cg_close(out, NULL);
     return 1;
 }
@@ -326,15 +504,16 @@ int cg_emit_persistent(Arena *arena, const Plan *plan, const PlanLayout *layout,
     for (int d = 0, n = 0; d < c->ndims; d++)
         if (c->dims[d].name && n < (int)sizeof dims)
             n += snprintf(dims + n, sizeof dims - n, " %s=%lld", c->dims[d].name, (long long)layout->dimval[d]);
-    if (cg_persist_kernel_name(plan, kname, sizeof kname) < 0) {
+    if (cg_persist_kernel_name(plan, P->backward, kname, sizeof kname) < 0) {
         diag_error(diags, c->loc, "cannot generate code for cell '%s': its name is too long", c->name);
         return 0;
     }
     cg_emit(out, "// Generated by rnncc from cell %s (dimensions:%s). Do not edit.", c->name, *dims ? dims : " none");
-    cg_emit(out, "// The persistent backend's unit: %s runs the whole step loop of one layer in one launch", kname);
+    cg_emit(out, "// The persistent backend's %s unit: %s runs the whole step loop of one layer in one launch",
+            P->backward ? "backward" : "forward", kname);
     cg_emit(out, "// (%d blocks, %lld bytes of shared memory each, %d sequences a matrix-product pass); the", P->blocks,
             (long long)P->smem, 4 * P->nw);
-    cg_emit(out, "// hoisted program runs before it. codegen/cg.h has the launch contract.");
+    cg_emit(out, "// hoisted program runs %s it. codegen/cg.h has the launch contract.", P->backward ? "after" : "before");
     cg_emit(out, "%s", "");
     cg_emit_preamble(&g);
     sb_puts(out, cg_persist_text);

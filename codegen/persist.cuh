@@ -4,6 +4,29 @@
  * sequence, keeps those weight rows in shared memory, and meets the other blocks only at a
  * grid barrier; the matrix product below is the block's share of one step's GEMM. */
 
+/* Where block 0 spends its cycles, by phase, summed over steps and launches: built only when
+ * the unit defines RNN_PROFILE (RNNCC_PROFILE_PERSIST=1 at run time; bench/persist_profile reads
+ * rnn_prof). Slots: 0 grid barriers, 1 staging the operand, 2 the product, 3 reducing and storing
+ * it, 4 the element-wise groups, 5 loading the weights, 6 steps. */
+#ifdef RNN_PROFILE
+__device__ unsigned long long rnn_prof[8];
+__shared__ long long rnn_prof_last;
+#define RNN_PROF_START() do { if (blockIdx.x == 0 && threadIdx.x == 0) rnn_prof_last = clock64(); } while (0)
+#define RNN_PROF(k)                                                                 \
+    do {                                                                            \
+        if (blockIdx.x == 0 && threadIdx.x == 0) {                                  \
+            const long long rnn_now_ = clock64();                                   \
+            rnn_prof[k] += (unsigned long long)(rnn_now_ - rnn_prof_last);          \
+            rnn_prof_last = rnn_now_;                                               \
+        }                                                                           \
+    } while (0)
+#define RNN_PROF_STEP() do { if (blockIdx.x == 0 && threadIdx.x == 0) rnn_prof[6]++; } while (0)
+#else
+#define RNN_PROF_START() ((void)0)
+#define RNN_PROF(k) ((void)0)
+#define RNN_PROF_STEP() ((void)0)
+#endif
+
 /* Grid-wide barrier of a cooperative launch (all blocks co-resident): returns once every block
  * has arrived at barrier number epoch (1, 2, ... within one launch). *count is zero at launch.
  * Thread 0 of each block arrives with a release (after the block's __syncthreads, so it releases
@@ -21,6 +44,7 @@ RNN_DEV void rnn_grid_sync(unsigned *count, unsigned epoch) {
         } while ((int)(v - target) < 0);
     }
     __syncthreads();
+    RNN_PROF(0);
 }
 
 /* Asynchronous copies global -> shared (sm_80+): 4 bytes (src_bytes 0: zero fill), 16 bytes. */
@@ -90,6 +114,7 @@ RNN_DEV void rnn_mv_t(const float *W, int ldw, int rows, int passes, int K, int 
                     rnn_cp_wait_all();
                 }
                 __syncthreads();
+                RNN_PROF(1);
                 const float *wp = W + (p * RPP + rg) * ldw + c * KC + warp * kw;
                 const float *xp = xs + (c & 1) * tile + ng * lds + warp * kw;
 #pragma unroll 2
@@ -112,6 +137,7 @@ RNN_DEV void rnn_mv_t(const float *W, int ldw, int rows, int passes, int K, int 
                         }
                 }
                 __syncthreads(); /* the tile is refilled two chunks later */
+                RNN_PROF(2);
             }
 #pragma unroll
             for (int i = 0; i < RW; i++)
@@ -129,6 +155,7 @@ RNN_DEV void rnn_mv_t(const float *W, int ldw, int rows, int passes, int K, int 
                 }
             }
             __syncthreads();
+            RNN_PROF(3);
         }
     }
 }

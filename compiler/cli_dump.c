@@ -55,14 +55,17 @@ static int dump_schedule(CliSource *s, const IrCell *ic, int dot, const char **d
     if (dot) sched_dump_dot(plan, out);
     else sched_dump(plan, layout, out);
     if (dot || !batch) return CLI_OK;
-    /* the backend a model of these dimensions takes for this batch (fp32, automatic choice) */
-    CgPersist P;
-    char why[256], rule[160];
-    int fits = cg_persist_plan(&s->arena, layout, batch, CG_H100_SMS, CG_H100_SMEM, &P, why, sizeof why);
-    if (!fits) sb_printf(out, "  backend (batch %lld, fp32, on an H100): cuBLAS per step: %s\n", batch, why);
-    else if (!cg_persist_preferred(batch, 0, rule, sizeof rule))
-        sb_printf(out, "  backend (batch %lld, fp32, on an H100): cuBLAS per step: %s (%s)\n", batch, rule, why);
-    else sb_printf(out, "  backend (batch %lld, fp32, on an H100): persistent: %s\n", batch, why);
+    /* the backend a model of these dimensions takes for this batch (fp32, automatic choice), each pass */
+    for (int backward = 0; backward < 2; backward++) {
+        CgPersist P;
+        char why[256], rule[160];
+        const char *pass = backward ? "backward" : "forward";
+        int fits = cg_persist_plan(&s->arena, layout, batch, backward, CG_H100_SMS, CG_H100_SMEM, &P, why, sizeof why);
+        if (!fits) sb_printf(out, "  %s backend (batch %lld, fp32, on an H100): cuBLAS per step: %s\n", pass, batch, why);
+        else if (!cg_persist_preferred(batch, 0, rule, sizeof rule))
+            sb_printf(out, "  %s backend (batch %lld, fp32, on an H100): cuBLAS per step: %s (%s)\n", pass, batch, rule, why);
+        else sb_printf(out, "  %s backend (batch %lld, fp32, on an H100): persistent: %s\n", pass, batch, why);
+    }
     return CLI_OK;
 }
 

@@ -22,7 +22,8 @@ static void print_diags(const Diags *d) {
 }
 
 /* Plans, lays out and emits one cell into out; returns a CLI status. */
-static int emit_cell(CliSource *s, const IrCell *ic, const char **dims, int ndims, long long batch, StrBuf *out) {
+static int emit_cell(CliSource *s, const IrCell *ic, const char **dims, int ndims, long long batch, int backward,
+                     StrBuf *out) {
     Plan *plan = sched_plan(&s->arena, ic, &s->diags);
     if (!plan) {
         print_diags(&s->diags);
@@ -53,8 +54,9 @@ static int emit_cell(CliSource *s, const IrCell *ic, const char **dims, int ndim
     if (batch == 0) return CLI_OK;
     CgPersist P;
     char why[256];
-    if (!cg_persist_plan(&s->arena, layout, batch, CG_H100_SMS, CG_H100_SMEM, &P, why, sizeof why)) {
-        fprintf(stderr, "rnncc emit: error: cell '%s' has no persistent kernel on an H100: %s\n", ic->name, why);
+    if (!cg_persist_plan(&s->arena, layout, batch, backward, CG_H100_SMS, CG_H100_SMEM, &P, why, sizeof why)) {
+        fprintf(stderr, "rnncc emit: error: cell '%s' has no persistent %skernel on an H100: %s\n", ic->name,
+                backward ? "backward " : "", why);
         return CLI_INPUT_ERROR;
     }
     if (!cg_emit_persistent(&s->arena, plan, layout, &P, out, &s->diags)) {
@@ -116,7 +118,7 @@ int cli_emit(int argc, char **argv) {
             dims[ndims++] = optarg;
             break;
         case 'h':
-            printf("usage: rnncc emit [--cell NAME] [--dim NAME=VALUE]... [--forward | --backward | --persistent N]\n"
+            printf("usage: rnncc emit [--cell NAME] [--dim NAME=VALUE]... [--forward | --backward] [--persistent N]\n"
                    "                  [--ptx | --cubin] [--arch ARCH] [-o FILE] FILE\n"
                    "Prints the CUDA translation unit of a cell in FILE (the only one, or --cell NAME) with every\n"
                    "dimension bound by --dim: the forward kernels, then the backward kernels derived from them.\n"
@@ -125,7 +127,7 @@ int cli_emit(int argc, char **argv) {
                    "a CUBIN is binary and is written only to -o FILE or a pipe.\n"
                    "--persistent N prints instead the persistent backend's unit (one kernel for the whole step\n"
                    "loop) for batches of N sequences, sized for an H100 (132 multiprocessors, 227 KB of shared\n"
-                   "memory a block).\n");
+                   "memory a block); with --backward, its backward unit.\n");
             return CLI_OK;
         default: return CLI_USAGE_ERROR;
         }
@@ -134,12 +136,7 @@ int cli_emit(int argc, char **argv) {
         fprintf(stderr, "rnncc emit: error: --ptx and --cubin exclude each other\n");
         return CLI_USAGE_ERROR;
     }
-    if (part && batch) {
-        fprintf(stderr, "rnncc emit: error: --persistent prints its own unit; --%s does not apply\n",
-                part == 'F' ? "forward" : "backward");
-        return CLI_USAGE_ERROR;
-    }
-    if (part && (ptx || cubin)) {
+    if (part && !batch && (ptx || cubin)) {
         fprintf(stderr, "rnncc emit: error: --%s prints source; --ptx and --cubin compile the whole unit\n",
                 part == 'F' ? "forward" : "backward");
         return CLI_USAGE_ERROR;
@@ -171,7 +168,7 @@ int cli_emit(int argc, char **argv) {
             status = CLI_USAGE_ERROR;
         } else {
             StrBuf out = {0};
-            status = emit_cell(&s, ic, dims, ndims, batch, &out);
+            status = emit_cell(&s, ic, dims, ndims, batch, part == 'B', &out);
             if (status == CLI_OK && out.failed) {
                 fprintf(stderr, "rnncc emit: error: out of memory\n");
                 status = CLI_INPUT_ERROR;
@@ -181,6 +178,7 @@ int cli_emit(int argc, char **argv) {
                 /* the backward kernels follow the marker line cg_emit_forward writes */
                 const char *text = sb_str(&out), *mark = strstr(text, BACKWARD_MARK);
                 size_t len = out.len;
+                if (batch) part = 0; /* a persistent unit is printed whole */
                 if (part && !mark) {
                     fprintf(stderr, "rnncc emit: error: no backward section in the generated unit\n");
                     status = CLI_INPUT_ERROR;

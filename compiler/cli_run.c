@@ -86,7 +86,7 @@ static int parse(int argc, char **argv, RunOpts *o) {
                    "Exit status 1 when an error exceeds its bound: outputs 1e-5 (fp32) or 5e-3 (tf32), gradients\n"
                    "1e-4 (fp32) or 5e-2 (tf32).\n"
                    "--backend forces how the step loop runs (default auto: the rule of rnncc_model_backend);\n"
-                   "the line 'backend:' says which ran and why.\n");
+                   "the line 'backend:' says which ran and why ('backward backend:' for the backward pass).\n");
             exit(CLI_OK);
         default: return 0;
         }
@@ -118,8 +118,9 @@ int cli_run(int argc, char **argv) {
         return s == RNNCC_ERR_INVALID_ARGUMENT || s == RNNCC_ERR_NOT_FOUND ? CLI_USAGE_ERROR : CLI_INPUT_ERROR;
     }
     rnncc_backend used;
-    char why[320];
+    char why[320], bwhy[320] = "";
     s = rnncc_model_backend(m, o.N, &used, why, sizeof why);
+    if (s == RNNCC_OK && o.train) s = rnncc_model_backward_backend(m, o.N, &used, bwhy, sizeof bwhy);
     if (s != RNNCC_OK) {
         fprintf(stderr, "rnncc run: error: %s: %s\n", rnncc_status_string(s), rnncc_model_error(m));
         rnncc_model_destroy(m);
@@ -140,6 +141,7 @@ int cli_run(int argc, char **argv) {
            (long long)o.T, (long long)o.N, o.layers, o.bidir ? " bidirectional" : "", o.train ? "training " : "",
            o.precision == RNNCC_TF32 ? "tf32" : "fp32", v.median_ms, o.T ? v.median_ms * 1e3 / (double)o.T : 0.0, o.repeat);
     printf("  backend: %s\n", why);
+    if (o.train) printf("  backward backend: %s\n", bwhy);
     if (!o.check) return CLI_OK;
     double tol = o.precision == RNNCC_TF32 ? 5e-3 : 1e-5;
     for (int q = 0; q < sz.noutputs; q++) printf("  output %d: relative error %.3g\n", q, v.out_err[q]);

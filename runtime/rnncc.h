@@ -87,7 +87,8 @@ typedef struct rnncc_model_desc {
     rnncc_precision precision;
     int device;                     /* CUDA device ordinal; -1 for the current device */
     rnncc_backend backend;          /* AUTO (0) unless forced; the environment variable
-                                       RNNCC_BACKEND=cublas|persistent forces AUTO models too */
+                                       RNNCC_BACKEND=cublas|persistent forces AUTO models too
+                                       (another value than those and auto fails the creation) */
 } rnncc_model_desc;
 
 /* Instantiates a cell: binds dimensions, plans it, generates and JIT-compiles its kernels for
@@ -124,6 +125,10 @@ float *rnncc_model_weights(rnncc_model *model, int64_t *count);
  * "persistent: step weights 16.8 MB fit on chip: 132 blocks, 149 KB of shared memory each".
  * The persistent kernel is compiled (or loaded from the cache) on its first use. */
 rnncc_status rnncc_model_backend(rnncc_model *model, int64_t N, rnncc_backend *backend, char *why, size_t why_size);
+/* The same for a backward pass (rnncc_backward_data) over N sequences: its step loop runs on
+ * the persistent backend when the transposed step weights fit on chip, by the same rule. */
+rnncc_status rnncc_model_backward_backend(rnncc_model *model, int64_t N, rnncc_backend *backend, char *why,
+                                          size_t why_size);
 /* Sizes the model reports. */
 typedef struct rnncc_model_sizes {
     int64_t input;        /* I of layer 0 */

@@ -1,7 +1,8 @@
 /* The backward pass on the GPU, derived from the plan: per layer (last first) and direction,
  * the step program in reverse for t = T-1 .. 0 (each group's generated backward kernel, then
  * the transposed GEMMs of the phase before it), then the hoisted program in reverse; weight
- * gradients afterwards as one GEMM per stacked weight block over all T*N columns.
+ * gradients afterwards as one GEMM per stacked weight block over all T*N columns. On the
+ * persistent backend the step loop is one launch of the generated backward kernel (rt_persist.c).
  * Key idea: exactly the CPU executor's backward (ir/sched_exec.c), which is tested against the
  * reference: adjoints live where their values live and are accumulated, never overwritten. */
 #include <stdlib.h>
@@ -118,21 +119,35 @@ static rnncc_status unit_backward(RtBind *b, const rnncc_grad_io *io) {
     for (int i = 0; i < m->plan->nbuffers; i++)
         RT_CUDA(m, cudaMemsetAsync(b->dbufs[i], 0, (size_t)(r->T * r->N * b->unit->layout->buffer_width[i]) * sizeof(float), b->stream));
     RT_CUDA(m, cudaMemsetAsync(b->dparam, 0, (size_t)(b->unit->layout->acc_rows * r->N) * sizeof(float), b->stream));
-    b->dcur = 0; /* half 1 holds the adjoint of the last step's result: dhT */
+    /* the state adjoints: per step, halves 0 and 1 (half 1 first holds dhT); persistent, slots t % 3 */
+    int first = b->persist ? (int)(r->T % 3) : 1;
     for (int k = 0; k < c->nstates; k++) {
         int64_t half = r->N * numel(m, &c->states[k].shape);
-        RT_CUDA(m, cudaMemsetAsync(b->dstate[k], 0, (size_t)(2 * half) * sizeof(float), b->stream));
+        RT_CUDA(m, cudaMemsetAsync(b->dstate[k], 0, (size_t)(3 * half) * sizeof(float), b->stream));
         if (io->dhT && io->dhT[k])
-            RT_CUDA(m, cudaMemcpyAsync(b->dstate[k] + half, io->dhT[k] + u * half, (size_t)half * sizeof(float),
+            RT_CUDA(m, cudaMemcpyAsync(b->dstate[k] + first * half, io->dhT[k] + u * half, (size_t)half * sizeof(float),
                                        cudaMemcpyDeviceToDevice, b->stream));
     }
-    for (int64_t t = r->T - 1; t >= 0; t--) {
-        for (int k = 0; k < c->nstates; k++) {
-            int64_t half = r->N * numel(m, &c->states[k].shape);
-            RT_CUDA(m, cudaMemsetAsync(b->dstate[k] + b->dcur * half, 0, (size_t)half * sizeof(float), b->stream));
+    if (b->persist) { /* the whole step loop in one launch; the adjoint of h0 ends in slot 0 */
+        if (r->T > 0) {
+            RnnArgs a;
+            backward_args(b, 0, &a);
+            for (int k = 0; k < c->nstates; k++) a.dstate_prev[k] = b->dstate[k];
+            for (int i = 0; i < m->plan->nbuffers; i++) a.buf_step[i] = rt_buffer_at(b, b->bufs, i, 1) - a.buf[i];
+            a.t_end = (int)r->T;
+            RT_TRY(rt_persist_run(b, &a));
         }
-        RT_TRY(backward_program(b, SCHED_STEP, t));
-        b->dcur = 1 - b->dcur;
+        b->dcur = 1; /* so that half 1 - dcur, below, is slot 0 */
+    } else {
+        b->dcur = 0;
+        for (int64_t t = r->T - 1; t >= 0; t--) {
+            for (int k = 0; k < c->nstates; k++) {
+                int64_t half = r->N * numel(m, &c->states[k].shape);
+                RT_CUDA(m, cudaMemsetAsync(b->dstate[k] + b->dcur * half, 0, (size_t)half * sizeof(float), b->stream));
+            }
+            RT_TRY(backward_program(b, SCHED_STEP, t));
+            b->dcur = 1 - b->dcur;
+        }
     }
     if (r->T > 0) RT_TRY(backward_program(b, SCHED_HOIST, 0));
     for (int k = 0; io->dh0 && k < c->nstates; k++) {
@@ -146,6 +161,8 @@ static rnncc_status unit_backward(RtBind *b, const rnncc_grad_io *io) {
 
 static rnncc_status issue_backward_data(rnncc_model *m, const rnncc_grad_io *io, const RtRegions *r, char *ws, char *reserve) {
     const IrCell *c = m->cell;
+    const RtPersist *persist[2];
+    RT_TRY(rt_persist_choose(m, io->N, 1, persist, NULL, 0));
     int64_t D0 = ir_node_len(c, c->outputs[0].node, m->dimval[0]);
     for (int l = m->layers - 1; l >= 0; l--) {
         /* where this layer's input adjoint goes: the user's dx, or the previous layer's output adjoint */
@@ -165,6 +182,7 @@ static rnncc_status issue_backward_data(rnncc_model *m, const rnncc_grad_io *io,
             b.blas = m->cublas[d];
             b.lengths = io->lengths ? (const int *)(ws + r->lengths) : NULL;
             b.dx = !target ? NULL : m->dirs == 2 ? (float *)(ws + r->dx_dir[d]) : target;
+            b.persist = persist[b.unit->layout != m->layout[0]];
             if (b.dx) RT_CUDA(m, cudaMemsetAsync(b.dx, 0, in_bytes, b.stream));
             for (int o = 0; o < c->noutputs; o++) {
                 int64_t D = b.ldy[o] / m->dirs;

@@ -123,7 +123,7 @@ static rnncc_status unit_end(RtBind *is, const rnncc_io *io) {
 /* Layers one after the other; the two directions of a layer on two streams. */
 static rnncc_status issue_layers(rnncc_model *m, const rnncc_io *io, const RtRegions *r, char *ws, char *reserve) {
     const RtPersist *persist[2];
-    RT_TRY(rt_persist_choose(m, io->N, persist, NULL, 0));
+    RT_TRY(rt_persist_choose(m, io->N, 0, persist, NULL, 0));
     for (int l = 0; l < m->layers; l++) {
         if (m->dirs == 2) { /* both directions wait for everything before this layer */
             RT_CUDA(m, cudaEventRecord(m->events[0], m->streams[0]));
@@ -153,7 +153,7 @@ static rnncc_status issue_layers(rnncc_model *m, const rnncc_io *io, const RtReg
 static rnncc_status issue_wavefront(rnncc_model *m, const rnncc_io *io, const RtRegions *r, char *ws, char *reserve) {
     int64_t chunks = io->T < RT_WAVE_CHUNKS ? io->T : RT_WAVE_CHUNKS;
     const RtPersist *persist[2];
-    RT_TRY(rt_persist_choose(m, io->N, persist, NULL, 0));
+    RT_TRY(rt_persist_choose(m, io->N, 0, persist, NULL, 0));
     RT_CUDA(m, cudaEventRecord(m->events[0], m->streams[0])); /* stream 1 starts after the caller's work */
     RT_CUDA(m, cudaStreamWaitEvent(m->streams[1], m->events[0], 0));
     for (int l = 0; l < m->layers; l++) {

@@ -31,7 +31,7 @@ typedef struct RtModule {
     double compile_ms;          /* time spent generating and compiling (or loading) it */
 } RtModule;
 
-/* The persistent kernel of one layout for one batch class (codegen/cg.h), built on first use. */
+/* The persistent kernel of one layout, batch class and pass (codegen/cg.h), built on first use. */
 typedef struct RtPersist {
     int state;                  /* 0: not tried; 1: ready; -1: not possible (why says) */
     CgPersist plan;
@@ -68,7 +68,7 @@ typedef struct RtRegions {
     /* training only */
     size_t *dbuf;               /* reserve [units][nbuffers]: adjoints shaped like buf */
     size_t *dparam;             /* reserve [units]: vector-parameter accumulators, acc_rows x N */
-    size_t *dstate;             /* workspace [dirs][nstates]: two [N][S] halves (ping-pong) */
+    size_t *dstate;             /* workspace [dirs][nstates]: three [N][S] slots (per step: two, ping-pong) */
     size_t dx_dir[2];           /* workspace: per direction [T*N][input] input adjoints (bidirectional) */
     size_t layer_dy[2];         /* workspace: adjoints of inner layers' outputs, ping-pong [T][N][D0*dirs] */
 } RtRegions;
@@ -90,10 +90,11 @@ typedef struct RtBind {
     float *y[RNN_MAX_OUTPUTS];
     int64_t ldy[RNN_MAX_OUTPUTS];
     const int *lengths;         /* device, or NULL */
-    const RtPersist *persist;   /* the persistent kernel running this unit's step loop, or NULL */
+    const RtPersist *persist;   /* the persistent kernel running this unit's step loop (forward or
+                                   backward, as the pass), or NULL */
     /* backward */
     float *dbufs[RNN_MAX_BUFFERS];
-    float *dstate[RNN_MAX_STATES]; /* two halves of [N][S] */
+    float *dstate[RNN_MAX_STATES]; /* three slots of [N][S] (the per-step backward uses two) */
     int dcur;                   /* the half holding the adjoint of the state the current step read */
     float *dparam;
     float *dx;                  /* += the input's adjoint (ld = ldx), or NULL */
@@ -170,7 +171,8 @@ struct rnncc_model {
     int64_t smem_optin;         /* shared memory a block may take */
     int coop;                   /* the device supports cooperative launches */
     unsigned *sync;             /* device: one grid-barrier counter per stream lane */
-    RtPersist persist[2][RT_PERSIST_CLASSES]; /* per layout and batch class */
+    RtPersist persist[2][2][RT_PERSIST_CLASSES]; /* per pass (forward, backward), layout, batch class */
+    int profile_persist;        /* RNNCC_PROFILE_PERSIST=1: persistent units count cycles (persist.cuh) */
 };
 
 /* Records a formatted message in the model and returns status. */
@@ -213,11 +215,15 @@ void rt_module_unload(RtModule *mod);
 /* The kernel arguments of step t (hoisted: of the window) of a bound unit, as the per-step
  * kernels take them. */
 void rt_args(const RtBind *is, int hoisted, int64_t t, RnnArgs *a);
-/* Chooses the backend of a pass over N sequences: *out is the persistent kernel of each layout
- * (built on first use), or NULLs for cuBLAS per step; why (may be NULL) says why in words. */
-rnncc_status rt_persist_choose(rnncc_model *m, int64_t N, const RtPersist *out[2], char *why, size_t why_size);
-/* Launches the persistent kernel for steps t0 .. t1-1 of a bound unit (after its hoisted program). */
+/* Chooses the backend of a pass (backward: a backward pass) over N sequences: *out is the
+ * persistent kernel of each layout (built on first use), or NULLs for cuBLAS per step; why (may
+ * be NULL) says why in words. */
+rnncc_status rt_persist_choose(rnncc_model *m, int64_t N, int backward, const RtPersist *out[2], char *why,
+                               size_t why_size);
+/* Launches the persistent forward kernel for steps t0 .. t1-1 of a bound unit (after its hoisted program). */
 rnncc_status rt_persist_launch(RtBind *is, int64_t t0, int64_t t1);
+/* Launches a bound unit's persistent kernel cooperatively with arguments a (sync set here). */
+rnncc_status rt_persist_run(RtBind *b, RnnArgs *a);
 void rt_persist_unload(rnncc_model *m);
 /* Loads a generated source's library and runs get(m, ctx) to look up its kernels; a cached
  * binary the driver refuses is compiled afresh once. */

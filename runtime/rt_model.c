@@ -172,8 +172,9 @@ static rnncc_status setup_device(rnncc_model *m) {
     }
     for (int i = 0; i < 4; i++) RT_CUDA(m, cudaEventCreateWithFlags(&m->events[i], cudaEventDisableTiming));
     for (int i = 0; i < 2; i++) RT_CUDA(m, cudaEventCreate(&m->tevents[i]));
-    const char *g = getenv("RNNCC_GRAPHS"), *w = getenv("RNNCC_WAVEFRONT");
+    const char *g = getenv("RNNCC_GRAPHS"), *w = getenv("RNNCC_WAVEFRONT"), *pp = getenv("RNNCC_PROFILE_PERSIST");
     m->use_graphs = !(g && strcmp(g, "0") == 0);
+    m->profile_persist = pp && strcmp(pp, "1") == 0;
     /* Layers overlap by chunks of time; the second direction would need all of the previous
      * layer first, so bidirectional stacks run layer after layer. RNNCC_WAVEFRONT=0: off. */
     m->wavefront = m->dirs == 1 && m->layers > 1 && !(w && strcmp(w, "0") == 0);
@@ -183,6 +184,18 @@ static rnncc_status setup_device(rnncc_model *m) {
         for (int i = 0; i < m->layers * RT_WAVE_CHUNKS; i++)
             RT_CUDA(m, cudaEventCreateWithFlags(&m->wave_events[i], cudaEventDisableTiming));
     }
+    return RNNCC_OK;
+}
+
+/* RNNCC_BACKEND=auto|cublas|persistent (unset or empty: auto) forces a model created with AUTO. */
+static rnncc_status backend_from_env(rnncc_model *m) {
+    const char *b = getenv("RNNCC_BACKEND");
+    if (!b || !*b || strcmp(b, "auto") == 0) return RNNCC_OK;
+    if (strcmp(b, "cublas") != 0 && strcmp(b, "persistent") != 0)
+        return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT,
+                       "the environment variable RNNCC_BACKEND is '%.64s'; it must be auto, cublas or persistent", b);
+    if (m->backend == RNNCC_BACKEND_AUTO)
+        m->backend = strcmp(b, "cublas") == 0 ? RNNCC_BACKEND_CUBLAS : RNNCC_BACKEND_PERSISTENT;
     return RNNCC_OK;
 }
 
@@ -202,10 +215,8 @@ rnncc_status rnncc_model_create(const rnncc_program *p, const rnncc_model_desc *
         m->precision = desc->precision;
         m->device = desc->device;
         m->backend = desc->backend;
-        const char *b = getenv("RNNCC_BACKEND");
-        if (m->backend == RNNCC_BACKEND_AUTO && b && strcmp(b, "cublas") == 0) m->backend = RNNCC_BACKEND_CUBLAS;
-        if (m->backend == RNNCC_BACKEND_AUTO && b && strcmp(b, "persistent") == 0) m->backend = RNNCC_BACKEND_PERSISTENT;
-        s = own_cell(m, p, desc->cell);
+        s = backend_from_env(m);
+        if (s == RNNCC_OK) s = own_cell(m, p, desc->cell);
     }
     if (s == RNNCC_OK) s = bind_layers(m, desc);
     if (s == RNNCC_OK) s = layout_units(m);

@@ -13,7 +13,7 @@ static int class_of(int nw) { return nw == 1 ? 0 : nw == 2 ? 1 : nw == 4 ? 2 : 3
 static rnncc_status get_kernel(rnncc_model *m, void *ctx) {
     RtPersist *p = ctx;
     char name[256];
-    if (cg_persist_kernel_name(m->plan, name, sizeof name) < 0)
+    if (cg_persist_kernel_name(m->plan, p->plan.backward, name, sizeof name) < 0)
         return rt_fail(m, RNNCC_ERR_UNSUPPORTED, "the persistent kernel's name is too long");
     RT_CUDA(m, cudaLibraryGetKernel(&p->kernel, p->lib, name));
     RT_CUDA(m, cudaKernelSetAttributeForDevice(p->kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -30,18 +30,19 @@ static rnncc_status failed(rnncc_model *m, RtPersist *p, rnncc_status s) {
     return s;
 }
 
-/* Plans, generates, compiles (through the cache) and loads the persistent kernel of layout li
- * for batches of N; afterwards p->state says whether it can run and p->why why. */
-static rnncc_status build(rnncc_model *m, int li, int64_t N, RtPersist *p) {
+/* Plans, generates, compiles (through the cache) and loads the persistent kernel (backward: the
+ * backward one) of layout li for batches of N; afterwards p->state says whether it can run and p->why why. */
+static rnncc_status build(rnncc_model *m, int li, int64_t N, int backward, RtPersist *p) {
     double t0 = rt_now_ms();
     p->state = -1;
     if (!m->coop) {
         snprintf(p->why, sizeof p->why, "the device has no cooperative launch");
         return RNNCC_OK;
     }
-    if (!cg_persist_plan(&m->arena, m->layout[li], N, m->sms, m->smem_optin, &p->plan, p->why, sizeof p->why))
+    if (!cg_persist_plan(&m->arena, m->layout[li], N, backward, m->sms, m->smem_optin, &p->plan, p->why, sizeof p->why))
         return RNNCC_OK;
     StrBuf src = {0};
+    if (m->profile_persist) sb_puts(&src, "#define RNN_PROFILE 1\n");
     Diags d;
     diag_init(&d, &m->arena, m->cell->name, m->source, strlen(m->source));
     if (!cg_emit_persistent(&m->arena, m->plan, m->layout[li], &p->plan, &src, &d) || src.failed) {
@@ -66,7 +67,8 @@ static rnncc_status build(rnncc_model *m, int li, int64_t N, RtPersist *p) {
     return RNNCC_OK;
 }
 
-rnncc_status rt_persist_choose(rnncc_model *m, int64_t N, const RtPersist *out[2], char *why, size_t why_size) {
+rnncc_status rt_persist_choose(rnncc_model *m, int64_t N, int backward, const RtPersist *out[2], char *why,
+                               size_t why_size) {
     out[0] = out[1] = NULL;
     char buf[320];
     if (!why) {
@@ -88,12 +90,12 @@ rnncc_status rt_persist_choose(rnncc_model *m, int64_t N, const RtPersist *out[2
     }
     RtPersist *p[2] = {NULL, NULL};
     for (int li = 0; li < m->nmodules; li++) {
-        p[li] = &m->persist[li][class_of(cg_persist_nw(N))];
-        if (p[li]->state == 0) RT_TRY(build(m, li, N, p[li]));
+        p[li] = &m->persist[backward][li][class_of(cg_persist_nw(N))];
+        if (p[li]->state == 0) RT_TRY(build(m, li, N, backward, p[li]));
         if (p[li]->state < 0) {
             if (m->backend == RNNCC_BACKEND_PERSISTENT)
-                return rt_fail(m, RNNCC_ERR_UNSUPPORTED, "the persistent backend is forced but cannot run %s: %s",
-                               li ? "layers > 0" : "this model", p[li]->why);
+                return rt_fail(m, RNNCC_ERR_UNSUPPORTED, "the persistent backend is forced but cannot run %s%s: %s",
+                               backward ? "the backward of " : "", li ? "layers > 0" : "this model", p[li]->why);
             snprintf(why, why_size, "cuBLAS per step: %s", p[li]->why);
             return RNNCC_OK;
         }
@@ -104,7 +106,8 @@ rnncc_status rt_persist_choose(rnncc_model *m, int64_t N, const RtPersist *out[2
     return RNNCC_OK;
 }
 
-rnncc_status rnncc_model_backend(rnncc_model *m, int64_t N, rnncc_backend *backend, char *why, size_t why_size) {
+static rnncc_status model_backend(rnncc_model *m, int64_t N, int backward, rnncc_backend *backend, char *why,
+                                  size_t why_size) {
     if (!m || m->failed) return RNNCC_ERR_INVALID_ARGUMENT;
     if (!backend) return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "backend is NULL");
     if (N < 0) return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "N is %lld; it must be >= 0", (long long)N);
@@ -113,15 +116,40 @@ rnncc_status rnncc_model_backend(rnncc_model *m, int64_t N, rnncc_backend *backe
     int prev = -1;
     cudaGetDevice(&prev);
     RT_CUDA(m, cudaSetDevice(m->device));
-    rnncc_status s = rt_persist_choose(m, N, p, why, why_size);
+    rnncc_status s = rt_persist_choose(m, N, backward, p, why, why_size);
     if (prev >= 0 && prev != m->device) cudaSetDevice(prev);
     *backend = p[0] ? RNNCC_BACKEND_PERSISTENT : RNNCC_BACKEND_CUBLAS;
     return s;
 }
 
+rnncc_status rnncc_model_backend(rnncc_model *m, int64_t N, rnncc_backend *backend, char *why, size_t why_size) {
+    return model_backend(m, N, 0, backend, why, why_size);
+}
+
+rnncc_status rnncc_model_backward_backend(rnncc_model *m, int64_t N, rnncc_backend *backend, char *why, size_t why_size) {
+    return model_backend(m, N, 1, backend, why, why_size);
+}
+
+rnncc_status rt_persist_run(RtBind *b, RnnArgs *a) {
+    rnncc_model *m = b->m;
+    const RtPersist *p = b->persist;
+    a->sync = m->sync + b->lane;
+    RT_CUDA(m, cudaMemsetAsync(a->sync, 0, sizeof *a->sync, b->stream));
+    void *args[] = {a};
+    cudaLaunchAttribute attr = {.id = cudaLaunchAttributeCooperative, .val.cooperative = 1};
+    cudaLaunchConfig_t cfg = {.gridDim = {(unsigned)p->plan.blocks, 1, 1},
+                              .blockDim = {CG_PERSIST_THREADS, 1, 1},
+                              .dynamicSmemBytes = (size_t)p->plan.smem,
+                              .stream = b->stream,
+                              .attrs = &attr,
+                              .numAttrs = 1};
+    RT_CUDA(m, cudaLaunchKernelExC(&cfg, (const void *)p->kernel, args));
+    RT_CUDA(m, cudaGetLastError());
+    return RNNCC_OK;
+}
+
 rnncc_status rt_persist_launch(RtBind *is, int64_t t0, int64_t t1) {
     rnncc_model *m = is->m;
-    const RtPersist *p = is->persist;
     RnnArgs a;
     rt_args(is, 0, t0, &a);
     for (int k = 0; k < m->cell->nstates; k++) a.state_prev[k] = rt_state_slot(is, k, 0);
@@ -131,23 +159,12 @@ rnncc_status rt_persist_launch(RtBind *is, int64_t t0, int64_t t1) {
     }
     a.t_end = (int)t1;
     a.state_wrap = is->r->training ? 0 : 2;
-    a.sync = m->sync + is->lane;
-    RT_CUDA(m, cudaMemsetAsync(a.sync, 0, sizeof *a.sync, is->stream));
-    void *args[] = {&a};
-    cudaLaunchAttribute attr = {.id = cudaLaunchAttributeCooperative, .val.cooperative = 1};
-    cudaLaunchConfig_t cfg = {.gridDim = {(unsigned)p->plan.blocks, 1, 1},
-                              .blockDim = {CG_PERSIST_THREADS, 1, 1},
-                              .dynamicSmemBytes = (size_t)p->plan.smem,
-                              .stream = is->stream,
-                              .attrs = &attr,
-                              .numAttrs = 1};
-    RT_CUDA(m, cudaLaunchKernelExC(&cfg, (const void *)p->kernel, args));
-    RT_CUDA(m, cudaGetLastError());
-    return RNNCC_OK;
+    return rt_persist_run(is, &a);
 }
 
 void rt_persist_unload(rnncc_model *m) {
-    for (int li = 0; li < 2; li++)
-        for (int c = 0; c < RT_PERSIST_CLASSES; c++)
-            if (m->persist[li][c].lib) cudaLibraryUnload(m->persist[li][c].lib);
+    for (int pass = 0; pass < 2; pass++)
+        for (int li = 0; li < 2; li++)
+            for (int c = 0; c < RT_PERSIST_CLASSES; c++)
+                if (m->persist[pass][li][c].lib) cudaLibraryUnload(m->persist[pass][li][c].lib);
 }

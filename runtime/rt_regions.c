@@ -89,7 +89,7 @@ rnncc_status rt_regions(rnncc_model *m, int64_t T, int64_t N, int training, RtRe
         }
         for (int d = 0; d < m->dirs; d++)
             for (int k = 0; k < c->nstates; k++)
-                r->dstate[d * c->nstates + k] = take(&ws, mul3(2, N, ir_shape_numel(&c->states[k].shape, m->dimval[0]), &ok));
+                r->dstate[d * c->nstates + k] = take(&ws, mul3(3, N, ir_shape_numel(&c->states[k].shape, m->dimval[0]), &ok));
         int64_t in = ir_shape_numel(&c->inputs[0].shape, m->dimval[0]);
         if (m->layers > 1 && D0 > in) in = D0;
         for (int d = 0; d < m->dirs; d++) r->dx_dir[d] = take(&ws, mul3(T, N, in, &ok));

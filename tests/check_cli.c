@@ -264,9 +264,15 @@ START_TEST(run_emit_schedule_arguments) {
     r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--persistent", "0");
     ck_assert_int_eq(r.status, 2);
     ck_assert_str_eq(r.err, "rnncc emit: error: --persistent takes a batch size N >= 1, not '0'\n");
+    /* --backward picks the persistent backward unit; --forward the forward one (the default) */
+    r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--persistent", "4", "--backward");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_ptr_nonnull(strstr(r.out, "void __launch_bounds__(256, 1) rnncc_lstm_pb("));
+    ck_assert_ptr_nonnull(strstr(r.out, "[U_i; U_f; U_g; U_o]^T @ d(G1) -> d(h)"));
     r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--persistent", "4", "--forward");
-    ck_assert_int_eq(r.status, 2);
-    ck_assert_str_eq(r.err, "rnncc emit: error: --persistent prints its own unit; --forward does not apply\n");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_ptr_nonnull(strstr(r.out, "void __launch_bounds__(256, 1) rnncc_lstm_p("));
+    ck_assert_ptr_null(strstr(r.out, "rnncc_lstm_pb"));
     r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=8", "--dim", "H=4096", "--persistent", "4");
     ck_assert_int_eq(r.status, 1);
     ck_assert_str_eq(r.err, "rnncc emit: error: cell 'lstm' has no persistent kernel on an H100: step weights 268.4 MB "
@@ -277,8 +283,10 @@ START_TEST(run_emit_schedule_arguments) {
     /* the schedule says which backend runs and why */
     r = RUN(NULL, "dump", "--schedule", "--dim", "I=8", "--dim", "H=1024", "--batch", "4", "cells/lstm.cell");
     ck_assert_int_eq(r.status, 0);
-    ck_assert_ptr_nonnull(strstr(r.out, "  backend (batch 4, fp32, on an H100): persistent: step weights 16.8 MB fit on "
-                                        "chip: 132 blocks, 149 KB of shared memory each\n"));
+    ck_assert_ptr_nonnull(strstr(r.out, "  forward backend (batch 4, fp32, on an H100): persistent: step weights 16.8 MB "
+                                        "fit on chip: 132 blocks, 149 KB of shared memory each\n"));
+    ck_assert_ptr_nonnull(strstr(r.out, "  backward backend (batch 4, fp32, on an H100): persistent: step weights 16.8 MB "
+                                        "fit on chip: 132 blocks, "));
     r = RUN(NULL, "dump", "--schedule", "--dim", "I=8", "--dim", "H=1024", "--batch", "128", "cells/lstm.cell");
     ck_assert_ptr_nonnull(strstr(r.out, "backend (batch 128, fp32, on an H100): cuBLAS per step: batch 128 > 64 (fp32)"));
     r = RUN(NULL, "dump", "--schedule", "--dim", "I=8", "--dim", "H=2048", "--batch", "4", "cells/lstm.cell");

@@ -309,9 +309,11 @@ END_TEST
 
 static int count(const char *hay, const char *needle);
 
-/* The persistent unit of a layout for batches of N, sized for an H100; NULL (and *why) when it does not fit. */
-static char *emit_persistent(Src *s, const PlanLayout *L, int64_t N, CgPersist *P, char *why, size_t why_size) {
-    if (!cg_persist_plan(&s->arena, L, N, CG_H100_SMS, CG_H100_SMEM, P, why, why_size)) return NULL;
+/* The persistent unit (backward: the backward one) of a layout for batches of N, sized for an
+ * H100; NULL (and *why) when it does not fit. */
+static char *emit_persistent(Src *s, const PlanLayout *L, int64_t N, int backward, CgPersist *P, char *why,
+                             size_t why_size) {
+    if (!cg_persist_plan(&s->arena, L, N, backward, CG_H100_SMS, CG_H100_SMEM, P, why, why_size)) return NULL;
     StrBuf out = {0};
     if (!cg_emit_persistent(&s->arena, L->plan, L, P, &out, &s->diags)) {
         StrBuf sb = {0};
@@ -322,12 +324,13 @@ static char *emit_persistent(Src *s, const PlanLayout *L, int64_t N, CgPersist *
     return sb_take(&out);
 }
 
-/* Every shipped cell and a dozen random ones have a persistent unit for each batch class that
- * NVRTC compiles without warnings; it defines the kernel its contract names, with one grid
- * barrier per step for one GEMM phase whose rows stay local (LSTM), more for more phases. */
+/* Every shipped cell and a dozen random ones have a persistent unit, forward and backward, for
+ * each batch class that NVRTC compiles without warnings; it defines the kernel its contract
+ * names, with one grid barrier per step for one GEMM phase whose rows stay local (LSTM), more
+ * for more phases; a GEMM of a GEMM's result waits for every block's rows. */
 START_TEST(persistent_units_compile) {
     char **paths;
-    int n = tu_list_cells(&paths);
+    int n = tu_list_cells(&paths), nested = 0;
     char src[8192];
     for (int i = 0; i < n + 12; i++) {
         Src s;
@@ -347,22 +350,30 @@ START_TEST(persistent_units_compile) {
                 if (c->dims[d].name && c->dims[d].name[0] == dims[k][0]) dv[d] = atoi(dims[k] + 2);
         PlanLayout *L = sched_layout(&s.arena, plan, dv, &s.diags);
         ck_assert_ptr_nonnull(L);
+        int of_result = 0; /* a step GEMM multiplies another step GEMM's result */
+        for (int j = 0; j < plan->ngemms; j++)
+            of_result |= plan->gemms[j].program == SCHED_STEP && c->nodes[plan->gemms[j].operand].op == IR_MATVEC;
+        nested += of_result;
         static const int64_t batches[] = {1, 7, 16, 64};
-        for (int b = 0; b < 4; b++) {
-            CgPersist P;
-            char why[256], name[256];
-            char *u = emit_persistent(&s, L, batches[b], &P, why, sizeof why);
-            ck_assert_msg(u, "%s: %s", c->name, why);
-            ck_assert_msg(strstr(why, "fit on chip"), "%s", why);
-            ck_assert_int_eq(P.nw, cg_persist_nw(batches[b]));
-            ck_assert_int_gt(cg_persist_kernel_name(plan, name, sizeof name), 0);
-            ck_assert_msg(strstr(u, name), "%s: no kernel %s", c->name, name);
-            if (strcmp(c->name, "lstm") == 0) ck_assert_int_eq(count(u, "rnn_grid_sync(args.sync"), 1);
-            if (b == 0 || b == 3) compile_ok(u, c->name, "sm_90");
-            free(u);
-        }
+        for (int b = 0; b < 4; b++)
+            for (int backward = 0; backward < 2; backward++) {
+                CgPersist P;
+                char why[256], name[256];
+                char *u = emit_persistent(&s, L, batches[b], backward, &P, why, sizeof why);
+                ck_assert_msg(u, "%s: %s", c->name, why);
+                ck_assert_msg(strstr(why, "fit on chip"), "%s", why);
+                ck_assert_int_eq(P.nw, cg_persist_nw(batches[b]));
+                ck_assert_int_eq(P.backward, backward);
+                ck_assert_int_gt(cg_persist_kernel_name(plan, backward, name, sizeof name), 0);
+                ck_assert_msg(strstr(u, name), "%s: no kernel %s", c->name, name);
+                if (strcmp(c->name, "lstm") == 0) ck_assert_int_eq(count(u, "rnn_grid_sync(args.sync"), 1);
+                if (of_result) ck_assert_msg(count(u, "rnn_grid_sync(args.sync") >= 2, "%s: too few barriers", c->name);
+                if (b == 0 || b == 3) compile_ok(u, c->name, "sm_90");
+                free(u);
+            }
         src_close(&s);
     }
+    ck_assert_msg(nested > 0, "no cell with a GEMM of a GEMM's result");
     tu_free_list(paths, n);
 }
 END_TEST
@@ -379,9 +390,12 @@ START_TEST(persistent_plan_says_why_not) {
     PlanLayout *L = sched_layout(&s.arena, plan, dv, &s.diags);
     CgPersist P;
     char why[256];
-    ck_assert_ptr_null(emit_persistent(&s, L, 4, &P, why, sizeof why));
-    ck_assert_msg(strstr(why, "step weights 67.1 MB need") && strstr(why, "a block has 227 KB"), "%s", why);
-    ck_assert_int_eq(cg_persist_plan(&s.arena, L, 4, 0, CG_H100_SMEM, &P, why, sizeof why), 0);
+    for (int backward = 0; backward < 2; backward++) {
+        ck_assert_ptr_null(emit_persistent(&s, L, 4, backward, &P, why, sizeof why));
+        ck_assert_msg(strstr(why, "step weights 67.1 MB need") && strstr(why, "a block has 227 KB"), "%s", why);
+        ck_assert_int_eq(cg_persist_plan(&s.arena, L, 4, backward, 0, CG_H100_SMEM, &P, why, sizeof why), 0);
+        ck_assert_msg(strstr(why, "no device"), "%s", why);
+    }
     src_close(&s);
 }
 END_TEST
@@ -399,7 +413,9 @@ static void check_golden(const char *cell_path, const char *golden_path) {
     ck_assert_ptr_nonnull(L);
     CgPersist P;
     char why[256];
-    char *got = strstr(golden_path, "_persist") ? emit_persistent(&s, L, 4, &P, why, sizeof why) : emit(&s, L);
+    char *got = strstr(golden_path, "_persist") ? emit_persistent(&s, L, 4, strstr(golden_path, "_back") != NULL, &P, why,
+                                                                  sizeof why)
+                                                : emit(&s, L);
     ck_assert_ptr_nonnull(got);
     char *want = tu_read_file(golden_path, NULL);
     if (strcmp(got, want) != 0) {
@@ -492,6 +508,7 @@ START_TEST(golden_sources) {
     check_golden("cells/lstm.cell", "tests/golden/lstm.cu");
     check_golden("cells/gru.cell", "tests/golden/gru.cu");
     check_golden("cells/lstm.cell", "tests/golden/lstm_persist.cu");
+    check_golden("cells/lstm.cell", "tests/golden/lstm_persist_back.cu");
 }
 END_TEST
 

@@ -110,6 +110,10 @@ START_TEST(model_arguments_are_checked) {
     expect_create_fails(p, &d, RNNCC_ERR_INVALID_ARGUMENT, "desc->dims");
     d = ok; d.backend = (rnncc_backend)9;
     expect_create_fails(p, &d, RNNCC_ERR_INVALID_ARGUMENT, "desc->backend");
+    setenv("RNNCC_BACKEND", "persistant", 1);
+    expect_create_fails(p, &ok, RNNCC_ERR_INVALID_ARGUMENT,
+                        "the environment variable RNNCC_BACKEND is 'persistant'; it must be auto, cublas or persistent");
+    unsetenv("RNNCC_BACKEND");
     d = ok; d.ndims = 1;
     expect_create_fails(p, &d, RNNCC_ERR_INVALID_ARGUMENT, "dimension H of cell 'lstm' is not bound");
     const char *bad[] = {"I=8", "H=-3"};
@@ -188,6 +192,12 @@ static void verify(const char *path, const Config *cf) {
     ck_assert_msg(rnncc_model_backend(m, cf->N, &used, why, sizeof why) == RNNCC_OK, "%s: %s", path, rnncc_model_error(m));
     ck_assert_msg(cf->backend == RNNCC_BACKEND_AUTO || used == cf->backend, "%s: backend %d, asked %d: %s", path, used,
                   cf->backend, why);
+    if (cf->backward) { /* training takes the same backend for the backward pass */
+        ck_assert_msg(rnncc_model_backward_backend(m, cf->N, &used, why, sizeof why) == RNNCC_OK, "%s: %s", path,
+                      rnncc_model_error(m));
+        ck_assert_msg(cf->backend == RNNCC_BACKEND_AUTO || used == cf->backend, "%s: backward backend %d, asked %d: %s",
+                      path, used, cf->backend, why);
+    }
     RtVerify v = {.T = cf->T, .N = cf->N, .varlen = cf->varlen, .random_h0 = 1, .backward = cf->backward, .seed = 11};
     s = rt_verify(m, &v);
     ck_assert_msg(s == RNNCC_OK, "%s: %s", path, rnncc_model_error(m));
@@ -289,20 +299,26 @@ START_TEST(backend_choice_is_stated) {
         rnncc_model_desc desc = {NULL, big, 2, 1, 0, RNNCC_FP32, -1, (rnncc_backend)forced};
         rnncc_model *m = NULL;
         ck_assert_msg(rnncc_model_create(p, &desc, &m) == RNNCC_OK, "%s", rnncc_model_error(m));
-        rnncc_status s = rnncc_model_backend(m, 4, &b, why, sizeof why);
-        if (forced == RNNCC_BACKEND_PERSISTENT) {
-            ck_assert_int_eq(s, RNNCC_ERR_UNSUPPORTED);
-            ck_assert_msg(strstr(rnncc_model_error(m), "need") && strstr(rnncc_model_error(m), "KB of shared memory"), "%s",
-                          rnncc_model_error(m));
-        } else {
-            ck_assert_int_eq(s, RNNCC_OK);
-            ck_assert_int_eq(b, RNNCC_BACKEND_CUBLAS);
-            ck_assert_msg(strstr(why, forced ? "forced" : "KB of shared memory"), "%s", why);
+        for (int backward = 0; backward < 2; backward++) {
+            rnncc_status s = backward ? rnncc_model_backward_backend(m, 4, &b, why, sizeof why)
+                                      : rnncc_model_backend(m, 4, &b, why, sizeof why);
+            if (forced == RNNCC_BACKEND_PERSISTENT) {
+                ck_assert_int_eq(s, RNNCC_ERR_UNSUPPORTED);
+                ck_assert_msg(strstr(rnncc_model_error(m), "need") && strstr(rnncc_model_error(m), "KB of shared memory"),
+                              "%s", rnncc_model_error(m));
+                ck_assert_msg(!backward || strstr(rnncc_model_error(m), "the backward of"), "%s", rnncc_model_error(m));
+            } else {
+                ck_assert_int_eq(s, RNNCC_OK);
+                ck_assert_int_eq(b, RNNCC_BACKEND_CUBLAS);
+                ck_assert_msg(strstr(why, forced ? "forced" : "KB of shared memory"), "%s", why);
+            }
         }
         rnncc_model_destroy(m);
     }
     rnncc_model *m = small_lstm();
     ck_assert_int_eq(rnncc_model_backend(m, 4, &b, why, sizeof why), RNNCC_OK);
+    ck_assert_msg(b == RNNCC_BACKEND_PERSISTENT && strstr(why, "fit on chip"), "%d %s", b, why);
+    ck_assert_int_eq(rnncc_model_backward_backend(m, 4, &b, why, sizeof why), RNNCC_OK);
     ck_assert_msg(b == RNNCC_BACKEND_PERSISTENT && strstr(why, "fit on chip"), "%d %s", b, why);
     ck_assert_int_eq(rnncc_model_backend(m, 1000, &b, why, sizeof why), RNNCC_OK);
     ck_assert_msg(b == RNNCC_BACKEND_CUBLAS && strstr(why, "batch 1000"), "%d %s", b, why);

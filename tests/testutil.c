@@ -183,11 +183,14 @@ int tu_random_cell(uint64_t seed, char *buf, size_t size) {
     static const char *const acts[] = {"sigmoid", "tanh"};
     for (int k = 0; k < gates; k++) {
         char v[64], wx[32] = "";
-        int pick = (int)(tu_next(&r) % 4);
+        int pick = (int)(tu_next(&r) % 5);
         if (pick == 1 && has_c) snprintf(v, sizeof v, "c");
         else if (pick == 2 && k > 0) snprintf(v, sizeof v, "g%d", (int)(tu_next(&r) % (uint64_t)k));
         else if (pick == 3 && k > 0) snprintf(v, sizeof v, "(g%d * h)", (int)(tu_next(&r) % (uint64_t)k));
-        else snprintf(v, sizeof v, "h");
+        else if (pick == 4) { /* a product of a product: a GEMM whose operand is another GEMM's result */
+            snprintf(v, sizeof v, "(V%d @ h)", k);
+            pl += snprintf(params + pl, sizeof params - pl, "    param V%d[H, H]\n", k);
+        } else snprintf(v, sizeof v, "h");
         pl += snprintf(params + pl, sizeof params - pl, "    param U%d[H, H], b%d[H]\n", k, k);
         if (k == 0 || tu_next(&r) % 4 != 0) {
             pl += snprintf(params + pl, sizeof params - pl, "    param W%d[H, I]\n", k);

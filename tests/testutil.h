@@ -50,8 +50,9 @@ int64_t tu_output_len(const TuProblem *tp, int o);
 int64_t tu_state_len(const TuProblem *tp, int k);
 
 /* Writes a random valid cell named rnd<seed> (input x[I], states h[H] and maybe c[H]) into buf:
- * 2-5 gates sigmoid/tanh(W x + U v + b) whose recurrent operand v is a state, an earlier gate
- * or a gate times a state (so 1-4 GEMM phases a step), all combined into bounded next states.
+ * 2-5 gates sigmoid/tanh(W x + U v + b) whose recurrent operand v is a state, an earlier gate,
+ * a gate times a state or V h (a GEMM of a GEMM's result), so 1-5 GEMM phases a step, all
+ * combined into bounded next states.
  * Returns the text's length, or -1 if size is too small. */
 int tu_random_cell(uint64_t seed, char *buf, size_t size);
 
