@@ -158,11 +158,12 @@ int cg_persist_nw(int64_t N);
  * per block ..."). */
 int cg_persist_plan(Arena *arena, const PlanLayout *layout, int64_t N, int backward, int sms, int64_t smem_limit,
                     CgPersist *out, char *why, size_t why_size);
-/* The automatic choice between the backends for a batch of N whose persistent kernel fits
- * (measured on an H100, bench/NOTES.md): the persistent kernel (FFMA, fp32) up to 64 sequences
- * in fp32 and up to 20 with tf32 allowed, where per-step tensor-core GEMMs win beyond. Returns
- * 1 for persistent; why says the rule in words. */
-int cg_persist_preferred(int64_t N, int tf32, char *why, size_t why_size);
+/* The automatic choice between the backends for a pass (backward: a backward pass) over a batch
+ * of N whose persistent kernel fits (measured on an H100, bench/NOTES.md): the persistent kernel
+ * (FFMA, fp32) up to 64 sequences in fp32 and up to 20 with tf32 allowed, where per-step
+ * tensor-core GEMMs win beyond; its backward up to 16 sequences. Returns 1 for persistent; why
+ * says the rule in words. */
+int cg_persist_preferred(int64_t N, int tf32, int backward, char *why, size_t why_size);
 /* Writes the persistent kernel's name (rnncc_<cell>_p, backward rnncc_<cell>_pb) into buf; its
  * length, or -1. */
 int cg_persist_kernel_name(const Plan *plan, int backward, char *buf, size_t size);

@@ -46,6 +46,33 @@ static void declare_sent(Gen *g, IrRef r, const char *note) {
     sb_free(&what);
 }
 
+/* Reads the current value of the home of a value read here into o<id> (dx: 0 when not wanted),
+ * ahead of the sweep: every home is this item's alone, so the loads of all of them can be in
+ * flight together instead of one read-modify-write after another at the end. */
+static void preload_home(Gen *g, IrRef r) {
+    char name[NAME_SIZE], expr[EXPR_SIZE];
+    StrBuf what = {0};
+    cg_local_name(g->c, r, 'o', name, sizeof name);
+    cg_value_expr(g, r, 1, expr, sizeof expr, &what);
+    if (g->c->nodes[r].op == IR_INPUT) cg_emit(g->out, "const float %s = a.dx ? %s : 0.0f;", name, expr);
+    else cg_emit(g->out, "const float %s = %s;", name, expr);
+    if (what.failed) g->out->failed = 1;
+    sb_free(&what);
+}
+
+/* Writes home = o<id> + d<id> for a value read here whose home preload_home read. */
+static void send_preloaded(Gen *g, IrRef r) {
+    char name[NAME_SIZE], old[NAME_SIZE], expr[EXPR_SIZE];
+    StrBuf what = {0};
+    cg_local_name(g->c, r, 'd', name, sizeof name);
+    cg_local_name(g->c, r, 'o', old, sizeof old);
+    cg_value_expr(g, r, 1, expr, sizeof expr, &what);
+    if (g->c->nodes[r].op == IR_INPUT) cg_emit(g->out, "if (a.dx) %s = %s + %s;  // %s", expr, old, name, sb_str(&what));
+    else cg_emit(g->out, "%s = %s + %s;  // %s", expr, old, name, sb_str(&what));
+    if (what.failed) g->out->failed = 1;
+    sb_free(&what);
+}
+
 /* Adds the accumulated adjoint of a value read here to its home: dx (when wanted),
  * dstate_prev, dparam, or the dbuf of a GEMM result or stored value. prefix: a guard or "". */
 static void send(Gen *g, IrRef r, const char *prefix) {
@@ -101,6 +128,13 @@ static int emit_block(Gen *g, const SchedGroup *grp, int64_t len) {
     }
     for (uint32_t r = 0; r < c->nnodes; r++)
         if (g->sent[r] && cg_node_len(g, r) == len && !outside_loop(g, grp, r)) declare_sent(g, r, "");
+    any = 0;
+    for (uint32_t r = 0; r < c->nnodes; r++) {
+        if (!g->sent[r] || cg_node_len(g, r) != len || outside_loop(g, grp, r)) continue;
+        if (!any++) cg_emit(g->out, "// what the homes of the values read here hold so far (each is this item's alone)");
+        preload_home(g, r);
+    }
+    any = 0;
 
     for (int w = 0; w < grp->nwrites; w++) {
         const SchedWrite *wr = &grp->writes[w];
@@ -145,7 +179,7 @@ static int emit_block(Gen *g, const SchedGroup *grp, int64_t len) {
     for (uint32_t r = 0; r < c->nnodes; r++) {
         if (!g->sent[r] || cg_node_len(g, r) != len || outside_loop(g, grp, r)) continue;
         if (!any++) cg_emit(g->out, "// the adjoints of the values read here, added where the values came from");
-        send(g, r, "");
+        send_preloaded(g, r);
     }
     return 1;
 }

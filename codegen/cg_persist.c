@@ -34,7 +34,7 @@ static void lay_out(CgPersist *P, int64_t kc_cap, int64_t budget) {
     P->tiles = 1;
     for (int k = 0; k < P->ngemms; k++) {
         CgPersistGemm *q = &P->gemms[k];
-        int64_t whole = ceil_div(q->K, 32) * 32;
+        int64_t whole = ceil_div(q->K, 128) * 128; /* rnn_mv_t: warps' and quarter-warps' shares of whole float4s */
         q->kc = kc_cap && whole > kc_cap ? kc_cap : whole;
         q->chunks = ceil_div(q->K, q->kc);
         if (q->chunks > 1) P->tiles = 2;
@@ -120,11 +120,11 @@ int cg_persist_plan(Arena *arena, const PlanLayout *L, int64_t N, int backward, 
     return 1;
 }
 
-int cg_persist_preferred(int64_t N, int tf32, char *why, size_t why_size) {
-    int64_t limit = tf32 ? 20 : 64;
+int cg_persist_preferred(int64_t N, int tf32, int backward, char *why, size_t why_size) {
+    int64_t limit = backward ? 16 : tf32 ? 20 : 64;
     if (N <= limit) return 1;
-    snprintf(why, why_size, "batch %lld > %lld (%s), where per-step %s GEMMs win", (long long)N, (long long)limit,
-             tf32 ? "tf32" : "fp32", tf32 ? "tensor-core" : "cuBLAS");
+    snprintf(why, why_size, "batch %lld > %lld (%s%s), where per-step %s GEMMs win", (long long)N, (long long)limit,
+             tf32 ? "tf32" : "fp32", backward ? ", backward" : "", tf32 ? "tensor-core" : "cuBLAS");
     return 0;
 }
 

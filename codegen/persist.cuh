@@ -87,24 +87,29 @@ RNN_DEV void rnn_mv_stage(float *xs, const float *X, long long ldx, int N, int K
 /* The block's share of one GEMM: for r < rows and n < N,
  *     out[n*ldo + rowmap[r]] (=, or += when acc) = sum_{k < K} W[r*ldw + k] * X[n*ldx + k]
  * W: the block's rows in shared memory, zero beyond rows and K up to RP = passes*8*RW rows and
- * KP = chunks*KC columns (ldw = KP + 4). X: global. xs: two staging tiles [4*NW][KC + 4];
- * red: [8][8*RW][4*NW] partial sums. Warp w sums k in its eighth of each KC chunk; lane
- * (rg, ng) = (lane % 8, lane / 8) keeps rows i*8 + rg and columns j*4 + ng in registers.
- * Every thread of the block must call it; it ends with a __syncthreads. */
+ * KP = chunks*KC columns (ldw = KP + 4; KC a multiple of 128). X: global. xs: two staging tiles
+ * [4*NW][KC + 4]; red: [8][8*RW][4*NW] partial sums. Warp w sums k in its eighth of each KC
+ * chunk. A 16-byte shared load is served a quarter-warp at a time, so the quarters must not
+ * fetch the same words: with NW <= 2 (at most 8 sequences a pass), lane (rg, kq) = (lane % 8,
+ * lane / 8) keeps rows i*8 + rg and every column, its quarter kq taking every fourth float4 of
+ * the warp's k (the quarters' sums meet by shuffles); with more sequences, lane (rg, ng) keeps
+ * rows i*8 + rg and columns j*4 + ng over all of the warp's k. Every thread of the block must
+ * call it; it ends with a __syncthreads. */
 template <int RW, int NW>
 RNN_DEV void rnn_mv_t(const float *W, int ldw, int rows, int passes, int K, int KC, int chunks, const float *X,
                       long long ldx, int N, float *xs, float *red, float *out, long long ldo, const int *rowmap,
                       int acc) {
-    const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, rg = lane & 7, ng = lane >> 3;
-    const int NP = 4 * NW, RPP = 8 * RW, lds = KC + 4, kw = KC >> 3, tile = NP * lds;
+    constexpr int NP = 4 * NW, RPP = 8 * RW, SPLIT = NW <= 2, NC = SPLIT ? NP : NW; /* NC: columns a lane keeps */
+    const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, rg = lane & 7, q = lane >> 3;
+    const int lds = KC + 4, kw = KC >> 3, tile = NP * lds;
     const int vec = (ldx & 3) == 0 && (K & 3) == 0 && (((unsigned long long)X) & 15) == 0;
     for (int p = 0; p < passes; p++) {
         for (int n0 = 0; n0 < N; n0 += NP) {
-            float sum[RW][NW];
+            float sum[RW][NC];
 #pragma unroll
             for (int i = 0; i < RW; i++)
 #pragma unroll
-                for (int j = 0; j < NW; j++) sum[i][j] = 0.0f;
+                for (int j = 0; j < NC; j++) sum[i][j] = 0.0f;
             rnn_mv_stage(xs, X, ldx, N, K, n0, 0, NP, KC, vec);
             for (int c = 0; c < chunks; c++) {
                 if (c + 1 < chunks) {
@@ -116,40 +121,78 @@ RNN_DEV void rnn_mv_t(const float *W, int ldw, int rows, int passes, int K, int 
                 __syncthreads();
                 RNN_PROF(1);
                 const float *wp = W + (p * RPP + rg) * ldw + c * KC + warp * kw;
-                const float *xp = xs + (c & 1) * tile + ng * lds + warp * kw;
+                const float *xp = xs + (c & 1) * tile + warp * kw;
+                if (SPLIT) {
 #pragma unroll 2
-                for (int kk = 0; kk < kw; kk += 4) {
-                    float4 w[RW], x[NW];
+                    for (int kk = q * 4; kk < kw; kk += 16) {
+                        float4 w[RW], x[NP];
 #pragma unroll
-                    for (int i = 0; i < RW; i++) w[i] = *(const float4 *)(wp + i * 8 * ldw + kk);
+                        for (int i = 0; i < RW; i++) w[i] = *(const float4 *)(wp + i * 8 * ldw + kk);
 #pragma unroll
-                    for (int j = 0; j < NW; j++) x[j] = *(const float4 *)(xp + j * 4 * lds + kk);
+                        for (int j = 0; j < NP; j++) x[j] = *(const float4 *)(xp + j * lds + kk);
 #pragma unroll
-                    for (int i = 0; i < RW; i++)
+                        for (int i = 0; i < RW; i++)
 #pragma unroll
-                        for (int j = 0; j < NW; j++) {
-                            float v = sum[i][j];
-                            v = fmaf(w[i].x, x[j].x, v);
-                            v = fmaf(w[i].y, x[j].y, v);
-                            v = fmaf(w[i].z, x[j].z, v);
-                            v = fmaf(w[i].w, x[j].w, v);
-                            sum[i][j] = v;
-                        }
+                            for (int j = 0; j < NC; j++) {
+                                float v = sum[i][j];
+                                v = fmaf(w[i].x, x[j].x, v);
+                                v = fmaf(w[i].y, x[j].y, v);
+                                v = fmaf(w[i].z, x[j].z, v);
+                                v = fmaf(w[i].w, x[j].w, v);
+                                sum[i][j] = v;
+                            }
+                    }
+                } else {
+                    xp += q * lds;
+#pragma unroll 2
+                    for (int kk = 0; kk < kw; kk += 4) {
+                        float4 w[RW], x[NW];
+#pragma unroll
+                        for (int i = 0; i < RW; i++) w[i] = *(const float4 *)(wp + i * 8 * ldw + kk);
+#pragma unroll
+                        for (int j = 0; j < NW; j++) x[j] = *(const float4 *)(xp + j * 4 * lds + kk);
+#pragma unroll
+                        for (int i = 0; i < RW; i++)
+#pragma unroll
+                            for (int j = 0; j < NC; j++) {
+                                float v = sum[i][j];
+                                v = fmaf(w[i].x, x[j].x, v);
+                                v = fmaf(w[i].y, x[j].y, v);
+                                v = fmaf(w[i].z, x[j].z, v);
+                                v = fmaf(w[i].w, x[j].w, v);
+                                sum[i][j] = v;
+                            }
+                    }
                 }
                 __syncthreads(); /* the tile is refilled two chunks later */
                 RNN_PROF(2);
             }
+            if (SPLIT) { /* the four quarters' sums of each row and column, into quarter 0 */
 #pragma unroll
-            for (int i = 0; i < RW; i++)
+                for (int i = 0; i < RW; i++)
 #pragma unroll
-                for (int j = 0; j < NW; j++) red[(warp * RPP + i * 8 + rg) * NP + j * 4 + ng] = sum[i][j];
+                    for (int j = 0; j < NC; j++) {
+                        sum[i][j] += __shfl_xor_sync(0xffffffffu, sum[i][j], 8);
+                        sum[i][j] += __shfl_xor_sync(0xffffffffu, sum[i][j], 16);
+                    }
+                if (q == 0)
+#pragma unroll
+                    for (int i = 0; i < RW; i++)
+#pragma unroll
+                        for (int j = 0; j < NC; j++) red[(warp * RPP + i * 8 + rg) * NP + j] = sum[i][j];
+            } else {
+#pragma unroll
+                for (int i = 0; i < RW; i++)
+#pragma unroll
+                    for (int j = 0; j < NC; j++) red[(warp * RPP + i * 8 + rg) * NP + j * 4 + q] = sum[i][j];
+            }
             __syncthreads();
             for (int e = tid; e < RPP * NP; e += RNN_P_THREADS) {
                 const int r = e / NP, n = e - r * NP, lr = p * RPP + r;
                 if (lr < rows && n0 + n < N) {
                     float v = 0.0f;
 #pragma unroll
-                    for (int q = 0; q < 8; q++) v += red[(q * RPP + r) * NP + n];
+                    for (int w8 = 0; w8 < 8; w8++) v += red[(w8 * RPP + r) * NP + n];
                     float *o = out + (long long)(n0 + n) * ldo + rowmap[lr];
                     *o = acc ? *o + v : v;
                 }

@@ -62,7 +62,7 @@ static int dump_schedule(CliSource *s, const IrCell *ic, int dot, const char **d
         const char *pass = backward ? "backward" : "forward";
         int fits = cg_persist_plan(&s->arena, layout, batch, backward, CG_H100_SMS, CG_H100_SMEM, &P, why, sizeof why);
         if (!fits) sb_printf(out, "  %s backend (batch %lld, fp32, on an H100): cuBLAS per step: %s\n", pass, batch, why);
-        else if (!cg_persist_preferred(batch, 0, rule, sizeof rule))
+        else if (!cg_persist_preferred(batch, 0, backward, rule, sizeof rule))
             sb_printf(out, "  %s backend (batch %lld, fp32, on an H100): cuBLAS per step: %s (%s)\n", pass, batch, rule, why);
         else sb_printf(out, "  %s backend (batch %lld, fp32, on an H100): persistent: %s\n", pass, batch, why);
     }

@@ -80,7 +80,7 @@ rnncc_status rt_persist_choose(rnncc_model *m, int64_t N, int backward, const Rt
         return RNNCC_OK;
     }
     char rule[160];
-    if (m->backend == RNNCC_BACKEND_AUTO && !cg_persist_preferred(N, m->precision == RNNCC_TF32, rule, sizeof rule)) {
+    if (m->backend == RNNCC_BACKEND_AUTO && !cg_persist_preferred(N, m->precision == RNNCC_TF32, backward, rule, sizeof rule)) {
         snprintf(why, why_size, "cuBLAS per step: %s", rule);
         return RNNCC_OK;
     }

@@ -464,26 +464,35 @@ START_TEST(lstm_backward_routes) {
     static const char *const blocks[] = {"", " + 16", " + 32", " + 48"};
     char want[200];
     for (int b = 0; b < 4; b++) {
-        snprintf(want, sizeof want, "a.dbuf[0][col * 64%s + j] += d", blocks[b]);
+        /* read up front, written back at the end (each home is the item's alone) */
+        snprintf(want, sizeof want, " = a.dbuf[0][col * 64%s + j];", blocks[b]);
         ck_assert_msg(count(k, want) == 1, "%s", want);
-        snprintf(want, sizeof want, "a.dbuf[1][n * 64%s + j] += d", blocks[b]);
+        snprintf(want, sizeof want, "a.dbuf[0][col * 64%s + j] = o", blocks[b]);
+        ck_assert_msg(count(k, want) == 1, "%s", want);
+        snprintf(want, sizeof want, " = a.dbuf[1][n * 64%s + j];", blocks[b]);
+        ck_assert_msg(count(k, want) == 1, "%s", want);
+        snprintf(want, sizeof want, "a.dbuf[1][n * 64%s + j] = o", blocks[b]);
         ck_assert_msg(count(k, want) == 1, "%s", want);
     }
-    ck_assert_int_eq(count(k, "a.dbuf["), 8);
+    ck_assert_int_eq(count(k, "a.dbuf["), 16);
     /* the biases: [N][H] accumulators at N * acc_offset, acc_offset 0, 16, 32, 48 */
-    ck_assert_int_eq(count(k, "a.dparam[n * RNN_DIM_H + j] += d11_b_i;"), 1);
-    ck_assert_int_eq(count(k, "a.dparam[(long long)a.N * 16 + n * RNN_DIM_H + j] += d12_b_f;"), 1);
-    ck_assert_int_eq(count(k, "a.dparam[(long long)a.N * 32 + n * RNN_DIM_H + j] += d13_b_g;"), 1);
-    ck_assert_int_eq(count(k, "a.dparam[(long long)a.N * 48 + n * RNN_DIM_H + j] += d14_b_o;"), 1);
-    ck_assert_int_eq(count(k, "a.dparam["), 4);
+    ck_assert_int_eq(count(k, "a.dparam[n * RNN_DIM_H + j] = o11_b_i + d11_b_i;"), 1);
+    ck_assert_int_eq(count(k, "a.dparam[(long long)a.N * 16 + n * RNN_DIM_H + j] = o12_b_f + d12_b_f;"), 1);
+    ck_assert_int_eq(count(k, "a.dparam[(long long)a.N * 32 + n * RNN_DIM_H + j] = o13_b_g + d13_b_g;"), 1);
+    ck_assert_int_eq(count(k, "a.dparam[(long long)a.N * 48 + n * RNN_DIM_H + j] = o14_b_o + d14_b_o;"), 1);
+    ck_assert_int_eq(count(k, "a.dparam["), 8);
     ck_assert_int_eq(L->acc_rows, 64);
     /* c is read: its adjoint goes to the previous step; h is not read by this kernel */
-    ck_assert_int_eq(count(k, "a.dstate_prev[1][n * RNN_DIM_H + j] += d2_c;"), 1);
+    ck_assert_int_eq(count(k, "a.dstate_prev[1][n * RNN_DIM_H + j] = o2_c + d2_c;"), 1);
     ck_assert_int_eq(count(k, "a.dstate_prev[0]"), 1); /* only the ended sequence's carry */
-    ck_assert_int_eq(count(k, "a.dstate_prev[1]"), 2);
+    ck_assert_int_eq(count(k, "a.dstate_prev[1]"), 3);
     ck_assert_ptr_null(strstr(k, "a.dx"));
     /* no value of the group is stored, so no adjoint starts from dbuf */
-    ck_assert_ptr_null(strstr(k, "= a.dbuf["));
+    for (const char *q = k; (q = strstr(q, " = a.dbuf[")); q++) { /* only the homes' current values are */
+        const char *line = q;
+        while (line > k && line[-1] != '\n') line--;
+        ck_assert_msg(strstr(line, "const float o") == line + strspn(line, " "), "%.60s", line);
+    }
     /* every node's adjoint is swept once per operand that is not a literal */
     ck_assert_int_eq(count(k, "rnn_dop_"), 2 * 12 + 5); /* 12 binary nodes, 5 unary */
     free(src);
@@ -549,7 +558,8 @@ START_TEST(edge_cell_emits_and_compiles) {
     ck_assert_ptr_nonnull(strstr(src, "rnncc_edge_bh0(const RnnArgs a)"));
     ck_assert_ptr_nonnull(strstr(src, "for (int pos = 0; pos < len; pos++) {"));
     ck_assert_ptr_nonnull(strstr(src, "float d10_xs = a.dbuf[2][col * RNN_DIM_I + j];"));
-    ck_assert_ptr_nonnull(strstr(src, "if (a.dx) a.dx[col * a.ldx + j] += d0_x;"));
+    ck_assert_ptr_nonnull(strstr(src, "const float o0_x = a.dx ? a.dx[col * a.ldx + j] : 0.0f;"));
+    ck_assert_ptr_nonnull(strstr(src, "if (a.dx) a.dx[col * a.ldx + j] = o0_x + d0_x;"));
     /* a write of a leaf seeds the leaf's adjoint, literals get none */
     ck_assert_ptr_nonnull(strstr(src, "if (a.dy[5]) d0_x += a.dy[5][col * a.ldy[5] + j];"));
     ck_assert_ptr_nonnull(strstr(src, "d8_q += d18 * rnn_dop_mul_0(v8_q, 1e+20f, 0.0f, v18);\n"));
@@ -616,7 +626,7 @@ static const char innocent_cell[] =
     "}\n";
 
 /* Appends each identifier of the generated code past the prelude, outside comments, one a
- * line, except the mangled ones: v<id>[_name] and d<id>[_name], RNN_DIM_<dim>, rnncc_<cell>_... */
+ * line, except the mangled ones: v<id>[_name], d<id>[_name] and o<id>[_name], RNN_DIM_<dim>, rnncc_<cell>_... */
 static void unmangled_identifiers(const char *src, const char *cell, StrBuf *out) {
     const char *code = strstr(src, "// ---- bound dimensions");
     ck_assert_ptr_nonnull(code);
@@ -636,7 +646,7 @@ static void unmangled_identifiers(const char *src, const char *cell, StrBuf *out
             continue;
         }
         size_t len = strspn(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_");
-        int mangled = ((p[0] == 'v' || p[0] == 'd') && isdigit((unsigned char)p[1])) || strncmp(p, "RNN_DIM_", 8) == 0 ||
+        int mangled = ((p[0] == 'v' || p[0] == 'd' || p[0] == 'o') && isdigit((unsigned char)p[1])) || strncmp(p, "RNN_DIM_", 8) == 0 ||
                       strncmp(p, kernel_prefix, strlen(kernel_prefix)) == 0;
         if (!mangled) sb_printf(out, "%.*s\n", (int)len, p);
         p += len;
