@@ -134,6 +134,8 @@ typedef struct CgPersistGemm {
     int64_t kc, chunks;     /* columns of K staged at once, and how many chunks cover K */
     int64_t ldw;            /* floats per weight row in shared memory (chunks*kc + 4) */
     int64_t w_off, map_off; /* floats from the start of shared memory: the weights, the row map */
+    int64_t res_off;        /* forward: the results of sequences n < res_cap, [res_cap][passes*8*rw] */
+    int res_cap;            /* forward: sequences whose results also stay in shared memory (0: none) */
 } CgPersistGemm;
 
 /* The persistent kernel's shape for one layout, device, batch class and direction. */

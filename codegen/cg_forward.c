@@ -215,6 +215,27 @@ static const char *column(Gen *g, int program) {
 
 /* The expression reading a value the current group does not compute, and what it is; with
  * adjoint, the expression of the place its adjoint is added to (same column, same element). */
+/* In a persistent forward kernel, a step GEMM's result in this block's own rows is read from
+ * shared memory (rnn_res<gemm>, where the block's matrix product left it) instead of global
+ * memory (expr), for the sequences the kernel keeps there. */
+static void persist_result(const Gen *g, IrRef r, char *expr, size_t size) {
+    const SchedNode *s = &g->plan->node[r];
+    const CgPersist *P = g->persist;
+    if (!P || g->plan->gemms[s->gemm].program != SCHED_STEP || cg_node_len(g, r) != g->group_width) return;
+    for (int qi = 0; qi < P->ngemms; qi++) {
+        const CgPersistGemm *q = &P->gemms[qi];
+        if (q->gemm != s->gemm || !q->res_cap) continue;
+        char global[EXPR_SIZE];
+        snprintf(global, sizeof global, "%s", expr);
+        long long rp = (long long)q->passes * 8 * q->rw;
+        if (q->res_cap >= 64) /* the largest batch class has no bound: the rest from global memory */
+            snprintf(expr, size, "(n < %d ? rnn_res%d[n * %lld + res%d[%d] + j] : %s)", q->res_cap, q->gemm, rp, q->gemm,
+                     s->block, global);
+        else
+            snprintf(expr, size, "rnn_res%d[n * %lld + res%d[%d] + j]", q->gemm, rp, q->gemm, s->block);
+    }
+}
+
 void cg_value_expr(Gen *g, IrRef r, int adjoint, char *expr, size_t size, StrBuf *what) {
     const IrCell *c = g->c;
     const IrNode *n = &c->nodes[r];
@@ -248,6 +269,7 @@ void cg_value_expr(Gen *g, IrRef r, int adjoint, char *expr, size_t size, StrBuf
         const char *col = column(g, gm->program);
         if (row) snprintf(expr, size, "%s[%d][%s * %lld + %lld + j]", buf, b, col, (long long)g->L->buffer_width[b], (long long)row);
         else snprintf(expr, size, "%s[%d][%s * %lld + j]", buf, b, col, (long long)g->L->buffer_width[b]);
+        if (!adjoint) persist_result(g, r, expr, size);
         put_product(c, r, what);
         sb_printf(what, ": G%d block %d%s", s->gemm, s->block, gm->program == SCHED_HOIST ? ", hoisted" : "");
         return;
@@ -560,6 +582,7 @@ void cg_group_begin(Gen *g, int gi) {
     memset(g->loaded, 0, g->c->nnodes);
     for (int i = 0; i < grp->nnodes; i++) g->computed[grp->nodes[i]] = 1;
     g->uses_col = grp->program != SCHED_STEP;
+    g->group_width = cg_group_width(g->L, gi);
 }
 
 int cg_emit_forward_body(Gen *g, int gi, StrBuf *body, int indent) {

@@ -20,6 +20,8 @@ typedef struct Gen {
     char *listed;         /* per node, then per GEMM: already named in the kernel's comment */
     char *sent;           /* per node (backward): an adjoint accumulator d<id> exists in the kernel */
     int uses_col;         /* the current body reads or writes at this step's column */
+    int64_t group_width;  /* J of the current group */
+    const CgPersist *persist; /* a persistent forward kernel: its step GEMMs' results in shared memory */
     int last_line;        /* source line of the last comment, to quote each line once */
 } Gen;
 

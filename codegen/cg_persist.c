@@ -27,8 +27,28 @@ static int64_t smem_bytes(const CgPersist *P) {
     return (P->fixed_floats + P->tiles * np * (P->kc_max + 4) + 8 * P->rpp_max * np) * (int64_t)sizeof(float);
 }
 
-/* Lays out shared memory with staging chunks of at most kc_cap columns (0: all of K at once). */
-static void lay_out(CgPersist *P, int64_t kc_cap, int64_t budget) {
+/* Does a step group read a result of GEMM j as long as its own J (so in the rows its block computed)? */
+static int read_in_own_rows(const PlanLayout *L, int j) {
+    const Plan *p = L->plan;
+    const IrCell *c = p->cell;
+    for (int gi = 0; gi < p->ngroups; gi++) {
+        const SchedGroup *grp = &p->groups[gi];
+        if (grp->program != SCHED_STEP) continue;
+        int64_t J = cg_group_width(L, gi);
+        for (int i = 0; i < grp->nnodes; i++) {
+            const IrNode *n = &c->nodes[grp->nodes[i]];
+            for (int a = 0; a < ir_ops[n->op].arity; a++) {
+                IrRef r = n->args[a];
+                if (c->nodes[r].op == IR_MATVEC && p->node[r].gemm == j && ir_node_len(c, r, L->dimval) == J) return 1;
+            }
+        }
+    }
+    return 0;
+}
+
+/* Lays out shared memory with staging chunks of at most kc_cap columns (0: all of K at once);
+ * with res, room for the forward's step results of the batch class's sequences (at most 64). */
+static void lay_out(const PlanLayout *L, CgPersist *P, int64_t kc_cap, int64_t budget, int res) {
     int64_t off = 0;
     P->kc_max = P->rpp_max = 0;
     P->tiles = 1;
@@ -47,6 +67,12 @@ static void lay_out(CgPersist *P, int64_t kc_cap, int64_t budget) {
     for (int k = 0; k < P->ngemms && off <= budget; k++) {
         P->gemms[k].map_off = off;
         off += ceil_div(P->gemms[k].rows, 4) * 4;
+    }
+    for (int k = 0; k < P->ngemms && off <= budget; k++) {
+        CgPersistGemm *q = &P->gemms[k];
+        q->res_cap = res && !P->backward && read_in_own_rows(L, q->gemm) ? (P->nw < 8 ? 4 * P->nw : 64) : 0;
+        q->res_off = off;
+        off += (int64_t)q->res_cap * q->passes * 8 * q->rw;
     }
     P->fixed_floats = off;
 }
@@ -104,8 +130,10 @@ int cg_persist_plan(Arena *arena, const PlanLayout *L, int64_t N, int backward, 
         }
     }
     /* the operand staged whole (one wait a step) when that fits, else in chunks of 256 */
-    lay_out(P, 0, budget);
-    if (P->fixed_floats > budget || smem_bytes(P) > smem_limit) lay_out(P, 256, budget);
+    lay_out(L, P, 0, budget, 1);
+    if (P->fixed_floats > budget || smem_bytes(P) > smem_limit) lay_out(L, P, 0, budget, 0);
+    if (P->fixed_floats > budget || smem_bytes(P) > smem_limit) lay_out(L, P, 256, budget, 1);
+    if (P->fixed_floats > budget || smem_bytes(P) > smem_limit) lay_out(L, P, 256, budget, 0);
     P->weight_bytes = weights * (int64_t)sizeof(float);
     int64_t need = P->fixed_floats > budget ? P->fixed_floats * (int64_t)sizeof(float) : smem_bytes(P);
     P->smem = need;
@@ -240,6 +268,11 @@ static void emit_gemm_setup(Gen *g, const CgPersist *P, int qi) {
             sb_printf(&starts, "%s%lld", b ? ", " : "", (long long)g->L->block_row[gm->products[b]]);
         }
         cg_emit(out, "int rows%d = 0;", q->gemm);
+        if (q->res_cap) {
+            cg_emit(out, "float *const rnn_res%d = rnn_smem + %lld;  // results [%d sequences][%lld rows]", q->gemm,
+                    (long long)q->res_off, q->res_cap, (long long)q->passes * 8 * q->rw);
+            cg_emit(out, "int res%d[%d];  // per stacked block: its own row j's local row, minus j", q->gemm, gm->nproducts);
+        }
         cg_open(out, "{");
         cg_emit(out, "const int R[%d] = {%s}, B[%d] = {%s};  // each stacked block's rows and first row", gm->nproducts,
                 sb_str(&rows), gm->nproducts, sb_str(&starts));
@@ -247,6 +280,7 @@ static void emit_gemm_setup(Gen *g, const CgPersist *P, int qi) {
         cg_emit(out, "const int lo = (int)((long long)R[b] * s / G), hi = (int)((long long)R[b] * (s + 1) / G);");
         cg_emit(out, "for (int u = lo + (int)threadIdx.x; u < hi; u += blockDim.x) map%d[rows%d + u - lo] = B[b] + u;",
                 q->gemm, q->gemm);
+        if (q->res_cap) cg_emit(out, "res%d[b] = rows%d - lo;", q->gemm, q->gemm);
         cg_emit(out, "rows%d += hi - lo;", q->gemm);
         cg_close(out, NULL);
         cg_close(out, NULL);
@@ -301,9 +335,11 @@ static void emit_gemm_step(Gen *g, const CgPersist *P, int qi) {
     cg_emit(g->out, "// G%d%s: %s", q->gemm, P->backward ? "^T" : "", sb_str(&what));
     if (what.failed) g->out->failed = 1;
     sb_free(&what);
-    cg_emit(g->out, "rnn_mv_t<%d, %d>(w%d, %lld, rows%d, %d, %lld, %lld, %lld, %s, %s, a.N, rnn_xs, rnn_red, %s, %s, map%d, %d);",
+    char res[NAME_SIZE] = "NULL";
+    if (q->res_cap) snprintf(res, sizeof res, "rnn_res%d", q->gemm);
+    cg_emit(g->out, "rnn_mv_t<%d, %d>(w%d, %lld, rows%d, %d, %lld, %lld, %lld, %s, %s, a.N, rnn_xs, rnn_red, %s, %s, map%d, %d, %s, %d);",
             q->rw, P->nw, q->gemm, (long long)q->ldw, q->gemm, q->passes, (long long)q->K, (long long)q->kc,
-            (long long)q->chunks, x, ldx, o, ldo, q->gemm, P->backward);
+            (long long)q->chunks, x, ldx, o, ldo, q->gemm, P->backward, res, q->res_cap);
 }
 
 /* Step group gi over this block's units and every sequence (backward: its backward). */
@@ -330,6 +366,63 @@ static int emit_group(Gen *g, int gi, int backward) {
     cg_emit(out, "RNN_PROF(4);");
     sb_free(&body);
     return 1;
+}
+
+/* Is r a value a step group reads that no step computes (a hoisted result, an input, a state)? */
+static int from_before_the_step(const Gen *g, IrRef r) {
+    const IrNode *n = &g->c->nodes[r];
+    const SchedNode *s = &g->plan->node[r];
+    if (n->op == IR_INPUT || n->op == IR_STATE) return 1;
+    if (n->op == IR_MATVEC) return g->plan->gemms[s->gemm].program == SCHED_HOIST;
+    return n->op != IR_CONST && n->op != IR_PARAM && s->buffer >= 0 && s->program == SCHED_HOIST;
+}
+
+/* Prefetches into L1, for this block's items of step group gi, the values it reads that were
+ * there before the step (hoisted results, inputs, states), so that its loads after the step's
+ * GEMMs find them on chip. Only this block writes its items' states, so no line goes stale. */
+static void emit_prefetch(Gen *g, int gi) {
+    const SchedGroup *grp = &g->plan->groups[gi];
+    const IrCell *c = g->c;
+    StrBuf *out = g->out;
+    char jd[NAME_SIZE], expr[EXPR_SIZE], gbuf[GUARD_SIZE];
+    int jdim = cg_group_jdim(g, gi);
+    if (jdim < 0) return;
+    int64_t J = cg_group_width(g->L, gi);
+    cg_dim_code(c, jdim, jd, sizeof jd);
+    cg_group_begin(g, gi);
+    StrBuf body = {0};
+    body.indent = out->indent + 2;
+    for (int i = 0; i < grp->nnodes; i++) {
+        const IrNode *n = &c->nodes[grp->nodes[i]];
+        for (int a = 0; a < ir_ops[n->op].arity; a++) {
+            IrRef r = n->args[a];
+            if (g->computed[r] || g->loaded[r] || !from_before_the_step(g, r)) continue;
+            g->loaded[r] = 1;
+            StrBuf what = {0};
+            cg_value_expr(g, r, 0, expr, sizeof expr, &what);
+            cg_emit(&body, "%srnn_prefetch(&%s);  // %s", cg_guard(g, r, J, gbuf, sizeof gbuf), expr, sb_str(&what));
+            sb_free(&what);
+        }
+    }
+    if (body.len) {
+        cg_emit(out, "// K%d's values from before the step, into L1 while the GEMMs run", grp->index);
+        cg_open(out, "{");
+        cg_emit(out, "const int j0 = (int)((long long)%s * s / G), nj = (int)((long long)%s * (s + 1) / G) - j0;", jd, jd);
+        cg_open(out, "for (long long i = threadIdx.x; i < (long long)a.N * nj; i += blockDim.x) {");
+        cg_emit(out, "const long long n = i / nj;");
+        cg_emit(out, "const int j = j0 + (int)(i %% nj);");
+        cg_emit(out, "const int len = a.lengths ? a.lengths[n] : a.T;");
+        cg_emit(out, "if (a.t >= len) continue;");
+        if (g->uses_col) {
+            cg_emit(out, "const int pos = a.reverse ? len - 1 - a.t : a.t;");
+            cg_emit(out, "const long long col = (long long)pos * a.N + n;");
+        }
+        sb_putn(out, sb_str(&body), body.len);
+        cg_close(out, NULL);
+        cg_close(out, NULL);
+    }
+    if (body.failed) out->failed = 1;
+    sb_free(&body);
 }
 
 static int find_group(const Plan *p, int prog, int k) {
@@ -405,6 +498,9 @@ static int emit_forward_steps(Gen *g, const CgPersist *P) {
     cg_open(out, "for (int t = args.t; t < args.t_end; t++) {");
     emit_step_view(g, 0);
     if (P->ngemms) cg_emit(out, "if (t > args.t) rnn_grid_sync(args.sync, ++epoch);  // step t-1 is complete everywhere");
+    /* after the barrier, whose acquire may drop L1's lines; the step's GEMMs hide the latency */
+    for (int gi = 0; P->ngemms && gi < p->ngroups; gi++)
+        if (p->groups[gi].program == SCHED_STEP) emit_prefetch(g, gi);
     synced = 1;
     for (int k = 0; k <= K; k++) {
         int gi = find_group(p, SCHED_STEP, k), gemms_here = 0;
@@ -473,6 +569,7 @@ static int emit_backward_steps(Gen *g, const CgPersist *P) {
 
 int cg_emit_persist_kernel(Gen *g, const CgPersist *P) {
     char kname[NAME_SIZE];
+    g->persist = P->backward ? NULL : P;
     StrBuf *out = g->out;
     if (cg_persist_kernel_name(g->plan, P->backward, kname, sizeof kname) < 0) return 0;
     if (P->backward) {

@@ -165,6 +165,9 @@ RNN_DEV void rnn_cp_commit() { asm volatile("cp.async.commit_group;" ::: "memory
 RNN_DEV void rnn_cp_wait_all() { asm volatile("cp.async.wait_group 0;" ::: "memory"); }
 RNN_DEV void rnn_cp_wait_one() { asm volatile("cp.async.wait_group 1;" ::: "memory"); }
 
+/* Asks for the line holding *p in this multiprocessor's L1 (no wait, no fault). */
+RNN_DEV void rnn_prefetch(const float *p) { asm volatile("prefetch.global.L1 [%0];" ::"l"(p)); }
+
 /* Threads of a persistent block. */
 #define RNN_P_THREADS 256
 
@@ -198,12 +201,13 @@ RNN_DEV void rnn_mv_stage(float *xs, const float *X, long long ldx, int N, int K
  * fetch the same words: with NW <= 2 (at most 8 sequences a pass), lane (rg, kq) = (lane % 8,
  * lane / 8) keeps rows i*8 + rg and every column, its quarter kq taking every fourth float4 of
  * the warp's k (the quarters' sums meet by shuffles); with more sequences, lane (rg, ng) keeps
- * rows i*8 + rg and columns j*4 + ng over all of the warp's k. Every thread of the block must
- * call it; it ends with a __syncthreads. */
+ * rows i*8 + rg and columns j*4 + ng over all of the warp's k. sres (or NULL): a copy of the
+ * results of sequences n < res_cap at sres[n * passes*8*RW + r], for the block's element-wise
+ * code. Every thread of the block must call it; it ends with a __syncthreads. */
 template <int RW, int NW>
 RNN_DEV void rnn_mv_t(const float *W, int ldw, int rows, int passes, int K, int KC, int chunks, const float *X,
                       long long ldx, int N, float *xs, float *red, float *out, long long ldo, const int *rowmap,
-                      int acc) {
+                      int acc, float *sres, int res_cap) {
     constexpr int NP = 4 * NW, RPP = 8 * RW, SPLIT = NW <= 2, NC = SPLIT ? NP : NW; /* NC: columns a lane keeps */
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, rg = lane & 7, q = lane >> 3;
     const int lds = KC + 4, kw = KC >> 3, tile = NP * lds;
@@ -300,6 +304,7 @@ RNN_DEV void rnn_mv_t(const float *W, int ldw, int rows, int passes, int K, int 
                     for (int w8 = 0; w8 < 8; w8++) v += red[(w8 * RPP + r) * NP + n];
                     float *o = out + (long long)(n0 + n) * ldo + rowmap[lr];
                     *o = acc ? *o + v : v;
+                    if (sres && n0 + n < res_cap) sres[(n0 + n) * passes * RPP + lr] = v;
                 }
             }
             __syncthreads();
@@ -518,6 +523,6 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_pb(const RnnArgs
         RNN_PROF(4);
         rnn_grid_sync(args.sync, ++epoch);  // the transposed GEMMs read every block's adjoints
         // G1^T: [U_i; U_f; U_g; U_o]^T @ d(G1) -> d(h)
-        rnn_mv_t<1, 1>(w1, 132, rows1, 1, 64, 128, 1, a.dbuf[1], 64, a.N, rnn_xs, rnn_red, a.dstate_prev[0], RNN_DIM_H, map1, 1);
+        rnn_mv_t<1, 1>(w1, 132, rows1, 1, 64, 128, 1, a.dbuf[1], 64, a.N, rnn_xs, rnn_red, a.dstate_prev[0], RNN_DIM_H, map1, 1, NULL, 0);
     }
 }
