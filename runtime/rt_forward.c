@@ -3,7 +3,8 @@
  * Key idea: the whole pass is issued once into a CUDA graph on the model's own streams and
  * replayed while its arguments stay the same, so per-step launch overhead is paid once; the
  * two directions of a layer run on two streams, and the layers of a unidirectional stack
- * as a wavefront: layer l+1 works on a chunk of time as soon as layer l has finished it. */
+ * as a wavefront: layer l+1 works on a chunk of time as soon as layer l has finished it
+ * (per-step backend only: a persistent kernel holds every multiprocessor). */
 #include <string.h>
 
 #include "codegen/cg.h"
@@ -121,9 +122,8 @@ static rnncc_status unit_end(RtBind *is, const rnncc_io *io) {
 }
 
 /* Layers one after the other; the two directions of a layer on two streams. */
-static rnncc_status issue_layers(rnncc_model *m, const rnncc_io *io, const RtRegions *r, char *ws, char *reserve) {
-    const RtPersist *persist[2];
-    RT_TRY(rt_persist_choose(m, io->N, 0, persist, NULL, 0));
+static rnncc_status issue_layers(rnncc_model *m, const rnncc_io *io, const RtRegions *r, char *ws, char *reserve,
+                                 const RtPersist *const persist[2]) {
     for (int l = 0; l < m->layers; l++) {
         if (m->dirs == 2) { /* both directions wait for everything before this layer */
             RT_CUDA(m, cudaEventRecord(m->events[0], m->streams[0]));
@@ -134,6 +134,11 @@ static rnncc_status issue_layers(rnncc_model *m, const rnncc_io *io, const RtReg
             rt_bind(&is, m, r, l, d, io->x, io->y, ws, reserve);
             is.lengths = io->lengths ? (const int *)(ws + r->lengths) : NULL;
             is.persist = persist[is.unit->layout != m->layout[0]];
+            if (m->dirs == 1) { /* a stack bound for a wavefront (lane l % 2) runs here on one stream, in order */
+                is.lane = 0;
+                is.stream = m->streams[0];
+                is.blas = m->cublas[0];
+            }
             RT_TRY(unit_begin(&is, io));
             RT_TRY(unit_chunk(&is, 0, io->T));
             RT_TRY(unit_end(&is, io));
@@ -152,15 +157,12 @@ static rnncc_status issue_layers(rnncc_model *m, const rnncc_io *io, const RtReg
  * buffers), so they never overlap each other. */
 static rnncc_status issue_wavefront(rnncc_model *m, const rnncc_io *io, const RtRegions *r, char *ws, char *reserve) {
     int64_t chunks = io->T < RT_WAVE_CHUNKS ? io->T : RT_WAVE_CHUNKS;
-    const RtPersist *persist[2];
-    RT_TRY(rt_persist_choose(m, io->N, 0, persist, NULL, 0));
     RT_CUDA(m, cudaEventRecord(m->events[0], m->streams[0])); /* stream 1 starts after the caller's work */
     RT_CUDA(m, cudaStreamWaitEvent(m->streams[1], m->events[0], 0));
     for (int l = 0; l < m->layers; l++) {
         RtBind is;
         rt_bind(&is, m, r, l, 0, io->x, io->y, ws, reserve);
         is.lengths = io->lengths ? (const int *)(ws + r->lengths) : NULL;
-        is.persist = persist[is.unit->layout != m->layout[0]];
         RT_TRY(unit_begin(&is, io));
         for (int64_t c = 0; c < chunks; c++) {
             if (l > 0) RT_CUDA(m, cudaStreamWaitEvent(is.stream, m->wave_events[(l - 1) * RT_WAVE_CHUNKS + c], 0));
@@ -175,7 +177,11 @@ static rnncc_status issue_wavefront(rnncc_model *m, const rnncc_io *io, const Rt
 }
 
 rnncc_status rt_issue_forward(rnncc_model *m, const rnncc_io *io, const RtRegions *r, char *ws, char *reserve) {
-    return m->wavefront && io->T > 0 ? issue_wavefront(m, io, r, ws, reserve) : issue_layers(m, io, r, ws, reserve);
+    const RtPersist *persist[2];
+    RT_TRY(rt_persist_choose(m, io->N, 0, persist, NULL, 0));
+    /* a persistent kernel takes every multiprocessor, so layers cannot overlap: one launch a layer */
+    if (m->wavefront && io->T > 0 && !persist[0]) return issue_wavefront(m, io, r, ws, reserve);
+    return issue_layers(m, io, r, ws, reserve, persist);
 }
 
 rnncc_status rt_join_user_stream(rnncc_model *m, cudaStream_t user, int before) {

@@ -1,15 +1,13 @@
 set -u
 export RNNCC_CACHE_DIR=/tmp/rnncc-cache
-echo "=== gpu tests"; ./build/tests/check_runtime 2>&1 | tail -4
+echo "=== gpu tests"; ./build/tests/check_runtime 2>&1 | tail -3
+echo "=== sanitizers (persistent, training)"
+for tool in racecheck synccheck initcheck; do
+  compute-sanitizer --tool $tool --error-exitcode 9 ./build/rnncc run cells/mlstm.cell --dim I=16 --dim H=24 --dim M=20 --seq 5 --batch 3 --layers 2 --bidirectional --varlen --train --repeat 1 --backend persistent > $OUT/san-$tool.log 2>&1; echo "$tool mlstm: exit $?"; tail -2 $OUT/san-$tool.log
+  compute-sanitizer --tool $tool --error-exitcode 9 ./build/rnncc run cells/lstm.cell --dim I=16 --dim H=40 --seq 4 --batch 5 --varlen --train --repeat 1 --backend persistent > $OUT/san2-$tool.log 2>&1; echo "$tool lstm: exit $?"; tail -1 $OUT/san2-$tool.log
+done
 echo "=== profile"
-export RNNCC_PROFILE_PERSIST=1
-./build/bench/persist_profile cells/lstm.cell --dim I=1024 --dim H=1024 -T 100 -N 4 --train
-./build/bench/persist_profile cells/lstm.cell --dim I=768 --dim H=768 -T 100 -N 16 --train
-./build/bench/persist_profile cells/lstm.cell --dim I=512 --dim H=512 -T 100 -N 64 --train
-unset RNNCC_PROFILE_PERSIST
-echo "=== bench auto"
-timeout 300 ./build/bench/bench_rnn --config small_b4,deepbench,fastrnns,flashrnn,ds2 --precision fp32 --repeat 10 --warmup 3 --budget 250 --summary $OUT/sum2.txt --markdown $OUT/b2.md > $OUT/b2.log 2>&1
-cat $OUT/sum2.txt
-echo "=== bench forced persistent (training)"
-RNNCC_BACKEND=persistent timeout 120 ./build/bench/bench_rnn --config deepbench,fastrnns,flashrnn,ds2 --cell lstm --precision fp32 --mode training --algo STD --repeat 5 --warmup 2 --budget 100 --summary $OUT/sum3.txt > $OUT/b3.log 2>&1
-cat $OUT/sum3.txt
+RNNCC_PROFILE_PERSIST=1 ./build/bench/persist_profile cells/lstm.cell --dim I=1024 --dim H=1024 -T 100 -N 4 --train
+echo "=== bench fp32"
+timeout 330 ./build/bench/bench_rnn --precision fp32 --repeat 10 --warmup 3 --budget 300 --summary $OUT/sum4.txt --markdown $OUT/b4.md > $OUT/b4.log 2>&1
+cat $OUT/sum4.txt
