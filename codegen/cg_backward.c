@@ -60,28 +60,18 @@ static void preload_home(Gen *g, IrRef r) {
     sb_free(&what);
 }
 
-/* Writes home = o<id> + d<id> for a value read here whose home preload_home read. */
-static void send_preloaded(Gen *g, IrRef r) {
-    char name[NAME_SIZE], old[NAME_SIZE], expr[EXPR_SIZE];
+/* Adds the accumulated adjoint d<id> of a value read here to its home: dx (when wanted),
+ * dstate_prev, dparam, or the dbuf of a GEMM result or stored value. prefix: a guard or "".
+ * preloaded: the home's value is in o<id> (preload_home), so home = o<id> + d<id>; else home += d<id>. */
+static void send(Gen *g, IrRef r, const char *prefix, int preloaded) {
+    char name[NAME_SIZE], old[NAME_SIZE], expr[EXPR_SIZE], rhs[2 * NAME_SIZE + 8];
     StrBuf what = {0};
     cg_local_name(g->c, r, 'd', name, sizeof name);
     cg_local_name(g->c, r, 'o', old, sizeof old);
     cg_value_expr(g, r, 1, expr, sizeof expr, &what);
-    if (g->c->nodes[r].op == IR_INPUT) cg_emit(g->out, "if (a.dx) %s = %s + %s;  // %s", expr, old, name, sb_str(&what));
-    else cg_emit(g->out, "%s = %s + %s;  // %s", expr, old, name, sb_str(&what));
-    if (what.failed) g->out->failed = 1;
-    sb_free(&what);
-}
-
-/* Adds the accumulated adjoint of a value read here to its home: dx (when wanted),
- * dstate_prev, dparam, or the dbuf of a GEMM result or stored value. prefix: a guard or "". */
-static void send(Gen *g, IrRef r, const char *prefix) {
-    char name[NAME_SIZE], expr[EXPR_SIZE];
-    StrBuf what = {0};
-    cg_local_name(g->c, r, 'd', name, sizeof name);
-    cg_value_expr(g, r, 1, expr, sizeof expr, &what);
-    if (g->c->nodes[r].op == IR_INPUT) cg_emit(g->out, "%sif (a.dx) %s += %s;  // %s", prefix, expr, name, sb_str(&what));
-    else cg_emit(g->out, "%s%s += %s;  // %s", prefix, expr, name, sb_str(&what));
+    if (preloaded) snprintf(rhs, sizeof rhs, "= %s + %s", old, name);
+    else snprintf(rhs, sizeof rhs, "+= %s", name);
+    cg_emit(g->out, "%s%s%s %s;  // %s", prefix, g->c->nodes[r].op == IR_INPUT ? "if (a.dx) " : "", expr, rhs, sb_str(&what));
     if (what.failed) g->out->failed = 1;
     sb_free(&what);
 }
@@ -179,7 +169,7 @@ static int emit_block(Gen *g, const SchedGroup *grp, int64_t len) {
     for (uint32_t r = 0; r < c->nnodes; r++) {
         if (!g->sent[r] || cg_node_len(g, r) != len || outside_loop(g, grp, r)) continue;
         if (!any++) cg_emit(g->out, "// the adjoints of the values read here, added where the values came from");
-        send_preloaded(g, r);
+        send(g, r, "", 1);
     }
     return 1;
 }
@@ -368,7 +358,7 @@ int cg_emit_backward_kernel(Gen *g, int gi) {
         sb_putn(out, sb_str(&body), body.len);
         cg_close(out, NULL);
         for (uint32_t r = 0; r < c->nnodes; r++)
-            if (g->sent[r] && outside_loop(g, grp, r)) send(g, r, cg_guard(g, r, J, gbuf, sizeof gbuf));
+            if (g->sent[r] && outside_loop(g, grp, r)) send(g, r, cg_guard(g, r, J, gbuf, sizeof gbuf), 0);
     }
     sb_free(&body);
     cg_close(out, NULL);

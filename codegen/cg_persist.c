@@ -129,11 +129,13 @@ int cg_persist_plan(Arena *arena, const PlanLayout *L, int64_t N, int backward, 
             q->passes = (int)(budget / 32 + 1);
         }
     }
-    /* the operand staged whole (one wait a step) when that fits, else in chunks of 256 */
-    lay_out(L, P, 0, budget, 1);
-    if (P->fixed_floats > budget || smem_bytes(P) > smem_limit) lay_out(L, P, 0, budget, 0);
-    if (P->fixed_floats > budget || smem_bytes(P) > smem_limit) lay_out(L, P, 256, budget, 1);
-    if (P->fixed_floats > budget || smem_bytes(P) > smem_limit) lay_out(L, P, 256, budget, 0);
+    /* the first layout that fits: the operand staged whole (one wait a step) before in chunks of
+     * 256, and GEMM results kept in shared memory before not */
+    static const struct { int64_t kc_cap; int res; } tries[] = {{0, 1}, {0, 0}, {256, 1}, {256, 0}};
+    for (size_t t = 0; t < sizeof tries / sizeof *tries; t++) {
+        lay_out(L, P, tries[t].kc_cap, budget, tries[t].res);
+        if (P->fixed_floats <= budget && smem_bytes(P) <= smem_limit) break;
+    }
     P->weight_bytes = weights * (int64_t)sizeof(float);
     int64_t need = P->fixed_floats > budget ? P->fixed_floats * (int64_t)sizeof(float) : smem_bytes(P);
     P->smem = need;
@@ -316,30 +318,33 @@ static void emit_gemm_load(Gen *g, const CgPersist *P, int qi) {
 static void emit_gemm_step(Gen *g, const CgPersist *P, int qi) {
     const CgPersistGemm *q = &P->gemms[qi];
     const SchedGemm *gm = &g->plan->gemms[q->gemm];
-    char op[EXPR_SIZE], ld[NAME_SIZE], x[EXPR_SIZE], ldx[NAME_SIZE], o[EXPR_SIZE], ldo[NAME_SIZE];
-    long long W = (long long)g->L->buffer_width[gm->out_buffer];
-    operand_expr(g, gm, P->backward, op, sizeof op, ld, sizeof ld);
-    if (P->backward) {
-        snprintf(x, sizeof x, "a.dbuf[%d]", gm->out_buffer);
-        snprintf(ldx, sizeof ldx, "%lld", W);
-        snprintf(o, sizeof o, "%s", op);
-        snprintf(ldo, sizeof ldo, "%s", ld);
-    } else {
-        snprintf(x, sizeof x, "%s", op);
-        snprintf(ldx, sizeof ldx, "%s", ld);
-        snprintf(o, sizeof o, "a.buf[%d]", gm->out_buffer);
-        snprintf(ldo, sizeof ldo, "%lld", W);
-    }
+    /* the operand (backward: its adjoint's home) and the result (backward: its adjoint) */
+    char op[EXPR_SIZE], ldop[NAME_SIZE], res[NAME_SIZE], ldres[NAME_SIZE];
+    operand_expr(g, gm, P->backward, op, sizeof op, ldop, sizeof ldop);
+    snprintf(res, sizeof res, "%s[%d]", P->backward ? "a.dbuf" : "a.buf", gm->out_buffer);
+    snprintf(ldres, sizeof ldres, "%lld", (long long)g->L->buffer_width[gm->out_buffer]);
+    const char *x = P->backward ? res : op, *ldx = P->backward ? ldres : ldop;  /* multiplied */
+    const char *o = P->backward ? op : res, *ldo = P->backward ? ldop : ldres;  /* written */
     StrBuf what = {0};
     put_gemm(g, P, gm, q->gemm, &what);
     cg_emit(g->out, "// G%d%s: %s", q->gemm, P->backward ? "^T" : "", sb_str(&what));
     if (what.failed) g->out->failed = 1;
     sb_free(&what);
-    char res[NAME_SIZE] = "NULL";
-    if (q->res_cap) snprintf(res, sizeof res, "rnn_res%d", q->gemm);
+    char kept[NAME_SIZE] = "NULL";
+    if (q->res_cap) snprintf(kept, sizeof kept, "rnn_res%d", q->gemm);
     cg_emit(g->out, "rnn_mv_t<%d, %d>(w%d, %lld, rows%d, %d, %lld, %lld, %lld, %s, %s, a.N, rnn_xs, rnn_red, %s, %s, map%d, %d, %s, %d);",
             q->rw, P->nw, q->gemm, (long long)q->ldw, q->gemm, q->passes, (long long)q->K, (long long)q->kc,
-            (long long)q->chunks, x, ldx, o, ldo, q->gemm, P->backward, res, q->res_cap);
+            (long long)q->chunks, x, ldx, o, ldo, q->gemm, P->backward, kept, q->res_cap);
+}
+
+/* Opens `{ j0, nj; for each of this block's items i: n, j` over a quantity of length dim (code):
+ * elements [dim*s/G, dim*(s+1)/G) of every sequence. The caller closes both. */
+static void open_own_items(StrBuf *out, const char *dim) {
+    cg_open(out, "{");
+    cg_emit(out, "const int j0 = (int)((long long)%s * s / G), nj = (int)((long long)%s * (s + 1) / G) - j0;", dim, dim);
+    cg_open(out, "for (long long i = threadIdx.x; i < (long long)a.N * nj; i += blockDim.x) {");
+    cg_emit(out, "const long long n = i / nj;  // the sequence");
+    cg_emit(out, "const int j = j0 + (int)(i %% nj);  // the element");
 }
 
 /* Step group gi over this block's units and every sequence (backward: its backward). */
@@ -354,11 +359,7 @@ static int emit_group(Gen *g, int gi, int backward) {
         return 0;
     StrBuf *out = g->out;
     cg_emit(out, "// K%d%s over this block's units", g->plan->groups[gi].index, backward ? "'s backward" : "");
-    cg_open(out, "{");
-    cg_emit(out, "const int j0 = (int)((long long)%s * s / G), nj = (int)((long long)%s * (s + 1) / G) - j0;", jd, jd);
-    cg_open(out, "for (long long i = threadIdx.x; i < (long long)a.N * nj; i += blockDim.x) {");
-    cg_emit(out, "const long long n = i / nj;  // the sequence");
-    cg_emit(out, "const int j = j0 + (int)(i %% nj);  // the element");
+    open_own_items(out, jd);
     if (backward) cg_emit_backward_step_item(g, gi, &body);
     else cg_emit_step_item(g, gi, &body);
     cg_close(out, NULL);
@@ -406,11 +407,7 @@ static void emit_prefetch(Gen *g, int gi) {
     }
     if (body.len) {
         cg_emit(out, "// K%d's values from before the step, into L1 while the GEMMs run", grp->index);
-        cg_open(out, "{");
-        cg_emit(out, "const int j0 = (int)((long long)%s * s / G), nj = (int)((long long)%s * (s + 1) / G) - j0;", jd, jd);
-        cg_open(out, "for (long long i = threadIdx.x; i < (long long)a.N * nj; i += blockDim.x) {");
-        cg_emit(out, "const long long n = i / nj;");
-        cg_emit(out, "const int j = j0 + (int)(i %% nj);");
+        open_own_items(out, jd);
         cg_emit(out, "const int len = a.lengths ? a.lengths[n] : a.T;");
         cg_emit(out, "if (a.t >= len) continue;");
         if (g->uses_col) {
@@ -494,14 +491,13 @@ static void emit_step_view(Gen *g, int backward) {
 static int emit_forward_steps(Gen *g, const CgPersist *P) {
     const Plan *p = g->plan;
     StrBuf *out = g->out;
-    int K = p->phases[SCHED_STEP], synced = 0;
+    int K = p->phases[SCHED_STEP], synced = 1; /* the step starts after the previous one's barrier */
     cg_open(out, "for (int t = args.t; t < args.t_end; t++) {");
     emit_step_view(g, 0);
     if (P->ngemms) cg_emit(out, "if (t > args.t) rnn_grid_sync(args.sync, ++epoch);  // step t-1 is complete everywhere");
     /* after the barrier, whose acquire may drop L1's lines; the step's GEMMs hide the latency */
     for (int gi = 0; P->ngemms && gi < p->ngroups; gi++)
         if (p->groups[gi].program == SCHED_STEP) emit_prefetch(g, gi);
-    synced = 1;
     for (int k = 0; k <= K; k++) {
         int gi = find_group(p, SCHED_STEP, k), gemms_here = 0;
         for (int qi = 0; qi < P->ngemms; qi++) gemms_here += p->gemms[P->gemms[qi].gemm].phase == k;
@@ -540,10 +536,9 @@ static int emit_backward_steps(Gen *g, const CgPersist *P) {
     cg_emit(out, "// the next step's state adjoints start at zero (this block's elements)");
     for (int k = 0; k < c->nstates; k++) {
         cg_dim_code(c, c->states[k].shape.dims[0], d, sizeof d);
-        cg_open(out, "{");
-        cg_emit(out, "float *const z = args.dstate_prev[%d] + ((t + 2) %% 3) * args.N * %s;", k, d);
-        cg_emit(out, "const int j0 = (int)((long long)%s * s / G), nj = (int)((long long)%s * (s + 1) / G) - j0;", d, d);
-        cg_emit(out, "for (long long i = threadIdx.x; i < (long long)a.N * nj; i += blockDim.x) z[i / nj * %s + j0 + i %% nj] = 0.0f;", d);
+        open_own_items(out, d);
+        cg_emit(out, "args.dstate_prev[%d][((t + 2) %% 3) * args.N * %s + n * %s + j] = 0.0f;", k, d, d);
+        cg_close(out, NULL);
         cg_close(out, NULL);
     }
     for (int k = K; k >= 0; k--) {

@@ -63,6 +63,14 @@ RNN_DEV void rnn_cp_wait_one() { asm volatile("cp.async.wait_group 1;" ::: "memo
 /* Asks for the line holding *p in this multiprocessor's L1 (no wait, no fault). */
 RNN_DEV void rnn_prefetch(const float *p) { asm volatile("prefetch.global.L1 [%0];" ::"l"(p)); }
 
+/* v + the dot product of w and x, in the order x, y, z, w. */
+RNN_DEV float rnn_fma4(float4 w, float4 x, float v) {
+    v = fmaf(w.x, x.x, v);
+    v = fmaf(w.y, x.y, v);
+    v = fmaf(w.z, x.z, v);
+    return fmaf(w.w, x.w, v);
+}
+
 /* Threads of a persistent block. */
 #define RNN_P_THREADS 256
 
@@ -137,14 +145,7 @@ RNN_DEV void rnn_mv_t(const float *W, int ldw, int rows, int passes, int K, int 
 #pragma unroll
                         for (int i = 0; i < RW; i++)
 #pragma unroll
-                            for (int j = 0; j < NC; j++) {
-                                float v = sum[i][j];
-                                v = fmaf(w[i].x, x[j].x, v);
-                                v = fmaf(w[i].y, x[j].y, v);
-                                v = fmaf(w[i].z, x[j].z, v);
-                                v = fmaf(w[i].w, x[j].w, v);
-                                sum[i][j] = v;
-                            }
+                            for (int j = 0; j < NC; j++) sum[i][j] = rnn_fma4(w[i], x[j], sum[i][j]);
                     }
                 } else {
                     xp += q * lds;
@@ -158,14 +159,7 @@ RNN_DEV void rnn_mv_t(const float *W, int ldw, int rows, int passes, int K, int 
 #pragma unroll
                         for (int i = 0; i < RW; i++)
 #pragma unroll
-                            for (int j = 0; j < NC; j++) {
-                                float v = sum[i][j];
-                                v = fmaf(w[i].x, x[j].x, v);
-                                v = fmaf(w[i].y, x[j].y, v);
-                                v = fmaf(w[i].z, x[j].z, v);
-                                v = fmaf(w[i].w, x[j].w, v);
-                                sum[i][j] = v;
-                            }
+                            for (int j = 0; j < NC; j++) sum[i][j] = rnn_fma4(w[i], x[j], sum[i][j]);
                     }
                 }
                 __syncthreads(); /* the tile is refilled two chunks later */

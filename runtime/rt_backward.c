@@ -133,7 +133,6 @@ static rnncc_status unit_backward(RtBind *b, const rnncc_grad_io *io) {
             RnnArgs a;
             backward_args(b, 0, &a);
             for (int k = 0; k < c->nstates; k++) a.dstate_prev[k] = b->dstate[k];
-            for (int i = 0; i < m->plan->nbuffers; i++) a.buf_step[i] = rt_buffer_at(b, b->bufs, i, 1) - a.buf[i];
             a.t_end = (int)r->T;
             RT_TRY(rt_persist_run(b, &a));
         }

@@ -222,7 +222,8 @@ rnncc_status rt_persist_choose(rnncc_model *m, int64_t N, int backward, const Rt
                                size_t why_size);
 /* Launches the persistent forward kernel for steps t0 .. t1-1 of a bound unit (after its hoisted program). */
 rnncc_status rt_persist_launch(RtBind *is, int64_t t0, int64_t t1);
-/* Launches a bound unit's persistent kernel cooperatively with arguments a (sync set here). */
+/* Launches a bound unit's persistent kernel cooperatively with arguments a (buf_step and sync
+ * set here). */
 rnncc_status rt_persist_run(RtBind *b, RnnArgs *a);
 void rt_persist_unload(rnncc_model *m);
 /* Loads a generated source's library and runs get(m, ctx) to look up its kernels; a cached

@@ -133,6 +133,8 @@ rnncc_status rnncc_model_backward_backend(rnncc_model *m, int64_t N, rnncc_backe
 rnncc_status rt_persist_run(RtBind *b, RnnArgs *a) {
     rnncc_model *m = b->m;
     const RtPersist *p = b->persist;
+    for (int i = 0; i < m->plan->nbuffers; i++) /* step buffers are per step in training, else reused (0) */
+        a->buf_step[i] = rt_buffer_at(b, b->bufs, i, 1) - rt_buffer_at(b, b->bufs, i, 0);
     a->sync = m->sync + b->lane;
     RT_CUDA(m, cudaMemsetAsync(a->sync, 0, sizeof *a->sync, b->stream));
     void *args[] = {a};
@@ -153,10 +155,7 @@ rnncc_status rt_persist_launch(RtBind *is, int64_t t0, int64_t t1) {
     RnnArgs a;
     rt_args(is, 0, t0, &a);
     for (int k = 0; k < m->cell->nstates; k++) a.state_prev[k] = rt_state_slot(is, k, 0);
-    for (int b = 0; b < m->plan->nbuffers; b++) {
-        a.buf[b] = rt_buffer_at(is, is->bufs, b, 0);
-        a.buf_step[b] = rt_buffer_at(is, is->bufs, b, 1) - a.buf[b];
-    }
+    for (int b = 0; b < m->plan->nbuffers; b++) a.buf[b] = rt_buffer_at(is, is->bufs, b, 0);
     a.t_end = (int)t1;
     a.state_wrap = is->r->training ? 0 : 2;
     return rt_persist_run(is, &a);
