@@ -132,7 +132,7 @@ typedef struct CgPersistGemm {
     int64_t rows;           /* rows a block owns at most (backward: operand elements) */
     int rw, passes;         /* register rows per lane (1..4), and passes of 8*rw rows */
     int64_t kc, chunks;     /* columns of K staged at once, and how many chunks cover K */
-    int64_t ldw;            /* floats per weight row in shared memory (chunks*kc + 4) */
+    int64_t ldw;            /* floats per weight row in shared memory (chunks*kc + pad) */
     int64_t w_off, map_off; /* floats from the start of shared memory: the weights, the row map */
     int64_t res_off;        /* forward: the results of sequences n < res_cap, [res_cap][passes*8*rw] */
     int res_cap;            /* forward: sequences whose results also stay in shared memory (0: none) */
@@ -143,6 +143,10 @@ typedef struct CgPersist {
     int backward;           /* 0: the forward kernel; 1: the backward */
     int blocks;             /* G: one per multiprocessor at most */
     int nw;                 /* sequences per lane in a matrix-product pass (1, 2, 4, 8): 4*nw a pass */
+    int nw_class;           /* the batch class the kernel serves, cg_persist_nw(N): batches of at most
+                             * 4*nw_class sequences (any number when 8); nw may be smaller or larger */
+    int mma;                /* 1: the products on tensor cores (tf32 `mma`, rnn_mv_mma); 0: FFMA (rnn_mv_t) */
+    int pad;                /* floats after each weight row and staged operand row (RNN_PAD_MMA or _FFMA) */
     int ngemms;             /* step GEMMs */
     CgPersistGemm *gemms;   /* [ngemms] in Plan order */
     int64_t fixed_floats;   /* shared memory before the staging tiles: weights and row maps */
@@ -152,18 +156,18 @@ typedef struct CgPersist {
     int64_t weight_bytes;   /* the step GEMMs' weights, all blocks together */
 } CgPersist;
 
-/* Sequences per lane for a batch of N: 1, 2, 4 or 8. */
+/* Sequences per lane for a batch of N: 1, 2, 4 or 8 (the batch class; a plan may take fewer). */
 int cg_persist_nw(int64_t N);
 /* Plans the persistent kernel (backward: the backward one) for batches of N on a device with
- * sms multiprocessors and smem_limit bytes of shared memory per block. Returns 1 when it fits;
- * else 0. Either way why says it in words ("step weights 18.9 MB need 290 KB of shared memory
- * per block ..."). */
-int cg_persist_plan(Arena *arena, const PlanLayout *layout, int64_t N, int backward, int sms, int64_t smem_limit,
-                    CgPersist *out, char *why, size_t why_size);
+ * sms multiprocessors and smem_limit bytes of shared memory per block; tf32: its products on
+ * tensor cores (else FFMA, strict fp32). Returns 1 when it fits; else 0. Either way why says it
+ * in words ("step weights 18.9 MB need 290 KB of shared memory per block ..."). */
+int cg_persist_plan(Arena *arena, const PlanLayout *layout, int64_t N, int backward, int tf32, int sms,
+                    int64_t smem_limit, CgPersist *out, char *why, size_t why_size);
 /* The automatic choice between the backends for a pass (backward: a backward pass) over a batch
  * of N whose persistent kernel fits (measured on an H100, bench/NOTES.md): the persistent kernel
- * (FFMA, fp32) up to 64 sequences in fp32 and up to 20 with tf32 allowed, where per-step
- * tensor-core GEMMs win beyond; its backward up to 16 sequences. Returns 1 for persistent; why
+ * up to 64 sequences in fp32 (FFMA) and up to 32 in tf32 (tensor cores), where per-step cuBLAS
+ * GEMMs win beyond; its backward up to 16 sequences in either. Returns 1 for persistent; why
  * says the rule in words. */
 int cg_persist_preferred(int64_t N, int tf32, int backward, char *why, size_t why_size);
 /* Writes the persistent kernel's name (rnncc_<cell>_p, backward rnncc_<cell>_pb) into buf; its

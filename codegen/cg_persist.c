@@ -24,7 +24,7 @@ int cg_persist_nw(int64_t N) { return N <= 4 ? 1 : N <= 8 ? 2 : N <= 16 ? 4 : 8;
 static int64_t smem_bytes(const CgPersist *P) {
     if (P->ngemms == 0) return 0;
     int64_t np = 4 * (int64_t)P->nw;
-    return (P->fixed_floats + P->tiles * np * (P->kc_max + 4) + 8 * P->rpp_max * np) * (int64_t)sizeof(float);
+    return (P->fixed_floats + P->tiles * np * (P->kc_max + P->pad) + 8 * P->rpp_max * np) * (int64_t)sizeof(float);
 }
 
 /* Does a step group read a result of GEMM j as long as its own J (so in the rows its block computed)? */
@@ -58,7 +58,7 @@ static void lay_out(const PlanLayout *L, CgPersist *P, int64_t kc_cap, int64_t b
         q->kc = kc_cap && whole > kc_cap ? kc_cap : whole;
         q->chunks = ceil_div(q->K, q->kc);
         if (q->chunks > 1) P->tiles = 2;
-        q->ldw = q->chunks * q->kc + 4;
+        q->ldw = q->chunks * q->kc + P->pad;
         q->w_off = off;
         if (off <= budget) off += (int64_t)q->passes * 8 * q->rw * q->ldw;
         if (q->kc > P->kc_max) P->kc_max = q->kc;
@@ -70,20 +70,24 @@ static void lay_out(const PlanLayout *L, CgPersist *P, int64_t kc_cap, int64_t b
     }
     for (int k = 0; k < P->ngemms && off <= budget; k++) {
         CgPersistGemm *q = &P->gemms[k];
-        q->res_cap = res && !P->backward && read_in_own_rows(L, q->gemm) ? (P->nw < 8 ? 4 * P->nw : 64) : 0;
+        q->res_cap = res && !P->backward && read_in_own_rows(L, q->gemm) ? (P->nw_class < 8 ? 4 * P->nw_class : 64) : 0;
         q->res_off = off;
         off += (int64_t)q->res_cap * q->passes * 8 * q->rw;
     }
     P->fixed_floats = off;
 }
 
-int cg_persist_plan(Arena *arena, const PlanLayout *L, int64_t N, int backward, int sms, int64_t smem_limit,
-                    CgPersist *P, char *why, size_t why_size) {
+int cg_persist_plan(Arena *arena, const PlanLayout *L, int64_t N, int backward, int tf32, int sms,
+                    int64_t smem_limit, CgPersist *P, char *why, size_t why_size) {
     const Plan *p = L->plan;
     const IrCell *c = p->cell;
     memset(P, 0, sizeof *P);
-    P->nw = cg_persist_nw(N);
     P->backward = backward;
+    P->mma = tf32 != 0;
+    P->pad = P->mma ? 16 : 4;            /* RNN_PAD_MMA, RNN_PAD_FFMA (persist.cuh) */
+    int nw_min = P->mma ? 2 : 1;         /* mma: whole 8-sequence tiles */
+    P->nw_class = cg_persist_nw(N);
+    P->nw = P->nw_class > nw_min ? P->nw_class : nw_min;
     if (why_size) why[0] = 0;
     int64_t longest = 1, weights = 0;
     for (int gi = 0; gi < p->ngroups; gi++)
@@ -129,12 +133,18 @@ int cg_persist_plan(Arena *arena, const PlanLayout *L, int64_t N, int backward, 
             q->passes = (int)(budget / 32 + 1);
         }
     }
-    /* the first layout that fits: the operand staged whole (one wait a step) before in chunks of
-     * 256, and GEMM results kept in shared memory before not */
-    static const struct { int64_t kc_cap; int res; } tries[] = {{0, 1}, {0, 0}, {256, 1}, {256, 0}};
-    for (size_t t = 0; t < sizeof tries / sizeof *tries; t++) {
-        lay_out(L, P, tries[t].kc_cap, budget, tries[t].res);
-        if (P->fixed_floats <= budget && smem_bytes(P) <= smem_limit) break;
+    /* the first layout that fits: the operand staged whole (one wait a step) before in chunks, and
+     * long chunks before short ones (each chunk is a wait and two block barriers: 16 chunks of
+     * 256 cost a 4096-long backward 4.4 us a step of staging, bench/NOTES.md); GEMM results kept
+     * in shared memory before not; the batch class's sequences a pass before fewer */
+    static const struct { int64_t kc_cap; int res; } tries[] = {{0, 1},    {0, 0},    {2048, 1}, {2048, 0}, {1024, 1},
+                                                               {1024, 0}, {512, 1},  {512, 0},  {256, 1},  {256, 0}};
+    for (int fits = 0;; P->nw /= 2) {
+        for (size_t t = 0; t < sizeof tries / sizeof *tries && !fits; t++) {
+            lay_out(L, P, tries[t].kc_cap, budget, tries[t].res);
+            fits = P->fixed_floats <= budget && smem_bytes(P) <= smem_limit;
+        }
+        if (fits || P->nw / 2 < nw_min) break;
     }
     P->weight_bytes = weights * (int64_t)sizeof(float);
     int64_t need = P->fixed_floats > budget ? P->fixed_floats * (int64_t)sizeof(float) : smem_bytes(P);
@@ -145,13 +155,13 @@ int cg_persist_plan(Arena *arena, const PlanLayout *L, int64_t N, int backward, 
                  weights * 4 / 1e6, need / 1024.0, P->blocks, smem_limit / 1024.0);
         return 0;
     }
-    snprintf(why, why_size, "step weights %.1f MB fit on chip: %d blocks, %.0f KB of shared memory each",
-             weights * 4 / 1e6, P->blocks, need / 1024.0);
+    snprintf(why, why_size, "step weights %.1f MB fit on chip: %d blocks, %.0f KB of shared memory each, %s products",
+             weights * 4 / 1e6, P->blocks, need / 1024.0, P->mma ? "tf32 tensor-core" : "fp32 FFMA");
     return 1;
 }
 
 int cg_persist_preferred(int64_t N, int tf32, int backward, char *why, size_t why_size) {
-    int64_t limit = backward ? 16 : tf32 ? 20 : 64;
+    int64_t limit = backward ? 16 : tf32 ? 32 : 64;
     if (N <= limit) return 1;
     snprintf(why, why_size, "batch %lld > %lld (%s%s), where per-step %s GEMMs win", (long long)N, (long long)limit,
              tf32 ? "tf32" : "fp32", backward ? ", backward" : "", tf32 ? "tensor-core" : "cuBLAS");
@@ -293,23 +303,25 @@ static void emit_gemm_setup(Gen *g, const CgPersist *P, int qi) {
     sb_free(&what);
 }
 
-/* Loads GEMM q's rows into shared memory, zero beyond the block's rows and K. Backward: row r
- * is column map[r] of the row-major weights, read with consecutive threads on consecutive columns. */
+/* Loads GEMM q's rows into shared memory, zero beyond the block's rows and K (with mma, rounded
+ * to tf32). Backward: row r is column map[r] of the row-major weights, read with consecutive
+ * threads on consecutive columns. */
 static void emit_gemm_load(Gen *g, const CgPersist *P, int qi) {
     const CgPersistGemm *q = &P->gemms[qi];
     StrBuf *out = g->out;
     long long woff = (long long)g->L->param_offset[sched_gemm_param(g->plan, q->gemm)];
     long long rp = (long long)q->passes * 8 * q->rw, ldw = (long long)q->ldw, K = (long long)q->K;
+    const char *round = P->mma ? "rnn_to_tf32(" : ""; /* tensor cores read tf32: rounded once, here */
     cg_open(out, "for (int e = threadIdx.x; e < %lld; e += blockDim.x) {", rp * ldw);
     if (P->backward) {
         long long cols = (long long)g->L->gemm_cols[q->gemm];
         cg_emit(out, "const int k = e / %lld, r = e - k * %lld;", rp, rp);
-        cg_emit(out, "w%d[r * %lld + k] = r < rows%d && k < %lld ? args.params[%lld + (long long)k * %lld + map%d[r]] : 0.0f;",
-                q->gemm, ldw, q->gemm, K, woff, cols, q->gemm);
+        cg_emit(out, "w%d[r * %lld + k] = r < rows%d && k < %lld ? %sargs.params[%lld + (long long)k * %lld + map%d[r]]%s : 0.0f;",
+                q->gemm, ldw, q->gemm, K, round, woff, cols, q->gemm, P->mma ? ")" : "");
     } else {
         cg_emit(out, "const int r = e / %lld, k = e - r * %lld;", ldw, ldw);
-        cg_emit(out, "w%d[e] = r < rows%d && k < %lld ? args.params[%lld + (long long)map%d[r] * %lld + k] : 0.0f;",
-                q->gemm, q->gemm, K, woff, q->gemm, K);
+        cg_emit(out, "w%d[e] = r < rows%d && k < %lld ? %sargs.params[%lld + (long long)map%d[r] * %lld + k]%s : 0.0f;",
+                q->gemm, q->gemm, K, round, woff, q->gemm, K, P->mma ? ")" : "");
     }
     cg_close(out, NULL);
 }
@@ -332,8 +344,8 @@ static void emit_gemm_step(Gen *g, const CgPersist *P, int qi) {
     sb_free(&what);
     char kept[NAME_SIZE] = "NULL";
     if (q->res_cap) snprintf(kept, sizeof kept, "rnn_res%d", q->gemm);
-    cg_emit(g->out, "rnn_mv_t<%d, %d>(w%d, %lld, rows%d, %d, %lld, %lld, %lld, %s, %s, a.N, rnn_xs, rnn_red, %s, %s, map%d, %d, %s, %d);",
-            q->rw, P->nw, q->gemm, (long long)q->ldw, q->gemm, q->passes, (long long)q->K, (long long)q->kc,
+    cg_emit(g->out, "rnn_mv_%s<%d, %d>(w%d, %lld, rows%d, %d, %lld, %lld, %lld, %s, %s, a.N, rnn_xs, rnn_red, %s, %s, map%d, %d, %s, %d);",
+            P->mma ? "mma" : "t", q->rw, P->nw, q->gemm, (long long)q->ldw, q->gemm, q->passes, (long long)q->K, (long long)q->kc,
             (long long)q->chunks, x, ldx, o, ldo, q->gemm, P->backward, kept, q->res_cap);
 }
 
@@ -451,9 +463,9 @@ static int emit_prologue(Gen *g, const CgPersist *P, const char *kname) {
     cg_emit(out, "__syncthreads();  // the row maps are complete");
     for (int qi = 0; qi < P->ngemms; qi++) emit_gemm_load(g, P, qi);
     cg_emit(out, "float *const rnn_xs = rnn_smem + %lld;  // %d staging tile%s [%d][%lld]", (long long)P->fixed_floats,
-            P->tiles, P->tiles > 1 ? "s" : "", 4 * P->nw, (long long)P->kc_max + 4);
+            P->tiles, P->tiles > 1 ? "s" : "", 4 * P->nw, (long long)P->kc_max + P->pad);
     cg_emit(out, "float *const rnn_red = rnn_xs + %lld;  // partial sums [8][%lld][%d]",
-            P->tiles * 4 * P->nw * ((long long)P->kc_max + 4), (long long)P->rpp_max, 4 * P->nw);
+            P->tiles * 4 * P->nw * ((long long)P->kc_max + P->pad), (long long)P->rpp_max, 4 * P->nw);
     cg_emit(out, "__syncthreads();");
     cg_emit(out, "RNN_PROF(5);");
     cg_emit(out, "unsigned epoch = 0;");
@@ -603,9 +615,9 @@ int cg_emit_persistent(Arena *arena, const Plan *plan, const PlanLayout *layout,
     cg_emit(out, "// Generated by rnncc from cell %s (dimensions:%s). Do not edit.", c->name, *dims ? dims : " none");
     cg_emit(out, "// The persistent backend's %s unit: %s runs the whole step loop of one layer in one launch",
             P->backward ? "backward" : "forward", kname);
-    cg_emit(out, "// (%d blocks, %lld bytes of shared memory each, %d sequences a matrix-product pass); the", P->blocks,
-            (long long)P->smem, 4 * P->nw);
-    cg_emit(out, "// hoisted program runs %s it. codegen/cg.h has the launch contract.", P->backward ? "after" : "before");
+    cg_emit(out, "// (%d blocks, %lld bytes of shared memory each, %d sequences a matrix-product pass, products %s);",
+            P->blocks, (long long)P->smem, 4 * P->nw, P->mma ? "on tensor cores in tf32" : "in fp32 FFMA");
+    cg_emit(out, "// the hoisted program runs %s it. codegen/cg.h has the launch contract.", P->backward ? "after" : "before");
     cg_emit(out, "%s", "");
     cg_emit_preamble(&g);
     sb_puts(out, cg_persist_text);

@@ -73,11 +73,16 @@ RNN_DEV float rnn_fma4(float4 w, float4 x, float v) {
 
 /* Threads of a persistent block. */
 #define RNN_P_THREADS 256
+/* Floats of padding after each row of weights and of the staged operand: 4 for the FFMA product
+ * (eight rows a lane group apart start 4 banks apart), 16 for the mma one (rows g and g+1 start
+ * half the banks apart, so a quarter-warp's 16-byte loads of two rows never collide). */
+#define RNN_PAD_FFMA 4
+#define RNN_PAD_MMA 16
 
 /* Copies columns n0 .. n0+NP-1, elements k0 .. k0+KC-1 of X (column n at X + n*ldx, K elements,
- * N columns) into xs [NP][KC + 4], zeros outside; vec: 16-byte copies (ldx, K and X aligned). */
-RNN_DEV void rnn_mv_stage(float *xs, const float *X, long long ldx, int N, int K, int n0, int k0, int NP, int KC, int vec) {
-    const int lds = KC + 4;
+ * N columns) into xs [NP][lds], zeros outside; vec: 16-byte copies (ldx, K and X aligned). */
+RNN_DEV void rnn_mv_stage(float *xs, const float *X, long long ldx, int N, int K, int n0, int k0, int NP, int KC, int lds,
+                          int vec) {
     if (vec) {
         const int q = KC >> 2;
         for (int e = threadIdx.x; e < NP * q; e += RNN_P_THREADS) {
@@ -95,11 +100,32 @@ RNN_DEV void rnn_mv_stage(float *xs, const float *X, long long ldx, int N, int K
     rnn_cp_commit();
 }
 
+/* The end of one pass of a block's matrix product: red [8][RPP][NP] holds the eight warps'
+ * partial sums of rows p*RPP .. and sequences n0 ..; adds them up and writes them (see rnn_mv_t).
+ * Every thread of the block must call it; it starts and ends with a __syncthreads. */
+RNN_DEV void rnn_mv_finish(const float *red, int RPP, int NP, int p, int passes, int rows, int n0, int N, float *out,
+                           long long ldo, const int *rowmap, int acc, float *sres, int res_cap) {
+    __syncthreads();
+    for (int e = threadIdx.x; e < RPP * NP; e += RNN_P_THREADS) {
+        const int r = e / NP, n = e - r * NP, lr = p * RPP + r;
+        if (lr < rows && n0 + n < N) {
+            float v = 0.0f;
+#pragma unroll
+            for (int w8 = 0; w8 < 8; w8++) v += red[(w8 * RPP + r) * NP + n];
+            float *o = out + (long long)(n0 + n) * ldo + rowmap[lr];
+            *o = acc ? *o + v : v;
+            if (sres && n0 + n < res_cap) sres[(n0 + n) * passes * RPP + lr] = v;
+        }
+    }
+    __syncthreads();
+    RNN_PROF(3);
+}
+
 /* The block's share of one GEMM: for r < rows and n < N,
  *     out[n*ldo + rowmap[r]] (=, or += when acc) = sum_{k < K} W[r*ldw + k] * X[n*ldx + k]
  * W: the block's rows in shared memory, zero beyond rows and K up to RP = passes*8*RW rows and
- * KP = chunks*KC columns (ldw = KP + 4; KC a multiple of 128). X: global. xs: two staging tiles
- * [4*NW][KC + 4]; red: [8][8*RW][4*NW] partial sums. Warp w sums k in its eighth of each KC
+ * KP = chunks*KC columns (ldw = KP + RNN_PAD_FFMA; KC a multiple of 128). X: global. xs: two
+ * staging tiles [4*NW][KC + RNN_PAD_FFMA]; red: [8][8*RW][4*NW] partial sums. Warp w sums k in its eighth of each KC
  * chunk. A 16-byte shared load is served a quarter-warp at a time, so the quarters must not
  * fetch the same words: with NW <= 2 (at most 8 sequences a pass), lane (rg, kq) = (lane % 8,
  * lane / 8) keeps rows i*8 + rg and every column, its quarter kq taking every fourth float4 of
@@ -113,7 +139,7 @@ RNN_DEV void rnn_mv_t(const float *W, int ldw, int rows, int passes, int K, int 
                       int acc, float *sres, int res_cap) {
     constexpr int NP = 4 * NW, RPP = 8 * RW, SPLIT = NW <= 2, NC = SPLIT ? NP : NW; /* NC: columns a lane keeps */
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, rg = lane & 7, q = lane >> 3;
-    const int lds = KC + 4, kw = KC >> 3, tile = NP * lds;
+    const int lds = KC + RNN_PAD_FFMA, kw = KC >> 3, tile = NP * lds;
     const int vec = (ldx & 3) == 0 && (K & 3) == 0 && (((unsigned long long)X) & 15) == 0;
     for (int p = 0; p < passes; p++) {
         for (int n0 = 0; n0 < N; n0 += NP) {
@@ -122,10 +148,10 @@ RNN_DEV void rnn_mv_t(const float *W, int ldw, int rows, int passes, int K, int 
             for (int i = 0; i < RW; i++)
 #pragma unroll
                 for (int j = 0; j < NC; j++) sum[i][j] = 0.0f;
-            rnn_mv_stage(xs, X, ldx, N, K, n0, 0, NP, KC, vec);
+            rnn_mv_stage(xs, X, ldx, N, K, n0, 0, NP, KC, lds, vec);
             for (int c = 0; c < chunks; c++) {
                 if (c + 1 < chunks) {
-                    rnn_mv_stage(xs + ((c + 1) & 1) * tile, X, ldx, N, K, n0, (c + 1) * KC, NP, KC, vec);
+                    rnn_mv_stage(xs + ((c + 1) & 1) * tile, X, ldx, N, K, n0, (c + 1) * KC, NP, KC, lds, vec);
                     rnn_cp_wait_one();
                 } else {
                     rnn_cp_wait_all();
@@ -184,20 +210,104 @@ RNN_DEV void rnn_mv_t(const float *W, int ldw, int rows, int passes, int K, int 
 #pragma unroll
                     for (int j = 0; j < NC; j++) red[(warp * RPP + i * 8 + rg) * NP + j * 4 + q] = sum[i][j];
             }
-            __syncthreads();
-            for (int e = tid; e < RPP * NP; e += RNN_P_THREADS) {
-                const int r = e / NP, n = e - r * NP, lr = p * RPP + r;
-                if (lr < rows && n0 + n < N) {
-                    float v = 0.0f;
+            rnn_mv_finish(red, RPP, NP, p, passes, rows, n0, N, out, ldo, rowmap, acc, sres, res_cap);
+        }
+    }
+}
+
+/* x rounded to tf32 (10 mantissa bits, to nearest, ties away), as a float. */
+RNN_DEV float rnn_to_tf32(float x) {
+    unsigned u;
+    asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(u) : "f"(x));
+    return __uint_as_float(u);
+}
+
+/* c += a b on tensor cores: one m16n8k8 tf32 product of a warp (PTX ISA, "mma.m16n8k8"): lane
+ * (g, t) = (lane / 4, lane % 4) holds a = A[g][t], A[g+8][t], A[g][t+4], A[g+8][t+4] (row-major
+ * 16x8), b = B[t][g], B[t+4][g] (8x8) and c = C[g][2t], C[g][2t+1], C[g+8][2t], C[g+8][2t+1]. */
+RNN_DEV void rnn_mma_tf32(float c[4], float a0, float a1, float a2, float a3, float b0, float b1) {
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(__float_as_uint(a0)), "r"(__float_as_uint(a1)), "r"(__float_as_uint(a2)), "r"(__float_as_uint(a3)),
+                   "r"(__float_as_uint(b0)), "r"(__float_as_uint(b1)));
+}
+
+/* rnn_mv_t on tensor cores (tf32 inputs, fp32 sums), same contract except: NW even (NP = 4*NW
+ * sequences a pass, whole 8-column tiles); W already rounded to tf32 (rnn_to_tf32) with ldw =
+ * KP + RNN_PAD_MMA; tiles [NP][KC + RNN_PAD_MMA]. A pass's RPP = 8*RW rows take (RW+1)/2 16-row
+ * tiles; with RW odd the last tile's lower 8 rows are zeros in registers, not in memory. Warp w
+ * sums k in its eighth of each chunk, 16 at a time as two m16n8k8 products: since the order of a
+ * dot product's terms is free, logical k = t, t+4 (first) and the second's are physical k = 4t,
+ * 4t+1 and 4t+2, 4t+3, so each lane reads its A and B values as one 16-byte load per row. */
+template <int RW, int NW>
+RNN_DEV void rnn_mv_mma(const float *W, int ldw, int rows, int passes, int K, int KC, int chunks, const float *X,
+                        long long ldx, int N, float *xs, float *red, float *out, long long ldo, const int *rowmap,
+                        int acc, float *sres, int res_cap) {
+    constexpr int NP = 4 * NW, RPP = 8 * RW, MT = (RW + 1) / 2, NT = NP / 8;
+    static_assert(NW % 2 == 0, "rnn_mv_mma: whole 8-sequence tiles");
+    const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, t4 = (lane & 3) * 4;
+    const int lds = KC + RNN_PAD_MMA, kw = KC >> 3, tile = NP * lds;
+    const int vec = (ldx & 3) == 0 && (K & 3) == 0 && (((unsigned long long)X) & 15) == 0;
+    for (int p = 0; p < passes; p++) {
+        for (int n0 = 0; n0 < N; n0 += NP) {
+            float c[2][MT][NT][4]; /* two independent sums per tile (even, odd k8): twice the mma in flight */
 #pragma unroll
-                    for (int w8 = 0; w8 < 8; w8++) v += red[(w8 * RPP + r) * NP + n];
-                    float *o = out + (long long)(n0 + n) * ldo + rowmap[lr];
-                    *o = acc ? *o + v : v;
-                    if (sres && n0 + n < res_cap) sres[(n0 + n) * passes * RPP + lr] = v;
+            for (int h = 0; h < 2; h++)
+#pragma unroll
+                for (int i = 0; i < MT; i++)
+#pragma unroll
+                    for (int j = 0; j < NT; j++) c[h][i][j][0] = c[h][i][j][1] = c[h][i][j][2] = c[h][i][j][3] = 0.0f;
+            rnn_mv_stage(xs, X, ldx, N, K, n0, 0, NP, KC, lds, vec);
+            for (int ch = 0; ch < chunks; ch++) {
+                if (ch + 1 < chunks) {
+                    rnn_mv_stage(xs + ((ch + 1) & 1) * tile, X, ldx, N, K, n0, (ch + 1) * KC, NP, KC, lds, vec);
+                    rnn_cp_wait_one();
+                } else {
+                    rnn_cp_wait_all();
                 }
+                __syncthreads();
+                RNN_PROF(1);
+                const float *wp = W + (p * RPP + g) * ldw + ch * KC + warp * kw + t4;
+                const float *xp = xs + (ch & 1) * tile + g * lds + warp * kw + t4;
+#pragma unroll 4 /* a warp is mostly alone on its scheduler: loads of later k in flight hide latency */
+                for (int kk = 0; kk < kw; kk += 16) {
+                    float4 a[MT][2], b[NT];
+#pragma unroll
+                    for (int i = 0; i < MT; i++) {
+                        a[i][0] = *(const float4 *)(wp + i * 16 * ldw + kk);
+                        a[i][1] = make_float4(0.0f, 0.0f, 0.0f, 0.0f); /* rows past RPP (RW odd) */
+                        if (i * 16 + 8 < RPP) a[i][1] = *(const float4 *)(wp + (i * 16 + 8) * ldw + kk);
+                    }
+#pragma unroll
+                    for (int j = 0; j < NT; j++) {
+                        const float4 x = *(const float4 *)(xp + j * 8 * lds + kk);
+                        b[j] = make_float4(rnn_to_tf32(x.x), rnn_to_tf32(x.y), rnn_to_tf32(x.z), rnn_to_tf32(x.w));
+                    }
+#pragma unroll
+                    for (int i = 0; i < MT; i++)
+#pragma unroll
+                        for (int j = 0; j < NT; j++) {
+                            rnn_mma_tf32(c[0][i][j], a[i][0].x, a[i][1].x, a[i][0].y, a[i][1].y, b[j].x, b[j].y);
+                            rnn_mma_tf32(c[1][i][j], a[i][0].z, a[i][1].z, a[i][0].w, a[i][1].w, b[j].z, b[j].w);
+                        }
+                }
+                __syncthreads(); /* the tile is refilled two chunks later */
+                RNN_PROF(2);
             }
-            __syncthreads();
-            RNN_PROF(3);
+            const int col = 2 * (lane & 3);
+#pragma unroll
+            for (int i = 0; i < MT; i++)
+#pragma unroll
+                for (int j = 0; j < NT; j++) {
+                    float *r0 = red + (warp * RPP + i * 16 + g) * NP + j * 8 + col, *r8 = r0 + 8 * NP;
+                    r0[0] = c[0][i][j][0] + c[1][i][j][0];
+                    r0[1] = c[0][i][j][1] + c[1][i][j][1];
+                    if (i * 16 + 8 < RPP) {
+                        r8[0] = c[0][i][j][2] + c[1][i][j][2];
+                        r8[1] = c[0][i][j][3] + c[1][i][j][3];
+                    }
+                }
+            rnn_mv_finish(red, RPP, NP, p, passes, rows, n0, N, out, ldo, rowmap, acc, sres, res_cap);
         }
     }
 }

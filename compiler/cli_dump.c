@@ -36,7 +36,7 @@ int cli_check(int argc, char **argv) {
 
 /* Plans one cell (and lays it out when dimensions are bound) into out. */
 static int dump_schedule(CliSource *s, const IrCell *ic, int dot, const char **dims, int ndims, long long batch,
-                         StrBuf *out) {
+                         int tf32, StrBuf *out) {
     int before = s->diags.nerrors;
     Plan *plan = sched_plan(&s->arena, ic, &s->diags);
     PlanLayout *layout = NULL;
@@ -55,16 +55,18 @@ static int dump_schedule(CliSource *s, const IrCell *ic, int dot, const char **d
     if (dot) sched_dump_dot(plan, out);
     else sched_dump(plan, layout, out);
     if (dot || !batch) return CLI_OK;
-    /* the backend a model of these dimensions takes for this batch (fp32, automatic choice), each pass */
+    /* the backend a model of these dimensions takes for this batch and precision (automatic choice), each pass */
+    const char *prec = tf32 ? "tf32" : "fp32";
     for (int backward = 0; backward < 2; backward++) {
         CgPersist P;
         char why[256], rule[160];
         const char *pass = backward ? "backward" : "forward";
-        int fits = cg_persist_plan(&s->arena, layout, batch, backward, CG_H100_SMS, CG_H100_SMEM, &P, why, sizeof why);
-        if (!fits) sb_printf(out, "  %s backend (batch %lld, fp32, on an H100): cuBLAS per step: %s\n", pass, batch, why);
-        else if (!cg_persist_preferred(batch, 0, backward, rule, sizeof rule))
-            sb_printf(out, "  %s backend (batch %lld, fp32, on an H100): cuBLAS per step: %s (%s)\n", pass, batch, rule, why);
-        else sb_printf(out, "  %s backend (batch %lld, fp32, on an H100): persistent: %s\n", pass, batch, why);
+        int fits = cg_persist_plan(&s->arena, layout, batch, backward, tf32, CG_H100_SMS, CG_H100_SMEM, &P, why, sizeof why);
+        sb_printf(out, "  %s backend (batch %lld, %s, on an H100): ", pass, batch, prec);
+        if (!fits) sb_printf(out, "cuBLAS per step: %s\n", why);
+        else if (!cg_persist_preferred(batch, tf32, backward, rule, sizeof rule))
+            sb_printf(out, "cuBLAS per step: %s (%s)\n", rule, why);
+        else sb_printf(out, "persistent: %s\n", why);
     }
     return CLI_OK;
 }
@@ -73,10 +75,11 @@ int cli_dump(int argc, char **argv) {
     static const struct option opts[] = {
         {"ir", no_argument, 0, 'i'}, {"dot", no_argument, 0, 'd'}, {"cell", required_argument, 0, 'c'},
         {"schedule", no_argument, 0, 's'}, {"dim", required_argument, 0, 'D'}, {"batch", required_argument, 0, 'N'},
-        {"output", required_argument, 0, 'o'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"output", required_argument, 0, 'o'}, {"precision", required_argument, 0, 'p'},
+        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     const char *what = NULL, *cell = NULL, *out_path = NULL;
     const char *dims[64];
-    int ndims = 0, schedule = 0;
+    int ndims = 0, schedule = 0, tf32 = 0, precision_given = 0;
     long long batch = 0;
     int c;
     optind = 1;
@@ -88,17 +91,21 @@ int cli_dump(int argc, char **argv) {
         case 'o': out_path = optarg; break;
         case 's': schedule = 1; break;
         case 'N': if (!cli_parse_batch("dump", "--batch", optarg, &batch)) return CLI_USAGE_ERROR; break;
+        case 'p':
+            if (!cli_parse_precision("dump", optarg, &tf32)) return CLI_USAGE_ERROR;
+            precision_given = 1;
+            break;
         case 'D':
             if (ndims == 64) { fprintf(stderr, "rnncc dump: error: too many --dim options\n"); return CLI_USAGE_ERROR; }
             dims[ndims++] = optarg;
             break;
         case 'h':
-            printf("usage: rnncc dump (--ir | --schedule) [--dot] [--dim NAME=VALUE]... [--batch N] [--cell NAME]\n"
-                   "                  [-o FILE] FILE\n"
+            printf("usage: rnncc dump (--ir | --schedule) [--dot] [--dim NAME=VALUE]... [--batch N]\n"
+                   "                  [--precision fp32|tf32] [--cell NAME] [-o FILE] FILE\n"
                    "Prints each cell in FILE (or only --cell NAME): its IR, or with --schedule its execution plan\n"
                    "(GEMMs, fused kernels, buffers, packed parameters; with --dim bindings, also offsets and sizes).\n"
                    "--dot prints either as Graphviz dot instead of text. With --dim and --batch N, --schedule also\n"
-                   "says which backend runs N sequences (fp32, on an H100) and why.\n");
+                   "says which backend runs N sequences (on an H100, in --precision: default fp32) and why.\n");
             return CLI_OK;
         default: return CLI_USAGE_ERROR;
         }
@@ -114,6 +121,10 @@ int cli_dump(int argc, char **argv) {
     if (!what) what = "ir";
     if (batch && (!schedule || !ndims)) {
         fprintf(stderr, "rnncc dump: error: --batch applies to --schedule with every dimension bound (--dim)\n");
+        return CLI_USAGE_ERROR;
+    }
+    if (precision_given && !batch) {
+        fprintf(stderr, "rnncc dump: error: --precision applies to --schedule with --batch N\n");
         return CLI_USAGE_ERROR;
     }
     if (ndims && !schedule) {
@@ -134,7 +145,7 @@ int cli_dump(int argc, char **argv) {
             if (cell && strcmp(ic->name, cell) != 0) continue;
             if (found++) sb_putc(&out, '\n');
             if (schedule) {
-                if (dump_schedule(&s, ic, strcmp(what, "dot") == 0, dims, ndims, batch, &out) != CLI_OK) {
+                if (dump_schedule(&s, ic, strcmp(what, "dot") == 0, dims, ndims, batch, tf32, &out) != CLI_OK) {
                     status = CLI_INPUT_ERROR;
                     break;
                 }

@@ -23,7 +23,7 @@ static void print_diags(const Diags *d) {
 
 /* Plans, lays out and emits one cell into out; returns a CLI status. */
 static int emit_cell(CliSource *s, const IrCell *ic, const char **dims, int ndims, long long batch, int backward,
-                     StrBuf *out) {
+                     int tf32, StrBuf *out) {
     Plan *plan = sched_plan(&s->arena, ic, &s->diags);
     if (!plan) {
         print_diags(&s->diags);
@@ -54,7 +54,7 @@ static int emit_cell(CliSource *s, const IrCell *ic, const char **dims, int ndim
     if (batch == 0) return CLI_OK;
     CgPersist P;
     char why[256];
-    if (!cg_persist_plan(&s->arena, layout, batch, backward, CG_H100_SMS, CG_H100_SMEM, &P, why, sizeof why)) {
+    if (!cg_persist_plan(&s->arena, layout, batch, backward, tf32, CG_H100_SMS, CG_H100_SMEM, &P, why, sizeof why)) {
         fprintf(stderr, "rnncc emit: error: cell '%s' has no persistent %skernel on an H100: %s\n", ic->name,
                 backward ? "backward " : "", why);
         return CLI_INPUT_ERROR;
@@ -96,11 +96,12 @@ int cli_emit(int argc, char **argv) {
         {"cell", required_argument, 0, 'c'}, {"dim", required_argument, 0, 'D'},
         {"output", required_argument, 0, 'o'}, {"ptx", no_argument, 0, 'p'}, {"cubin", no_argument, 0, 'b'},
         {"arch", required_argument, 0, 'a'}, {"forward", no_argument, 0, 'F'}, {"backward", no_argument, 0, 'B'},
-        {"persistent", required_argument, 0, 'P'},
+        {"persistent", required_argument, 0, 'P'}, {"precision", required_argument, 0, 'r'},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     const char *cell = NULL, *out_path = NULL, *arch = "sm_90";
     const char *dims[MAX_DIMS];
     int ndims = 0, ptx = 0, cubin = 0, part = 0, c; /* part: 0 all, 'F' forward only, 'B' backward only */
+    int tf32 = 0, precision_given = 0;
     long long batch = 0; /* --persistent N: the persistent unit for batches of N */
     optind = 1; /* options may follow FILE (GNU argument permutation) */
     while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
@@ -111,6 +112,10 @@ int cli_emit(int argc, char **argv) {
         case 'b': cubin = 1; break;
         case 'a': arch = optarg; break;
         case 'P': if (!cli_parse_batch("emit", "--persistent", optarg, &batch)) return CLI_USAGE_ERROR; break;
+        case 'r':
+            if (!cli_parse_precision("emit", optarg, &tf32)) return CLI_USAGE_ERROR;
+            precision_given = 1;
+            break;
         case 'F':
         case 'B': part = c; break;
         case 'D':
@@ -118,8 +123,9 @@ int cli_emit(int argc, char **argv) {
             dims[ndims++] = optarg;
             break;
         case 'h':
-            printf("usage: rnncc emit [--cell NAME] [--dim NAME=VALUE]... [--forward | --backward] [--persistent N]\n"
-                   "                  [--ptx | --cubin] [--arch ARCH] [-o FILE] FILE\n"
+            printf("usage: rnncc emit [--cell NAME] [--dim NAME=VALUE]... [--forward | --backward]\n"
+                   "                  [--persistent N [--precision fp32|tf32]] [--ptx | --cubin] [--arch ARCH]\n"
+                   "                  [-o FILE] FILE\n"
                    "Prints the CUDA translation unit of a cell in FILE (the only one, or --cell NAME) with every\n"
                    "dimension bound by --dim: the forward kernels, then the backward kernels derived from them.\n"
                    "--forward or --backward print only that part (for reading; the unit compiled is always whole).\n"
@@ -127,13 +133,18 @@ int cli_emit(int argc, char **argv) {
                    "a CUBIN is binary and is written only to -o FILE or a pipe.\n"
                    "--persistent N prints instead the persistent backend's unit (one kernel for the whole step\n"
                    "loop) for batches of N sequences, sized for an H100 (132 multiprocessors, 227 KB of shared\n"
-                   "memory a block); with --backward, its backward unit.\n");
+                   "memory a block); with --backward, its backward unit. --precision tf32 (default fp32) gives\n"
+                   "the unit whose matrix products run on tensor cores in tf32, as a tf32 model runs it.\n");
             return CLI_OK;
         default: return CLI_USAGE_ERROR;
         }
     }
     if (ptx && cubin) {
         fprintf(stderr, "rnncc emit: error: --ptx and --cubin exclude each other\n");
+        return CLI_USAGE_ERROR;
+    }
+    if (precision_given && !batch) {
+        fprintf(stderr, "rnncc emit: error: --precision applies to --persistent N (the per-step unit is the same for both)\n");
         return CLI_USAGE_ERROR;
     }
     if (part && !batch && (ptx || cubin)) {
@@ -168,7 +179,7 @@ int cli_emit(int argc, char **argv) {
             status = CLI_USAGE_ERROR;
         } else {
             StrBuf out = {0};
-            status = emit_cell(&s, ic, dims, ndims, batch, part == 'B', &out);
+            status = emit_cell(&s, ic, dims, ndims, batch, part == 'B', tf32, &out);
             if (status == CLI_OK && out.failed) {
                 fprintf(stderr, "rnncc emit: error: out of memory\n");
                 status = CLI_INPUT_ERROR;

@@ -86,3 +86,12 @@ int cli_parse_batch(const char *cmd, const char *opt, const char *arg, long long
     *out = v;
     return 1;
 }
+
+int cli_parse_precision(const char *cmd, const char *arg, int *tf32) {
+    if (strcmp(arg, "fp32") != 0 && strcmp(arg, "tf32") != 0) {
+        fprintf(stderr, "rnncc %s: error: --precision must be fp32 or tf32, not '%s'\n", cmd, arg);
+        return 0;
+    }
+    *tf32 = strcmp(arg, "tf32") == 0;
+    return 1;
+}

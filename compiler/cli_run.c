@@ -60,11 +60,12 @@ static int parse(int argc, char **argv, RunOpts *o) {
         case 'n': o->check = 0; break;
         case 't': o->train = 1; break;
         case 'c': o->cell = optarg; break;
-        case 'p':
-            if (strcmp(optarg, "fp32") == 0) o->precision = RNNCC_FP32;
-            else if (strcmp(optarg, "tf32") == 0) o->precision = RNNCC_TF32;
-            else { fprintf(stderr, "rnncc run: error: --precision must be fp32 or tf32, not '%s'\n", optarg); return 0; }
+        case 'p': {
+            int tf32;
+            if (!cli_parse_precision("run", optarg, &tf32)) return 0;
+            o->precision = tf32 ? RNNCC_TF32 : RNNCC_FP32;
             break;
+        }
         case 'B':
             if (strcmp(optarg, "auto") == 0) o->backend = RNNCC_BACKEND_AUTO;
             else if (strcmp(optarg, "cublas") == 0) o->backend = RNNCC_BACKEND_CUBLAS;

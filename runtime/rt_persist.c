@@ -39,7 +39,8 @@ static rnncc_status build(rnncc_model *m, int li, int64_t N, int backward, RtPer
         snprintf(p->why, sizeof p->why, "the device has no cooperative launch");
         return RNNCC_OK;
     }
-    if (!cg_persist_plan(&m->arena, m->layout[li], N, backward, m->sms, m->smem_optin, &p->plan, p->why, sizeof p->why))
+    if (!cg_persist_plan(&m->arena, m->layout[li], N, backward, m->precision == RNNCC_TF32, m->sms, m->smem_optin,
+                         &p->plan, p->why, sizeof p->why))
         return RNNCC_OK;
     StrBuf src = {0};
     if (m->profile_persist) sb_puts(&src, "#define RNN_PROFILE 1\n");

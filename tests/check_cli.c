@@ -284,13 +284,38 @@ START_TEST(run_emit_schedule_arguments) {
     r = RUN(NULL, "dump", "--schedule", "--dim", "I=8", "--dim", "H=1024", "--batch", "4", "cells/lstm.cell");
     ck_assert_int_eq(r.status, 0);
     ck_assert_ptr_nonnull(strstr(r.out, "  forward backend (batch 4, fp32, on an H100): persistent: step weights 16.8 MB "
-                                        "fit on chip: 132 blocks, 149 KB of shared memory each\n"));
+                                        "fit on chip: 132 blocks, 149 KB of shared memory each, fp32 FFMA products\n"));
     ck_assert_ptr_nonnull(strstr(r.out, "  backward backend (batch 4, fp32, on an H100): persistent: step weights 16.8 MB "
                                         "fit on chip: 132 blocks, "));
     r = RUN(NULL, "dump", "--schedule", "--dim", "I=8", "--dim", "H=1024", "--batch", "128", "cells/lstm.cell");
     ck_assert_ptr_nonnull(strstr(r.out, "backend (batch 128, fp32, on an H100): cuBLAS per step: batch 128 > 64 (fp32)"));
     r = RUN(NULL, "dump", "--schedule", "--dim", "I=8", "--dim", "H=2048", "--batch", "4", "cells/lstm.cell");
     ck_assert_ptr_nonnull(strstr(r.out, "cuBLAS per step: step weights 67.1 MB need 513 KB of shared memory per block"));
+    /* --precision tf32: the persistent products run on tensor cores */
+    r = RUN(NULL, "dump", "--schedule", "--dim", "I=8", "--dim", "H=1024", "--batch", "4", "--precision", "tf32",
+            "cells/lstm.cell");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_ptr_nonnull(strstr(r.out, "  forward backend (batch 4, tf32, on an H100): persistent: step weights 16.8 MB "
+                                        "fit on chip: 132 blocks, "));
+    ck_assert_ptr_nonnull(strstr(r.out, "tf32 tensor-core products\n"));
+    r = RUN(NULL, "dump", "--schedule", "--dim", "I=8", "--dim", "H=1024", "--batch", "48", "--precision", "tf32",
+            "cells/lstm.cell");
+    ck_assert_ptr_nonnull(strstr(r.out, "  forward backend (batch 48, tf32, on an H100): cuBLAS per step: batch 48 > 32 (tf32), "
+                                        "where per-step tensor-core GEMMs win"));
+    r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--persistent", "4", "--precision", "tf32");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_ptr_nonnull(strstr(r.out, "rnn_mv_mma<1, 2>(w1, "));
+    ck_assert_ptr_nonnull(strstr(r.out, "products on tensor cores in tf32"));
+    r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--persistent", "4", "--precision", "bf16");
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_str_eq(r.err, "rnncc emit: error: --precision must be fp32 or tf32, not 'bf16'\n");
+    r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--precision", "tf32");
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_str_eq(r.err, "rnncc emit: error: --precision applies to --persistent N (the per-step unit is the same "
+                            "for both)\n");
+    r = RUN(NULL, "dump", "--schedule", "--dim", "I=8", "--dim", "H=64", "--precision", "tf32", "cells/lstm.cell");
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_str_eq(r.err, "rnncc dump: error: --precision applies to --schedule with --batch N\n");
 }
 END_TEST
 

@@ -309,11 +309,11 @@ END_TEST
 
 static int count(const char *hay, const char *needle);
 
-/* The persistent unit (backward: the backward one) of a layout for batches of N, sized for an
- * H100; NULL (and *why) when it does not fit. */
-static char *emit_persistent(Src *s, const PlanLayout *L, int64_t N, int backward, CgPersist *P, char *why,
+/* The persistent unit (backward: the backward one; tf32: products on tensor cores) of a layout
+ * for batches of N, sized for an H100; NULL (and *why) when it does not fit. */
+static char *emit_persistent(Src *s, const PlanLayout *L, int64_t N, int backward, int tf32, CgPersist *P, char *why,
                              size_t why_size) {
-    if (!cg_persist_plan(&s->arena, L, N, backward, CG_H100_SMS, CG_H100_SMEM, P, why, why_size)) return NULL;
+    if (!cg_persist_plan(&s->arena, L, N, backward, tf32, CG_H100_SMS, CG_H100_SMEM, P, why, why_size)) return NULL;
     StrBuf out = {0};
     if (!cg_emit_persistent(&s->arena, L->plan, L, P, &out, &s->diags)) {
         StrBuf sb = {0};
@@ -324,10 +324,11 @@ static char *emit_persistent(Src *s, const PlanLayout *L, int64_t N, int backwar
     return sb_take(&out);
 }
 
-/* Every shipped cell and a dozen random ones have a persistent unit, forward and backward, for
- * each batch class that NVRTC compiles without warnings; it defines the kernel its contract
- * names, with one grid barrier per step for one GEMM phase whose rows stay local (LSTM), more
- * for more phases; a GEMM of a GEMM's result waits for every block's rows. */
+/* Every shipped cell and a dozen random ones have a persistent unit, forward and backward, FFMA
+ * and tf32 tensor-core products, for each batch class that NVRTC compiles without warnings; it
+ * defines the kernel its contract names, with one grid barrier per step for one GEMM phase whose
+ * rows stay local (LSTM), more for more phases; a GEMM of a GEMM's result waits for every
+ * block's rows; mma plans take whole 8-sequence tiles. */
 START_TEST(persistent_units_compile) {
     char **paths;
     int n = tu_list_cells(&paths), nested = 0;
@@ -356,13 +357,22 @@ START_TEST(persistent_units_compile) {
         nested += of_result;
         static const int64_t batches[] = {1, 7, 16, 64};
         for (int b = 0; b < 4; b++)
-            for (int backward = 0; backward < 2; backward++) {
+            for (int k = 0; k < 4; k++) {
+                int backward = k & 1, tf32 = k >> 1;
                 CgPersist P;
                 char why[256], name[256];
-                char *u = emit_persistent(&s, L, batches[b], backward, &P, why, sizeof why);
+                char *u = emit_persistent(&s, L, batches[b], backward, tf32, &P, why, sizeof why);
                 ck_assert_msg(u, "%s: %s", c->name, why);
-                ck_assert_msg(strstr(why, "fit on chip"), "%s", why);
-                ck_assert_int_eq(P.nw, cg_persist_nw(batches[b]));
+                ck_assert_msg(strstr(why, "fit on chip") && strstr(why, tf32 ? "tf32 tensor-core" : "fp32 FFMA"), "%s", why);
+                int nw = cg_persist_nw(batches[b]);
+                ck_assert_int_eq(P.nw, tf32 && nw < 2 ? 2 : nw);
+                ck_assert_int_eq(P.mma, tf32);
+                ck_assert_int_eq(P.pad, tf32 ? 16 : 4);
+                for (int q = 0; q < P.ngemms; q++)
+                    ck_assert_int_eq(P.gemms[q].ldw % 32, tf32 ? 16 : 4); /* conflict-free rows (persist.cuh) */
+                ck_assert_msg(!P.ngemms || strstr(u, tf32 ? "rnn_mv_mma<" : "rnn_mv_t<"), "%s", c->name);
+                ck_assert_msg(!P.ngemms || !tf32 || strstr(u, "? rnn_to_tf32(args.params["), "%s: weights not rounded",
+                              c->name);
                 ck_assert_int_eq(P.backward, backward);
                 ck_assert_int_gt(cg_persist_kernel_name(plan, backward, name, sizeof name), 0);
                 ck_assert_msg(strstr(u, name), "%s: no kernel %s", c->name, name);
@@ -391,11 +401,43 @@ START_TEST(persistent_plan_says_why_not) {
     CgPersist P;
     char why[256];
     for (int backward = 0; backward < 2; backward++) {
-        ck_assert_ptr_null(emit_persistent(&s, L, 4, backward, &P, why, sizeof why));
-        ck_assert_msg(strstr(why, "step weights 67.1 MB need") && strstr(why, "a block has 227 KB"), "%s", why);
-        ck_assert_int_eq(cg_persist_plan(&s.arena, L, 4, backward, 0, CG_H100_SMEM, &P, why, sizeof why), 0);
+        for (int tf32 = 0; tf32 < 2; tf32++) {
+            ck_assert_ptr_null(emit_persistent(&s, L, 4, backward, tf32, &P, why, sizeof why));
+            ck_assert_msg(strstr(why, "step weights 67.1 MB need") && strstr(why, "a block has 227 KB"), "%s", why);
+        }
+        ck_assert_int_eq(cg_persist_plan(&s.arena, L, 4, backward, 0, 0, CG_H100_SMEM, &P, why, sizeof why), 0);
         ck_assert_msg(strstr(why, "no device"), "%s", why);
     }
+    src_close(&s);
+}
+END_TEST
+
+/* When the batch class's sequences a pass do not fit (DeepBench's LSTM, 32 sequences, tf32), the
+ * plan takes fewer a pass, but still serves the whole class: results kept on chip for a bounded
+ * number of sequences cover every batch of the class. */
+START_TEST(persistent_plan_narrows_passes) {
+    Src s;
+    src_open_file(&s, "cells/lstm.cell");
+    const IrCell *c = s.module->cells[0];
+    Plan *plan = sched_plan(&s.arena, c, &s.diags);
+    const char *dims[] = {"I=1024", "H=1024"};
+    int64_t *dv = arena_array(&s.arena, (size_t)c->ndims + 1, sizeof *dv);
+    ck_assert(ir_bind_dims(c, dims, 2, dv, &s.diags));
+    PlanLayout *L = sched_layout(&s.arena, plan, dv, &s.diags);
+    CgPersist P;
+    char why[256];
+    for (int64_t N = 17; N <= 64; N += 47) {
+        ck_assert_msg(cg_persist_plan(&s.arena, L, N, 0, 1, CG_H100_SMS, CG_H100_SMEM, &P, why, sizeof why), "%s", why);
+        ck_assert_int_eq(P.nw_class, 8);
+        ck_assert_int_eq(P.nw, 4);
+        ck_assert_int_le(P.smem, CG_H100_SMEM);
+        ck_assert(P.gemms[0].res_cap == 0 || P.gemms[0].res_cap == 64);
+    }
+    ck_assert(cg_persist_plan(&s.arena, L, 12, 0, 1, CG_H100_SMS, CG_H100_SMEM, &P, why, sizeof why));
+    ck_assert_int_eq(P.nw_class, 4);
+    ck_assert(P.gemms[0].res_cap == 0 || P.gemms[0].res_cap >= 16);
+    ck_assert(cg_persist_plan(&s.arena, L, 32, 0, 0, CG_H100_SMS, CG_H100_SMEM, &P, why, sizeof why));
+    ck_assert_int_eq(P.nw, 8); /* FFMA's narrower padding fits the whole class */
     src_close(&s);
 }
 END_TEST
@@ -413,8 +455,8 @@ static void check_golden(const char *cell_path, const char *golden_path) {
     ck_assert_ptr_nonnull(L);
     CgPersist P;
     char why[256];
-    char *got = strstr(golden_path, "_persist") ? emit_persistent(&s, L, 4, strstr(golden_path, "_back") != NULL, &P, why,
-                                                                  sizeof why)
+    char *got = strstr(golden_path, "_persist") ? emit_persistent(&s, L, 4, strstr(golden_path, "_back") != NULL,
+                                                                  strstr(golden_path, "_tf32") != NULL, &P, why, sizeof why)
                                                 : emit(&s, L);
     ck_assert_ptr_nonnull(got);
     char *want = tu_read_file(golden_path, NULL);
@@ -517,6 +559,7 @@ START_TEST(golden_sources) {
     check_golden("cells/lstm.cell", "tests/golden/lstm.cu");
     check_golden("cells/gru.cell", "tests/golden/gru.cu");
     check_golden("cells/lstm.cell", "tests/golden/lstm_persist.cu");
+    check_golden("cells/lstm.cell", "tests/golden/lstm_persist_tf32.cu");
     check_golden("cells/lstm.cell", "tests/golden/lstm_persist_back.cu");
 }
 END_TEST
@@ -1316,6 +1359,7 @@ static Suite *codegen_suite(void) {
     tcase_add_test(tc, golden_sources);
     tcase_add_test(tc, persistent_units_compile);
     tcase_add_test(tc, persistent_plan_says_why_not);
+    tcase_add_test(tc, persistent_plan_narrows_passes);
     tcase_add_test(tc, lstm_backward_routes);
     tcase_add_test(tc, keywords_are_refused);
     tcase_add_test(tc, generator_refuses_bad_names);

@@ -251,6 +251,12 @@ static const Config configs[] = {
     {2, 1, 1, 1, 6, 5, 16, 24, RNNCC_FP32, 1, 0, PERSIST},
     {4, 0, 1, 1, 11, 3, 16, 24, RNNCC_FP32, 0, 0, PERSIST},
     {1, 0, 1, 1, 6, 9, 40, 300, RNNCC_FP32, 1, 0, PERSIST},
+    /* tf32 products on tensor cores: each batch class, several passes and chunks, training */
+    {1, 0, 1, 0, 9, 3, 16, 24, RNNCC_TF32, 1, 0, PERSIST},
+    {2, 1, 1, 0, 5, 13, 37, 37, RNNCC_TF32, 1, 0, PERSIST},
+    {1, 0, 1, 0, 8, 70, 200, 301, RNNCC_TF32, 1, 0, PERSIST},
+    {2, 1, 1, 1, 6, 5, 16, 24, RNNCC_TF32, 1, 0, PERSIST},
+    {1, 0, 1, 1, 5, 24, 40, 120, RNNCC_TF32, 1, 0, PERSIST},
 };
 
 START_TEST(every_cell_matches_the_reference) {
@@ -272,6 +278,7 @@ START_TEST(random_cells_match_the_reference) {
     static const Config cfs[] = {
         {2, 0, 1, 1, 6, 5, 16, 24, RNNCC_FP32, 1, 0, RNNCC_BACKEND_PERSISTENT},
         {1, 1, 1, 1, 5, 3, 16, 40, RNNCC_FP32, 1, 0, RNNCC_BACKEND_PERSISTENT},
+        {1, 0, 1, 1, 5, 9, 16, 40, RNNCC_TF32, 1, 0, RNNCC_BACKEND_PERSISTENT},
         {2, 0, 1, 1, 6, 5, 16, 24, RNNCC_FP32, 1, 0, RNNCC_BACKEND_CUBLAS},
     };
     for (uint64_t seed = 1; seed <= 12; seed++) {

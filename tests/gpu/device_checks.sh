@@ -22,7 +22,13 @@ for tool in racecheck initcheck synccheck; do
         step "$tool-$be" compute-sanitizer --tool $tool --error-exitcode 9 ./build/rnncc run cells/mlstm.cell --dim I=16 \
             --dim H=24 --dim M=20 --seq 5 --batch 3 --layers 2 --bidirectional --varlen --train --repeat 1 --backend $be
     done
+    # the persistent kernels' tf32 tensor-core products (rnn_mv_mma), odd and even row tiles, two passes of sequences
+    step "$tool-persistent-tf32" compute-sanitizer --tool $tool --error-exitcode 9 ./build/rnncc run cells/lstm.cell \
+        --dim I=40 --dim H=300 --seq 4 --batch 19 --varlen --train --repeat 1 --precision tf32 --backend persistent
 done
+step memcheck-persistent-tf32 compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 ./build/rnncc run \
+    cells/gru.cell --dim I=40 --dim H=300 --seq 4 --batch 19 --layers 2 --bidirectional --varlen --train --repeat 1 \
+    --precision tf32 --backend persistent
 for c in lstm gru peephole cifg indrnn sru mgu; do
     step "train-$c" ./build/rnncc run cells/$c.cell --dim I=32 --dim H=64 --seq 20 --batch 5 --layers 2 --bidirectional --varlen --train --repeat 3
 done
