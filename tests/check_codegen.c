@@ -223,6 +223,17 @@ static PlanLayout *layout_all(Src *s, const IrCell *c, int64_t value) {
     return L;
 }
 
+/* Plans and lays out cell c with its dimensions bound by dims ("NAME=VALUE", ndims of them). */
+static PlanLayout *layout_bound(Src *s, const IrCell *c, const char *const *dims, int ndims) {
+    Plan *plan = sched_plan(&s->arena, c, &s->diags);
+    ck_assert_msg(plan != NULL, "cell %s does not schedule", c->name);
+    int64_t *dv = arena_array(&s->arena, (size_t)c->ndims + 1, sizeof *dv);
+    ck_assert(ir_bind_dims(c, dims, ndims, dv, &s->diags));
+    PlanLayout *L = sched_layout(&s->arena, plan, dv, &s->diags);
+    ck_assert_msg(L != NULL, "cell %s does not lay out", c->name);
+    return L;
+}
+
 /* Emits a cell's translation unit (malloc'd), failing the test with the diagnostics. */
 static char *emit(Src *s, const PlanLayout *L) {
     StrBuf out = {0};
@@ -392,12 +403,8 @@ END_TEST
 START_TEST(persistent_plan_says_why_not) {
     Src s;
     src_open_file(&s, "cells/lstm.cell");
-    const IrCell *c = s.module->cells[0];
-    Plan *plan = sched_plan(&s.arena, c, &s.diags);
     const char *dims[] = {"I=8", "H=2048"};
-    int64_t *dv = arena_array(&s.arena, (size_t)c->ndims + 1, sizeof *dv);
-    ck_assert(ir_bind_dims(c, dims, 2, dv, &s.diags));
-    PlanLayout *L = sched_layout(&s.arena, plan, dv, &s.diags);
+    PlanLayout *L = layout_bound(&s, s.module->cells[0], dims, 2);
     CgPersist P;
     char why[256];
     for (int backward = 0; backward < 2; backward++) {
@@ -418,12 +425,8 @@ END_TEST
 START_TEST(persistent_plan_narrows_passes) {
     Src s;
     src_open_file(&s, "cells/lstm.cell");
-    const IrCell *c = s.module->cells[0];
-    Plan *plan = sched_plan(&s.arena, c, &s.diags);
     const char *dims[] = {"I=1024", "H=1024"};
-    int64_t *dv = arena_array(&s.arena, (size_t)c->ndims + 1, sizeof *dv);
-    ck_assert(ir_bind_dims(c, dims, 2, dv, &s.diags));
-    PlanLayout *L = sched_layout(&s.arena, plan, dv, &s.diags);
+    PlanLayout *L = layout_bound(&s, s.module->cells[0], dims, 2);
     CgPersist P;
     char why[256];
     for (int64_t N = 17; N <= 64; N += 47) {
@@ -445,14 +448,8 @@ END_TEST
 static void check_golden(const char *cell_path, const char *golden_path) {
     Src s;
     src_open_file(&s, cell_path);
-    const IrCell *c = s.module->cells[0];
-    Plan *plan = sched_plan(&s.arena, c, &s.diags);
-    ck_assert_ptr_nonnull(plan);
     const char *dims[] = {"I=8", "H=16"};
-    int64_t *dv = arena_array(&s.arena, (size_t)c->ndims + 1, sizeof *dv);
-    ck_assert(ir_bind_dims(c, dims, 2, dv, &s.diags));
-    PlanLayout *L = sched_layout(&s.arena, plan, dv, &s.diags);
-    ck_assert_ptr_nonnull(L);
+    PlanLayout *L = layout_bound(&s, s.module->cells[0], dims, 2);
     CgPersist P;
     char why[256];
     char *got = strstr(golden_path, "_persist") ? emit_persistent(&s, L, 4, strstr(golden_path, "_back") != NULL,
@@ -486,12 +483,8 @@ static int count(const char *hay, const char *needle) {
 START_TEST(lstm_backward_routes) {
     Src s;
     src_open_file(&s, "cells/lstm.cell");
-    const IrCell *c = s.module->cells[0];
     const char *dims[] = {"I=8", "H=16"};
-    int64_t *dv = arena_array(&s.arena, (size_t)c->ndims + 1, sizeof *dv);
-    ck_assert(ir_bind_dims(c, dims, 2, dv, &s.diags));
-    Plan *plan = sched_plan(&s.arena, c, &s.diags);
-    PlanLayout *L = sched_layout(&s.arena, plan, dv, &s.diags);
+    PlanLayout *L = layout_bound(&s, s.module->cells[0], dims, 2);
     char *src = emit(&s, L);
     char *k = strstr(src, "rnncc_lstm_bs1(const RnnArgs a)");
     ck_assert_ptr_nonnull(k);
@@ -582,12 +575,8 @@ static const char edge_cell[] =
 START_TEST(edge_cell_emits_and_compiles) {
     Src s;
     src_open(&s, "edge.cell", edge_cell);
-    const IrCell *c = s.module->cells[0];
     const char *dims[] = {"I=3", "H=16", "S=37"};
-    int64_t *dv = arena_array(&s.arena, (size_t)c->ndims + 1, sizeof *dv);
-    ck_assert(ir_bind_dims(c, dims, 3, dv, &s.diags));
-    Plan *plan = sched_plan(&s.arena, c, &s.diags);
-    PlanLayout *L = sched_layout(&s.arena, plan, dv, &s.diags);
+    PlanLayout *L = layout_bound(&s, s.module->cells[0], dims, 3);
     char *src = emit(&s, L);
     /* the hoisted kernel over T*N columns, the guards of the shorter vectors */
     ck_assert_ptr_nonnull(strstr(src, "rnncc_edge_h0(const RnnArgs a)"));
@@ -788,12 +777,9 @@ END_TEST
 START_TEST(launch_helpers) {
     Src s;
     src_open_file(&s, "cells/mlstm.cell");
-    const IrCell *c = s.module->cells[0];
     const char *dims[] = {"I=8", "H=16", "M=12"};
-    int64_t *dv = arena_array(&s.arena, (size_t)c->ndims + 1, sizeof *dv);
-    ck_assert(ir_bind_dims(c, dims, 3, dv, &s.diags));
-    Plan *plan = sched_plan(&s.arena, c, &s.diags);
-    PlanLayout *L = sched_layout(&s.arena, plan, dv, &s.diags);
+    PlanLayout *L = layout_bound(&s, s.module->cells[0], dims, 3);
+    const Plan *plan = L->plan;
     ck_assert_int_eq(plan->ngroups, 2);
     char name[64];
     ck_assert_int_eq(cg_kernel_name(plan, 0, name, sizeof name), (int)strlen("rnncc_mlstm_s1"));

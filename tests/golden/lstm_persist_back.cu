@@ -184,11 +184,10 @@ RNN_DEV float rnn_fma4(float4 w, float4 x, float v) {
 #define RNN_PAD_FFMA 4
 #define RNN_PAD_MMA 16
 
-/* Copies columns n0 .. n0+NP-1, elements k0 .. k0+KC-1 of X (column n at X + n*ldx, K elements,
- * N columns) into xs [NP][lds], zeros outside; vec: 16-byte copies (ldx, K and X aligned). */
-RNN_DEV void rnn_mv_stage(float *xs, const float *X, long long ldx, int N, int K, int n0, int k0, int NP, int KC, int lds,
-                          int vec) {
-    if (vec) {
+/* Starts copying columns n0 .. n0+NP-1, elements k0 .. k0+KC-1 of X (column n at X + n*ldx, K
+ * elements, N columns) into xs [NP][lds], zeros outside; 16-byte copies when ldx, K and X allow. */
+RNN_DEV void rnn_mv_stage(float *xs, const float *X, long long ldx, int N, int K, int n0, int k0, int NP, int KC, int lds) {
+    if ((ldx & 3) == 0 && (K & 3) == 0 && (((unsigned long long)X) & 15) == 0) {
         const int q = KC >> 2;
         for (int e = threadIdx.x; e < NP * q; e += RNN_P_THREADS) {
             const int n = e / q, k = (e - n * q) << 2;
@@ -203,6 +202,24 @@ RNN_DEV void rnn_mv_stage(float *xs, const float *X, long long ldx, int N, int K
         }
     }
     rnn_cp_commit();
+}
+
+/* Chunk c of a pass over sequences n0 .., whose chunk 0 rnn_mv_stage started into xs (two tiles
+ * of NP*lds floats when chunks > 1): starts staging chunk c+1 into the other tile, waits for
+ * chunk c and returns its tile. Every thread of the block must call it (it ends with a
+ * __syncthreads); the caller's __syncthreads after reading the tile lets it be refilled. */
+RNN_DEV const float *rnn_mv_chunk(float *xs, const float *X, long long ldx, int N, int K, int n0, int c, int chunks,
+                                  int NP, int KC, int lds) {
+    const int tile = NP * lds;
+    if (c + 1 < chunks) {
+        rnn_mv_stage(xs + ((c + 1) & 1) * tile, X, ldx, N, K, n0, (c + 1) * KC, NP, KC, lds);
+        rnn_cp_wait_one();
+    } else {
+        rnn_cp_wait_all();
+    }
+    __syncthreads();
+    RNN_PROF(1);
+    return xs + (c & 1) * tile;
 }
 
 /* The end of one pass of a block's matrix product: red [8][RPP][NP] holds the eight warps'
@@ -244,8 +261,7 @@ RNN_DEV void rnn_mv_t(const float *W, int ldw, int rows, int passes, int K, int 
                       int acc, float *sres, int res_cap) {
     constexpr int NP = 4 * NW, RPP = 8 * RW, SPLIT = NW <= 2, NC = SPLIT ? NP : NW; /* NC: columns a lane keeps */
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, rg = lane & 7, q = lane >> 3;
-    const int lds = KC + RNN_PAD_FFMA, kw = KC >> 3, tile = NP * lds;
-    const int vec = (ldx & 3) == 0 && (K & 3) == 0 && (((unsigned long long)X) & 15) == 0;
+    const int lds = KC + RNN_PAD_FFMA, kw = KC >> 3;
     for (int p = 0; p < passes; p++) {
         for (int n0 = 0; n0 < N; n0 += NP) {
             float sum[RW][NC];
@@ -253,18 +269,10 @@ RNN_DEV void rnn_mv_t(const float *W, int ldw, int rows, int passes, int K, int 
             for (int i = 0; i < RW; i++)
 #pragma unroll
                 for (int j = 0; j < NC; j++) sum[i][j] = 0.0f;
-            rnn_mv_stage(xs, X, ldx, N, K, n0, 0, NP, KC, lds, vec);
+            rnn_mv_stage(xs, X, ldx, N, K, n0, 0, NP, KC, lds);
             for (int c = 0; c < chunks; c++) {
-                if (c + 1 < chunks) {
-                    rnn_mv_stage(xs + ((c + 1) & 1) * tile, X, ldx, N, K, n0, (c + 1) * KC, NP, KC, lds, vec);
-                    rnn_cp_wait_one();
-                } else {
-                    rnn_cp_wait_all();
-                }
-                __syncthreads();
-                RNN_PROF(1);
                 const float *wp = W + (p * RPP + rg) * ldw + c * KC + warp * kw;
-                const float *xp = xs + (c & 1) * tile + warp * kw;
+                const float *xp = rnn_mv_chunk(xs, X, ldx, N, K, n0, c, chunks, NP, KC, lds) + warp * kw;
                 if (SPLIT) {
 #pragma unroll 2
                     for (int kk = q * 4; kk < kw; kk += 16) {
@@ -351,8 +359,7 @@ RNN_DEV void rnn_mv_mma(const float *W, int ldw, int rows, int passes, int K, in
     constexpr int NP = 4 * NW, RPP = 8 * RW, MT = (RW + 1) / 2, NT = NP / 8;
     static_assert(NW % 2 == 0, "rnn_mv_mma: whole 8-sequence tiles");
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, t4 = (lane & 3) * 4;
-    const int lds = KC + RNN_PAD_MMA, kw = KC >> 3, tile = NP * lds;
-    const int vec = (ldx & 3) == 0 && (K & 3) == 0 && (((unsigned long long)X) & 15) == 0;
+    const int lds = KC + RNN_PAD_MMA, kw = KC >> 3;
     for (int p = 0; p < passes; p++) {
         for (int n0 = 0; n0 < N; n0 += NP) {
             float c[2][MT][NT][4]; /* two independent sums per tile (even, odd k8): twice the mma in flight */
@@ -362,18 +369,10 @@ RNN_DEV void rnn_mv_mma(const float *W, int ldw, int rows, int passes, int K, in
                 for (int i = 0; i < MT; i++)
 #pragma unroll
                     for (int j = 0; j < NT; j++) c[h][i][j][0] = c[h][i][j][1] = c[h][i][j][2] = c[h][i][j][3] = 0.0f;
-            rnn_mv_stage(xs, X, ldx, N, K, n0, 0, NP, KC, lds, vec);
+            rnn_mv_stage(xs, X, ldx, N, K, n0, 0, NP, KC, lds);
             for (int ch = 0; ch < chunks; ch++) {
-                if (ch + 1 < chunks) {
-                    rnn_mv_stage(xs + ((ch + 1) & 1) * tile, X, ldx, N, K, n0, (ch + 1) * KC, NP, KC, lds, vec);
-                    rnn_cp_wait_one();
-                } else {
-                    rnn_cp_wait_all();
-                }
-                __syncthreads();
-                RNN_PROF(1);
                 const float *wp = W + (p * RPP + g) * ldw + ch * KC + warp * kw + t4;
-                const float *xp = xs + (ch & 1) * tile + g * lds + warp * kw + t4;
+                const float *xp = rnn_mv_chunk(xs, X, ldx, N, K, n0, ch, chunks, NP, KC, lds) + g * lds + warp * kw + t4;
 #pragma unroll 4 /* a warp is mostly alone on its scheduler: loads of later k in flight hide latency */
                 for (int kk = 0; kk < kw; kk += 16) {
                     float4 a[MT][2], b[NT];
