@@ -109,8 +109,8 @@ int64_t cg_backward_group_items(const PlanLayout *layout, int group, int64_t T, 
  * A unit of its own (cg_emit_persistent) holds one kernel: forward `rnncc_<cell>_p` runs steps
  * a.t .. a.t_end-1 of the step program, backward `rnncc_<cell>_pb` runs the step program's
  * backward for steps a.t_end-1 down to a.t. Either is launched cooperatively with exactly
- * CgPersist.blocks blocks of CG_PERSIST_THREADS threads and CgPersist.smem bytes of dynamic
- * shared memory; a.sync points to a zeroed counter; state k of step t is read from slot
+ * CgPersist.blocks blocks of CG_PERSIST_THREADS threads in clusters of CgPersist.cluster blocks
+ * and CgPersist.smem bytes of dynamic shared memory; a.sync points to a zeroed counter; state k of step t is read from slot
  * t % a.state_wrap (slot t when 0) of state_prev[k] (slots of [N][S] one after the other) and
  * written to the next slot; step buffer b of step t is buf[b] + t * buf_step[b] (dbuf[b] too).
  * The forward runs after the hoisted program (the per-step unit's kernels and cuBLAS); the
@@ -138,10 +138,22 @@ typedef struct CgPersistGemm {
     int res_cap;            /* forward: sequences whose results also stay in shared memory (0: none) */
 } CgPersistGemm;
 
+/* What a persistent kernel is planned for: a batch, a direction, a precision and a device. */
+typedef struct CgPersistAsk {
+    int64_t N;              /* sequences in the batch (it sets the batch class, cg_persist_nw) */
+    int backward;           /* 0: the forward kernel; 1: the backward */
+    int tf32;               /* 1: products on tensor cores in tf32; 0: FFMA, strict fp32 */
+    int cluster;            /* blocks per thread-block cluster sharing the staged operand (1, 2, 4) */
+    int sms;                /* blocks that may run at once, one per multiprocessor */
+    int64_t smem_limit;     /* bytes of shared memory one block may take */
+} CgPersistAsk;
+
 /* The persistent kernel's shape for one layout, device, batch class and direction. */
 typedef struct CgPersist {
     int backward;           /* 0: the forward kernel; 1: the backward */
-    int blocks;             /* G: one per multiprocessor at most */
+    int blocks;             /* G: one per multiprocessor at most, a multiple of cluster */
+    int cluster;            /* blocks per cluster (launched so: cudaLaunchAttributeClusterDimension);
+                             * > 1: the unit defines RNN_CLUSTER and must be built for sm_90a */
     int nw;                 /* sequences per lane in a matrix-product pass (1, 2, 4, 8): 4*nw a pass */
     int nw_class;           /* the batch class the kernel serves, cg_persist_nw(N): batches of at most
                              * 4*nw_class sequences (any number when 8); nw may be smaller or larger */
@@ -158,18 +170,21 @@ typedef struct CgPersist {
 
 /* Sequences per lane for a batch of N: 1, 2, 4 or 8 (the batch class; a plan may take fewer). */
 int cg_persist_nw(int64_t N);
-/* Plans the persistent kernel (backward: the backward one) for batches of N on a device with
- * sms multiprocessors and smem_limit bytes of shared memory per block; tf32: its products on
- * tensor cores (else FFMA, strict fp32). Returns 1 when it fits; else 0. Either way why says it
- * in words ("step weights 18.9 MB need 290 KB of shared memory per block ..."). */
-int cg_persist_plan(Arena *arena, const PlanLayout *layout, int64_t N, int backward, int tf32, int sms,
-                    int64_t smem_limit, CgPersist *out, char *why, size_t why_size);
+/* Plans the persistent kernel for what ask says. A cluster the layout cannot share (an operand
+ * length not a multiple of 4, or staged in chunks that overhang it) plans with clusters of 1.
+ * Returns 1 when it fits; else 0. Either way why says it in words ("step weights 18.9 MB need
+ * 290 KB of shared memory per block ..."). */
+int cg_persist_plan(Arena *arena, const PlanLayout *layout, const CgPersistAsk *ask, CgPersist *out, char *why,
+                    size_t why_size);
 /* The automatic choice between the backends for a pass (backward: a backward pass) over a batch
  * of N whose persistent kernel fits (measured on an H100, bench/NOTES.md): the persistent kernel
  * up to 64 sequences in fp32 (FFMA) and up to 32 in tf32 (tensor cores), where per-step cuBLAS
  * GEMMs win beyond; its backward up to 16 sequences in either. Returns 1 for persistent; why
  * says the rule in words. */
 int cg_persist_preferred(int64_t N, int tf32, int backward, char *why, size_t why_size);
+/* Blocks per thread-block cluster for a pass over a batch of N by default: 1 for now (clusters
+ * are opt-in; bench/NOTES.md section 11 has the measurements and why). */
+int cg_persist_cluster(int64_t N, int tf32, int backward);
 /* Writes the persistent kernel's name (rnncc_<cell>_p, backward rnncc_<cell>_pb) into buf; its
  * length, or -1. */
 int cg_persist_kernel_name(const Plan *plan, int backward, char *buf, size_t size);

@@ -77,13 +77,39 @@ static void lay_out(const PlanLayout *L, CgPersist *P, int64_t kc_cap, int64_t b
     P->fixed_floats = off;
 }
 
-int cg_persist_plan(Arena *arena, const PlanLayout *L, int64_t N, int backward, int tf32, int sms,
-                    int64_t smem_limit, CgPersist *P, char *why, size_t why_size) {
+/* Can blocks in clusters share every staged operand? Bulk copies move whole 16-byte pieces and
+ * write only elements below K: a chunk must end at K, or (staged whole) every GEMM's tile rows
+ * must have the same length, so the elements past K stay the zeros rnn_cluster_init wrote. */
+static int cluster_can_share(const CgPersist *P) {
+    if (P->ngemms == 0) return 0; /* nothing staged: nothing to share */
+    for (int k = 0; k < P->ngemms; k++) {
+        const CgPersistGemm *q = &P->gemms[k];
+        if (q->K % 4) return 0;
+        if (q->K != q->chunks * q->kc && (q->chunks > 1 || q->K != P->gemms[0].K || q->kc != P->gemms[0].kc)) return 0;
+    }
+    return 1;
+}
+
+/* " in clusters of C" when P has clusters, else "" (into buf). */
+static const char *in_clusters(const CgPersist *P, char buf[32]) {
+    buf[0] = 0;
+    if (P->cluster > 1) snprintf(buf, 32, " in clusters of %d", P->cluster);
+    return buf;
+}
+
+/* cg_persist_plan for clusters of `cluster` blocks (1: none). */
+static int plan_for(Arena *arena, const PlanLayout *L, const CgPersistAsk *ask, int cluster, CgPersist *P, char *why,
+                    size_t why_size) {
     const Plan *p = L->plan;
     const IrCell *c = p->cell;
+    const int64_t N = ask->N;
+    const int backward = ask->backward, sms = ask->sms;
+    /* with clusters the unit's own shared variables (persist.cuh: barriers) take 64 bytes */
+    const int64_t smem_limit = ask->smem_limit - (cluster > 1 ? 64 : 0);
     memset(P, 0, sizeof *P);
     P->backward = backward;
-    P->mma = tf32 != 0;
+    P->cluster = cluster;
+    P->mma = ask->tf32 != 0;
     P->pad = P->mma ? 16 : 4;            /* RNN_PAD_MMA, RNN_PAD_FFMA (persist.cuh) */
     int nw_min = P->mma ? 2 : 1;         /* mma: whole 8-sequence tiles */
     P->nw_class = cg_persist_nw(N);
@@ -109,7 +135,11 @@ int cg_persist_plan(Arena *arena, const PlanLayout *L, int64_t N, int backward, 
         snprintf(why, why_size, "no device to size the persistent kernel for");
         return 0;
     }
-    P->blocks = longest < sms ? (int)longest : sms;
+    P->blocks = (longest < sms ? (int)longest : sms) / cluster * cluster;
+    if (P->blocks < 1) {
+        snprintf(why, why_size, "%lld blocks' work does not fill a cluster of %d", (long long)longest, cluster);
+        return 0;
+    }
     P->gemms = arena_array(arena, (size_t)P->ngemms + 1, sizeof *P->gemms);
     if (!P->gemms) {
         snprintf(why, why_size, "out of memory");
@@ -155,9 +185,20 @@ int cg_persist_plan(Arena *arena, const PlanLayout *L, int64_t N, int backward, 
                  weights * 4 / 1e6, need / 1024.0, P->blocks, smem_limit / 1024.0);
         return 0;
     }
-    snprintf(why, why_size, "step weights %.1f MB fit on chip: %d blocks, %.0f KB of shared memory each, %s products",
-             weights * 4 / 1e6, P->blocks, need / 1024.0, P->mma ? "tf32 tensor-core" : "fp32 FFMA");
+    if (cluster > 1 && !cluster_can_share(P)) {
+        snprintf(why, why_size, "clusters cannot share the staged operands (lengths not multiples of 4, or chunks past them)");
+        return 0;
+    }
+    char cl[32];
+    snprintf(why, why_size, "step weights %.1f MB fit on chip: %d blocks%s, %.0f KB of shared memory each, %s products",
+             weights * 4 / 1e6, P->blocks, in_clusters(P, cl), need / 1024.0, P->mma ? "tf32 tensor-core" : "fp32 FFMA");
     return 1;
+}
+
+int cg_persist_plan(Arena *arena, const PlanLayout *L, const CgPersistAsk *ask, CgPersist *P, char *why,
+                    size_t why_size) {
+    if (ask->cluster > 1 && plan_for(arena, L, ask, ask->cluster, P, why, why_size)) return 1;
+    return plan_for(arena, L, ask, 1, P, why, why_size);
 }
 
 int cg_persist_preferred(int64_t N, int tf32, int backward, char *why, size_t why_size) {
@@ -166,6 +207,16 @@ int cg_persist_preferred(int64_t N, int tf32, int backward, char *why, size_t wh
     snprintf(why, why_size, "batch %lld > %lld (%s%s), where per-step %s GEMMs win", (long long)N, (long long)limit,
              tf32 ? "tf32" : "fp32", backward ? ", backward" : "", tf32 ? "tensor-core" : "cuBLAS");
     return 0;
+}
+
+int cg_persist_cluster(int64_t N, int tf32, int backward) {
+    /* Measured on an H100 (bench/NOTES.md section 11): pairs sharing the operand gain 5-17% with
+     * FFMA products (small_b4, fastrnns, flashrnn) and with tensor-core ones at 16-20 sequences
+     * (flashrnn, ds2), and lose at 32 (deepbench). Not taken by default: with clusters of 2 the GPU
+     * suite's two models on two threads failed once (an error, cause not found); until that is
+     * understood clusters are opt-in (RNNCC_PERSIST_CLUSTER, rnncc emit --cluster). */
+    (void)N, (void)tf32, (void)backward;
+    return 1;
 }
 
 int cg_persist_kernel_name(const Plan *plan, int backward, char *buf, size_t size) {
@@ -464,8 +515,12 @@ static int emit_prologue(Gen *g, const CgPersist *P, const char *kname) {
     for (int qi = 0; qi < P->ngemms; qi++) emit_gemm_load(g, P, qi);
     cg_emit(out, "float *const rnn_xs = rnn_smem + %lld;  // %d staging tile%s [%d][%lld]", (long long)P->fixed_floats,
             P->tiles, P->tiles > 1 ? "s" : "", 4 * P->nw, (long long)P->kc_max + P->pad);
-    cg_emit(out, "float *const rnn_red = rnn_xs + %lld;  // partial sums [8][%lld][%d]",
-            P->tiles * 4 * P->nw * ((long long)P->kc_max + P->pad), (long long)P->rpp_max, 4 * P->nw);
+    long long tile_floats = P->tiles * 4 * P->nw * ((long long)P->kc_max + P->pad);
+    cg_emit(out, "float *const rnn_red = rnn_xs + %lld;  // partial sums [8][%lld][%d]", tile_floats,
+            (long long)P->rpp_max, 4 * P->nw);
+    if (P->cluster > 1)
+        cg_emit(out, "rnn_cluster_init(rnn_xs, %lld);  // clusters of %d share the staged operand (persist.cuh)",
+                tile_floats, P->cluster);
     cg_emit(out, "__syncthreads();");
     cg_emit(out, "RNN_PROF(5);");
     cg_emit(out, "unsigned epoch = 0;");
@@ -595,6 +650,7 @@ int cg_emit_persist_kernel(Gen *g, const CgPersist *P) {
     }
     if (!emit_prologue(g, P, kname)) return 0;
     if (!(P->backward ? emit_backward_steps(g, P) : emit_forward_steps(g, P))) return 0;
+    if (P->cluster > 1) cg_emit(out, "rnn_cluster_exit();  // no block leaves while its cluster may still signal it");
     cg_close(out, NULL);
     return 1;
 }
@@ -615,11 +671,13 @@ int cg_emit_persistent(Arena *arena, const Plan *plan, const PlanLayout *layout,
     cg_emit(out, "// Generated by rnncc from cell %s (dimensions:%s). Do not edit.", c->name, *dims ? dims : " none");
     cg_emit(out, "// The persistent backend's %s unit: %s runs the whole step loop of one layer in one launch",
             P->backward ? "backward" : "forward", kname);
-    cg_emit(out, "// (%d blocks, %lld bytes of shared memory each, %d sequences a matrix-product pass, products %s);",
-            P->blocks, (long long)P->smem, 4 * P->nw, P->mma ? "on tensor cores in tf32" : "in fp32 FFMA");
+    char cl[32];
+    cg_emit(out, "// (%d blocks%s, %lld bytes of shared memory each, %d sequences a matrix-product pass, products %s);",
+            P->blocks, in_clusters(P, cl), (long long)P->smem, 4 * P->nw, P->mma ? "on tensor cores in tf32" : "in fp32 FFMA");
     cg_emit(out, "// the hoisted program runs %s it. codegen/cg.h has the launch contract.", P->backward ? "after" : "before");
     cg_emit(out, "%s", "");
     cg_emit_preamble(&g);
+    if (P->cluster > 1) cg_emit(out, "#define RNN_CLUSTER %d  // blocks per cluster (persist.cuh)", P->cluster);
     sb_puts(out, cg_persist_text);
     cg_emit(out, "%s", "");
     int errors = diags->nerrors;

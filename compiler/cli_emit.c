@@ -23,7 +23,7 @@ static void print_diags(const Diags *d) {
 
 /* Plans, lays out and emits one cell into out; returns a CLI status. */
 static int emit_cell(CliSource *s, const IrCell *ic, const char **dims, int ndims, long long batch, int backward,
-                     int tf32, StrBuf *out) {
+                     int tf32, int *cluster, StrBuf *out) {
     Plan *plan = sched_plan(&s->arena, ic, &s->diags);
     if (!plan) {
         print_diags(&s->diags);
@@ -54,11 +54,17 @@ static int emit_cell(CliSource *s, const IrCell *ic, const char **dims, int ndim
     if (batch == 0) return CLI_OK;
     CgPersist P;
     char why[256];
-    if (!cg_persist_plan(&s->arena, layout, batch, backward, tf32, CG_H100_SMS, CG_H100_SMEM, &P, why, sizeof why)) {
+    CgPersistAsk ask = {.N = batch, .backward = backward, .tf32 = tf32, .sms = CG_H100_SMS, .smem_limit = CG_H100_SMEM,
+                        .cluster = *cluster ? *cluster : cg_persist_cluster(batch, tf32, backward)};
+    if (!cg_persist_plan(&s->arena, layout, &ask, &P, why, sizeof why)) {
         fprintf(stderr, "rnncc emit: error: cell '%s' has no persistent %skernel on an H100: %s\n", ic->name,
                 backward ? "backward " : "", why);
         return CLI_INPUT_ERROR;
     }
+    if (*cluster > 1 && P.cluster != *cluster)
+        fprintf(stderr, "rnncc emit: note: cell '%s' is planned without clusters (--cluster %d): %s\n", ic->name,
+                *cluster, why);
+    *cluster = P.cluster;
     if (!cg_emit_persistent(&s->arena, plan, layout, &P, out, &s->diags)) {
         print_diags(&s->diags);
         return CLI_INPUT_ERROR;
@@ -97,8 +103,9 @@ int cli_emit(int argc, char **argv) {
         {"output", required_argument, 0, 'o'}, {"ptx", no_argument, 0, 'p'}, {"cubin", no_argument, 0, 'b'},
         {"arch", required_argument, 0, 'a'}, {"forward", no_argument, 0, 'F'}, {"backward", no_argument, 0, 'B'},
         {"persistent", required_argument, 0, 'P'}, {"precision", required_argument, 0, 'r'},
-        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    const char *cell = NULL, *out_path = NULL, *arch = "sm_90";
+        {"cluster", required_argument, 0, 'C'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    const char *cell = NULL, *out_path = NULL, *arch = NULL;
+    int cluster = 0; /* --cluster C: blocks per cluster of the persistent unit (0: the rule) */
     const char *dims[MAX_DIMS];
     int ndims = 0, ptx = 0, cubin = 0, part = 0, c; /* part: 0 all, 'F' forward only, 'B' backward only */
     int tf32 = 0, precision_given = 0;
@@ -116,6 +123,13 @@ int cli_emit(int argc, char **argv) {
             if (!cli_parse_precision("emit", optarg, &tf32)) return CLI_USAGE_ERROR;
             precision_given = 1;
             break;
+        case 'C':
+            if (strcmp(optarg, "1") && strcmp(optarg, "2") && strcmp(optarg, "4")) {
+                fprintf(stderr, "rnncc emit: error: --cluster must be 1, 2 or 4, not '%s'\n", optarg);
+                return CLI_USAGE_ERROR;
+            }
+            cluster = atoi(optarg);
+            break;
         case 'F':
         case 'B': part = c; break;
         case 'D':
@@ -124,7 +138,8 @@ int cli_emit(int argc, char **argv) {
             break;
         case 'h':
             printf("usage: rnncc emit [--cell NAME] [--dim NAME=VALUE]... [--forward | --backward]\n"
-                   "                  [--persistent N [--precision fp32|tf32]] [--ptx | --cubin] [--arch ARCH]\n"
+                   "                  [--persistent N [--precision fp32|tf32] [--cluster C]] [--ptx | --cubin]\n"
+                   "                  [--arch ARCH]\n"
                    "                  [-o FILE] FILE\n"
                    "Prints the CUDA translation unit of a cell in FILE (the only one, or --cell NAME) with every\n"
                    "dimension bound by --dim: the forward kernels, then the backward kernels derived from them.\n"
@@ -134,7 +149,10 @@ int cli_emit(int argc, char **argv) {
                    "--persistent N prints instead the persistent backend's unit (one kernel for the whole step\n"
                    "loop) for batches of N sequences, sized for an H100 (132 multiprocessors, 227 KB of shared\n"
                    "memory a block); with --backward, its backward unit. --precision tf32 (default fp32) gives\n"
-                   "the unit whose matrix products run on tensor cores in tf32, as a tf32 model runs it.\n");
+                   "the unit whose matrix products run on tensor cores in tf32, as a tf32 model runs it.\n"
+                   "--cluster C (1, 2 or 4; default the runtime's rule) groups its blocks in clusters of C that\n"
+                   "fetch the step's operand once and share it; such a unit compiles for sm_90a (the default\n"
+                   "--arch then).\n");
             return CLI_OK;
         default: return CLI_USAGE_ERROR;
         }
@@ -147,6 +165,10 @@ int cli_emit(int argc, char **argv) {
         fprintf(stderr, "rnncc emit: error: --precision applies to --persistent N (the per-step unit is the same for both)\n");
         return CLI_USAGE_ERROR;
     }
+    if (cluster && !batch) {
+        fprintf(stderr, "rnncc emit: error: --cluster applies to --persistent N (the per-step unit has no clusters)\n");
+        return CLI_USAGE_ERROR;
+    }
     if (part && !batch && (ptx || cubin)) {
         fprintf(stderr, "rnncc emit: error: --%s prints source; --ptx and --cubin compile the whole unit\n",
                 part == 'F' ? "forward" : "backward");
@@ -157,7 +179,7 @@ int cli_emit(int argc, char **argv) {
         return CLI_USAGE_ERROR;
     }
     char optbuf[256];
-    if ((ptx || cubin) && rt_nvrtc_options_text(ptx ? RT_NVRTC_PTX : RT_NVRTC_CUBIN, arch, optbuf, sizeof optbuf) < 0) {
+    if (arch && (ptx || cubin) && rt_nvrtc_options_text(ptx ? RT_NVRTC_PTX : RT_NVRTC_CUBIN, arch, optbuf, sizeof optbuf) < 0) {
         fprintf(stderr, "rnncc emit: error: invalid --arch '%s' (expected sm_XX%s, e.g. sm_90)\n", arch,
                 ptx ? " or compute_XX" : "");
         return CLI_USAGE_ERROR;
@@ -179,7 +201,8 @@ int cli_emit(int argc, char **argv) {
             status = CLI_USAGE_ERROR;
         } else {
             StrBuf out = {0};
-            status = emit_cell(&s, ic, dims, ndims, batch, part == 'B', tf32, &out);
+            status = emit_cell(&s, ic, dims, ndims, batch, part == 'B', tf32, &cluster, &out);
+            if (!arch) arch = cluster > 1 ? "sm_90a" : "sm_90";
             if (status == CLI_OK && out.failed) {
                 fprintf(stderr, "rnncc emit: error: out of memory\n");
                 status = CLI_INPUT_ERROR;

@@ -87,7 +87,8 @@ static int parse(int argc, char **argv, RunOpts *o) {
                    "Exit status 1 when an error exceeds its bound: outputs 1e-5 (fp32) or 5e-3 (tf32), gradients\n"
                    "1e-4 (fp32) or 5e-2 (tf32).\n"
                    "--backend forces how the step loop runs (default auto: the rule of rnncc_model_backend);\n"
-                   "the line 'backend:' says which ran and why ('backward backend:' for the backward pass).\n");
+                   "the line 'backend:' says which ran and why ('backward backend:' for the backward pass).\n"
+                   "--no-check only times it (no reference: long sequences time in seconds, not minutes).\n");
             exit(CLI_OK);
         default: return 0;
         }
@@ -128,7 +129,7 @@ int cli_run(int argc, char **argv) {
         return CLI_INPUT_ERROR;
     }
     RtVerify v = {.T = o.T, .N = o.N, .varlen = o.varlen, .random_h0 = 1, .repeat = o.repeat, .seed = o.seed,
-                  .backward = o.train};
+                  .backward = o.train, .time_only = !o.check};
     s = rt_verify(m, &v);
     if (s != RNNCC_OK) {
         fprintf(stderr, "rnncc run: error: %s: %s\n", rnncc_status_string(s), rnncc_model_error(m));

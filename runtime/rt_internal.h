@@ -173,6 +173,7 @@ struct rnncc_model {
     unsigned *sync;             /* device: one grid-barrier counter per stream lane */
     RtPersist persist[2][2][RT_PERSIST_CLASSES]; /* per pass (forward, backward), layout, batch class */
     int profile_persist;        /* RNNCC_PROFILE_PERSIST=1: persistent units count cycles (persist.cuh) */
+    int persist_cluster;        /* RNNCC_PERSIST_CLUSTER=1, 2 or 4: blocks per cluster, forced; 0: the rule */
 };
 
 /* Records a formatted message in the model and returns status. */
@@ -226,10 +227,10 @@ rnncc_status rt_persist_launch(RtBind *is, int64_t t0, int64_t t1);
  * set here). */
 rnncc_status rt_persist_run(RtBind *b, RnnArgs *a);
 void rt_persist_unload(rnncc_model *m);
-/* Loads a generated source's library and runs get(m, ctx) to look up its kernels; a cached
- * binary the driver refuses is compiled afresh once. */
-rnncc_status rt_module_library(rnncc_model *m, const char *source, rnncc_status (*get)(rnncc_model *, void *),
-                               void *ctx, cudaLibrary_t *lib, int *from_cache);
+/* Loads a generated source's library, built for arch (NULL: the device's, m->arch), and runs
+ * get(m, ctx) to look up its kernels; a cached binary the driver refuses is compiled afresh once. */
+rnncc_status rt_module_library(rnncc_model *m, const char *source, const char *arch,
+                               rnncc_status (*get)(rnncc_model *, void *), void *ctx, cudaLibrary_t *lib, int *from_cache);
 /* A monotonic clock in milliseconds. */
 double rt_now_ms(void);
 

@@ -199,6 +199,18 @@ static rnncc_status backend_from_env(rnncc_model *m) {
     return RNNCC_OK;
 }
 
+/* RNNCC_PERSIST_CLUSTER=1|2|4 (unset or empty: the rule, cg_persist_cluster) forces the blocks per
+ * cluster of the persistent kernels. */
+static rnncc_status cluster_from_env(rnncc_model *m) {
+    const char *c = getenv("RNNCC_PERSIST_CLUSTER");
+    if (!c || !*c) return RNNCC_OK;
+    if (strcmp(c, "1") != 0 && strcmp(c, "2") != 0 && strcmp(c, "4") != 0)
+        return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT,
+                       "the environment variable RNNCC_PERSIST_CLUSTER is '%.64s'; it must be 1, 2 or 4", c);
+    m->persist_cluster = atoi(c);
+    return RNNCC_OK;
+}
+
 rnncc_status rnncc_model_create(const rnncc_program *p, const rnncc_model_desc *desc, rnncc_model **out) {
     if (!out) return RNNCC_ERR_INVALID_ARGUMENT;
     rnncc_model *m = calloc(1, sizeof *m);
@@ -216,6 +228,7 @@ rnncc_status rnncc_model_create(const rnncc_program *p, const rnncc_model_desc *
         m->device = desc->device;
         m->backend = desc->backend;
         s = backend_from_env(m);
+        if (s == RNNCC_OK) s = cluster_from_env(m);
         if (s == RNNCC_OK) s = own_cell(m, p, desc->cell);
     }
     if (s == RNNCC_OK) s = bind_layers(m, desc);

@@ -36,14 +36,14 @@ static int module_key(const char *source, const char *arch, char key[33]) {
 }
 
 /* Compiles source with NVRTC into a malloc'd CUBIN; on failure records NVRTC's report. */
-static rnncc_status compile(rnncc_model *m, const char *source, void **bin, size_t *len) {
+static rnncc_status compile(rnncc_model *m, const char *source, const char *arch, void **bin, size_t *len) {
     RtNvrtcResult res;
-    RtNvrtcStatus st = rt_nvrtc_compile(source, m->cell->name, RT_NVRTC_CUBIN, m->arch, &res);
+    RtNvrtcStatus st = rt_nvrtc_compile(source, m->cell->name, RT_NVRTC_CUBIN, arch, &res);
     if (st != RT_NVRTC_OK) {
         StrBuf sb = {0};
         rt_nvrtc_report(&res, &sb);
         rnncc_status s = rt_fail(m, st == RT_NVRTC_ERR_NOMEM ? RNNCC_ERR_NOMEM : RNNCC_ERR_NVRTC,
-                                 "compiling the kernels of cell '%s' for %s: %.1900s", m->cell->name, m->arch, sb_str(&sb));
+                                 "compiling the kernels of cell '%s' for %s: %.1900s", m->cell->name, arch, sb_str(&sb));
         sb_free(&sb);
         rt_nvrtc_result_free(&res);
         return s;
@@ -55,26 +55,28 @@ static rnncc_status compile(rnncc_model *m, const char *source, void **bin, size
     return RNNCC_OK;
 }
 
-/* The CUBIN of a generated source: from the on-disk cache (unless fresh), else compiled by NVRTC
- * and cached. *bin is malloc'd. */
-static rnncc_status module_binary(rnncc_model *m, const char *source, int fresh, void **bin, size_t *len, int *from_cache) {
+/* The CUBIN of a generated source for arch: from the on-disk cache (unless fresh), else compiled
+ * by NVRTC and cached. *bin is malloc'd. */
+static rnncc_status module_binary(rnncc_model *m, const char *source, const char *arch, int fresh, void **bin,
+                                  size_t *len, int *from_cache) {
     char key[33];
-    int have_key = module_key(source, m->arch, key);
+    int have_key = module_key(source, arch, key);
     *bin = NULL;
     *from_cache = !fresh && have_key && rt_cache_get(&m->cache, key, bin, len);
     if (*from_cache) return RNNCC_OK;
-    RT_TRY(compile(m, source, bin, len));
+    RT_TRY(compile(m, source, arch, bin, len));
     if (have_key) rt_cache_put(&m->cache, key, *bin, *len);
     return RNNCC_OK;
 }
 
-rnncc_status rt_module_library(rnncc_model *m, const char *source, rnncc_status (*get)(rnncc_model *, void *),
-                               void *ctx, cudaLibrary_t *lib, int *from_cache) {
+rnncc_status rt_module_library(rnncc_model *m, const char *source, const char *arch,
+                               rnncc_status (*get)(rnncc_model *, void *), void *ctx, cudaLibrary_t *lib, int *from_cache) {
     void *bin = NULL;
     size_t len = 0;
     *lib = NULL;
+    if (!arch) arch = m->arch;
     for (int fresh = 0; fresh < 2; fresh++) {
-        rnncc_status s = module_binary(m, source, fresh, &bin, &len, from_cache);
+        rnncc_status s = module_binary(m, source, arch, fresh, &bin, &len, from_cache);
         if (s != RNNCC_OK) return s;
         cudaError_t e = cudaLibraryLoadData(lib, bin, NULL, NULL, 0, NULL, NULL, 0);
         free(bin);
@@ -117,7 +119,7 @@ rnncc_status rt_module_load(rnncc_model *m, const PlanLayout *layout, RtModule *
         return rt_fail(m, RNNCC_ERR_UNSUPPORTED, "generating the kernels of cell '%s': %s", m->cell->name,
                        d.head ? d.head->msg : "out of memory");
     }
-    rnncc_status s = rt_module_library(m, sb_str(&src), get_kernels, out, &out->lib, &out->from_cache);
+    rnncc_status s = rt_module_library(m, sb_str(&src), NULL, get_kernels, out, &out->lib, &out->from_cache);
     sb_free(&src);
     out->compile_ms = rt_now_ms() - t0;
     return s;

@@ -30,18 +30,12 @@ static rnncc_status failed(rnncc_model *m, RtPersist *p, rnncc_status s) {
     return s;
 }
 
-/* Plans, generates, compiles (through the cache) and loads the persistent kernel (backward: the
- * backward one) of layout li for batches of N; afterwards p->state says whether it can run and p->why why. */
-static rnncc_status build(rnncc_model *m, int li, int64_t N, int backward, RtPersist *p) {
+/* Plans, generates, compiles (through the cache) and loads the persistent kernel that ask
+ * describes for layout li; afterwards p->state is 1 when it is loaded, else -1 with p->why. */
+static rnncc_status load(rnncc_model *m, int li, const CgPersistAsk *ask, RtPersist *p) {
     double t0 = rt_now_ms();
     p->state = -1;
-    if (!m->coop) {
-        snprintf(p->why, sizeof p->why, "the device has no cooperative launch");
-        return RNNCC_OK;
-    }
-    if (!cg_persist_plan(&m->arena, m->layout[li], N, backward, m->precision == RNNCC_TF32, m->sms, m->smem_optin,
-                         &p->plan, p->why, sizeof p->why))
-        return RNNCC_OK;
+    if (!cg_persist_plan(&m->arena, m->layout[li], ask, &p->plan, p->why, sizeof p->why)) return RNNCC_OK;
     StrBuf src = {0};
     if (m->profile_persist) sb_puts(&src, "#define RNN_PROFILE 1\n");
     Diags d;
@@ -51,20 +45,71 @@ static rnncc_status build(rnncc_model *m, int li, int64_t N, int backward, RtPer
         return failed(m, p, rt_fail(m, RNNCC_ERR_UNSUPPORTED, "generating the persistent kernel of cell '%s': %s",
                                     m->cell->name, d.head ? d.head->msg : "out of memory"));
     }
-    rnncc_status s = rt_module_library(m, sb_str(&src), get_kernel, p, &p->lib, &p->from_cache);
+    /* clusters multicast their bulk copies: an arch-specific feature (sm_90a) */
+    char arch[20];
+    snprintf(arch, sizeof arch, "%s%s", m->arch, p->plan.cluster > 1 ? "a" : "");
+    rnncc_status s = rt_module_library(m, sb_str(&src), arch, get_kernel, p, &p->lib, &p->from_cache);
     sb_free(&src);
-    p->compile_ms = rt_now_ms() - t0;
+    p->compile_ms += rt_now_ms() - t0;
     if (s != RNNCC_OK) return failed(m, p, s);
-    /* a step barrier needs every block resident at once */
+    p->state = 1;
+    return RNNCC_OK;
+}
+
+/* How many of p's blocks can be resident at once (clusters: whole clusters only). */
+static rnncc_status resident_blocks(rnncc_model *m, const RtPersist *p, int *blocks) {
+    if (p->plan.cluster > 1) {
+        cudaLaunchAttribute attr = {.id = cudaLaunchAttributeClusterDimension,
+                                    .val.clusterDim = {(unsigned)p->plan.cluster, 1, 1}};
+        cudaLaunchConfig_t cfg = {.gridDim = {(unsigned)p->plan.blocks, 1, 1},
+                                  .blockDim = {CG_PERSIST_THREADS, 1, 1},
+                                  .dynamicSmemBytes = (size_t)p->plan.smem,
+                                  .attrs = &attr,
+                                  .numAttrs = 1};
+        int clusters = 0;
+        RT_CUDA(m, cudaOccupancyMaxActiveClusters(&clusters, (const void *)p->kernel, &cfg));
+        *blocks = clusters * p->plan.cluster;
+        return RNNCC_OK;
+    }
     int per_sm = 0;
     RT_CUDA(m, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, (const void *)p->kernel, CG_PERSIST_THREADS,
                                                              (size_t)p->plan.smem));
-    if ((int64_t)per_sm * m->sms < p->plan.blocks) {
-        snprintf(p->why, sizeof p->why, "only %d of its %d blocks can be resident at once", per_sm * m->sms,
-                 p->plan.blocks);
+    *blocks = per_sm * m->sms;
+    return RNNCC_OK;
+}
+
+/* Builds the persistent kernel (backward: the backward one) of layout li for batches of N, in
+ * clusters when the rule or RNNCC_PERSIST_CLUSTER says so; a grid whose clusters cannot all be
+ * resident is planned again on the blocks that can, then without clusters. Afterwards p->state
+ * says whether it can run and p->why why. */
+static rnncc_status build(rnncc_model *m, int li, int64_t N, int backward, RtPersist *p) {
+    p->state = -1;
+    p->compile_ms = 0;
+    if (!m->coop) {
+        snprintf(p->why, sizeof p->why, "the device has no cooperative launch");
         return RNNCC_OK;
     }
-    p->state = 1;
+    int tf32 = m->precision == RNNCC_TF32;
+    CgPersistAsk ask = {.N = N, .backward = backward, .tf32 = tf32, .sms = m->sms, .smem_limit = m->smem_optin,
+                        .cluster = m->persist_cluster ? m->persist_cluster : cg_persist_cluster(N, tf32, backward)};
+    for (int attempt = 0; attempt < 3; attempt++) {
+        if (p->lib) cudaLibraryUnload(p->lib);
+        p->lib = NULL;
+        RT_TRY(load(m, li, &ask, p));
+        if (p->state < 0 && ask.cluster > 1) { /* it does not fit on the blocks whose clusters can be resident */
+            ask.cluster = 1, ask.sms = m->sms;
+            continue;
+        }
+        if (p->state < 0) return RNNCC_OK;
+        int resident = 0;
+        RT_TRY(resident_blocks(m, p, &resident));
+        if (resident >= p->plan.blocks) return RNNCC_OK; /* a step barrier needs every block resident at once */
+        p->state = -1;
+        snprintf(p->why, sizeof p->why, "only %d of its %d blocks can be resident at once", resident, p->plan.blocks);
+        if (p->plan.cluster == 1) return RNNCC_OK;
+        if (attempt == 0 && resident > 0) ask.sms = resident; /* the clusters that fit */
+        else ask.cluster = 1, ask.sms = m->sms;
+    }
     return RNNCC_OK;
 }
 
@@ -139,13 +184,15 @@ rnncc_status rt_persist_run(RtBind *b, RnnArgs *a) {
     a->sync = m->sync + b->lane;
     RT_CUDA(m, cudaMemsetAsync(a->sync, 0, sizeof *a->sync, b->stream));
     void *args[] = {a};
-    cudaLaunchAttribute attr = {.id = cudaLaunchAttributeCooperative, .val.cooperative = 1};
+    cudaLaunchAttribute attr[2] = {{.id = cudaLaunchAttributeCooperative, .val.cooperative = 1},
+                                   {.id = cudaLaunchAttributeClusterDimension,
+                                    .val.clusterDim = {(unsigned)p->plan.cluster, 1, 1}}};
     cudaLaunchConfig_t cfg = {.gridDim = {(unsigned)p->plan.blocks, 1, 1},
                               .blockDim = {CG_PERSIST_THREADS, 1, 1},
                               .dynamicSmemBytes = (size_t)p->plan.smem,
                               .stream = b->stream,
-                              .attrs = &attr,
-                              .numAttrs = 1};
+                              .attrs = attr,
+                              .numAttrs = p->plan.cluster > 1 ? 2 : 1};
     RT_CUDA(m, cudaLaunchKernelExC(&cfg, (const void *)p->kernel, args));
     RT_CUDA(m, cudaGetLastError());
     return RNNCC_OK;

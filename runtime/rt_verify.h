@@ -14,6 +14,7 @@ typedef struct RtVerify {
     int training;       /* run the training-mode forward (with a reserve) */
     int backward;       /* also backward (implies training): check dx, dh0 and every weight gradient */
     int repeat;         /* timed runs after 3 warm-ups (0: one untimed run) */
+    int time_only;      /* only time it: no reference, no errors (median_ms alone is filled) */
     uint64_t seed;
     void *stream;       /* cudaStream_t, NULL for the default stream */
     /* results: max |gpu - ref| / max |ref| per tensor (NaN counts as infinite) */

@@ -316,6 +316,30 @@ START_TEST(run_emit_schedule_arguments) {
     r = RUN(NULL, "dump", "--schedule", "--dim", "I=8", "--dim", "H=64", "--precision", "tf32", "cells/lstm.cell");
     ck_assert_int_eq(r.status, 2);
     ck_assert_str_eq(r.err, "rnncc dump: error: --precision applies to --schedule with --batch N\n");
+    /* --cluster C: blocks in clusters sharing the staged operand (built for sm_90a), or a note why not */
+    r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--persistent", "4", "--cluster", "2");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_ptr_nonnull(strstr(r.out, "(8 blocks in clusters of 2, "));
+    ck_assert_ptr_nonnull(strstr(r.out, "#define RNN_CLUSTER 2"));
+    ck_assert_ptr_nonnull(strstr(r.out, "rnn_cluster_exit();"));
+    r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--persistent", "4", "--cluster", "2", "--ptx",
+            "-o", "/tmp/rnncc_check_cli_cluster.ptx");
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    char *ptx = tu_read_file("/tmp/rnncc_check_cli_cluster.ptx", NULL);
+    remove("/tmp/rnncc_check_cli_cluster.ptx");
+    ck_assert_ptr_nonnull(strstr(ptx, ".target sm_90a"));
+    ck_assert_ptr_nonnull(strstr(ptx, "multicast::cluster"));
+    free(ptx);
+    r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=9", "--persistent", "4", "--cluster", "4");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_ptr_nonnull(strstr(r.err, "rnncc emit: note: cell 'lstm' is planned without clusters (--cluster 4): "));
+    ck_assert_ptr_null(strstr(r.out, "rnn_cluster_init(rnn_xs"));
+    r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--persistent", "4", "--cluster", "3");
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_str_eq(r.err, "rnncc emit: error: --cluster must be 1, 2 or 4, not '3'\n");
+    r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--cluster", "2");
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_str_eq(r.err, "rnncc emit: error: --cluster applies to --persistent N (the per-step unit has no clusters)\n");
 }
 END_TEST
 

@@ -320,11 +320,16 @@ END_TEST
 
 static int count(const char *hay, const char *needle);
 
-/* The persistent unit (backward: the backward one; tf32: products on tensor cores) of a layout
- * for batches of N, sized for an H100; NULL (and *why) when it does not fit. */
-static char *emit_persistent(Src *s, const PlanLayout *L, int64_t N, int backward, int tf32, CgPersist *P, char *why,
-                             size_t why_size) {
-    if (!cg_persist_plan(&s->arena, L, N, backward, tf32, CG_H100_SMS, CG_H100_SMEM, P, why, why_size)) return NULL;
+/* What a persistent kernel for batches of N on an H100 is planned for (backward: the backward
+ * one; tf32: products on tensor cores; blocks in clusters of `cluster`). */
+static CgPersistAsk h100(int64_t N, int backward, int tf32, int cluster) {
+    return (CgPersistAsk){.N = N, .backward = backward, .tf32 = tf32, .cluster = cluster, .sms = CG_H100_SMS,
+                          .smem_limit = CG_H100_SMEM};
+}
+
+/* The persistent unit of a layout for ask; NULL (and *why) when it does not fit. */
+static char *emit_persistent(Src *s, const PlanLayout *L, CgPersistAsk ask, CgPersist *P, char *why, size_t why_size) {
+    if (!cg_persist_plan(&s->arena, L, &ask, P, why, why_size)) return NULL;
     StrBuf out = {0};
     if (!cg_emit_persistent(&s->arena, L->plan, L, P, &out, &s->diags)) {
         StrBuf sb = {0};
@@ -367,13 +372,21 @@ START_TEST(persistent_units_compile) {
             of_result |= plan->gemms[j].program == SCHED_STEP && c->nodes[plan->gemms[j].operand].op == IR_MATVEC;
         nested += of_result;
         static const int64_t batches[] = {1, 7, 16, 64};
+        static const int clusters[] = {1, 4, 1, 2};
         for (int b = 0; b < 4; b++)
             for (int k = 0; k < 4; k++) {
                 int backward = k & 1, tf32 = k >> 1;
                 CgPersist P;
                 char why[256], name[256];
-                char *u = emit_persistent(&s, L, batches[b], backward, tf32, &P, why, sizeof why);
+                char *u = emit_persistent(&s, L, h100(batches[b], backward, tf32, clusters[b]), &P, why, sizeof why);
                 ck_assert_msg(u, "%s: %s", c->name, why);
+                /* LSTM's one operand (72 long, staged whole) is shared; a cell is planned without clusters
+                 * only when they cannot share its operands */
+                if (strcmp(c->name, "lstm") == 0) ck_assert_int_eq(P.cluster, clusters[b]);
+                ck_assert(P.cluster == 1 || P.cluster == clusters[b]);
+                ck_assert_int_eq(P.blocks % P.cluster, 0);
+                ck_assert_int_eq(strstr(u, "rnn_cluster_init(rnn_xs") != NULL, P.cluster > 1);
+                ck_assert_int_eq(strstr(why, " in clusters of ") != NULL, P.cluster > 1);
                 ck_assert_msg(strstr(why, "fit on chip") && strstr(why, tf32 ? "tf32 tensor-core" : "fp32 FFMA"), "%s", why);
                 int nw = cg_persist_nw(batches[b]);
                 ck_assert_int_eq(P.nw, tf32 && nw < 2 ? 2 : nw);
@@ -389,7 +402,7 @@ START_TEST(persistent_units_compile) {
                 ck_assert_msg(strstr(u, name), "%s: no kernel %s", c->name, name);
                 if (strcmp(c->name, "lstm") == 0) ck_assert_int_eq(count(u, "rnn_grid_sync(args.sync"), 1);
                 if (of_result) ck_assert_msg(count(u, "rnn_grid_sync(args.sync") >= 2, "%s: too few barriers", c->name);
-                if (b == 0 || b == 3) compile_ok(u, c->name, "sm_90");
+                if (b == 0 || b == 3) compile_ok(u, c->name, P.cluster > 1 ? "sm_90a" : "sm_90");
                 free(u);
             }
         src_close(&s);
@@ -409,10 +422,12 @@ START_TEST(persistent_plan_says_why_not) {
     char why[256];
     for (int backward = 0; backward < 2; backward++) {
         for (int tf32 = 0; tf32 < 2; tf32++) {
-            ck_assert_ptr_null(emit_persistent(&s, L, 4, backward, tf32, &P, why, sizeof why));
+            ck_assert_ptr_null(emit_persistent(&s, L, h100(4, backward, tf32, 1 + tf32), &P, why, sizeof why));
             ck_assert_msg(strstr(why, "step weights 67.1 MB need") && strstr(why, "a block has 227 KB"), "%s", why);
         }
-        ck_assert_int_eq(cg_persist_plan(&s.arena, L, 4, backward, 0, 0, CG_H100_SMEM, &P, why, sizeof why), 0);
+        CgPersistAsk none = h100(4, backward, 0, 1);
+        none.sms = 0;
+        ck_assert_int_eq(cg_persist_plan(&s.arena, L, &none, &P, why, sizeof why), 0);
         ck_assert_msg(strstr(why, "no device"), "%s", why);
     }
     src_close(&s);
@@ -430,16 +445,19 @@ START_TEST(persistent_plan_narrows_passes) {
     CgPersist P;
     char why[256];
     for (int64_t N = 17; N <= 64; N += 47) {
-        ck_assert_msg(cg_persist_plan(&s.arena, L, N, 0, 1, CG_H100_SMS, CG_H100_SMEM, &P, why, sizeof why), "%s", why);
+        CgPersistAsk ask = h100(N, 0, 1, 1);
+        ck_assert_msg(cg_persist_plan(&s.arena, L, &ask, &P, why, sizeof why), "%s", why);
         ck_assert_int_eq(P.nw_class, 8);
         ck_assert_int_eq(P.nw, 4);
         ck_assert_int_le(P.smem, CG_H100_SMEM);
         ck_assert(P.gemms[0].res_cap == 0 || P.gemms[0].res_cap == 64);
     }
-    ck_assert(cg_persist_plan(&s.arena, L, 12, 0, 1, CG_H100_SMS, CG_H100_SMEM, &P, why, sizeof why));
+    CgPersistAsk ask = h100(12, 0, 1, 1);
+    ck_assert(cg_persist_plan(&s.arena, L, &ask, &P, why, sizeof why));
     ck_assert_int_eq(P.nw_class, 4);
     ck_assert(P.gemms[0].res_cap == 0 || P.gemms[0].res_cap >= 16);
-    ck_assert(cg_persist_plan(&s.arena, L, 32, 0, 0, CG_H100_SMS, CG_H100_SMEM, &P, why, sizeof why));
+    ask = h100(32, 0, 0, 1);
+    ck_assert(cg_persist_plan(&s.arena, L, &ask, &P, why, sizeof why));
     ck_assert_int_eq(P.nw, 8); /* FFMA's narrower padding fits the whole class */
     src_close(&s);
 }
@@ -452,9 +470,9 @@ static void check_golden(const char *cell_path, const char *golden_path) {
     PlanLayout *L = layout_bound(&s, s.module->cells[0], dims, 2);
     CgPersist P;
     char why[256];
-    char *got = strstr(golden_path, "_persist") ? emit_persistent(&s, L, 4, strstr(golden_path, "_back") != NULL,
-                                                                  strstr(golden_path, "_tf32") != NULL, &P, why, sizeof why)
-                                                : emit(&s, L);
+    CgPersistAsk ask = h100(4, strstr(golden_path, "_back") != NULL, strstr(golden_path, "_tf32") != NULL,
+                            strstr(golden_path, "_cluster") ? 2 : 1);
+    char *got = strstr(golden_path, "_persist") ? emit_persistent(&s, L, ask, &P, why, sizeof why) : emit(&s, L);
     ck_assert_ptr_nonnull(got);
     char *want = tu_read_file(golden_path, NULL);
     if (strcmp(got, want) != 0) {
@@ -554,6 +572,7 @@ START_TEST(golden_sources) {
     check_golden("cells/lstm.cell", "tests/golden/lstm_persist.cu");
     check_golden("cells/lstm.cell", "tests/golden/lstm_persist_tf32.cu");
     check_golden("cells/lstm.cell", "tests/golden/lstm_persist_back.cu");
+    check_golden("cells/lstm.cell", "tests/golden/lstm_persist_tf32_cluster.cu");
 }
 END_TEST
 

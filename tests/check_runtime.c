@@ -114,6 +114,10 @@ START_TEST(model_arguments_are_checked) {
     expect_create_fails(p, &ok, RNNCC_ERR_INVALID_ARGUMENT,
                         "the environment variable RNNCC_BACKEND is 'persistant'; it must be auto, cublas or persistent");
     unsetenv("RNNCC_BACKEND");
+    setenv("RNNCC_PERSIST_CLUSTER", "3", 1);
+    expect_create_fails(p, &ok, RNNCC_ERR_INVALID_ARGUMENT,
+                        "the environment variable RNNCC_PERSIST_CLUSTER is '3'; it must be 1, 2 or 4");
+    unsetenv("RNNCC_PERSIST_CLUSTER");
     d = ok; d.ndims = 1;
     expect_create_fails(p, &d, RNNCC_ERR_INVALID_ARGUMENT, "dimension H of cell 'lstm' is not bound");
     const char *bad[] = {"I=8", "H=-3"};
@@ -172,6 +176,7 @@ typedef struct Config {
     int graphs;
     int nowave;         /* RNNCC_WAVEFRONT=0: stacked layers one after the other */
     rnncc_backend backend;
+    int cluster;        /* RNNCC_PERSIST_CLUSTER: blocks per cluster of the persistent kernels (0: the rule) */
 } Config;
 
 static void verify(const char *path, const Config *cf) {
@@ -180,18 +185,28 @@ static void verify(const char *path, const Config *cf) {
     int nd = bind_all(path, cf->in, cf->size, specs, dims);
     if (!cf->graphs) setenv("RNNCC_GRAPHS", "0", 1);
     if (cf->nowave) setenv("RNNCC_WAVEFRONT", "0", 1);
+    char cluster[8];
+    snprintf(cluster, sizeof cluster, "%d", cf->cluster);
+    if (cf->cluster) setenv("RNNCC_PERSIST_CLUSTER", cluster, 1);
     rnncc_program *p = compile_ok(path);
     rnncc_model_desc desc = {NULL, dims, nd, cf->layers, cf->bidir, cf->precision, -1, cf->backend};
     rnncc_model *m = NULL;
     rnncc_status s = rnncc_model_create(p, &desc, &m);
     unsetenv("RNNCC_GRAPHS");
     unsetenv("RNNCC_WAVEFRONT");
+    unsetenv("RNNCC_PERSIST_CLUSTER");
     ck_assert_msg(s == RNNCC_OK, "%s: %s", path, rnncc_model_error(m));
     rnncc_backend used;
     char why[320];
     ck_assert_msg(rnncc_model_backend(m, cf->N, &used, why, sizeof why) == RNNCC_OK, "%s: %s", path, rnncc_model_error(m));
     ck_assert_msg(cf->backend == RNNCC_BACKEND_AUTO || used == cf->backend, "%s: backend %d, asked %d: %s", path, used,
                   cf->backend, why);
+    /* LSTM's and GRU's one step GEMM is shared by clusters when its length is a multiple of 4 */
+    if (cf->cluster > 1 && used == RNNCC_BACKEND_PERSISTENT && (strstr(path, "/lstm.cell") || strstr(path, "/gru.cell"))) {
+        char want[32];
+        snprintf(want, sizeof want, "in clusters of %d", cf->cluster);
+        ck_assert_msg(cf->size % 4 ? !strstr(why, "in clusters") : strstr(why, want) != NULL, "%s: %s", path, why);
+    }
     if (cf->backward) { /* training takes the same backend for the backward pass */
         ck_assert_msg(rnncc_model_backward_backend(m, cf->N, &used, why, sizeof why) == RNNCC_OK, "%s: %s", path,
                       rnncc_model_error(m));
@@ -218,45 +233,54 @@ static void verify(const char *path, const Config *cf) {
 #define PERSIST RNNCC_BACKEND_PERSISTENT
 static const Config configs[] = {
     /* layers bidir varlen backward T  N  in size precision graphs nowave backend */
-    {1, 0, 0, 0, 6, 3, 16, 24, RNNCC_FP32, 1, 0, CUBLAS},
-    {3, 0, 1, 0, 5, 4, 16, 24, RNNCC_FP32, 1, 0, CUBLAS},
-    {1, 1, 1, 0, 7, 3, 16, 24, RNNCC_FP32, 1, 0, CUBLAS},
-    {1, 0, 0, 0, 1, 1, 16, 24, RNNCC_FP32, 1, 0, CUBLAS},
-    {2, 1, 1, 0, 5, 3, 37, 37, RNNCC_FP32, 1, 0, CUBLAS},
-    {1, 0, 1, 0, 9, 4, 16, 24, RNNCC_FP32, 0, 0, CUBLAS},
-    {1, 0, 0, 0, 12, 8, 64, 128, RNNCC_TF32, 1, 0, CUBLAS},
+    {1, 0, 0, 0, 6, 3, 16, 24, RNNCC_FP32, 1, 0, CUBLAS, 0},
+    {3, 0, 1, 0, 5, 4, 16, 24, RNNCC_FP32, 1, 0, CUBLAS, 0},
+    {1, 1, 1, 0, 7, 3, 16, 24, RNNCC_FP32, 1, 0, CUBLAS, 0},
+    {1, 0, 0, 0, 1, 1, 16, 24, RNNCC_FP32, 1, 0, CUBLAS, 0},
+    {2, 1, 1, 0, 5, 3, 37, 37, RNNCC_FP32, 1, 0, CUBLAS, 0},
+    {1, 0, 1, 0, 9, 4, 16, 24, RNNCC_FP32, 0, 0, CUBLAS, 0},
+    {1, 0, 0, 0, 12, 8, 64, 128, RNNCC_TF32, 1, 0, CUBLAS, 0},
     /* training: forward, backward data and weights against the reference's gradients */
-    {1, 0, 0, 1, 6, 3, 16, 24, RNNCC_FP32, 1, 0, CUBLAS},
-    {2, 1, 1, 1, 6, 5, 16, 24, RNNCC_FP32, 1, 0, CUBLAS},
-    {3, 0, 1, 1, 5, 2, 16, 24, RNNCC_FP32, 0, 0, CUBLAS},
-    {1, 0, 0, 1, 1, 1, 16, 37, RNNCC_FP32, 1, 0, CUBLAS},
-    {1, 1, 1, 1, 8, 4, 32, 64, RNNCC_TF32, 1, 0, CUBLAS},
+    {1, 0, 0, 1, 6, 3, 16, 24, RNNCC_FP32, 1, 0, CUBLAS, 0},
+    {2, 1, 1, 1, 6, 5, 16, 24, RNNCC_FP32, 1, 0, CUBLAS, 0},
+    {3, 0, 1, 1, 5, 2, 16, 24, RNNCC_FP32, 0, 0, CUBLAS, 0},
+    {1, 0, 0, 1, 1, 1, 16, 37, RNNCC_FP32, 1, 0, CUBLAS, 0},
+    {1, 1, 1, 1, 8, 4, 32, 64, RNNCC_TF32, 1, 0, CUBLAS, 0},
     /* stacks of one direction run as a wavefront over chunks of time: fewer steps than chunks,
      * chunks of unequal length, and the same stacks layer after layer */
-    {2, 0, 1, 0, 3, 3, 16, 24, RNNCC_FP32, 1, 0, CUBLAS},
-    {4, 0, 1, 1, 11, 3, 16, 24, RNNCC_FP32, 1, 0, CUBLAS},
-    {3, 0, 0, 0, 9, 2, 16, 24, RNNCC_FP32, 0, 0, CUBLAS},
-    {3, 0, 1, 1, 7, 3, 16, 24, RNNCC_FP32, 1, 1, CUBLAS},
+    {2, 0, 1, 0, 3, 3, 16, 24, RNNCC_FP32, 1, 0, CUBLAS, 0},
+    {4, 0, 1, 1, 11, 3, 16, 24, RNNCC_FP32, 1, 0, CUBLAS, 0},
+    {3, 0, 0, 0, 9, 2, 16, 24, RNNCC_FP32, 0, 0, CUBLAS, 0},
+    {3, 0, 1, 1, 7, 3, 16, 24, RNNCC_FP32, 1, 1, CUBLAS, 0},
     /* the persistent backend: each batch class (1, 2, 4, 8 sequences a lane), several passes
      * of rows and columns, K over several chunks and not a multiple of 4, uneven slices */
-    {1, 0, 0, 0, 6, 3, 16, 24, RNNCC_FP32, 1, 0, PERSIST},
-    {1, 0, 1, 0, 9, 6, 16, 24, RNNCC_FP32, 0, 0, PERSIST},
-    {1, 1, 1, 0, 7, 13, 16, 24, RNNCC_FP32, 1, 0, PERSIST},
-    {2, 1, 1, 0, 5, 3, 37, 37, RNNCC_FP32, 1, 0, PERSIST},
-    {3, 0, 1, 0, 9, 40, 16, 24, RNNCC_FP32, 1, 0, PERSIST},
-    {1, 0, 1, 0, 8, 70, 200, 301, RNNCC_FP32, 1, 0, PERSIST},
-    {1, 0, 0, 0, 1, 1, 16, 24, RNNCC_FP32, 1, 0, PERSIST},
-    {1, 0, 0, 0, 12, 8, 64, 128, RNNCC_TF32, 1, 0, PERSIST},
-    {1, 0, 0, 1, 6, 3, 16, 24, RNNCC_FP32, 1, 0, PERSIST},
-    {2, 1, 1, 1, 6, 5, 16, 24, RNNCC_FP32, 1, 0, PERSIST},
-    {4, 0, 1, 1, 11, 3, 16, 24, RNNCC_FP32, 0, 0, PERSIST},
-    {1, 0, 1, 1, 6, 9, 40, 300, RNNCC_FP32, 1, 0, PERSIST},
+    {1, 0, 0, 0, 6, 3, 16, 24, RNNCC_FP32, 1, 0, PERSIST, 0},
+    {1, 0, 1, 0, 9, 6, 16, 24, RNNCC_FP32, 0, 0, PERSIST, 0},
+    {1, 1, 1, 0, 7, 13, 16, 24, RNNCC_FP32, 1, 0, PERSIST, 0},
+    {2, 1, 1, 0, 5, 3, 37, 37, RNNCC_FP32, 1, 0, PERSIST, 0},
+    {3, 0, 1, 0, 9, 40, 16, 24, RNNCC_FP32, 1, 0, PERSIST, 0},
+    {1, 0, 1, 0, 8, 70, 200, 301, RNNCC_FP32, 1, 0, PERSIST, 0},
+    {1, 0, 0, 0, 1, 1, 16, 24, RNNCC_FP32, 1, 0, PERSIST, 0},
+    {1, 0, 0, 0, 12, 8, 64, 128, RNNCC_TF32, 1, 0, PERSIST, 0},
+    {1, 0, 0, 1, 6, 3, 16, 24, RNNCC_FP32, 1, 0, PERSIST, 0},
+    {2, 1, 1, 1, 6, 5, 16, 24, RNNCC_FP32, 1, 0, PERSIST, 0},
+    {4, 0, 1, 1, 11, 3, 16, 24, RNNCC_FP32, 0, 0, PERSIST, 0},
+    {1, 0, 1, 1, 6, 9, 40, 300, RNNCC_FP32, 1, 0, PERSIST, 0},
     /* tf32 products on tensor cores: each batch class, several passes and chunks, training */
-    {1, 0, 1, 0, 9, 3, 16, 24, RNNCC_TF32, 1, 0, PERSIST},
-    {2, 1, 1, 0, 5, 13, 37, 37, RNNCC_TF32, 1, 0, PERSIST},
-    {1, 0, 1, 0, 8, 70, 200, 301, RNNCC_TF32, 1, 0, PERSIST},
-    {2, 1, 1, 1, 6, 5, 16, 24, RNNCC_TF32, 1, 0, PERSIST},
-    {1, 0, 1, 1, 5, 24, 40, 120, RNNCC_TF32, 1, 0, PERSIST},
+    {1, 0, 1, 0, 9, 3, 16, 24, RNNCC_TF32, 1, 0, PERSIST, 0},
+    {2, 1, 1, 0, 5, 13, 37, 37, RNNCC_TF32, 1, 0, PERSIST, 0},
+    {1, 0, 1, 0, 8, 70, 200, 301, RNNCC_TF32, 1, 0, PERSIST, 0},
+    {2, 1, 1, 1, 6, 5, 16, 24, RNNCC_TF32, 1, 0, PERSIST, 0},
+    {1, 0, 1, 1, 5, 24, 40, 120, RNNCC_TF32, 1, 0, PERSIST, 0},
+    /* thread-block clusters sharing the staged operand: both products, both passes, several
+     * passes of sequences, chunks of K, stacks and directions; a length not a multiple of 4 (301)
+     * is planned without them */
+    {1, 0, 1, 0, 9, 6, 16, 24, RNNCC_FP32, 1, 0, PERSIST, 2},
+    {2, 1, 1, 1, 6, 5, 16, 24, RNNCC_TF32, 1, 0, PERSIST, 2},
+    {1, 0, 1, 0, 8, 70, 200, 300, RNNCC_TF32, 1, 0, PERSIST, 4},
+    {1, 0, 1, 1, 6, 9, 40, 300, RNNCC_FP32, 1, 0, PERSIST, 4},
+    {1, 0, 1, 0, 8, 19, 200, 301, RNNCC_TF32, 1, 0, PERSIST, 2},
+    {3, 0, 1, 1, 5, 3, 16, 24, RNNCC_FP32, 0, 0, PERSIST, 4},
 };
 
 START_TEST(every_cell_matches_the_reference) {
@@ -270,16 +294,31 @@ END_TEST
 
 static rnncc_model *small_lstm(void);
 
+/* Clusters sharing an operand staged in several chunks (the backward's 4096-long adjoint of an
+ * H=1024 LSTM or GRU does not fit whole beside its weights), in both products. */
+START_TEST(clusters_share_chunked_operands) {
+    static const Config cfs[] = {
+        {1, 0, 0, 1, 3, 4, 64, 1024, RNNCC_TF32, 1, 0, PERSIST, 2},
+        {1, 0, 1, 1, 3, 6, 64, 1024, RNNCC_FP32, 1, 0, PERSIST, 4},
+    };
+    for (size_t k = 0; k < sizeof cfs / sizeof *cfs; k++) {
+        verify("cells/lstm.cell", &cfs[k]);
+        verify("cells/gru.cell", &cfs[k]);
+    }
+}
+END_TEST
+
 /* Cells nobody wrote a test for (tests/testutil.c draws them): forward and training on both
  * backends, two layers, variable lengths. */
 START_TEST(random_cells_match_the_reference) {
     char dir[] = "/tmp/rnncc_random_XXXXXX", path[64], src[8192];
     ck_assert_ptr_nonnull(mkdtemp(dir));
     static const Config cfs[] = {
-        {2, 0, 1, 1, 6, 5, 16, 24, RNNCC_FP32, 1, 0, RNNCC_BACKEND_PERSISTENT},
-        {1, 1, 1, 1, 5, 3, 16, 40, RNNCC_FP32, 1, 0, RNNCC_BACKEND_PERSISTENT},
-        {1, 0, 1, 1, 5, 9, 16, 40, RNNCC_TF32, 1, 0, RNNCC_BACKEND_PERSISTENT},
-        {2, 0, 1, 1, 6, 5, 16, 24, RNNCC_FP32, 1, 0, RNNCC_BACKEND_CUBLAS},
+        {2, 0, 1, 1, 6, 5, 16, 24, RNNCC_FP32, 1, 0, RNNCC_BACKEND_PERSISTENT, 0},
+        {1, 1, 1, 1, 5, 3, 16, 40, RNNCC_FP32, 1, 0, RNNCC_BACKEND_PERSISTENT, 0},
+        {1, 0, 1, 1, 5, 9, 16, 40, RNNCC_TF32, 1, 0, RNNCC_BACKEND_PERSISTENT, 0},
+        {1, 0, 1, 1, 5, 9, 16, 40, RNNCC_TF32, 1, 0, RNNCC_BACKEND_PERSISTENT, 2},
+        {2, 0, 1, 1, 6, 5, 16, 24, RNNCC_FP32, 1, 0, RNNCC_BACKEND_CUBLAS, 0},
     };
     for (uint64_t seed = 1; seed <= 12; seed++) {
         int n = tu_random_cell(seed, src, sizeof src);
@@ -480,6 +519,7 @@ int main(void) {
         tcase_set_timeout(gpu, 300);
         tcase_add_loop_test(gpu, every_cell_matches_the_reference, 0, (int)(sizeof configs / sizeof *configs));
         tcase_add_test(gpu, random_cells_match_the_reference);
+        tcase_add_test(gpu, clusters_share_chunked_operands);
         tcase_add_test(gpu, backend_choice_is_stated);
         tcase_add_test(gpu, parameters_round_trip);
         tcase_add_test(gpu, bad_calls_leave_the_model_usable);

@@ -165,6 +165,71 @@ RNN_DEV void rnn_cp_commit() { asm volatile("cp.async.commit_group;" ::: "memory
 RNN_DEV void rnn_cp_wait_all() { asm volatile("cp.async.wait_group 0;" ::: "memory"); }
 RNN_DEV void rnn_cp_wait_one() { asm volatile("cp.async.wait_group 1;" ::: "memory"); }
 
+/* Thread-block clusters: with RNN_CLUSTER > 1 (the unit defines it; the kernel is launched in
+ * clusters of that many blocks) the staged operand is fetched from L2 once per cluster, not once
+ * per block. Block r of a cluster copies rows r, r+C, ... of a tile with bulk copies multicast to
+ * the same place in every block's shared memory, and each block's rnn_full[b] counts the bytes
+ * arriving in its tile b; a block that has read tile b arrives on every block's rnn_empty[b], and
+ * a copy into tile b waits until all have (so no block overwrites what another still reads).
+ * rnn_uses[b]: the uses of tile b whose data a block has waited for (the barriers' phases). */
+#ifndef RNN_CLUSTER
+#define RNN_CLUSTER 1
+#endif
+#if RNN_CLUSTER > 1
+__shared__ __align__(8) unsigned long long rnn_full[2], rnn_empty[2];
+__shared__ unsigned rnn_uses[2];
+RNN_DEV unsigned rnn_smem_addr(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
+RNN_DEV unsigned rnn_cluster_rank() {
+    unsigned r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+    return r;
+}
+RNN_DEV void rnn_cluster_sync() {
+    asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+/* Waits until the phase of parity `parity` of the barrier at shared address bar has completed
+ * (acquiring at cluster scope: the empty barriers' arrivals come from other blocks). */
+RNN_DEV void rnn_bar_wait(unsigned bar, unsigned parity) {
+    unsigned done;
+    do {
+        asm volatile("{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n\t"
+                     "selp.u32 %0, 1, 0, p;\n\t}"
+                     : "=r"(done) : "r"(bar), "r"(parity) : "memory");
+    } while (!done);
+}
+#endif
+
+/* The kernel's start with clusters (else nothing): checks the cluster size, zeroes the staging
+ * tiles (floats of them at xs: bulk copies never write a tile's padding), sets up the barriers
+ * and meets the cluster's other blocks before any copy may reach this block. */
+RNN_DEV void rnn_cluster_init(float *xs, int floats) {
+#if RNN_CLUSTER > 1
+    unsigned n;
+    asm volatile("mov.u32 %0, %%cluster_nctarank;" : "=r"(n));
+    if (n != RNN_CLUSTER) __trap(); /* the launch contract (codegen/cg.h) */
+    for (int e = threadIdx.x; e < floats; e += blockDim.x) xs[e] = 0.0f;
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); /* the zeros before the copy engine's writes */
+    if (threadIdx.x == 0) {
+        for (int b = 0; b < 2; b++) {
+            asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(rnn_smem_addr(&rnn_full[b])) : "memory");
+            asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(rnn_smem_addr(&rnn_empty[b])), "n"(RNN_CLUSTER)
+                         : "memory");
+            rnn_uses[b] = 0;
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+    rnn_cluster_sync();
+#endif
+}
+
+/* The kernel's end with clusters (else nothing): no block leaves while another may still arrive
+ * on its barriers. */
+RNN_DEV void rnn_cluster_exit() {
+#if RNN_CLUSTER > 1
+    rnn_cluster_sync();
+#endif
+}
+
 /* Asks for the line holding *p in this multiprocessor's L1 (no wait, no fault). */
 RNN_DEV void rnn_prefetch(const float *p) { asm volatile("prefetch.global.L1 [%0];" ::"l"(p)); }
 
@@ -185,8 +250,32 @@ RNN_DEV float rnn_fma4(float4 w, float4 x, float v) {
 #define RNN_PAD_MMA 16
 
 /* Starts copying columns n0 .. n0+NP-1, elements k0 .. k0+KC-1 of X (column n at X + n*ldx, K
- * elements, N columns) into xs [NP][lds], zeros outside; 16-byte copies when ldx, K and X allow. */
-RNN_DEV void rnn_mv_stage(float *xs, const float *X, long long ldx, int N, int K, int n0, int k0, int NP, int KC, int lds) {
+ * elements, N columns) into tile b of xs ([NP][lds] each): with clusters and 16-byte aligned rows,
+ * this block's share of them multicast to the cluster (rows past N and elements past K keep what
+ * they hold: the plan makes sure that is zeros or columns nobody keeps); else all of them into
+ * this block only, zeros outside, 16-byte copies when ldx, K and X allow. */
+RNN_DEV void rnn_mv_stage(float *xs, int b, const float *X, long long ldx, int N, int K, int n0, int k0, int NP, int KC,
+                          int lds) {
+    xs += b * NP * lds;
+#if RNN_CLUSTER > 1
+    const unsigned full = rnn_smem_addr(&rnn_full[b]), uses = rnn_uses[b];
+    if ((ldx & 3) == 0 && (K & 3) == 0 && (((unsigned long long)X) & 15) == 0) {
+        const int nn = N - n0 < NP ? N - n0 : NP, kn = K - k0 < KC ? K - k0 : KC;
+        if (threadIdx.x == 0)
+            asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(full), "r"(nn * kn * 4) : "memory");
+        const int n = (int)rnn_cluster_rank() + RNN_CLUSTER * (int)threadIdx.x;
+        if (n < nn) {
+            if (uses > 0) rnn_bar_wait(rnn_smem_addr(&rnn_empty[b]), (uses - 1) & 1); /* every block has read it */
+            asm volatile("fence.proxy.async.global;" ::: "memory"); /* X was written by ordinary stores */
+            asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+                         " [%0], [%1], %2, [%3], %4;" ::"r"(rnn_smem_addr(xs + n * lds)),
+                         "l"(X + (long long)(n0 + n) * ldx + k0), "r"(kn * 4), "r"(full), "h"((unsigned short)((1u << RNN_CLUSTER) - 1))
+                         : "memory");
+        }
+        return;
+    }
+    if (threadIdx.x == 0) asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(full) : "memory"); /* no bytes to count */
+#endif
     if ((ldx & 3) == 0 && (K & 3) == 0 && (((unsigned long long)X) & 15) == 0) {
         const int q = KC >> 2;
         for (int e = threadIdx.x; e < NP * q; e += RNN_P_THREADS) {
@@ -204,22 +293,43 @@ RNN_DEV void rnn_mv_stage(float *xs, const float *X, long long ldx, int N, int K
     rnn_cp_commit();
 }
 
-/* Chunk c of a pass over sequences n0 .., whose chunk 0 rnn_mv_stage started into xs (two tiles
- * of NP*lds floats when chunks > 1): starts staging chunk c+1 into the other tile, waits for
- * chunk c and returns its tile. Every thread of the block must call it (it ends with a
- * __syncthreads); the caller's __syncthreads after reading the tile lets it be refilled. */
+/* Chunk c of a pass over sequences n0 .., whose chunk 0 rnn_mv_stage started into tile 0 of xs
+ * (two tiles of NP*lds floats when chunks > 1): starts staging chunk c+1 into the other tile,
+ * waits for chunk c and returns its tile. Every thread of the block must call it (it ends with a
+ * __syncthreads); the caller's rnn_mv_release(c & 1) after reading the tile lets it be refilled. */
 RNN_DEV const float *rnn_mv_chunk(float *xs, const float *X, long long ldx, int N, int K, int n0, int c, int chunks,
                                   int NP, int KC, int lds) {
-    const int tile = NP * lds;
     if (c + 1 < chunks) {
-        rnn_mv_stage(xs + ((c + 1) & 1) * tile, X, ldx, N, K, n0, (c + 1) * KC, NP, KC, lds);
+        rnn_mv_stage(xs, (c + 1) & 1, X, ldx, N, K, n0, (c + 1) * KC, NP, KC, lds);
         rnn_cp_wait_one();
     } else {
         rnn_cp_wait_all();
     }
+#if RNN_CLUSTER > 1
+    rnn_bar_wait(rnn_smem_addr(&rnn_full[c & 1]), rnn_uses[c & 1] & 1);
+#endif
     __syncthreads();
+#if RNN_CLUSTER > 1
+    if (threadIdx.x == 0) rnn_uses[c & 1]++; /* read again only after the next __syncthreads */
+#endif
     RNN_PROF(1);
-    return xs + (c & 1) * tile;
+    return xs + (c & 1) * NP * lds;
+}
+
+/* After every thread of the block has read tile b (this starts with a __syncthreads): it may be
+ * refilled; with clusters, tells every block of the cluster so. */
+RNN_DEV void rnn_mv_release(int b) {
+    __syncthreads();
+#if RNN_CLUSTER > 1
+    if (threadIdx.x < RNN_CLUSTER) {
+        unsigned peer;
+        asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(peer) : "r"(rnn_smem_addr(&rnn_empty[b])), "r"(threadIdx.x));
+        /* relaxed: the loads of the tile returned their values before the __syncthreads above, so no
+         * later write can reach them; a release would also wait for this thread's global stores
+         * (measured: 0.5-0.8 us a step slower, bench/NOTES.md section 11) */
+        asm volatile("mbarrier.arrive.relaxed.cluster.shared::cluster.b64 _, [%0];" ::"r"(peer) : "memory");
+    }
+#endif
 }
 
 /* The end of one pass of a block's matrix product: red [8][RPP][NP] holds the eight warps'
@@ -269,7 +379,7 @@ RNN_DEV void rnn_mv_t(const float *W, int ldw, int rows, int passes, int K, int 
             for (int i = 0; i < RW; i++)
 #pragma unroll
                 for (int j = 0; j < NC; j++) sum[i][j] = 0.0f;
-            rnn_mv_stage(xs, X, ldx, N, K, n0, 0, NP, KC, lds);
+            rnn_mv_stage(xs, 0, X, ldx, N, K, n0, 0, NP, KC, lds);
             for (int c = 0; c < chunks; c++) {
                 const float *wp = W + (p * RPP + rg) * ldw + c * KC + warp * kw;
                 const float *xp = rnn_mv_chunk(xs, X, ldx, N, K, n0, c, chunks, NP, KC, lds) + warp * kw;
@@ -301,7 +411,7 @@ RNN_DEV void rnn_mv_t(const float *W, int ldw, int rows, int passes, int K, int 
                             for (int j = 0; j < NC; j++) sum[i][j] = rnn_fma4(w[i], x[j], sum[i][j]);
                     }
                 }
-                __syncthreads(); /* the tile is refilled two chunks later */
+                rnn_mv_release(c & 1); /* the tile is refilled two chunks later */
                 RNN_PROF(2);
             }
             if (SPLIT) { /* the four quarters' sums of each row and column, into quarter 0 */
@@ -369,7 +479,7 @@ RNN_DEV void rnn_mv_mma(const float *W, int ldw, int rows, int passes, int K, in
                 for (int i = 0; i < MT; i++)
 #pragma unroll
                     for (int j = 0; j < NT; j++) c[h][i][j][0] = c[h][i][j][1] = c[h][i][j][2] = c[h][i][j][3] = 0.0f;
-            rnn_mv_stage(xs, X, ldx, N, K, n0, 0, NP, KC, lds);
+            rnn_mv_stage(xs, 0, X, ldx, N, K, n0, 0, NP, KC, lds);
             for (int ch = 0; ch < chunks; ch++) {
                 const float *wp = W + (p * RPP + g) * ldw + ch * KC + warp * kw + t4;
                 const float *xp = rnn_mv_chunk(xs, X, ldx, N, K, n0, ch, chunks, NP, KC, lds) + g * lds + warp * kw + t4;
@@ -395,7 +505,7 @@ RNN_DEV void rnn_mv_mma(const float *W, int ldw, int rows, int passes, int K, in
                             rnn_mma_tf32(c[1][i][j], a[i][0].z, a[i][1].z, a[i][0].w, a[i][1].w, b[j].z, b[j].w);
                         }
                 }
-                __syncthreads(); /* the tile is refilled two chunks later */
+                rnn_mv_release(ch & 1); /* the tile is refilled two chunks later */
                 RNN_PROF(2);
             }
             const int col = 2 * (lane & 3);
