@@ -82,11 +82,13 @@ static void lay_out(const PlanLayout *L, CgPersist *P, int64_t kc_cap, int64_t b
  * must have the same length, so the elements past K stay the zeros rnn_cluster_init wrote. */
 static int cluster_can_share(const CgPersist *P) {
     if (P->ngemms == 0) return 0; /* nothing staged: nothing to share */
+    int tail = 0; /* a GEMM whose staged rows end before the tile's */
     for (int k = 0; k < P->ngemms; k++) {
-        const CgPersistGemm *q = &P->gemms[k];
-        if (q->K % 4) return 0;
-        if (q->K != q->chunks * q->kc && (q->chunks > 1 || q->K != P->gemms[0].K || q->kc != P->gemms[0].kc)) return 0;
+        if (P->gemms[k].K % 4) return 0;
+        tail |= P->gemms[k].K != P->gemms[k].chunks * P->gemms[k].kc;
     }
+    for (int k = 0; tail && k < P->ngemms; k++) /* then every GEMM's rows must be laid out alike */
+        if (P->gemms[k].chunks > 1 || P->gemms[k].K != P->gemms[0].K || P->gemms[k].kc != P->gemms[0].kc) return 0;
     return 1;
 }
 

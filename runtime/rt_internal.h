@@ -170,6 +170,7 @@ struct rnncc_model {
     int sms;                    /* multiprocessors */
     int64_t smem_optin;         /* shared memory a block may take */
     int coop;                   /* the device supports cooperative launches */
+    int cluster_launch;         /* ... and thread-block clusters (compute capability 9.0 and later) */
     unsigned *sync;             /* device: one grid-barrier counter per stream lane */
     RtPersist persist[2][2][RT_PERSIST_CLASSES]; /* per pass (forward, backward), layout, batch class */
     int profile_persist;        /* RNNCC_PROFILE_PERSIST=1: persistent units count cycles (persist.cuh) */

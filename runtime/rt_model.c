@@ -155,6 +155,7 @@ static rnncc_status setup_device(rnncc_model *m) {
     m->sms = prop.multiProcessorCount;
     m->smem_optin = (int64_t)prop.sharedMemPerBlockOptin;
     m->coop = prop.cooperativeLaunch;
+    RT_CUDA(m, cudaDeviceGetAttribute(&m->cluster_launch, cudaDevAttrClusterLaunch, m->device));
     RT_CUDA(m, cudaMalloc((void **)&m->sync, 2 * sizeof *m->sync));
     size_t bytes;
     if (__builtin_mul_overflow((size_t)m->weight_count, sizeof(float), &bytes))

@@ -92,6 +92,7 @@ static rnncc_status build(rnncc_model *m, int li, int64_t N, int backward, RtPer
     int tf32 = m->precision == RNNCC_TF32;
     CgPersistAsk ask = {.N = N, .backward = backward, .tf32 = tf32, .sms = m->sms, .smem_limit = m->smem_optin,
                         .cluster = m->persist_cluster ? m->persist_cluster : cg_persist_cluster(N, tf32, backward)};
+    if (!m->cluster_launch) ask.cluster = 1; /* before compute capability 9.0 */
     for (int attempt = 0; attempt < 3; attempt++) {
         if (p->lib) cudaLibraryUnload(p->lib);
         p->lib = NULL;

@@ -463,6 +463,26 @@ START_TEST(persistent_plan_narrows_passes) {
 }
 END_TEST
 
+/* Clusters share staged operands only when the tiles' elements past K stay zero: a projection
+ * LSTM whose two step GEMMs stage rows of 100 and 128 (one with a tail, laid out unlike the other)
+ * is planned without them; with both 128 long, in pairs. */
+START_TEST(persistent_clusters_need_alike_tails) {
+    Src s;
+    src_open_file(&s, "cells/lstmp.cell");
+    const char *tail[] = {"I=8", "H=128", "P=100"}, *even[] = {"I=8", "H=128", "P=128"};
+    CgPersist P;
+    char why[256];
+    CgPersistAsk ask = h100(4, 0, 0, 2);
+    ck_assert_msg(cg_persist_plan(&s.arena, layout_bound(&s, s.module->cells[0], tail, 3), &ask, &P, why, sizeof why), "%s", why);
+    ck_assert_int_eq(P.cluster, 1);
+    ck_assert_msg(!strstr(why, "in clusters"), "%s", why);
+    ck_assert_msg(cg_persist_plan(&s.arena, layout_bound(&s, s.module->cells[0], even, 3), &ask, &P, why, sizeof why), "%s", why);
+    ck_assert_int_eq(P.cluster, 2);
+    ck_assert_msg(strstr(why, "in clusters of 2"), "%s", why);
+    src_close(&s);
+}
+END_TEST
+
 static void check_golden(const char *cell_path, const char *golden_path) {
     Src s;
     src_open_file(&s, cell_path);
@@ -1365,6 +1385,7 @@ static Suite *codegen_suite(void) {
     tcase_add_test(tc, persistent_units_compile);
     tcase_add_test(tc, persistent_plan_says_why_not);
     tcase_add_test(tc, persistent_plan_narrows_passes);
+    tcase_add_test(tc, persistent_clusters_need_alike_tails);
     tcase_add_test(tc, lstm_backward_routes);
     tcase_add_test(tc, keywords_are_refused);
     tcase_add_test(tc, generator_refuses_bad_names);

@@ -274,6 +274,8 @@ RNN_DEV void rnn_mv_stage(float *xs, int b, const float *X, long long ldx, int N
         }
         return;
     }
+    /* this block's copies only; still a use of tile b (its barriers keep their phases in step) */
+    if (uses > 0) rnn_bar_wait(rnn_smem_addr(&rnn_empty[b]), (uses - 1) & 1);
     if (threadIdx.x == 0) asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(full) : "memory"); /* no bytes to count */
 #endif
     if ((ldx & 3) == 0 && (K & 3) == 0 && (((unsigned long long)X) & 15) == 0) {
