@@ -203,6 +203,10 @@ int cli_emit(int argc, char **argv) {
             StrBuf out = {0};
             status = emit_cell(&s, ic, dims, ndims, batch, part == 'B', tf32, &cluster, &out);
             if (!arch) arch = cluster > 1 ? "sm_90a" : "sm_90";
+            else if (cluster > 1 && (ptx || cubin) && arch[strlen(arch) - 1] != 'a')
+                fprintf(stderr, "rnncc emit: note: the unit's clusters multicast their copies, a feature of "
+                                "architecture-specific targets (sm_90a); --arch %s may compile it slower or not at all\n",
+                        arch);
             if (status == CLI_OK && out.failed) {
                 fprintf(stderr, "rnncc emit: error: out of memory\n");
                 status = CLI_INPUT_ERROR;

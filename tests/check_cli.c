@@ -330,6 +330,10 @@ START_TEST(run_emit_schedule_arguments) {
     ck_assert_ptr_nonnull(strstr(ptx, ".target sm_90a"));
     ck_assert_ptr_nonnull(strstr(ptx, "multicast::cluster"));
     free(ptx);
+    r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--persistent", "4", "--cluster", "2", "--ptx",
+            "--arch", "sm_90");
+    ck_assert_ptr_nonnull(strstr(r.err, "rnncc emit: note: the unit's clusters multicast their copies, a feature of "
+                                        "architecture-specific targets (sm_90a); --arch sm_90 may compile it slower"));
     r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=9", "--persistent", "4", "--cluster", "4");
     ck_assert_int_eq(r.status, 0);
     ck_assert_ptr_nonnull(strstr(r.err, "rnncc emit: note: cell 'lstm' is planned without clusters (--cluster 4): "));

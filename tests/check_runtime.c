@@ -95,6 +95,17 @@ static void expect_create_fails(rnncc_program *p, const rnncc_model_desc *desc, 
     rnncc_model_destroy(m);
 }
 
+/* The caller's value of environment variable name, kept in outer ("" when unset; values of up
+ * to 15 characters), and put back by env_restore: a run may set RNNCC_PERSIST_CLUSTER for every case. */
+static void env_keep(const char *name, char outer[16]) {
+    const char *v = getenv(name);
+    snprintf(outer, 16, "%s", v ? v : "");
+}
+static void env_restore(const char *name, const char outer[16]) {
+    if (*outer) setenv(name, outer, 1);
+    else unsetenv(name);
+}
+
 START_TEST(model_arguments_are_checked) {
     rnncc_program *p = compile_ok("cells/lstm.cell");
     rnncc_model_desc ok = {NULL, lstm_dims, 2, 1, 0, RNNCC_FP32, -1, RNNCC_BACKEND_AUTO}, d;
@@ -114,10 +125,12 @@ START_TEST(model_arguments_are_checked) {
     expect_create_fails(p, &ok, RNNCC_ERR_INVALID_ARGUMENT,
                         "the environment variable RNNCC_BACKEND is 'persistant'; it must be auto, cublas or persistent");
     unsetenv("RNNCC_BACKEND");
+    char outer[16];
+    env_keep("RNNCC_PERSIST_CLUSTER", outer);
     setenv("RNNCC_PERSIST_CLUSTER", "3", 1);
     expect_create_fails(p, &ok, RNNCC_ERR_INVALID_ARGUMENT,
                         "the environment variable RNNCC_PERSIST_CLUSTER is '3'; it must be 1, 2 or 4");
-    unsetenv("RNNCC_PERSIST_CLUSTER");
+    env_restore("RNNCC_PERSIST_CLUSTER", outer);
     d = ok; d.ndims = 1;
     expect_create_fails(p, &d, RNNCC_ERR_INVALID_ARGUMENT, "dimension H of cell 'lstm' is not bound");
     const char *bad[] = {"I=8", "H=-3"};
@@ -185,8 +198,9 @@ static void verify(const char *path, const Config *cf) {
     int nd = bind_all(path, cf->in, cf->size, specs, dims);
     if (!cf->graphs) setenv("RNNCC_GRAPHS", "0", 1);
     if (cf->nowave) setenv("RNNCC_WAVEFRONT", "0", 1);
-    char cluster[8];
+    char cluster[8], outer[16]; /* outer: the caller's own RNNCC_PERSIST_CLUSTER (kept for the other configs) */
     snprintf(cluster, sizeof cluster, "%d", cf->cluster);
+    env_keep("RNNCC_PERSIST_CLUSTER", outer);
     if (cf->cluster) setenv("RNNCC_PERSIST_CLUSTER", cluster, 1);
     rnncc_program *p = compile_ok(path);
     rnncc_model_desc desc = {NULL, dims, nd, cf->layers, cf->bidir, cf->precision, -1, cf->backend};
@@ -194,7 +208,7 @@ static void verify(const char *path, const Config *cf) {
     rnncc_status s = rnncc_model_create(p, &desc, &m);
     unsetenv("RNNCC_GRAPHS");
     unsetenv("RNNCC_WAVEFRONT");
-    unsetenv("RNNCC_PERSIST_CLUSTER");
+    env_restore("RNNCC_PERSIST_CLUSTER", outer);
     ck_assert_msg(s == RNNCC_OK, "%s: %s", path, rnncc_model_error(m));
     rnncc_backend used;
     char why[320];
