@@ -56,16 +56,25 @@ static rnncc_status load(rnncc_model *m, int li, const CgPersistAsk *ask, RtPers
     return RNNCC_OK;
 }
 
+/* p's launch on stream: grid, threads and shared memory, with attr[0] its cluster size and
+ * attr[1] cooperative (cfg.attrs left for the caller to point into attr). */
+static cudaLaunchConfig_t launch_config(const RtPersist *p, cudaStream_t stream, cudaLaunchAttribute attr[2]) {
+    attr[0] = (cudaLaunchAttribute){.id = cudaLaunchAttributeClusterDimension,
+                                    .val.clusterDim = {(unsigned)p->plan.cluster, 1, 1}};
+    attr[1] = (cudaLaunchAttribute){.id = cudaLaunchAttributeCooperative, .val.cooperative = 1};
+    return (cudaLaunchConfig_t){.gridDim = {(unsigned)p->plan.blocks, 1, 1},
+                                .blockDim = {CG_PERSIST_THREADS, 1, 1},
+                                .dynamicSmemBytes = (size_t)p->plan.smem,
+                                .stream = stream};
+}
+
 /* How many of p's blocks can be resident at once (clusters: whole clusters only). */
 static rnncc_status resident_blocks(rnncc_model *m, const RtPersist *p, int *blocks) {
     if (p->plan.cluster > 1) {
-        cudaLaunchAttribute attr = {.id = cudaLaunchAttributeClusterDimension,
-                                    .val.clusterDim = {(unsigned)p->plan.cluster, 1, 1}};
-        cudaLaunchConfig_t cfg = {.gridDim = {(unsigned)p->plan.blocks, 1, 1},
-                                  .blockDim = {CG_PERSIST_THREADS, 1, 1},
-                                  .dynamicSmemBytes = (size_t)p->plan.smem,
-                                  .attrs = &attr,
-                                  .numAttrs = 1};
+        cudaLaunchAttribute attr[2];
+        cudaLaunchConfig_t cfg = launch_config(p, NULL, attr);
+        cfg.attrs = attr; /* the cluster size */
+        cfg.numAttrs = 1;
         int clusters = 0;
         RT_CUDA(m, cudaOccupancyMaxActiveClusters(&clusters, (const void *)p->kernel, &cfg));
         *blocks = clusters * p->plan.cluster;
@@ -97,11 +106,13 @@ static rnncc_status build(rnncc_model *m, int li, int64_t N, int backward, RtPer
         if (p->lib) cudaLibraryUnload(p->lib);
         p->lib = NULL;
         RT_TRY(load(m, li, &ask, p));
-        if (p->state < 0 && ask.cluster > 1) { /* it does not fit on the blocks whose clusters can be resident */
+        /* planned for the blocks whose clusters can be resident, it did not fit or came out without
+         * clusters: without clusters, every multiprocessor serves better */
+        if (ask.sms != m->sms && (p->state < 0 || p->plan.cluster == 1)) {
             ask.cluster = 1, ask.sms = m->sms;
             continue;
         }
-        if (p->state < 0) return RNNCC_OK;
+        if (p->state < 0) return RNNCC_OK; /* cg_persist_plan tried without clusters too */
         int resident = 0;
         RT_TRY(resident_blocks(m, p, &resident));
         if (resident >= p->plan.blocks) return RNNCC_OK; /* a step barrier needs every block resident at once */
@@ -185,15 +196,10 @@ rnncc_status rt_persist_run(RtBind *b, RnnArgs *a) {
     a->sync = m->sync + b->lane;
     RT_CUDA(m, cudaMemsetAsync(a->sync, 0, sizeof *a->sync, b->stream));
     void *args[] = {a};
-    cudaLaunchAttribute attr[2] = {{.id = cudaLaunchAttributeCooperative, .val.cooperative = 1},
-                                   {.id = cudaLaunchAttributeClusterDimension,
-                                    .val.clusterDim = {(unsigned)p->plan.cluster, 1, 1}}};
-    cudaLaunchConfig_t cfg = {.gridDim = {(unsigned)p->plan.blocks, 1, 1},
-                              .blockDim = {CG_PERSIST_THREADS, 1, 1},
-                              .dynamicSmemBytes = (size_t)p->plan.smem,
-                              .stream = b->stream,
-                              .attrs = attr,
-                              .numAttrs = p->plan.cluster > 1 ? 2 : 1};
+    cudaLaunchAttribute attr[2];
+    cudaLaunchConfig_t cfg = launch_config(p, b->stream, attr);
+    cfg.attrs = p->plan.cluster > 1 ? attr : attr + 1; /* cooperative, in clusters when it has them */
+    cfg.numAttrs = p->plan.cluster > 1 ? 2 : 1;
     RT_CUDA(m, cudaLaunchKernelExC(&cfg, (const void *)p->kernel, args));
     RT_CUDA(m, cudaGetLastError());
     return RNNCC_OK;

@@ -153,14 +153,16 @@ RNN_DEV void rnn_grid_sync(unsigned *count, unsigned epoch) {
     RNN_PROF(0);
 }
 
+/* The shared-memory address (state space .shared) of a generic pointer into shared memory. */
+RNN_DEV unsigned rnn_smem_addr(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
+
 /* Asynchronous copies global -> shared (sm_80+): 4 bytes (src_bytes 0: zero fill), 16 bytes. */
 RNN_DEV void rnn_cp4(float *dst, const float *src, int src_bytes) {
-    unsigned d = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(d), "l"(src), "r"(src_bytes) : "memory");
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(rnn_smem_addr(dst)), "l"(src), "r"(src_bytes) : "memory");
 }
 RNN_DEV void rnn_cp16(float *dst, const float *src, int src_bytes) {
-    unsigned d = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(d), "l"(src), "r"(src_bytes) : "memory");
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(rnn_smem_addr(dst)), "l"(src), "r"(src_bytes)
+                 : "memory");
 }
 RNN_DEV void rnn_cp_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
 RNN_DEV void rnn_cp_wait_all() { asm volatile("cp.async.wait_group 0;" ::: "memory"); }
@@ -179,7 +181,6 @@ RNN_DEV void rnn_cp_wait_one() { asm volatile("cp.async.wait_group 1;" ::: "memo
 #if RNN_CLUSTER > 1
 __shared__ __align__(8) unsigned long long rnn_full[2], rnn_empty[2];
 __shared__ unsigned rnn_uses[2];
-RNN_DEV unsigned rnn_smem_addr(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
 RNN_DEV unsigned rnn_cluster_rank() {
     unsigned r;
     asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
