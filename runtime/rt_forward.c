@@ -217,33 +217,67 @@ static rnncc_status validate_io(rnncc_model *m, const rnncc_io *io) {
     return RNNCC_OK;
 }
 
+/* Runs issue() directly: joins the user's stream before and after, and remembers key as seen. */
+static rnncc_status run_direct(rnncc_model *m, RtGraph *g, const void *key, size_t keylen, rnncc_status (*issue)(void *),
+                               void *ctx, cudaStream_t stream) {
+    RT_TRY(rt_join_user_stream(m, stream, 1));
+    RT_TRY(issue(ctx));
+    memcpy(g->seen, key, keylen);
+    g->seenlen = keylen;
+    return rt_join_user_stream(m, stream, 0);
+}
+
+/* Captures issue() into g. Returns 1 in *spoiled (and RNNCC_OK) when another thread's call
+ * invalidated the capture (cudaDeviceSynchronize, cuBLAS handle creation: docs/runtime.md,
+ * Threads): nothing captured ran. */
+static rnncc_status capture(rnncc_model *m, RtGraph *g, const void *key, size_t keylen, rnncc_status (*issue)(void *),
+                            void *ctx, int *spoiled) {
+    *spoiled = 0;
+    if (g->exec) { cudaGraphExecDestroy(g->exec); g->exec = NULL; }
+    cudaGraph_t graph = NULL;
+    RT_CUDA(m, cudaStreamBeginCapture(m->streams[0], cudaStreamCaptureModeThreadLocal));
+    m->capturing = 1;
+    rnncc_status s = issue(ctx);
+    m->capturing = 0;
+    enum cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+    cudaError_t q = cudaStreamIsCapturing(m->streams[0], &st);
+    cudaError_t e = cudaStreamEndCapture(m->streams[0], &graph);
+    if ((q == cudaSuccess && st == cudaStreamCaptureStatusInvalidated) || e == cudaErrorStreamCaptureInvalidated) {
+        if (graph) cudaGraphDestroy(graph);
+        cudaGetLastError(); /* the failed calls' error, which is not sticky */
+        for (int i = 0; i < 2; i++) {
+            RT_CUDA(m, cudaStreamIsCapturing(m->streams[i], &st));
+            if (st != cudaStreamCaptureStatusNone)
+                return rt_fail(m, RNNCC_ERR_CUDA, "stream %d still captures after an invalidated capture", i);
+        }
+        *spoiled = 1;
+        return RNNCC_OK;
+    }
+    if (s != RNNCC_OK) { if (graph) cudaGraphDestroy(graph); return s; }
+    if (e != cudaSuccess) return rt_cuda_fail(m, e, "cudaStreamEndCapture", __FILE__, __LINE__);
+    e = cudaGraphInstantiate(&g->exec, graph, 0);
+    cudaGraphDestroy(graph);
+    if (e != cudaSuccess) { g->exec = NULL; return rt_cuda_fail(m, e, "cudaGraphInstantiate", __FILE__, __LINE__); }
+    memcpy(g->key, key, keylen);
+    g->keylen = keylen;
+    return RNNCC_OK;
+}
+
 rnncc_status rt_run(rnncc_model *m, RtGraph *g, const void *key, size_t keylen, rnncc_status (*issue)(void *),
                     void *ctx, cudaStream_t stream) {
     if (keylen > sizeof g->key) return rt_fail(m, RNNCC_ERR_UNSUPPORTED, "graph key too long");
     int replay = m->use_graphs && g->exec && keylen == g->keylen && memcmp(key, g->key, keylen) == 0;
-    int capture = m->use_graphs && !replay && keylen == g->seenlen && memcmp(key, g->seen, keylen) == 0;
-    if (!replay && !capture) { /* new arguments: run directly, timing new GEMM shapes on the way */
-        RT_TRY(rt_join_user_stream(m, stream, 1));
-        RT_TRY(issue(ctx));
-        memcpy(g->seen, key, keylen);
-        g->seenlen = keylen;
-        return rt_join_user_stream(m, stream, 0);
-    }
-    if (capture) {
-        if (g->exec) { cudaGraphExecDestroy(g->exec); g->exec = NULL; }
-        cudaGraph_t graph = NULL;
-        RT_CUDA(m, cudaStreamBeginCapture(m->streams[0], cudaStreamCaptureModeThreadLocal));
-        m->capturing = 1;
-        rnncc_status s = issue(ctx);
-        m->capturing = 0;
-        cudaError_t e = cudaStreamEndCapture(m->streams[0], &graph);
-        if (s != RNNCC_OK) { if (graph) cudaGraphDestroy(graph); return s; }
-        if (e != cudaSuccess) return rt_cuda_fail(m, e, "cudaStreamEndCapture", __FILE__, __LINE__);
-        e = cudaGraphInstantiate(&g->exec, graph, 0);
-        cudaGraphDestroy(graph);
-        if (e != cudaSuccess) { g->exec = NULL; return rt_cuda_fail(m, e, "cudaGraphInstantiate", __FILE__, __LINE__); }
-        memcpy(g->key, key, keylen);
-        g->keylen = keylen;
+    int again = m->use_graphs && !replay && keylen == g->seenlen && memcmp(key, g->seen, keylen) == 0;
+    if (!replay && !again) /* new arguments: run directly, timing new GEMM shapes on the way */
+        return run_direct(m, g, key, keylen, issue, ctx, stream);
+    if (again) {
+        int spoiled;
+        RT_TRY(capture(m, g, key, keylen, issue, ctx, &spoiled));
+        if (spoiled) { /* run it directly this time; the next call with these arguments captures again */
+            rnncc_status s = run_direct(m, g, key, keylen, issue, ctx, stream);
+            g->seenlen = 0;
+            return s;
+        }
     }
     RT_CUDA(m, cudaGraphLaunch(g->exec, stream));
     return RNNCC_OK;

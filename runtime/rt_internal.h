@@ -241,9 +241,9 @@ rnncc_status rt_issue_forward(rnncc_model *m, const rnncc_io *io, const RtRegion
 /* Makes stream's later work wait for the model's streams' work (and the reverse, before). */
 rnncc_status rt_join_user_stream(rnncc_model *m, cudaStream_t user, int before);
 
-/* Runs issue(ctx) on the model's streams, ordered after and before the caller's stream: through
- * graph g, captured anew when key differs from the last capture and replayed otherwise, or
- * directly when graphs are off. */
+/* Runs issue(ctx) on the model's streams, ordered after and before the caller's stream: directly
+ * for new arguments or when graphs are off; through graph g, captured on the second call with the
+ * same key and replayed after (directly, when another thread's synchronising call spoils the capture). */
 rnncc_status rt_run(rnncc_model *m, RtGraph *g, const void *key, size_t keylen, rnncc_status (*issue)(void *),
                     void *ctx, cudaStream_t stream);
 

@@ -7,6 +7,7 @@
 #include <check.h>
 #include <cuda_runtime.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -530,6 +531,51 @@ START_TEST(models_on_two_threads) {
 }
 END_TEST
 
+/* Another thread's cudaDeviceSynchronize invalidates every stream capture on the device, even in
+ * thread-local mode (its cudaMemcpy, cudaMalloc and cudaFree do not, measured on an H100): the
+ * model's captures of forward, backward data and weight gradients are spoiled again and again and
+ * must fall back to running directly. */
+static atomic_int stop_syncing;
+
+static void *sync_loop(void *arg) {
+    float *d = NULL, one = 1;
+    (void)arg;
+    if (cudaMalloc((void **)&d, sizeof one) != cudaSuccess) return NULL;
+    while (!atomic_load(&stop_syncing)) {
+        void *q = NULL;
+        cudaMemcpy(d, &one, sizeof one, cudaMemcpyHostToDevice);
+        if (cudaMalloc(&q, 1 << 16) == cudaSuccess) cudaFree(q);
+        cudaDeviceSynchronize();
+    }
+    cudaFree(d);
+    return (void *)1;
+}
+
+START_TEST(captures_survive_other_threads_syncing) {
+    rnncc_program *p = compile_ok("cells/lstm.cell");
+    rnncc_model_desc desc = {NULL, lstm_dims, 2, 1, 0, RNNCC_FP32, -1, _i ? RNNCC_BACKEND_CUBLAS : RNNCC_BACKEND_PERSISTENT};
+    rnncc_model *m = NULL;
+    ck_assert_msg(rnncc_model_create(p, &desc, &m) == RNNCC_OK, "%s", rnncc_model_error(m));
+    rnncc_program_destroy(p);
+    pthread_t t;
+    void *ran = NULL;
+    atomic_store(&stop_syncing, 0);
+    ck_assert_int_eq(pthread_create(&t, NULL, sync_loop, NULL), 0);
+    rnncc_status s = RNNCC_OK;
+    RtVerify v;
+    for (int i = 0; i < 12 && s == RNNCC_OK; i++) {
+        v = (RtVerify){.T = 9, .N = 3, .varlen = i & 1, .backward = 1, .repeat = 4, .seed = (uint64_t)i + 11};
+        s = rt_verify(m, &v);
+        if (s == RNNCC_OK) ck_assert_msg(v.worst <= 1e-5 && v.grad_worst <= 1e-4, "run %d: %g %g", i, v.worst, v.grad_worst);
+    }
+    atomic_store(&stop_syncing, 1);
+    pthread_join(t, &ran);
+    ck_assert_msg(s == RNNCC_OK, "%s", rnncc_model_error(m));
+    ck_assert_msg(ran, "the syncing thread could not allocate");
+    rnncc_model_destroy(m);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("runtime");
     TCase *api = tcase_create("api");
@@ -550,6 +596,7 @@ int main(void) {
         tcase_add_test(gpu, zero_steps_returns_the_initial_state);
         tcase_add_test(gpu, runs_on_a_user_stream);
         tcase_add_test(gpu, models_on_two_threads);
+        tcase_add_loop_test(gpu, captures_survive_other_threads_syncing, 0, 2); /* persistent, cuBLAS */
         suite_add_tcase(s, gpu);
     } else {
         printf("check_runtime: no GPU present: skipping the GPU cases (every cell forward and backward against the "
