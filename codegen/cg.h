@@ -182,8 +182,8 @@ int cg_persist_plan(Arena *arena, const PlanLayout *layout, const CgPersistAsk *
  * GEMMs win beyond; its backward up to 16 sequences in either. Returns 1 for persistent; why
  * says the rule in words. */
 int cg_persist_preferred(int64_t N, int tf32, int backward, char *why, size_t why_size);
-/* Blocks per thread-block cluster for a pass over a batch of N by default: 1 for now (clusters
- * are opt-in; bench/NOTES.md section 11 has the measurements and why). */
+/* Blocks per thread-block cluster for a pass over a batch of N by default, measured on an H100
+ * (bench/NOTES.md section 11): pairs for FFMA products, and for tensor-core ones at 9-24 sequences. */
 int cg_persist_cluster(int64_t N, int tf32, int backward);
 /* Writes the persistent kernel's name (rnncc_<cell>_p, backward rnncc_<cell>_pb) into buf; its
  * length, or -1. */

@@ -34,6 +34,34 @@ static int outside_loop(const Gen *g, const SchedGroup *grp, IrRef r) {
     return grp->program == SCHED_HOIST && g->c->nodes[r].op == IR_PARAM;
 }
 
+/* Whether group grp reads r without computing it (an operand of one of its nodes, or a value it writes). */
+static int group_reads(const IrCell *c, const SchedGroup *grp, IrRef r) {
+    for (int i = 0; i < grp->nnodes; i++)
+        if (grp->nodes[i] == r) return 0;
+    for (int i = 0; i < grp->nnodes; i++) {
+        const IrNode *n = &c->nodes[grp->nodes[i]];
+        for (int a = 0; a < ir_ops[n->op].arity; a++)
+            if (n->args[a] == r) return 1;
+    }
+    for (int w = 0; w < grp->nwrites; w++)
+        if (grp->writes[w].node == r) return 1;
+    return 0;
+}
+
+/* Whether group grp's kernel alone sends r's adjoint: r lives in a plan buffer (a GEMM result or
+ * a stored value), which the backward zeroes, and no other group and no GEMM reads r. Its home
+ * is then written (= d), not read and added to: one load less per value (bench/NOTES.md 12). */
+static int sole_sender(const Gen *g, const SchedGroup *grp, IrRef r) {
+    const Plan *p = g->plan;
+    const SchedNode *sn = &p->node[r];
+    if (sn->gemm < 0 && !(sn->stored && sn->buffer >= 0)) return 0;
+    for (int j = 0; j < p->ngemms; j++)
+        if (p->gemms[j].operand == r) return 0;
+    for (int k = 0; k < p->ngroups; k++)
+        if (&p->groups[k] != grp && group_reads(g->c, &p->groups[k], r)) return 0;
+    return 1;
+}
+
 /* Declares the accumulator of a value read here: `float d<id> = 0.0f;  // d(what)`. */
 static void declare_sent(Gen *g, IrRef r, const char *note) {
     char name[NAME_SIZE];
@@ -60,16 +88,20 @@ static void preload_home(Gen *g, IrRef r) {
     sb_free(&what);
 }
 
-/* Adds the accumulated adjoint d<id> of a value read here to its home: dx (when wanted),
- * dstate_prev, dparam, or the dbuf of a GEMM result or stored value. prefix: a guard or "".
- * preloaded: the home's value is in o<id> (preload_home), so home = o<id> + d<id>; else home += d<id>. */
-static void send(Gen *g, IrRef r, const char *prefix, int preloaded) {
+/* How send() writes a home: home += d<id>; home = o<id> + d<id> (preloaded by preload_home);
+ * home = d<id> (its sole sender, sole_sender). */
+typedef enum { SEND_ADD, SEND_PRELOADED, SEND_STORE } SendMode;
+
+/* Sends the accumulated adjoint d<id> of a value read here to its home: dx (when wanted),
+ * dstate_prev, dparam, or the dbuf of a GEMM result or stored value. prefix: a guard or "". */
+static void send(Gen *g, IrRef r, const char *prefix, SendMode mode) {
     char name[NAME_SIZE], old[NAME_SIZE], expr[EXPR_SIZE], rhs[2 * NAME_SIZE + 8];
     StrBuf what = {0};
     cg_local_name(g->c, r, 'd', name, sizeof name);
     cg_local_name(g->c, r, 'o', old, sizeof old);
     cg_value_expr(g, r, 1, expr, sizeof expr, &what);
-    if (preloaded) snprintf(rhs, sizeof rhs, "= %s + %s", old, name);
+    if (mode == SEND_PRELOADED) snprintf(rhs, sizeof rhs, "= %s + %s", old, name);
+    else if (mode == SEND_STORE) snprintf(rhs, sizeof rhs, "= %s", name);
     else snprintf(rhs, sizeof rhs, "+= %s", name);
     cg_emit(g->out, "%s%s%s %s;  // %s", prefix, g->c->nodes[r].op == IR_INPUT ? "if (a.dx) " : "", expr, rhs, sb_str(&what));
     if (what.failed) g->out->failed = 1;
@@ -120,7 +152,7 @@ static int emit_block(Gen *g, const SchedGroup *grp, int64_t len) {
         if (g->sent[r] && cg_node_len(g, r) == len && !outside_loop(g, grp, r)) declare_sent(g, r, "");
     any = 0;
     for (uint32_t r = 0; r < c->nnodes; r++) {
-        if (!g->sent[r] || cg_node_len(g, r) != len || outside_loop(g, grp, r)) continue;
+        if (!g->sent[r] || cg_node_len(g, r) != len || outside_loop(g, grp, r) || sole_sender(g, grp, r)) continue;
         if (!any++) cg_emit(g->out, "// what the homes of the values read here hold so far (each is this item's alone)");
         preload_home(g, r);
     }
@@ -168,8 +200,10 @@ static int emit_block(Gen *g, const SchedGroup *grp, int64_t len) {
     any = 0;
     for (uint32_t r = 0; r < c->nnodes; r++) {
         if (!g->sent[r] || cg_node_len(g, r) != len || outside_loop(g, grp, r)) continue;
-        if (!any++) cg_emit(g->out, "// the adjoints of the values read here, added where the values came from");
-        send(g, r, "", 1);
+        if (!any++)
+            cg_emit(g->out, "// the adjoints of the values read here, added where the values came from (written where "
+                            "this kernel alone sends them)");
+        send(g, r, "", sole_sender(g, grp, r) ? SEND_STORE : SEND_PRELOADED);
     }
     return 1;
 }
@@ -358,7 +392,7 @@ int cg_emit_backward_kernel(Gen *g, int gi) {
         sb_putn(out, sb_str(&body), body.len);
         cg_close(out, NULL);
         for (uint32_t r = 0; r < c->nnodes; r++)
-            if (g->sent[r] && outside_loop(g, grp, r)) send(g, r, cg_guard(g, r, J, gbuf, sizeof gbuf), 0);
+            if (g->sent[r] && outside_loop(g, grp, r)) send(g, r, cg_guard(g, r, J, gbuf, sizeof gbuf), SEND_ADD);
     }
     sb_free(&body);
     cg_close(out, NULL);

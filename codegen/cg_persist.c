@@ -213,12 +213,12 @@ int cg_persist_preferred(int64_t N, int tf32, int backward, char *why, size_t wh
 
 int cg_persist_cluster(int64_t N, int tf32, int backward) {
     /* Measured on an H100 (bench/NOTES.md section 11): pairs sharing the operand gain 5-17% with
-     * FFMA products (small_b4, fastrnns, flashrnn) and with tensor-core ones at 16-20 sequences
-     * (flashrnn, ds2), and lose at 32 (deepbench). Not taken by default: with clusters of 2 the GPU
-     * suite's two models on two threads failed once (an error, cause not found); until that is
-     * understood clusters are opt-in (RNNCC_PERSIST_CLUSTER, rnncc emit --cluster). */
-    (void)N, (void)tf32, (void)backward;
-    return 1;
+     * FFMA products (small_b4, fastrnns, flashrnn; deepbench's inference loses 5%, its training
+     * gains 2%) and with tensor-core ones at 16-20 sequences (flashrnn, ds2); they are even at 4
+     * and lose at 32 with tensor cores (deepbench). Forward and backward alike. */
+    (void)backward;
+    if (!tf32) return 2;
+    return N > 8 && N <= 24 ? 2 : 1;
 }
 
 int cg_persist_kernel_name(const Plan *plan, int backward, char *buf, size_t size) {

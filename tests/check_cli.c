@@ -284,9 +284,10 @@ START_TEST(run_emit_schedule_arguments) {
     r = RUN(NULL, "dump", "--schedule", "--dim", "I=8", "--dim", "H=1024", "--batch", "4", "cells/lstm.cell");
     ck_assert_int_eq(r.status, 0);
     ck_assert_ptr_nonnull(strstr(r.out, "  forward backend (batch 4, fp32, on an H100): persistent: step weights 16.8 MB "
-                                        "fit on chip: 132 blocks, 149 KB of shared memory each, fp32 FFMA products\n"));
+                                        "fit on chip: 132 blocks in clusters of 2, 149 KB of shared memory each, fp32 FFMA "
+                                        "products\n"));
     ck_assert_ptr_nonnull(strstr(r.out, "  backward backend (batch 4, fp32, on an H100): persistent: step weights 16.8 MB "
-                                        "fit on chip: 132 blocks, "));
+                                        "fit on chip: 132 blocks in clusters of 2, "));
     r = RUN(NULL, "dump", "--schedule", "--dim", "I=8", "--dim", "H=1024", "--batch", "128", "cells/lstm.cell");
     ck_assert_ptr_nonnull(strstr(r.out, "backend (batch 128, fp32, on an H100): cuBLAS per step: batch 128 > 64 (fp32)"));
     r = RUN(NULL, "dump", "--schedule", "--dim", "I=8", "--dim", "H=2048", "--batch", "4", "cells/lstm.cell");
@@ -298,6 +299,11 @@ START_TEST(run_emit_schedule_arguments) {
     ck_assert_ptr_nonnull(strstr(r.out, "  forward backend (batch 4, tf32, on an H100): persistent: step weights 16.8 MB "
                                         "fit on chip: 132 blocks, "));
     ck_assert_ptr_nonnull(strstr(r.out, "tf32 tensor-core products\n"));
+    /* tensor-core products run in pairs at 9-24 sequences only (cg_persist_cluster) */
+    r = RUN(NULL, "dump", "--schedule", "--dim", "I=8", "--dim", "H=1024", "--batch", "16", "--precision", "tf32",
+            "cells/lstm.cell");
+    ck_assert_ptr_nonnull(strstr(r.out, "  forward backend (batch 16, tf32, on an H100): persistent: step weights 16.8 MB "
+                                        "fit on chip: 132 blocks in clusters of 2, "));
     r = RUN(NULL, "dump", "--schedule", "--dim", "I=8", "--dim", "H=1024", "--batch", "48", "--precision", "tf32",
             "cells/lstm.cell");
     ck_assert_ptr_nonnull(strstr(r.out, "  forward backend (batch 48, tf32, on an H100): cuBLAS per step: batch 48 > 32 (tf32), "

@@ -262,12 +262,6 @@ extern "C" __global__ void __launch_bounds__(256) rnncc_gru_bs1(const RnnArgs a)
         const float o9_b_z = a.dparam[(long long)a.N * 16 + n * RNN_DIM_H + j];
         const float o10_b_in = a.dparam[(long long)a.N * 32 + n * RNN_DIM_H + j];
         const float o11_b_hn = a.dparam[(long long)a.N * 48 + n * RNN_DIM_H + j];
-        const float o12 = a.dbuf[0][col * 48 + j];
-        const float o13 = a.dbuf[1][n * 48 + j];
-        const float o17 = a.dbuf[0][col * 48 + 16 + j];
-        const float o18 = a.dbuf[1][n * 48 + 16 + j];
-        const float o22 = a.dbuf[0][col * 48 + 32 + j];
-        const float o24 = a.dbuf[1][n * 48 + 32 + j];
         // seeds: the adjoints of this step's results
         d33_h_next += a.dstate_next[0][n * RNN_DIM_H + j];  // d(h') from the next step
         if (a.dy[0]) d33_h_next += a.dy[0][col * a.ldy[0] + j];  // d(output h)
@@ -302,17 +296,17 @@ extern "C" __global__ void __launch_bounds__(256) rnncc_gru_bs1(const RnnArgs a)
         d8_b_r += d15 * rnn_dop_add_1(v14, v8_b_r, 0.0f, v15);
         d12 += d14 * rnn_dop_add_0(v12, v13, 0.0f, v14);
         d13 += d14 * rnn_dop_add_1(v12, v13, 0.0f, v14);
-        // the adjoints of the values read here, added where the values came from
+        // the adjoints of the values read here, added where the values came from (written where this kernel alone sends them)
         a.dstate_prev[0][n * RNN_DIM_H + j] = o1_h + d1_h;  // state h
         a.dparam[n * RNN_DIM_H + j] = o8_b_r + d8_b_r;  // param b_r [H]
         a.dparam[(long long)a.N * 16 + n * RNN_DIM_H + j] = o9_b_z + d9_b_z;  // param b_z [H]
         a.dparam[(long long)a.N * 32 + n * RNN_DIM_H + j] = o10_b_in + d10_b_in;  // param b_in [H]
         a.dparam[(long long)a.N * 48 + n * RNN_DIM_H + j] = o11_b_hn + d11_b_hn;  // param b_hn [H]
-        a.dbuf[0][col * 48 + j] = o12 + d12;  // W_r @ x: G0 block 0, hoisted
-        a.dbuf[1][n * 48 + j] = o13 + d13;  // U_r @ h: G1 block 0
-        a.dbuf[0][col * 48 + 16 + j] = o17 + d17;  // W_z @ x: G0 block 1, hoisted
-        a.dbuf[1][n * 48 + 16 + j] = o18 + d18;  // U_z @ h: G1 block 1
-        a.dbuf[0][col * 48 + 32 + j] = o22 + d22;  // W_n @ x: G0 block 2, hoisted
-        a.dbuf[1][n * 48 + 32 + j] = o24 + d24;  // U_n @ h: G1 block 2
+        a.dbuf[0][col * 48 + j] = d12;  // W_r @ x: G0 block 0, hoisted
+        a.dbuf[1][n * 48 + j] = d13;  // U_r @ h: G1 block 0
+        a.dbuf[0][col * 48 + 16 + j] = d17;  // W_z @ x: G0 block 1, hoisted
+        a.dbuf[1][n * 48 + 16 + j] = d18;  // U_z @ h: G1 block 1
+        a.dbuf[0][col * 48 + 32 + j] = d22;  // W_n @ x: G0 block 2, hoisted
+        a.dbuf[1][n * 48 + 32 + j] = d24;  // U_n @ h: G1 block 2
     }
 }

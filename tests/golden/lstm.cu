@@ -279,14 +279,6 @@ extern "C" __global__ void __launch_bounds__(256) rnncc_lstm_bs1(const RnnArgs a
         const float o12_b_f = a.dparam[(long long)a.N * 16 + n * RNN_DIM_H + j];
         const float o13_b_g = a.dparam[(long long)a.N * 32 + n * RNN_DIM_H + j];
         const float o14_b_o = a.dparam[(long long)a.N * 48 + n * RNN_DIM_H + j];
-        const float o15 = a.dbuf[0][col * 64 + j];
-        const float o16 = a.dbuf[1][n * 64 + j];
-        const float o20 = a.dbuf[0][col * 64 + 16 + j];
-        const float o21 = a.dbuf[1][n * 64 + 16 + j];
-        const float o25 = a.dbuf[0][col * 64 + 32 + j];
-        const float o26 = a.dbuf[1][n * 64 + 32 + j];
-        const float o30 = a.dbuf[0][col * 64 + 48 + j];
-        const float o31 = a.dbuf[1][n * 64 + 48 + j];
         // seeds: the adjoints of this step's results
         d39_h_next += a.dstate_next[0][n * RNN_DIM_H + j];  // d(h') from the next step
         d37_c_next += a.dstate_next[1][n * RNN_DIM_H + j];  // d(c') from the next step
@@ -327,19 +319,19 @@ extern "C" __global__ void __launch_bounds__(256) rnncc_lstm_bs1(const RnnArgs a
         d11_b_i += d18 * rnn_dop_add_1(v17, v11_b_i, 0.0f, v18);
         d15 += d17 * rnn_dop_add_0(v15, v16, 0.0f, v17);
         d16 += d17 * rnn_dop_add_1(v15, v16, 0.0f, v17);
-        // the adjoints of the values read here, added where the values came from
+        // the adjoints of the values read here, added where the values came from (written where this kernel alone sends them)
         a.dstate_prev[1][n * RNN_DIM_H + j] = o2_c + d2_c;  // state c
         a.dparam[n * RNN_DIM_H + j] = o11_b_i + d11_b_i;  // param b_i [H]
         a.dparam[(long long)a.N * 16 + n * RNN_DIM_H + j] = o12_b_f + d12_b_f;  // param b_f [H]
         a.dparam[(long long)a.N * 32 + n * RNN_DIM_H + j] = o13_b_g + d13_b_g;  // param b_g [H]
         a.dparam[(long long)a.N * 48 + n * RNN_DIM_H + j] = o14_b_o + d14_b_o;  // param b_o [H]
-        a.dbuf[0][col * 64 + j] = o15 + d15;  // W_i @ x: G0 block 0, hoisted
-        a.dbuf[1][n * 64 + j] = o16 + d16;  // U_i @ h: G1 block 0
-        a.dbuf[0][col * 64 + 16 + j] = o20 + d20;  // W_f @ x: G0 block 1, hoisted
-        a.dbuf[1][n * 64 + 16 + j] = o21 + d21;  // U_f @ h: G1 block 1
-        a.dbuf[0][col * 64 + 32 + j] = o25 + d25;  // W_g @ x: G0 block 2, hoisted
-        a.dbuf[1][n * 64 + 32 + j] = o26 + d26;  // U_g @ h: G1 block 2
-        a.dbuf[0][col * 64 + 48 + j] = o30 + d30;  // W_o @ x: G0 block 3, hoisted
-        a.dbuf[1][n * 64 + 48 + j] = o31 + d31;  // U_o @ h: G1 block 3
+        a.dbuf[0][col * 64 + j] = d15;  // W_i @ x: G0 block 0, hoisted
+        a.dbuf[1][n * 64 + j] = d16;  // U_i @ h: G1 block 0
+        a.dbuf[0][col * 64 + 16 + j] = d20;  // W_f @ x: G0 block 1, hoisted
+        a.dbuf[1][n * 64 + 16 + j] = d21;  // U_f @ h: G1 block 1
+        a.dbuf[0][col * 64 + 32 + j] = d25;  // W_g @ x: G0 block 2, hoisted
+        a.dbuf[1][n * 64 + 32 + j] = d26;  // U_g @ h: G1 block 2
+        a.dbuf[0][col * 64 + 48 + j] = d30;  // W_o @ x: G0 block 3, hoisted
+        a.dbuf[1][n * 64 + 48 + j] = d31;  // U_o @ h: G1 block 3
     }
 }
