@@ -227,21 +227,27 @@ static rnncc_status run_direct(rnncc_model *m, RtGraph *g, const void *key, size
     return rt_join_user_stream(m, stream, 0);
 }
 
-/* Captures issue() into g. Returns 1 in *spoiled (and RNNCC_OK) when another thread's call
- * invalidated the capture (cudaDeviceSynchronize, cuBLAS handle creation: docs/runtime.md,
- * Threads): nothing captured ran. */
+/* Captures issue() into g, holding the process-wide lock (rt_lock.c). Returns 1 in *spoiled (and
+ * RNNCC_OK) when another thread's call invalidated the capture (cudaDeviceSynchronize, cuBLAS
+ * handles made outside rnncc: docs/runtime.md, Threads): nothing captured ran. */
 static rnncc_status capture(rnncc_model *m, RtGraph *g, const void *key, size_t keylen, rnncc_status (*issue)(void *),
                             void *ctx, int *spoiled) {
     *spoiled = 0;
     if (g->exec) { cudaGraphExecDestroy(g->exec); g->exec = NULL; }
     cudaGraph_t graph = NULL;
-    RT_CUDA(m, cudaStreamBeginCapture(m->streams[0], cudaStreamCaptureModeThreadLocal));
+    rt_exclusive_begin();
+    cudaError_t e = cudaStreamBeginCapture(m->streams[0], cudaStreamCaptureModeThreadLocal);
+    if (e != cudaSuccess) {
+        rt_exclusive_end();
+        return rt_cuda_fail(m, e, "cudaStreamBeginCapture", __FILE__, __LINE__);
+    }
     m->capturing = 1;
     rnncc_status s = issue(ctx);
     m->capturing = 0;
     enum cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
     cudaError_t q = cudaStreamIsCapturing(m->streams[0], &st);
-    cudaError_t e = cudaStreamEndCapture(m->streams[0], &graph);
+    e = cudaStreamEndCapture(m->streams[0], &graph);
+    rt_exclusive_end();
     if ((q == cudaSuccess && st == cudaStreamCaptureStatusInvalidated) || e == cudaErrorStreamCaptureInvalidated) {
         if (graph) cudaGraphDestroy(graph);
         cudaGetLastError(); /* the failed calls' error, which is not sticky */

@@ -241,6 +241,11 @@ rnncc_status rt_issue_forward(rnncc_model *m, const rnncc_io *io, const RtRegion
 /* Makes stream's later work wait for the model's streams' work (and the reverse, before). */
 rnncc_status rt_join_user_stream(rnncc_model *m, cudaStream_t user, int before);
 
+/* Takes and releases the process-wide lock held around each graph capture and each creation or
+ * destruction of cuBLAS handles (rt_lock.c says why). */
+void rt_exclusive_begin(void);
+void rt_exclusive_end(void);
+
 /* Runs issue(ctx) on the model's streams, ordered after and before the caller's stream: directly
  * for new arguments or when graphs are off; through graph g, captured on the second call with the
  * same key and replayed after (directly, when another thread's synchronising call spoils the capture). */

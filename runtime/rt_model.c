@@ -138,6 +138,17 @@ static rnncc_status layout_units(rnncc_model *m) {
 }
 
 /* Device side: pick the device, allocate weights, load kernels, make handles and streams. */
+/* The model's cuBLAS and cuBLASLt handles, made under the process-wide lock (rt_lock.c). */
+static rnncc_status create_handles(rnncc_model *m) {
+    rt_exclusive_begin();
+    cublasStatus_t s = cublasLtCreate(&m->gemm.lt);
+    for (int i = 0; i < 2 && s == CUBLAS_STATUS_SUCCESS; i++) s = cublasCreate(&m->cublas[i]);
+    rt_exclusive_end();
+    if (s != CUBLAS_STATUS_SUCCESS)
+        return rt_fail(m, RNNCC_ERR_CUBLAS, "creating the cuBLAS handles failed: %s", cublasGetStatusString(s));
+    return RNNCC_OK;
+}
+
 static rnncc_status setup_device(rnncc_model *m) {
     int count = 0;
     cudaError_t e = cudaGetDeviceCount(&count);
@@ -164,9 +175,8 @@ static rnncc_status setup_device(rnncc_model *m) {
     RT_CUDA(m, cudaMemset(m->weights, 0, bytes));
     rt_cache_open(&m->cache);
     for (int i = 0; i < m->nmodules; i++) RT_TRY(rt_module_load(m, m->layout[i], &m->module[i]));
-    RT_CUBLAS(m, cublasLtCreate(&m->gemm.lt));
+    RT_TRY(create_handles(m));
     for (int i = 0; i < 2; i++) {
-        RT_CUBLAS(m, cublasCreate(&m->cublas[i]));
         RT_CUDA(m, cudaMalloc(&m->cublas_ws[i], RT_CUBLAS_WS));
         RT_CUBLAS(m, cublasSetWorkspace(m->cublas[i], m->cublas_ws[i], RT_CUBLAS_WS));
         RT_CUDA(m, cudaStreamCreateWithFlags(&m->streams[i], cudaStreamNonBlocking));
@@ -256,13 +266,15 @@ void rnncc_model_destroy(rnncc_model *m) {
         cudaGetDevice(&prev);
         if (m->device >= 0) cudaSetDevice(m->device);
         for (int i = 0; i < 3; i++) if (m->graph[i].exec) cudaGraphExecDestroy(m->graph[i].exec);
+        rt_exclusive_begin(); /* handles: rt_lock.c */
         rt_gemm_cache_free(&m->gemm);
+        for (int i = 0; i < 2; i++) if (m->cublas[i]) cublasDestroy(m->cublas[i]);
+        rt_exclusive_end();
         if (m->ones) cudaFree(m->ones);
         for (int i = 0; i < m->nmodules; i++) rt_module_unload(&m->module[i]);
         rt_persist_unload(m);
         if (m->sync) cudaFree(m->sync);
         for (int i = 0; i < 2; i++) {
-            if (m->cublas[i]) cublasDestroy(m->cublas[i]);
             if (m->cublas_ws[i]) cudaFree(m->cublas_ws[i]);
             if (m->streams[i]) cudaStreamDestroy(m->streams[i]);
         }

@@ -5,6 +5,7 @@
  * graphs on and off, training mode), error recovery, parameters, streams and threads.
  * Without one, the GPU cases skip themselves and say so. */
 #include <check.h>
+#include <cublasLt.h>
 #include <cuda_runtime.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include "../runtime/rnncc.h"
+#include "../runtime/rt_internal.h"
 #include "../runtime/rt_verify.h"
 #include "testutil.h"
 
@@ -531,48 +533,113 @@ START_TEST(models_on_two_threads) {
 }
 END_TEST
 
-/* Another thread's cudaDeviceSynchronize invalidates every stream capture on the device, even in
- * thread-local mode (its cudaMemcpy, cudaMalloc and cudaFree do not, measured on an H100): the
- * model's captures of forward, backward data and weight gradients are spoiled again and again and
- * must fall back to running directly. */
-static atomic_int stop_syncing;
-
-static void *sync_loop(void *arg) {
-    float *d = NULL, one = 1;
-    (void)arg;
-    if (cudaMalloc((void **)&d, sizeof one) != cudaSuccess) return NULL;
-    while (!atomic_load(&stop_syncing)) {
-        void *q = NULL;
-        cudaMemcpy(d, &one, sizeof one, cudaMemcpyHostToDevice);
-        if (cudaMalloc(&q, 1 << 16) == cudaSuccess) cudaFree(q);
-        cudaDeviceSynchronize();
-    }
-    cudaFree(d);
-    return (void *)1;
-}
-
-START_TEST(captures_survive_other_threads_syncing) {
+/* Repeats rt_verify (forward, backward data and weights: a new capture of each every call) for
+ * the cell at lstm_dims with the backend given, while thread t runs fn(ctx); asserts that every
+ * run matched the reference. */
+static void verify_while(rnncc_backend backend, void *(*fn)(void *), void *ctx, atomic_int *stop) {
     rnncc_program *p = compile_ok("cells/lstm.cell");
-    rnncc_model_desc desc = {NULL, lstm_dims, 2, 1, 0, RNNCC_FP32, -1, _i ? RNNCC_BACKEND_CUBLAS : RNNCC_BACKEND_PERSISTENT};
+    rnncc_model_desc desc = {NULL, lstm_dims, 2, 1, 0, RNNCC_FP32, -1, backend};
     rnncc_model *m = NULL;
     ck_assert_msg(rnncc_model_create(p, &desc, &m) == RNNCC_OK, "%s", rnncc_model_error(m));
     rnncc_program_destroy(p);
     pthread_t t;
-    void *ran = NULL;
-    atomic_store(&stop_syncing, 0);
-    ck_assert_int_eq(pthread_create(&t, NULL, sync_loop, NULL), 0);
+    ck_assert_int_eq(pthread_create(&t, NULL, fn, ctx), 0);
     rnncc_status s = RNNCC_OK;
-    RtVerify v;
     for (int i = 0; i < 12 && s == RNNCC_OK; i++) {
-        v = (RtVerify){.T = 9, .N = 3, .varlen = i & 1, .backward = 1, .repeat = 4, .seed = (uint64_t)i + 11};
+        RtVerify v = {.T = 9, .N = 3, .varlen = i & 1, .backward = 1, .repeat = 4, .seed = (uint64_t)i + 11};
         s = rt_verify(m, &v);
         if (s == RNNCC_OK) ck_assert_msg(v.worst <= 1e-5 && v.grad_worst <= 1e-4, "run %d: %g %g", i, v.worst, v.grad_worst);
     }
-    atomic_store(&stop_syncing, 1);
-    pthread_join(t, &ran);
+    atomic_store(stop, 1);
+    pthread_join(t, NULL);
     ck_assert_msg(s == RNNCC_OK, "%s", rnncc_model_error(m));
-    ck_assert_msg(ran, "the syncing thread could not allocate");
     rnncc_model_destroy(m);
+}
+
+/* What the issue function of rt_run_falls_back_when_spoiled did: calls, and the value it set. */
+typedef struct Issued {
+    rnncc_model *m;
+    int *dev;
+    int calls, spoil_at;
+} Issued;
+
+/* Sets *dev to the call's number on the model's stream; at call spoil_at (a capture) it also
+ * calls cudaDeviceSynchronize, which CUDA refuses during a capture and which invalidates it, as
+ * another thread's synchronising call would. */
+static rnncc_status issue_counted(void *ctx) {
+    Issued *is = ctx;
+    is->calls++;
+    if (is->calls == is->spoil_at) cudaDeviceSynchronize();
+    if (cudaMemsetAsync(is->dev, is->calls, 1, is->m->streams[0]) != cudaSuccess) return RNNCC_ERR_CUDA;
+    return RNNCC_OK;
+}
+
+/* A spoiled capture runs the work directly instead, and a later call with the same arguments
+ * captures again: the graph state machine of rt_run (runtime/rt_forward.c). Spoiled on purpose
+ * in the capturing thread: another thread's cudaDeviceSynchronize or cuBLAS handle destruction
+ * spoils captures too, but crashed driver 580.159.04 when repeated during them. */
+START_TEST(rt_run_falls_back_when_spoiled) {
+    rnncc_model *m = small_lstm();
+    Issued is = {.m = m, .spoil_at = 2};
+    ck_assert_int_eq(cudaMalloc((void **)&is.dev, sizeof *is.dev), cudaSuccess);
+    RtGraph g = {0};
+    const char key[] = "arguments";
+    int want_calls[] = {1, 3, 4, 5, 5}, got = 0;
+    for (int call = 0; call < 5; call++) {
+        /* 1: new arguments, direct; 2: capture spoiled (call 2), direct again (3); 3: direct (4), the
+         * arguments seen again; 4: captured (5) and replayed; 5: replayed */
+        ck_assert_msg(rt_run(m, &g, key, sizeof key, issue_counted, &is, NULL) == RNNCC_OK, "call %d: %s", call,
+                      rnncc_model_error(m));
+        ck_assert_int_eq(cudaStreamSynchronize(NULL), cudaSuccess);
+        ck_assert_int_eq(cudaDeviceSynchronize(), cudaSuccess);
+        ck_assert_int_eq(cudaMemcpy(&got, is.dev, 1, cudaMemcpyDeviceToHost), cudaSuccess);
+        ck_assert_int_eq(is.calls, want_calls[call]);
+        ck_assert_int_eq(got & 0xff, call < 3 ? want_calls[call] : 5);
+        ck_assert_int_eq(g.exec != NULL, call >= 3);
+    }
+    cudaGraphExecDestroy(g.exec);
+    cudaFree(is.dev);
+    rnncc_model_destroy(m);
+}
+END_TEST
+
+/* A thread that makes and drops models (cuBLAS handles: rnncc_model_create and destroy) until told. */
+typedef struct Churn {
+    atomic_int stop;
+    int made;
+    char failed[300];
+} Churn;
+
+static void *churn_models(void *arg) {
+    Churn *c = arg;
+    rnncc_program *p = NULL;
+    if (rnncc_compile_file("cells/gru.cell", NULL, &p) != RNNCC_OK) {
+        snprintf(c->failed, sizeof c->failed, "compiling cells/gru.cell");
+        return NULL;
+    }
+    const char *dims[] = {"I=12", "H=20"};
+    rnncc_model_desc desc = {NULL, dims, 2, 1, 0, RNNCC_FP32, -1, RNNCC_BACKEND_AUTO};
+    while (!atomic_load(&c->stop)) {
+        rnncc_model *m = NULL;
+        if (rnncc_model_create(p, &desc, &m) != RNNCC_OK) {
+            snprintf(c->failed, sizeof c->failed, "%s", rnncc_model_error(m));
+            rnncc_model_destroy(m);
+            break;
+        }
+        rnncc_model_destroy(m);
+        c->made++;
+    }
+    rnncc_program_destroy(p);
+    return NULL;
+}
+
+/* Models made and destroyed on one thread while another model captures its passes on another:
+ * rnncc keeps its handle changes and captures apart (docs/runtime.md, Threads). */
+START_TEST(models_made_while_another_captures) {
+    Churn c = {0};
+    verify_while(_i ? RNNCC_BACKEND_CUBLAS : RNNCC_BACKEND_PERSISTENT, churn_models, &c, &c.stop);
+    ck_assert_msg(!c.failed[0], "the other thread: %s", c.failed);
+    ck_assert_int_gt(c.made, 0);
 }
 END_TEST
 
@@ -595,9 +662,13 @@ int main(void) {
         tcase_add_test(gpu, bad_calls_leave_the_model_usable);
         tcase_add_test(gpu, zero_steps_returns_the_initial_state);
         tcase_add_test(gpu, runs_on_a_user_stream);
-        tcase_add_test(gpu, models_on_two_threads);
-        tcase_add_loop_test(gpu, captures_survive_other_threads_syncing, 0, 2); /* persistent, cuBLAS */
         suite_add_tcase(s, gpu);
+        TCase *threads = tcase_create("threads"); /* CK_RUN_CASE=threads runs these alone */
+        tcase_set_timeout(threads, 300);
+        tcase_add_test(threads, models_on_two_threads);
+        tcase_add_test(threads, rt_run_falls_back_when_spoiled);
+        tcase_add_loop_test(threads, models_made_while_another_captures, 0, 2); /* persistent, cuBLAS */
+        suite_add_tcase(s, threads);
     } else {
         printf("check_runtime: no GPU present: skipping the GPU cases (every cell forward and backward against the "
                "reference, parameters, error recovery, streams, threads)\n");

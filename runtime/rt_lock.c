@@ -1,0 +1,15 @@
+/* The library's one process-wide object: a lock that keeps graph captures apart from cuBLAS
+ * handle creation and destruction (docs/runtime.md, Threads). Key idea: CUDA spoils every
+ * stream capture in progress on a device when any thread creates or destroys a cuBLAS or
+ * cuBLASLt handle, and driver 580.159.04 crashed inside the destroying thread's context
+ * synchronisation when that met another thread's capture (measured on an H100); models take
+ * this lock around each capture and around their handles' creation and destruction. */
+#include <pthread.h>
+
+#include "rt_internal.h"
+
+static pthread_mutex_t handles_and_captures = PTHREAD_MUTEX_INITIALIZER;
+
+void rt_exclusive_begin(void) { pthread_mutex_lock(&handles_and_captures); }
+
+void rt_exclusive_end(void) { pthread_mutex_unlock(&handles_and_captures); }
