@@ -44,13 +44,16 @@
  *     backward of the step GEMMs of phase k-1 (d operand += W^T d result, for the columns of
  *     step t); then dstate_prev becomes the next iteration's dstate_next. Then the hoisted
  *     program backward likewise, once. Weight gradients (dW += d result operand^T over every
- *     kept column) and the sums of the vector-parameter accumulators are the runtime's.
+ *     kept column) and the sums of the vector-parameter accumulators (and of a folded bias's
+ *     GEMM-result adjoint over every column, Plan.param_fold) are the runtime's.
  *   - RnnArgs as in the forward (the forward's kept values: buf of step t, state_prev of
  *     step t), plus dbuf[] (laid out like buf, step buffers offset to step t like buf; all
- *     zero before the backward starts: kernels and GEMM backwards only add, and nothing is
- *     added at an ended sequence's columns), dstate_next (read), dstate_prev (+=), dy (NULL:
+ *     zero before the backward starts: kernels and GEMM backwards only add, except that a
+ *     kernel that alone sends a value's adjoint writes it; nothing is written at an ended
+ *     sequence's columns), dstate_next (read), dstate_prev (+=), dy (NULL:
  *     zero; stride ldy), dx (+=, zeroed by the runtime; NULL: not wanted; stride ldx), dparam
- *     (+=; parameter p's [N][rows] accumulator at dparam + N * layout->acc_offset[p]).
+ *     (+=; parameter p's [N][rows] accumulator at dparam + N * layout->acc_offset[p]; none
+ *     for folded parameters, whose acc_offset is -1).
  *   - Step kernel per (n, j): if t >= len: dstate_prev[k] += dstate_next[k] for every state
  *     the group writes, nothing else. Else the group's values are recomputed as in the
  *     forward (pos, col as there); each computed value gets an adjoint, starting from its

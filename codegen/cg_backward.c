@@ -29,6 +29,13 @@ static void mark_sent(Gen *g, const SchedGroup *grp) {
     }
 }
 
+/* A folded parameter (Plan.param_fold) has no accumulator: its gradient is summed after the loop
+ * from the adjoint of the matvec it is added to, which this kernel sends anyway. */
+static int folded(const Gen *g, IrRef r) {
+    const IrNode *n = &g->c->nodes[r];
+    return n->op == IR_PARAM && g->plan->param_fold[n->index] != IR_NONE;
+}
+
 /* A parameter's accumulator lives outside the hoisted kernel's loop over positions. */
 static int outside_loop(const Gen *g, const SchedGroup *grp, IrRef r) {
     return grp->program == SCHED_HOIST && g->c->nodes[r].op == IR_PARAM;
@@ -152,7 +159,8 @@ static int emit_block(Gen *g, const SchedGroup *grp, int64_t len) {
         if (g->sent[r] && cg_node_len(g, r) == len && !outside_loop(g, grp, r)) declare_sent(g, r, "");
     any = 0;
     for (uint32_t r = 0; r < c->nnodes; r++) {
-        if (!g->sent[r] || cg_node_len(g, r) != len || outside_loop(g, grp, r) || sole_sender(g, grp, r)) continue;
+        if (!g->sent[r] || cg_node_len(g, r) != len || outside_loop(g, grp, r) || sole_sender(g, grp, r) || folded(g, r))
+            continue;
         if (!any++) cg_emit(g->out, "// what the homes of the values read here hold so far (each is this item's alone)");
         preload_home(g, r);
     }
@@ -199,7 +207,7 @@ static int emit_block(Gen *g, const SchedGroup *grp, int64_t len) {
 
     any = 0;
     for (uint32_t r = 0; r < c->nnodes; r++) {
-        if (!g->sent[r] || cg_node_len(g, r) != len || outside_loop(g, grp, r)) continue;
+        if (!g->sent[r] || cg_node_len(g, r) != len || outside_loop(g, grp, r) || folded(g, r)) continue;
         if (!any++)
             cg_emit(g->out, "// the adjoints of the values read here, added where the values came from (written where "
                             "this kernel alone sends them)");
@@ -260,7 +268,7 @@ static void put_destinations(const Gen *g, StrBuf *out) {
             sb_printf(out, "%sdx, when wanted (%s)", out->len ? "\n" : "", c->inputs[c->nodes[r].index].name);
     int np = 0;
     for (uint32_t r = 0; r < c->nnodes; r++)
-        if (g->sent[r] && c->nodes[r].op == IR_PARAM)
+        if (g->sent[r] && c->nodes[r].op == IR_PARAM && !folded(g, r))
             sb_printf(out, "%s%s", np++ ? ", " : out->len ? "\ndparam (" : "dparam (", c->params[c->nodes[r].index].name);
     if (np) sb_puts(out, ")");
 }
@@ -392,7 +400,7 @@ int cg_emit_backward_kernel(Gen *g, int gi) {
         sb_putn(out, sb_str(&body), body.len);
         cg_close(out, NULL);
         for (uint32_t r = 0; r < c->nnodes; r++)
-            if (g->sent[r] && outside_loop(g, grp, r)) send(g, r, cg_guard(g, r, J, gbuf, sizeof gbuf), SEND_ADD);
+            if (g->sent[r] && outside_loop(g, grp, r) && !folded(g, r)) send(g, r, cg_guard(g, r, J, gbuf, sizeof gbuf), SEND_ADD);
     }
     sb_free(&body);
     cg_close(out, NULL);

@@ -90,6 +90,9 @@ typedef struct Plan {
     SchedPackItem *pack;        /* packed layout, in order */
     int npack;
     int *param_gemm;            /* per parameter: the stacked GEMM holding it, or -1 */
+    IrRef *param_fold;          /* per parameter: a matvec whose adjoint is the parameter's at every
+                                   step (a bias added straight to its sum), so that its gradient is
+                                   the sum of the matvec's adjoint columns; else IR_NONE */
 } Plan;
 
 /* The parameter of GEMM j's first block: its stacked weights start where this parameter does. */
@@ -97,6 +100,9 @@ static inline int sched_gemm_param(const Plan *p, int j) {
     const IrCell *c = p->cell;
     return c->nodes[c->nodes[p->gemms[j].products[0]].args[0]].index;
 }
+
+/* Per parameter of c, Plan.param_fold's value (sched_fold.c); NULL when out of memory. */
+IrRef *sched_param_folds(Arena *arena, const IrCell *c);
 
 /* Builds the plan of a checked cell; NULL (with an error in diags) if it cannot be scheduled. */
 Plan *sched_plan(Arena *arena, const IrCell *cell, Diags *diags);
@@ -113,7 +119,8 @@ typedef struct PlanLayout {
     int64_t *block_row;         /* per IR node (matvecs): first row of its block in its GEMM */
     int64_t *buffer_width;      /* per buffer: elements per column */
     int64_t *acc_offset;        /* per vector parameter: its gradient accumulator's offset in
-                                   rows (its [N][rows] block starts at N * acc_offset); -1 for matrices */
+                                   rows (its [N][rows] block starts at N * acc_offset); -1 for matrices
+                                   and folded vectors (Plan.param_fold) */
     int64_t acc_rows;           /* rows of all vector parameters together */
 } PlanLayout;
 

@@ -156,6 +156,8 @@ void sched_dump(const Plan *p, const PlanLayout *L, StrBuf *out) {
             sb_printf(out, "    %-12s [%s%s%s]", c->params[k].name, ir_dim_text(c, s->dims[0], t0, sizeof t0),
                       s->kind == IR_MATRIX ? ", " : "", s->kind == IR_MATRIX ? ir_dim_text(c, s->dims[1], t1, sizeof t1) : "");
             if (it->gemm >= 0 && count > 1) sb_printf(out, "  stack G%d block %d", it->gemm, b);
+            IrRef f = p->param_fold[k];
+            if (f != IR_NONE) sb_printf(out, "  gradient: d(G%d block %d) summed", p->node[f].gemm, p->node[f].block);
             if (L) sb_printf(out, "  offset %lld", (long long)L->param_offset[k]);
             sb_putc(out, '\n');
         }

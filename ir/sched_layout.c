@@ -63,8 +63,9 @@ PlanLayout *sched_layout(Arena *arena, const Plan *plan, const int64_t *dimval, 
         const IrShape *s = &c->params[k].shape;
         L->param_rows[k] = dv[s->dims[0]];
         L->param_cols[k] = s->kind == IR_MATRIX ? dv[s->dims[1]] : 1;
-        L->acc_offset[k] = s->kind == IR_MATRIX ? -1 : L->acc_rows;
-        if (s->kind != IR_MATRIX) L->acc_rows = add(&ck, L->acc_rows, L->param_rows[k]);
+        int accumulated = s->kind != IR_MATRIX && plan->param_fold[k] == IR_NONE;
+        L->acc_offset[k] = accumulated ? L->acc_rows : -1;
+        if (accumulated) L->acc_rows = add(&ck, L->acc_rows, L->param_rows[k]);
     }
     int64_t off = 0;
     for (int i = 0; i < plan->npack; i++) {

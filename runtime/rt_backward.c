@@ -220,7 +220,8 @@ static rnncc_status data_job(void *p) {
     return issue_backward_data(j->m, j->io, j->r, j->ws, j->reserve);
 }
 
-/* dW = sum over all columns of operand d(out)^T, per GEMM; vector parameters: accumulators summed over sequences. */
+/* dW = sum over all columns of operand d(out)^T, per GEMM; vector parameters: accumulators summed over
+ * sequences, or (folded, Plan.param_fold) their matvec's adjoint summed over every column. */
 static rnncc_status weights_job(void *p) {
     Job *job = p;
     rnncc_model *m = job->m;
@@ -247,22 +248,36 @@ static rnncc_status weights_job(void *p) {
                                rt_buffer_at(&b, b.dbufs, g->out_buffer, 0), W, rt_gemm_weights(&b, job->dw, j), K, 1));
             }
             for (int k = 0; k < c->nparams; k++) {
-                if (L->acc_offset[k] < 0) continue;
+                float *dp = job->dw + b.unit->weight_offset + L->param_offset[k];
                 int64_t rows = L->param_rows[k];
-                RT_CUBLAS(m, cublasSgemv(b.blas, CUBLAS_OP_N, (int)rows, (int)r->N, &one, b.dparam + r->N * L->acc_offset[k],
-                                         (int)rows, m->ones, 1, &one,
-                                         job->dw + b.unit->weight_offset + L->param_offset[k], 1));
+                IrRef f = m->plan->param_fold[k];
+                if (f != IR_NONE && cols > 0) { /* folded: the sum of its matvec's adjoint over every column */
+                    if (cols > INT32_MAX)
+                        return rt_fail(m, RNNCC_ERR_OVERFLOW, "T*N = %lld exceeds cuBLAS's 32-bit sizes", (long long)cols);
+                    int ob = m->plan->gemms[m->plan->node[f].gemm].out_buffer;
+                    RT_CUBLAS(m, cublasSgemv(b.blas, CUBLAS_OP_N, (int)rows, (int)cols, &one,
+                                             rt_buffer_at(&b, b.dbufs, ob, 0) + L->block_row[f], (int)L->buffer_width[ob],
+                                             m->ones, 1, &one, dp, 1));
+                } else if (L->acc_offset[k] >= 0) { /* its per-sequence accumulators */
+                    RT_CUBLAS(m, cublasSgemv(b.blas, CUBLAS_OP_N, (int)rows, (int)r->N, &one,
+                                             b.dparam + r->N * L->acc_offset[k], (int)rows, m->ones, 1, &one, dp, 1));
+                }
             }
         }
     return RNNCC_OK;
 }
 
-/* Grows the model's device vector of ones to at least n (synchronously, outside any graph). */
+/* Grows the model's device vector of ones to at least n (synchronously, outside any graph). The
+ * captured weights pass read the old vector: it is dropped, to be captured again. */
 static rnncc_status ensure_ones(rnncc_model *m, int64_t n) {
     if (m->ones_len >= n) return RNNCC_OK;
     float *host = malloc((size_t)n * sizeof(float) + 4);
     if (!host) return rt_fail(m, RNNCC_ERR_NOMEM, "out of host memory");
     for (int64_t i = 0; i < n; i++) host[i] = 1;
+    RtGraph *g = &m->graph[2];
+    if (g->exec) cudaGraphExecDestroy(g->exec);
+    g->exec = NULL;
+    g->keylen = 0;
     if (m->ones) cudaFree(m->ones);
     m->ones = NULL;
     m->ones_len = 0;
@@ -304,7 +319,7 @@ static rnncc_status with_device(rnncc_model *m, const rnncc_grad_io *io, void *w
         e = cudaMemcpyAsync((char *)ws + r.lengths, io->lengths, (size_t)io->N * sizeof(int), cudaMemcpyHostToDevice, stream);
         if (e != cudaSuccess) s = rt_cuda_fail(m, e, "cudaMemcpyAsync(lengths)", __FILE__, __LINE__);
     }
-    if (s == RNNCC_OK && weights) s = ensure_ones(m, io->N);
+    if (s == RNNCC_OK && weights) s = ensure_ones(m, io->T * io->N > io->N ? io->T * io->N : io->N); /* GEMVs over N or T*N */
     if (s == RNNCC_OK) {
         unsigned char key[sizeof m->graph[0].key];
         size_t keylen = backward_key(m, io, ws, reserve, dw, mode, key);

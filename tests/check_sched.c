@@ -216,6 +216,37 @@ START_TEST(layout_overflow_is_an_error) {
 }
 END_TEST
 
+/* Plan.param_fold: a bias added straight to a sum of matvecs (through additions used once) takes
+ * its gradient from a matvec's adjoint; any other use keeps its accumulator. */
+START_TEST(biases_fold_into_gemm_adjoints) {
+    Arena a; arena_init(&a);
+    const IrCell *c = cell_of_file(&a, "cells/gru.cell");
+    const Plan *p = plan_of(&a, c);
+    /* b_r, b_z, b_in: W_* @ x (hoisted G0); b_hn: U_hn @ h (step G1), inside r * (U_hn @ h + b_hn) */
+    const char *bias[] = {"b_r", "b_z", "b_in", "b_hn"}, *product[] = {"W_r", "W_z", "W_n", "U_n"};
+    for (int q = 0; q < 4; q++) {
+        IrRef f = p->param_fold[param_index(c, bias[q])];
+        ck_assert_msg(f != IR_NONE, "%s", bias[q]);
+        ck_assert_str_eq(param_of(c, f), product[q]);
+    }
+    c = cell_of_text(&a, "cell t(x[I]) -> h {\n"
+                         "    state h[H]\n"
+                         "    param W[H, I], U[H, H], V[H, I], b1[H], b2[H], b3[H], b4[H], b5[H], b6[H]\n"
+                         "    a = tanh(W @ x) + b1\n"          /* a function result: no matvec */
+                         "    e = U @ h + b2 + b2\n"           /* used twice */
+                         "    m = V @ x\n"
+                         "    f = (m + b3) * (m + b4)\n"       /* the matvec used twice */
+                         "    g = sigmoid(U @ h - b5)\n"       /* subtracted */
+                         "    k = b6 * (W @ x)\n"              /* multiplied */
+                         "    h' = a + e + f + g + k\n"
+                         "}\n");
+    p = plan_of(&a, c);
+    const char *kept[] = {"b1", "b2", "b3", "b4", "b5", "b6"};
+    for (int q = 0; q < 6; q++) ck_assert_msg(p->param_fold[param_index(c, kept[q])] == IR_NONE, "%s", kept[q]);
+    arena_free(&a);
+}
+END_TEST
+
 START_TEST(product_of_parameters_is_an_error) {
     Arena a; arena_init(&a);
     const char *src = "cell c(x[H]) -> h {\n  state h[H]\n  param W[H, H], b[H]\n  h' = tanh(W @ b + W @ x + h)\n}\n";
@@ -470,6 +501,7 @@ int main(void) {
     tcase_add_test(tc, layouts_are_packed);
     tcase_add_test(tc, layout_overflow_is_an_error);
     tcase_add_test(tc, product_of_parameters_is_an_error);
+    tcase_add_test(tc, biases_fold_into_gemm_adjoints);
     tcase_add_test(tc, shared_weight_is_stacked_once);
     tcase_add_test(tc, chained_hoisted_products);
     tcase_add_test(tc, executor_matches_reference_for_every_cell);

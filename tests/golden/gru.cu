@@ -180,8 +180,7 @@ extern "C" __global__ void __launch_bounds__(256) rnncc_gru_s1(const RnnArgs a)
 // ---- rnncc_gru_bs1: backward of step group 1 (rnncc_gru_s1)
 // Each step, t = T-1 down to 0, before GEMM G1^T; one thread per (n, j), j < 16 (J = H).
 // seeds    d(h') [N, H] from dstate_next[0], d(output h) [T*N, H] from dy[0]
-// adds to  dB0 [T*N, 3H] (G0), dB1 [N, 3H] (G1), dstate_prev[0] (h),
-//          dparam (b_r, b_z, b_in, b_hn)
+// adds to  dB0 [T*N, 3H] (G0), dB1 [N, 3H] (G1), dstate_prev[0] (h)
 // source   lines 14-17 of cell gru
 extern "C" __global__ void __launch_bounds__(256) rnncc_gru_bs1(const RnnArgs a)
 {
@@ -258,10 +257,6 @@ extern "C" __global__ void __launch_bounds__(256) rnncc_gru_bs1(const RnnArgs a)
         float d24 = 0.0f;  // d(U_n @ h)
         // what the homes of the values read here hold so far (each is this item's alone)
         const float o1_h = a.dstate_prev[0][n * RNN_DIM_H + j];
-        const float o8_b_r = a.dparam[n * RNN_DIM_H + j];
-        const float o9_b_z = a.dparam[(long long)a.N * 16 + n * RNN_DIM_H + j];
-        const float o10_b_in = a.dparam[(long long)a.N * 32 + n * RNN_DIM_H + j];
-        const float o11_b_hn = a.dparam[(long long)a.N * 48 + n * RNN_DIM_H + j];
         // seeds: the adjoints of this step's results
         d33_h_next += a.dstate_next[0][n * RNN_DIM_H + j];  // d(h') from the next step
         if (a.dy[0]) d33_h_next += a.dy[0][col * a.ldy[0] + j];  // d(output h)
@@ -298,10 +293,6 @@ extern "C" __global__ void __launch_bounds__(256) rnncc_gru_bs1(const RnnArgs a)
         d13 += d14 * rnn_dop_add_1(v12, v13, 0.0f, v14);
         // the adjoints of the values read here, added where the values came from (written where this kernel alone sends them)
         a.dstate_prev[0][n * RNN_DIM_H + j] = o1_h + d1_h;  // state h
-        a.dparam[n * RNN_DIM_H + j] = o8_b_r + d8_b_r;  // param b_r [H]
-        a.dparam[(long long)a.N * 16 + n * RNN_DIM_H + j] = o9_b_z + d9_b_z;  // param b_z [H]
-        a.dparam[(long long)a.N * 32 + n * RNN_DIM_H + j] = o10_b_in + d10_b_in;  // param b_in [H]
-        a.dparam[(long long)a.N * 48 + n * RNN_DIM_H + j] = o11_b_hn + d11_b_hn;  // param b_hn [H]
         a.dbuf[0][col * 48 + j] = d12;  // W_r @ x: G0 block 0, hoisted
         a.dbuf[1][n * 48 + j] = d13;  // U_r @ h: G1 block 0
         a.dbuf[0][col * 48 + 16 + j] = d17;  // W_z @ x: G0 block 1, hoisted

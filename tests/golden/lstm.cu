@@ -186,8 +186,7 @@ extern "C" __global__ void __launch_bounds__(256) rnncc_lstm_s1(const RnnArgs a)
 // Each step, t = T-1 down to 0, before GEMM G1^T; one thread per (n, j), j < 16 (J = H).
 // seeds    d(h') [N, H] from dstate_next[0], d(c') [N, H] from dstate_next[1],
 //          d(output h) [T*N, H] from dy[0]
-// adds to  dB0 [T*N, 4H] (G0), dB1 [N, 4H] (G1), dstate_prev[1] (c),
-//          dparam (b_i, b_f, b_g, b_o)
+// adds to  dB0 [T*N, 4H] (G0), dB1 [N, 4H] (G1), dstate_prev[1] (c)
 // source   lines 14-19 of cell lstm
 extern "C" __global__ void __launch_bounds__(256) rnncc_lstm_bs1(const RnnArgs a)
 {
@@ -275,10 +274,6 @@ extern "C" __global__ void __launch_bounds__(256) rnncc_lstm_bs1(const RnnArgs a
         float d31 = 0.0f;  // d(U_o @ h)
         // what the homes of the values read here hold so far (each is this item's alone)
         const float o2_c = a.dstate_prev[1][n * RNN_DIM_H + j];
-        const float o11_b_i = a.dparam[n * RNN_DIM_H + j];
-        const float o12_b_f = a.dparam[(long long)a.N * 16 + n * RNN_DIM_H + j];
-        const float o13_b_g = a.dparam[(long long)a.N * 32 + n * RNN_DIM_H + j];
-        const float o14_b_o = a.dparam[(long long)a.N * 48 + n * RNN_DIM_H + j];
         // seeds: the adjoints of this step's results
         d39_h_next += a.dstate_next[0][n * RNN_DIM_H + j];  // d(h') from the next step
         d37_c_next += a.dstate_next[1][n * RNN_DIM_H + j];  // d(c') from the next step
@@ -321,10 +316,6 @@ extern "C" __global__ void __launch_bounds__(256) rnncc_lstm_bs1(const RnnArgs a
         d16 += d17 * rnn_dop_add_1(v15, v16, 0.0f, v17);
         // the adjoints of the values read here, added where the values came from (written where this kernel alone sends them)
         a.dstate_prev[1][n * RNN_DIM_H + j] = o2_c + d2_c;  // state c
-        a.dparam[n * RNN_DIM_H + j] = o11_b_i + d11_b_i;  // param b_i [H]
-        a.dparam[(long long)a.N * 16 + n * RNN_DIM_H + j] = o12_b_f + d12_b_f;  // param b_f [H]
-        a.dparam[(long long)a.N * 32 + n * RNN_DIM_H + j] = o13_b_g + d13_b_g;  // param b_g [H]
-        a.dparam[(long long)a.N * 48 + n * RNN_DIM_H + j] = o14_b_o + d14_b_o;  // param b_o [H]
         a.dbuf[0][col * 64 + j] = d15;  // W_i @ x: G0 block 0, hoisted
         a.dbuf[1][n * 64 + j] = d16;  // U_i @ h: G1 block 0
         a.dbuf[0][col * 64 + 16 + j] = d20;  // W_f @ x: G0 block 1, hoisted
