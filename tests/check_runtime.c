@@ -556,6 +556,62 @@ static void verify_while(rnncc_backend backend, void *(*fn)(void *), void *ctx, 
     rnncc_model_destroy(m);
 }
 
+/* One training pass (forward, backward data, weight gradients set) of T steps and N sequences on
+ * the buffers given (sized for the largest); the weight gradients land in dw. */
+static void train_pass(rnncc_model *m, int64_t T, int64_t N, float *x, float *y, float *dy, void *ws, size_t wsb,
+                       void *rs, size_t rsb, float *dw) {
+    float *ys[] = {y};
+    const float *dys[] = {dy};
+    rnncc_io io = {T, N, x, ys, NULL, NULL, NULL};
+    rnncc_grad_io gio = {T, N, NULL, x, dys, NULL, NULL, NULL};
+    ck_assert_msg(rnncc_forward(m, &io, ws, wsb, rs, rsb, NULL) == RNNCC_OK, "%s", rnncc_model_error(m));
+    ck_assert_msg(rnncc_backward_data(m, &gio, ws, wsb, rs, rsb, NULL) == RNNCC_OK, "%s", rnncc_model_error(m));
+    ck_assert_msg(rnncc_backward_weights(m, &gio, dw, RNNCC_WGRAD_SET, ws, wsb, rs, rsb, NULL) == RNNCC_OK, "%s",
+                  rnncc_model_error(m));
+    ck_assert_int_eq(cudaDeviceSynchronize(), cudaSuccess);
+}
+
+/* The weight-gradient pass sums the biases' adjoints with a device vector of ones, which grows
+ * for a larger T*N (and drops the captured pass that read the old one): the same small pass
+ * after a larger one gives the same gradients. (Keeping the stale graph was not caught here on
+ * an H100: the freed vector still held its ones, and memcheck did not flag the read.) */
+START_TEST(weights_pass_after_the_ones_grow) {
+    rnncc_model *m = small_lstm();
+    int64_t count = 0;
+    float *w = rnncc_model_weights(m, &count);
+    float *hw = malloc((size_t)count * sizeof(float));
+    for (int64_t i = 0; i < count; i++) hw[i] = (float)((i * 37 % 101) - 50) / 400.0f;
+    ck_assert_int_eq(cudaMemcpy(w, hw, (size_t)count * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+    size_t wsb = 0, rsb = 0;
+    ck_assert_int_eq(rnncc_workspace_size(m, 40, 50, 1, &wsb), RNNCC_OK);
+    ck_assert_int_eq(rnncc_reserve_size(m, 40, 50, &rsb), RNNCC_OK);
+    float *x, *y, *dy, *dw;
+    void *ws, *rs;
+    size_t big = 40 * 50 * 16;
+    ck_assert_int_eq(cudaMalloc((void **)&x, big * sizeof(float)), cudaSuccess);
+    ck_assert_int_eq(cudaMalloc((void **)&y, big * sizeof(float)), cudaSuccess);
+    ck_assert_int_eq(cudaMalloc((void **)&dy, big * sizeof(float)), cudaSuccess);
+    ck_assert_int_eq(cudaMalloc((void **)&dw, (size_t)count * sizeof(float)), cudaSuccess);
+    ck_assert_int_eq(cudaMalloc(&ws, wsb), cudaSuccess);
+    ck_assert_int_eq(cudaMalloc(&rs, rsb), cudaSuccess);
+    float *h = malloc(big * sizeof(float));
+    for (size_t i = 0; i < big; i++) h[i] = (float)((int)(i * 13 % 29) - 14) / 14.0f;
+    ck_assert_int_eq(cudaMemcpy(x, h, big * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+    ck_assert_int_eq(cudaMemcpy(dy, h, big * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+    float *first = malloc((size_t)count * sizeof(float)), *again = malloc((size_t)count * sizeof(float));
+    train_pass(m, 2, 2, x, y, dy, ws, wsb, rs, rsb, dw); /* direct */
+    train_pass(m, 2, 2, x, y, dy, ws, wsb, rs, rsb, dw); /* captured */
+    ck_assert_int_eq(cudaMemcpy(first, dw, (size_t)count * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+    train_pass(m, 40, 50, x, y, dy, ws, wsb, rs, rsb, dw); /* the ones grow to 2000 */
+    train_pass(m, 2, 2, x, y, dy, ws, wsb, rs, rsb, dw);
+    ck_assert_int_eq(cudaMemcpy(again, dw, (size_t)count * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+    for (int64_t i = 0; i < count; i++) ck_assert_msg(again[i] == first[i], "weight %lld: %g then %g", (long long)i, first[i], again[i]);
+    cudaFree(x); cudaFree(y); cudaFree(dy); cudaFree(dw); cudaFree(ws); cudaFree(rs);
+    free(h); free(hw); free(first); free(again);
+    rnncc_model_destroy(m);
+}
+END_TEST
+
 /* What the issue function of rt_run_falls_back_when_spoiled did: calls, and the value it set. */
 typedef struct Issued {
     rnncc_model *m;
@@ -666,9 +722,14 @@ int main(void) {
         TCase *threads = tcase_create("threads"); /* CK_RUN_CASE=threads runs these alone */
         tcase_set_timeout(threads, 300);
         tcase_add_test(threads, models_on_two_threads);
-        tcase_add_test(threads, rt_run_falls_back_when_spoiled);
         tcase_add_loop_test(threads, models_made_while_another_captures, 0, 2); /* persistent, cuBLAS */
         suite_add_tcase(s, threads);
+        TCase *graphs = tcase_create("graphs"); /* CK_RUN_CASE=graphs: the capture state machine */
+        tcase_set_tags(graphs, "spoils_captures"); /* deliberate CUDA API errors: device_checks.sh */
+        tcase_set_timeout(graphs, 120);
+        tcase_add_test(graphs, rt_run_falls_back_when_spoiled);
+        tcase_add_test(graphs, weights_pass_after_the_ones_grow);
+        suite_add_tcase(s, graphs);
     } else {
         printf("check_runtime: no GPU present: skipping the GPU cases (every cell forward and backward against the "
                "reference, parameters, error recovery, streams, threads)\n");
