@@ -394,15 +394,18 @@ START_TEST(backend_choice_is_stated) {
 }
 END_TEST
 
-/* Creates the small LSTM used by the cases below. */
-static rnncc_model *small_lstm(void) {
+/* Creates the small LSTM used by the cases below, on the backend given. */
+static rnncc_model *small_lstm_on(rnncc_backend backend) {
     rnncc_program *p = compile_ok("cells/lstm.cell");
-    rnncc_model_desc desc = {NULL, lstm_dims, 2, 1, 0, RNNCC_FP32, -1, RNNCC_BACKEND_AUTO};
+    rnncc_model_desc desc = {NULL, lstm_dims, 2, 1, 0, RNNCC_FP32, -1, backend};
     rnncc_model *m = NULL;
     ck_assert_msg(rnncc_model_create(p, &desc, &m) == RNNCC_OK, "%s", rnncc_model_error(m));
     rnncc_program_destroy(p);
     return m;
 }
+
+/* The same on the automatic backend. */
+static rnncc_model *small_lstm(void) { return small_lstm_on(RNNCC_BACKEND_AUTO); }
 
 START_TEST(parameters_round_trip) {
     rnncc_model *m = small_lstm();
@@ -502,15 +505,23 @@ typedef struct ThreadRun {
     char failed[400];
 } ThreadRun;
 
+/* The GRU the thread cases make (I=12, H=20), or NULL with what failed in failed. */
+static const char *thread_gru_dims[] = {"I=12", "H=20"};
+static rnncc_program *thread_gru(char *failed, size_t size) {
+    rnncc_program *p = NULL;
+    if (rnncc_compile_file("cells/gru.cell", NULL, &p) == RNNCC_OK) return p;
+    snprintf(failed, size, "compiling cells/gru.cell");
+    rnncc_program_destroy(p);
+    return NULL;
+}
+
 static void *thread_run(void *arg) {
     ThreadRun *r = arg;
-    rnncc_program *p = NULL;
     rnncc_model *m = NULL;
     r->worst = 1;
-    snprintf(r->failed, sizeof r->failed, "compiling cells/gru.cell");
-    if (rnncc_compile_file("cells/gru.cell", NULL, &p) != RNNCC_OK) return NULL;
-    const char *dims[] = {"I=12", "H=20"};
-    rnncc_model_desc desc = {NULL, dims, 2, 2, 1, RNNCC_FP32, -1, RNNCC_BACKEND_AUTO};
+    rnncc_program *p = thread_gru(r->failed, sizeof r->failed);
+    if (!p) return NULL;
+    rnncc_model_desc desc = {NULL, thread_gru_dims, 2, 2, 1, RNNCC_FP32, -1, RNNCC_BACKEND_AUTO};
     rnncc_status s = rnncc_model_create(p, &desc, &m);
     if (s == RNNCC_OK) {
         RtVerify v = {.T = 10, .N = 3, .varlen = 1, .random_h0 = 1, .repeat = 5, .seed = 3};
@@ -537,11 +548,7 @@ END_TEST
  * the cell at lstm_dims with the backend given, while thread t runs fn(ctx); asserts that every
  * run matched the reference. */
 static void verify_while(rnncc_backend backend, void *(*fn)(void *), void *ctx, atomic_int *stop) {
-    rnncc_program *p = compile_ok("cells/lstm.cell");
-    rnncc_model_desc desc = {NULL, lstm_dims, 2, 1, 0, RNNCC_FP32, -1, backend};
-    rnncc_model *m = NULL;
-    ck_assert_msg(rnncc_model_create(p, &desc, &m) == RNNCC_OK, "%s", rnncc_model_error(m));
-    rnncc_program_destroy(p);
+    rnncc_model *m = small_lstm_on(backend);
     pthread_t t;
     ck_assert_int_eq(pthread_create(&t, NULL, fn, ctx), 0);
     rnncc_status s = RNNCC_OK;
@@ -668,13 +675,9 @@ typedef struct Churn {
 
 static void *churn_models(void *arg) {
     Churn *c = arg;
-    rnncc_program *p = NULL;
-    if (rnncc_compile_file("cells/gru.cell", NULL, &p) != RNNCC_OK) {
-        snprintf(c->failed, sizeof c->failed, "compiling cells/gru.cell");
-        return NULL;
-    }
-    const char *dims[] = {"I=12", "H=20"};
-    rnncc_model_desc desc = {NULL, dims, 2, 1, 0, RNNCC_FP32, -1, RNNCC_BACKEND_AUTO};
+    rnncc_program *p = thread_gru(c->failed, sizeof c->failed);
+    if (!p) return NULL;
+    rnncc_model_desc desc = {NULL, thread_gru_dims, 2, 1, 0, RNNCC_FP32, -1, RNNCC_BACKEND_AUTO};
     while (!atomic_load(&c->stop)) {
         rnncc_model *m = NULL;
         if (rnncc_model_create(p, &desc, &m) != RNNCC_OK) {
