@@ -60,10 +60,12 @@
  *     dbuf element if it is stored, else 0; the writes seed them: state k's write adds
  *     dstate_next[k][n*S + j], output o's adds dy[o][col*ldy[o] + j]; the nodes are swept
  *     last to first, each adding d(value) * rnn_dop_<op>_<q>(a, b, c, y) to operand q's
- *     adjoint (literals have none). The adjoint of a value read, not computed, is added to
- *     its home: dx[col*ldx + j] (input), dstate_prev[k][n*S + j] (state), dparam[N*acc_offset
- *     + n*rows + j] (vector parameter), dbuf[B][column*W + block_row + j] (GEMM result) or
- *     dbuf[B][column*D + j] (stored value), column = col for hoisted buffers, n for step ones.
+ *     adjoint (literals and folded parameters have none). The adjoint of a value read, not
+ *     computed, is added to its home (written, where no other group and no GEMM reads the
+ *     value): dx[col*ldx + j] (input), dstate_prev[k][n*S + j] (state), dparam[N*acc_offset
+ *     + n*rows + j] (vector parameter, unless folded), dbuf[B][column*W + block_row + j] (GEMM
+ *     result) or dbuf[B][column*D + j] (stored value), column = col for hoisted buffers, n for
+ *     step ones.
  *   - Hoisted kernel per (n, j): for pos = 0..len-1 (padding skipped), col = pos*N + n, the
  *     same without seeds. One thread owns sequence n's columns and accumulators, so every
  *     += of either kind touches memory no other thread does: no atomics.

@@ -3,8 +3,9 @@
  * (contract in cg.h; the semantics are ir/sched_exec.c's backward_group: the same sums,
  * except that the contributions to a value read here are added up in a register first).
  * Key idea: reverse mode inside one thread: an adjoint local per value the group computes and
- * an accumulator per value it reads, a sweep over the nodes last to first, then one `+=` per
- * value read, into memory only this thread touches (no atomics). */
+ * an accumulator per value it reads, a sweep over the nodes last to first, then one `+=` (or `=`,
+ * where this kernel alone sends it) per value read, into memory only this thread touches (no
+ * atomics). Folded biases (Plan.param_fold) get no accumulator: the runtime sums them. */
 #include <stdio.h>
 #include <string.h>
 
@@ -156,7 +157,7 @@ static int emit_block(Gen *g, const SchedGroup *grp, int64_t len) {
         sb_free(&what);
     }
     for (uint32_t r = 0; r < c->nnodes; r++)
-        if (g->sent[r] && cg_node_len(g, r) == len && !outside_loop(g, grp, r)) declare_sent(g, r, "");
+        if (g->sent[r] && cg_node_len(g, r) == len && !outside_loop(g, grp, r) && !folded(g, r)) declare_sent(g, r, "");
     any = 0;
     for (uint32_t r = 0; r < c->nnodes; r++) {
         if (!g->sent[r] || cg_node_len(g, r) != len || outside_loop(g, grp, r) || sole_sender(g, grp, r) || folded(g, r))
@@ -198,7 +199,7 @@ static int emit_block(Gen *g, const SchedGroup *grp, int64_t len) {
         cg_local_name(c, r, 'v', y, sizeof y);
         cg_local_name(c, r, 'd', dy, sizeof dy);
         for (int a = 0; a < arity; a++) {
-            if (c->nodes[n->args[a]].op == IR_CONST) continue; /* a literal: no adjoint */
+            if (c->nodes[n->args[a]].op == IR_CONST || folded(g, n->args[a])) continue; /* a literal, a folded bias */
             cg_local_name(c, n->args[a], 'd', da, sizeof da);
             cg_emit(g->out, "%s += %s * rnn_dop_%s_%d(%s, %s, %s, %s);", da, dy, ir_ops[n->op].name, a, args[0],
                     args[1], args[2], y);
@@ -394,7 +395,7 @@ int cg_emit_backward_kernel(Gen *g, int gi) {
     } else {
         cg_emit(out, "const int len = a.lengths ? a.lengths[n] : a.T;");
         for (uint32_t r = 0; r < c->nnodes; r++)
-            if (g->sent[r] && outside_loop(g, grp, r)) declare_sent(g, r, ", over every position");
+            if (g->sent[r] && outside_loop(g, grp, r) && !folded(g, r)) declare_sent(g, r, ", over every position");
         cg_open(out, "for (int pos = 0; pos < len; pos++) {  // the positions of sequence n; padding gets nothing");
         cg_emit(out, "const long long col = (long long)pos * a.N + n;  // the column");
         sb_putn(out, sb_str(&body), body.len);

@@ -256,6 +256,7 @@ void cg_value_expr(Gen *g, IrRef r, int adjoint, char *expr, size_t size, StrBuf
     case IR_PARAM: {
         int64_t acc = g->L->acc_offset[n->index];
         if (!adjoint) snprintf(expr, size, "a.params[%lld + j]", (long long)g->L->param_offset[n->index]);
+        else if (acc < 0) { snprintf(expr, size, "0"); what->failed = 1; } /* no accumulator: folded */
         else if (acc) snprintf(expr, size, "a.dparam[(long long)a.N * %lld + n * %s + j]", (long long)acc,
                                cg_dim_code(c, n->shape.dims[0], d, sizeof d));
         else snprintf(expr, size, "a.dparam[n * %s + j]", cg_dim_code(c, n->shape.dims[0], d, sizeof d));

@@ -4,7 +4,9 @@
  * gradients afterwards as one GEMM per stacked weight block over all T*N columns. On the
  * persistent backend the step loop is one launch of the generated backward kernel (rt_persist.c).
  * Key idea: exactly the CPU executor's backward (ir/sched_exec.c), which is tested against the
- * reference: adjoints live where their values live and are accumulated, never overwritten. */
+ * reference: adjoints live where their values live and are accumulated (a kernel that alone sends
+ * a value's adjoint writes it into its zeroed buffer); folded biases are summed from their GEMM
+ * results' adjoints after the loop (Plan.param_fold). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -319,7 +321,9 @@ static rnncc_status with_device(rnncc_model *m, const rnncc_grad_io *io, void *w
         e = cudaMemcpyAsync((char *)ws + r.lengths, io->lengths, (size_t)io->N * sizeof(int), cudaMemcpyHostToDevice, stream);
         if (e != cudaSuccess) s = rt_cuda_fail(m, e, "cudaMemcpyAsync(lengths)", __FILE__, __LINE__);
     }
-    if (s == RNNCC_OK && weights) s = ensure_ones(m, io->T * io->N > io->N ? io->T * io->N : io->N); /* GEMVs over N or T*N */
+    int folds = 0; /* folded biases sum over T*N columns, accumulated ones over N */
+    for (int k = 0; k < m->cell->nparams; k++) folds |= m->plan->param_fold[k] != IR_NONE;
+    if (s == RNNCC_OK && weights) s = ensure_ones(m, folds && io->T * io->N > io->N ? io->T * io->N : io->N);
     if (s == RNNCC_OK) {
         unsigned char key[sizeof m->graph[0].key];
         size_t keylen = backward_key(m, io, ws, reserve, dw, mode, key);

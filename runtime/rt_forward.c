@@ -227,9 +227,21 @@ static rnncc_status run_direct(rnncc_model *m, RtGraph *g, const void *key, size
     return rt_join_user_stream(m, stream, 0);
 }
 
+/* Whether either of the model's streams is still capturing (after a capture ended, it must not). */
+static rnncc_status streams_released(rnncc_model *m) {
+    for (int i = 0; i < 2; i++) {
+        enum cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+        RT_CUDA(m, cudaStreamIsCapturing(m->streams[i], &st));
+        if (st != cudaStreamCaptureStatusNone)
+            return rt_fail(m, RNNCC_ERR_CUDA, "stream %d still captures after its capture ended: the model's streams "
+                           "cannot be used again (destroy the model)", i);
+    }
+    return RNNCC_OK;
+}
+
 /* Captures issue() into g, holding the process-wide lock (rt_lock.c). Returns 1 in *spoiled (and
- * RNNCC_OK) when another thread's call invalidated the capture (cudaDeviceSynchronize, cuBLAS
- * handles made outside rnncc: docs/runtime.md, Threads): nothing captured ran. */
+ * RNNCC_OK) when another thread's call invalidated the capture (cudaDeviceSynchronize, destroying
+ * a cuBLAS handle outside rnncc: docs/runtime.md, Threads): nothing captured ran. */
 static rnncc_status capture(rnncc_model *m, RtGraph *g, const void *key, size_t keylen, rnncc_status (*issue)(void *),
                             void *ctx, int *spoiled) {
     *spoiled = 0;
@@ -248,19 +260,17 @@ static rnncc_status capture(rnncc_model *m, RtGraph *g, const void *key, size_t 
     cudaError_t q = cudaStreamIsCapturing(m->streams[0], &st);
     e = cudaStreamEndCapture(m->streams[0], &graph);
     rt_exclusive_end();
-    if ((q == cudaSuccess && st == cudaStreamCaptureStatusInvalidated) || e == cudaErrorStreamCaptureInvalidated) {
+    int invalidated = (q == cudaSuccess && st == cudaStreamCaptureStatusInvalidated) || e == cudaErrorStreamCaptureInvalidated;
+    if (invalidated || s != RNNCC_OK || e != cudaSuccess) {
         if (graph) cudaGraphDestroy(graph);
         cudaGetLastError(); /* the failed calls' error, which is not sticky */
-        for (int i = 0; i < 2; i++) {
-            RT_CUDA(m, cudaStreamIsCapturing(m->streams[i], &st));
-            if (st != cudaStreamCaptureStatusNone)
-                return rt_fail(m, RNNCC_ERR_CUDA, "stream %d still captures after an invalidated capture", i);
-        }
+        RT_TRY(streams_released(m));
+        if (!invalidated) return s != RNNCC_OK ? s : rt_cuda_fail(m, e, "cudaStreamEndCapture", __FILE__, __LINE__);
+        m->error[0] = 0; /* what issue() said of its spoiled calls: this call goes on */
+        m->spoiled_captures++;
         *spoiled = 1;
         return RNNCC_OK;
     }
-    if (s != RNNCC_OK) { if (graph) cudaGraphDestroy(graph); return s; }
-    if (e != cudaSuccess) return rt_cuda_fail(m, e, "cudaStreamEndCapture", __FILE__, __LINE__);
     e = cudaGraphInstantiate(&g->exec, graph, 0);
     cudaGraphDestroy(graph);
     if (e != cudaSuccess) { g->exec = NULL; return rt_cuda_fail(m, e, "cudaGraphInstantiate", __FILE__, __LINE__); }
@@ -279,11 +289,8 @@ rnncc_status rt_run(rnncc_model *m, RtGraph *g, const void *key, size_t keylen, 
     if (again) {
         int spoiled;
         RT_TRY(capture(m, g, key, keylen, issue, ctx, &spoiled));
-        if (spoiled) { /* run it directly this time; the next call with these arguments captures again */
-            rnncc_status s = run_direct(m, g, key, keylen, issue, ctx, stream);
-            g->seenlen = 0;
-            return s;
-        }
+        if (spoiled) /* run it directly this time; the next call with these arguments captures again */
+            return run_direct(m, g, key, keylen, issue, ctx, stream);
     }
     RT_CUDA(m, cudaGraphLaunch(g->exec, stream));
     return RNNCC_OK;

@@ -158,6 +158,7 @@ struct rnncc_model {
     RtGraph graph[3];           /* forward, backward data, backward weights */
     RtGemmCache gemm;           /* cuBLASLt descriptors and timed algorithms per GEMM shape */
     int capturing;              /* a graph capture is under way: no timing, no synchronisation */
+    int spoiled_captures;       /* captures another thread's call invalidated (run directly instead) */
     float *ones;                /* device: ones for summing accumulators over sequences */
     int64_t ones_len;
     int use_graphs;             /* RNNCC_GRAPHS=0 turns graph capture off */
@@ -246,9 +247,8 @@ rnncc_status rt_join_user_stream(rnncc_model *m, cudaStream_t user, int before);
 void rt_exclusive_begin(void);
 void rt_exclusive_end(void);
 
-/* Runs issue(ctx) on the model's streams, ordered after and before the caller's stream: directly
- * for new arguments or when graphs are off; through graph g, captured on the second call with the
- * same key and replayed after (directly, when another thread's synchronising call spoils the capture). */
+/* Runs issue(ctx) on the model's streams after the caller's stream's work: directly for new arguments
+ * (or graphs off), else through graph g, captured on a repeated key (directly if spoiled) and replayed. */
 rnncc_status rt_run(rnncc_model *m, RtGraph *g, const void *key, size_t keylen, rnncc_status (*issue)(void *),
                     void *ctx, cudaStream_t stream);
 

@@ -1,9 +1,9 @@
 /* The library's one process-wide object: a lock that keeps graph captures apart from cuBLAS
- * handle creation and destruction (docs/runtime.md, Threads). Key idea: CUDA spoils every
- * stream capture in progress on a device when any thread creates or destroys a cuBLAS or
- * cuBLASLt handle, and driver 580.159.04 crashed inside the destroying thread's context
- * synchronisation when that met another thread's capture (measured on an H100); models take
- * this lock around each capture and around their handles' creation and destruction. */
+ * handle creation and destruction (docs/runtime.md, Threads). Key idea: destroying a cuBLAS or
+ * cuBLASLt handle synchronises the context, which spoils every stream capture in progress on
+ * the device, and repeated during another thread's captures it crashed driver 580.159.04 inside
+ * cuCtxSynchronize (measured on an H100; creating one did neither, but is kept apart too); models
+ * take this lock around each capture and around their handles' creation and destruction. */
 #include <pthread.h>
 
 #include "rt_internal.h"

@@ -137,7 +137,6 @@ static rnncc_status layout_units(rnncc_model *m) {
     return RNNCC_OK;
 }
 
-/* Device side: pick the device, allocate weights, load kernels, make handles and streams. */
 /* The model's cuBLAS and cuBLASLt handles, made under the process-wide lock (rt_lock.c). */
 static rnncc_status create_handles(rnncc_model *m) {
     rt_exclusive_begin();
@@ -149,6 +148,7 @@ static rnncc_status create_handles(rnncc_model *m) {
     return RNNCC_OK;
 }
 
+/* Device side: pick the device, allocate weights, load kernels, make handles and streams. */
 static rnncc_status setup_device(rnncc_model *m) {
     int count = 0;
     cudaError_t e = cudaGetDeviceCount(&count);

@@ -89,8 +89,9 @@ static rnncc_status resident_blocks(rnncc_model *m, const RtPersist *p, int *blo
 
 /* Builds the persistent kernel (backward: the backward one) of layout li for batches of N, in
  * clusters when the rule or RNNCC_PERSIST_CLUSTER says so; a grid whose clusters cannot all be
- * resident is planned again on the blocks that can, then without clusters. Afterwards p->state
- * says whether it can run and p->why why. */
+ * resident is planned again on the blocks that can, then without clusters, as is one whose
+ * clusters the rule chose and that does not build. Afterwards p->state says whether it can run
+ * and p->why why. */
 static rnncc_status build(rnncc_model *m, int li, int64_t N, int backward, RtPersist *p) {
     p->state = -1;
     p->compile_ms = 0;
@@ -105,7 +106,14 @@ static rnncc_status build(rnncc_model *m, int li, int64_t N, int backward, RtPer
     for (int attempt = 0; attempt < 3; attempt++) {
         if (p->lib) cudaLibraryUnload(p->lib);
         p->lib = NULL;
-        RT_TRY(load(m, li, &ask, p));
+        rnncc_status s = load(m, li, &ask, p);
+        if (s != RNNCC_OK && p->plan.cluster > 1 && !m->persist_cluster) {
+            /* the rule's clusters did not build (an sm_XXa target the compiler or the device refuses) */
+            m->error[0] = 0;
+            ask.cluster = 1, ask.sms = m->sms;
+            continue;
+        }
+        RT_TRY(s);
         /* planned for the blocks whose clusters can be resident, it did not fit or came out without
          * clusters: without clusters, every multiprocessor serves better */
         if (ask.sms != m->sms && (p->state < 0 || p->plan.cluster == 1)) {

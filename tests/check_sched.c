@@ -243,6 +243,20 @@ START_TEST(biases_fold_into_gemm_adjoints) {
     p = plan_of(&a, c);
     const char *kept[] = {"b1", "b2", "b3", "b4", "b5", "b6"};
     for (int q = 0; q < 6; q++) ck_assert_msg(p->param_fold[param_index(c, kept[q])] == IR_NONE, "%s", kept[q]);
+    c = cell_of_text(&a, "cell u(x[I]) -> h {\n"
+                         "    state h[H], s[H]\n"
+                         "    param W[H, I], V[H, I], M[H, I], U[H, H], b7[H], b8[H], b9[H]\n"
+                         "    p = U @ h + V @ x\n"
+                         "    q = p + b7\n"                    /* the sum p is used twice */
+                         "    mv = W @ x\n"
+                         "    s' = mv\n"                       /* the matvec is also a state's next value */
+                         "    z = mv + b8\n"
+                         "    m2 = M @ x\n"
+                         "    h' = p * q + z + (b9 + (m2 + m2))\n" /* a sum of the matvec twice */
+                         "}\n");
+    p = plan_of(&a, c);
+    const char *kept2[] = {"b7", "b8", "b9"};
+    for (int q = 0; q < 3; q++) ck_assert_msg(p->param_fold[param_index(c, kept2[q])] == IR_NONE, "%s", kept2[q]);
     arena_free(&a);
 }
 END_TEST

@@ -245,10 +245,6 @@ extern "C" __global__ void __launch_bounds__(256) rnncc_gru_bs1(const RnnArgs a)
         float d32 = 0.0f;  // d(%32): adjoint of z * h
         float d33_h_next = 0.0f;  // d(h'): adjoint of h' = %31 + %32
         float d1_h = 0.0f;  // d(h)
-        float d8_b_r = 0.0f;  // d(b_r)
-        float d9_b_z = 0.0f;  // d(b_z)
-        float d10_b_in = 0.0f;  // d(b_in)
-        float d11_b_hn = 0.0f;  // d(b_hn)
         float d12 = 0.0f;  // d(W_r @ x)
         float d13 = 0.0f;  // d(U_r @ h)
         float d17 = 0.0f;  // d(W_z @ x)
@@ -276,19 +272,15 @@ extern "C" __global__ void __launch_bounds__(256) rnncc_gru_bs1(const RnnArgs a)
         d16_r += d26 * rnn_dop_mul_0(v16_r, v25, 0.0f, v26);
         d25 += d26 * rnn_dop_mul_1(v16_r, v25, 0.0f, v26);
         d24 += d25 * rnn_dop_add_0(v24, v11_b_hn, 0.0f, v25);
-        d11_b_hn += d25 * rnn_dop_add_1(v24, v11_b_hn, 0.0f, v25);
         d22 += d23 * rnn_dop_add_0(v22, v10_b_in, 0.0f, v23);
-        d10_b_in += d23 * rnn_dop_add_1(v22, v10_b_in, 0.0f, v23);
         // line 15: z = sigmoid(W_z @ x + U_z @ h + b_z)
         d20 += d21_z * rnn_dop_sigmoid_0(v20, 0.0f, 0.0f, v21_z);
         d19 += d20 * rnn_dop_add_0(v19, v9_b_z, 0.0f, v20);
-        d9_b_z += d20 * rnn_dop_add_1(v19, v9_b_z, 0.0f, v20);
         d17 += d19 * rnn_dop_add_0(v17, v18, 0.0f, v19);
         d18 += d19 * rnn_dop_add_1(v17, v18, 0.0f, v19);
         // line 14: r = sigmoid(W_r @ x + U_r @ h + b_r)
         d15 += d16_r * rnn_dop_sigmoid_0(v15, 0.0f, 0.0f, v16_r);
         d14 += d15 * rnn_dop_add_0(v14, v8_b_r, 0.0f, v15);
-        d8_b_r += d15 * rnn_dop_add_1(v14, v8_b_r, 0.0f, v15);
         d12 += d14 * rnn_dop_add_0(v12, v13, 0.0f, v14);
         d13 += d14 * rnn_dop_add_1(v12, v13, 0.0f, v14);
         // the adjoints of the values read here, added where the values came from (written where this kernel alone sends them)

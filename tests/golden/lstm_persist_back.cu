@@ -660,10 +660,6 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_pb(const RnnArgs
                 float d38 = 0.0f;  // d(%38): adjoint of tanh(c')
                 float d39_h_next = 0.0f;  // d(h'): adjoint of h' = o * %38
                 float d2_c = 0.0f;  // d(c)
-                float d11_b_i = 0.0f;  // d(b_i)
-                float d12_b_f = 0.0f;  // d(b_f)
-                float d13_b_g = 0.0f;  // d(b_g)
-                float d14_b_o = 0.0f;  // d(b_o)
                 float d15 = 0.0f;  // d(W_i @ x)
                 float d16 = 0.0f;  // d(U_i @ h)
                 float d20 = 0.0f;  // d(W_f @ x)
@@ -693,25 +689,21 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_pb(const RnnArgs
                 // line 17: o = sigmoid(W_o @ x + U_o @ h + b_o)
                 d33 += d34_o * rnn_dop_sigmoid_0(v33, 0.0f, 0.0f, v34_o);
                 d32 += d33 * rnn_dop_add_0(v32, v14_b_o, 0.0f, v33);
-                d14_b_o += d33 * rnn_dop_add_1(v32, v14_b_o, 0.0f, v33);
                 d30 += d32 * rnn_dop_add_0(v30, v31, 0.0f, v32);
                 d31 += d32 * rnn_dop_add_1(v30, v31, 0.0f, v32);
                 // line 16: g = tanh(W_g @ x + U_g @ h + b_g)
                 d28 += d29_g * rnn_dop_tanh_0(v28, 0.0f, 0.0f, v29_g);
                 d27 += d28 * rnn_dop_add_0(v27, v13_b_g, 0.0f, v28);
-                d13_b_g += d28 * rnn_dop_add_1(v27, v13_b_g, 0.0f, v28);
                 d25 += d27 * rnn_dop_add_0(v25, v26, 0.0f, v27);
                 d26 += d27 * rnn_dop_add_1(v25, v26, 0.0f, v27);
                 // line 15: f = sigmoid(W_f @ x + U_f @ h + b_f)
                 d23 += d24_f * rnn_dop_sigmoid_0(v23, 0.0f, 0.0f, v24_f);
                 d22 += d23 * rnn_dop_add_0(v22, v12_b_f, 0.0f, v23);
-                d12_b_f += d23 * rnn_dop_add_1(v22, v12_b_f, 0.0f, v23);
                 d20 += d22 * rnn_dop_add_0(v20, v21, 0.0f, v22);
                 d21 += d22 * rnn_dop_add_1(v20, v21, 0.0f, v22);
                 // line 14: i = sigmoid(W_i @ x + U_i @ h + b_i)
                 d18 += d19_i * rnn_dop_sigmoid_0(v18, 0.0f, 0.0f, v19_i);
                 d17 += d18 * rnn_dop_add_0(v17, v11_b_i, 0.0f, v18);
-                d11_b_i += d18 * rnn_dop_add_1(v17, v11_b_i, 0.0f, v18);
                 d15 += d17 * rnn_dop_add_0(v15, v16, 0.0f, v17);
                 d16 += d17 * rnn_dop_add_1(v15, v16, 0.0f, v17);
                 // the adjoints of the values read here, added where the values came from (written where this kernel alone sends them)

@@ -30,7 +30,7 @@ for tool in racecheck initcheck synccheck; do
     step "$tool-persistent-tf32" compute-sanitizer --tool $tool --error-exitcode 9 ./build/rnncc run cells/lstm.cell \
         --dim I=40 --dim H=300 --seq 4 --batch 19 --varlen --train --repeat 1 --precision tf32 --backend persistent
 done
-# thread-block clusters sharing the staged operand (opt-in: RNNCC_PERSIST_CLUSTER), both products, pairs and 4s
+# thread-block clusters sharing the staged operand (RNNCC_PERSIST_CLUSTER forces a size), both products, pairs and 4s
 for c in 2 4; do
     for tool in racecheck synccheck; do
         step "$tool-cluster$c" env RNNCC_PERSIST_CLUSTER=$c compute-sanitizer --tool $tool --error-exitcode 9 \
@@ -41,7 +41,9 @@ done
 step memcheck-cluster2 env RNNCC_PERSIST_CLUSTER=2 compute-sanitizer --tool memcheck --error-exitcode 9 ./build/rnncc run \
     cells/gru.cell --dim I=40 --dim H=300 --seq 4 --batch 19 --layers 2 --bidirectional --varlen --train --repeat 1 \
     --backend persistent
-# the whole GPU suite with every persistent kernel in pairs (bench/NOTES.md section 11: the two-thread case failed once)
+# the whole GPU suite with every persistent kernel without clusters (the rule pairs FFMA products
+# and tensor-core ones at 9-24 sequences), and with every one in pairs
+step gpu-tests-cluster1 env RNNCC_PERSIST_CLUSTER=1 ./build/tests/check_runtime
 step gpu-tests-cluster2 env RNNCC_PERSIST_CLUSTER=2 ./build/tests/check_runtime
 step memcheck-persistent-tf32 compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 ./build/rnncc run \
     cells/gru.cell --dim I=40 --dim H=300 --seq 4 --batch 19 --layers 2 --bidirectional --varlen --train --repeat 1 \
