@@ -11,8 +11,16 @@
 
 #include "cg_gen.h"
 
+/* A folded parameter (Plan.param_fold) has no accumulator: its gradient is summed after the loop
+ * from the adjoint of the matvec it is added to, which this kernel sends anyway. */
+static int folded(const Gen *g, IrRef r) {
+    const IrNode *n = &g->c->nodes[r];
+    return n->op == IR_PARAM && g->plan->param_fold[n->index] != IR_NONE;
+}
+
 /* Marks in g->sent the values group grp reads or writes without computing them (their
- * adjoints are accumulated in d<id> locals and added to memory at the end). */
+ * adjoints are accumulated in d<id> locals and added to memory at the end), except literals and
+ * folded parameters, which have no adjoint here. */
 static void mark_sent(Gen *g, const SchedGroup *grp) {
     const IrCell *c = g->c;
     memset(g->sent, 0, c->nnodes);
@@ -26,15 +34,8 @@ static void mark_sent(Gen *g, const SchedGroup *grp) {
             users[nu++] = grp->writes[i - grp->nnodes].node;
         }
         for (int u = 0; u < nu; u++)
-            if (!g->computed[users[u]] && c->nodes[users[u]].op != IR_CONST) g->sent[users[u]] = 1;
+            if (!g->computed[users[u]] && c->nodes[users[u]].op != IR_CONST && !folded(g, users[u])) g->sent[users[u]] = 1;
     }
-}
-
-/* A folded parameter (Plan.param_fold) has no accumulator: its gradient is summed after the loop
- * from the adjoint of the matvec it is added to, which this kernel sends anyway. */
-static int folded(const Gen *g, IrRef r) {
-    const IrNode *n = &g->c->nodes[r];
-    return n->op == IR_PARAM && g->plan->param_fold[n->index] != IR_NONE;
 }
 
 /* A parameter's accumulator lives outside the hoisted kernel's loop over positions. */
@@ -157,11 +158,10 @@ static int emit_block(Gen *g, const SchedGroup *grp, int64_t len) {
         sb_free(&what);
     }
     for (uint32_t r = 0; r < c->nnodes; r++)
-        if (g->sent[r] && cg_node_len(g, r) == len && !outside_loop(g, grp, r) && !folded(g, r)) declare_sent(g, r, "");
+        if (g->sent[r] && cg_node_len(g, r) == len && !outside_loop(g, grp, r)) declare_sent(g, r, "");
     any = 0;
     for (uint32_t r = 0; r < c->nnodes; r++) {
-        if (!g->sent[r] || cg_node_len(g, r) != len || outside_loop(g, grp, r) || sole_sender(g, grp, r) || folded(g, r))
-            continue;
+        if (!g->sent[r] || cg_node_len(g, r) != len || outside_loop(g, grp, r) || sole_sender(g, grp, r)) continue;
         if (!any++) cg_emit(g->out, "// what the homes of the values read here hold so far (each is this item's alone)");
         preload_home(g, r);
     }
@@ -199,7 +199,7 @@ static int emit_block(Gen *g, const SchedGroup *grp, int64_t len) {
         cg_local_name(c, r, 'v', y, sizeof y);
         cg_local_name(c, r, 'd', dy, sizeof dy);
         for (int a = 0; a < arity; a++) {
-            if (c->nodes[n->args[a]].op == IR_CONST || folded(g, n->args[a])) continue; /* a literal, a folded bias */
+            if (!g->computed[n->args[a]] && !g->sent[n->args[a]]) continue; /* a literal, a folded bias: no adjoint */
             cg_local_name(c, n->args[a], 'd', da, sizeof da);
             cg_emit(g->out, "%s += %s * rnn_dop_%s_%d(%s, %s, %s, %s);", da, dy, ir_ops[n->op].name, a, args[0],
                     args[1], args[2], y);
@@ -208,7 +208,7 @@ static int emit_block(Gen *g, const SchedGroup *grp, int64_t len) {
 
     any = 0;
     for (uint32_t r = 0; r < c->nnodes; r++) {
-        if (!g->sent[r] || cg_node_len(g, r) != len || outside_loop(g, grp, r) || folded(g, r)) continue;
+        if (!g->sent[r] || cg_node_len(g, r) != len || outside_loop(g, grp, r)) continue;
         if (!any++)
             cg_emit(g->out, "// the adjoints of the values read here, added where the values came from (written where "
                             "this kernel alone sends them)");
@@ -269,7 +269,7 @@ static void put_destinations(const Gen *g, StrBuf *out) {
             sb_printf(out, "%sdx, when wanted (%s)", out->len ? "\n" : "", c->inputs[c->nodes[r].index].name);
     int np = 0;
     for (uint32_t r = 0; r < c->nnodes; r++)
-        if (g->sent[r] && c->nodes[r].op == IR_PARAM && !folded(g, r))
+        if (g->sent[r] && c->nodes[r].op == IR_PARAM)
             sb_printf(out, "%s%s", np++ ? ", " : out->len ? "\ndparam (" : "dparam (", c->params[c->nodes[r].index].name);
     if (np) sb_puts(out, ")");
 }
@@ -395,13 +395,13 @@ int cg_emit_backward_kernel(Gen *g, int gi) {
     } else {
         cg_emit(out, "const int len = a.lengths ? a.lengths[n] : a.T;");
         for (uint32_t r = 0; r < c->nnodes; r++)
-            if (g->sent[r] && outside_loop(g, grp, r) && !folded(g, r)) declare_sent(g, r, ", over every position");
+            if (g->sent[r] && outside_loop(g, grp, r)) declare_sent(g, r, ", over every position");
         cg_open(out, "for (int pos = 0; pos < len; pos++) {  // the positions of sequence n; padding gets nothing");
         cg_emit(out, "const long long col = (long long)pos * a.N + n;  // the column");
         sb_putn(out, sb_str(&body), body.len);
         cg_close(out, NULL);
         for (uint32_t r = 0; r < c->nnodes; r++)
-            if (g->sent[r] && outside_loop(g, grp, r) && !folded(g, r)) send(g, r, cg_guard(g, r, J, gbuf, sizeof gbuf), SEND_ADD);
+            if (g->sent[r] && outside_loop(g, grp, r)) send(g, r, cg_guard(g, r, J, gbuf, sizeof gbuf), SEND_ADD);
     }
     sb_free(&body);
     cg_close(out, NULL);
