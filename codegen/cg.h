@@ -190,6 +190,12 @@ int cg_persist_preferred(int64_t N, int tf32, int backward, char *why, size_t wh
 /* Blocks per thread-block cluster for a pass over a batch of N by default, measured on an H100
  * (bench/NOTES.md section 11): pairs for FFMA products, and for tensor-core ones at 9-24 sequences. */
 int cg_persist_cluster(int64_t N, int tf32, int backward);
+/* A cluster size given as text ("1", "2" or "4": RNNCC_PERSIST_CLUSTER, rnncc emit --cluster); 0 for
+ * anything else. */
+int cg_persist_cluster_parse(const char *text);
+/* The request for a pass over a batch of N on an H100 (CG_H100_*), in clusters of cluster blocks
+ * (0: cg_persist_cluster's rule): what the CLI plans without a GPU. */
+CgPersistAsk cg_persist_h100_ask(int64_t N, int backward, int tf32, int cluster);
 /* Writes the persistent kernel's name (rnncc_<cell>_p, backward rnncc_<cell>_pb) into buf; its
  * length, or -1. */
 int cg_persist_kernel_name(const Plan *plan, int backward, char *buf, size_t size);

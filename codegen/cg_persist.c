@@ -221,6 +221,15 @@ int cg_persist_cluster(int64_t N, int tf32, int backward) {
     return N > 8 && N <= 24 ? 2 : 1;
 }
 
+int cg_persist_cluster_parse(const char *text) {
+    return strcmp(text, "1") == 0 ? 1 : strcmp(text, "2") == 0 ? 2 : strcmp(text, "4") == 0 ? 4 : 0;
+}
+
+CgPersistAsk cg_persist_h100_ask(int64_t N, int backward, int tf32, int cluster) {
+    return (CgPersistAsk){.N = N, .backward = backward, .tf32 = tf32, .sms = CG_H100_SMS, .smem_limit = CG_H100_SMEM,
+                          .cluster = cluster ? cluster : cg_persist_cluster(N, tf32, backward)};
+}
+
 int cg_persist_kernel_name(const Plan *plan, int backward, char *buf, size_t size) {
     if (!plan || !buf || size == 0) return -1;
     int n = snprintf(buf, size, "rnncc_%s_p%s", plan->cell->name, backward ? "b" : "");

@@ -61,8 +61,7 @@ static int dump_schedule(CliSource *s, const IrCell *ic, int dot, const char **d
         CgPersist P;
         char why[256], rule[160];
         const char *pass = backward ? "backward" : "forward";
-        CgPersistAsk ask = {.N = batch, .backward = backward, .tf32 = tf32, .sms = CG_H100_SMS,
-                            .smem_limit = CG_H100_SMEM, .cluster = cg_persist_cluster(batch, tf32, backward)};
+        CgPersistAsk ask = cg_persist_h100_ask(batch, backward, tf32, 0);
         int fits = cg_persist_plan(&s->arena, layout, &ask, &P, why, sizeof why);
         sb_printf(out, "  %s backend (batch %lld, %s, on an H100): ", pass, batch, prec);
         if (!fits) sb_printf(out, "cuBLAS per step: %s\n", why);

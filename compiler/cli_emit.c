@@ -54,8 +54,7 @@ static int emit_cell(CliSource *s, const IrCell *ic, const char **dims, int ndim
     if (batch == 0) return CLI_OK;
     CgPersist P;
     char why[256];
-    CgPersistAsk ask = {.N = batch, .backward = backward, .tf32 = tf32, .sms = CG_H100_SMS, .smem_limit = CG_H100_SMEM,
-                        .cluster = *cluster ? *cluster : cg_persist_cluster(batch, tf32, backward)};
+    CgPersistAsk ask = cg_persist_h100_ask(batch, backward, tf32, *cluster);
     if (!cg_persist_plan(&s->arena, layout, &ask, &P, why, sizeof why)) {
         fprintf(stderr, "rnncc emit: error: cell '%s' has no persistent %skernel on an H100: %s\n", ic->name,
                 backward ? "backward " : "", why);
@@ -124,11 +123,10 @@ int cli_emit(int argc, char **argv) {
             precision_given = 1;
             break;
         case 'C':
-            if (strcmp(optarg, "1") && strcmp(optarg, "2") && strcmp(optarg, "4")) {
+            if (!(cluster = cg_persist_cluster_parse(optarg))) {
                 fprintf(stderr, "rnncc emit: error: --cluster must be 1, 2 or 4, not '%s'\n", optarg);
                 return CLI_USAGE_ERROR;
             }
-            cluster = atoi(optarg);
             break;
         case 'F':
         case 'B': part = c; break;

@@ -215,10 +215,9 @@ static rnncc_status backend_from_env(rnncc_model *m) {
 static rnncc_status cluster_from_env(rnncc_model *m) {
     const char *c = getenv("RNNCC_PERSIST_CLUSTER");
     if (!c || !*c) return RNNCC_OK;
-    if (strcmp(c, "1") != 0 && strcmp(c, "2") != 0 && strcmp(c, "4") != 0)
+    if (!(m->persist_cluster = cg_persist_cluster_parse(c)))
         return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT,
                        "the environment variable RNNCC_PERSIST_CLUSTER is '%.64s'; it must be 1, 2 or 4", c);
-    m->persist_cluster = atoi(c);
     return RNNCC_OK;
 }
 
