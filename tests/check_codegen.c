@@ -320,13 +320,6 @@ END_TEST
 
 static int count(const char *hay, const char *needle);
 
-/* What a persistent kernel for batches of N on an H100 is planned for (backward: the backward
- * one; tf32: products on tensor cores; blocks in clusters of `cluster`). */
-static CgPersistAsk h100(int64_t N, int backward, int tf32, int cluster) {
-    return (CgPersistAsk){.N = N, .backward = backward, .tf32 = tf32, .cluster = cluster, .sms = CG_H100_SMS,
-                          .smem_limit = CG_H100_SMEM};
-}
-
 /* The persistent unit of a layout for ask; NULL (and *why) when it does not fit. */
 static char *emit_persistent(Src *s, const PlanLayout *L, CgPersistAsk ask, CgPersist *P, char *why, size_t why_size) {
     if (!cg_persist_plan(&s->arena, L, &ask, P, why, why_size)) return NULL;
@@ -378,7 +371,8 @@ START_TEST(persistent_units_compile) {
                 int backward = k & 1, tf32 = k >> 1;
                 CgPersist P;
                 char why[256], name[256];
-                char *u = emit_persistent(&s, L, h100(batches[b], backward, tf32, clusters[b]), &P, why, sizeof why);
+                CgPersistAsk ask = cg_persist_h100_ask(batches[b], backward, tf32, clusters[b]);
+                char *u = emit_persistent(&s, L, ask, &P, why, sizeof why);
                 ck_assert_msg(u, "%s: %s", c->name, why);
                 /* LSTM's one operand (72 long, staged whole) is shared; a cell is planned without clusters
                  * only when they cannot share its operands */
@@ -422,10 +416,10 @@ START_TEST(persistent_plan_says_why_not) {
     char why[256];
     for (int backward = 0; backward < 2; backward++) {
         for (int tf32 = 0; tf32 < 2; tf32++) {
-            ck_assert_ptr_null(emit_persistent(&s, L, h100(4, backward, tf32, 1 + tf32), &P, why, sizeof why));
+            ck_assert_ptr_null(emit_persistent(&s, L, cg_persist_h100_ask(4, backward, tf32, 1 + tf32), &P, why, sizeof why));
             ck_assert_msg(strstr(why, "step weights 67.1 MB need") && strstr(why, "a block has 227 KB"), "%s", why);
         }
-        CgPersistAsk none = h100(4, backward, 0, 1);
+        CgPersistAsk none = cg_persist_h100_ask(4, backward, 0, 1);
         none.sms = 0;
         ck_assert_int_eq(cg_persist_plan(&s.arena, L, &none, &P, why, sizeof why), 0);
         ck_assert_msg(strstr(why, "no device"), "%s", why);
@@ -445,18 +439,18 @@ START_TEST(persistent_plan_narrows_passes) {
     CgPersist P;
     char why[256];
     for (int64_t N = 17; N <= 64; N += 47) {
-        CgPersistAsk ask = h100(N, 0, 1, 1);
+        CgPersistAsk ask = cg_persist_h100_ask(N, 0, 1, 1);
         ck_assert_msg(cg_persist_plan(&s.arena, L, &ask, &P, why, sizeof why), "%s", why);
         ck_assert_int_eq(P.nw_class, 8);
         ck_assert_int_eq(P.nw, 4);
         ck_assert_int_le(P.smem, CG_H100_SMEM);
         ck_assert(P.gemms[0].res_cap == 0 || P.gemms[0].res_cap == 64);
     }
-    CgPersistAsk ask = h100(12, 0, 1, 1);
+    CgPersistAsk ask = cg_persist_h100_ask(12, 0, 1, 1);
     ck_assert(cg_persist_plan(&s.arena, L, &ask, &P, why, sizeof why));
     ck_assert_int_eq(P.nw_class, 4);
     ck_assert(P.gemms[0].res_cap == 0 || P.gemms[0].res_cap >= 16);
-    ask = h100(32, 0, 0, 1);
+    ask = cg_persist_h100_ask(32, 0, 0, 1);
     ck_assert(cg_persist_plan(&s.arena, L, &ask, &P, why, sizeof why));
     ck_assert_int_eq(P.nw, 8); /* FFMA's narrower padding fits the whole class */
     src_close(&s);
@@ -472,7 +466,7 @@ START_TEST(persistent_clusters_need_alike_tails) {
     const char *tail[] = {"I=8", "H=128", "P=100"}, *even[] = {"I=8", "H=128", "P=128"};
     CgPersist P;
     char why[256];
-    CgPersistAsk ask = h100(4, 0, 0, 2);
+    CgPersistAsk ask = cg_persist_h100_ask(4, 0, 0, 2);
     ck_assert_msg(cg_persist_plan(&s.arena, layout_bound(&s, s.module->cells[0], tail, 3), &ask, &P, why, sizeof why), "%s", why);
     ck_assert_int_eq(P.cluster, 1);
     ck_assert_msg(!strstr(why, "in clusters"), "%s", why);
@@ -490,8 +484,8 @@ static void check_golden(const char *cell_path, const char *golden_path) {
     PlanLayout *L = layout_bound(&s, s.module->cells[0], dims, 2);
     CgPersist P;
     char why[256];
-    CgPersistAsk ask = h100(4, strstr(golden_path, "_back") != NULL, strstr(golden_path, "_tf32") != NULL,
-                            strstr(golden_path, "_cluster") ? 2 : 1);
+    CgPersistAsk ask = cg_persist_h100_ask(4, strstr(golden_path, "_back") != NULL, strstr(golden_path, "_tf32") != NULL,
+                                           strstr(golden_path, "_cluster") ? 2 : 1);
     char *got = strstr(golden_path, "_persist") ? emit_persistent(&s, L, ask, &P, why, sizeof why) : emit(&s, L);
     ck_assert_ptr_nonnull(got);
     char *want = tu_read_file(golden_path, NULL);
