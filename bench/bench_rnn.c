@@ -937,7 +937,7 @@ static void run_case(Bench *b, const Config *cfg, const CellDef *cell, Prec p, u
         }
         if (ok) {
             rnncc_backend be;
-            char why[320];
+            char why[640];
             if (rnncc_model_backend(m, cfg->N, &be, why, sizeof why) == RNNCC_OK) printf("   rnncc backend: %s\n", why);
             else printf("   rnncc backend: %s\n", rnncc_model_error(m));
             if (o->do_train) {

@@ -114,7 +114,7 @@ int64_t cg_backward_group_items(const PlanLayout *layout, int group, int64_t T, 
  * A unit of its own (cg_emit_persistent) holds one kernel: forward `rnncc_<cell>_p` runs steps
  * a.t .. a.t_end-1 of the step program, backward `rnncc_<cell>_pb` runs the step program's
  * backward for steps a.t_end-1 down to a.t. Either is launched cooperatively with exactly
- * CgPersist.blocks blocks of CG_PERSIST_THREADS threads in clusters of CgPersist.cluster blocks
+ * CgPersist.blocks blocks of 32 * CgPersist.warps threads in clusters of CgPersist.cluster blocks
  * and CgPersist.smem bytes of dynamic shared memory; a.sync points to a zeroed counter; state k of step t is read from slot
  * t % a.state_wrap (slot t when 0) of state_prev[k] (slots of [N][S] one after the other) and
  * written to the next slot; step buffer b of step t is buf[b] + t * buf_step[b] (dbuf[b] too).
@@ -125,7 +125,8 @@ int64_t cg_backward_group_items(const PlanLayout *layout, int group, int64_t T, 
  * t_end % 3 holds the adjoint of the last result and slot (t_end-1) % 3 zeros at launch.
  * Block s owns, of every quantity of length L (a group's J, each stacked block of a step GEMM,
  * in the backward each step GEMM's operand), the elements [L*s/G, L*(s+1)/G). */
-enum { CG_PERSIST_THREADS = 256 };
+/* Warps of a persistent block unless asked otherwise (CgPersistAsk.warps: 4, 8 or 16). */
+enum { CG_PERSIST_WARPS = 8 };
 /* The H100 (SXM) the CLI sizes persistent kernels for when no device is asked: its
  * multiprocessors and the shared memory one block may take (227 KB). */
 enum { CG_H100_SMS = 132, CG_H100_SMEM = 232448 };
@@ -151,12 +152,18 @@ typedef struct CgPersistAsk {
     int cluster;            /* blocks per thread-block cluster sharing the staged operand (1, 2, 4) */
     int sms;                /* blocks that may run at once, one per multiprocessor */
     int64_t smem_limit;     /* bytes of shared memory one block may take */
+    /* the tile (0: the default); the runtime's search (runtime/rt_tile.c) tries others */
+    int warps;              /* warps a block: 4, 8 or 16 (0: CG_PERSIST_WARPS) */
+    int64_t kc_cap;         /* staging chunks of at most this many columns (256, 512, 1024, 2048; 0: the
+                             * operand whole when it fits, else the longest chunk that fits) */
+    int nw_max;             /* sequences per lane a pass at most (1, 2, 4, 8; 0: the batch class's) */
 } CgPersistAsk;
 
 /* The persistent kernel's shape for one layout, device, batch class and direction. */
 typedef struct CgPersist {
     int backward;           /* 0: the forward kernel; 1: the backward */
     int blocks;             /* G: one per multiprocessor at most, a multiple of cluster */
+    int warps;              /* warps a block (4, 8, 16): they split each chunk's K; the unit defines RNN_WARPS */
     int cluster;            /* blocks per cluster (launched so: cudaLaunchAttributeClusterDimension);
                              * > 1: the unit defines RNN_CLUSTER and must be built for sm_90a */
     int nw;                 /* sequences per lane in a matrix-product pass (1, 2, 4, 8): 4*nw a pass */
@@ -193,9 +200,18 @@ int cg_persist_cluster(int64_t N, int tf32, int backward);
 /* A cluster size given as text ("1", "2" or "4": RNNCC_PERSIST_CLUSTER, rnncc emit --cluster); 0 for
  * anything else. */
 int cg_persist_cluster_parse(const char *text);
+/* Warps a block given as text ("4", "8" or "16": RNNCC_PERSIST_WARPS, rnncc emit --warps); 0 for
+ * anything else. */
+int cg_persist_warps_parse(const char *text);
 /* The request for a pass over a batch of N on an H100 (CG_H100_*), in clusters of cluster blocks
  * (0: cg_persist_cluster's rule): what the CLI plans without a GPU. */
 CgPersistAsk cg_persist_h100_ask(int64_t N, int backward, int tf32, int cluster);
+/* Do a and b plan the same kernel shape (blocks, warps, cluster, sequences a pass, chunks, results
+ * kept)? The tile search runs each shape once. */
+int cg_persist_same_tile(const CgPersist *a, const CgPersist *b);
+/* P's tile in words ("132 blocks of 8 warps in clusters of 2, 16 sequences a pass, operands staged
+ * whole"), into buf. */
+void cg_persist_tile_text(const CgPersist *P, char *buf, size_t size);
 /* Writes the persistent kernel's name (rnncc_<cell>_p, backward rnncc_<cell>_pb) into buf; its
  * length, or -1. */
 int cg_persist_kernel_name(const Plan *plan, int backward, char *buf, size_t size);

@@ -24,7 +24,7 @@ int cg_persist_nw(int64_t N) { return N <= 4 ? 1 : N <= 8 ? 2 : N <= 16 ? 4 : 8;
 static int64_t smem_bytes(const CgPersist *P) {
     if (P->ngemms == 0) return 0;
     int64_t np = 4 * (int64_t)P->nw;
-    return (P->fixed_floats + P->tiles * np * (P->kc_max + P->pad) + 8 * P->rpp_max * np) * (int64_t)sizeof(float);
+    return (P->fixed_floats + P->tiles * np * (P->kc_max + P->pad) + P->warps * P->rpp_max * np) * (int64_t)sizeof(float);
 }
 
 /* Does a step group read a result of GEMM j as long as its own J (so in the rows its block computed)? */
@@ -54,7 +54,8 @@ static void lay_out(const PlanLayout *L, CgPersist *P, int64_t kc_cap, int64_t b
     P->tiles = 1;
     for (int k = 0; k < P->ngemms; k++) {
         CgPersistGemm *q = &P->gemms[k];
-        int64_t whole = ceil_div(q->K, 128) * 128; /* rnn_mv_t: warps' and quarter-warps' shares of whole float4s */
+        int64_t grain = 16 * (int64_t)P->warps; /* rnn_mv_t: warps' and quarter-warps' shares of whole float4s */
+        int64_t whole = ceil_div(q->K, grain) * grain;
         q->kc = kc_cap && whole > kc_cap ? kc_cap : whole;
         q->chunks = ceil_div(q->K, q->kc);
         if (q->chunks > 1) P->tiles = 2;
@@ -113,10 +114,20 @@ static int plan_for(Arena *arena, const PlanLayout *L, const CgPersistAsk *ask, 
     P->cluster = cluster;
     P->mma = ask->tf32 != 0;
     P->pad = P->mma ? 16 : 4;            /* RNN_PAD_MMA, RNN_PAD_FFMA (persist.cuh) */
+    P->warps = ask->warps ? ask->warps : CG_PERSIST_WARPS;
     int nw_min = P->mma ? 2 : 1;         /* mma: whole 8-sequence tiles */
     P->nw_class = cg_persist_nw(N);
     P->nw = P->nw_class > nw_min ? P->nw_class : nw_min;
+    if (ask->nw_max && ask->nw_max < P->nw) P->nw = ask->nw_max > nw_min ? ask->nw_max : nw_min;
     if (why_size) why[0] = 0;
+    if (P->warps != 4 && P->warps != 8 && P->warps != 16) {
+        snprintf(why, why_size, "%d warps a block; the persistent kernel takes 4, 8 or 16", P->warps);
+        return 0;
+    }
+    if (ask->kc_cap && ask->kc_cap < 256) {
+        snprintf(why, why_size, "staging chunks of %lld columns; at least 256", (long long)ask->kc_cap);
+        return 0;
+    }
     int64_t longest = 1, weights = 0;
     for (int gi = 0; gi < p->ngroups; gi++)
         if (p->groups[gi].program == SCHED_STEP && cg_group_width(L, gi) > longest) longest = cg_group_width(L, gi);
@@ -173,6 +184,7 @@ static int plan_for(Arena *arena, const PlanLayout *L, const CgPersistAsk *ask, 
                                                                {1024, 0}, {512, 1},  {512, 0},  {256, 1},  {256, 0}};
     for (int fits = 0;; P->nw /= 2) {
         for (size_t t = 0; t < sizeof tries / sizeof *tries && !fits; t++) {
+            if (ask->kc_cap && (!tries[t].kc_cap || tries[t].kc_cap > ask->kc_cap)) continue; /* chunks asked for */
             lay_out(L, P, tries[t].kc_cap, budget, tries[t].res);
             fits = P->fixed_floats <= budget && smem_bytes(P) <= smem_limit;
         }
@@ -192,8 +204,9 @@ static int plan_for(Arena *arena, const PlanLayout *L, const CgPersistAsk *ask, 
         return 0;
     }
     char cl[32];
-    snprintf(why, why_size, "step weights %.1f MB fit on chip: %d blocks%s, %.0f KB of shared memory each, %s products",
-             weights * 4 / 1e6, P->blocks, in_clusters(P, cl), need / 1024.0, P->mma ? "tf32 tensor-core" : "fp32 FFMA");
+    snprintf(why, why_size, "step weights %.1f MB fit on chip: %d blocks of %d warps%s, %.0f KB of shared memory each, %s products",
+             weights * 4 / 1e6, P->blocks, P->warps, in_clusters(P, cl), need / 1024.0,
+             P->mma ? "tf32 tensor-core" : "fp32 FFMA");
     return 1;
 }
 
@@ -225,9 +238,36 @@ int cg_persist_cluster_parse(const char *text) {
     return strcmp(text, "1") == 0 ? 1 : strcmp(text, "2") == 0 ? 2 : strcmp(text, "4") == 0 ? 4 : 0;
 }
 
+int cg_persist_warps_parse(const char *text) {
+    return strcmp(text, "4") == 0 ? 4 : strcmp(text, "8") == 0 ? 8 : strcmp(text, "16") == 0 ? 16 : 0;
+}
+
 CgPersistAsk cg_persist_h100_ask(int64_t N, int backward, int tf32, int cluster) {
     return (CgPersistAsk){.N = N, .backward = backward, .tf32 = tf32, .sms = CG_H100_SMS, .smem_limit = CG_H100_SMEM,
                           .cluster = cluster ? cluster : cg_persist_cluster(N, tf32, backward)};
+}
+
+int cg_persist_same_tile(const CgPersist *a, const CgPersist *b) {
+    if (a->blocks != b->blocks || a->warps != b->warps || a->cluster != b->cluster || a->nw != b->nw ||
+        a->ngemms != b->ngemms || a->smem != b->smem)
+        return 0;
+    for (int k = 0; k < a->ngemms; k++)
+        if (a->gemms[k].kc != b->gemms[k].kc || a->gemms[k].res_cap != b->gemms[k].res_cap) return 0;
+    return 1;
+}
+
+void cg_persist_tile_text(const CgPersist *P, char *buf, size_t size) {
+    char cl[32];
+    int64_t chunk = 0, whole = 1;
+    for (int k = 0; k < P->ngemms; k++) {
+        if (P->gemms[k].chunks > 1) whole = 0;
+        if (P->gemms[k].kc > chunk) chunk = P->gemms[k].kc;
+    }
+    char staged[48];
+    if (whole) snprintf(staged, sizeof staged, "operands staged whole");
+    else snprintf(staged, sizeof staged, "staged in chunks of %lld", (long long)chunk);
+    snprintf(buf, size, "%d blocks of %d warps%s, %d sequences a pass, %s", P->blocks, P->warps, in_clusters(P, cl),
+             4 * P->nw, staged);
 }
 
 int cg_persist_kernel_name(const Plan *plan, int backward, char *buf, size_t size) {
@@ -512,11 +552,11 @@ static void barrier(Gen *g, int *synced, const char *why) {
 /* The kernel's opening: signature, contract check, row maps, weights into shared memory. */
 static int emit_prologue(Gen *g, const CgPersist *P, const char *kname) {
     StrBuf *out = g->out;
-    cg_emit(out, "extern \"C\" __global__ void __launch_bounds__(%d, 1) %s(const RnnArgs args)", CG_PERSIST_THREADS, kname);
+    cg_emit(out, "extern \"C\" __global__ void __launch_bounds__(%d, 1) %s(const RnnArgs args)", 32 * P->warps, kname);
     cg_open(out, "{");
     cg_emit(out, "const int s = blockIdx.x, G = gridDim.x;");
     cg_emit(out, "if (G != %d || blockDim.x != %d) __trap();  // the launch contract (codegen/cg.h)", P->blocks,
-            CG_PERSIST_THREADS);
+            32 * P->warps);
     cg_emit(out, "RNN_PROF_START();  // (RNN_PROFILE only: persist.cuh)");
     if (!P->ngemms) return 1;
     cg_emit(out, "extern __shared__ float4 rnn_smem4[];");
@@ -527,7 +567,7 @@ static int emit_prologue(Gen *g, const CgPersist *P, const char *kname) {
     cg_emit(out, "float *const rnn_xs = rnn_smem + %lld;  // %d staging tile%s [%d][%lld]", (long long)P->fixed_floats,
             P->tiles, P->tiles > 1 ? "s" : "", 4 * P->nw, (long long)P->kc_max + P->pad);
     long long tile_floats = P->tiles * 4 * P->nw * ((long long)P->kc_max + P->pad);
-    cg_emit(out, "float *const rnn_red = rnn_xs + %lld;  // partial sums [8][%lld][%d]", tile_floats,
+    cg_emit(out, "float *const rnn_red = rnn_xs + %lld;  // partial sums [%d][%lld][%d]", tile_floats, P->warps,
             (long long)P->rpp_max, 4 * P->nw);
     if (P->cluster > 1)
         cg_emit(out, "rnn_cluster_init(rnn_xs, %lld);  // clusters of %d share the staged operand (persist.cuh)",
@@ -648,14 +688,14 @@ int cg_emit_persist_kernel(Gen *g, const CgPersist *P) {
     if (P->backward) {
         cg_emit(out, "// ---- %s: steps a.t_end-1 down to a.t of the step program's backward in one launch", kname);
         cg_emit(out, "// (persistent backend). %d blocks of %d threads, all co-resident (cooperative launch). Block s",
-                P->blocks, CG_PERSIST_THREADS);
+                P->blocks, 32 * P->warps);
         cg_emit(out, "// owns elements [L*s/G, L*(s+1)/G) of every length-L quantity: its units of each group and,");
         cg_emit(out, "// of each step GEMM's operand, the elements whose adjoint it sums over W's columns, whose");
         cg_emit(out, "// transposed weights stay in shared memory for every step.");
     } else {
         cg_emit(out, "// ---- %s: steps a.t .. a.t_end-1 of the step program in one launch (persistent backend)", kname);
         cg_emit(out, "// %d blocks of %d threads, all co-resident (cooperative launch). Block s owns elements", P->blocks,
-                CG_PERSIST_THREADS);
+                32 * P->warps);
         cg_emit(out, "// [L*s/G, L*(s+1)/G) of every length-L quantity: its units of each group and, of each step");
         cg_emit(out, "// GEMM, the rows producing them, whose weights stay in shared memory for every step.");
     }
@@ -689,6 +729,7 @@ int cg_emit_persistent(Arena *arena, const Plan *plan, const PlanLayout *layout,
     cg_emit(out, "%s", "");
     cg_emit_preamble(&g);
     if (P->cluster > 1) cg_emit(out, "#define RNN_CLUSTER %d  // blocks per cluster (persist.cuh)", P->cluster);
+    if (P->warps != CG_PERSIST_WARPS) cg_emit(out, "#define RNN_WARPS %d  // warps a block (persist.cuh)", P->warps);
     sb_puts(out, cg_persist_text);
     cg_emit(out, "%s", "");
     int errors = diags->nerrors;

@@ -120,7 +120,7 @@ int cli_run(int argc, char **argv) {
         return s == RNNCC_ERR_INVALID_ARGUMENT || s == RNNCC_ERR_NOT_FOUND ? CLI_USAGE_ERROR : CLI_INPUT_ERROR;
     }
     rnncc_backend used;
-    char why[320], bwhy[320] = "";
+    char why[640], bwhy[640] = "";
     s = rnncc_model_backend(m, o.N, &used, why, sizeof why);
     if (s == RNNCC_OK && o.train) s = rnncc_model_backward_backend(m, o.N, &used, bwhy, sizeof bwhy);
     if (s != RNNCC_OK) {

@@ -111,6 +111,14 @@ static rnncc_status backward_program(RtBind *b, SchedProgram prog, int64_t t) {
     return RNNCC_OK;
 }
 
+rnncc_status rt_persist_backward_launch(RtBind *b) {
+    RnnArgs a;
+    backward_args(b, 0, &a);
+    for (int k = 0; k < b->m->cell->nstates; k++) a.dstate_prev[k] = b->dstate[k];
+    a.t_end = (int)b->r->T;
+    return rt_persist_run(b, &a);
+}
+
 /* One layer-direction backward through time. */
 static rnncc_status unit_backward(RtBind *b, const rnncc_grad_io *io) {
     rnncc_model *m = b->m;
@@ -131,13 +139,7 @@ static rnncc_status unit_backward(RtBind *b, const rnncc_grad_io *io) {
                                        cudaMemcpyDeviceToDevice, b->stream));
     }
     if (b->persist) { /* the whole step loop in one launch; the adjoint of h0 ends in slot 0 */
-        if (r->T > 0) {
-            RnnArgs a;
-            backward_args(b, 0, &a);
-            for (int k = 0; k < c->nstates; k++) a.dstate_prev[k] = b->dstate[k];
-            a.t_end = (int)r->T;
-            RT_TRY(rt_persist_run(b, &a));
-        }
+        if (r->T > 0) RT_TRY(rt_persist_backward_launch(b));
         b->dcur = 1; /* so that half 1 - dcur, below, is slot 0 */
     } else {
         b->dcur = 0;

@@ -40,6 +40,9 @@ typedef struct RtPersist {
     int from_cache;
     double compile_ms;
     char why[256];
+    char tile[256];             /* how the tile was chosen, in words ("" before the build) */
+    int tried;                  /* tiles the search built and timed (0: none, the rule's or the cached choice) */
+    double search_ms;           /* the search's time, building included */
 } RtPersist;
 
 /* Batch classes of the persistent kernel: CgPersist.nw = 1, 2, 4, 8. */
@@ -175,7 +178,12 @@ struct rnncc_model {
     unsigned *sync;             /* device: one grid-barrier counter per stream lane */
     RtPersist persist[2][2][RT_PERSIST_CLASSES]; /* per pass (forward, backward), layout, batch class */
     int profile_persist;        /* RNNCC_PROFILE_PERSIST=1: persistent units count cycles (persist.cuh) */
-    int persist_cluster;        /* RNNCC_PERSIST_CLUSTER=1, 2 or 4: blocks per cluster, forced; 0: the rule */
+    int persist_cluster;        /* RNNCC_PERSIST_CLUSTER=1, 2 or 4: blocks per cluster, forced; 0: searched */
+    int persist_warps;          /* RNNCC_PERSIST_WARPS=4, 8 or 16: warps a block, forced; 0: searched */
+    int64_t persist_chunk;      /* RNNCC_PERSIST_CHUNK: staging chunks at most this long, forced; 0: searched */
+    int persist_nw;             /* RNNCC_PERSIST_SEQS / 4: sequences per lane a pass at most, forced; 0: searched */
+    int persist_search;         /* 1 (default): persistent tiles by measurement (rt_tile.c); 0: by rule */
+    char device_name[256];      /* the device's name (part of the tile search's cache key) */
 };
 
 /* Records a formatted message in the model and returns status. */
@@ -223,6 +231,18 @@ void rt_args(const RtBind *is, int hoisted, int64_t t, RnnArgs *a);
  * be NULL) says why in words. */
 rnncc_status rt_persist_choose(rnncc_model *m, int64_t N, int backward, const RtPersist *out[2], char *why,
                                size_t why_size);
+/* Builds (plans, generates, compiles through the cache, loads) the persistent kernel of layout li
+ * for what ask says; a grid whose clusters cannot all be resident is planned again on the blocks
+ * that can, then without clusters, as is one whose clusters (not forced) do not build.
+ * Afterwards p->state is 1 (ready) or -1 with p->why. */
+rnncc_status rt_persist_build(rnncc_model *m, int li, const CgPersistAsk *ask, RtPersist *p);
+/* Builds the persistent kernel of layout li with the tile a measured search finds fastest for what
+ * base asks (its forced fields kept; runtime/rt_tile.c), or with the search's choice cached on disk
+ * for this device and kernel. As rt_persist_build afterwards, with p->tile saying how it chose. */
+rnncc_status rt_tile_search(rnncc_model *m, int li, const CgPersistAsk *base, RtPersist *p);
+/* Launches a bound unit's persistent backward kernel over all its steps (its state adjoints
+ * prepared: rt_backward.c). */
+rnncc_status rt_persist_backward_launch(RtBind *b);
 /* Launches the persistent forward kernel for steps t0 .. t1-1 of a bound unit (after its hoisted program). */
 rnncc_status rt_persist_launch(RtBind *is, int64_t t0, int64_t t1);
 /* Launches a bound unit's persistent kernel cooperatively with arguments a (buf_step and sync

@@ -163,6 +163,7 @@ static rnncc_status setup_device(rnncc_model *m) {
     struct cudaDeviceProp prop;
     RT_CUDA(m, cudaGetDeviceProperties(&prop, m->device));
     snprintf(m->arch, sizeof m->arch, "sm_%d%d", prop.major, prop.minor);
+    snprintf(m->device_name, sizeof m->device_name, "%s", prop.name);
     m->sms = prop.multiProcessorCount;
     m->smem_optin = (int64_t)prop.sharedMemPerBlockOptin;
     m->coop = prop.cooperativeLaunch;
@@ -210,14 +211,41 @@ static rnncc_status backend_from_env(rnncc_model *m) {
     return RNNCC_OK;
 }
 
-/* RNNCC_PERSIST_CLUSTER=1|2|4 (unset or empty: the rule, cg_persist_cluster) forces the blocks per
- * cluster of the persistent kernels. */
-static rnncc_status cluster_from_env(rnncc_model *m) {
-    const char *c = getenv("RNNCC_PERSIST_CLUSTER");
-    if (!c || !*c) return RNNCC_OK;
-    if (!(m->persist_cluster = cg_persist_cluster_parse(c)))
+/* The persistent kernels' tile from the environment (unset or empty: the search decides):
+ * RNNCC_PERSIST_CLUSTER=1|2|4 forces the blocks per cluster, RNNCC_PERSIST_WARPS=4|8|16 the warps a
+ * block, RNNCC_PERSIST_CHUNK=K (256 to 65536) staging chunks of at most K columns,
+ * RNNCC_PERSIST_SEQS=4|8|16|32 at most so many sequences a pass; RNNCC_PERSIST_SEARCH=0 turns the
+ * measured search off (the rule's tile, cg_persist_cluster, with what is forced). */
+static rnncc_status tile_from_env(rnncc_model *m) {
+    const char *c = getenv("RNNCC_PERSIST_CLUSTER"), *w = getenv("RNNCC_PERSIST_WARPS"), *s = getenv("RNNCC_PERSIST_SEARCH");
+    const char *k = getenv("RNNCC_PERSIST_CHUNK"), *q = getenv("RNNCC_PERSIST_SEQS");
+    if (k && *k) {
+        char *end;
+        long v = strtol(k, &end, 10);
+        if (*end || v < 256 || v > 65536)
+            return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT,
+                           "the environment variable RNNCC_PERSIST_CHUNK is '%.64s'; it must be a number from 256 to 65536", k);
+        m->persist_chunk = v;
+    }
+    if (q && *q) {
+        if (strcmp(q, "4") && strcmp(q, "8") && strcmp(q, "16") && strcmp(q, "32"))
+            return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT,
+                           "the environment variable RNNCC_PERSIST_SEQS is '%.64s'; it must be 4, 8, 16 or 32", q);
+        m->persist_nw = atoi(q) / 4;
+    }
+    if (c && *c && !(m->persist_cluster = cg_persist_cluster_parse(c)))
         return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT,
                        "the environment variable RNNCC_PERSIST_CLUSTER is '%.64s'; it must be 1, 2 or 4", c);
+    if (w && *w && !(m->persist_warps = cg_persist_warps_parse(w)))
+        return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT,
+                       "the environment variable RNNCC_PERSIST_WARPS is '%.64s'; it must be 4, 8 or 16", w);
+    m->persist_search = 1;
+    if (s && *s && strcmp(s, "1") != 0) {
+        if (strcmp(s, "0") != 0)
+            return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT,
+                           "the environment variable RNNCC_PERSIST_SEARCH is '%.64s'; it must be 0 or 1", s);
+        m->persist_search = 0;
+    }
     return RNNCC_OK;
 }
 
@@ -238,7 +266,7 @@ rnncc_status rnncc_model_create(const rnncc_program *p, const rnncc_model_desc *
         m->device = desc->device;
         m->backend = desc->backend;
         s = backend_from_env(m);
-        if (s == RNNCC_OK) s = cluster_from_env(m);
+        if (s == RNNCC_OK) s = tile_from_env(m);
         if (s == RNNCC_OK) s = own_cell(m, p, desc->cell);
     }
     if (s == RNNCC_OK) s = bind_layers(m, desc);

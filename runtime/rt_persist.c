@@ -63,7 +63,7 @@ static cudaLaunchConfig_t launch_config(const RtPersist *p, cudaStream_t stream,
                                     .val.clusterDim = {(unsigned)p->plan.cluster, 1, 1}};
     attr[1] = (cudaLaunchAttribute){.id = cudaLaunchAttributeCooperative, .val.cooperative = 1};
     return (cudaLaunchConfig_t){.gridDim = {(unsigned)p->plan.blocks, 1, 1},
-                                .blockDim = {CG_PERSIST_THREADS, 1, 1},
+                                .blockDim = {32u * (unsigned)p->plan.warps, 1, 1},
                                 .dynamicSmemBytes = (size_t)p->plan.smem,
                                 .stream = stream};
 }
@@ -81,34 +81,22 @@ static rnncc_status resident_blocks(rnncc_model *m, const RtPersist *p, int *blo
         return RNNCC_OK;
     }
     int per_sm = 0;
-    RT_CUDA(m, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, (const void *)p->kernel, CG_PERSIST_THREADS,
+    RT_CUDA(m, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, (const void *)p->kernel, 32 * p->plan.warps,
                                                              (size_t)p->plan.smem));
     *blocks = per_sm * m->sms;
     return RNNCC_OK;
 }
 
-/* Builds the persistent kernel (backward: the backward one) of layout li for batches of N, in
- * clusters when the rule or RNNCC_PERSIST_CLUSTER says so; a grid whose clusters cannot all be
- * resident is planned again on the blocks that can, then without clusters, as is one whose
- * clusters the rule chose and that does not build. Afterwards p->state says whether it can run
- * and p->why why. */
-static rnncc_status build(rnncc_model *m, int li, int64_t N, int backward, RtPersist *p) {
+rnncc_status rt_persist_build(rnncc_model *m, int li, const CgPersistAsk *asked, RtPersist *p) {
+    CgPersistAsk ask = *asked;
     p->state = -1;
-    p->compile_ms = 0;
-    if (!m->coop) {
-        snprintf(p->why, sizeof p->why, "the device has no cooperative launch");
-        return RNNCC_OK;
-    }
-    int tf32 = m->precision == RNNCC_TF32;
-    CgPersistAsk ask = {.N = N, .backward = backward, .tf32 = tf32, .sms = m->sms, .smem_limit = m->smem_optin,
-                        .cluster = m->persist_cluster ? m->persist_cluster : cg_persist_cluster(N, tf32, backward)};
     if (!m->cluster_launch) ask.cluster = 1; /* before compute capability 9.0 */
     for (int attempt = 0; attempt < 3; attempt++) {
         if (p->lib) cudaLibraryUnload(p->lib);
         p->lib = NULL;
         rnncc_status s = load(m, li, &ask, p);
         if (s != RNNCC_OK && p->plan.cluster > 1 && !m->persist_cluster) {
-            /* the rule's clusters did not build (an sm_XXa target the compiler or the device refuses) */
+            /* clusters not forced did not build (an sm_XXa target the compiler or the device refuses) */
             m->error[0] = 0;
             ask.cluster = 1, ask.sms = m->sms;
             continue;
@@ -130,6 +118,31 @@ static rnncc_status build(rnncc_model *m, int li, int64_t N, int backward, RtPer
         if (attempt == 0 && resident > 0) ask.sms = resident; /* the clusters that fit */
         else ask.cluster = 1, ask.sms = m->sms;
     }
+    return RNNCC_OK;
+}
+
+/* Builds the persistent kernel (backward: the backward one) of layout li for batches of N: the
+ * tile the search measured best (rt_tile.c), or with RNNCC_PERSIST_SEARCH=0 the rule's (clusters
+ * by cg_persist_cluster, or RNNCC_PERSIST_CLUSTER). Afterwards p->state says whether it can run
+ * and p->why why. */
+static rnncc_status build(rnncc_model *m, int li, int64_t N, int backward, RtPersist *p) {
+    p->state = -1;
+    p->compile_ms = 0;
+    if (!m->coop) {
+        snprintf(p->why, sizeof p->why, "the device has no cooperative launch");
+        return RNNCC_OK;
+    }
+    int tf32 = m->precision == RNNCC_TF32;
+    CgPersistAsk ask = {.N = N, .backward = backward, .tf32 = tf32, .sms = m->sms, .smem_limit = m->smem_optin,
+                        .cluster = m->persist_cluster ? m->persist_cluster : cg_persist_cluster(N, tf32, backward),
+                        .warps = m->persist_warps, .kc_cap = m->persist_chunk, .nw_max = m->persist_nw};
+    if (m->persist_search && !m->capturing) return rt_tile_search(m, li, &ask, p);
+    RT_TRY(rt_persist_build(m, li, &ask, p));
+    if (p->state != 1) return RNNCC_OK;
+    char tile[160];
+    cg_persist_tile_text(&p->plan, tile, sizeof tile);
+    snprintf(p->tile, sizeof p->tile, "tile %s: by rule (%s)", tile,
+             m->persist_search ? "built during a graph capture, which cannot time" : "RNNCC_PERSIST_SEARCH=0");
     return RNNCC_OK;
 }
 
@@ -166,7 +179,8 @@ rnncc_status rt_persist_choose(rnncc_model *m, int64_t N, int backward, const Rt
             return RNNCC_OK;
         }
     }
-    snprintf(why, why_size, "persistent%s: %s", m->backend == RNNCC_BACKEND_PERSISTENT ? " (forced)" : "", p[0]->why);
+    snprintf(why, why_size, "persistent%s: %s; %s", m->backend == RNNCC_BACKEND_PERSISTENT ? " (forced)" : "", p[0]->why,
+             p[0]->tile);
     out[0] = p[0];
     out[1] = p[1] ? p[1] : p[0];
     return RNNCC_OK;

@@ -284,10 +284,10 @@ START_TEST(run_emit_schedule_arguments) {
     r = RUN(NULL, "dump", "--schedule", "--dim", "I=8", "--dim", "H=1024", "--batch", "4", "cells/lstm.cell");
     ck_assert_int_eq(r.status, 0);
     ck_assert_ptr_nonnull(strstr(r.out, "  forward backend (batch 4, fp32, on an H100): persistent: step weights 16.8 MB "
-                                        "fit on chip: 132 blocks in clusters of 2, 149 KB of shared memory each, fp32 FFMA "
+                                        "fit on chip: 132 blocks of 8 warps in clusters of 2, 149 KB of shared memory each, fp32 FFMA "
                                         "products\n"));
     ck_assert_ptr_nonnull(strstr(r.out, "  backward backend (batch 4, fp32, on an H100): persistent: step weights 16.8 MB "
-                                        "fit on chip: 132 blocks in clusters of 2, "));
+                                        "fit on chip: 132 blocks of 8 warps in clusters of 2, "));
     r = RUN(NULL, "dump", "--schedule", "--dim", "I=8", "--dim", "H=1024", "--batch", "128", "cells/lstm.cell");
     ck_assert_ptr_nonnull(strstr(r.out, "backend (batch 128, fp32, on an H100): cuBLAS per step: batch 128 > 64 (fp32)"));
     r = RUN(NULL, "dump", "--schedule", "--dim", "I=8", "--dim", "H=2048", "--batch", "4", "cells/lstm.cell");
@@ -297,13 +297,13 @@ START_TEST(run_emit_schedule_arguments) {
             "cells/lstm.cell");
     ck_assert_int_eq(r.status, 0);
     ck_assert_ptr_nonnull(strstr(r.out, "  forward backend (batch 4, tf32, on an H100): persistent: step weights 16.8 MB "
-                                        "fit on chip: 132 blocks, "));
+                                        "fit on chip: 132 blocks of 8 warps, "));
     ck_assert_ptr_nonnull(strstr(r.out, "tf32 tensor-core products\n"));
     /* tensor-core products run in pairs at 9-24 sequences only (cg_persist_cluster) */
     r = RUN(NULL, "dump", "--schedule", "--dim", "I=8", "--dim", "H=1024", "--batch", "16", "--precision", "tf32",
             "cells/lstm.cell");
     ck_assert_ptr_nonnull(strstr(r.out, "  forward backend (batch 16, tf32, on an H100): persistent: step weights 16.8 MB "
-                                        "fit on chip: 132 blocks in clusters of 2, "));
+                                        "fit on chip: 132 blocks of 8 warps in clusters of 2, "));
     r = RUN(NULL, "dump", "--schedule", "--dim", "I=8", "--dim", "H=1024", "--batch", "48", "--precision", "tf32",
             "cells/lstm.cell");
     ck_assert_ptr_nonnull(strstr(r.out, "  forward backend (batch 48, tf32, on an H100): cuBLAS per step: batch 48 > 32 (tf32), "
@@ -349,7 +349,26 @@ START_TEST(run_emit_schedule_arguments) {
     ck_assert_str_eq(r.err, "rnncc emit: error: --cluster must be 1, 2 or 4, not '3'\n");
     r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--cluster", "2");
     ck_assert_int_eq(r.status, 2);
-    ck_assert_str_eq(r.err, "rnncc emit: error: --cluster applies to --persistent N (the per-step unit has no clusters)\n");
+    ck_assert_str_eq(r.err, "rnncc emit: error: --cluster applies to --persistent N (the per-step unit has no tile)\n");
+    /* the tile's other fields: warps a block and staging chunks */
+    r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=1024", "--persistent", "4", "--warps", "16",
+            "--chunk", "512");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_ptr_nonnull(strstr(r.out, "#define RNN_WARPS 16  // warps a block (persist.cuh)"));
+    ck_assert_ptr_nonnull(strstr(r.out, "__launch_bounds__(512, 1) rnncc_lstm_p("));
+    ck_assert_ptr_nonnull(strstr(r.out, ", 1, 1024, 512, 2, a.state_prev[0]"));  /* K = 1024 in two chunks of 512 */
+    r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=64", "--persistent", "4", "--warps", "4");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_ptr_nonnull(strstr(r.out, "__launch_bounds__(128, 1) rnncc_lstm_p("));
+    r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--persistent", "4", "--warps", "32");
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_str_eq(r.err, "rnncc emit: error: --warps must be 4, 8 or 16, not '32'\n");
+    r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--persistent", "4", "--chunk", "128");
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_str_eq(r.err, "rnncc emit: error: --chunk must be at least 256, not '128'\n");
+    r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--warps", "16");
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_str_eq(r.err, "rnncc emit: error: --warps applies to --persistent N (the per-step unit has no tile)\n");
 }
 END_TEST
 

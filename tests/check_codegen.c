@@ -365,15 +365,21 @@ START_TEST(persistent_units_compile) {
             of_result |= plan->gemms[j].program == SCHED_STEP && c->nodes[plan->gemms[j].operand].op == IR_MATVEC;
         nested += of_result;
         static const int64_t batches[] = {1, 7, 16, 64};
-        static const int clusters[] = {1, 4, 1, 2};
+        static const int clusters[] = {1, 4, 1, 2}, warps[] = {16, 8, 8, 4};
         for (int b = 0; b < 4; b++)
             for (int k = 0; k < 4; k++) {
                 int backward = k & 1, tf32 = k >> 1;
                 CgPersist P;
                 char why[256], name[256];
                 CgPersistAsk ask = cg_persist_h100_ask(batches[b], backward, tf32, clusters[b]);
+                ask.warps = warps[b];
                 char *u = emit_persistent(&s, L, ask, &P, why, sizeof why);
                 ck_assert_msg(u, "%s: %s", c->name, why);
+                ck_assert_int_eq(P.warps, warps[b]);
+                char bounds[64];
+                snprintf(bounds, sizeof bounds, "__launch_bounds__(%d, 1)", 32 * warps[b]);
+                ck_assert_msg(strstr(u, bounds), "%s: no %s", c->name, bounds);
+                ck_assert_int_eq(strstr(u, "  // warps a block (persist.cuh)") != NULL, warps[b] != 8);
                 /* LSTM's one operand (72 long, staged whole) is shared; a cell is planned without clusters
                  * only when they cannot share its operands */
                 if (strcmp(c->name, "lstm") == 0) ck_assert_int_eq(P.cluster, clusters[b]);
@@ -403,6 +409,69 @@ START_TEST(persistent_units_compile) {
     }
     ck_assert_msg(nested > 0, "no cell with a GEMM of a GEMM's result");
     tu_free_list(paths, n);
+}
+END_TEST
+
+/* The tile follows the request: warps a block (4, 8, 16; chunks in whole shares of them),
+ * staging chunks no longer than asked, no more sequences a pass than asked; anything else is
+ * refused with a reason. Plans of one request are the same tile, of another not. */
+START_TEST(persistent_tiles_follow_the_ask) {
+    Src s;
+    src_open_file(&s, "cells/lstm.cell");
+    const char *dims[] = {"I=1024", "H=1024"};
+    PlanLayout *L = layout_bound(&s, s.module->cells[0], dims, 2);
+    CgPersist P, Q;
+    char why[256], tile[160];
+    for (int w = 4; w <= 16; w *= 2)
+        for (int backward = 0; backward < 2; backward++) {
+            CgPersistAsk ask = cg_persist_h100_ask(4, backward, 0, 1);
+            ask.warps = w;
+            ck_assert_msg(cg_persist_plan(&s.arena, L, &ask, &P, why, sizeof why), "%s", why);
+            ck_assert_int_eq(P.warps, w);
+            for (int q = 0; q < P.ngemms; q++) ck_assert_int_eq(P.gemms[q].kc % (16 * w), 0);
+            ck_assert_int_le(P.smem, CG_H100_SMEM);
+            char words[32];
+            snprintf(words, sizeof words, "132 blocks of %d warps, ", w);
+            ck_assert_msg(strstr(why, words), "%s", why);
+        }
+    CgPersistAsk ask = cg_persist_h100_ask(4, 0, 0, 1);
+    ask.warps = 5;
+    ck_assert_int_eq(cg_persist_plan(&s.arena, L, &ask, &P, why, sizeof why), 0);
+    ck_assert_str_eq(why, "5 warps a block; the persistent kernel takes 4, 8 or 16");
+    ask = cg_persist_h100_ask(4, 0, 0, 1);
+    ask.kc_cap = 100;
+    ck_assert_int_eq(cg_persist_plan(&s.arena, L, &ask, &P, why, sizeof why), 0);
+    ck_assert_str_eq(why, "staging chunks of 100 columns; at least 256");
+    /* the rule stages H = 1024 whole; asked for chunks of 512, two of them a pass */
+    ask = cg_persist_h100_ask(4, 0, 0, 1);
+    ck_assert(cg_persist_plan(&s.arena, L, &ask, &Q, why, sizeof why));
+    ck_assert_int_eq(Q.gemms[0].chunks, 1);
+    ask.kc_cap = 512;
+    ck_assert(cg_persist_plan(&s.arena, L, &ask, &P, why, sizeof why));
+    ck_assert_int_eq(P.gemms[0].kc, 512);
+    ck_assert_int_eq(P.gemms[0].chunks, 2);
+    ck_assert_int_eq(P.tiles, 2);
+    ck_assert(!cg_persist_same_tile(&P, &Q));
+    cg_persist_tile_text(&P, tile, sizeof tile);
+    ck_assert_str_eq(tile, "132 blocks of 8 warps, 4 sequences a pass, staged in chunks of 512");
+    cg_persist_tile_text(&Q, tile, sizeof tile);
+    ck_assert_str_eq(tile, "132 blocks of 8 warps, 4 sequences a pass, operands staged whole");
+    ask.kc_cap = 0;
+    ck_assert(cg_persist_plan(&s.arena, L, &ask, &P, why, sizeof why));
+    ck_assert(cg_persist_same_tile(&P, &Q));
+    /* fewer sequences a pass than the class (32), never below whole mma tiles (8) */
+    for (int tf32 = 0; tf32 < 2; tf32++) {
+        ask = cg_persist_h100_ask(32, 0, tf32, 2);
+        ask.nw_max = 1;
+        ck_assert_msg(cg_persist_plan(&s.arena, L, &ask, &P, why, sizeof why), "%s", why);
+        ck_assert_int_eq(P.nw_class, 8);
+        ck_assert_int_eq(P.nw, tf32 ? 2 : 1);
+        ck_assert_int_eq(P.cluster, 2);
+        cg_persist_tile_text(&P, tile, sizeof tile);
+        ck_assert_str_eq(tile, tf32 ? "132 blocks of 8 warps in clusters of 2, 8 sequences a pass, operands staged whole"
+                                    : "132 blocks of 8 warps in clusters of 2, 4 sequences a pass, operands staged whole");
+    }
+    src_close(&s);
 }
 END_TEST
 
@@ -1385,6 +1454,7 @@ static Suite *codegen_suite(void) {
     tcase_add_test(tc, golden_sources);
     tcase_add_test(tc, persistent_units_compile);
     tcase_add_test(tc, persistent_plan_says_why_not);
+    tcase_add_test(tc, persistent_tiles_follow_the_ask);
     tcase_add_test(tc, persistent_plan_narrows_passes);
     tcase_add_test(tc, persistent_clusters_need_alike_tails);
     tcase_add_test(tc, lstm_backward_routes);

@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/wait.h>
+#include <unistd.h>
 #include <unistd.h>
 
 #include "../runtime/rnncc.h"
@@ -135,6 +137,19 @@ START_TEST(model_arguments_are_checked) {
     expect_create_fails(p, &ok, RNNCC_ERR_INVALID_ARGUMENT,
                         "the environment variable RNNCC_PERSIST_CLUSTER is '3'; it must be 1, 2 or 4");
     env_restore("RNNCC_PERSIST_CLUSTER", outer);
+    static const char *const tile_env[][3] = {
+        {"RNNCC_PERSIST_WARPS", "5", "the environment variable RNNCC_PERSIST_WARPS is '5'; it must be 4, 8 or 16"},
+        {"RNNCC_PERSIST_CHUNK", "100", "the environment variable RNNCC_PERSIST_CHUNK is '100'; it must be a number from 256 to 65536"},
+        {"RNNCC_PERSIST_CHUNK", "512x", "RNNCC_PERSIST_CHUNK is '512x'"},
+        {"RNNCC_PERSIST_SEQS", "3", "the environment variable RNNCC_PERSIST_SEQS is '3'; it must be 4, 8, 16 or 32"},
+        {"RNNCC_PERSIST_SEARCH", "yes", "the environment variable RNNCC_PERSIST_SEARCH is 'yes'; it must be 0 or 1"},
+    };
+    for (size_t i = 0; i < sizeof tile_env / sizeof *tile_env; i++) {
+        env_keep(tile_env[i][0], outer);
+        setenv(tile_env[i][0], tile_env[i][1], 1);
+        expect_create_fails(p, &ok, RNNCC_ERR_INVALID_ARGUMENT, tile_env[i][2]);
+        env_restore(tile_env[i][0], outer);
+    }
     d = ok; d.ndims = 1;
     expect_create_fails(p, &d, RNNCC_ERR_INVALID_ARGUMENT, "dimension H of cell 'lstm' is not bound");
     const char *bad[] = {"I=8", "H=-3"};
@@ -194,7 +209,21 @@ typedef struct Config {
     int nowave;         /* RNNCC_WAVEFRONT=0: stacked layers one after the other */
     rnncc_backend backend;
     int cluster;        /* RNNCC_PERSIST_CLUSTER: blocks per cluster of the persistent kernels (0: the rule) */
+    int warps;          /* RNNCC_PERSIST_WARPS: warps a block (0: the default) */
+    int chunk;          /* RNNCC_PERSIST_CHUNK: staging chunks at most so long (0: the first layout that fits) */
+    int seqs;           /* RNNCC_PERSIST_SEQS: sequences a pass at most (0: the batch class's) */
 } Config;
+
+/* Configs are tables of positional rows; the trailing tile fields of most rows stay zero. */
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+
+/* The tile environment variables of a config: names, and the values it sets (0: the caller's). */
+enum { TILE_ENVS = 4 };
+static const char *const tile_env_names[TILE_ENVS] = {"RNNCC_PERSIST_CLUSTER", "RNNCC_PERSIST_WARPS", "RNNCC_PERSIST_CHUNK",
+                                                      "RNNCC_PERSIST_SEQS"};
+static void tile_env_values(const Config *cf, int v[TILE_ENVS]) {
+    v[0] = cf->cluster, v[1] = cf->warps, v[2] = cf->chunk, v[3] = cf->seqs;
+}
 
 static void verify(const char *path, const Config *cf) {
     char specs[8][32];
@@ -202,20 +231,24 @@ static void verify(const char *path, const Config *cf) {
     int nd = bind_all(path, cf->in, cf->size, specs, dims);
     if (!cf->graphs) setenv("RNNCC_GRAPHS", "0", 1);
     if (cf->nowave) setenv("RNNCC_WAVEFRONT", "0", 1);
-    char cluster[8], outer[16]; /* outer: the caller's own RNNCC_PERSIST_CLUSTER (kept for the other configs) */
-    snprintf(cluster, sizeof cluster, "%d", cf->cluster);
-    env_keep("RNNCC_PERSIST_CLUSTER", outer);
-    if (cf->cluster) setenv("RNNCC_PERSIST_CLUSTER", cluster, 1);
+    char value[16], outer[TILE_ENVS][16]; /* outer: the caller's own values (kept for the other configs) */
+    int tile[TILE_ENVS];
+    tile_env_values(cf, tile);
+    for (int e = 0; e < TILE_ENVS; e++) {
+        env_keep(tile_env_names[e], outer[e]);
+        snprintf(value, sizeof value, "%d", tile[e]);
+        if (tile[e]) setenv(tile_env_names[e], value, 1);
+    }
     rnncc_program *p = compile_ok(path);
     rnncc_model_desc desc = {NULL, dims, nd, cf->layers, cf->bidir, cf->precision, -1, cf->backend};
     rnncc_model *m = NULL;
     rnncc_status s = rnncc_model_create(p, &desc, &m);
     unsetenv("RNNCC_GRAPHS");
     unsetenv("RNNCC_WAVEFRONT");
-    env_restore("RNNCC_PERSIST_CLUSTER", outer);
+    for (int e = 0; e < TILE_ENVS; e++) env_restore(tile_env_names[e], outer[e]);
     ck_assert_msg(s == RNNCC_OK, "%s: %s", path, rnncc_model_error(m));
     rnncc_backend used;
-    char why[320];
+    char why[640];
     ck_assert_msg(rnncc_model_backend(m, cf->N, &used, why, sizeof why) == RNNCC_OK, "%s: %s", path, rnncc_model_error(m));
     ck_assert_msg(cf->backend == RNNCC_BACKEND_AUTO || used == cf->backend, "%s: backend %d, asked %d: %s", path, used,
                   cf->backend, why);
@@ -225,6 +258,15 @@ static void verify(const char *path, const Config *cf) {
         snprintf(want, sizeof want, "in clusters of %d", cf->cluster);
         ck_assert_msg(cf->size % 4 ? !strstr(why, "in clusters") : strstr(why, want) != NULL, "%s: %s", path, why);
     }
+    if (cf->warps && used == RNNCC_BACKEND_PERSISTENT) {
+        char want[32];
+        snprintf(want, sizeof want, " of %d warps", cf->warps);
+        ck_assert_msg(strstr(why, want), "%s: %s", path, why);
+    }
+    const char *search = getenv("RNNCC_PERSIST_SEARCH"); /* the suite's default: 0 (main) */
+    int searched = !search || strcmp(search, "0") != 0;
+    if (used == RNNCC_BACKEND_PERSISTENT)
+        ck_assert_msg(strstr(why, searched ? "measured" : "by rule (RNNCC_PERSIST_SEARCH=0)"), "%s: %s", path, why);
     if (cf->backward) { /* training takes the same backend for the backward pass */
         ck_assert_msg(rnncc_model_backward_backend(m, cf->N, &used, why, sizeof why) == RNNCC_OK, "%s: %s", path,
                       rnncc_model_error(m));
@@ -302,6 +344,17 @@ static const Config configs[] = {
     /* FFMA products without clusters (the rule pairs them): forward and training, stacks, passes */
     {2, 1, 1, 1, 6, 5, 16, 24, RNNCC_FP32, 1, 0, PERSIST, 1},
     {1, 0, 1, 0, 8, 70, 200, 300, RNNCC_FP32, 1, 0, PERSIST, 1},
+    /* the tiles the search tries (rt_tile.c): 16 and 4 warps a block, both products, training,
+     * clusters; staging chunks of 256 (K = 300 in two); fewer sequences a pass than the class.
+     * tf32 training of these tiles: tiles_train_in_tf32 */
+    {2, 1, 1, 1, 6, 5, 16, 24, RNNCC_FP32, 1, 0, PERSIST, 0, .warps = 16},
+    {1, 0, 1, 0, 6, 19, 40, 300, RNNCC_TF32, 1, 0, PERSIST, 0, .warps = 16},
+    {1, 0, 1, 1, 6, 9, 40, 300, RNNCC_FP32, 1, 0, PERSIST, 2, .warps = 4},
+    {1, 0, 1, 0, 8, 70, 200, 300, RNNCC_TF32, 1, 0, PERSIST, 0, .warps = 4},
+    {1, 0, 1, 1, 6, 9, 40, 300, RNNCC_FP32, 1, 0, PERSIST, 0, .chunk = 256},
+    {1, 0, 1, 0, 6, 19, 40, 300, RNNCC_TF32, 1, 0, PERSIST, 0, .warps = 16, .chunk = 256},
+    {1, 1, 1, 1, 6, 13, 16, 40, RNNCC_FP32, 1, 0, PERSIST, 0, .seqs = 4},
+    {1, 0, 1, 0, 6, 29, 40, 120, RNNCC_TF32, 1, 0, PERSIST, 0, .seqs = 8},
 };
 
 START_TEST(every_cell_matches_the_reference) {
@@ -329,6 +382,23 @@ START_TEST(clusters_share_chunked_operands) {
 }
 END_TEST
 
+/* The search's tiles in tf32 training, on LSTM and GRU. (Not every cell: IndRNN's ReLU flips
+ * where tf32 rounding moves a pre-activation across zero, so at 300 units and 19 sequences its
+ * gradients differ by up to 0.15 on any tile, the per-step backend's too: a kink, not the tile.) */
+START_TEST(tiles_train_in_tf32) {
+    static const Config cfs[] = {
+        {1, 0, 1, 1, 6, 19, 40, 300, RNNCC_TF32, 1, 0, PERSIST, 0, .warps = 16},
+        {1, 0, 1, 1, 6, 19, 40, 300, RNNCC_TF32, 1, 0, PERSIST, 0, .warps = 16, .chunk = 256},
+        {1, 0, 1, 1, 6, 9, 40, 300, RNNCC_TF32, 1, 0, PERSIST, 2, .warps = 4},
+        {1, 0, 1, 1, 6, 29, 40, 120, RNNCC_TF32, 1, 0, PERSIST, 0, .seqs = 8},
+    };
+    for (size_t k = 0; k < sizeof cfs / sizeof *cfs; k++) {
+        verify("cells/lstm.cell", &cfs[k]);
+        verify("cells/gru.cell", &cfs[k]);
+    }
+}
+END_TEST
+
 /* Cells nobody wrote a test for (tests/testutil.c draws them): forward and training on both
  * backends, two layers, variable lengths. */
 START_TEST(random_cells_match_the_reference) {
@@ -340,6 +410,9 @@ START_TEST(random_cells_match_the_reference) {
         {1, 0, 1, 1, 5, 9, 16, 40, RNNCC_TF32, 1, 0, RNNCC_BACKEND_PERSISTENT, 0},
         {1, 0, 1, 1, 5, 9, 16, 40, RNNCC_TF32, 1, 0, RNNCC_BACKEND_PERSISTENT, 2},
         {2, 0, 1, 1, 6, 5, 16, 24, RNNCC_FP32, 1, 0, RNNCC_BACKEND_CUBLAS, 0},
+        /* tiles the search tries (rt_tile.c) */
+        {1, 0, 1, 1, 5, 9, 16, 40, RNNCC_FP32, 1, 0, RNNCC_BACKEND_PERSISTENT, 0, .warps = 16, .chunk = 256},
+        {1, 0, 1, 1, 5, 9, 16, 40, RNNCC_TF32, 1, 0, RNNCC_BACKEND_PERSISTENT, 2, .warps = 4, .seqs = 8},
     };
     for (uint64_t seed = 1; seed <= 12; seed++) {
         int n = tu_random_cell(seed, src, sizeof src);
@@ -356,12 +429,90 @@ START_TEST(random_cells_match_the_reference) {
 }
 END_TEST
 
+/* Removes the files of directory dir, then dir. */
+static void remove_dir(const char *dir) {
+    DIR *d = opendir(dir);
+    ck_assert_ptr_nonnull(d);
+    char path[4200];
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        ck_assert_int_eq(unlink(path), 0);
+    }
+    closedir(d);
+    ck_assert_int_eq(rmdir(dir), 0);
+}
+
+/* A model of the LSTM (I=64, H=256) created with the environment variable name set to value. */
+static rnncc_model *tile_lstm(const char *name, const char *value) {
+    static const char *dims[] = {"I=64", "H=256"};
+    rnncc_program *p = compile_ok("cells/lstm.cell");
+    rnncc_model_desc desc = {NULL, dims, 2, 1, 0, RNNCC_FP32, -1, RNNCC_BACKEND_AUTO};
+    rnncc_model *m = NULL;
+    char outer[16];
+    env_keep(name, outer);
+    setenv(name, value, 1);
+    ck_assert_msg(rnncc_model_create(p, &desc, &m) == RNNCC_OK, "%s", rnncc_model_error(m));
+    env_restore(name, outer);
+    rnncc_program_destroy(p);
+    return m;
+}
+
+/* The persistent tile by measurement (rt_tile.c): the search times several tiles, keeps the
+ * fastest, gives correct results forward and backward, and caches its choice, so that the next
+ * model builds only that tile; forced fields stay as forced; RNNCC_PERSIST_SEARCH=0 takes the rule's. */
+START_TEST(tile_search_is_measured_and_cached) {
+    char dir[] = "/tmp/rnncc_tiles_XXXXXX", old[4096];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    const char *cache = getenv("RNNCC_CACHE_DIR");
+    snprintf(old, sizeof old, "%s", cache ? cache : "");
+    setenv("RNNCC_CACHE_DIR", dir, 1);
+    rnncc_backend b;
+    char why[640];
+    rnncc_model *m = tile_lstm("RNNCC_PERSIST_SEARCH", "1");
+    for (int backward = 0; backward < 2; backward++) {
+        ck_assert_int_eq(backward ? rnncc_model_backward_backend(m, 4, &b, why, sizeof why)
+                                  : rnncc_model_backend(m, 4, &b, why, sizeof why), RNNCC_OK);
+        ck_assert_msg(b == RNNCC_BACKEND_PERSISTENT && strstr(why, ": the fastest of ") && strstr(why, " measured ("),
+                      "%s", why);
+        ck_assert_int_ge(m->persist[backward][0][0].tried, 3); /* the rule's, other clusters, other warps */
+    }
+    RtVerify v = {.T = 7, .N = 4, .varlen = 1, .random_h0 = 1, .backward = 1, .seed = 5};
+    ck_assert_msg(rt_verify(m, &v) == RNNCC_OK, "%s", rnncc_model_error(m));
+    ck_assert_msg(v.worst <= 1e-5 && v.grad_worst <= 1e-4, "errors %g, gradients %g", v.worst, v.grad_worst);
+    /* the next model reads the choice */
+    rnncc_model *again = tile_lstm("RNNCC_PERSIST_SEARCH", "1");
+    for (int backward = 0; backward < 2; backward++) {
+        ck_assert_int_eq(backward ? rnncc_model_backward_backend(again, 4, &b, why, sizeof why)
+                                  : rnncc_model_backend(again, 4, &b, why, sizeof why), RNNCC_OK);
+        ck_assert_msg(strstr(why, "measured before") && strstr(why, "search cache"), "%s", why);
+        ck_assert_int_eq(again->persist[backward][0][0].tried, 0);
+        ck_assert(cg_persist_same_tile(&again->persist[backward][0][0].plan, &m->persist[backward][0][0].plan));
+    }
+    rnncc_model_destroy(again);
+    rnncc_model_destroy(m);
+    m = tile_lstm("RNNCC_PERSIST_WARPS", "16"); /* the suite's RNNCC_PERSIST_SEARCH=0: the rule's clusters */
+    ck_assert_int_eq(rnncc_model_backend(m, 4, &b, why, sizeof why), RNNCC_OK);
+    ck_assert_msg(strstr(why, " of 16 warps") && strstr(why, "by rule (RNNCC_PERSIST_SEARCH=0)"), "%s", why);
+    rnncc_model_destroy(m);
+    setenv("RNNCC_PERSIST_SEARCH", "1", 1);
+    m = tile_lstm("RNNCC_PERSIST_WARPS", "4");
+    setenv("RNNCC_PERSIST_SEARCH", "0", 1);
+    ck_assert_int_eq(rnncc_model_backend(m, 4, &b, why, sizeof why), RNNCC_OK);
+    ck_assert_msg(strstr(why, " of 4 warps") && strstr(why, " measured ("), "%s", why);
+    rnncc_model_destroy(m);
+    if (*old) setenv("RNNCC_CACHE_DIR", old, 1);
+    else unsetenv("RNNCC_CACHE_DIR");
+    remove_dir(dir);
+}
+END_TEST
+
 /* The backend choice: forced, automatic by batch size, and a model too large for the chip. */
 START_TEST(backend_choice_is_stated) {
     rnncc_program *p = compile_ok("cells/lstm.cell");
     const char *big[] = {"I=16", "H=2048"};
     rnncc_backend b;
-    char why[320];
+    char why[640];
     for (int forced = 0; forced < 3; forced++) {
         rnncc_model_desc desc = {NULL, big, 2, 1, 0, RNNCC_FP32, -1, (rnncc_backend)forced};
         rnncc_model *m = NULL;
@@ -708,6 +859,9 @@ START_TEST(models_made_while_another_captures) {
 END_TEST
 
 int main(void) {
+    /* persistent kernels take the rule's tile unless a config (or the caller) asks for the search:
+     * a search builds and times several tiles per kernel (the cases below check each kind) */
+    setenv("RNNCC_PERSIST_SEARCH", "0", 0);
     Suite *s = suite_create("runtime");
     TCase *api = tcase_create("api");
     tcase_add_test(api, status_strings);
@@ -721,7 +875,9 @@ int main(void) {
         tcase_add_loop_test(gpu, every_cell_matches_the_reference, 0, (int)(sizeof configs / sizeof *configs));
         tcase_add_test(gpu, random_cells_match_the_reference);
         tcase_add_test(gpu, clusters_share_chunked_operands);
+        tcase_add_test(gpu, tiles_train_in_tf32);
         tcase_add_test(gpu, backend_choice_is_stated);
+        tcase_add_test(gpu, tile_search_is_measured_and_cached);
         tcase_add_test(gpu, parameters_round_trip);
         tcase_add_test(gpu, bad_calls_leave_the_model_usable);
         tcase_add_test(gpu, zero_steps_returns_the_initial_state);

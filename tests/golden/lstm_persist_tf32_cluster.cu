@@ -243,8 +243,11 @@ RNN_DEV float rnn_fma4(float4 w, float4 x, float v) {
     return fmaf(w.w, x.w, v);
 }
 
-/* Threads of a persistent block. */
-#define RNN_P_THREADS 256
+/* Warps of a persistent block (the unit defines RNN_WARPS when it takes 4 or 16), and its threads. */
+#ifndef RNN_WARPS
+#define RNN_WARPS 8
+#endif
+#define RNN_P_THREADS (32 * RNN_WARPS)
 /* Floats of padding after each row of weights and of the staged operand: 4 for the FFMA product
  * (eight rows a lane group apart start 4 banks apart), 16 for the mma one (rows g and g+1 start
  * half the banks apart, so a quarter-warp's 16-byte loads of two rows never collide). */
@@ -336,7 +339,7 @@ RNN_DEV void rnn_mv_release(int b) {
 #endif
 }
 
-/* The end of one pass of a block's matrix product: red [8][RPP][NP] holds the eight warps'
+/* The end of one pass of a block's matrix product: red [RNN_WARPS][RPP][NP] holds the warps'
  * partial sums of rows p*RPP .. and sequences n0 ..; adds them up and writes them (see rnn_mv_t).
  * Every thread of the block must call it; it starts and ends with a __syncthreads. */
 RNN_DEV void rnn_mv_finish(const float *red, int RPP, int NP, int p, int passes, int rows, int n0, int N, float *out,
@@ -347,7 +350,7 @@ RNN_DEV void rnn_mv_finish(const float *red, int RPP, int NP, int p, int passes,
         if (lr < rows && n0 + n < N) {
             float v = 0.0f;
 #pragma unroll
-            for (int w8 = 0; w8 < 8; w8++) v += red[(w8 * RPP + r) * NP + n];
+            for (int w = 0; w < RNN_WARPS; w++) v += red[(w * RPP + r) * NP + n];
             float *o = out + (long long)(n0 + n) * ldo + rowmap[lr];
             *o = acc ? *o + v : v;
             if (sres && n0 + n < res_cap) sres[(n0 + n) * passes * RPP + lr] = v;
@@ -360,9 +363,9 @@ RNN_DEV void rnn_mv_finish(const float *red, int RPP, int NP, int p, int passes,
 /* The block's share of one GEMM: for r < rows and n < N,
  *     out[n*ldo + rowmap[r]] (=, or += when acc) = sum_{k < K} W[r*ldw + k] * X[n*ldx + k]
  * W: the block's rows in shared memory, zero beyond rows and K up to RP = passes*8*RW rows and
- * KP = chunks*KC columns (ldw = KP + RNN_PAD_FFMA; KC a multiple of 128). X: global. xs: two
- * staging tiles [4*NW][KC + RNN_PAD_FFMA]; red: [8][8*RW][4*NW] partial sums. Warp w sums k in its eighth of each KC
- * chunk. A 16-byte shared load is served a quarter-warp at a time, so the quarters must not
+ * KP = chunks*KC columns (ldw = KP + RNN_PAD_FFMA; KC a multiple of 16*RNN_WARPS). X: global. xs: two
+ * staging tiles [4*NW][KC + RNN_PAD_FFMA]; red: [RNN_WARPS][8*RW][4*NW] partial sums. Warp w sums k in its share
+ * (KC / RNN_WARPS) of each KC chunk. A 16-byte shared load is served a quarter-warp at a time, so the quarters must not
  * fetch the same words: with NW <= 2 (at most 8 sequences a pass), lane (rg, kq) = (lane % 8,
  * lane / 8) keeps rows i*8 + rg and every column, its quarter kq taking every fourth float4 of
  * the warp's k (the quarters' sums meet by shuffles); with more sequences, lane (rg, ng) keeps
@@ -375,7 +378,7 @@ RNN_DEV void rnn_mv_t(const float *W, int ldw, int rows, int passes, int K, int 
                       int acc, float *sres, int res_cap) {
     constexpr int NP = 4 * NW, RPP = 8 * RW, SPLIT = NW <= 2, NC = SPLIT ? NP : NW; /* NC: columns a lane keeps */
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, rg = lane & 7, q = lane >> 3;
-    const int lds = KC + RNN_PAD_FFMA, kw = KC >> 3;
+    const int lds = KC + RNN_PAD_FFMA, kw = KC / RNN_WARPS;
     for (int p = 0; p < passes; p++) {
         for (int n0 = 0; n0 < N; n0 += NP) {
             float sum[RW][NC];
@@ -463,7 +466,7 @@ RNN_DEV void rnn_mma_tf32(float c[4], float a0, float a1, float a2, float a3, fl
  * sequences a pass, whole 8-column tiles); W already rounded to tf32 (rnn_to_tf32) with ldw =
  * KP + RNN_PAD_MMA; tiles [NP][KC + RNN_PAD_MMA]. A pass's RPP = 8*RW rows take (RW+1)/2 16-row
  * tiles; with RW odd the last tile's lower 8 rows are zeros in registers, not in memory. Warp w
- * sums k in its eighth of each chunk, 16 at a time as two m16n8k8 products: since the order of a
+ * sums k in its share of each chunk, 16 at a time as two m16n8k8 products: since the order of a
  * dot product's terms is free, logical k = t, t+4 (first) and the second's are physical k = 4t,
  * 4t+1 and 4t+2, 4t+3, so each lane reads its A and B values as one 16-byte load per row. */
 template <int RW, int NW>
@@ -473,7 +476,7 @@ RNN_DEV void rnn_mv_mma(const float *W, int ldw, int rows, int passes, int K, in
     constexpr int NP = 4 * NW, RPP = 8 * RW, MT = (RW + 1) / 2, NT = NP / 8;
     static_assert(NW % 2 == 0, "rnn_mv_mma: whole 8-sequence tiles");
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, t4 = (lane & 3) * 4;
-    const int lds = KC + RNN_PAD_MMA, kw = KC >> 3;
+    const int lds = KC + RNN_PAD_MMA, kw = KC / RNN_WARPS;
     for (int p = 0; p < passes; p++) {
         for (int n0 = 0; n0 < N; n0 += NP) {
             float c[2][MT][NT][4]; /* two independent sums per tile (even, odd k8): twice the mma in flight */

@@ -1,0 +1,287 @@
+/* The persistent kernel's tile by measurement: which cluster size, warps a block, staging chunk
+ * and sequences a pass run a layer's step loop fastest on this device (issue 7; docs/backends.md).
+ * Key idea: a small coordinate search from the rule's tile, one knob at a time, keeping what is
+ * faster; each candidate is built through the kernel cache and timed on scratch memory over
+ * PROBE_STEPS steps of the real batch; the winner's request is cached on disk under a key of the
+ * device, the cell, its dimensions and the batch, so that a later model builds only the winner. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt_internal.h"
+
+enum { PROBE_STEPS = 32, PROBE_RUNS = 5, MAX_TRIED = 16 };
+
+/* Memory a probe binds to: the regions of a pass of PROBE_STEPS steps, all of it zeros. */
+typedef struct Scratch {
+    RtRegions r;
+    char *ws, *reserve;
+    float *x, *y[RNN_MAX_OUTPUTS];
+} Scratch;
+
+static void scratch_free(Scratch *s) {
+    cudaFree(s->ws);
+    cudaFree(s->reserve);
+    cudaFree(s->x);
+    for (int o = 0; o < RNN_MAX_OUTPUTS; o++) cudaFree(s->y[o]);
+    rt_regions_free(&s->r);
+    memset(s, 0, sizeof *s);
+}
+
+/* Allocates and zeroes device memory of n floats (at least one) at *p. */
+static rnncc_status zeros(rnncc_model *m, void **p, size_t bytes) {
+    if (bytes == 0) bytes = sizeof(float);
+    RT_CUDA(m, cudaMalloc(p, bytes));
+    RT_CUDA(m, cudaMemset(*p, 0, bytes));
+    return RNNCC_OK;
+}
+
+static rnncc_status scratch_alloc(rnncc_model *m, int64_t N, int backward, Scratch *s) {
+    const IrCell *c = m->cell;
+    memset(s, 0, sizeof *s);
+    RT_TRY(rt_regions(m, PROBE_STEPS, N, backward, &s->r));
+    RT_TRY(zeros(m, (void **)&s->ws, s->r.workspace));
+    RT_TRY(zeros(m, (void **)&s->reserve, s->r.reserve));
+    size_t cols = (size_t)(PROBE_STEPS * N);
+    RT_TRY(zeros(m, (void **)&s->x, cols * (size_t)ir_shape_numel(&c->inputs[0].shape, m->dimval[0]) * sizeof(float)));
+    for (int o = 0; o < c->noutputs; o++) {
+        int64_t D = ir_node_len(c, c->outputs[o].node, m->dimval[m->layers > 1]);
+        if (ir_node_len(c, c->outputs[o].node, m->dimval[0]) > D) D = ir_node_len(c, c->outputs[o].node, m->dimval[0]);
+        RT_TRY(zeros(m, (void **)&s->y[o], cols * (size_t)(D * m->dirs) * sizeof(float)));
+    }
+    return RNNCC_OK;
+}
+
+/* One launch of candidate p over the scratch: layout li's first layer, direction 0. */
+static rnncc_status probe_launch(rnncc_model *m, int li, const RtPersist *p, Scratch *s) {
+    RtBind b;
+    rt_bind(&b, m, &s->r, li, 0, s->x, s->y, s->ws, s->reserve);
+    b.persist = p;
+    b.lane = 0;
+    b.stream = m->streams[0];
+    if (!p->plan.backward) return rt_persist_launch(&b, 0, PROBE_STEPS);
+    for (int k = 0; k < m->cell->nstates; k++) /* the three slots of state adjoints start at zero */
+        RT_CUDA(m, cudaMemsetAsync(b.dstate[k], 0,
+                                   (size_t)(3 * s->r.N * ir_shape_numel(&m->cell->states[k].shape, m->dimval[0])) * sizeof(float),
+                                   b.stream));
+    return rt_persist_backward_launch(&b);
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The median over PROBE_RUNS launches (after one to warm up) of candidate p's time, in µs a step. */
+static rnncc_status probe_time(rnncc_model *m, int li, const RtPersist *p, Scratch *s, double *us) {
+    cudaStream_t st = m->streams[0];
+    RT_TRY(probe_launch(m, li, p, s));
+    RT_CUDA(m, cudaStreamSynchronize(st));
+    double t[PROBE_RUNS];
+    for (int i = 0; i < PROBE_RUNS; i++) {
+        RT_CUDA(m, cudaEventRecord(m->tevents[0], st));
+        RT_TRY(probe_launch(m, li, p, s));
+        RT_CUDA(m, cudaEventRecord(m->tevents[1], st));
+        RT_CUDA(m, cudaEventSynchronize(m->tevents[1]));
+        float ms = 0;
+        RT_CUDA(m, cudaEventElapsedTime(&ms, m->tevents[0], m->tevents[1]));
+        t[i] = ms * 1000.0 / PROBE_STEPS;
+    }
+    qsort(t, PROBE_RUNS, sizeof *t, cmp_double);
+    *us = t[PROBE_RUNS / 2];
+    return RNNCC_OK;
+}
+
+/* The search's state: the best candidate so far and the tiles already timed. */
+typedef struct Search {
+    rnncc_model *m;
+    int li;
+    Scratch scratch;
+    RtPersist best;
+    CgPersistAsk best_ask;
+    double best_us, rule_us;
+    CgPersist tried[MAX_TRIED];
+    int ntried;
+} Search;
+
+static void unload(RtPersist *p) {
+    if (p->lib) cudaLibraryUnload(p->lib);
+    p->lib = NULL;
+}
+
+/* Builds and times the tile ask describes unless it plans a tile already timed; keeps it when it
+ * is the fastest so far. A candidate that does not build or launch is passed over (when none
+ * does, rt_tile_search builds the rule's tile again to report why). */
+static void try_tile(Search *S, const CgPersistAsk *ask) {
+    rnncc_model *m = S->m;
+    if (S->ntried == MAX_TRIED) return;
+    RtPersist c;
+    memset(&c, 0, sizeof c);
+    if (rt_persist_build(m, S->li, ask, &c) != RNNCC_OK || c.state != 1) {
+        unload(&c);
+        cudaGetLastError();
+        m->error[0] = 0;
+        return;
+    }
+    for (int i = 0; i < S->ntried; i++)
+        if (cg_persist_same_tile(&S->tried[i], &c.plan)) {
+            unload(&c);
+            return;
+        }
+    S->tried[S->ntried++] = c.plan;
+    double us = 0;
+    rnncc_status s = probe_time(m, S->li, &c, &S->scratch, &us);
+    if (s != RNNCC_OK || (S->best.state == 1 && us >= S->best_us)) {
+        unload(&c);
+        cudaGetLastError();
+        m->error[0] = 0;
+        return;
+    }
+    unload(&S->best);
+    S->best = c;
+    S->best_ask = *ask;
+    S->best_us = us;
+}
+
+/* The longest staging chunk of a plan. */
+static int64_t longest_chunk(const CgPersist *P) {
+    int64_t kc = 0;
+    for (int k = 0; k < P->ngemms; k++)
+        if (P->gemms[k].kc > kc) kc = P->gemms[k].kc;
+    return kc;
+}
+
+/* The coordinate search from base: clusters (unless forced), warps (unless forced), then shorter
+ * staging chunks and fewer sequences a pass while they gain. */
+static void search(Search *S, const CgPersistAsk *base) {
+    rnncc_model *m = S->m;
+    S->best_ask = *base;
+    try_tile(S, base);
+    S->rule_us = S->best.state == 1 ? S->best_us : 0;
+    static const int clusters[] = {1, 2, 4}, warps[] = {8, 16, 4};
+    if (!m->persist_cluster && m->cluster_launch)
+        for (int i = 0; i < 3; i++) {
+            CgPersistAsk a = S->best_ask;
+            a.cluster = clusters[i];
+            try_tile(S, &a);
+        }
+    if (!m->persist_warps)
+        for (int i = 0; i < 3; i++) {
+            CgPersistAsk a = S->best_ask;
+            a.warps = warps[i];
+            try_tile(S, &a);
+        }
+    if (S->best.state != 1) return;
+    for (int64_t kc = longest_chunk(&S->best.plan); !m->persist_chunk && kc > 256;) { /* chunks overlap staging with the product */
+        int64_t cap = 256;
+        while (cap * 2 < kc) cap *= 2;
+        CgPersistAsk a = S->best_ask;
+        a.kc_cap = cap;
+        double before = S->best_us;
+        try_tile(S, &a);
+        if (S->best_us >= before) break;
+        kc = longest_chunk(&S->best.plan);
+    }
+    int nw_min = S->best.plan.mma ? 2 : 1;
+    for (int nw = S->best.plan.nw; !m->persist_nw && nw / 2 >= nw_min;) { /* fewer sequences a pass: fewer registers */
+        CgPersistAsk a = S->best_ask;
+        a.nw_max = nw / 2;
+        double before = S->best_us;
+        try_tile(S, &a);
+        if (S->best_us >= before) break;
+        nw = S->best.plan.nw;
+    }
+}
+
+/* The cache key of the search for layout li and base: device, cell, dimensions, request, helpers. */
+static void choice_key(const rnncc_model *m, int li, const CgPersistAsk *base, char key[33]) {
+    RtHash h;
+    rt_hash_init(&h);
+    rt_hash_add_str(&h, "rnncc persistent tile v1 " RNNCC_VERSION);
+    rt_hash_add_str(&h, m->device_name);
+    rt_hash_add_str(&h, m->arch);
+    rt_hash_add_str(&h, m->source);
+    rt_hash_add_str(&h, m->cell->name);
+    rt_hash_add_str(&h, cg_persist_text);
+    rt_hash_add(&h, m->layout[li]->dimval, (size_t)m->cell->ndims * sizeof *m->layout[li]->dimval);
+    int64_t fields[] = {base->N,         base->backward,   base->tf32,        base->sms,         base->smem_limit,
+                        m->persist_cluster, m->persist_warps, m->persist_chunk, m->persist_nw, m->cluster_launch};
+    rt_hash_add(&h, fields, sizeof fields);
+    rt_hash_hex(&h, key);
+}
+
+/* The cached choice for key, into ask (base with the chosen fields); 1 when there is a valid one. */
+static int choice_get(const rnncc_model *m, const char *key, const CgPersistAsk *base, CgPersistAsk *ask, double *us,
+                      int *tried) {
+    void *data = NULL;
+    size_t len = 0;
+    if (!rt_cache_get(&m->cache, key, &data, &len)) return 0;
+    char text[256];
+    snprintf(text, sizeof text, "%.*s", (int)(len < sizeof text ? len : sizeof text - 1), (const char *)data);
+    free(data);
+    int cluster = 0, warps = 0, nw = -1;
+    long long kc = -1;
+    if (sscanf(text, "rnncc-tile cluster=%d warps=%d kc_cap=%lld nw_max=%d us=%lf tried=%d", &cluster, &warps, &kc, &nw,
+               us, tried) != 6)
+        return 0;
+    if ((cluster != 1 && cluster != 2 && cluster != 4) || (warps != 4 && warps != 8 && warps != 16) ||
+        (kc != 0 && (kc < 256 || kc > (1 << 20))) || nw < 0 || nw > 8)
+        return 0;
+    *ask = *base;
+    ask->cluster = cluster;
+    ask->warps = warps;
+    ask->kc_cap = kc;
+    ask->nw_max = nw;
+    return 1;
+}
+
+static void choice_put(const rnncc_model *m, const char *key, const CgPersistAsk *ask, double us, int tried) {
+    char text[256];
+    int n = snprintf(text, sizeof text, "rnncc-tile cluster=%d warps=%d kc_cap=%lld nw_max=%d us=%.3f tried=%d\n",
+                     ask->cluster, ask->warps ? ask->warps : CG_PERSIST_WARPS, (long long)ask->kc_cap, ask->nw_max, us,
+                     tried);
+    if (n > 0 && (size_t)n < sizeof text) rt_cache_put(&m->cache, key, text, (size_t)n);
+}
+
+rnncc_status rt_tile_search(rnncc_model *m, int li, const CgPersistAsk *base, RtPersist *p) {
+    double t0 = rt_now_ms();
+    char key[33], tile[160];
+    choice_key(m, li, base, key);
+    CgPersistAsk ask;
+    double us = 0;
+    int tried = 0;
+    if (choice_get(m, key, base, &ask, &us, &tried)) {
+        RT_TRY(rt_persist_build(m, li, &ask, p));
+        if (p->state == 1) {
+            cg_persist_tile_text(&p->plan, tile, sizeof tile);
+            snprintf(p->tile, sizeof p->tile, "tile %s: the fastest of %d measured before (%.2f us a step; search cache)",
+                     tile, tried, us);
+            p->search_ms = rt_now_ms() - t0;
+            return RNNCC_OK;
+        }
+        unload(p);
+    }
+    Search S;
+    memset(&S, 0, sizeof S);
+    S.m = m;
+    S.li = li;
+    rnncc_status s = scratch_alloc(m, base->N, base->backward, &S.scratch);
+    if (s == RNNCC_OK) search(&S, base);
+    scratch_free(&S.scratch);
+    if (s != RNNCC_OK) return s;
+    if (S.best.state != 1) { /* no tile runs: the rule's build says why */
+        RT_TRY(rt_persist_build(m, li, base, p));
+        p->tried = 0;
+        return RNNCC_OK;
+    }
+    *p = S.best;
+    p->tried = S.ntried;
+    p->search_ms = rt_now_ms() - t0;
+    choice_put(m, key, &S.best_ask, S.best_us, S.ntried);
+    cg_persist_tile_text(&p->plan, tile, sizeof tile);
+    char rule[48] = "the rule's did not run";
+    if (S.rule_us > 0) snprintf(rule, sizeof rule, "the rule's %.2f", S.rule_us);
+    snprintf(p->tile, sizeof p->tile, "tile %s: the fastest of %d measured (%.2f us a step; %s)", tile, S.ntried,
+             S.best_us, rule);
+    return RNNCC_OK;
+}
