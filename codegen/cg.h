@@ -154,9 +154,11 @@ typedef struct CgPersistAsk {
     int64_t smem_limit;     /* bytes of shared memory one block may take */
     /* the tile (0: the default); the runtime's search (runtime/rt_tile.c) tries others */
     int warps;              /* warps a block: 4, 8 or 16 (0: CG_PERSIST_WARPS) */
-    int64_t kc_cap;         /* staging chunks of at most this many columns (256, 512, 1024, 2048; 0: the
-                             * operand whole when it fits, else the longest chunk that fits) */
-    int nw_max;             /* sequences per lane a pass at most (1, 2, 4, 8; 0: the batch class's) */
+    int64_t kc_cap;         /* staging chunks of at most this many columns (>= 256; whole 256s are taken,
+                             * then the shorter of 2048 ... 256 that fit; 0: the operand whole when it
+                             * fits, else the longest of 2048 ... 256 that fits) */
+    int nw_max;             /* sequences per lane a pass at most (1, 2, 4, 8; tf32 takes at least 2; 0: the
+                             * batch class's) */
 } CgPersistAsk;
 
 /* The persistent kernel's shape for one layout, device, batch class and direction. */

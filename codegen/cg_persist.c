@@ -182,9 +182,16 @@ static int plan_for(Arena *arena, const PlanLayout *L, const CgPersistAsk *ask, 
      * in shared memory before not; the batch class's sequences a pass before fewer */
     static const struct { int64_t kc_cap; int res; } tries[] = {{0, 1},    {0, 0},    {2048, 1}, {2048, 0}, {1024, 1},
                                                                {1024, 0}, {512, 1},  {512, 0},  {256, 1},  {256, 0}};
+    /* chunks of at most kc_cap asked for: that length first (whole 256s, so every warp's share is
+     * whole; an operand no longer is staged whole), then the shorter ones of the list */
+    const int64_t asked = ask->kc_cap / 256 * 256;
     for (int fits = 0;; P->nw /= 2) {
+        for (int res = 1; asked && res >= 0 && !fits; res--) {
+            lay_out(L, P, asked, budget, res);
+            fits = P->fixed_floats <= budget && smem_bytes(P) <= smem_limit;
+        }
         for (size_t t = 0; t < sizeof tries / sizeof *tries && !fits; t++) {
-            if (ask->kc_cap && (!tries[t].kc_cap || tries[t].kc_cap > ask->kc_cap)) continue; /* chunks asked for */
+            if (asked && (!tries[t].kc_cap || tries[t].kc_cap >= asked)) continue;
             lay_out(L, P, tries[t].kc_cap, budget, tries[t].res);
             fits = P->fixed_floats <= budget && smem_bytes(P) <= smem_limit;
         }

@@ -23,7 +23,7 @@ static void print_diags(const Diags *d) {
 
 /* Plans, lays out and emits one cell into out; returns a CLI status. */
 static int emit_cell(CliSource *s, const IrCell *ic, const char **dims, int ndims, long long batch, int backward,
-                     int tf32, int *cluster, int warps, long long chunk, StrBuf *out) {
+                     int tf32, int *cluster, int warps, long long chunk, int seqs, StrBuf *out) {
     Plan *plan = sched_plan(&s->arena, ic, &s->diags);
     if (!plan) {
         print_diags(&s->diags);
@@ -57,6 +57,7 @@ static int emit_cell(CliSource *s, const IrCell *ic, const char **dims, int ndim
     CgPersistAsk ask = cg_persist_h100_ask(batch, backward, tf32, *cluster);
     ask.warps = warps;
     ask.kc_cap = chunk;
+    ask.nw_max = seqs / 4;
     if (!cg_persist_plan(&s->arena, layout, &ask, &P, why, sizeof why)) {
         fprintf(stderr, "rnncc emit: error: cell '%s' has no persistent %skernel on an H100: %s\n", ic->name,
                 backward ? "backward " : "", why);
@@ -105,11 +106,13 @@ int cli_emit(int argc, char **argv) {
         {"arch", required_argument, 0, 'a'}, {"forward", no_argument, 0, 'F'}, {"backward", no_argument, 0, 'B'},
         {"persistent", required_argument, 0, 'P'}, {"precision", required_argument, 0, 'r'},
         {"cluster", required_argument, 0, 'C'}, {"warps", required_argument, 0, 'W'},
-        {"chunk", required_argument, 0, 'K'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"chunk", required_argument, 0, 'K'}, {"seqs", required_argument, 0, 'S'}, {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
     const char *cell = NULL, *out_path = NULL, *arch = NULL;
     int cluster = 0; /* --cluster C: blocks per cluster of the persistent unit (0: the rule) */
     int warps = 0;   /* --warps W: warps a block of the persistent unit (0: the default) */
     long long chunk = 0; /* --chunk K: its staging chunks at most K long (0: the first layout that fits) */
+    int seqs = 0;        /* --seqs S: at most S sequences a matrix-product pass (0: the batch class's) */
     const char *dims[MAX_DIMS];
     int ndims = 0, ptx = 0, cubin = 0, part = 0, c; /* part: 0 all, 'F' forward only, 'B' backward only */
     int tf32 = 0, precision_given = 0;
@@ -139,10 +142,20 @@ int cli_emit(int argc, char **argv) {
                 return CLI_USAGE_ERROR;
             }
             break;
-        case 'K':
-            if (!cli_parse_batch("emit", "--chunk", optarg, &chunk)) return CLI_USAGE_ERROR;
-            if (chunk < 256) {
-                fprintf(stderr, "rnncc emit: error: --chunk must be at least 256, not '%s'\n", optarg);
+        case 'K': {
+            char *end;
+            chunk = strtoll(optarg, &end, 10);
+            if (*end || end == optarg || chunk < 256 || chunk > 65536) {
+                fprintf(stderr, "rnncc emit: error: --chunk must be a number from 256 to 65536, not '%s'\n", optarg);
+                return CLI_USAGE_ERROR;
+            }
+            break;
+        }
+        case 'S':
+            seqs = strcmp(optarg, "4") == 0 ? 4 : strcmp(optarg, "8") == 0 ? 8 : strcmp(optarg, "16") == 0 ? 16
+                 : strcmp(optarg, "32") == 0 ? 32 : 0;
+            if (!seqs) {
+                fprintf(stderr, "rnncc emit: error: --seqs must be 4, 8, 16 or 32, not '%s'\n", optarg);
                 return CLI_USAGE_ERROR;
             }
             break;
@@ -155,7 +168,7 @@ int cli_emit(int argc, char **argv) {
         case 'h':
             printf("usage: rnncc emit [--cell NAME] [--dim NAME=VALUE]... [--forward | --backward]\n"
                    "                  [--persistent N [--precision fp32|tf32] [--cluster C] [--warps W]\n"
-                   "                  [--chunk K]] [--ptx | --cubin]\n"
+                   "                  [--chunk K] [--seqs S]] [--ptx | --cubin]\n"
                    "                  [--arch ARCH]\n"
                    "                  [-o FILE] FILE\n"
                    "Prints the CUDA translation unit of a cell in FILE (the only one, or --cell NAME) with every\n"
@@ -169,8 +182,9 @@ int cli_emit(int argc, char **argv) {
                    "the unit whose matrix products run on tensor cores in tf32, as a tf32 model runs it.\n"
                    "--cluster C (1, 2 or 4; default the runtime's rule) groups its blocks in clusters of C that\n"
                    "fetch the step's operand once and share it; such a unit compiles for sm_90a (the default\n"
-                   "--arch then). --warps W (4, 8 or 16; default 8) sets the warps a block, --chunk K (at least\n"
-                   "256) stages operands in chunks of at most K columns: the tiles a model's search tries\n"
+                   "--arch then). --warps W (4, 8 or 16; default 8) sets the warps a block, --chunk K (256 to\n"
+                   "65536) stages operands in chunks of at most K columns, --seqs S (4, 8, 16 or 32; tf32 at\n"
+                   "least 8) takes at most S sequences a matrix-product pass: the tiles a model's search tries\n"
                    "(RNNCC_PERSIST_SEARCH, docs/backends.md).\n");
             return CLI_OK;
         default: return CLI_USAGE_ERROR;
@@ -184,9 +198,9 @@ int cli_emit(int argc, char **argv) {
         fprintf(stderr, "rnncc emit: error: --precision applies to --persistent N (the per-step unit is the same for both)\n");
         return CLI_USAGE_ERROR;
     }
-    if ((cluster || warps || chunk) && !batch) {
+    if ((cluster || warps || chunk || seqs) && !batch) {
         fprintf(stderr, "rnncc emit: error: --%s applies to --persistent N (the per-step unit has no tile)\n",
-                cluster ? "cluster" : warps ? "warps" : "chunk");
+                cluster ? "cluster" : warps ? "warps" : chunk ? "chunk" : "seqs");
         return CLI_USAGE_ERROR;
     }
     if (part && !batch && (ptx || cubin)) {
@@ -221,7 +235,7 @@ int cli_emit(int argc, char **argv) {
             status = CLI_USAGE_ERROR;
         } else {
             StrBuf out = {0};
-            status = emit_cell(&s, ic, dims, ndims, batch, part == 'B', tf32, &cluster, warps, chunk, &out);
+            status = emit_cell(&s, ic, dims, ndims, batch, part == 'B', tf32, &cluster, warps, chunk, seqs, &out);
             if (!arch) arch = cluster > 1 ? "sm_90a" : "sm_90";
             else if (cluster > 1 && (ptx || cubin) && arch[strlen(arch) - 1] != 'a')
                 fprintf(stderr, "rnncc emit: note: the unit's clusters multicast their copies, a feature of "

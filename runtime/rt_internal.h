@@ -42,7 +42,6 @@ typedef struct RtPersist {
     char why[256];
     char tile[256];             /* how the tile was chosen, in words ("" before the build) */
     int tried;                  /* tiles the search built and timed (0: none, the rule's or the cached choice) */
-    double search_ms;           /* the search's time, building included */
 } RtPersist;
 
 /* Batch classes of the persistent kernel: CgPersist.nw = 1, 2, 4, 8. */

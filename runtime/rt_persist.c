@@ -136,7 +136,11 @@ static rnncc_status build(rnncc_model *m, int li, int64_t N, int backward, RtPer
     CgPersistAsk ask = {.N = N, .backward = backward, .tf32 = tf32, .sms = m->sms, .smem_limit = m->smem_optin,
                         .cluster = m->persist_cluster ? m->persist_cluster : cg_persist_cluster(N, tf32, backward),
                         .warps = m->persist_warps, .kc_cap = m->persist_chunk, .nw_max = m->persist_nw};
-    if (m->persist_search && !m->capturing) return rt_tile_search(m, li, &ask, p);
+    /* a capture (rnncc's, or the caller's that the model's stream joined) cannot time, nor synchronise */
+    enum cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    RT_CUDA(m, cudaStreamIsCapturing(m->streams[0], &capture));
+    int capturing = m->capturing || capture != cudaStreamCaptureStatusNone;
+    if (m->persist_search && !capturing) return rt_tile_search(m, li, &ask, p);
     RT_TRY(rt_persist_build(m, li, &ask, p));
     if (p->state != 1) return RNNCC_OK;
     char tile[160];
@@ -179,8 +183,10 @@ rnncc_status rt_persist_choose(rnncc_model *m, int64_t N, int backward, const Rt
             return RNNCC_OK;
         }
     }
-    snprintf(why, why_size, "persistent%s: %s; %s", m->backend == RNNCC_BACKEND_PERSISTENT ? " (forced)" : "", p[0]->why,
-             p[0]->tile);
+    int n = snprintf(why, why_size, "persistent%s: %s; %s", m->backend == RNNCC_BACKEND_PERSISTENT ? " (forced)" : "",
+                     p[0]->why, p[0]->tile);
+    if (p[1] && n >= 0 && (size_t)n < why_size) /* layers > 0 have a kernel (and a tile) of their own */
+        snprintf(why + n, why_size - (size_t)n, "; layers > 0: %s", p[1]->tile);
     out[0] = p[0];
     out[1] = p[1] ? p[1] : p[0];
     return RNNCC_OK;

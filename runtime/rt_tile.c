@@ -1,18 +1,21 @@
 /* The persistent kernel's tile by measurement: which cluster size, warps a block, staging chunk
  * and sequences a pass run a layer's step loop fastest on this device (issue 7; docs/backends.md).
  * Key idea: a small coordinate search from the rule's tile, one knob at a time, keeping what is
- * faster; each candidate is built through the kernel cache and timed on scratch memory over
- * PROBE_STEPS steps of the real batch; the winner's request is cached on disk under a key of the
- * device, the cell, its dimensions and the batch, so that a later model builds only the winner. */
+ * faster; each candidate is built through the kernel cache and timed on scratch memory of the real
+ * batch (the difference between launches of LONG_STEPS and SHORT_STEPS steps, so that loading the
+ * weights and the launch itself cancel out); the winner's request is cached on disk under a key of
+ * the device, the versions, the cell, its dimensions and the batch, so that a later model builds
+ * only the winner. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "rt_internal.h"
+#include "rt_nvrtc.h"
 
-enum { PROBE_STEPS = 32, PROBE_RUNS = 5, MAX_TRIED = 16 };
+enum { SHORT_STEPS = 8, LONG_STEPS = 40, PROBE_RUNS = 5, MAX_TRIED = 16 };
 
-/* Memory a probe binds to: the regions of a pass of PROBE_STEPS steps, all of it zeros. */
+/* Memory a probe binds to: the regions of a pass of LONG_STEPS steps, all of it zeros. */
 typedef struct Scratch {
     RtRegions r;
     char *ws, *reserve;
@@ -28,7 +31,7 @@ static void scratch_free(Scratch *s) {
     memset(s, 0, sizeof *s);
 }
 
-/* Allocates and zeroes device memory of n floats (at least one) at *p. */
+/* Allocates and zeroes `bytes` of device memory (at least a float) at *p. */
 static rnncc_status zeros(rnncc_model *m, void **p, size_t bytes) {
     if (bytes == 0) bytes = sizeof(float);
     RT_CUDA(m, cudaMalloc(p, bytes));
@@ -39,10 +42,10 @@ static rnncc_status zeros(rnncc_model *m, void **p, size_t bytes) {
 static rnncc_status scratch_alloc(rnncc_model *m, int64_t N, int backward, Scratch *s) {
     const IrCell *c = m->cell;
     memset(s, 0, sizeof *s);
-    RT_TRY(rt_regions(m, PROBE_STEPS, N, backward, &s->r));
+    RT_TRY(rt_regions(m, LONG_STEPS, N, backward, &s->r));
     RT_TRY(zeros(m, (void **)&s->ws, s->r.workspace));
     RT_TRY(zeros(m, (void **)&s->reserve, s->r.reserve));
-    size_t cols = (size_t)(PROBE_STEPS * N);
+    size_t cols = (size_t)(LONG_STEPS * N);
     RT_TRY(zeros(m, (void **)&s->x, cols * (size_t)ir_shape_numel(&c->inputs[0].shape, m->dimval[0]) * sizeof(float)));
     for (int o = 0; o < c->noutputs; o++) {
         int64_t D = ir_node_len(c, c->outputs[o].node, m->dimval[m->layers > 1]);
@@ -52,18 +55,22 @@ static rnncc_status scratch_alloc(rnncc_model *m, int64_t N, int backward, Scrat
     return RNNCC_OK;
 }
 
-/* One launch of candidate p over the scratch: layout li's first layer, direction 0. */
-static rnncc_status probe_launch(rnncc_model *m, int li, const RtPersist *p, Scratch *s) {
+/* One launch of candidate p over the first `steps` steps of the scratch: layout li's first layer,
+ * direction 0. */
+static rnncc_status probe_launch(rnncc_model *m, int li, const RtPersist *p, Scratch *s, int steps) {
     RtBind b;
     rt_bind(&b, m, &s->r, li, 0, s->x, s->y, s->ws, s->reserve);
     b.persist = p;
     b.lane = 0;
     b.stream = m->streams[0];
-    if (!p->plan.backward) return rt_persist_launch(&b, 0, PROBE_STEPS);
+    if (!p->plan.backward) return rt_persist_launch(&b, 0, steps);
     for (int k = 0; k < m->cell->nstates; k++) /* the three slots of state adjoints start at zero */
         RT_CUDA(m, cudaMemsetAsync(b.dstate[k], 0,
                                    (size_t)(3 * s->r.N * ir_shape_numel(&m->cell->states[k].shape, m->dimval[0])) * sizeof(float),
                                    b.stream));
+    RtRegions r = s->r; /* the backward runs steps steps-1 .. 0 */
+    r.T = steps;
+    b.r = &r;
     return rt_persist_backward_launch(&b);
 }
 
@@ -72,27 +79,48 @@ static int cmp_double(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-/* The median over PROBE_RUNS launches (after one to warm up) of candidate p's time, in µs a step. */
-static rnncc_status probe_time(rnncc_model *m, int li, const RtPersist *p, Scratch *s, double *us) {
+/* The median over PROBE_RUNS launches of `steps` steps of candidate p, in µs. */
+static rnncc_status probe_median(rnncc_model *m, int li, const RtPersist *p, Scratch *s, int steps, double *us) {
     cudaStream_t st = m->streams[0];
-    RT_TRY(probe_launch(m, li, p, s));
-    RT_CUDA(m, cudaStreamSynchronize(st));
     double t[PROBE_RUNS];
     for (int i = 0; i < PROBE_RUNS; i++) {
         RT_CUDA(m, cudaEventRecord(m->tevents[0], st));
-        RT_TRY(probe_launch(m, li, p, s));
+        RT_TRY(probe_launch(m, li, p, s, steps));
         RT_CUDA(m, cudaEventRecord(m->tevents[1], st));
         RT_CUDA(m, cudaEventSynchronize(m->tevents[1]));
         float ms = 0;
         RT_CUDA(m, cudaEventElapsedTime(&ms, m->tevents[0], m->tevents[1]));
-        t[i] = ms * 1000.0 / PROBE_STEPS;
+        t[i] = ms * 1000.0;
     }
     qsort(t, PROBE_RUNS, sizeof *t, cmp_double);
     *us = t[PROBE_RUNS / 2];
     return RNNCC_OK;
 }
 
-/* The search's state: the best candidate so far and the tiles already timed. */
+/* Candidate p's time a step in µs: launches of LONG_STEPS and of SHORT_STEPS steps (after one to
+ * warm up) differ by the steps between them alone. */
+static rnncc_status probe_time(rnncc_model *m, int li, const RtPersist *p, Scratch *s, double *us) {
+    RT_TRY(probe_launch(m, li, p, s, SHORT_STEPS));
+    RT_CUDA(m, cudaStreamSynchronize(m->streams[0]));
+    double lo = 0, hi = 0;
+    RT_TRY(probe_median(m, li, p, s, SHORT_STEPS, &lo));
+    RT_TRY(probe_median(m, li, p, s, LONG_STEPS, &hi));
+    *us = (hi - lo) / (LONG_STEPS - SHORT_STEPS);
+    return RNNCC_OK;
+}
+
+/* After a candidate failed: 1 when the device still works (the failure was the candidate's own:
+ * a launch it refused), 0 when the context is broken (a fault, a trap), whose error is m's. */
+static int device_still_works(rnncc_model *m) {
+    cudaGetLastError();
+    cudaError_t e = cudaStreamSynchronize(m->streams[0]);
+    if (e == cudaSuccess) e = cudaGetLastError();
+    if (e == cudaSuccess) return 1;
+    rt_cuda_fail(m, e, "a tile search probe", __FILE__, __LINE__);
+    return 0;
+}
+
+/* The search's state: the best candidate so far and the tiles already tried. */
 typedef struct Search {
     rnncc_model *m;
     int li;
@@ -101,7 +129,8 @@ typedef struct Search {
     CgPersistAsk best_ask;
     double best_us, rule_us;
     CgPersist tried[MAX_TRIED];
-    int ntried;
+    int ntried, timed, failed;
+    rnncc_status fatal;         /* the device broke during a probe (RNNCC_OK: it did not) */
 } Search;
 
 static void unload(RtPersist *p) {
@@ -109,32 +138,49 @@ static void unload(RtPersist *p) {
     p->lib = NULL;
 }
 
-/* Builds and times the tile ask describes unless it plans a tile already timed; keeps it when it
- * is the fastest so far. A candidate that does not build or launch is passed over (when none
- * does, rt_tile_search builds the rule's tile again to report why). */
+/* Has P's tile been tried already? */
+static int tried(const Search *S, const CgPersist *P) {
+    for (int i = 0; i < S->ntried; i++)
+        if (cg_persist_same_tile(&S->tried[i], P)) return 1;
+    return 0;
+}
+
+/* A candidate that did not build or run: passed over while the device works, else the search ends
+ * with the device's error. */
+static void candidate_failed(Search *S, RtPersist *c) {
+    unload(c);
+    S->failed++;
+    if (!device_still_works(S->m)) S->fatal = RNNCC_ERR_CUDA;
+    else S->m->error[0] = 0;
+}
+
+/* Builds and times the tile ask describes unless it plans a tile already tried (checked before the
+ * build, and again after it, whose residency fallbacks may change the plan); keeps it when it is
+ * the fastest so far. */
 static void try_tile(Search *S, const CgPersistAsk *ask) {
     rnncc_model *m = S->m;
-    if (S->ntried == MAX_TRIED) return;
+    if (S->ntried == MAX_TRIED || S->fatal != RNNCC_OK) return;
     RtPersist c;
     memset(&c, 0, sizeof c);
-    if (rt_persist_build(m, S->li, ask, &c) != RNNCC_OK || c.state != 1) {
-        unload(&c);
-        cudaGetLastError();
-        m->error[0] = 0;
+    char why[256]; /* (a plan's few bytes stay in the model's arena) */
+    if (!cg_persist_plan(&m->arena, m->layout[S->li], ask, &c.plan, why, sizeof why) || tried(S, &c.plan)) return;
+    if (rt_persist_build(m, S->li, ask, &c) != RNNCC_OK) {
+        candidate_failed(S, &c);
         return;
     }
-    for (int i = 0; i < S->ntried; i++)
-        if (cg_persist_same_tile(&S->tried[i], &c.plan)) {
-            unload(&c);
-            return;
-        }
+    if (c.state != 1 || tried(S, &c.plan)) {
+        unload(&c);
+        return;
+    }
     S->tried[S->ntried++] = c.plan;
     double us = 0;
-    rnncc_status s = probe_time(m, S->li, &c, &S->scratch, &us);
-    if (s != RNNCC_OK || (S->best.state == 1 && us >= S->best_us)) {
+    if (probe_time(m, S->li, &c, &S->scratch, &us) != RNNCC_OK) {
+        candidate_failed(S, &c);
+        return;
+    }
+    S->timed++;
+    if (S->best.state == 1 && us >= S->best_us) {
         unload(&c);
-        cudaGetLastError();
-        m->error[0] = 0;
         return;
     }
     unload(&S->best);
@@ -193,19 +239,25 @@ static void search(Search *S, const CgPersistAsk *base) {
     }
 }
 
-/* The cache key of the search for layout li and base: device, cell, dimensions, request, helpers. */
+/* The cache key of the search for layout li and base: device, driver and NVRTC versions, cell,
+ * dimensions, request (the exact batch: the class's tile is tuned for its first batch), what is
+ * forced, profiling, helpers. */
 static void choice_key(const rnncc_model *m, int li, const CgPersistAsk *base, char key[33]) {
     RtHash h;
     rt_hash_init(&h);
     rt_hash_add_str(&h, "rnncc persistent tile v1 " RNNCC_VERSION);
+    int major = 0, minor = 0, driver = 0;
+    rt_nvrtc_version(&major, &minor);
+    cudaDriverGetVersion(&driver);
     rt_hash_add_str(&h, m->device_name);
     rt_hash_add_str(&h, m->arch);
     rt_hash_add_str(&h, m->source);
     rt_hash_add_str(&h, m->cell->name);
     rt_hash_add_str(&h, cg_persist_text);
     rt_hash_add(&h, m->layout[li]->dimval, (size_t)m->cell->ndims * sizeof *m->layout[li]->dimval);
-    int64_t fields[] = {base->N,         base->backward,   base->tf32,        base->sms,         base->smem_limit,
-                        m->persist_cluster, m->persist_warps, m->persist_chunk, m->persist_nw, m->cluster_launch};
+    int64_t fields[] = {base->N,          base->backward,   base->tf32,         base->sms,    base->smem_limit,
+                        m->persist_cluster, m->persist_warps, m->persist_chunk,  m->persist_nw, m->cluster_launch,
+                        m->profile_persist, major,            minor,              driver};
     rt_hash_add(&h, fields, sizeof fields);
     rt_hash_hex(&h, key);
 }
@@ -225,7 +277,7 @@ static int choice_get(const rnncc_model *m, const char *key, const CgPersistAsk 
                us, tried) != 6)
         return 0;
     if ((cluster != 1 && cluster != 2 && cluster != 4) || (warps != 4 && warps != 8 && warps != 16) ||
-        (kc != 0 && (kc < 256 || kc > (1 << 20))) || nw < 0 || nw > 8)
+        (kc != 0 && (kc < 256 || kc > 65536)) || (nw != 0 && nw != 1 && nw != 2 && nw != 4 && nw != 8))
         return 0;
     *ask = *base;
     ask->cluster = cluster;
@@ -251,15 +303,15 @@ rnncc_status rt_tile_search(rnncc_model *m, int li, const CgPersistAsk *base, Rt
     double us = 0;
     int tried = 0;
     if (choice_get(m, key, base, &ask, &us, &tried)) {
-        RT_TRY(rt_persist_build(m, li, &ask, p));
-        if (p->state == 1) {
+        if (rt_persist_build(m, li, &ask, p) == RNNCC_OK && p->state == 1) {
             cg_persist_tile_text(&p->plan, tile, sizeof tile);
             snprintf(p->tile, sizeof p->tile, "tile %s: the fastest of %d measured before (%.2f us a step; search cache)",
                      tile, tried, us);
-            p->search_ms = rt_now_ms() - t0;
             return RNNCC_OK;
         }
-        unload(p);
+        unload(p); /* the stored tile no longer builds here: search again */
+        cudaGetLastError();
+        m->error[0] = 0;
     }
     Search S;
     memset(&S, 0, sizeof S);
@@ -268,20 +320,28 @@ rnncc_status rt_tile_search(rnncc_model *m, int li, const CgPersistAsk *base, Rt
     rnncc_status s = scratch_alloc(m, base->N, base->backward, &S.scratch);
     if (s == RNNCC_OK) search(&S, base);
     scratch_free(&S.scratch);
-    if (s != RNNCC_OK) return s;
-    if (S.best.state != 1) { /* no tile runs: the rule's build says why */
+    if (s == RNNCC_OK) s = S.fatal;
+    if (s != RNNCC_OK) {
+        unload(&S.best);
+        return s;
+    }
+    if (S.best.state != 1) { /* no tile ran: the rule's build says why (or runs, if only its probe failed) */
         RT_TRY(rt_persist_build(m, li, base, p));
-        p->tried = 0;
+        if (p->state == 1) {
+            cg_persist_tile_text(&p->plan, tile, sizeof tile);
+            snprintf(p->tile, sizeof p->tile, "tile %s: by rule (no tile of the search ran: %d failed)", tile, S.failed);
+        }
         return RNNCC_OK;
     }
     *p = S.best;
-    p->tried = S.ntried;
-    p->search_ms = rt_now_ms() - t0;
-    choice_put(m, key, &S.best_ask, S.best_us, S.ntried);
+    p->tried = S.timed;
+    choice_put(m, key, &S.best_ask, S.best_us, S.timed);
     cg_persist_tile_text(&p->plan, tile, sizeof tile);
     char rule[48] = "the rule's did not run";
     if (S.rule_us > 0) snprintf(rule, sizeof rule, "the rule's %.2f", S.rule_us);
-    snprintf(p->tile, sizeof p->tile, "tile %s: the fastest of %d measured (%.2f us a step; %s)", tile, S.ntried,
-             S.best_us, rule);
+    char failed[40] = "";
+    if (S.failed) snprintf(failed, sizeof failed, "; %d did not run", S.failed);
+    snprintf(p->tile, sizeof p->tile, "tile %s: the fastest of %d measured (%.2f us a step; %s; searched in %.1f s%s)",
+             tile, S.timed, S.best_us, rule, (rt_now_ms() - t0) / 1000.0, failed);
     return RNNCC_OK;
 }

@@ -365,7 +365,17 @@ START_TEST(run_emit_schedule_arguments) {
     ck_assert_str_eq(r.err, "rnncc emit: error: --warps must be 4, 8 or 16, not '32'\n");
     r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--persistent", "4", "--chunk", "128");
     ck_assert_int_eq(r.status, 2);
-    ck_assert_str_eq(r.err, "rnncc emit: error: --chunk must be at least 256, not '128'\n");
+    ck_assert_str_eq(r.err, "rnncc emit: error: --chunk must be a number from 256 to 65536, not '128'\n");
+    r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--persistent", "4", "--chunk", "512x");
+    ck_assert_int_eq(r.status, 2);
+    r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--persistent", "4", "--seqs", "5");
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_str_eq(r.err, "rnncc emit: error: --seqs must be 4, 8, 16 or 32, not '5'\n");
+    /* 32 sequences, 8 a pass: NW = 2 */
+    r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=64", "--persistent", "32", "--seqs", "8");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_ptr_nonnull(strstr(r.out, "rnn_mv_t<1, 2>("));
+    ck_assert_ptr_nonnull(strstr(r.out, ", 8 sequences a matrix-product pass, "));
     r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--warps", "16");
     ck_assert_int_eq(r.status, 2);
     ck_assert_str_eq(r.err, "rnncc emit: error: --warps applies to --persistent N (the per-step unit has no tile)\n");

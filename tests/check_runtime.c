@@ -16,7 +16,6 @@
 #include <dirent.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <unistd.h>
 
 #include "../runtime/rnncc.h"
 #include "../runtime/rt_internal.h"
@@ -263,6 +262,13 @@ static void verify(const char *path, const Config *cf) {
         snprintf(want, sizeof want, " of %d warps", cf->warps);
         ck_assert_msg(strstr(why, want), "%s: %s", path, why);
     }
+    /* LSTM's and GRU's step GEMM (K = size) in chunks of at most cf->chunk, cf->seqs a pass (tf32: >= 8) */
+    if ((cf->chunk || cf->seqs) && used == RNNCC_BACKEND_PERSISTENT && (strstr(path, "/lstm.cell") || strstr(path, "/gru.cell"))) {
+        char want[48];
+        if (cf->chunk) snprintf(want, sizeof want, "staged in chunks of %d", cf->chunk);
+        else snprintf(want, sizeof want, ", %d sequences a pass, ", cf->precision == RNNCC_TF32 && cf->seqs < 8 ? 8 : cf->seqs);
+        ck_assert_msg(strstr(why, want), "%s: %s lacks '%s'", path, why, want);
+    }
     const char *search = getenv("RNNCC_PERSIST_SEARCH"); /* the suite's default: 0 (main) */
     int searched = !search || strcmp(search, "0") != 0;
     if (used == RNNCC_BACKEND_PERSISTENT)
@@ -443,11 +449,11 @@ static void remove_dir(const char *dir) {
     ck_assert_int_eq(rmdir(dir), 0);
 }
 
-/* A model of the LSTM (I=64, H=256) created with the environment variable name set to value. */
+/* A model of a 2-layer LSTM (I=64, H=256) created with the environment variable name set to value. */
 static rnncc_model *tile_lstm(const char *name, const char *value) {
     static const char *dims[] = {"I=64", "H=256"};
     rnncc_program *p = compile_ok("cells/lstm.cell");
-    rnncc_model_desc desc = {NULL, dims, 2, 1, 0, RNNCC_FP32, -1, RNNCC_BACKEND_AUTO};
+    rnncc_model_desc desc = {NULL, dims, 2, 2, 0, RNNCC_FP32, -1, RNNCC_BACKEND_AUTO};
     rnncc_model *m = NULL;
     char outer[16];
     env_keep(name, outer);
@@ -475,7 +481,9 @@ START_TEST(tile_search_is_measured_and_cached) {
                                   : rnncc_model_backend(m, 4, &b, why, sizeof why), RNNCC_OK);
         ck_assert_msg(b == RNNCC_BACKEND_PERSISTENT && strstr(why, ": the fastest of ") && strstr(why, " measured ("),
                       "%s", why);
-        ck_assert_int_ge(m->persist[backward][0][0].tried, 3); /* the rule's, other clusters, other warps */
+        ck_assert_msg(strstr(why, "; layers > 0: tile "), "%s", why); /* the second layer's input is 256 long */
+        for (int li = 0; li < 2; li++) /* the rule's, other clusters, other warps */
+            ck_assert_int_ge(m->persist[backward][li][0].tried, 3);
     }
     RtVerify v = {.T = 7, .N = 4, .varlen = 1, .random_h0 = 1, .backward = 1, .seed = 5};
     ck_assert_msg(rt_verify(m, &v) == RNNCC_OK, "%s", rnncc_model_error(m));
@@ -486,8 +494,10 @@ START_TEST(tile_search_is_measured_and_cached) {
         ck_assert_int_eq(backward ? rnncc_model_backward_backend(again, 4, &b, why, sizeof why)
                                   : rnncc_model_backend(again, 4, &b, why, sizeof why), RNNCC_OK);
         ck_assert_msg(strstr(why, "measured before") && strstr(why, "search cache"), "%s", why);
-        ck_assert_int_eq(again->persist[backward][0][0].tried, 0);
-        ck_assert(cg_persist_same_tile(&again->persist[backward][0][0].plan, &m->persist[backward][0][0].plan));
+        for (int li = 0; li < 2; li++) {
+            ck_assert_int_eq(again->persist[backward][li][0].tried, 0);
+            ck_assert(cg_persist_same_tile(&again->persist[backward][li][0].plan, &m->persist[backward][li][0].plan));
+        }
     }
     rnncc_model_destroy(again);
     rnncc_model_destroy(m);

@@ -47,13 +47,19 @@ for w in 16 4; do
             --error-exitcode 9 ./build/rnncc run cells/lstm.cell --dim I=40 --dim H=300 --seq 4 --batch 19 --varlen \
             --train --repeat 1 --precision tf32 --backend persistent
     done
+    step "memcheck-warps$w" env RNNCC_PERSIST_WARPS=$w RNNCC_PERSIST_CHUNK=256 compute-sanitizer --tool memcheck \
+        --error-exitcode 9 ./build/rnncc run cells/gru.cell --dim I=40 --dim H=300 --seq 4 --batch 19 --layers 2 \
+        --bidirectional --varlen --train --repeat 1 --precision tf32 --backend persistent
     step "racecheck-warps$w-fp32" env RNNCC_PERSIST_WARPS=$w RNNCC_PERSIST_CLUSTER=2 compute-sanitizer --tool racecheck \
         --error-exitcode 9 ./build/rnncc run cells/mlstm.cell --dim I=16 --dim H=24 --dim M=20 --seq 5 --batch 3 --layers 2 \
         --bidirectional --varlen --train --repeat 1 --backend persistent
 done
 # the search itself, on a cell and batch of its own (the suite takes the rule's tile but for a few cases)
 step train-searched env RNNCC_PERSIST_SEARCH=1 ./build/rnncc run cells/gru.cell --dim I=64 --dim H=512 --seq 20 --batch 8 \
-    --varlen --train --repeat 3
+    --layers 2 --bidirectional --varlen --train --repeat 3
+step memcheck-searched env RNNCC_PERSIST_SEARCH=1 RNNCC_CACHE_DIR=/tmp/rnncc-cache-memcheck-searched compute-sanitizer \
+    --tool memcheck --error-exitcode 9 ./build/rnncc run cells/lstm.cell --dim I=40 --dim H=300 --seq 4 --batch 19 \
+    --layers 2 --bidirectional --varlen --train --repeat 1
 step memcheck-cluster2 env RNNCC_PERSIST_CLUSTER=2 compute-sanitizer --tool memcheck --error-exitcode 9 ./build/rnncc run \
     cells/gru.cell --dim I=40 --dim H=300 --seq 4 --batch 19 --layers 2 --bidirectional --varlen --train --repeat 1 \
     --backend persistent
