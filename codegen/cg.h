@@ -205,6 +205,12 @@ int cg_persist_cluster_parse(const char *text);
 /* Warps a block given as text ("4", "8" or "16": RNNCC_PERSIST_WARPS, rnncc emit --warps); 0 for
  * anything else. */
 int cg_persist_warps_parse(const char *text);
+/* A staging chunk bound given as text (256 to 65536: RNNCC_PERSIST_CHUNK, rnncc emit --chunk); 0 for
+ * anything else. */
+int64_t cg_persist_chunk_parse(const char *text);
+/* Sequences a pass at most given as text ("4", "8", "16" or "32": RNNCC_PERSIST_SEQS, rnncc emit
+ * --seqs); 0 for anything else. */
+int cg_persist_seqs_parse(const char *text);
 /* The request for a pass over a batch of N on an H100 (CG_H100_*), in clusters of cluster blocks
  * (0: cg_persist_cluster's rule): what the CLI plans without a GPU. */
 CgPersistAsk cg_persist_h100_ask(int64_t N, int backward, int tf32, int cluster);

@@ -6,6 +6,7 @@
  * body the per-step kernels run (cg_forward.c), looped over the block's units; blocks meet
  * only at grid barriers where one block needs what another computed. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cg_gen.h"
@@ -249,6 +250,17 @@ int cg_persist_warps_parse(const char *text) {
     return strcmp(text, "4") == 0 ? 4 : strcmp(text, "8") == 0 ? 8 : strcmp(text, "16") == 0 ? 16 : 0;
 }
 
+int64_t cg_persist_chunk_parse(const char *text) {
+    char *end;
+    long long v = strtoll(text, &end, 10);
+    return end != text && !*end && v >= 256 && v <= 65536 ? v : 0;
+}
+
+int cg_persist_seqs_parse(const char *text) {
+    return strcmp(text, "4") == 0 ? 4 : strcmp(text, "8") == 0 ? 8 : strcmp(text, "16") == 0 ? 16
+         : strcmp(text, "32") == 0 ? 32 : 0;
+}
+
 CgPersistAsk cg_persist_h100_ask(int64_t N, int backward, int tf32, int cluster) {
     return (CgPersistAsk){.N = N, .backward = backward, .tf32 = tf32, .sms = CG_H100_SMS, .smem_limit = CG_H100_SMEM,
                           .cluster = cluster ? cluster : cg_persist_cluster(N, tf32, backward)};
@@ -264,15 +276,9 @@ int cg_persist_same_tile(const CgPersist *a, const CgPersist *b) {
 }
 
 void cg_persist_tile_text(const CgPersist *P, char *buf, size_t size) {
-    char cl[32];
-    int64_t chunk = 0, whole = 1;
-    for (int k = 0; k < P->ngemms; k++) {
-        if (P->gemms[k].chunks > 1) whole = 0;
-        if (P->gemms[k].kc > chunk) chunk = P->gemms[k].kc;
-    }
-    char staged[48];
-    if (whole) snprintf(staged, sizeof staged, "operands staged whole");
-    else snprintf(staged, sizeof staged, "staged in chunks of %lld", (long long)chunk);
+    char cl[32], staged[48];
+    if (P->tiles == 1) snprintf(staged, sizeof staged, "operands staged whole");
+    else snprintf(staged, sizeof staged, "staged in chunks of %lld", (long long)P->kc_max);
     snprintf(buf, size, "%d blocks of %d warps%s, %d sequences a pass, %s", P->blocks, P->warps, in_clusters(P, cl),
              4 * P->nw, staged);
 }

@@ -142,19 +142,14 @@ int cli_emit(int argc, char **argv) {
                 return CLI_USAGE_ERROR;
             }
             break;
-        case 'K': {
-            char *end;
-            chunk = strtoll(optarg, &end, 10);
-            if (*end || end == optarg || chunk < 256 || chunk > 65536) {
+        case 'K':
+            if (!(chunk = cg_persist_chunk_parse(optarg))) {
                 fprintf(stderr, "rnncc emit: error: --chunk must be a number from 256 to 65536, not '%s'\n", optarg);
                 return CLI_USAGE_ERROR;
             }
             break;
-        }
         case 'S':
-            seqs = strcmp(optarg, "4") == 0 ? 4 : strcmp(optarg, "8") == 0 ? 8 : strcmp(optarg, "16") == 0 ? 16
-                 : strcmp(optarg, "32") == 0 ? 32 : 0;
-            if (!seqs) {
+            if (!(seqs = cg_persist_seqs_parse(optarg))) {
                 fprintf(stderr, "rnncc emit: error: --seqs must be 4, 8, 16 or 32, not '%s'\n", optarg);
                 return CLI_USAGE_ERROR;
             }

@@ -219,20 +219,14 @@ static rnncc_status backend_from_env(rnncc_model *m) {
 static rnncc_status tile_from_env(rnncc_model *m) {
     const char *c = getenv("RNNCC_PERSIST_CLUSTER"), *w = getenv("RNNCC_PERSIST_WARPS"), *s = getenv("RNNCC_PERSIST_SEARCH");
     const char *k = getenv("RNNCC_PERSIST_CHUNK"), *q = getenv("RNNCC_PERSIST_SEQS");
-    if (k && *k) {
-        char *end;
-        long v = strtol(k, &end, 10);
-        if (*end || v < 256 || v > 65536)
-            return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT,
-                           "the environment variable RNNCC_PERSIST_CHUNK is '%.64s'; it must be a number from 256 to 65536", k);
-        m->persist_chunk = v;
-    }
-    if (q && *q) {
-        if (strcmp(q, "4") && strcmp(q, "8") && strcmp(q, "16") && strcmp(q, "32"))
-            return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT,
-                           "the environment variable RNNCC_PERSIST_SEQS is '%.64s'; it must be 4, 8, 16 or 32", q);
-        m->persist_nw = atoi(q) / 4;
-    }
+    if (k && *k && !(m->persist_chunk = cg_persist_chunk_parse(k)))
+        return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT,
+                       "the environment variable RNNCC_PERSIST_CHUNK is '%.64s'; it must be a number from 256 to 65536", k);
+    int seqs = q && *q ? cg_persist_seqs_parse(q) : 0;
+    if (q && *q && !seqs)
+        return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT,
+                       "the environment variable RNNCC_PERSIST_SEQS is '%.64s'; it must be 4, 8, 16 or 32", q);
+    m->persist_nw = seqs / 4;
     if (c && *c && !(m->persist_cluster = cg_persist_cluster_parse(c)))
         return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT,
                        "the environment variable RNNCC_PERSIST_CLUSTER is '%.64s'; it must be 1, 2 or 4", c);

@@ -189,14 +189,6 @@ static void try_tile(Search *S, const CgPersistAsk *ask) {
     S->best_us = us;
 }
 
-/* The longest staging chunk of a plan. */
-static int64_t longest_chunk(const CgPersist *P) {
-    int64_t kc = 0;
-    for (int k = 0; k < P->ngemms; k++)
-        if (P->gemms[k].kc > kc) kc = P->gemms[k].kc;
-    return kc;
-}
-
 /* The coordinate search from base: clusters (unless forced), warps (unless forced), then shorter
  * staging chunks and fewer sequences a pass while they gain. */
 static void search(Search *S, const CgPersistAsk *base) {
@@ -218,7 +210,7 @@ static void search(Search *S, const CgPersistAsk *base) {
             try_tile(S, &a);
         }
     if (S->best.state != 1) return;
-    for (int64_t kc = longest_chunk(&S->best.plan); !m->persist_chunk && kc > 256;) { /* chunks overlap staging with the product */
+    for (int64_t kc = S->best.plan.kc_max; !m->persist_chunk && kc > 256;) { /* chunks overlap staging with the product */
         int64_t cap = 256;
         while (cap * 2 < kc) cap *= 2;
         CgPersistAsk a = S->best_ask;
@@ -226,7 +218,7 @@ static void search(Search *S, const CgPersistAsk *base) {
         double before = S->best_us;
         try_tile(S, &a);
         if (S->best_us >= before) break;
-        kc = longest_chunk(&S->best.plan);
+        kc = S->best.plan.kc_max;
     }
     int nw_min = S->best.plan.mma ? 2 : 1;
     for (int nw = S->best.plan.nw; !m->persist_nw && nw / 2 >= nw_min;) { /* fewer sequences a pass: fewer registers */

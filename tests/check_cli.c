@@ -368,6 +368,10 @@ START_TEST(run_emit_schedule_arguments) {
     ck_assert_str_eq(r.err, "rnncc emit: error: --chunk must be a number from 256 to 65536, not '128'\n");
     r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--persistent", "4", "--chunk", "512x");
     ck_assert_int_eq(r.status, 2);
+    ck_assert_str_eq(r.err, "rnncc emit: error: --chunk must be a number from 256 to 65536, not '512x'\n");
+    r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--persistent", "4", "--chunk", "65537");
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_str_eq(r.err, "rnncc emit: error: --chunk must be a number from 256 to 65536, not '65537'\n");
     r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--persistent", "4", "--seqs", "5");
     ck_assert_int_eq(r.status, 2);
     ck_assert_str_eq(r.err, "rnncc emit: error: --seqs must be 4, 8, 16 or 32, not '5'\n");
