@@ -227,15 +227,23 @@ static rnncc_status run_direct(rnncc_model *m, RtGraph *g, const void *key, size
     return rt_join_user_stream(m, stream, 0);
 }
 
-/* Whether either of the model's streams is still capturing (after a capture ended, it must not). */
-static rnncc_status streams_released(rnncc_model *m) {
-    for (int i = 0; i < 2; i++) {
+rnncc_status rt_streams_capturing(rnncc_model *m, int *capturing) {
+    *capturing = -1;
+    for (int i = 0; i < 2 && *capturing < 0; i++) {
         enum cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
         RT_CUDA(m, cudaStreamIsCapturing(m->streams[i], &st));
-        if (st != cudaStreamCaptureStatusNone)
-            return rt_fail(m, RNNCC_ERR_CUDA, "stream %d still captures after its capture ended: the model's streams "
-                           "cannot be used again (destroy the model)", i);
+        if (st != cudaStreamCaptureStatusNone) *capturing = i;
     }
+    return RNNCC_OK;
+}
+
+/* Fails when either of the model's streams is still capturing (after a capture ended, it must not). */
+static rnncc_status streams_released(rnncc_model *m) {
+    int i;
+    RT_TRY(rt_streams_capturing(m, &i));
+    if (i >= 0)
+        return rt_fail(m, RNNCC_ERR_CUDA, "stream %d still captures after its capture ended: the model's streams "
+                       "cannot be used again (destroy the model)", i);
     return RNNCC_OK;
 }
 

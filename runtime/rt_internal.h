@@ -261,6 +261,10 @@ rnncc_status rt_issue_forward(rnncc_model *m, const rnncc_io *io, const RtRegion
 /* Makes stream's later work wait for the model's streams' work (and the reverse, before). */
 rnncc_status rt_join_user_stream(rnncc_model *m, cudaStream_t user, int before);
 
+/* Which of the model's streams is in a capture (rnncc's own, or a caller's it joined) into
+ * *capturing: its index, or -1 for none. */
+rnncc_status rt_streams_capturing(rnncc_model *m, int *capturing);
+
 /* Takes and releases the process-wide lock held around each graph capture and each creation or
  * destruction of cuBLAS handles (rt_lock.c says why). */
 void rt_exclusive_begin(void);

@@ -136,11 +136,10 @@ static rnncc_status build(rnncc_model *m, int li, int64_t N, int backward, RtPer
     CgPersistAsk ask = {.N = N, .backward = backward, .tf32 = tf32, .sms = m->sms, .smem_limit = m->smem_optin,
                         .cluster = m->persist_cluster ? m->persist_cluster : cg_persist_cluster(N, tf32, backward),
                         .warps = m->persist_warps, .kc_cap = m->persist_chunk, .nw_max = m->persist_nw};
-    /* a capture (rnncc's, or the caller's that the model's stream joined) cannot time, nor synchronise */
-    enum cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-    RT_CUDA(m, cudaStreamIsCapturing(m->streams[0], &capture));
-    int capturing = m->capturing || capture != cudaStreamCaptureStatusNone;
-    if (m->persist_search && !capturing) return rt_tile_search(m, li, &ask, p);
+    /* a capture (rnncc's, or the caller's that the model's streams joined) cannot time, nor synchronise */
+    int capturing = -1;
+    RT_TRY(rt_streams_capturing(m, &capturing));
+    if (m->persist_search && !m->capturing && capturing < 0) return rt_tile_search(m, li, &ask, p);
     RT_TRY(rt_persist_build(m, li, &ask, p));
     if (p->state != 1) return RNNCC_OK;
     char tile[160];
