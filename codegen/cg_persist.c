@@ -225,7 +225,7 @@ int cg_persist_plan(Arena *arena, const PlanLayout *L, const CgPersistAsk *ask, 
 }
 
 int cg_persist_preferred(int64_t N, int tf32, int backward, char *why, size_t why_size) {
-    int64_t limit = backward ? 16 : tf32 ? 32 : 64;
+    int64_t limit = backward ? 16 : 64;
     if (N <= limit) return 1;
     snprintf(why, why_size, "batch %lld > %lld (%s%s), where per-step %s GEMMs win", (long long)N, (long long)limit,
              tf32 ? "tf32" : "fp32", backward ? ", backward" : "", tf32 ? "tensor-core" : "cuBLAS");
@@ -418,25 +418,36 @@ static void emit_gemm_setup(Gen *g, const CgPersist *P, int qi) {
     sb_free(&what);
 }
 
-/* Loads GEMM q's rows into shared memory, zero beyond the block's rows and K (with mma, rounded
- * to tf32). Backward: row r is column map[r] of the row-major weights, read with consecutive
- * threads on consecutive columns. */
-static void emit_gemm_load(Gen *g, const CgPersist *P, int qi) {
+/* Loads GEMM q's rows into shared memory, zero beyond the block's rows and K, with asynchronous
+ * copies (every thread's in flight at once: one load after another cost small_b4 120 us a launch,
+ * bench/NOTES.md section 14); 16 bytes a copy where rows are whole float4s. Backward: row r is
+ * column map[r] of the row-major weights, read with consecutive threads on consecutive columns.
+ * With round (mma; after rnn_cp_wait_all, emit_prologue) the same loop instead rounds to tf32
+ * what this thread copied: the thread's own copies are the only ones it may read unsynchronised. */
+static void emit_gemm_load(Gen *g, const CgPersist *P, int qi, int round) {
     const CgPersistGemm *q = &P->gemms[qi];
     StrBuf *out = g->out;
     long long woff = (long long)g->L->param_offset[sched_gemm_param(g->plan, q->gemm)];
     long long rp = (long long)q->passes * 8 * q->rw, ldw = (long long)q->ldw, K = (long long)q->K;
-    const char *round = P->mma ? "rnn_to_tf32(" : ""; /* tensor cores read tf32: rounded once, here */
-    cg_open(out, "for (int e = threadIdx.x; e < %lld; e += blockDim.x) {", rp * ldw);
-    if (P->backward) {
-        long long cols = (long long)g->L->gemm_cols[q->gemm];
-        cg_emit(out, "const int k = e / %lld, r = e - k * %lld;", rp, rp);
-        cg_emit(out, "w%d[r * %lld + k] = r < rows%d && k < %lld ? %sargs.params[%lld + (long long)k * %lld + map%d[r]]%s : 0.0f;",
-                q->gemm, ldw, q->gemm, K, round, woff, cols, q->gemm, P->mma ? ")" : "");
+    /* row starts are whole float4s in shared memory (ldw and w_off are) and, forward, in global
+     * memory when K is (the packed weights start at multiples of 16 floats: ir/sched.h) */
+    long long per = !P->backward && K % 4 == 0 ? 4 : 1;
+    cg_open(out, "for (int e = threadIdx.x; e < %lld; e += blockDim.x) {", rp * ldw / per);
+    if (P->backward) cg_emit(out, "const int k = e / %lld, r = e - k * %lld;", rp, rp);
+    else cg_emit(out, "const int r = e / %lld, k = (e - r * %lld) * %lld;", ldw / per, ldw / per, per);
+    if (round && per == 1) {
+        cg_emit(out, "w%d[r * %lld + k] = rnn_to_tf32(w%d[r * %lld + k]);", q->gemm, ldw, q->gemm, ldw);
+    } else if (round) {
+        cg_emit(out, "for (int i = 0; i < %lld; i++) w%d[r * %lld + k + i] = rnn_to_tf32(w%d[r * %lld + k + i]);", per,
+                q->gemm, ldw, q->gemm, ldw);
     } else {
-        cg_emit(out, "const int r = e / %lld, k = e - r * %lld;", ldw, ldw);
-        cg_emit(out, "w%d[e] = r < rows%d && k < %lld ? %sargs.params[%lld + (long long)map%d[r] * %lld + k]%s : 0.0f;",
-                q->gemm, q->gemm, K, round, woff, q->gemm, K, P->mma ? ")" : "");
+        cg_emit(out, "const bool in = r < rows%d && k < %lld;", q->gemm, K);
+        if (P->backward)
+            cg_emit(out, "rnn_cp4(&w%d[r * %lld + k], args.params + (in ? %lld + (long long)k * %lld + map%d[r] : 0), in ? 4 : 0);",
+                    q->gemm, ldw, woff, (long long)g->L->gemm_cols[q->gemm], q->gemm);
+        else
+            cg_emit(out, "rnn_cp%lld(&w%d[r * %lld + k], args.params + (in ? %lld + (long long)map%d[r] * %lld + k : 0), in ? %lld : 0);",
+                    4 * per, q->gemm, ldw, woff, q->gemm, K, 4 * per);
     }
     cg_close(out, NULL);
 }
@@ -576,7 +587,10 @@ static int emit_prologue(Gen *g, const CgPersist *P, const char *kname) {
     cg_emit(out, "float *const rnn_smem = (float *)rnn_smem4;");
     for (int qi = 0; qi < P->ngemms; qi++) emit_gemm_setup(g, P, qi);
     cg_emit(out, "__syncthreads();  // the row maps are complete");
-    for (int qi = 0; qi < P->ngemms; qi++) emit_gemm_load(g, P, qi);
+    for (int qi = 0; qi < P->ngemms; qi++) emit_gemm_load(g, P, qi, 0);
+    cg_emit(out, "rnn_cp_commit();");
+    cg_emit(out, "rnn_cp_wait_all();  // this thread's copies of the weights have landed");
+    for (int qi = 0; P->mma && qi < P->ngemms; qi++) emit_gemm_load(g, P, qi, 1);
     cg_emit(out, "float *const rnn_xs = rnn_smem + %lld;  // %d staging tile%s [%d][%lld]", (long long)P->fixed_floats,
             P->tiles, P->tiles > 1 ? "s" : "", 4 * P->nw, (long long)P->kc_max + P->pad);
     long long tile_floats = P->tiles * 4 * P->nw * ((long long)P->kc_max + P->pad);

@@ -320,6 +320,24 @@ END_TEST
 
 static int count(const char *hay, const char *needle);
 
+/* The weight loops' index lines ("const int r = e / ..." or "const int k = e / ..."), in order:
+ * one a GEMM for the copies, then (tf32) one a GEMM for the rounding, which must repeat the
+ * copies' mapping, for a thread may read unsynchronised only what it copied itself. */
+static void weights_rounded_by_their_copier(const char *u, int ngemms, int tf32, const char *name) {
+    const char *lines[16];
+    int n = 0;
+    for (const char *p = u; (p = strstr(p, "        const int ")) && n < 16; p++) {
+        if (strncmp(p + 18, "r = e / ", 8) && strncmp(p + 18, "k = e / ", 8)) continue;
+        if (p[26] < '0' || p[26] > '9') continue; /* persist.cuh's loops divide by names */
+        lines[n++] = p;
+    }
+    ck_assert_msg(n == (tf32 ? 2 : 1) * ngemms, "%s: %d weight loops for %d GEMMs", name, n, ngemms);
+    for (int i = 0; tf32 && i < ngemms; i++) {
+        size_t len = strcspn(lines[i], "\n");
+        ck_assert_msg(strncmp(lines[i], lines[ngemms + i], len + 1) == 0, "%s: GEMM %d rounded by other threads", name, i);
+    }
+}
+
 /* The persistent unit of a layout for ask; NULL (and *why) when it does not fit. */
 static char *emit_persistent(Src *s, const PlanLayout *L, CgPersistAsk ask, CgPersist *P, char *why, size_t why_size) {
     if (!cg_persist_plan(&s->arena, L, &ask, P, why, why_size)) return NULL;
@@ -395,8 +413,12 @@ START_TEST(persistent_units_compile) {
                 for (int q = 0; q < P.ngemms; q++)
                     ck_assert_int_eq(P.gemms[q].ldw % 32, tf32 ? 16 : 4); /* conflict-free rows (persist.cuh) */
                 ck_assert_msg(!P.ngemms || strstr(u, tf32 ? "rnn_mv_mma<" : "rnn_mv_t<"), "%s", c->name);
-                ck_assert_msg(!P.ngemms || !tf32 || strstr(u, "? rnn_to_tf32(args.params["), "%s: weights not rounded",
+                /* weights copied asynchronously, then (tf32 only) rounded where they landed */
+                ck_assert_msg(!P.ngemms || strstr(u, "rnn_cp_wait_all();  // this thread's copies of the weights"), "%s",
                               c->name);
+                ck_assert_msg((P.ngemms && tf32) == (strstr(u, "] = rnn_to_tf32(w") != NULL), "%s: weights rounded %s",
+                              c->name, tf32 ? "not" : "in fp32");
+                weights_rounded_by_their_copier(u, P.ngemms, tf32, c->name);
                 ck_assert_int_eq(P.backward, backward);
                 ck_assert_int_gt(cg_persist_kernel_name(plan, backward, name, sizeof name), 0);
                 ck_assert_msg(strstr(u, name), "%s: no kernel %s", c->name, name);

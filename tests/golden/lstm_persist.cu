@@ -559,10 +559,13 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_p(const RnnArgs 
         }
     }
     __syncthreads();  // the row maps are complete
-    for (int e = threadIdx.x; e < 1056; e += blockDim.x) {
-        const int r = e / 132, k = e - r * 132;
-        w1[e] = r < rows1 && k < 16 ? args.params[512 + (long long)map1[r] * 16 + k] : 0.0f;
+    for (int e = threadIdx.x; e < 264; e += blockDim.x) {
+        const int r = e / 33, k = (e - r * 33) * 4;
+        const bool in = r < rows1 && k < 16;
+        rnn_cp16(&w1[r * 132 + k], args.params + (in ? 512 + (long long)map1[r] * 16 + k : 0), in ? 16 : 0);
     }
+    rnn_cp_commit();
+    rnn_cp_wait_all();  // this thread's copies of the weights have landed
     float *const rnn_xs = rnn_smem + 1092;  // 1 staging tile [4][132]
     float *const rnn_red = rnn_xs + 528;  // partial sums [8][8][4]
     __syncthreads();

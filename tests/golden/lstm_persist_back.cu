@@ -552,8 +552,11 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_pb(const RnnArgs
     __syncthreads();  // the row maps are complete
     for (int e = threadIdx.x; e < 1056; e += blockDim.x) {
         const int k = e / 8, r = e - k * 8;
-        w1[r * 132 + k] = r < rows1 && k < 64 ? args.params[512 + (long long)k * 16 + map1[r]] : 0.0f;
+        const bool in = r < rows1 && k < 64;
+        rnn_cp4(&w1[r * 132 + k], args.params + (in ? 512 + (long long)k * 16 + map1[r] : 0), in ? 4 : 0);
     }
+    rnn_cp_commit();
+    rnn_cp_wait_all();  // this thread's copies of the weights have landed
     float *const rnn_xs = rnn_smem + 1060;  // 1 staging tile [4][132]
     float *const rnn_red = rnn_xs + 528;  // partial sums [8][8][4]
     __syncthreads();

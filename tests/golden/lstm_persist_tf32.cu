@@ -559,9 +559,16 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_p(const RnnArgs 
         }
     }
     __syncthreads();  // the row maps are complete
-    for (int e = threadIdx.x; e < 1152; e += blockDim.x) {
-        const int r = e / 144, k = e - r * 144;
-        w1[e] = r < rows1 && k < 16 ? rnn_to_tf32(args.params[512 + (long long)map1[r] * 16 + k]) : 0.0f;
+    for (int e = threadIdx.x; e < 288; e += blockDim.x) {
+        const int r = e / 36, k = (e - r * 36) * 4;
+        const bool in = r < rows1 && k < 16;
+        rnn_cp16(&w1[r * 144 + k], args.params + (in ? 512 + (long long)map1[r] * 16 + k : 0), in ? 16 : 0);
+    }
+    rnn_cp_commit();
+    rnn_cp_wait_all();  // this thread's copies of the weights have landed
+    for (int e = threadIdx.x; e < 288; e += blockDim.x) {
+        const int r = e / 36, k = (e - r * 36) * 4;
+        for (int i = 0; i < 4; i++) w1[r * 144 + k + i] = rnn_to_tf32(w1[r * 144 + k + i]);
     }
     float *const rnn_xs = rnn_smem + 1188;  // 1 staging tile [8][144]
     float *const rnn_red = rnn_xs + 1152;  // partial sums [8][8][8]
