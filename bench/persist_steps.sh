@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Microseconds per step of rnncc's two backends on the configurations (LSTM and GRU,
-# fp32, inference and training), through `rnncc run --no-check` (median of R runs).
+# fp32 and tf32, inference and training), through `rnncc run --no-check` (median of R runs).
 # Usage (repository root, on the device): bash bench/persist_steps.sh [R [CONFIG...]]
 # (CONFIG: small_b4, ds2, deepbench, flashrnn, fastrnns; default all of them)
 set -u

@@ -192,8 +192,8 @@ int cg_persist_plan(Arena *arena, const PlanLayout *layout, const CgPersistAsk *
                     size_t why_size);
 /* The automatic choice between the backends for a pass (backward: a backward pass) over a batch
  * of N whose persistent kernel fits (measured on an H100, bench/NOTES.md sections 10 and 14): the
- * persistent kernel up to 64 sequences in fp32 (FFMA) and in tf32 (tensor cores), where per-step
- * cuBLAS GEMMs win beyond; its backward up to 16 sequences in either. Returns 1 for persistent;
+ * persistent kernel up to 64 sequences in fp32 (FFMA) and up to 32 in tf32 (tensor cores), where
+ * per-step cuBLAS GEMMs win beyond; its backward up to 16 sequences in either. Returns 1 for persistent;
  * why says the rule in words. */
 int cg_persist_preferred(int64_t N, int tf32, int backward, char *why, size_t why_size);
 /* Blocks per thread-block cluster for a pass over a batch of N by default, measured on an H100

@@ -225,7 +225,7 @@ int cg_persist_plan(Arena *arena, const PlanLayout *L, const CgPersistAsk *ask, 
 }
 
 int cg_persist_preferred(int64_t N, int tf32, int backward, char *why, size_t why_size) {
-    int64_t limit = backward ? 16 : 64;
+    int64_t limit = backward ? 16 : tf32 ? 32 : 64;
     if (N <= limit) return 1;
     snprintf(why, why_size, "batch %lld > %lld (%s%s), where per-step %s GEMMs win", (long long)N, (long long)limit,
              tf32 ? "tf32" : "fp32", backward ? ", backward" : "", tf32 ? "tensor-core" : "cuBLAS");
