@@ -211,6 +211,12 @@ int64_t cg_persist_chunk_parse(const char *text);
 /* Sequences a pass at most given as text ("4", "8", "16" or "32": RNNCC_PERSIST_SEQS, rnncc emit
  * --seqs); 0 for anything else. */
 int cg_persist_seqs_parse(const char *text);
+/* What the four parsers above take, in words, for the messages that refuse other values (the
+ * environment variables' in runtime/rt_model.c, rnncc emit's options in compiler/cli_emit.c). */
+#define CG_PERSIST_CLUSTER_VALUES "1, 2 or 4"
+#define CG_PERSIST_WARPS_VALUES "4, 8 or 16"
+#define CG_PERSIST_CHUNK_VALUES "a number from 256 to 65536"
+#define CG_PERSIST_SEQS_VALUES "4, 8, 16 or 32"
 /* The request for a pass over a batch of N on an H100 (CG_H100_*), in clusters of cluster blocks
  * (0: cg_persist_cluster's rule): what the CLI plans without a GPU. */
 CgPersistAsk cg_persist_h100_ask(int64_t N, int backward, int tf32, int cluster);

@@ -132,25 +132,25 @@ int cli_emit(int argc, char **argv) {
             break;
         case 'C':
             if (!(cluster = cg_persist_cluster_parse(optarg))) {
-                fprintf(stderr, "rnncc emit: error: --cluster must be 1, 2 or 4, not '%s'\n", optarg);
+                fprintf(stderr, "rnncc emit: error: --cluster must be " CG_PERSIST_CLUSTER_VALUES ", not '%s'\n", optarg);
                 return CLI_USAGE_ERROR;
             }
             break;
         case 'W':
             if (!(warps = cg_persist_warps_parse(optarg))) {
-                fprintf(stderr, "rnncc emit: error: --warps must be 4, 8 or 16, not '%s'\n", optarg);
+                fprintf(stderr, "rnncc emit: error: --warps must be " CG_PERSIST_WARPS_VALUES ", not '%s'\n", optarg);
                 return CLI_USAGE_ERROR;
             }
             break;
         case 'K':
             if (!(chunk = cg_persist_chunk_parse(optarg))) {
-                fprintf(stderr, "rnncc emit: error: --chunk must be a number from 256 to 65536, not '%s'\n", optarg);
+                fprintf(stderr, "rnncc emit: error: --chunk must be " CG_PERSIST_CHUNK_VALUES ", not '%s'\n", optarg);
                 return CLI_USAGE_ERROR;
             }
             break;
         case 'S':
             if (!(seqs = cg_persist_seqs_parse(optarg))) {
-                fprintf(stderr, "rnncc emit: error: --seqs must be 4, 8, 16 or 32, not '%s'\n", optarg);
+                fprintf(stderr, "rnncc emit: error: --seqs must be " CG_PERSIST_SEQS_VALUES ", not '%s'\n", optarg);
                 return CLI_USAGE_ERROR;
             }
             break;

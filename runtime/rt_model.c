@@ -221,18 +221,18 @@ static rnncc_status tile_from_env(rnncc_model *m) {
     const char *k = getenv("RNNCC_PERSIST_CHUNK"), *q = getenv("RNNCC_PERSIST_SEQS");
     if (k && *k && !(m->persist_chunk = cg_persist_chunk_parse(k)))
         return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT,
-                       "the environment variable RNNCC_PERSIST_CHUNK is '%.64s'; it must be a number from 256 to 65536", k);
+                       "the environment variable RNNCC_PERSIST_CHUNK is '%.64s'; it must be " CG_PERSIST_CHUNK_VALUES, k);
     int seqs = q && *q ? cg_persist_seqs_parse(q) : 0;
     if (q && *q && !seqs)
         return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT,
-                       "the environment variable RNNCC_PERSIST_SEQS is '%.64s'; it must be 4, 8, 16 or 32", q);
+                       "the environment variable RNNCC_PERSIST_SEQS is '%.64s'; it must be " CG_PERSIST_SEQS_VALUES, q);
     m->persist_nw = seqs / 4;
     if (c && *c && !(m->persist_cluster = cg_persist_cluster_parse(c)))
         return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT,
-                       "the environment variable RNNCC_PERSIST_CLUSTER is '%.64s'; it must be 1, 2 or 4", c);
+                       "the environment variable RNNCC_PERSIST_CLUSTER is '%.64s'; it must be " CG_PERSIST_CLUSTER_VALUES, c);
     if (w && *w && !(m->persist_warps = cg_persist_warps_parse(w)))
         return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT,
-                       "the environment variable RNNCC_PERSIST_WARPS is '%.64s'; it must be 4, 8 or 16", w);
+                       "the environment variable RNNCC_PERSIST_WARPS is '%.64s'; it must be " CG_PERSIST_WARPS_VALUES, w);
     m->persist_search = 1;
     if (s && *s && strcmp(s, "1") != 0) {
         if (strcmp(s, "0") != 0)
