@@ -332,9 +332,15 @@ static void weights_rounded_by_their_copier(const char *u, int ngemms, int tf32,
         lines[n++] = p;
     }
     ck_assert_msg(n == (tf32 ? 2 : 1) * ngemms, "%s: %d weight loops for %d GEMMs", name, n, ngemms);
+    const char *wait = strstr(u, "rnn_cp_wait_all();  // this thread's copies of the weights");
     for (int i = 0; tf32 && i < ngemms; i++) {
-        size_t len = strcspn(lines[i], "\n");
-        ck_assert_msg(strncmp(lines[i], lines[ngemms + i], len + 1) == 0, "%s: GEMM %d rounded by other threads", name, i);
+        /* the loop's header (the line before) and its index line, alike in both loops */
+        const char *a = lines[i] - 1, *b = lines[ngemms + i] - 1;
+        while (a > u && a[-1] != '\n') a--;
+        while (b > u && b[-1] != '\n') b--;
+        size_t len = (size_t)(lines[i] - a) + strcspn(lines[i], "\n");
+        ck_assert_msg(strncmp(a, b, len + 1) == 0, "%s: GEMM %d rounded by other threads", name, i);
+        ck_assert_msg(wait && wait < b, "%s: GEMM %d rounded before the copies land", name, i);
     }
 }
 
