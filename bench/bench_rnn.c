@@ -80,6 +80,7 @@ typedef struct Options {
     cudnnMathType_t tf32_math;
     cudnnDataType_t half_math_prec;
     uint64_t seed;
+    double input_scale; /* x is uniform in [-input_scale, input_scale] (1: the default) */
 } Options;
 
 /* ---- results -------------------------------------------------------------------------------------- */
@@ -88,13 +89,15 @@ typedef enum St { ST_NONE, ST_OK, ST_NA, ST_BAD, ST_FAIL, ST_SKIP, ST_MISMATCH }
 typedef struct Res {
     St st;
     Timing t;
+    int conv; /* the run was under TENSOR_OP_MATH_ALLOW_CONVERSION: cuDNN may compute in fp16 from fp32 data */
 } Res;
 typedef struct Row {
     const Config *cfg;
     const CellDef *cell;
     Prec prec;
     int training, case_id;
-    Res algo[NALGO], rnncc;
+    Res algo[NALGO], rnncc; /* algo: per algorithm, the faster passing run of its math modes (tf32: two) */
+    Res plain[NALGO];       /* per algorithm, the run under the first math mode alone (the only one but for tf32) */
     double err;      /* rnncc vs the reference (fp16/bf16: the worst cuDNN algorithm vs fp32); NAN: none */
     double algo_err; /* the worst cuDNN algorithm vs the reference; NAN: none */
     double tol;
@@ -186,7 +189,7 @@ static float *host_random(int64_t n, float k, uint64_t *seed) {
     return v;
 }
 
-static int host_init(Host *h, const Config *cfg, const CellDef *cell, uint64_t seed) {
+static int host_init(Host *h, const Config *cfg, const CellDef *cell, uint64_t seed, double input_scale) {
     memset(h, 0, sizeof *h);
     h->cfg = cfg;
     h->cell = cell;
@@ -197,7 +200,7 @@ static int host_init(Host *h, const Config *cfg, const CellDef *cell, uint64_t s
     h->ny = (int64_t)cfg->T * cfg->N * cfg->H * h->dirs;
     h->nh = (int64_t)h->units * cfg->N * cfg->H;
     float k = 1.0f / sqrtf((float)cfg->H);
-    int ok = (h->x = host_random(h->nx, 1, &seed)) && (h->hx = host_random(h->nh, 1, &seed)) &&
+    int ok = (h->x = host_random(h->nx, (float)input_scale, &seed)) && (h->hx = host_random(h->nh, 1, &seed)) &&
              (h->dy = host_random(h->ny, 1, &seed)) && (h->dhy = host_random(h->nh, 1, &seed));
     if (ok && cell->nstates == 2) ok = (h->cx = host_random(h->nh, 1, &seed)) && (h->dcy = host_random(h->nh, 1, &seed));
     ok = ok && (h->mat = calloc((size_t)(h->units * h->nlin), sizeof *h->mat)) &&
@@ -649,12 +652,15 @@ static int rnncc_read_dw(rnncc_model *m, const RnnccRun *r, const Host *h, float
 
 /* ---- one configuration, cell and precision: two rows (inference, training) --------------------------- */
 
+/* A result as a table cell. "+conv" marks a run under ALLOW_CONVERSION that ran (timed, BAD or
+ * FAIL): "0.634+conv". */
 static const char *st_text(const Res *r, char *buf, size_t size) {
+    const char *conv = r->conv ? "+conv" : "";
     switch (r->st) {
-    case ST_OK: snprintf(buf, size, "%.3f", r->t.median_ms); break;
+    case ST_OK: snprintf(buf, size, "%.3f%s", r->t.median_ms, conv); break;
     case ST_NA: snprintf(buf, size, "n/a"); break;
-    case ST_BAD: snprintf(buf, size, "BAD"); break;
-    case ST_FAIL: snprintf(buf, size, "FAIL"); break;
+    case ST_BAD: snprintf(buf, size, "BAD%s", conv); break;
+    case ST_FAIL: snprintf(buf, size, "FAIL%s", conv); break;
     case ST_SKIP: snprintf(buf, size, "skip"); break;
     case ST_MISMATCH: snprintf(buf, size, "MISMATCH"); break;
     default: snprintf(buf, size, "-"); break;
@@ -662,65 +668,82 @@ static const char *st_text(const Res *r, char *buf, size_t size) {
     return buf;
 }
 
-static int best_algo(const Row *r) {
+/* The fastest passing result of res[NALGO] (-1: none); no_conv leaves out runs under ALLOW_CONVERSION. */
+static int best_of(const Res *res, int no_conv) {
     int best = -1;
     for (int i = 0; i < NALGO; i++)
-        if (r->algo[i].st == ST_OK && (best < 0 || r->algo[i].t.median_ms < r->algo[best].t.median_ms)) best = i;
+        if (res[i].st == ST_OK && !(no_conv && res[i].conv) && (best < 0 || res[i].t.median_ms < res[best].t.median_ms))
+            best = i;
     return best;
+}
+
+/* The best cuDNN algorithm, and the best computing in the precision asked for (tf32: not down-converted to fp16). */
+static int best_algo(const Row *r) { return best_of(r->algo, 0); }
+static int best_plain(const Row *r) { return best_of(r->plain, 1); }
+
+/* Result b of res[] as "0.634 PS", "0.634 PS+conv" where it ran under ALLOW_CONVERSION. */
+static const char *best_text(const Res *res, int b, int digits, char *buf, size_t size) {
+    snprintf(buf, size, "%.*f %s%s", digits, res[b].t.median_ms, algo_short[b], res[b].conv ? "+conv" : "");
+    return buf;
 }
 
 static const char *mode_name(const Row *r) { return r->training ? "train" : "infer"; }
 
+/* best no-conv, rn/nc: the best cuDNN run without ALLOW_CONVERSION, and rnncc over it */
 static void print_row_header(FILE *f) {
-    fprintf(f, "%-12s %-4s %-4s %-5s %9s %9s %9s %9s  %-14s %9s %7s %8s %8s %7s %6s %9s %s\n", "config", "cell", "prec",
-            "mode", "STD", "PS", "PD", "PSH", "best cuDNN", "rnncc", "rn/best", "us/st-cu", "us/st-rn", "TFLOP/s",
-            "%peak", "err", "ref");
+    fprintf(f, "%-12s %-4s %-4s %-5s %11s %11s %11s %11s  %-15s %9s %7s  %-12s %7s %8s %8s %7s %6s %9s %s\n", "config",
+            "cell", "prec", "mode", "STD", "PS", "PD", "PSH", "best cuDNN", "rnncc", "rn/best", "best no-conv", "rn/nc",
+            "us/st-cu", "us/st-rn", "TFLOP/s", "%peak", "err", "ref");
 }
 
 static void print_row(FILE *f, const Row *r) {
-    char a[NALGO][16], rn[16], best[24] = "-", ratio[16] = "-", uc[16] = "-", ur[16] = "-", tf[16] = "-", pk[16] = "-",
-         err[24] = "-";
+    char a[NALGO][32], rn[32], best[40] = "-", ratio[16] = "-", nc[40] = "-", ratio_nc[16] = "-", uc[16] = "-",
+         ur[16] = "-", tf[16] = "-", pk[16] = "-", err[24] = "-";
     for (int i = 0; i < NALGO; i++) st_text(&r->algo[i], a[i], sizeof a[i]);
     st_text(&r->rnncc, rn, sizeof rn);
-    int b = best_algo(r);
+    int b = best_algo(r), bp = best_plain(r);
     double T = r->cfg->T;
     if (b >= 0) {
-        snprintf(best, sizeof best, "%.3f %s", r->algo[b].t.median_ms, algo_short[b]);
+        best_text(r->algo, b, 3, best, sizeof best);
         snprintf(uc, sizeof uc, "%.1f", r->algo[b].t.median_ms * 1e3 / T);
     }
+    if (bp >= 0) best_text(r->plain, bp, 3, nc, sizeof nc);
     if (r->rnncc.st == ST_OK) {
         double ms = r->rnncc.t.median_ms, tflops = r->gflop / ms;
         snprintf(ur, sizeof ur, "%.1f", ms * 1e3 / T);
         snprintf(tf, sizeof tf, "%.2f", tflops);
         snprintf(pk, sizeof pk, "%.1f%%", 100 * tflops / prec_peak_tflops[r->prec]);
         if (b >= 0) snprintf(ratio, sizeof ratio, "%.2f", ms / r->algo[b].t.median_ms);
+        if (bp >= 0) snprintf(ratio_nc, sizeof ratio_nc, "%.2f", ms / r->plain[bp].t.median_ms);
     }
     if (!isnan(r->err)) snprintf(err, sizeof err, "%.1e%s", r->err, r->err <= r->tol ? "" : "!");
-    fprintf(f, "%-12s %-4s %-4s %-5s %9s %9s %9s %9s  %-14s %9s %7s %8s %8s %7s %6s %9s %s\n", r->cfg->name,
-            r->cell->name, prec_names[r->prec], mode_name(r), a[0], a[1], a[2], a[3], best, rn, ratio, uc, ur, tf, pk, err,
-            r->ref);
+    fprintf(f, "%-12s %-4s %-4s %-5s %11s %11s %11s %11s  %-15s %9s %7s  %-12s %7s %8s %8s %7s %6s %9s %s\n",
+            r->cfg->name, r->cell->name, prec_names[r->prec], mode_name(r), a[0], a[1], a[2], a[3], best, rn, ratio, nc,
+            ratio_nc, uc, ur, tf, pk, err, r->ref);
 }
 
 static void markdown_header(FILE *f) {
     fprintf(f, "| config (T, N, I=H, layers, dirs) | cell | precision | mode | STD ms | PS ms | PD ms | PSH ms | best cuDNN "
-               "| rnncc ms | rnncc / best | µs/step cuDNN | µs/step rnncc | rnncc TFLOP/s | %% of GEMM peak | max err | "
-               "reference | max err among cuDNN algorithms |\n");
-    fprintf(f, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+               "| rnncc ms | rnncc / best | best cuDNN without conversion | rnncc / best without conversion | µs/step cuDNN "
+               "| µs/step rnncc | rnncc TFLOP/s | %% of GEMM peak | max err | reference | max err among cuDNN algorithms |\n");
+    fprintf(f, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
 }
 
 static void markdown_row(FILE *f, const Row *r) {
-    char a[NALGO][16], rn[16];
+    char a[NALGO][32], rn[32], best[40];
     for (int i = 0; i < NALGO; i++) st_text(&r->algo[i], a[i], sizeof a[i]);
     st_text(&r->rnncc, rn, sizeof rn);
-    int b = best_algo(r);
+    int b = best_algo(r), bp = best_plain(r);
     const Config *c = r->cfg;
     fprintf(f, "| %s (%d, %d, %d, %d, %d) | %s | %s | %s | %s | %s | %s | %s | ", c->name, c->T, c->N, c->H, c->layers,
             c->bidir ? 2 : 1, r->cell->name, prec_names[r->prec], r->training ? "training" : "inference", a[0], a[1], a[2],
             a[3]);
-    if (b >= 0) fprintf(f, "%.3f %s | ", r->algo[b].t.median_ms, algo_short[b]);
-    else fprintf(f, "n/a | ");
+    fprintf(f, "%s | ", b >= 0 ? best_text(r->algo, b, 3, best, sizeof best) : "n/a");
     fprintf(f, "%s | ", rn);
     if (r->rnncc.st == ST_OK && b >= 0) fprintf(f, "%.2f | ", r->rnncc.t.median_ms / r->algo[b].t.median_ms);
+    else fprintf(f, "n/a | ");
+    fprintf(f, "%s | ", bp >= 0 ? best_text(r->plain, bp, 3, best, sizeof best) : "n/a");
+    if (r->rnncc.st == ST_OK && bp >= 0) fprintf(f, "%.2f | ", r->rnncc.t.median_ms / r->plain[bp].t.median_ms);
     else fprintf(f, "n/a | ");
     if (b >= 0) fprintf(f, "%.1f | ", r->algo[b].t.median_ms * 1e3 / c->T);
     else fprintf(f, "n/a | ");
@@ -796,35 +819,40 @@ static int seqlen_setup(Bench *b, const Config *c) {
 
 /* The compact table: one line per case, inference / training side by side. */
 static void summary_head(Bench *b, FILE *f) {
-    fprintf(f, "\n== bench_rnn: ms per sequence, inference / training; ratio = rnncc / best cuDNN (< 1: rnncc faster)\n");
+    fprintf(f, "\n== bench_rnn: ms per sequence, inference / training; ratio = rnncc / best cuDNN (< 1: rnncc faster); "
+               "+conv = cuDNN ran under TENSOR_OP_MATH_ALLOW_CONVERSION (fp16 from fp32 data); "
+               "ratio no-conv = rnncc / best cuDNN without it\n");
     for (int i = 0; i < b->njit; i++) fprintf(f, "%s\n", b->jit_lines[i]);
-    fprintf(f, "%-12s %-4s %-4s %-22s %-15s %-11s %s\n", "config", "cell", "prec", "best cuDNN inf / train", "rnncc inf / train",
-            "ratio", "err inf / train");
+    fprintf(f, "%-12s %-4s %-4s %-30s %-15s %-11s %-13s %s\n", "config", "cell", "prec", "best cuDNN inf / train",
+            "rnncc inf / train", "ratio", "ratio no-conv", "err inf / train");
 }
 
 static void summary_case(FILE *f, const Row *inf, const Row *tr) {
     const Row *r = inf ? inf : tr, *pair[2] = {inf, tr};
-    char cu[2][24], rn[2][16], ra[2][12], er[2][16];
+    char cu[2][40], rn[2][32], ra[2][16], rp[2][16], er[2][16];
     for (int k = 0; k < 2; k++) {
         const Row *x = pair[k];
         snprintf(cu[k], sizeof cu[k], "-"); snprintf(rn[k], sizeof rn[k], "-");
-        snprintf(ra[k], sizeof ra[k], "-"); snprintf(er[k], sizeof er[k], "-");
+        snprintf(ra[k], sizeof ra[k], "-"); snprintf(rp[k], sizeof rp[k], "-"); snprintf(er[k], sizeof er[k], "-");
         if (!x) continue;
-        int bi = best_algo(x);
-        if (bi >= 0) snprintf(cu[k], sizeof cu[k], "%.2f %s", x->algo[bi].t.median_ms, algo_short[bi]);
+        int bi = best_algo(x), bp = best_plain(x);
+        if (bi >= 0) best_text(x->algo, bi, 2, cu[k], sizeof cu[k]);
         else if (x->algo[0].st == ST_SKIP) snprintf(cu[k], sizeof cu[k], "skip");
         else snprintf(cu[k], sizeof cu[k], "n/a");
         st_text(&x->rnncc, rn[k], sizeof rn[k]);
         if (x->rnncc.st == ST_OK) snprintf(rn[k], sizeof rn[k], "%.2f", x->rnncc.t.median_ms);
         if (x->rnncc.st == ST_OK && bi >= 0) snprintf(ra[k], sizeof ra[k], "%.2f", x->rnncc.t.median_ms / x->algo[bi].t.median_ms);
+        if (x->rnncc.st == ST_OK && bp >= 0) snprintf(rp[k], sizeof rp[k], "%.2f", x->rnncc.t.median_ms / x->plain[bp].t.median_ms);
         if (!isnan(x->err)) snprintf(er[k], sizeof er[k], "%.0e%s", x->err, x->err <= x->tol ? "" : "!");
     }
-    char c1[64], c2[48], c3[32], c4[48];
+    char c1[96], c2[80], c3[40], c5[40], c4[48];
     snprintf(c1, sizeof c1, "%s / %s", cu[0], cu[1]);
     snprintf(c2, sizeof c2, "%s / %s", rn[0], rn[1]);
     snprintf(c3, sizeof c3, "%s/%s", ra[0], ra[1]);
+    snprintf(c5, sizeof c5, "%s/%s", rp[0], rp[1]);
     snprintf(c4, sizeof c4, "%s / %s", er[0], er[1]);
-    fprintf(f, "%-12s %-4s %-4s %-22s %-15s %-11s %s\n", r->cfg->name, r->cell->name, prec_names[r->prec], c1, c2, c3, c4);
+    fprintf(f, "%-12s %-4s %-4s %-30s %-15s %-11s %-13s %s\n", r->cfg->name, r->cell->name, prec_names[r->prec], c1, c2, c3,
+            c5, c4);
     fflush(f);
 }
 
@@ -857,7 +885,7 @@ static void run_case(Bench *b, const Config *cfg, const CellDef *cell, Prec p, u
         r->gflop = forward_gflop(cfg, cell) * (k ? 3 : 1);
         r->tol = k ? grad_tol[p] : out_tol[p];
         snprintf(r->ref, sizeof r->ref, "-");
-        for (int i = 0; i < NALGO; i++) r->algo[i].st = o->use_algo[i] ? ST_NONE : ST_SKIP;
+        for (int i = 0; i < NALGO; i++) r->algo[i].st = r->plain[i].st = o->use_algo[i] ? ST_NONE : ST_SKIP;
         r->rnncc.st = p <= PREC_TF32 ? ST_NONE : ST_NA;
     }
     int half = p >= PREC_FP16;
@@ -871,7 +899,7 @@ static void run_case(Bench *b, const Config *cfg, const CellDef *cell, Prec p, u
         printf("%s: skipped: the time budget of %.0f s is spent\n", label, o->budget_s);
         for (int k = 0; k < 2; k++)
             if (rows[k]) {
-                for (int i = 0; i < NALGO; i++) rows[k]->algo[i].st = ST_SKIP;
+                for (int i = 0; i < NALGO; i++) rows[k]->algo[i].st = rows[k]->plain[i].st = ST_SKIP;
                 rows[k]->rnncc.st = ST_SKIP;
             }
         record_case(b, ri, rt);
@@ -889,7 +917,7 @@ static void run_case(Bench *b, const Config *cfg, const CellDef *cell, Prec p, u
     RnnccRun rr = {0};
     Algo a = {0};
     int fatal = 0; /* the whole case failed: mark what did not run */
-    if (seqlen_setup(b, cfg) != 0 || host_init(&h, cfg, cell, seed) != 0) { fatal = 1; goto done; }
+    if (seqlen_setup(b, cfg) != 0 || host_init(&h, cfg, cell, seed, b->o.input_scale) != 0) { fatal = 1; goto done; }
     if (half) { /* both libraries see exactly the values the half type can hold */
         round_through(h.x, h.nx, t); round_through(h.hx, h.nh, t); round_through(h.cx, h.nh, t);
         round_through(h.dy, h.ny, t); round_through(h.dhy, h.nh, t); round_through(h.dcy, h.nh, t);
@@ -958,25 +986,35 @@ static void run_case(Bench *b, const Config *cfg, const CellDef *cell, Prec p, u
 
     /* every cuDNN algorithm: set up, check against the reference, time. For tf32 each algorithm
      * runs under every math mode that can put it on tensor cores (DEFAULT lets cuDNN choose; the
-     * persistent algorithms need TENSOR_OP_MATH_ALLOW_CONVERSION), and the faster passing run is kept. */
+     * persistent algorithms need TENSOR_OP_MATH_ALLOW_CONVERSION), and the faster passing run is kept
+     * in algo[], marked conv where it was the ALLOW_CONVERSION run (cuDNN may have computed in fp16);
+     * plain[] keeps the first math mode's run alone. */
     const Dev *dc = half ? &dh : &df;
     cudnnMathType_t maths[2] = {mt, CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION};
     int nmaths = p == PREC_TF32 && mt != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION ? 2 : 1;
     for (int vi = 0; vi < NALGO * nmaths; vi++) {
-        int i = vi / nmaths, mi = vi % nmaths;
+        int i = vi / nmaths, mi = vi % nmaths, conv = maths[mi] == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
         if (!o->use_algo[i]) continue;
-        Res keep[2] = {ri ? ri->algo[i] : (Res){0}, rt ? rt->algo[i] : (Res){0}};
+        Res keep[2] = {ri ? ri->algo[i] : (Res){0}, rt ? rt->algo[i] : (Res){0}}; /* mi > 0: the first math mode's run */
         if (mi > 0) printf("  cuDNN %s with TENSOR_OP_MATH_ALLOW_CONVERSION:\n", algo_long[i]);
         int s = algo_setup(&a, b, &h, dc, i, maths[mi], math_prec);
         if (s <= 0) {
             printf("  cuDNN %s: %s%s\n", algo_long[i], s == 0 ? "n/a: " : "FAILED (see above)", s == 0 ? a.why : "");
             if (s < 0) b->failures++;
-            for (int k = 0; k < 2; k++) /* an earlier math mode's passing run stands */
-                if (rows[k] && !(mi > 0 && keep[k].st == ST_OK)) rows[k]->algo[i].st = s == 0 ? ST_NA : ST_FAIL;
+            for (int k = 0; k < 2; k++) {
+                if (!rows[k]) continue;
+                if (!(mi > 0 && keep[k].st == ST_OK)) /* else an earlier math mode's passing run stands */
+                    rows[k]->algo[i] = (Res){.st = s == 0 ? ST_NA : ST_FAIL, .conv = conv};
+                if (mi == 0) rows[k]->plain[i] = rows[k]->algo[i];
+            }
             algo_free(&a);
             continue;
         }
         if (a.build_s > 0) printf("  cuDNN %s: cudnnBuildRNNDynamic took %.2f s\n", algo_long[i], a.build_s);
+        char who[16]; /* for the log */
+        snprintf(who, sizeof who, "%s%s", algo_short[i], conv ? "+conv" : "");
+        for (int k = 0; k < 2; k++) /* this run's result replaces algo[i] in every branch below */
+            if (rows[k]) rows[k]->algo[i].conv = conv;
         if (ri) {
             char why[640] = "";
             int r = poison_outputs(dc, &h) ? infer_run(&a, why, sizeof why) : -1;
@@ -991,7 +1029,7 @@ static void run_case(Bench *b, const Config *cfg, const CellDef *cell, Prec p, u
                 ref.y = got.y; ref.hy = got.hy; ref.cy = got.cy;
                 got.y = s1; got.hy = s2; got.cy = s3;
                 have_ref = 1;
-                snprintf(ri->ref, sizeof ri->ref, "cuDNN %s", algo_short[i]);
+                snprintf(ri->ref, sizeof ri->ref, "cuDNN %s", who);
                 ri->algo[i].st = ST_OK;
             } else {
                 const char *what;
@@ -1014,7 +1052,7 @@ static void run_case(Bench *b, const Config *cfg, const CellDef *cell, Prec p, u
                     ri->algo[i].st = ST_FAIL;
                     b->failures++;
                 } else {
-                    log_timing(ri, algo_short[i], &ri->algo[i].t);
+                    log_timing(ri, who, &ri->algo[i].t);
                 }
             }
         }
@@ -1034,7 +1072,7 @@ static void run_case(Bench *b, const Config *cfg, const CellDef *cell, Prec p, u
                 ref.dx = got.dx; ref.dhx = got.dhx; ref.dcx = got.dcx; ref.dw = got.dw;
                 got.dx = s1; got.dhx = s2; got.dcx = s3; got.dw = s4;
                 have_gref = 1;
-                snprintf(rt->ref, sizeof rt->ref, "cuDNN %s", algo_short[i]);
+                snprintf(rt->ref, sizeof rt->ref, "cuDNN %s", who);
                 rt->algo[i].st = ST_OK;
             } else {
                 const char *what;
@@ -1056,19 +1094,23 @@ static void run_case(Bench *b, const Config *cfg, const CellDef *cell, Prec p, u
                     rt->algo[i].st = ST_FAIL;
                     b->failures++;
                 } else {
-                    log_timing(rt, algo_short[i], &rt->algo[i].t);
+                    log_timing(rt, who, &rt->algo[i].t);
                 }
             }
         }
         algo_free(&a);
-        if (mi > 0) /* keep the earlier math mode's result where it passed and was faster */
-            for (int k = 0; k < 2; k++) {
-                Row *r = k ? rt : ri;
-                if (r && keep[k].st == ST_OK && (r->algo[i].st != ST_OK || keep[k].t.median_ms <= r->algo[i].t.median_ms))
-                    r->algo[i] = keep[k];
-                else if (r && keep[k].st == ST_OK)
-                    printf("  cuDNN %s%s: TENSOR_OP_MATH_ALLOW_CONVERSION is faster\n", algo_long[i], k ? " training" : "");
-            }
+        for (int k = 0; k < 2; k++) {
+            Row *r = rows[k];
+            if (!r) continue;
+            if (mi == 0) /* the first math mode: its run is the plain one */
+                r->plain[i] = r->algo[i];
+            else if (keep[k].st == ST_OK && (r->algo[i].st != ST_OK || keep[k].t.median_ms <= r->algo[i].t.median_ms))
+                r->algo[i] = keep[k]; /* the earlier math mode's run passed and was not slower: it stands */
+            else if (keep[k].st == ST_OK)
+                printf("  cuDNN %s%s: TENSOR_OP_MATH_ALLOW_CONVERSION is faster: %.3f %s+conv is kept, against %.3f %s "
+                       "without conversion\n", algo_long[i], k ? " training" : "", r->algo[i].t.median_ms, algo_short[i],
+                       keep[k].t.median_ms, algo_short[i]);
+        }
     }
 
     /* rnncc: must agree with the reference before it is timed */
@@ -1146,7 +1188,7 @@ done:
         for (int k = 0; k < 2; k++)
             if (rows[k]) {
                 for (int i = 0; i < NALGO; i++)
-                    if (rows[k]->algo[i].st == ST_NONE) rows[k]->algo[i].st = ST_FAIL;
+                    if (rows[k]->algo[i].st == ST_NONE) rows[k]->algo[i].st = rows[k]->plain[i].st = ST_FAIL;
                 if (rows[k]->rnncc.st == ST_NONE) rows[k]->rnncc.st = ST_FAIL;
             }
     }
@@ -1261,7 +1303,7 @@ static void usage(FILE *f) {
             "                 [--algo STD,PS,PD,PSH] [--mode both|inference|training] [--repeat R] [--warmup W]\n"
             "                 [--quick] [--budget SECONDS] [--markdown FILE] [--summary FILE] [--cells-dir DIR]\n"
             "                 [--layout unpacked|packed] [--tf32-math default|tensor_op|allow_conversion]\n"
-            "                 [--half-math-prec float|half] [--no-jit] [--seed S]\n"
+            "                 [--half-math-prec float|half] [--no-jit] [--seed S] [--input-scale S]\n"
             "Times rnncc against every cuDNN RNN algorithm (v8 C API) on the same weights, inputs and buffers,\n"
             "after checking that their outputs (and gradients) agree. Lists may be comma-separated.\n"
             "Configurations (T, N, I=H):");
@@ -1296,10 +1338,10 @@ static int parse_args(int argc, char **argv, Options *o) {
         {"summary", required_argument, 0, 'S'}, {"cells-dir", required_argument, 0, 'd'},
         {"layout", required_argument, 0, 'L'}, {"tf32-math", required_argument, 0, 'T'},
         {"half-math-prec", required_argument, 0, 'H'}, {"no-jit", no_argument, 0, 'J'},
-        {"seed", required_argument, 0, 's'}, {"help", no_argument, 0, 'h'},
+        {"seed", required_argument, 0, 's'}, {"input-scale", required_argument, 0, 'X'}, {"help", no_argument, 0, 'h'},
         {"version", no_argument, 0, 'V'}, {0, 0, 0, 0}};
     *o = (Options){.repeat = 20, .warmup = 5, .jit = 1, .cells_dir = "cells", .layout = CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED,
-                   .tf32_math = CUDNN_DEFAULT_MATH, .half_math_prec = CUDNN_DATA_FLOAT, .seed = 1, .do_infer = 1, .do_train = 1};
+                   .tf32_math = CUDNN_DEFAULT_MATH, .half_math_prec = CUDNN_DATA_FLOAT, .seed = 1, .input_scale = 1, .do_infer = 1, .do_train = 1};
     int algo_given = 0, repeat_given = 0, warmup_given = 0, c;
     double v;
     char *items[64];
@@ -1373,6 +1415,7 @@ static int parse_args(int argc, char **argv, Options *o) {
             break;
         case 'J': o->jit = 0; break;
         case 's': if (!parse_num("--seed", optarg, 0, 1e15, &v)) return 0; o->seed = (uint64_t)v; break;
+        case 'X': if (!parse_num("--input-scale", optarg, 1e-30, 1e30, &o->input_scale)) return 0; break;
         case 'h': usage(stdout); exit(0);
         case 'V': printf("bench_rnn (rnncc %s), built against cuDNN %d.%d.%d\n", rnncc_version(), CUDNN_MAJOR, CUDNN_MINOR, CUDNN_PATCHLEVEL); exit(0);
         default: fprintf(stderr, "bench_rnn: try --help\n"); return 0;
@@ -1424,7 +1467,9 @@ int main(int argc, char **argv) {
     printf("bench_rnn: %d warm-ups, median of %d runs; cuDNN math: fp32 = FMA (no tensor cores), tf32 = %s, fp16/bf16 = "
            "TENSOR_OP with %s math precision; layout %s; backward weights in ADD mode for both libraries\n",
            b.o.warmup, b.o.repeat,
-           b.o.tf32_math == CUDNN_DEFAULT_MATH ? "the faster of DEFAULT and TENSOR_OP_ALLOW_CONVERSION per algorithm" : b.o.tf32_math == CUDNN_TENSOR_OP_MATH ? "TENSOR_OP" : "TENSOR_OP_ALLOW_CONVERSION",
+           b.o.tf32_math == CUDNN_DEFAULT_MATH ? "the faster of DEFAULT and TENSOR_OP_ALLOW_CONVERSION (+conv) per algorithm"
+           : b.o.tf32_math == CUDNN_TENSOR_OP_MATH ? "the faster of TENSOR_OP and TENSOR_OP_ALLOW_CONVERSION (+conv) per algorithm"
+                                                   : "TENSOR_OP_ALLOW_CONVERSION (+conv)",
            b.o.half_math_prec == CUDNN_DATA_FLOAT ? "float" : "half",
            b.o.layout == CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED ? "SEQ_MAJOR_PACKED" : "SEQ_MAJOR_UNPACKED (padded IO)");
     fflush(stdout);
@@ -1476,7 +1521,9 @@ int main(int argc, char **argv) {
     /* the table last: the device tool returns the tail of the output */
     printf("\n== bench_rnn results (ms per whole sequence; n/a = refused or not implemented; err = max|a-b|/max|b| "
            "against the reference, ! = over the bound; TFLOP/s counts 2*flops of every GEMM, training = 3x forward; "
-           "%%peak against the measured GEMM ceilings of design/targets.md: fp32 51, tf32 401 TFLOP/s)\n");
+           "%%peak against the measured GEMM ceilings of design/targets.md: fp32 51, tf32 401 TFLOP/s; +conv = cuDNN ran under "
+           "TENSOR_OP_MATH_ALLOW_CONVERSION, so may have computed in fp16 from fp32 data; best no-conv, rn/nc = the best "
+           "cuDNN without it, and rnncc over that)\n");
     for (int i = 0; i < b.njit; i++) printf("%s\n", b.jit_lines[i]);
     print_row_header(stdout);
     for (int i = 0; i < b.nrows; i++) print_row(stdout, &b.rows[i]);

@@ -6,7 +6,11 @@
 set -u
 R=${1:-20}
 shift $(( $# > 0 ? 1 : 0 ))
+known=" small_b4 ds2 deepbench flashrnn fastrnns "
 want=" ${*:-small_b4 ds2 deepbench flashrnn fastrnns} "
+for c in $want; do
+    [[ $known == *" $c "* ]] || { echo "persist_steps.sh: error: unknown configuration '$c' (known:$known)" >&2; exit 2; }
+done
 export RNNCC_CACHE_DIR=${RNNCC_CACHE_DIR:-/tmp/rnncc-cache}
 printf '%-10s %-5s %-6s %-9s %10s %10s\n' config cell mode precision cublas persistent
 for cfg in "small_b4 100 4 1024" "ds2 300 20 800" "deepbench 25 32 1024" "flashrnn 1024 16 768" "fastrnns 100 64 512"; do

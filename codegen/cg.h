@@ -124,7 +124,9 @@ int64_t cg_backward_group_items(const PlanLayout *layout, int group, int64_t T, 
  * state result from slot (t+1) % 3, adds to slot t % 3 and zeroes slot (t+2) % 3; slot
  * t_end % 3 holds the adjoint of the last result and slot (t_end-1) % 3 zeros at launch.
  * Block s owns, of every quantity of length L (a group's J, each stacked block of a step GEMM,
- * in the backward each step GEMM's operand), the elements [L*s/G, L*(s+1)/G). */
+ * in the backward each step GEMM's operand), the elements [L*s/G, L*(s+1)/G). a.params must be
+ * 16-byte aligned (the forward copies weight rows 16 bytes at a time where K is a multiple of 4;
+ * the runtime's are: a cudaMalloc'd buffer, each layer at a multiple of SCHED_PACK_ALIGN floats). */
 /* Warps of a persistent block unless asked otherwise (CgPersistAsk.warps: 4, 8 or 16). */
 enum { CG_PERSIST_WARPS = 8 };
 /* The H100 (SXM) the CLI sizes persistent kernels for when no device is asked: its
@@ -192,10 +194,10 @@ int cg_persist_plan(Arena *arena, const PlanLayout *layout, const CgPersistAsk *
                     size_t why_size);
 /* The automatic choice between the backends for a pass (backward: a backward pass) over a batch
  * of N whose persistent kernel fits (measured on an H100, bench/NOTES.md sections 10 and 14): the
- * persistent kernel up to 64 sequences in fp32 (FFMA) and up to 32 in tf32 (tensor cores), where
- * per-step cuBLAS GEMMs win beyond; its backward up to 16 sequences in either. Returns 1 for persistent;
- * why says the rule in words. */
-int cg_persist_preferred(int64_t N, int tf32, int backward, char *why, size_t why_size);
+ * persistent kernel up to 64 sequences, in tf32 above 32 only when the planned kernel (planned;
+ * NULL: not planned yet, answered as if it passed 32) takes 32 sequences a pass; its backward up
+ * to 16 sequences. Returns 1 for persistent; why says the rule in words. */
+int cg_persist_preferred(int64_t N, int tf32, int backward, const CgPersist *planned, char *why, size_t why_size);
 /* Blocks per thread-block cluster for a pass over a batch of N by default, measured on an H100
  * (bench/NOTES.md section 11): pairs for FFMA products, and for tensor-core ones at 9-24 sequences. */
 int cg_persist_cluster(int64_t N, int tf32, int backward);

@@ -224,12 +224,21 @@ int cg_persist_plan(Arena *arena, const PlanLayout *L, const CgPersistAsk *ask, 
     return plan_for(arena, L, ask, 1, P, why, why_size);
 }
 
-int cg_persist_preferred(int64_t N, int tf32, int backward, char *why, size_t why_size) {
-    int64_t limit = backward ? 16 : tf32 ? 32 : 64;
-    if (N <= limit) return 1;
-    snprintf(why, why_size, "batch %lld > %lld (%s%s), where per-step %s GEMMs win", (long long)N, (long long)limit,
-             tf32 ? "tf32" : "fp32", backward ? ", backward" : "", tf32 ? "tensor-core" : "cuBLAS");
-    return 0;
+int cg_persist_preferred(int64_t N, int tf32, int backward, const CgPersist *planned, char *why, size_t why_size) {
+    int64_t limit = backward ? 16 : 64;
+    if (N > limit) {
+        snprintf(why, why_size, "batch %lld > %lld (%s%s), where per-step %s GEMMs win", (long long)N, (long long)limit,
+                 tf32 ? "tf32" : "fp32", backward ? ", backward" : "", tf32 ? "tensor-core" : "cuBLAS");
+        return 0;
+    }
+    /* tf32 forward at 33-64 sequences: only when a pass takes 32 of them (fastrnns, H=512, wins;
+     * at H=1024 a pass takes 16 and loses by 3-39%, bench/NOTES.md section 14) */
+    if (tf32 && !backward && N > 32 && planned && 4 * planned->nw < 32) {
+        snprintf(why, why_size, "batch %lld > 32 (tf32) in passes of %d sequences (not 32), where per-step tensor-core GEMMs win",
+                 (long long)N, 4 * planned->nw);
+        return 0;
+    }
+    return 1;
 }
 
 int cg_persist_cluster(int64_t N, int tf32, int backward) {

@@ -162,7 +162,8 @@ rnncc_status rt_persist_choose(rnncc_model *m, int64_t N, int backward, const Rt
         return RNNCC_OK;
     }
     char rule[160];
-    if (m->backend == RNNCC_BACKEND_AUTO && !cg_persist_preferred(N, m->precision == RNNCC_TF32, backward, rule, sizeof rule)) {
+    const int tf32 = m->precision == RNNCC_TF32;
+    if (m->backend == RNNCC_BACKEND_AUTO && !cg_persist_preferred(N, tf32, backward, NULL, rule, sizeof rule)) {
         snprintf(why, why_size, "cuBLAS per step: %s", rule);
         return RNNCC_OK;
     }
@@ -179,6 +180,11 @@ rnncc_status rt_persist_choose(rnncc_model *m, int64_t N, int backward, const Rt
                 return rt_fail(m, RNNCC_ERR_UNSUPPORTED, "the persistent backend is forced but cannot run %s%s: %s",
                                backward ? "the backward of " : "", li ? "layers > 0" : "this model", p[li]->why);
             snprintf(why, why_size, "cuBLAS per step: %s", p[li]->why);
+            return RNNCC_OK;
+        }
+        /* the rule again with the tile built (the search may have taken fewer sequences a pass) */
+        if (m->backend == RNNCC_BACKEND_AUTO && !cg_persist_preferred(N, tf32, backward, &p[li]->plan, rule, sizeof rule)) {
+            snprintf(why, why_size, "cuBLAS per step: %s%s", li ? "layers > 0: " : "", rule);
             return RNNCC_OK;
         }
     }

@@ -306,8 +306,15 @@ START_TEST(run_emit_schedule_arguments) {
                                         "fit on chip: 132 blocks of 8 warps in clusters of 2, "));
     r = RUN(NULL, "dump", "--schedule", "--dim", "I=8", "--dim", "H=1024", "--batch", "48", "--precision", "tf32",
             "cells/lstm.cell");
-    ck_assert_ptr_nonnull(strstr(r.out, "  forward backend (batch 48, tf32, on an H100): cuBLAS per step: batch 48 > 32 (tf32), "
-                                        "where per-step tensor-core GEMMs win"));
+    ck_assert_ptr_nonnull(strstr(r.out, "  forward backend (batch 48, tf32, on an H100): cuBLAS per step: batch 48 > 32 (tf32) in "
+                                        "passes of 16 sequences (not 32), where per-step tensor-core GEMMs win"));
+    /* where a pass takes 32 sequences, the persistent tf32 forward runs up to 64 (not beyond) */
+    r = RUN(NULL, "dump", "--schedule", "--dim", "I=8", "--dim", "H=512", "--batch", "64", "--precision", "tf32",
+            "cells/lstm.cell");
+    ck_assert_ptr_nonnull(strstr(r.out, "  forward backend (batch 64, tf32, on an H100): persistent: step weights 4.2 MB "));
+    r = RUN(NULL, "dump", "--schedule", "--dim", "I=8", "--dim", "H=512", "--batch", "65", "--precision", "tf32",
+            "cells/lstm.cell");
+    ck_assert_ptr_nonnull(strstr(r.out, "  forward backend (batch 65, tf32, on an H100): cuBLAS per step: batch 65 > 64 (tf32)"));
     r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--persistent", "4", "--precision", "tf32");
     ck_assert_int_eq(r.status, 0);
     ck_assert_ptr_nonnull(strstr(r.out, "rnn_mv_mma<1, 2>(w1, "));

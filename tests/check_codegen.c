@@ -560,6 +560,55 @@ START_TEST(persistent_plan_narrows_passes) {
 }
 END_TEST
 
+/* A forward whose rows are not whole float4s (H=71) copies its weights 4 bytes at a time (16
+ * where they are, H=72), rounds them in tf32 in the copy's own mapping, and compiles. */
+START_TEST(persistent_odd_rows_copied_by_words) {
+    for (int odd = 0; odd < 2; odd++)
+        for (int tf32 = 0; tf32 < 2; tf32++) {
+            Src s;
+            src_open_file(&s, "cells/lstm.cell");
+            const char *dims[] = {"I=40", odd ? "H=71" : "H=72"};
+            PlanLayout *L = layout_bound(&s, s.module->cells[0], dims, 2);
+            CgPersist P;
+            char why[256];
+            char *u = emit_persistent(&s, L, cg_persist_h100_ask(7, 0, tf32, 1), &P, why, sizeof why);
+            ck_assert_msg(u, "%s", why);
+            ck_assert_int_eq(strstr(u, "rnn_cp4(&w") != NULL, odd);
+            ck_assert_int_eq(strstr(u, "rnn_cp16(&w") != NULL, !odd);
+            weights_rounded_by_their_copier(u, P.ngemms, tf32, odd ? "lstm H=71" : "lstm H=72");
+            if (odd) compile_ok(u, "lstm H=71", "sm_90");
+            free(u);
+            src_close(&s);
+        }
+}
+END_TEST
+
+/* The tf32 forward at 33-64 sequences is persistent only where the plan passes 32 sequences at
+ * once (H=512), not 16 (H=1024); fp32 up to 64 either way; beyond 64 never. */
+START_TEST(persistent_rule_reads_the_plan) {
+    Src s;
+    src_open_file(&s, "cells/lstm.cell");
+    CgPersist P;
+    char why[256], rule[200];
+    for (int wide = 0; wide < 2; wide++) {
+        const char *dims[] = {"I=8", wide ? "H=1024" : "H=512"};
+        PlanLayout *L = layout_bound(&s, s.module->cells[0], dims, 2);
+        CgPersistAsk ask = cg_persist_h100_ask(48, 0, 1, 1);
+        ck_assert_msg(cg_persist_plan(&s.arena, L, &ask, &P, why, sizeof why), "%s", why);
+        ck_assert_int_eq(P.nw, wide ? 4 : 8);
+        ck_assert_int_eq(cg_persist_preferred(48, 1, 0, NULL, rule, sizeof rule), 1);
+        ck_assert_int_eq(cg_persist_preferred(48, 1, 0, &P, rule, sizeof rule), !wide);
+        if (wide) ck_assert_str_eq(rule, "batch 48 > 32 (tf32) in passes of 16 sequences (not 32), where per-step "
+                                         "tensor-core GEMMs win");
+        ck_assert_int_eq(cg_persist_preferred(32, 1, 0, &P, rule, sizeof rule), 1);
+        ck_assert_int_eq(cg_persist_preferred(48, 0, 0, &P, rule, sizeof rule), 1);
+        ck_assert_int_eq(cg_persist_preferred(65, 1, 0, NULL, rule, sizeof rule), 0);
+        ck_assert_int_eq(cg_persist_preferred(17, 1, 1, &P, rule, sizeof rule), 0);
+    }
+    src_close(&s);
+}
+END_TEST
+
 /* Clusters share staged operands only when the tiles' elements past K stay zero: a projection
  * LSTM whose two step GEMMs stage rows of 100 and 128 (one with a tail, laid out unlike the other)
  * is planned without them; with both 128 long, in pairs. */
@@ -1491,6 +1540,8 @@ static Suite *codegen_suite(void) {
     tcase_add_test(tc, persistent_tiles_follow_the_ask);
     tcase_add_test(tc, persistent_plan_narrows_passes);
     tcase_add_test(tc, persistent_clusters_need_alike_tails);
+    tcase_add_test(tc, persistent_odd_rows_copied_by_words);
+    tcase_add_test(tc, persistent_rule_reads_the_plan);
     tcase_add_test(tc, lstm_backward_routes);
     tcase_add_test(tc, keywords_are_refused);
     tcase_add_test(tc, generator_refuses_bad_names);

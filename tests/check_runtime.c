@@ -552,6 +552,21 @@ START_TEST(backend_choice_is_stated) {
     ck_assert_msg(b == RNNCC_BACKEND_CUBLAS && strstr(why, "batch 1000"), "%d %s", b, why);
     ck_assert_int_eq(rnncc_model_backend(m, 4, NULL, why, sizeof why), RNNCC_ERR_INVALID_ARGUMENT);
     ck_assert_msg(strstr(rnncc_model_error(m), "backend is NULL"), "%s", rnncc_model_error(m));
+    /* tf32 forward at 33-64 sequences: persistent only where the built kernel passes 32 at once */
+    for (int wide = 0; wide < 2; wide++) {
+        const char *dims[] = {"I=16", wide ? "H=1024" : "H=512"};
+        rnncc_model_desc desc = {NULL, dims, 2, 1, 0, RNNCC_TF32, -1, RNNCC_BACKEND_AUTO};
+        rnncc_model *t = NULL;
+        ck_assert_msg(rnncc_model_create(p, &desc, &t) == RNNCC_OK, "%s", rnncc_model_error(t));
+        ck_assert_int_eq(rnncc_model_backend(t, 48, &b, why, sizeof why), RNNCC_OK);
+        if (wide)
+            ck_assert_msg(b == RNNCC_BACKEND_CUBLAS && strstr(why, "batch 48 > 32 (tf32) in passes of 16 sequences"), "%s",
+                          why);
+        else ck_assert_msg(b == RNNCC_BACKEND_PERSISTENT && strstr(why, "fit on chip"), "%s", why);
+        ck_assert_int_eq(rnncc_model_backend(t, 16, &b, why, sizeof why), RNNCC_OK);
+        ck_assert_msg(b == RNNCC_BACKEND_PERSISTENT, "%s", why);
+        rnncc_model_destroy(t);
+    }
     ck_assert_int_eq(rnncc_model_backend(m, -1, &b, NULL, 0), RNNCC_ERR_INVALID_ARGUMENT);
     ck_assert_msg(strstr(rnncc_model_error(m), "N is -1"), "%s", rnncc_model_error(m));
     rnncc_model_destroy(m);
