@@ -192,12 +192,17 @@ int cg_persist_nw(int64_t N);
  * 290 KB of shared memory per block ..."). */
 int cg_persist_plan(Arena *arena, const PlanLayout *layout, const CgPersistAsk *ask, CgPersist *out, char *why,
                     size_t why_size);
+/* What a layer-direction's per-step form overlaps with: nothing, the other direction of its layer
+ * (two streams), or its neighbouring layers (a unidirectional stack's wavefront). */
+typedef enum CgOverlap { CG_ALONE, CG_BIDIRECTIONAL, CG_WAVEFRONT } CgOverlap;
 /* The automatic choice between the backends for a pass (backward: a backward pass) over a batch
- * of N whose persistent kernel fits (measured on an H100, bench/NOTES.md sections 10 and 14): the
- * persistent kernel up to 64 sequences, in tf32 above 32 only when the planned kernel (planned;
- * NULL: not planned yet, answered as if it passed 32) takes 32 sequences a pass; its backward up
- * to 16 sequences. Returns 1 for persistent; why says the rule in words. */
-int cg_persist_preferred(int64_t N, int tf32, int backward, const CgPersist *planned, char *why, size_t why_size);
+ * of N whose persistent kernel fits (measured on an H100, bench/NOTES.md sections 10, 14 and 15):
+ * the persistent kernel up to 64 sequences alone and 32 where per-step layers overlap (overlap;
+ * persistent kernels take the GPU in turn), in tf32 above 32 only when the planned kernel
+ * (planned; NULL: not planned yet, answered as if it passed 32) takes 32 sequences a pass; its
+ * backward up to 16 sequences. Returns 1 for persistent; why says the rule in words. */
+int cg_persist_preferred(int64_t N, int tf32, int backward, CgOverlap overlap, const CgPersist *planned, char *why,
+                         size_t why_size);
 /* Blocks per thread-block cluster for a pass over a batch of N by default, measured on an H100
  * (bench/NOTES.md section 11): pairs for FFMA products, and for tensor-core ones at 9-24 sequences. */
 int cg_persist_cluster(int64_t N, int tf32, int backward);

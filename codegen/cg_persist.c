@@ -224,11 +224,17 @@ int cg_persist_plan(Arena *arena, const PlanLayout *L, const CgPersistAsk *ask, 
     return plan_for(arena, L, ask, 1, P, why, why_size);
 }
 
-int cg_persist_preferred(int64_t N, int tf32, int backward, const CgPersist *planned, char *why, size_t why_size) {
-    int64_t limit = backward ? 16 : 64;
+int cg_persist_preferred(int64_t N, int tf32, int backward, CgOverlap overlap, const CgPersist *planned, char *why,
+                         size_t why_size) {
+    /* per step, a bidirectional layer's two directions (two streams) and a stack's layers (a
+     * wavefront) overlap; persistent kernels, each taking every multiprocessor, run one after the
+     * other: at 64 sequences per step wins, at 32 persistent (bench/NOTES.md section 15) */
+    int64_t limit = backward ? 16 : overlap != CG_ALONE ? 32 : 64;
     if (N > limit) {
-        snprintf(why, why_size, "batch %lld > %lld (%s%s), where per-step %s GEMMs win", (long long)N, (long long)limit,
-                 tf32 ? "tf32" : "fp32", backward ? ", backward" : "", tf32 ? "tensor-core" : "cuBLAS");
+        snprintf(why, why_size, "batch %lld > %lld (%s%s%s), where per-step %s GEMMs win", (long long)N, (long long)limit,
+                 tf32 ? "tf32" : "fp32", backward ? ", backward" : "",
+                 backward ? "" : overlap == CG_BIDIRECTIONAL ? ", bidirectional" : overlap == CG_WAVEFRONT ? ", stacked" : "",
+                 tf32 ? "tensor-core" : "cuBLAS");
         return 0;
     }
     /* tf32 forward at 33-64 sequences: only when a pass takes 32 of them (fastrnns, H=512, wins;

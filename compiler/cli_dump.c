@@ -65,7 +65,7 @@ static int dump_schedule(CliSource *s, const IrCell *ic, int dot, const char **d
         int fits = cg_persist_plan(&s->arena, layout, &ask, &P, why, sizeof why);
         sb_printf(out, "  %s backend (batch %lld, %s, on an H100): ", pass, batch, prec);
         if (!fits) sb_printf(out, "cuBLAS per step: %s\n", why);
-        else if (!cg_persist_preferred(batch, tf32, backward, &P, rule, sizeof rule))
+        else if (!cg_persist_preferred(batch, tf32, backward, CG_ALONE, &P, rule, sizeof rule))
             sb_printf(out, "cuBLAS per step: %s (%s)\n", rule, why);
         else sb_printf(out, "persistent: %s\n", why);
     }

@@ -225,6 +225,8 @@ void rt_module_unload(RtModule *mod);
 /* The kernel arguments of step t (hoisted: of the window) of a bound unit, as the per-step
  * kernels take them. */
 void rt_args(const RtBind *is, int hoisted, int64_t t, RnnArgs *a);
+/* What model m's per-step layer-directions overlap with (cg_persist_preferred's overlap). */
+CgOverlap rt_overlap(const rnncc_model *m);
 /* Chooses the backend of a pass (backward: a backward pass) over N sequences: *out is the
  * persistent kernel of each layout (built on first use), or NULLs for cuBLAS per step; why (may
  * be NULL) says why in words. */

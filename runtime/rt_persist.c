@@ -149,6 +149,10 @@ static rnncc_status build(rnncc_model *m, int li, int64_t N, int backward, RtPer
     return RNNCC_OK;
 }
 
+CgOverlap rt_overlap(const rnncc_model *m) {
+    return m->dirs == 2 ? CG_BIDIRECTIONAL : m->wavefront ? CG_WAVEFRONT : CG_ALONE;
+}
+
 rnncc_status rt_persist_choose(rnncc_model *m, int64_t N, int backward, const RtPersist *out[2], char *why,
                                size_t why_size) {
     out[0] = out[1] = NULL;
@@ -163,7 +167,8 @@ rnncc_status rt_persist_choose(rnncc_model *m, int64_t N, int backward, const Rt
     }
     char rule[160];
     const int tf32 = m->precision == RNNCC_TF32;
-    if (m->backend == RNNCC_BACKEND_AUTO && !cg_persist_preferred(N, tf32, backward, NULL, rule, sizeof rule)) {
+    const CgOverlap overlap = rt_overlap(m);
+    if (m->backend == RNNCC_BACKEND_AUTO && !cg_persist_preferred(N, tf32, backward, overlap, NULL, rule, sizeof rule)) {
         snprintf(why, why_size, "cuBLAS per step: %s", rule);
         return RNNCC_OK;
     }
@@ -183,7 +188,7 @@ rnncc_status rt_persist_choose(rnncc_model *m, int64_t N, int backward, const Rt
             return RNNCC_OK;
         }
         /* the rule again with the tile built (the search may have taken fewer sequences a pass) */
-        if (m->backend == RNNCC_BACKEND_AUTO && !cg_persist_preferred(N, tf32, backward, &p[li]->plan, rule, sizeof rule)) {
+        if (m->backend == RNNCC_BACKEND_AUTO && !cg_persist_preferred(N, tf32, backward, overlap, &p[li]->plan, rule, sizeof rule)) {
             snprintf(why, why_size, "cuBLAS per step: %s%s", li ? "layers > 0: " : "", rule);
             return RNNCC_OK;
         }

@@ -584,7 +584,8 @@ START_TEST(persistent_odd_rows_copied_by_words) {
 END_TEST
 
 /* The tf32 forward at 33-64 sequences is persistent only where the plan passes 32 sequences at
- * once (H=512), not 16 (H=1024); fp32 up to 64 either way; beyond 64 never. */
+ * once (H=512), not 16 (H=1024); fp32 up to 64 either way; beyond 64 never; a bidirectional
+ * layer's or a stack's forward (whose per-step layers overlap) up to 32. */
 START_TEST(persistent_rule_reads_the_plan) {
     Src s;
     src_open_file(&s, "cells/lstm.cell");
@@ -596,14 +597,23 @@ START_TEST(persistent_rule_reads_the_plan) {
         CgPersistAsk ask = cg_persist_h100_ask(48, 0, 1, 1);
         ck_assert_msg(cg_persist_plan(&s.arena, L, &ask, &P, why, sizeof why), "%s", why);
         ck_assert_int_eq(P.nw, wide ? 4 : 8);
-        ck_assert_int_eq(cg_persist_preferred(48, 1, 0, NULL, rule, sizeof rule), 1);
-        ck_assert_int_eq(cg_persist_preferred(48, 1, 0, &P, rule, sizeof rule), !wide);
+        ck_assert_int_eq(cg_persist_preferred(48, 1, 0, CG_ALONE, NULL, rule, sizeof rule), 1);
+        ck_assert_int_eq(cg_persist_preferred(48, 1, 0, CG_ALONE, &P, rule, sizeof rule), !wide);
         if (wide) ck_assert_str_eq(rule, "batch 48 > 32 (tf32) in passes of 16 sequences (not 32), where per-step "
                                          "tensor-core GEMMs win");
-        ck_assert_int_eq(cg_persist_preferred(32, 1, 0, &P, rule, sizeof rule), 1);
-        ck_assert_int_eq(cg_persist_preferred(48, 0, 0, &P, rule, sizeof rule), 1);
-        ck_assert_int_eq(cg_persist_preferred(65, 1, 0, NULL, rule, sizeof rule), 0);
-        ck_assert_int_eq(cg_persist_preferred(17, 1, 1, &P, rule, sizeof rule), 0);
+        ck_assert_int_eq(cg_persist_preferred(32, 1, 0, CG_ALONE, &P, rule, sizeof rule), 1);
+        ck_assert_int_eq(cg_persist_preferred(48, 0, 0, CG_ALONE, &P, rule, sizeof rule), 1);
+        ck_assert_int_eq(cg_persist_preferred(65, 1, 0, CG_ALONE, NULL, rule, sizeof rule), 0);
+        ck_assert_int_eq(cg_persist_preferred(17, 1, 1, CG_ALONE, &P, rule, sizeof rule), 0);
+        /* a bidirectional layer: up to 32 sequences forward (its two kernels take the GPU in turn) */
+        ck_assert_int_eq(cg_persist_preferred(32, wide, 0, CG_BIDIRECTIONAL, &P, rule, sizeof rule), 1);
+        ck_assert_int_eq(cg_persist_preferred(33, wide, 0, CG_BIDIRECTIONAL, &P, rule, sizeof rule), 0);
+        ck_assert_str_eq(rule, wide ? "batch 33 > 32 (tf32, bidirectional), where per-step tensor-core GEMMs win"
+                                    : "batch 33 > 32 (fp32, bidirectional), where per-step cuBLAS GEMMs win");
+        ck_assert_int_eq(cg_persist_preferred(16, wide, 1, CG_BIDIRECTIONAL, &P, rule, sizeof rule), 1);
+        ck_assert_int_eq(cg_persist_preferred(64, wide, 0, CG_WAVEFRONT, &P, rule, sizeof rule), 0);
+        ck_assert_msg(strstr(rule, "batch 64 > 32 (") && strstr(rule, ", stacked)"), "%s", rule);
+        ck_assert_int_eq(cg_persist_preferred(32, wide, 0, CG_WAVEFRONT, &P, rule, sizeof rule), 1);
     }
     src_close(&s);
 }

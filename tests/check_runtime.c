@@ -567,6 +567,22 @@ START_TEST(backend_choice_is_stated) {
         ck_assert_msg(b == RNNCC_BACKEND_PERSISTENT, "%s", why);
         rnncc_model_destroy(t);
     }
+    /* bidirectional: the forward persistent up to 32 sequences (the directions' kernels take turns) */
+    const char *bdims[] = {"I=16", "H=512"};
+    rnncc_model_desc bdesc = {NULL, bdims, 2, 1, 1, RNNCC_FP32, -1, RNNCC_BACKEND_AUTO};
+    rnncc_model *bi = NULL;
+    ck_assert_msg(rnncc_model_create(p, &bdesc, &bi) == RNNCC_OK, "%s", rnncc_model_error(bi));
+    ck_assert_int_eq(rnncc_model_backend(bi, 48, &b, why, sizeof why), RNNCC_OK);
+    ck_assert_msg(b == RNNCC_BACKEND_CUBLAS && strstr(why, "batch 48 > 32 (fp32, bidirectional)"), "%s", why);
+    ck_assert_int_eq(rnncc_model_backend(bi, 32, &b, why, sizeof why), RNNCC_OK);
+    ck_assert_msg(b == RNNCC_BACKEND_PERSISTENT, "%s", why);
+    rnncc_model_destroy(bi);
+    /* a stack likewise (its per-step layers run as a wavefront) */
+    rnncc_model_desc sdesc = {NULL, bdims, 2, 2, 0, RNNCC_FP32, -1, RNNCC_BACKEND_AUTO};
+    ck_assert_msg(rnncc_model_create(p, &sdesc, &bi) == RNNCC_OK, "%s", rnncc_model_error(bi));
+    ck_assert_int_eq(rnncc_model_backend(bi, 48, &b, why, sizeof why), RNNCC_OK);
+    ck_assert_msg(b == RNNCC_BACKEND_CUBLAS && strstr(why, "batch 48 > 32 (fp32, stacked)"), "%s", why);
+    rnncc_model_destroy(bi);
     ck_assert_int_eq(rnncc_model_backend(m, -1, &b, NULL, 0), RNNCC_ERR_INVALID_ARGUMENT);
     ck_assert_msg(strstr(rnncc_model_error(m), "N is -1"), "%s", rnncc_model_error(m));
     rnncc_model_destroy(m);
