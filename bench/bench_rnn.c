@@ -1041,9 +1041,9 @@ static void run_case(Bench *b, const Config *cfg, const CellDef *cell, Prec p, u
                     ri->algo[i].st = ST_OK;
                 } else {
                     ri->algo[i].st = ST_BAD;
-                    char who[64];
-                    snprintf(who, sizeof who, "cuDNN %s", algo_long[i]);
-                    loud(b, "MISMATCH: %s inference: %s disagrees with the reference in %s: %.3g > %.0e", label, who, what, e,
+                    char name[96];
+                    snprintf(name, sizeof name, "cuDNN %s%s", algo_long[i], conv ? " with TENSOR_OP_MATH_ALLOW_CONVERSION" : "");
+                    loud(b, "MISMATCH: %s inference: %s disagrees with the reference in %s: %.3g > %.0e", label, name, what, e,
                          bound);
                 }
             }
@@ -1083,9 +1083,9 @@ static void run_case(Bench *b, const Config *cfg, const CellDef *cell, Prec p, u
                     rt->algo[i].st = ST_OK;
                 } else {
                     rt->algo[i].st = ST_BAD;
-                    char who[64];
-                    snprintf(who, sizeof who, "cuDNN %s", algo_long[i]);
-                    loud(b, "MISMATCH: %s training: %s disagrees with the reference in %s: %.3g > %.0e", label, who, what, e,
+                    char name[96];
+                    snprintf(name, sizeof name, "cuDNN %s%s", algo_long[i], conv ? " with TENSOR_OP_MATH_ALLOW_CONVERSION" : "");
+                    loud(b, "MISMATCH: %s training: %s disagrees with the reference in %s: %.3g > %.0e", label, name, what, e,
                          grad_tol[p]);
                 }
             }

@@ -42,6 +42,9 @@ typedef struct RtPersist {
     char why[256];
     char tile[256];             /* how the tile was chosen, in words ("" before the build) */
     int tried;                  /* tiles the search built and timed (0: none, the rule's or the cached choice) */
+    CgPersist rule_plan;        /* the tile the rule plans without a search: what the automatic choice
+                                 * judges (cg_persist_preferred), so that it hangs neither on the search's
+                                 * pick nor on which batch of the class came first */
 } RtPersist;
 
 /* Batch classes of the persistent kernel: CgPersist.nw = 1, 2, 4, 8. */

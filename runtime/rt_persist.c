@@ -136,11 +136,20 @@ static rnncc_status build(rnncc_model *m, int li, int64_t N, int backward, RtPer
     CgPersistAsk ask = {.N = N, .backward = backward, .tf32 = tf32, .sms = m->sms, .smem_limit = m->smem_optin,
                         .cluster = m->persist_cluster ? m->persist_cluster : cg_persist_cluster(N, tf32, backward),
                         .warps = m->persist_warps, .kc_cap = m->persist_chunk, .nw_max = m->persist_nw};
+    char why[256];
+    CgPersist rule_plan; /* kept in p after the search or build, which overwrite p */
+    if (!cg_persist_plan(&m->arena, m->layout[li], &ask, &rule_plan, why, sizeof why)) rule_plan.nw = 0;
     /* a capture (rnncc's, or the caller's that the model's streams joined) cannot time, nor synchronise */
     int capturing = -1;
     RT_TRY(rt_streams_capturing(m, &capturing));
-    if (m->persist_search && !m->capturing && capturing < 0) return rt_tile_search(m, li, &ask, p);
-    RT_TRY(rt_persist_build(m, li, &ask, p));
+    if (m->persist_search && !m->capturing && capturing < 0) {
+        rnncc_status s = rt_tile_search(m, li, &ask, p);
+        p->rule_plan = rule_plan;
+        return s;
+    }
+    rnncc_status s = rt_persist_build(m, li, &ask, p);
+    p->rule_plan = rule_plan;
+    RT_TRY(s);
     if (p->state != 1) return RNNCC_OK;
     char tile[160];
     cg_persist_tile_text(&p->plan, tile, sizeof tile);
@@ -187,8 +196,10 @@ rnncc_status rt_persist_choose(rnncc_model *m, int64_t N, int backward, const Rt
             snprintf(why, why_size, "cuBLAS per step: %s", p[li]->why);
             return RNNCC_OK;
         }
-        /* the rule again with the tile built (the search may have taken fewer sequences a pass) */
-        if (m->backend == RNNCC_BACKEND_AUTO && !cg_persist_preferred(N, tf32, backward, overlap, &p[li]->plan, rule, sizeof rule)) {
+        /* the rule again with the rule's own tile (the search may take fewer sequences a pass, and may
+         * have run for another batch of the class) */
+        if (m->backend == RNNCC_BACKEND_AUTO &&
+            !cg_persist_preferred(N, tf32, backward, overlap, &p[li]->rule_plan, rule, sizeof rule)) {
             snprintf(why, why_size, "cuBLAS per step: %s%s", li ? "layers > 0: " : "", rule);
             return RNNCC_OK;
         }

@@ -164,10 +164,6 @@ static void try_tile(Search *S, const CgPersistAsk *ask) {
     memset(&c, 0, sizeof c);
     char why[256]; /* (a plan's few bytes stay in the model's arena) */
     if (!cg_persist_plan(&m->arena, m->layout[S->li], ask, &c.plan, why, sizeof why) || tried(S, &c.plan)) return;
-    /* a tile the automatic rule would refuse (tf32 at 33-64 sequences in passes of 16) is no candidate */
-    if (m->backend == RNNCC_BACKEND_AUTO &&
-        !cg_persist_preferred(ask->N, ask->tf32, ask->backward, rt_overlap(m), &c.plan, why, sizeof why))
-        return;
     if (rt_persist_build(m, S->li, ask, &c) != RNNCC_OK) {
         candidate_failed(S, &c);
         return;
@@ -237,12 +233,11 @@ static void search(Search *S, const CgPersistAsk *base) {
 
 /* The cache key of the search for layout li and base: device, driver and NVRTC versions, cell,
  * dimensions, request (the exact batch: the class's tile is tuned for its first batch), what is
- * forced (the backend too: an automatic model's search leaves out tiles the rule refuses), directions,
- * profiling, helpers. */
+ * forced, profiling, helpers. */
 static void choice_key(const rnncc_model *m, int li, const CgPersistAsk *base, char key[33]) {
     RtHash h;
     rt_hash_init(&h);
-    rt_hash_add_str(&h, "rnncc persistent tile v2 " RNNCC_VERSION);
+    rt_hash_add_str(&h, "rnncc persistent tile v1 " RNNCC_VERSION);
     int major = 0, minor = 0, driver = 0;
     rt_nvrtc_version(&major, &minor);
     cudaDriverGetVersion(&driver);
@@ -254,8 +249,7 @@ static void choice_key(const rnncc_model *m, int li, const CgPersistAsk *base, c
     rt_hash_add(&h, m->layout[li]->dimval, (size_t)m->cell->ndims * sizeof *m->layout[li]->dimval);
     int64_t fields[] = {base->N,          base->backward,   base->tf32,         base->sms,    base->smem_limit,
                         m->persist_cluster, m->persist_warps, m->persist_chunk,  m->persist_nw, m->cluster_launch,
-                        m->profile_persist, major,            minor,              driver,           m->backend,
-                        rt_overlap(m)};
+                        m->profile_persist, major,            minor,              driver};
     rt_hash_add(&h, fields, sizeof fields);
     rt_hash_hex(&h, key);
 }

@@ -567,6 +567,20 @@ START_TEST(backend_choice_is_stated) {
         ck_assert_msg(b == RNNCC_BACKEND_PERSISTENT, "%s", why);
         rnncc_model_destroy(t);
     }
+    /* with the search on, the verdict is the rule's tile's, whichever batch of the class came first */
+    {
+        const char *dims[] = {"I=16", "H=512"};
+        rnncc_model_desc desc = {NULL, dims, 2, 1, 0, RNNCC_TF32, -1, RNNCC_BACKEND_AUTO};
+        rnncc_model *t = NULL;
+        setenv("RNNCC_PERSIST_SEARCH", "1", 1);
+        ck_assert_msg(rnncc_model_create(p, &desc, &t) == RNNCC_OK, "%s", rnncc_model_error(t));
+        setenv("RNNCC_PERSIST_SEARCH", "0", 1);
+        ck_assert_int_eq(rnncc_model_backend(t, 20, &b, why, sizeof why), RNNCC_OK);
+        ck_assert_msg(b == RNNCC_BACKEND_PERSISTENT, "%s", why);
+        ck_assert_int_eq(rnncc_model_backend(t, 48, &b, why, sizeof why), RNNCC_OK);
+        ck_assert_msg(b == RNNCC_BACKEND_PERSISTENT, "%s", why);
+        rnncc_model_destroy(t);
+    }
     /* bidirectional: the forward persistent up to 32 sequences (the directions' kernels take turns) */
     const char *bdims[] = {"I=16", "H=512"};
     rnncc_model_desc bdesc = {NULL, bdims, 2, 1, 1, RNNCC_FP32, -1, RNNCC_BACKEND_AUTO};
