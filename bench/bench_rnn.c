@@ -1472,6 +1472,7 @@ int main(int argc, char **argv) {
                                                    : "TENSOR_OP_ALLOW_CONVERSION (+conv)",
            b.o.half_math_prec == CUDNN_DATA_FLOAT ? "float" : "half",
            b.o.layout == CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED ? "SEQ_MAJOR_PACKED" : "SEQ_MAJOR_UNPACKED (padded IO)");
+    if (b.o.input_scale != 1) printf("bench_rnn: inputs uniform in [-%g, %g] (--input-scale)\n", b.o.input_scale, b.o.input_scale);
     fflush(stdout);
 
     if (b.o.jit) {
@@ -1486,6 +1487,7 @@ int main(int argc, char **argv) {
         fprintf(b.md, "\n### bench_rnn: %s, cuDNN %zu, rnncc %s, %d warm-ups, median of %d runs (ms per whole sequence)\n\n",
                 prop.name, cudnnGetVersion(), rnncc_version(), b.o.warmup, b.o.repeat);
         for (int i = 0; i < b.njit; i++) fprintf(b.md, "- %s\n", b.jit_lines[i]);
+        if (b.o.input_scale != 1) fprintf(b.md, "- inputs uniform in [-%g, %g] (--input-scale)\n", b.o.input_scale, b.o.input_scale);
         fprintf(b.md, "\n");
         markdown_header(b.md);
         fflush(b.md);

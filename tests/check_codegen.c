@@ -605,7 +605,8 @@ START_TEST(persistent_rule_reads_the_plan) {
         ck_assert_int_eq(cg_persist_preferred(48, 0, 0, CG_ALONE, &P, rule, sizeof rule), 1);
         ck_assert_int_eq(cg_persist_preferred(65, 1, 0, CG_ALONE, NULL, rule, sizeof rule), 0);
         ck_assert_int_eq(cg_persist_preferred(17, 1, 1, CG_ALONE, &P, rule, sizeof rule), 0);
-        /* a bidirectional layer: up to 32 sequences forward (its two kernels take the GPU in turn) */
+        /* a bidirectional layer: up to 32 sequences forward (its two kernels take the GPU in turn);
+         * fp32 at H=512, tf32 at H=1024 */
         ck_assert_int_eq(cg_persist_preferred(32, wide, 0, CG_BIDIRECTIONAL, &P, rule, sizeof rule), 1);
         ck_assert_int_eq(cg_persist_preferred(33, wide, 0, CG_BIDIRECTIONAL, &P, rule, sizeof rule), 0);
         ck_assert_str_eq(rule, wide ? "batch 33 > 32 (tf32, bidirectional), where per-step tensor-core GEMMs win"

@@ -567,6 +567,16 @@ START_TEST(backend_choice_is_stated) {
         ck_assert_msg(b == RNNCC_BACKEND_PERSISTENT, "%s", why);
         rnncc_model_destroy(t);
     }
+    /* forced, the persistent backend runs where the rule would not (tf32 at H=1024, a bidirectional N=48) */
+    for (int bidir = 0; bidir < 2; bidir++) {
+        const char *dims[] = {"I=16", bidir ? "H=512" : "H=1024"};
+        rnncc_model_desc desc = {NULL, dims, 2, 1, bidir, RNNCC_TF32, -1, RNNCC_BACKEND_PERSISTENT};
+        rnncc_model *t = NULL;
+        ck_assert_msg(rnncc_model_create(p, &desc, &t) == RNNCC_OK, "%s", rnncc_model_error(t));
+        ck_assert_int_eq(rnncc_model_backend(t, 48, &b, why, sizeof why), RNNCC_OK);
+        ck_assert_msg(b == RNNCC_BACKEND_PERSISTENT && strstr(why, "persistent (forced)"), "%s", why);
+        rnncc_model_destroy(t);
+    }
     /* with the search on, the verdict is the rule's tile's, whichever batch of the class came first */
     {
         const char *dims[] = {"I=16", "H=512"};
