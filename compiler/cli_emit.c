@@ -99,6 +99,12 @@ static int compile_and_write(const char *source, const char *cell, RtNvrtcTarget
 /* The line cg_emit_forward writes before the backward kernels. */
 #define BACKWARD_MARK "// ==== the backward kernels"
 
+/* A tile option's value that its parser refused: says what it takes; returns CLI_USAGE_ERROR. */
+static int refused(const char *opt, const char *values, const char *arg) {
+    fprintf(stderr, "rnncc emit: error: %s must be %s, not '%s'\n", opt, values, arg);
+    return CLI_USAGE_ERROR;
+}
+
 int cli_emit(int argc, char **argv) {
     static const struct option opts[] = {
         {"cell", required_argument, 0, 'c'}, {"dim", required_argument, 0, 'D'},
@@ -131,28 +137,16 @@ int cli_emit(int argc, char **argv) {
             precision_given = 1;
             break;
         case 'C':
-            if (!(cluster = cg_persist_cluster_parse(optarg))) {
-                fprintf(stderr, "rnncc emit: error: --cluster must be " CG_PERSIST_CLUSTER_VALUES ", not '%s'\n", optarg);
-                return CLI_USAGE_ERROR;
-            }
+            if (!(cluster = cg_persist_cluster_parse(optarg))) return refused("--cluster", CG_PERSIST_CLUSTER_VALUES, optarg);
             break;
         case 'W':
-            if (!(warps = cg_persist_warps_parse(optarg))) {
-                fprintf(stderr, "rnncc emit: error: --warps must be " CG_PERSIST_WARPS_VALUES ", not '%s'\n", optarg);
-                return CLI_USAGE_ERROR;
-            }
+            if (!(warps = cg_persist_warps_parse(optarg))) return refused("--warps", CG_PERSIST_WARPS_VALUES, optarg);
             break;
         case 'K':
-            if (!(chunk = cg_persist_chunk_parse(optarg))) {
-                fprintf(stderr, "rnncc emit: error: --chunk must be " CG_PERSIST_CHUNK_VALUES ", not '%s'\n", optarg);
-                return CLI_USAGE_ERROR;
-            }
+            if (!(chunk = cg_persist_chunk_parse(optarg))) return refused("--chunk", CG_PERSIST_CHUNK_VALUES, optarg);
             break;
         case 'S':
-            if (!(seqs = cg_persist_seqs_parse(optarg))) {
-                fprintf(stderr, "rnncc emit: error: --seqs must be " CG_PERSIST_SEQS_VALUES ", not '%s'\n", optarg);
-                return CLI_USAGE_ERROR;
-            }
+            if (!(seqs = cg_persist_seqs_parse(optarg))) return refused("--seqs", CG_PERSIST_SEQS_VALUES, optarg);
             break;
         case 'F':
         case 'B': part = c; break;
