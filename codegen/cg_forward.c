@@ -837,6 +837,7 @@ int cg_emit_body(Gen *g, StrBuf *out, StrBuf *body, int indent, int (*emit)(Gen 
 void cg_open_kernel(StrBuf *out, const char *kname, const char *items_per_element, const char *J) {
     cg_emit(out, "extern \"C\" __global__ void __launch_bounds__(%d) %s(const RnnArgs a)", CG_BLOCK_SIZE, kname);
     cg_open(out, "{");
+    cg_emit(out, "RNN_AFTER_PREDECESSOR();");
     cg_emit(out, "const long long items = %s * %s;", items_per_element, J);
     cg_emit(out, "for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < items;");
     cg_open(out, "     i += (long long)gridDim.x * blockDim.x) {");

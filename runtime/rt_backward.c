@@ -81,10 +81,8 @@ static rnncc_status backward_group(RtBind *b, int gi, int64_t t) {
     RnnArgs a;
     backward_args(b, t, &a);
     void *args[] = {&a};
-    dim3 grid = {cg_grid_blocks(items), 1, 1}, block = {CG_BLOCK_SIZE, 1, 1};
-    RT_CUDA(m, cudaLaunchKernel((const void *)b->unit->module->bkernels[gi], grid, block, args, 0, b->stream));
-    RT_CUDA(m, cudaGetLastError());
-    return RNNCC_OK;
+    /* plainly: launched as dependents too, training changed within noise (bench/NOTES.md, section 16) */
+    return rt_launch_group(m, (const void *)b->unit->module->bkernels[gi], cg_grid_blocks(items), args, b->stream, 0);
 }
 
 /* d(operand) += W^T d(out) over the GEMM's columns at step t. */

@@ -61,13 +61,10 @@ static rnncc_status run_group(RtBind *is, int gi, int64_t t) {
     int64_t items = cg_group_items(is->unit->layout, gi, T, is->r->N);
     if (items < 0) return rt_fail(m, RNNCC_ERR_OVERFLOW, "kernel %d: its work items overflow", gi);
     if (items == 0) return RNNCC_OK;
-    dim3 grid = {cg_grid_blocks(items), 1, 1}, block = {CG_BLOCK_SIZE, 1, 1};
     RnnArgs a;
     rt_args(is, hoisted, t, &a);
     void *args[] = {&a};
-    RT_CUDA(m, cudaLaunchKernel((const void *)mod->kernels[gi], grid, block, args, 0, is->stream));
-    RT_CUDA(m, cudaGetLastError());
-    return RNNCC_OK;
+    return rt_launch_group(m, (const void *)mod->kernels[gi], cg_grid_blocks(items), args, is->stream, 1);
 }
 
 static rnncc_status run_program(RtBind *is, SchedProgram prog, int64_t t) {

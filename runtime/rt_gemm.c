@@ -7,7 +7,10 @@
 
 #include "rt_internal.h"
 
-enum { CANDIDATES = 8, TUNE_RUNS = 5 };
+/* Heuristic candidates asked for; rounds, and the shortest run of back-to-back launches (ms) and its
+ * most launches, in the timing of candidates (time_candidates). */
+enum { CANDIDATES = 8, TUNE_ROUNDS = 5, TUNE_MAX_REPS = 20 };
+#define TUNE_BATCH_MS 0.3f
 
 static int alignment(const void *p) {
     uintptr_t a = (uintptr_t)p;
@@ -26,27 +29,54 @@ static rnncc_status lt_fail(rnncc_model *m, cublasStatus_t s, const char *what) 
         if (lt_s_ != CUBLAS_STATUS_SUCCESS) return lt_fail((m), lt_s_, (what)); \
     } while (0)
 
-/* Times candidate algo on scratch output; returns the median of TUNE_RUNS runs, or -1 if it fails. */
-static float time_algo(rnncc_model *m, RtGemmEntry *e, const cublasLtMatmulAlgo_t *algo, const float *a, const float *b,
-                       float *scratch, void *ws, size_t wsb, cudaStream_t stream) {
+/* The time per launch of reps back-to-back launches of algo on scratch output, or -1 if it fails. */
+static float batch_time(rnncc_model *m, RtGemmEntry *e, const cublasLtMatmulAlgo_t *algo, int reps, const float *a,
+                        const float *b, float *scratch, void *ws, size_t wsb, cudaStream_t stream) {
     const float one = 1, zero = 0;
-    float times[TUNE_RUNS];
-    for (int r = -1; r < TUNE_RUNS; r++) {
-        if (cudaEventRecord(m->tevents[0], stream) != cudaSuccess) return -1;
+    float ms = -1;
+    if (cudaEventRecord(m->tevents[0], stream) != cudaSuccess) return -1;
+    for (int r = 0; r < reps; r++)
         if (cublasLtMatmul(m->gemm.lt, e->desc, &one, a, e->la, b, e->lb, e->key.beta1 ? &one : &zero, scratch, e->lc,
                            scratch, e->lc, algo, ws, wsb, stream) != CUBLAS_STATUS_SUCCESS)
             return -1;
-        if (cudaEventRecord(m->tevents[1], stream) != cudaSuccess || cudaEventSynchronize(m->tevents[1]) != cudaSuccess)
-            return -1;
-        if (r >= 0 && cudaEventElapsedTime(&times[r], m->tevents[0], m->tevents[1]) != cudaSuccess) return -1;
+    if (cudaEventRecord(m->tevents[1], stream) != cudaSuccess || cudaEventSynchronize(m->tevents[1]) != cudaSuccess ||
+        cudaEventElapsedTime(&ms, m->tevents[0], m->tevents[1]) != cudaSuccess)
+        return -1;
+    return ms / (float)reps;
+}
+
+/* Times the n candidates on scratch output: med[i] is candidate i's time per launch (-1: it does
+ * not run); returns the fastest's index, or -1 when none runs. Key idea: a pass replays a step
+ * GEMM back to back, so a candidate is timed as runs of back-to-back launches (at least
+ * TUNE_BATCH_MS long), not one launch at a time: one launch's time is mostly launch latency and
+ * noise (the large LSTM's tf32 step GEMM: 27-43 us a launch, 14-27 back to back, where the order
+ * of the candidates changes). TUNE_ROUNDS rounds take the candidates in turn, so that a change of
+ * clocks falls on all of them, and each is judged by its median round. */
+static int time_candidates(rnncc_model *m, RtGemmEntry *e, const cublasLtMatmulAlgo_t *cand, int n, const float *a,
+                           const float *b, float *scratch, void *ws, size_t wsb, cudaStream_t stream, float *med) {
+    float t[CANDIDATES][TUNE_ROUNDS], first = -1;
+    for (int i = 0; i < n; i++) { /* a warm-up launch each (-1: it does not run), and how long one takes */
+        med[i] = batch_time(m, e, &cand[i], 1, a, b, scratch, ws, wsb, stream);
+        if (med[i] >= 0 && (first < 0 || med[i] < first)) first = med[i];
     }
-    for (int i = 1; i < TUNE_RUNS; i++) /* insertion sort: five numbers */
-        for (int j = i; j > 0 && times[j] < times[j - 1]; j--) {
-            float t = times[j];
-            times[j] = times[j - 1];
-            times[j - 1] = t;
-        }
-    return times[TUNE_RUNS / 2];
+    if (first < 0) return -1;
+    int reps = first * TUNE_MAX_REPS < TUNE_BATCH_MS ? TUNE_MAX_REPS : (int)(TUNE_BATCH_MS / first) + 1;
+    for (int r = 0; r < TUNE_ROUNDS; r++)
+        for (int i = 0; i < n; i++)
+            if (med[i] >= 0 && (t[i][r] = batch_time(m, e, &cand[i], reps, a, b, scratch, ws, wsb, stream)) < 0) med[i] = -1;
+    int best = -1;
+    for (int i = 0; i < n; i++) {
+        if (med[i] < 0) continue;
+        for (int x = 1; x < TUNE_ROUNDS; x++) /* insertion sort: a handful of numbers */
+            for (int y = x; y > 0 && t[i][y] < t[i][y - 1]; y--) {
+                float v = t[i][y];
+                t[i][y] = t[i][y - 1];
+                t[i][y - 1] = v;
+            }
+        med[i] = t[i][TUNE_ROUNDS / 2];
+        if (best < 0 || med[i] < med[best]) best = i;
+    }
+    return best;
 }
 
 /* Creates the descriptors of a new shape and chooses its algorithm (timing when allowed). */
@@ -84,21 +114,21 @@ static rnncc_status make_entry(rnncc_model *m, RtGemmEntry *e, const float *a, c
     e->algo = res[0].algo;
     e->candidates = found;
     if (!may_time || found == 1) return RNNCC_OK;
+    cublasLtMatmulAlgo_t cand[CANDIDATES];
+    for (int i = 0; i < found; i++) cand[i] = res[i].algo;
     float *scratch = NULL;
     if (cudaMalloc((void **)&scratch, (size_t)(k->ldc * k->n) * sizeof(float)) != cudaSuccess) {
         cudaGetLastError();
         return RNNCC_OK; /* no room to time: keep the heuristic's choice */
     }
     cudaMemsetAsync(scratch, 0, (size_t)(k->ldc * k->n) * sizeof(float), stream);
-    float best = -1;
-    for (int i = 0; i < found; i++) {
-        float t = time_algo(m, e, &res[i].algo, a, b, scratch, ws, wsb, stream);
-        if (t >= 0 && (best < 0 || t < best)) { best = t; e->algo = res[i].algo; }
-    }
+    float med[CANDIDATES];
+    int best = time_candidates(m, e, cand, found, a, b, scratch, ws, wsb, stream, med);
+    if (best >= 0) e->algo = cand[best];
     cudaFree(scratch);
     cudaGetLastError();
     e->tuned = best >= 0;
-    e->ms = best;
+    e->ms = best >= 0 ? med[best] : -1;
     return RNNCC_OK;
 }
 

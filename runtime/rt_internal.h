@@ -176,6 +176,8 @@ struct rnncc_model {
     int sms;                    /* multiprocessors */
     int64_t smem_optin;         /* shared memory a block may take */
     int coop;                   /* the device supports cooperative launches */
+    int pdl;                    /* forward element-wise kernels start while the kernel before them
+                                   ends (sm_90 and later; RNNCC_PDL=0: off) */
     int cluster_launch;         /* ... and thread-block clusters (compute capability 9.0 and later) */
     unsigned *sync;             /* device: one grid-barrier counter per stream lane */
     RtPersist persist[2][2][RT_PERSIST_CLASSES]; /* per pass (forward, backward), layout, batch class */
@@ -223,6 +225,10 @@ void rt_regions_free(RtRegions *r);
 
 /* Loads (from the cache, or by generating and compiling) the kernels of one layout. */
 rnncc_status rt_module_load(rnncc_model *m, const PlanLayout *layout, RtModule *out);
+/* Launches generated element-wise kernel fn on stream: as a programmatic dependent of the kernel
+ * before it when dependent and the model allows it (rnncc_model.pdl), else plainly. */
+rnncc_status rt_launch_group(rnncc_model *m, const void *fn, unsigned blocks, void **args, cudaStream_t stream,
+                             int dependent);
 void rt_module_unload(RtModule *mod);
 
 /* The kernel arguments of step t (hoisted: of the window) of a bound unit, as the per-step

@@ -167,6 +167,8 @@ static rnncc_status setup_device(rnncc_model *m) {
     m->sms = prop.multiProcessorCount;
     m->smem_optin = (int64_t)prop.sharedMemPerBlockOptin;
     m->coop = prop.cooperativeLaunch;
+    const char *pdl = getenv("RNNCC_PDL"); /* RNNCC_PDL=0: forward kernels launched plainly */
+    m->pdl = prop.major >= 9 && !(pdl && strcmp(pdl, "0") == 0);
     RT_CUDA(m, cudaDeviceGetAttribute(&m->cluster_launch, cudaDevAttrClusterLaunch, m->device));
     RT_CUDA(m, cudaMalloc((void **)&m->sync, 2 * sizeof *m->sync));
     size_t bytes;

@@ -129,3 +129,21 @@ void rt_module_unload(RtModule *mod) {
     if (mod->lib) cudaLibraryUnload(mod->lib);
     mod->lib = NULL;
 }
+
+rnncc_status rt_launch_group(rnncc_model *m, const void *fn, unsigned blocks, void **args, cudaStream_t stream,
+                             int dependent) {
+    cudaLaunchAttribute attr;
+    memset(&attr, 0, sizeof attr);
+    attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr.val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.gridDim = (dim3){blocks, 1, 1};
+    cfg.blockDim = (dim3){CG_BLOCK_SIZE, 1, 1};
+    cfg.stream = stream;
+    cfg.attrs = dependent && m->pdl ? &attr : NULL;
+    cfg.numAttrs = dependent && m->pdl ? 1 : 0;
+    RT_CUDA(m, cudaLaunchKernelExC(&cfg, fn, args));
+    RT_CUDA(m, cudaGetLastError());
+    return RNNCC_OK;
+}

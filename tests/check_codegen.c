@@ -289,7 +289,11 @@ START_TEST(shipped_cells_emit_and_compile) {
                     char def[400];
                     snprintf(def, sizeof def, "extern \"C\" __global__ void __launch_bounds__(%d) %s(const RnnArgs a)",
                              CG_BLOCK_SIZE, name);
-                    ck_assert_msg(strstr(a, def), "%s: no definition of %s", paths[i], name);
+                    const char *d = strstr(a, def);
+                    ck_assert_msg(d, "%s: no definition of %s", paths[i], name);
+                    /* it waits for the kernel before it first: the runtime may launch it as a programmatic dependent */
+                    const char *first = "\n{\n    RNN_AFTER_PREDECESSOR();\n";
+                    ck_assert_msg(strncmp(d + strlen(def), first, strlen(first)) == 0, "%s: %s reads before it waits", paths[i], name);
                 }
                 ck_assert_int_eq(*list, '\n');
                 /* and the backward kernels, on the next line */
@@ -303,7 +307,11 @@ START_TEST(shipped_cells_emit_and_compile) {
                     list += 1 + strlen(name);
                     snprintf(def, sizeof def, "extern \"C\" __global__ void __launch_bounds__(%d) %s(const RnnArgs a)",
                              CG_BLOCK_SIZE, name);
-                    ck_assert_msg(strstr(a, def), "%s: no definition of %s", paths[i], name);
+                    const char *d = strstr(a, def);
+                    ck_assert_msg(d, "%s: no definition of %s", paths[i], name);
+                    /* it waits for the kernel before it first: the runtime may launch it as a programmatic dependent */
+                    const char *first = "\n{\n    RNN_AFTER_PREDECESSOR();\n";
+                    ck_assert_msg(strncmp(d + strlen(def), first, strlen(first)) == 0, "%s: %s reads before it waits", paths[i], name);
                 }
                 ck_assert_int_eq(*list, '\n');
                 compile_ok(a, c->name, "sm_90");

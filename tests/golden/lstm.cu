@@ -68,6 +68,16 @@ typedef struct RnnArgs {
 #define RNN_DEV __device__ __forceinline__ /* inline: unused helpers cost nothing and draw no warning */
 #endif
 
+/* Every element-wise kernel opens with this. Launched as a programmatic dependent of the kernel
+ * before it (the runtime's forward kernels on sm_90 and later: docs/runtime.md), a kernel starts
+ * while that one ends and waits here until it has finished and its writes are visible; launched
+ * plainly, this returns at once. */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define RNN_AFTER_PREDECESSOR() asm volatile("griddepcontrol.wait;" ::: "memory")
+#else
+#define RNN_AFTER_PREDECESSOR() ((void)0)
+#endif
+
 RNN_DEV float rnn_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
 RNN_DEV float rnn_tanh(float x) { return tanhf(x); }
 RNN_DEV float rnn_relu(float x) { return x > 0 ? x : 0.0f; }
@@ -123,6 +133,7 @@ RNN_DEV float rnn_dop_tanh_0(float a, float b, float c, float y) { return 1 - y 
 // source   lines 14-19 of cell lstm
 extern "C" __global__ void __launch_bounds__(256) rnncc_lstm_s1(const RnnArgs a)
 {
+    RNN_AFTER_PREDECESSOR();
     const long long items = (long long)a.N * RNN_DIM_H;
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < items;
          i += (long long)gridDim.x * blockDim.x) {
@@ -190,6 +201,7 @@ extern "C" __global__ void __launch_bounds__(256) rnncc_lstm_s1(const RnnArgs a)
 // source   lines 14-19 of cell lstm
 extern "C" __global__ void __launch_bounds__(256) rnncc_lstm_bs1(const RnnArgs a)
 {
+    RNN_AFTER_PREDECESSOR();
     const long long items = (long long)a.N * RNN_DIM_H;
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < items;
          i += (long long)gridDim.x * blockDim.x) {

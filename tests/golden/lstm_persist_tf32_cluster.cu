@@ -60,6 +60,16 @@ typedef struct RnnArgs {
 #define RNN_DEV __device__ __forceinline__ /* inline: unused helpers cost nothing and draw no warning */
 #endif
 
+/* Every element-wise kernel opens with this. Launched as a programmatic dependent of the kernel
+ * before it (the runtime's forward kernels on sm_90 and later: docs/runtime.md), a kernel starts
+ * while that one ends and waits here until it has finished and its writes are visible; launched
+ * plainly, this returns at once. */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define RNN_AFTER_PREDECESSOR() asm volatile("griddepcontrol.wait;" ::: "memory")
+#else
+#define RNN_AFTER_PREDECESSOR() ((void)0)
+#endif
+
 RNN_DEV float rnn_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
 RNN_DEV float rnn_tanh(float x) { return tanhf(x); }
 RNN_DEV float rnn_relu(float x) { return x > 0 ? x : 0.0f; }
