@@ -3,6 +3,8 @@
  * the transposed GEMMs of the phase before it), then the hoisted program in reverse; weight
  * gradients afterwards as one GEMM per stacked weight block over all T*N columns. On the
  * persistent backend the step loop is one launch of the generated backward kernel (rt_persist.c).
+ * A unidirectional stack on the per-step backend runs as a wavefront over chunks of time, the
+ * mirror of the forward's (issue_backward_wavefront).
  * Key idea: exactly the CPU executor's backward (ir/sched_exec.c), which is tested against the
  * reference: adjoints live where their values live and are accumulated (a kernel that alone sends
  * a value's adjoint writes it into its zeroed buffer); folded biases are summed from their GEMM
@@ -85,17 +87,23 @@ static rnncc_status backward_group(RtBind *b, int gi, int64_t t) {
     return rt_launch_group(m, (const void *)b->unit->module->bkernels[gi], cg_grid_blocks(items), args, b->stream, 0);
 }
 
-/* d(operand) += W^T d(out) over the GEMM's columns at step t. */
+/* d(operand) += W^T d(out) over the GEMM's columns at step t (hoisted: over the bound window's). */
 static rnncc_status backward_gemm_data(RtBind *b, int j, int64_t t) {
     rnncc_model *m = b->m;
     const SchedGemm *g = &m->plan->gemms[j];
     const PlanLayout *L = b->unit->layout;
-    int64_t cols = g->program == SCHED_HOIST ? b->r->T * b->r->N : b->r->N, ldo;
+    int hoisted = g->program == SCHED_HOIST;
+    int64_t cols = hoisted ? b->hcols : b->r->N, ldo;
     float *dop = rt_operand(b, g->operand, t, 1, &ldo);
     if (!dop || cols == 0) return RNNCC_OK; /* the input's adjoint is not wanted */
     int64_t M = L->gemm_rows[j], K = L->gemm_cols[j], W = L->buffer_width[g->out_buffer];
+    float *dout = rt_buffer_at(b, b->dbufs, g->out_buffer, t);
+    if (hoisted) { /* the window's columns only (a wavefront chunk), else all T*N */
+        dop += b->hcol0 * ldo;
+        dout += b->hcol0 * W;
+    }
     return rt_gemm(m, b->lane, b->stream, CUBLAS_OP_N, CUBLAS_OP_N, K, cols, M, rt_gemm_weights(b, m->weights, j), K,
-                   rt_buffer_at(b, b->dbufs, g->out_buffer, t), W, dop, ldo, 1);
+                   dout, W, dop, ldo, 1);
 }
 
 static rnncc_status backward_program(RtBind *b, SchedProgram prog, int64_t t) {
@@ -117,8 +125,8 @@ rnncc_status rt_persist_backward_launch(RtBind *b) {
     return rt_persist_run(b, &a);
 }
 
-/* One layer-direction backward through time. */
-static rnncc_status unit_backward(RtBind *b, const rnncc_grad_io *io) {
+/* A layer-direction's backward, first: zeroed adjoints, dhT into the state adjoints. */
+static rnncc_status unit_backward_begin(RtBind *b, const rnncc_grad_io *io) {
     rnncc_model *m = b->m;
     const IrCell *c = m->cell;
     const RtRegions *r = b->r;
@@ -136,39 +144,133 @@ static rnncc_status unit_backward(RtBind *b, const rnncc_grad_io *io) {
             RT_CUDA(m, cudaMemcpyAsync(b->dstate[k] + first * half, io->dhT[k] + u * half, (size_t)half * sizeof(float),
                                        cudaMemcpyDeviceToDevice, b->stream));
     }
-    if (b->persist) { /* the whole step loop in one launch; the adjoint of h0 ends in slot 0 */
-        if (r->T > 0) RT_TRY(rt_persist_backward_launch(b));
-        b->dcur = 1; /* so that half 1 - dcur, below, is slot 0 */
-    } else {
-        b->dcur = 0;
-        for (int64_t t = r->T - 1; t >= 0; t--) {
-            for (int k = 0; k < c->nstates; k++) {
-                int64_t half = r->N * numel(m, &c->states[k].shape);
-                RT_CUDA(m, cudaMemsetAsync(b->dstate[k] + b->dcur * half, 0, (size_t)half * sizeof(float), b->stream));
-            }
-            RT_TRY(backward_program(b, SCHED_STEP, t));
-            b->dcur = 1 - b->dcur;
+    b->dcur = 0;
+    return RNNCC_OK;
+}
+
+/* Steps t1-1 .. t0 per step (after the steps t1 .. T-1), then the hoisted program over their columns. */
+static rnncc_status unit_backward_chunk(RtBind *b, int64_t t0, int64_t t1) {
+    rnncc_model *m = b->m;
+    const IrCell *c = m->cell;
+    for (int64_t t = t1 - 1; t >= t0; t--) {
+        for (int k = 0; k < c->nstates; k++) {
+            int64_t half = b->r->N * numel(m, &c->states[k].shape);
+            RT_CUDA(m, cudaMemsetAsync(b->dstate[k] + b->dcur * half, 0, (size_t)half * sizeof(float), b->stream));
         }
+        RT_TRY(backward_program(b, SCHED_STEP, t));
+        b->dcur = 1 - b->dcur;
     }
-    if (r->T > 0) RT_TRY(backward_program(b, SCHED_HOIST, 0));
+    b->hcol0 = t0 * b->r->N;
+    b->hcols = (t1 - t0) * b->r->N;
+    return t1 > t0 ? backward_program(b, SCHED_HOIST, 0) : RNNCC_OK;
+}
+
+/* A layer-direction's backward, last: the adjoint of h0 into io->dh0. */
+static rnncc_status unit_backward_end(RtBind *b, const rnncc_grad_io *io) {
+    rnncc_model *m = b->m;
+    const IrCell *c = m->cell;
+    int u = b->unit->layer * m->dirs + b->unit->dir;
     for (int k = 0; io->dh0 && k < c->nstates; k++) {
         if (!io->dh0[k]) continue;
-        int64_t half = r->N * numel(m, &c->states[k].shape);
+        int64_t half = b->r->N * numel(m, &c->states[k].shape);
         RT_CUDA(m, cudaMemcpyAsync(io->dh0[k] + u * half, b->dstate[k] + (1 - b->dcur) * half, (size_t)half * sizeof(float),
                                    cudaMemcpyDeviceToDevice, b->stream));
     }
     return RNNCC_OK;
 }
 
-static rnncc_status issue_backward_data(rnncc_model *m, const rnncc_grad_io *io, const RtRegions *r, char *ws, char *reserve) {
+/* One layer-direction backward through time. */
+static rnncc_status unit_backward(RtBind *b, const rnncc_grad_io *io) {
+    RT_TRY(unit_backward_begin(b, io));
+    if (!b->persist) RT_TRY(unit_backward_chunk(b, 0, b->r->T));
+    else { /* the whole step loop in one launch; the adjoint of h0 ends in slot 0 (dhT's slot when T = 0) */
+        if (b->r->T > 0) RT_TRY(rt_persist_backward_launch(b));
+        b->dcur = 1; /* so that half 1 - dcur, in unit_backward_end, is slot 0 */
+        if (b->r->T > 0) RT_TRY(backward_program(b, SCHED_HOIST, 0));
+    }
+    return unit_backward_end(b, io);
+}
+
+/* Binds layer l, direction d for the backward: its lane and stream (lane: the direction, or the
+ * layer's parity in a wavefront), where its input's adjoint goes (target: the user's dx or the
+ * previous layer's output adjoint; per direction first when bidirectional) and its outputs' adjoints. */
+static void bind_backward(RtBind *b, rnncc_model *m, const rnncc_grad_io *io, const RtRegions *r, char *ws, char *reserve,
+                          int l, int d, float *target, int wave) {
     const IrCell *c = m->cell;
+    rt_bind(b, m, r, l, d, io->x, NULL, ws, reserve);
+    if (!wave) { /* layer after layer: a direction's stream carries every layer, in order */
+        b->lane = d;
+        b->stream = m->streams[d];
+        b->blas = m->cublas[d];
+    }
+    b->lengths = io->lengths ? (const int *)(ws + r->lengths) : NULL;
+    b->dx = !target ? NULL : m->dirs == 2 ? (float *)(ws + r->dx_dir[d]) : target;
+    for (int o = 0; o < c->noutputs; o++) {
+        int64_t D = b->ldy[o] / m->dirs;
+        const float *base = l == m->layers - 1 ? (io->dy ? io->dy[o] : NULL) : o == 0 ? (const float *)(ws + r->layer_dy[l % 2]) : NULL;
+        b->dy[o] = base ? base + d * D : NULL;
+    }
+}
+
+/* Where layer l's input adjoint goes: the user's dx, or the previous layer's output adjoint. */
+static float *input_adjoint(const rnncc_grad_io *io, const RtRegions *r, char *ws, int l) {
+    return l == 0 ? io->dx : (float *)(ws + r->layer_dy[(l - 1) % 2]);
+}
+
+/* Floats of layer l's input (a column of its input adjoint). */
+static int64_t input_len(const rnncc_model *m, int l) {
+    const IrCell *c = m->cell;
+    return l == 0 ? numel(m, &c->inputs[0].shape) : ir_node_len(c, c->outputs[0].node, m->dimval[0]) * m->dirs;
+}
+
+/* Whether the plan has hoisted element-wise groups: their backward kernels loop over whole
+ * sequences, so such a layer's hoisted backward cannot be cut into chunks of steps. */
+static int hoisted_groups(const Plan *p) {
+    for (int i = 0; i < p->ngroups; i++)
+        if (p->groups[i].program == SCHED_HOIST) return 1;
+    return 0;
+}
+
+/* A unidirectional stack's backward as a wavefront, the mirror of the forward's (rt_forward.c):
+ * the steps in RT_WAVE_CHUNKS chunks, the last first; layer l runs on stream l % 2 and takes
+ * chunk c (its steps, then its hoisted backward over the chunk's columns, which writes its input's
+ * adjoint there: the next layer down's output adjoint) once layer l+1 has finished chunk c, so
+ * neighbouring layers overlap. Layers l and l+2 share a stream and their buffers. Each chunk's
+ * columns of the input adjoint are zeroed just before the chunk: the layer above may still read
+ * the other chunks of that buffer (layers l+1 and l-1 share it). */
+static rnncc_status issue_backward_wavefront(rnncc_model *m, const rnncc_grad_io *io, const RtRegions *r, char *ws,
+                                             char *reserve) {
+    int64_t T = r->T, N = r->N, chunks = T < RT_WAVE_CHUNKS ? T : RT_WAVE_CHUNKS;
+    RT_CUDA(m, cudaEventRecord(m->events[0], m->streams[0])); /* stream 1 starts after the caller's work */
+    RT_CUDA(m, cudaStreamWaitEvent(m->streams[1], m->events[0], 0));
+    for (int l = m->layers - 1; l >= 0; l--) {
+        RtBind b;
+        int64_t in = input_len(m, l);
+        bind_backward(&b, m, io, r, ws, reserve, l, 0, input_adjoint(io, r, ws, l), 1);
+        RT_TRY(unit_backward_begin(&b, io));
+        for (int64_t ci = chunks - 1; ci >= 0; ci--) {
+            int64_t t0 = T * ci / chunks, t1 = T * (ci + 1) / chunks;
+            if (l < m->layers - 1) RT_CUDA(m, cudaStreamWaitEvent(b.stream, m->wave_events[(l + 1) * RT_WAVE_CHUNKS + ci], 0));
+            if (b.dx)
+                RT_CUDA(m, cudaMemsetAsync(b.dx + t0 * N * in, 0, (size_t)((t1 - t0) * N * in) * sizeof(float), b.stream));
+            RT_TRY(unit_backward_chunk(&b, t0, t1));
+            RT_CUDA(m, cudaEventRecord(m->wave_events[l * RT_WAVE_CHUNKS + ci], b.stream));
+        }
+        RT_TRY(unit_backward_end(&b, io));
+    }
+    RT_CUDA(m, cudaEventRecord(m->events[1], m->streams[1])); /* stream 0 ends after everything */
+    RT_CUDA(m, cudaStreamWaitEvent(m->streams[0], m->events[1], 0));
+    return RNNCC_OK;
+}
+
+static rnncc_status issue_backward_data(rnncc_model *m, const rnncc_grad_io *io, const RtRegions *r, char *ws, char *reserve) {
     const RtPersist *persist[2];
     RT_TRY(rt_persist_choose(m, io->N, 1, persist, NULL, 0));
-    int64_t D0 = ir_node_len(c, c->outputs[0].node, m->dimval[0]);
+    /* a persistent kernel takes every multiprocessor, so layers cannot overlap: layer after layer */
+    if (m->wavefront && r->T > 0 && !persist[0] && !hoisted_groups(m->plan)) return issue_backward_wavefront(m, io, r, ws, reserve);
     for (int l = m->layers - 1; l >= 0; l--) {
-        /* where this layer's input adjoint goes: the user's dx, or the previous layer's output adjoint */
-        float *target = l == 0 ? io->dx : (float *)(ws + r->layer_dy[(l - 1) % 2]);
-        int64_t in = l == 0 ? numel(m, &c->inputs[0].shape) : D0 * m->dirs;
+        float *target = input_adjoint(io, r, ws, l);
+        int64_t in = input_len(m, l);
         size_t in_bytes = (size_t)(r->T * r->N * in) * sizeof(float);
         if (m->dirs == 2) {
             RT_CUDA(m, cudaEventRecord(m->events[0], m->streams[0]));
@@ -176,21 +278,9 @@ static rnncc_status issue_backward_data(rnncc_model *m, const rnncc_grad_io *io,
         }
         for (int d = 0; d < m->dirs; d++) {
             RtBind b;
-            rt_bind(&b, m, r, l, d, io->x, NULL, ws, reserve);
-            /* layer after layer (no wavefront): a direction's stream carries every layer, in order */
-            b.lane = d;
-            b.stream = m->streams[d];
-            b.blas = m->cublas[d];
-            b.lengths = io->lengths ? (const int *)(ws + r->lengths) : NULL;
-            b.dx = !target ? NULL : m->dirs == 2 ? (float *)(ws + r->dx_dir[d]) : target;
+            bind_backward(&b, m, io, r, ws, reserve, l, d, target, 0);
             b.persist = persist[b.unit->layout != m->layout[0]];
             if (b.dx) RT_CUDA(m, cudaMemsetAsync(b.dx, 0, in_bytes, b.stream));
-            for (int o = 0; o < c->noutputs; o++) {
-                int64_t D = b.ldy[o] / m->dirs;
-                const float *base = l == m->layers - 1 ? (io->dy ? io->dy[o] : NULL)
-                                  : o == 0 ? (const float *)(ws + r->layer_dy[l % 2]) : NULL;
-                b.dy[o] = base ? base + d * D : NULL;
-            }
             RT_TRY(unit_backward(&b, io));
         }
         if (m->dirs == 2) {

@@ -41,7 +41,7 @@ void rt_bind(RtBind *b, rnncc_model *m, const RtRegions *r, int l, int d, const 
     }
     if (!r->training) return;
     for (int i = 0; i < m->plan->nbuffers; i++) b->dbufs[i] = (float *)(reserve + r->dbuf[u * m->plan->nbuffers + i]);
-    for (int k = 0; k < c->nstates; k++) b->dstate[k] = (float *)(ws + r->dstate[d * c->nstates + k]);
+    for (int k = 0; k < c->nstates; k++) b->dstate[k] = (float *)(ws + r->dstate[b->lane * c->nstates + k]);
     b->dparam = (float *)(reserve + r->dparam[u]);
 }
 

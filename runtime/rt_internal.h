@@ -73,7 +73,8 @@ typedef struct RtRegions {
     /* training only */
     size_t *dbuf;               /* reserve [units][nbuffers]: adjoints shaped like buf */
     size_t *dparam;             /* reserve [units]: vector-parameter accumulators, acc_rows x N */
-    size_t *dstate;             /* workspace [dirs][nstates]: three [N][S] slots (per step: two, ping-pong) */
+    size_t *dstate;             /* workspace [lanes][nstates]: three [N][S] slots (per step: two, ping-pong); a lane
+                                   per direction, or per layer parity in a wavefront */
     size_t dx_dir[2];           /* workspace: per direction [T*N][input] input adjoints (bidirectional) */
     size_t layer_dy[2];         /* workspace: adjoints of inner layers' outputs, ping-pong [T][N][D0*dirs] */
 } RtRegions;

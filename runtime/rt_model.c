@@ -190,7 +190,8 @@ static rnncc_status setup_device(rnncc_model *m) {
     m->use_graphs = !(g && strcmp(g, "0") == 0);
     m->profile_persist = pp && strcmp(pp, "1") == 0;
     /* Layers overlap by chunks of time; the second direction would need all of the previous
-     * layer first, so bidirectional stacks run layer after layer. RNNCC_WAVEFRONT=0: off. */
+     * layer first, so bidirectional stacks run layer after layer. The backward runs the mirror
+     * wavefront (rt_backward.c). RNNCC_WAVEFRONT=0: both off. */
     m->wavefront = m->dirs == 1 && m->layers > 1 && !(w && strcmp(w, "0") == 0);
     if (m->wavefront) {
         m->wave_events = arena_array(&m->arena, (size_t)m->layers * RT_WAVE_CHUNKS, sizeof *m->wave_events);

@@ -54,7 +54,8 @@ rnncc_status rt_regions(rnncc_model *m, int64_t T, int64_t N, int training, RtRe
     r->buf_stride = calloc((size_t)r->slots * (size_t)(p->nbuffers + 1), sizeof *r->buf_stride);
     r->dbuf = calloc((size_t)m->nunits * (size_t)(p->nbuffers + 1), sizeof *r->dbuf);
     r->dparam = calloc((size_t)m->nunits + 1, sizeof *r->dparam);
-    r->dstate = calloc((size_t)m->dirs * (size_t)(c->nstates + 1), sizeof *r->dstate);
+    int lanes = m->wavefront ? 2 : m->dirs; /* the state adjoints' owners: rt_bind's lanes */
+    r->dstate = calloc((size_t)lanes * (size_t)(c->nstates + 1), sizeof *r->dstate);
     if (!r->buf || !r->state || !r->layer_out || !r->buf_stride || !r->dbuf || !r->dparam || !r->dstate) {
         rt_regions_free(r);
         return rt_fail(m, RNNCC_ERR_NOMEM, "out of host memory");
@@ -87,7 +88,7 @@ rnncc_status rt_regions(rnncc_model *m, int64_t T, int64_t N, int training, RtRe
             for (int b = 0; b < p->nbuffers; b++) r->dbuf[u * p->nbuffers + b] = take(&rs, mul3(T * N, L->buffer_width[b], 1, &ok));
             r->dparam[u] = take(&rs, mul3(L->acc_rows, N, 1, &ok));
         }
-        for (int d = 0; d < m->dirs; d++)
+        for (int d = 0; d < lanes; d++)
             for (int k = 0; k < c->nstates; k++)
                 r->dstate[d * c->nstates + k] = take(&ws, mul3(3, N, ir_shape_numel(&c->states[k].shape, m->dimval[0]), &ok));
         int64_t in = ir_shape_numel(&c->inputs[0].shape, m->dimval[0]);

@@ -312,9 +312,11 @@ static const Config configs[] = {
     {3, 0, 1, 1, 5, 2, 16, 24, RNNCC_FP32, 0, 0, CUBLAS, 0},
     {1, 0, 0, 1, 1, 1, 16, 37, RNNCC_FP32, 1, 0, CUBLAS, 0},
     {1, 1, 1, 1, 8, 4, 32, 64, RNNCC_TF32, 1, 0, CUBLAS, 0},
-    /* stacks of one direction run as a wavefront over chunks of time: fewer steps than chunks,
-     * chunks of unequal length, and the same stacks layer after layer */
+    /* stacks of one direction run as a wavefront over chunks of time, forward and backward:
+     * fewer steps than chunks, chunks of unequal length, tf32, and the same stacks layer after layer */
     {2, 0, 1, 0, 3, 3, 16, 24, RNNCC_FP32, 1, 0, CUBLAS, 0},
+    {2, 0, 1, 1, 2, 3, 16, 24, RNNCC_FP32, 1, 0, CUBLAS, 0},
+    {2, 0, 0, 1, 9, 4, 32, 64, RNNCC_TF32, 1, 0, CUBLAS, 0},
     {4, 0, 1, 1, 11, 3, 16, 24, RNNCC_FP32, 1, 0, CUBLAS, 0},
     {3, 0, 0, 0, 9, 2, 16, 24, RNNCC_FP32, 0, 0, CUBLAS, 0},
     {3, 0, 1, 1, 7, 3, 16, 24, RNNCC_FP32, 1, 1, CUBLAS, 0},
