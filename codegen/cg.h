@@ -23,6 +23,10 @@
  *   - Order: the hoisted program once per layer and direction: for k = 0.. its group k
  *     kernel (if any), then its phase-k GEMMs. Then for t = 0..T-1 the step program: for
  *     k = 0.. step group k (if any), then the step GEMMs of phase k. Same stream, in order.
+ *   - Every kernel's first statement is RNN_AFTER_PREDECESSOR() (codegen/prelude.cuh), so the
+ *     runtime may launch it as a programmatic dependent of the kernel before it (on sm_90 and
+ *     later it does so for the forward's kernels): it waits there until that kernel's writes are
+ *     visible.
  *   - RnnArgs: params, x/ldx, buf[] (plan buffers; GEMM results column-major per column:
  *     column c of buffer B at buf[B] + c * buffer_width[B]), state_prev/state_next (the
  *     runtime swaps them between steps), y/ldy, lengths (NULL: all T; each in 0..T, the

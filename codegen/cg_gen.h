@@ -95,7 +95,8 @@ int64_t cg_items(const PlanLayout *layout, int group, int64_t T, int64_t N, int 
  * uses): emit(g, grp, J) with g->out = body at the given indentation. 0 (body freed) on failure. */
 int cg_emit_body(Gen *g, StrBuf *out, StrBuf *body, int indent, int (*emit)(Gen *, const SchedGroup *, int64_t),
                  const SchedGroup *grp, int64_t J);
-/* Opens a kernel: its signature and the grid-stride loop over items = items_per_element * J. */
+/* Opens a kernel: its signature, RNN_AFTER_PREDECESSOR() (the launch contract, cg.h) and the grid-stride
+ * loop over items = items_per_element * J. */
 void cg_open_kernel(StrBuf *out, const char *kname, const char *items_per_element, const char *J);
 
 #endif

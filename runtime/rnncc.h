@@ -123,8 +123,9 @@ float *rnncc_model_weights(rnncc_model *model, int64_t *count);
 
 /* Which backend a pass over N sequences runs on, and why in words into why (may be NULL; 640 bytes
  * hold it), e.g. "persistent: step weights 16.8 MB fit on chip: ...; tile ...: the fastest of 7
- * measured". The persistent kernel's tile is searched (or read from the cache) and the kernel
- * compiled (or loaded from the cache) on its first use. */
+ * measured"; on cuBLAS, a unidirectional stack's ends with how its layers run ("; layers overlap
+ * as a wavefront"). The persistent kernel's tile is searched (or read from the cache) and the
+ * kernel compiled (or loaded from the cache) on its first use. */
 rnncc_status rnncc_model_backend(rnncc_model *model, int64_t N, rnncc_backend *backend, char *why, size_t why_size);
 /* The same for a backward pass (rnncc_backward_data) over N sequences: its step loop runs on
  * the persistent backend when the transposed step weights fit on chip, by the same rule. */

@@ -202,6 +202,7 @@ static void bind_backward(RtBind *b, rnncc_model *m, const rnncc_grad_io *io, co
         b->lane = d;
         b->stream = m->streams[d];
         b->blas = m->cublas[d];
+        for (int k = 0; k < c->nstates; k++) b->dstate[k] = (float *)(ws + r->dstate[d * c->nstates + k]); /* the lane's */
     }
     b->lengths = io->lengths ? (const int *)(ws + r->lengths) : NULL;
     b->dx = !target ? NULL : m->dirs == 2 ? (float *)(ws + r->dx_dir[d]) : target;
@@ -240,16 +241,15 @@ static int hoisted_groups(const Plan *p) {
  * the other chunks of that buffer (layers l+1 and l-1 share it). */
 static rnncc_status issue_backward_wavefront(rnncc_model *m, const rnncc_grad_io *io, const RtRegions *r, char *ws,
                                              char *reserve) {
-    int64_t T = r->T, N = r->N, chunks = T < RT_WAVE_CHUNKS ? T : RT_WAVE_CHUNKS;
-    RT_CUDA(m, cudaEventRecord(m->events[0], m->streams[0])); /* stream 1 starts after the caller's work */
-    RT_CUDA(m, cudaStreamWaitEvent(m->streams[1], m->events[0], 0));
+    int64_t T = r->T, N = r->N, t0, t1;
+    RT_TRY(rt_fork_lanes(m)); /* stream 1 starts after the caller's work */
     for (int l = m->layers - 1; l >= 0; l--) {
         RtBind b;
         int64_t in = input_len(m, l);
         bind_backward(&b, m, io, r, ws, reserve, l, 0, input_adjoint(io, r, ws, l), 1);
         RT_TRY(unit_backward_begin(&b, io));
-        for (int64_t ci = chunks - 1; ci >= 0; ci--) {
-            int64_t t0 = T * ci / chunks, t1 = T * (ci + 1) / chunks;
+        for (int64_t ci = rt_wave_chunks(T) - 1; ci >= 0; ci--) {
+            rt_wave_chunk(T, ci, &t0, &t1);
             if (l < m->layers - 1) RT_CUDA(m, cudaStreamWaitEvent(b.stream, m->wave_events[(l + 1) * RT_WAVE_CHUNKS + ci], 0));
             if (b.dx)
                 RT_CUDA(m, cudaMemsetAsync(b.dx + t0 * N * in, 0, (size_t)((t1 - t0) * N * in) * sizeof(float), b.stream));
@@ -258,24 +258,21 @@ static rnncc_status issue_backward_wavefront(rnncc_model *m, const rnncc_grad_io
         }
         RT_TRY(unit_backward_end(&b, io));
     }
-    RT_CUDA(m, cudaEventRecord(m->events[1], m->streams[1])); /* stream 0 ends after everything */
-    RT_CUDA(m, cudaStreamWaitEvent(m->streams[0], m->events[1], 0));
-    return RNNCC_OK;
+    return rt_join_lanes(m); /* stream 0 ends after everything */
 }
+
+int rt_backward_waves(const rnncc_model *m) { return m->wavefront && !hoisted_groups(m->plan); }
 
 static rnncc_status issue_backward_data(rnncc_model *m, const rnncc_grad_io *io, const RtRegions *r, char *ws, char *reserve) {
     const RtPersist *persist[2];
     RT_TRY(rt_persist_choose(m, io->N, 1, persist, NULL, 0));
     /* a persistent kernel takes every multiprocessor, so layers cannot overlap: layer after layer */
-    if (m->wavefront && r->T > 0 && !persist[0] && !hoisted_groups(m->plan)) return issue_backward_wavefront(m, io, r, ws, reserve);
+    if (rt_backward_waves(m) && r->T > 0 && !persist[0]) return issue_backward_wavefront(m, io, r, ws, reserve);
     for (int l = m->layers - 1; l >= 0; l--) {
         float *target = input_adjoint(io, r, ws, l);
         int64_t in = input_len(m, l);
         size_t in_bytes = (size_t)(r->T * r->N * in) * sizeof(float);
-        if (m->dirs == 2) {
-            RT_CUDA(m, cudaEventRecord(m->events[0], m->streams[0]));
-            RT_CUDA(m, cudaStreamWaitEvent(m->streams[1], m->events[0], 0));
-        }
+        if (m->dirs == 2) RT_TRY(rt_fork_lanes(m));
         for (int d = 0; d < m->dirs; d++) {
             RtBind b;
             bind_backward(&b, m, io, r, ws, reserve, l, d, target, 0);
@@ -284,8 +281,7 @@ static rnncc_status issue_backward_data(rnncc_model *m, const rnncc_grad_io *io,
             RT_TRY(unit_backward(&b, io));
         }
         if (m->dirs == 2) {
-            RT_CUDA(m, cudaEventRecord(m->events[1], m->streams[1]));
-            RT_CUDA(m, cudaStreamWaitEvent(m->streams[0], m->events[1], 0));
+            RT_TRY(rt_join_lanes(m));
             if (target) { /* the two directions' input adjoints add up */
                 const float one = 1;
                 RT_CUBLAS(m, cublasSetStream(m->cublas[0], m->streams[0]));

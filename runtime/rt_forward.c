@@ -122,10 +122,7 @@ static rnncc_status unit_end(RtBind *is, const rnncc_io *io) {
 static rnncc_status issue_layers(rnncc_model *m, const rnncc_io *io, const RtRegions *r, char *ws, char *reserve,
                                  const RtPersist *const persist[2]) {
     for (int l = 0; l < m->layers; l++) {
-        if (m->dirs == 2) { /* both directions wait for everything before this layer */
-            RT_CUDA(m, cudaEventRecord(m->events[0], m->streams[0]));
-            RT_CUDA(m, cudaStreamWaitEvent(m->streams[1], m->events[0], 0));
-        }
+        if (m->dirs == 2) RT_TRY(rt_fork_lanes(m)); /* both directions wait for everything before this layer */
         for (int d = 0; d < m->dirs; d++) {
             RtBind is;
             rt_bind(&is, m, r, l, d, io->x, io->y, ws, reserve);
@@ -140,10 +137,7 @@ static rnncc_status issue_layers(rnncc_model *m, const rnncc_io *io, const RtReg
             RT_TRY(unit_chunk(&is, 0, io->T));
             RT_TRY(unit_end(&is, io));
         }
-        if (m->dirs == 2) {
-            RT_CUDA(m, cudaEventRecord(m->events[1], m->streams[1]));
-            RT_CUDA(m, cudaStreamWaitEvent(m->streams[0], m->events[1], 0));
-        }
+        if (m->dirs == 2) RT_TRY(rt_join_lanes(m));
     }
     return RNNCC_OK;
 }
@@ -153,9 +147,8 @@ static rnncc_status issue_layers(rnncc_model *m, const rnncc_io *io, const RtReg
  * neighbouring layers overlap. Layers l and l+2 share a stream (and, in inference, their
  * buffers), so they never overlap each other. */
 static rnncc_status issue_wavefront(rnncc_model *m, const rnncc_io *io, const RtRegions *r, char *ws, char *reserve) {
-    int64_t chunks = io->T < RT_WAVE_CHUNKS ? io->T : RT_WAVE_CHUNKS;
-    RT_CUDA(m, cudaEventRecord(m->events[0], m->streams[0])); /* stream 1 starts after the caller's work */
-    RT_CUDA(m, cudaStreamWaitEvent(m->streams[1], m->events[0], 0));
+    int64_t chunks = rt_wave_chunks(io->T), t0, t1;
+    RT_TRY(rt_fork_lanes(m)); /* stream 1 starts after the caller's work */
     for (int l = 0; l < m->layers; l++) {
         RtBind is;
         rt_bind(&is, m, r, l, 0, io->x, io->y, ws, reserve);
@@ -163,12 +156,31 @@ static rnncc_status issue_wavefront(rnncc_model *m, const rnncc_io *io, const Rt
         RT_TRY(unit_begin(&is, io));
         for (int64_t c = 0; c < chunks; c++) {
             if (l > 0) RT_CUDA(m, cudaStreamWaitEvent(is.stream, m->wave_events[(l - 1) * RT_WAVE_CHUNKS + c], 0));
-            RT_TRY(unit_chunk(&is, io->T * c / chunks, io->T * (c + 1) / chunks));
+            rt_wave_chunk(io->T, c, &t0, &t1);
+            RT_TRY(unit_chunk(&is, t0, t1));
             RT_CUDA(m, cudaEventRecord(m->wave_events[l * RT_WAVE_CHUNKS + c], is.stream));
         }
         RT_TRY(unit_end(&is, io));
     }
-    RT_CUDA(m, cudaEventRecord(m->events[1], m->streams[1])); /* stream 0 ends after everything */
+    return rt_join_lanes(m); /* stream 0 ends after everything */
+}
+
+int64_t rt_wave_chunks(int64_t T) { return T < RT_WAVE_CHUNKS ? T : RT_WAVE_CHUNKS; }
+
+void rt_wave_chunk(int64_t T, int64_t c, int64_t *t0, int64_t *t1) {
+    int64_t chunks = rt_wave_chunks(T);
+    *t0 = T * c / chunks;
+    *t1 = T * (c + 1) / chunks;
+}
+
+rnncc_status rt_fork_lanes(rnncc_model *m) {
+    RT_CUDA(m, cudaEventRecord(m->events[0], m->streams[0]));
+    RT_CUDA(m, cudaStreamWaitEvent(m->streams[1], m->events[0], 0));
+    return RNNCC_OK;
+}
+
+rnncc_status rt_join_lanes(rnncc_model *m) {
+    RT_CUDA(m, cudaEventRecord(m->events[1], m->streams[1]));
     RT_CUDA(m, cudaStreamWaitEvent(m->streams[0], m->events[1], 0));
     return RNNCC_OK;
 }

@@ -2,14 +2,16 @@
  * default heuristic picks slow kernels for the skinny, latency-bound GEMMs of a recurrent
  * step (measured: 27 us instead of ~4 us for [512 x 8 x 128] fp32), so each distinct shape's
  * candidates are timed once, outside any graph capture, and the winner is replayed. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "rt_internal.h"
 
-/* Heuristic candidates asked for; rounds, and the shortest run of back-to-back launches (ms) and its
- * most launches, in the timing of candidates (time_candidates). */
-enum { CANDIDATES = 8, TUNE_ROUNDS = 5, TUNE_MAX_REPS = 20 };
+/* Heuristic candidates asked for; in the timing of candidates (time_candidates): rounds, launches
+ * of the probe that sizes a run, the length a run of back-to-back launches aims at (ms), and its
+ * most launches. */
+enum { CANDIDATES = 8, TUNE_ROUNDS = 5, TUNE_PROBE_REPS = 4, TUNE_MAX_REPS = 20 };
 #define TUNE_BATCH_MS 0.3f
 
 static int alignment(const void *p) {
@@ -47,20 +49,24 @@ static float batch_time(rnncc_model *m, RtGemmEntry *e, const cublasLtMatmulAlgo
 
 /* Times the n candidates on scratch output: med[i] is candidate i's time per launch (-1: it does
  * not run); returns the fastest's index, or -1 when none runs. Key idea: a pass replays a step
- * GEMM back to back, so a candidate is timed as runs of back-to-back launches (at least
- * TUNE_BATCH_MS long), not one launch at a time: one launch's time is mostly launch latency and
- * noise (the large LSTM's tf32 step GEMM: 27-43 us a launch, 14-27 back to back, where the order
- * of the candidates changes). TUNE_ROUNDS rounds take the candidates in turn, so that a change of
+ * GEMM back to back, so a candidate is timed as runs of back-to-back launches (about
+ * TUNE_BATCH_MS long, at most TUNE_MAX_REPS launches, sized by a short warm probe), not one
+ * launch at a time: one launch's time is mostly launch latency and noise (the large LSTM's tf32
+ * step GEMM: 27-43 us a launch, 14-27 back to back, where the order of the candidates changes). TUNE_ROUNDS rounds take the candidates in turn, so that a change of
  * clocks falls on all of them, and each is judged by its median round. */
 static int time_candidates(rnncc_model *m, RtGemmEntry *e, const cublasLtMatmulAlgo_t *cand, int n, const float *a,
                            const float *b, float *scratch, void *ws, size_t wsb, cudaStream_t stream, float *med) {
     float t[CANDIDATES][TUNE_ROUNDS], first = -1;
-    for (int i = 0; i < n; i++) { /* a warm-up launch each (-1: it does not run), and how long one takes */
+    for (int i = 0; i < n; i++) /* a warm-up launch each (its first use: loading, latency); -1: it does not run */
         med[i] = batch_time(m, e, &cand[i], 1, a, b, scratch, ws, wsb, stream);
+    for (int i = 0; i < n; i++) { /* a short warm run each: how long a launch takes back to back */
+        int probe = med[i] > 4 * TUNE_BATCH_MS ? 1 : TUNE_PROBE_REPS; /* a long GEMM's runs are one launch anyway */
+        if (med[i] >= 0) med[i] = batch_time(m, e, &cand[i], probe, a, b, scratch, ws, wsb, stream);
         if (med[i] >= 0 && (first < 0 || med[i] < first)) first = med[i];
     }
     if (first < 0) return -1;
-    int reps = first * TUNE_MAX_REPS < TUNE_BATCH_MS ? TUNE_MAX_REPS : (int)(TUNE_BATCH_MS / first) + 1;
+    int reps = (int)ceilf(TUNE_BATCH_MS / first);
+    reps = reps < 1 ? 1 : reps > TUNE_MAX_REPS ? TUNE_MAX_REPS : reps;
     for (int r = 0; r < TUNE_ROUNDS; r++)
         for (int i = 0; i < n; i++)
             if (med[i] >= 0 && (t[i][r] = batch_time(m, e, &cand[i], reps, a, b, scratch, ws, wsb, stream)) < 0) med[i] = -1;
@@ -113,7 +119,12 @@ static rnncc_status make_entry(rnncc_model *m, RtGemmEntry *e, const float *a, c
                        (long long)k->n, (long long)k->k);
     e->algo = res[0].algo;
     e->candidates = found;
-    if (!may_time || found == 1) return RNNCC_OK;
+    int capturing = -1;
+    if (may_time) RT_TRY(rt_streams_capturing(m, &capturing));
+    if (!may_time || capturing >= 0 || found == 1) return RNNCC_OK;
+    /* alone on the GPU: a wavefront's or the other direction's work on the other stream would
+     * time into the candidates (what it waits for is already issued, so this cannot hang) */
+    for (int i = 0; i < 2; i++) RT_CUDA(m, cudaStreamSynchronize(m->streams[i]));
     cublasLtMatmulAlgo_t cand[CANDIDATES];
     for (int i = 0; i < found; i++) cand[i] = res[i].algo;
     float *scratch = NULL;

@@ -135,7 +135,7 @@ typedef struct RtGraph {
 /* Chunks of the time axis in a layer wavefront. */
 enum { RT_WAVE_CHUNKS = 4 };
 
-/* Bytes of each cuBLAS / cuBLASLt workspace (one per direction stream). */
+/* Bytes of each cuBLAS / cuBLASLt workspace (one per stream lane: a direction, or a layer parity in a wavefront). */
 #define RT_CUBLAS_WS ((size_t)32 << 20)
 
 struct rnncc_model {
@@ -156,9 +156,9 @@ struct rnncc_model {
     int nunits;
     int64_t weight_count;
     float *weights;             /* device */
-    cublasHandle_t cublas[2];   /* one per direction stream */
+    cublasHandle_t cublas[2];   /* one per stream lane */
     void *cublas_ws[2];         /* device: cuBLAS workspaces, so graph capture never allocates */
-    cudaStream_t streams[2];    /* capture streams: direction 0 and 1 */
+    cudaStream_t streams[2];    /* the lanes' streams (directions, or a wavefront's layer parities); captured */
     cudaEvent_t events[4];
     cudaEvent_t tevents[2];     /* timing GEMM candidates */
     RtGraph graph[3];           /* forward, backward data, backward weights */
@@ -168,8 +168,9 @@ struct rnncc_model {
     float *ones;                /* device: ones for summing accumulators over sequences */
     int64_t ones_len;
     int use_graphs;             /* RNNCC_GRAPHS=0 turns graph capture off */
-    int wavefront;              /* unidirectional stacks: layer l+1 runs chunk c while layer l runs c+1 */
-    cudaEvent_t *wave_events;   /* [layers][RT_WAVE_CHUNKS]: layer l has finished chunk c */
+    int wavefront;              /* unidirectional stacks: layer l+1 runs chunk c while layer l runs c+1
+                                   (backward: layer l runs chunk c while layer l+1 runs c-1) */
+    cudaEvent_t *wave_events;   /* [layers][RT_WAVE_CHUNKS]: layer l has finished chunk c (either wavefront) */
     RtCache cache;
     char arch[16];
     /* the persistent backend */
@@ -272,6 +273,14 @@ double rt_now_ms(void);
 rnncc_status rt_issue_forward(rnncc_model *m, const rnncc_io *io, const RtRegions *r, char *ws, char *reserve);
 /* Makes stream's later work wait for the model's streams' work (and the reverse, before). */
 rnncc_status rt_join_user_stream(rnncc_model *m, cudaStream_t user, int before);
+/* Makes stream 1's later work wait for stream 0's work so far (fork), or the reverse (join). */
+rnncc_status rt_fork_lanes(rnncc_model *m);
+rnncc_status rt_join_lanes(rnncc_model *m);
+/* A wavefront's chunks of T steps (at most RT_WAVE_CHUNKS, none empty), and chunk c's steps t0 .. t1-1. */
+int64_t rt_wave_chunks(int64_t T);
+void rt_wave_chunk(int64_t T, int64_t c, int64_t *t0, int64_t *t1);
+/* Whether the backward of a model's per-step layers runs as a wavefront (rt_backward.c). */
+int rt_backward_waves(const rnncc_model *m);
 
 /* Which of the model's streams is in a capture (rnncc's own, or a caller's it joined) into
  * *capturing: its index, or -1 for none. */

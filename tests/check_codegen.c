@@ -262,6 +262,17 @@ static void compile_ok(const char *source, const char *name, const char *arch) {
     rt_nvrtc_result_free(&res);
 }
 
+/* Kernel name is defined in src (from path) by the launch contract's signature, and waits for the
+ * kernel before it first: the runtime may launch it as a programmatic dependent (codegen/cg.h). */
+static void assert_kernel_defined(const char *src, const char *path, const char *name) {
+    char def[400];
+    snprintf(def, sizeof def, "extern \"C\" __global__ void __launch_bounds__(%d) %s(const RnnArgs a)", CG_BLOCK_SIZE, name);
+    const char *d = strstr(src, def);
+    ck_assert_msg(d, "%s: no definition of %s", path, name);
+    const char *first = "\n{\n    RNN_AFTER_PREDECESSOR();\n";
+    ck_assert_msg(strncmp(d + strlen(def), first, strlen(first)) == 0, "%s: %s reads before it waits", path, name);
+}
+
 START_TEST(shipped_cells_emit_and_compile) {
     char **paths;
     int n = tu_list_cells(&paths);
@@ -286,32 +297,19 @@ START_TEST(shipped_cells_emit_and_compile) {
                     ck_assert_msg(strncmp(list, " ", 1) == 0 && strncmp(list + 1, name, strlen(name)) == 0,
                                   "%s: kernel %d is not %s in the header", paths[i], g, name);
                     list += 1 + strlen(name);
-                    char def[400];
-                    snprintf(def, sizeof def, "extern \"C\" __global__ void __launch_bounds__(%d) %s(const RnnArgs a)",
-                             CG_BLOCK_SIZE, name);
-                    const char *d = strstr(a, def);
-                    ck_assert_msg(d, "%s: no definition of %s", paths[i], name);
-                    /* it waits for the kernel before it first: the runtime may launch it as a programmatic dependent */
-                    const char *first = "\n{\n    RNN_AFTER_PREDECESSOR();\n";
-                    ck_assert_msg(strncmp(d + strlen(def), first, strlen(first)) == 0, "%s: %s reads before it waits", paths[i], name);
+                    assert_kernel_defined(a, paths[i], name);
                 }
                 ck_assert_int_eq(*list, '\n');
                 /* and the backward kernels, on the next line */
                 ck_assert_int_eq(strncmp(list, "\n// rnncc-backward-kernels:", 27), 0);
                 list += 27;
                 for (int g = 0; g < L->plan->ngroups; g++) {
-                    char name[256], def[400];
+                    char name[256];
                     ck_assert_int_gt(cg_backward_kernel_name(L->plan, g, name, sizeof name), 0);
                     ck_assert_msg(strncmp(list, " ", 1) == 0 && strncmp(list + 1, name, strlen(name)) == 0,
                                   "%s: backward kernel %d is not %s in the header", paths[i], g, name);
                     list += 1 + strlen(name);
-                    snprintf(def, sizeof def, "extern \"C\" __global__ void __launch_bounds__(%d) %s(const RnnArgs a)",
-                             CG_BLOCK_SIZE, name);
-                    const char *d = strstr(a, def);
-                    ck_assert_msg(d, "%s: no definition of %s", paths[i], name);
-                    /* it waits for the kernel before it first: the runtime may launch it as a programmatic dependent */
-                    const char *first = "\n{\n    RNN_AFTER_PREDECESSOR();\n";
-                    ck_assert_msg(strncmp(d + strlen(def), first, strlen(first)) == 0, "%s: %s reads before it waits", paths[i], name);
+                    assert_kernel_defined(a, paths[i], name);
                 }
                 ck_assert_int_eq(*list, '\n');
                 compile_ok(a, c->name, "sm_90");

@@ -317,6 +317,10 @@ static const Config configs[] = {
     {2, 0, 1, 0, 3, 3, 16, 24, RNNCC_FP32, 1, 0, CUBLAS, 0},
     {2, 0, 1, 1, 2, 3, 16, 24, RNNCC_FP32, 1, 0, CUBLAS, 0},
     {2, 0, 0, 1, 9, 4, 32, 64, RNNCC_TF32, 1, 0, CUBLAS, 0},
+    {3, 0, 1, 1, 37, 32, 64, 128, RNNCC_FP32, 1, 0, CUBLAS, 0}, /* big enough for the two streams to overlap */
+    /* no steps: the backward hands dhT to dh0 (both backends) */
+    {2, 0, 0, 1, 0, 3, 16, 24, RNNCC_FP32, 1, 0, CUBLAS, 0},
+    {2, 0, 0, 1, 0, 3, 16, 24, RNNCC_FP32, 1, 0, PERSIST, 0},
     {4, 0, 1, 1, 11, 3, 16, 24, RNNCC_FP32, 1, 0, CUBLAS, 0},
     {3, 0, 0, 0, 9, 2, 16, 24, RNNCC_FP32, 0, 0, CUBLAS, 0},
     {3, 0, 1, 1, 7, 3, 16, 24, RNNCC_FP32, 1, 1, CUBLAS, 0},
@@ -608,7 +612,28 @@ START_TEST(backend_choice_is_stated) {
     ck_assert_msg(rnncc_model_create(p, &sdesc, &bi) == RNNCC_OK, "%s", rnncc_model_error(bi));
     ck_assert_int_eq(rnncc_model_backend(bi, 48, &b, why, sizeof why), RNNCC_OK);
     ck_assert_msg(b == RNNCC_BACKEND_CUBLAS && strstr(why, "batch 48 > 32 (fp32, stacked)"), "%s", why);
+    ck_assert_msg(strstr(why, "; layers overlap as a wavefront"), "%s", why);
+    ck_assert_int_eq(rnncc_model_backward_backend(bi, 48, &b, why, sizeof why), RNNCC_OK);
+    ck_assert_msg(b == RNNCC_BACKEND_CUBLAS && strstr(why, "; layers overlap as a wavefront"), "%s", why);
     rnncc_model_destroy(bi);
+    /* a stack whose plan has a hoisted element-wise kernel (tanh(x)) runs its backward layer after layer */
+    {
+        static const char src[] = "cell hx(x[I]) -> h {\n    state h[H]\n    param W[H, I], U[H, H], b[H]\n"
+                                  "    h' = tanh(W @ tanh(x) + U @ h + b)\n}\n";
+        rnncc_program *hp = NULL;
+        ck_assert_int_eq(rnncc_compile_string(src, sizeof src - 1, "hx.cell", NULL, &hp), RNNCC_OK);
+        ck_assert_msg(rnncc_model_create(hp, &sdesc, &bi) == RNNCC_OK, "%s", rnncc_model_error(bi));
+        ck_assert_int_eq(rnncc_model_backend(bi, 48, &b, why, sizeof why), RNNCC_OK);
+        ck_assert_msg(b == RNNCC_BACKEND_CUBLAS && strstr(why, "; layers overlap as a wavefront"), "%s", why);
+        ck_assert_int_eq(rnncc_model_backward_backend(bi, 48, &b, why, sizeof why), RNNCC_OK);
+        ck_assert_msg(strstr(why, "; layers one after another (hoisted element-wise kernels)"), "%s", why);
+        RtVerify v = {.T = 9, .N = 48, .varlen = 1, .backward = 1, .seed = 3};
+        ck_assert_msg(rt_verify(bi, &v) == RNNCC_OK, "%s", rnncc_model_error(bi));
+        ck_assert_double_le(v.worst, 1e-5);
+        ck_assert_double_le(v.grad_worst, 1e-4);
+        rnncc_model_destroy(bi);
+        rnncc_program_destroy(hp);
+    }
     ck_assert_int_eq(rnncc_model_backend(m, -1, &b, NULL, 0), RNNCC_ERR_INVALID_ARGUMENT);
     ck_assert_msg(strstr(rnncc_model_error(m), "N is -1"), "%s", rnncc_model_error(m));
     rnncc_model_destroy(m);
