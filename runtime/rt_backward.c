@@ -197,13 +197,7 @@ static rnncc_status unit_backward(RtBind *b, const rnncc_grad_io *io) {
 static void bind_backward(RtBind *b, rnncc_model *m, const rnncc_grad_io *io, const RtRegions *r, char *ws, char *reserve,
                           int l, int d, float *target, int wave) {
     const IrCell *c = m->cell;
-    rt_bind(b, m, r, l, d, io->x, NULL, ws, reserve);
-    if (!wave) { /* layer after layer: a direction's stream carries every layer, in order */
-        b->lane = d;
-        b->stream = m->streams[d];
-        b->blas = m->cublas[d];
-        for (int k = 0; k < c->nstates; k++) b->dstate[k] = (float *)(ws + r->dstate[d * c->nstates + k]); /* the lane's */
-    }
+    rt_bind(b, m, r, l, d, wave ? l % 2 : d, io->x, NULL, ws, reserve); /* layer after layer: a direction's lane */
     b->lengths = io->lengths ? (const int *)(ws + r->lengths) : NULL;
     b->dx = !target ? NULL : m->dirs == 2 ? (float *)(ws + r->dx_dir[d]) : target;
     for (int o = 0; o < c->noutputs; o++) {
@@ -323,10 +317,7 @@ static rnncc_status weights_job(void *p) {
     for (int l = 0; l < m->layers; l++)
         for (int d = 0; d < m->dirs; d++) {
             RtBind b;
-            rt_bind(&b, m, r, l, d, job->io->x, NULL, job->ws, job->reserve);
-            b.lane = 0;
-            b.blas = m->cublas[0];
-            b.stream = m->streams[0];
+            rt_bind(&b, m, r, l, d, 0, job->io->x, NULL, job->ws, job->reserve);
             const PlanLayout *L = b.unit->layout;
             for (int j = 0; cols > 0 && j < m->plan->ngemms; j++) {
                 const SchedGemm *g = &m->plan->gemms[j];

@@ -11,8 +11,8 @@ int rt_slot(const rnncc_model *m, int training, int l, int d) {
     return training ? l * m->dirs + d : m->wavefront ? l % 2 : d;
 }
 
-void rt_bind(RtBind *b, rnncc_model *m, const RtRegions *r, int l, int d, const float *x, float *const *y, char *ws,
-             char *reserve) {
+void rt_bind(RtBind *b, rnncc_model *m, const RtRegions *r, int l, int d, int lane, const float *x, float *const *y,
+             char *ws, char *reserve) {
     const IrCell *c = m->cell;
     char *keep = r->training ? reserve : ws;
     int u = l * m->dirs + d;
@@ -21,7 +21,7 @@ void rt_bind(RtBind *b, rnncc_model *m, const RtRegions *r, int l, int d, const 
     b->r = r;
     b->unit = &m->units[u];
     b->slot = rt_slot(m, r->training, l, d);
-    b->lane = m->wavefront ? l % 2 : d;
+    b->lane = lane;
     b->stream = m->streams[b->lane];
     b->blas = m->cublas[b->lane];
     b->hcol0 = 0;

@@ -125,14 +125,9 @@ static rnncc_status issue_layers(rnncc_model *m, const rnncc_io *io, const RtReg
         if (m->dirs == 2) RT_TRY(rt_fork_lanes(m)); /* both directions wait for everything before this layer */
         for (int d = 0; d < m->dirs; d++) {
             RtBind is;
-            rt_bind(&is, m, r, l, d, io->x, io->y, ws, reserve);
+            rt_bind(&is, m, r, l, d, d, io->x, io->y, ws, reserve); /* layer after layer: a direction's lane */
             is.lengths = io->lengths ? (const int *)(ws + r->lengths) : NULL;
             is.persist = persist[is.unit->layout != m->layout[0]];
-            if (m->dirs == 1) { /* a stack bound for a wavefront (lane l % 2) runs here on one stream, in order */
-                is.lane = 0;
-                is.stream = m->streams[0];
-                is.blas = m->cublas[0];
-            }
             RT_TRY(unit_begin(&is, io));
             RT_TRY(unit_chunk(&is, 0, io->T));
             RT_TRY(unit_end(&is, io));
@@ -151,7 +146,7 @@ static rnncc_status issue_wavefront(rnncc_model *m, const rnncc_io *io, const Rt
     RT_TRY(rt_fork_lanes(m)); /* stream 1 starts after the caller's work */
     for (int l = 0; l < m->layers; l++) {
         RtBind is;
-        rt_bind(&is, m, r, l, 0, io->x, io->y, ws, reserve);
+        rt_bind(&is, m, r, l, 0, l % 2, io->x, io->y, ws, reserve);
         is.lengths = io->lengths ? (const int *)(ws + r->lengths) : NULL;
         RT_TRY(unit_begin(&is, io));
         for (int64_t c = 0; c < chunks; c++) {

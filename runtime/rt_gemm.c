@@ -47,21 +47,23 @@ static float batch_time(rnncc_model *m, RtGemmEntry *e, const cublasLtMatmulAlgo
     return ms / (float)reps;
 }
 
-/* Times the n candidates on scratch output: med[i] is candidate i's time per launch (-1: it does
- * not run); returns the fastest's index, or -1 when none runs. Key idea: a pass replays a step
- * GEMM back to back, so a candidate is timed as runs of back-to-back launches (about
- * TUNE_BATCH_MS long, at most TUNE_MAX_REPS launches, sized by a short warm probe), not one
- * launch at a time: one launch's time is mostly launch latency and noise (the large LSTM's tf32
- * step GEMM: 27-43 us a launch, 14-27 back to back, where the order of the candidates changes). TUNE_ROUNDS rounds take the candidates in turn, so that a change of
- * clocks falls on all of them, and each is judged by its median round. */
-static int time_candidates(rnncc_model *m, RtGemmEntry *e, const cublasLtMatmulAlgo_t *cand, int n, const float *a,
-                           const float *b, float *scratch, void *ws, size_t wsb, cudaStream_t stream, float *med) {
+/* Times the n heuristic candidates on scratch output: med[i] is candidate i's time per launch
+ * (-1: it does not run); returns the fastest's index, or -1 when none runs. Key idea: a pass
+ * replays a step GEMM back to back, so a candidate is timed as runs of back-to-back launches
+ * (about TUNE_BATCH_MS long, at most TUNE_MAX_REPS launches, sized by a short warm probe), not
+ * one launch at a time: one launch's time is mostly launch latency and noise (the large LSTM's
+ * tf32 step GEMM: 27-43 us a launch, 14-27 back to back, where the order of the candidates
+ * changes). TUNE_ROUNDS rounds take the candidates in turn, so that a change of clocks falls on
+ * all of them, and each is judged by its median round. */
+static int time_candidates(rnncc_model *m, RtGemmEntry *e, const cublasLtMatmulHeuristicResult_t *cand, int n,
+                           const float *a, const float *b, float *scratch, void *ws, size_t wsb, cudaStream_t stream,
+                           float *med) {
     float t[CANDIDATES][TUNE_ROUNDS], first = -1;
     for (int i = 0; i < n; i++) /* a warm-up launch each (its first use: loading, latency); -1: it does not run */
-        med[i] = batch_time(m, e, &cand[i], 1, a, b, scratch, ws, wsb, stream);
+        med[i] = batch_time(m, e, &cand[i].algo, 1, a, b, scratch, ws, wsb, stream);
     for (int i = 0; i < n; i++) { /* a short warm run each: how long a launch takes back to back */
         int probe = med[i] > 4 * TUNE_BATCH_MS ? 1 : TUNE_PROBE_REPS; /* a long GEMM's runs are one launch anyway */
-        if (med[i] >= 0) med[i] = batch_time(m, e, &cand[i], probe, a, b, scratch, ws, wsb, stream);
+        if (med[i] >= 0) med[i] = batch_time(m, e, &cand[i].algo, probe, a, b, scratch, ws, wsb, stream);
         if (med[i] >= 0 && (first < 0 || med[i] < first)) first = med[i];
     }
     if (first < 0) return -1;
@@ -69,7 +71,7 @@ static int time_candidates(rnncc_model *m, RtGemmEntry *e, const cublasLtMatmulA
     reps = reps < 1 ? 1 : reps > TUNE_MAX_REPS ? TUNE_MAX_REPS : reps;
     for (int r = 0; r < TUNE_ROUNDS; r++)
         for (int i = 0; i < n; i++)
-            if (med[i] >= 0 && (t[i][r] = batch_time(m, e, &cand[i], reps, a, b, scratch, ws, wsb, stream)) < 0) med[i] = -1;
+            if (med[i] >= 0 && (t[i][r] = batch_time(m, e, &cand[i].algo, reps, a, b, scratch, ws, wsb, stream)) < 0) med[i] = -1;
     int best = -1;
     for (int i = 0; i < n; i++) {
         if (med[i] < 0) continue;
@@ -125,8 +127,6 @@ static rnncc_status make_entry(rnncc_model *m, RtGemmEntry *e, const float *a, c
     /* alone on the GPU: a wavefront's or the other direction's work on the other stream would
      * time into the candidates (what it waits for is already issued, so this cannot hang) */
     for (int i = 0; i < 2; i++) RT_CUDA(m, cudaStreamSynchronize(m->streams[i]));
-    cublasLtMatmulAlgo_t cand[CANDIDATES];
-    for (int i = 0; i < found; i++) cand[i] = res[i].algo;
     float *scratch = NULL;
     if (cudaMalloc((void **)&scratch, (size_t)(k->ldc * k->n) * sizeof(float)) != cudaSuccess) {
         cudaGetLastError();
@@ -134,8 +134,8 @@ static rnncc_status make_entry(rnncc_model *m, RtGemmEntry *e, const float *a, c
     }
     cudaMemsetAsync(scratch, 0, (size_t)(k->ldc * k->n) * sizeof(float), stream);
     float med[CANDIDATES];
-    int best = time_candidates(m, e, cand, found, a, b, scratch, ws, wsb, stream, med);
-    if (best >= 0) e->algo = cand[best];
+    int best = time_candidates(m, e, res, found, a, b, scratch, ws, wsb, stream, med);
+    if (best >= 0) e->algo = res[best].algo;
     cudaFree(scratch);
     cudaGetLastError();
     e->tuned = best >= 0;

@@ -110,9 +110,10 @@ typedef struct RtBind {
 /* The regions slot of layer l, direction d: its unit (training), else the buffers it shares
  * with other layers: one per direction, or one per layer parity in a wavefront. */
 int rt_slot(const rnncc_model *m, int training, int l, int d);
-/* Binds layer l, direction d: its input, buffers, states and outputs (x: the user's input,
- * y: the user's outputs, used by the first and the last layer). */
-void rt_bind(RtBind *b, rnncc_model *m, const RtRegions *r, int l, int d, const float *x, float *const *y,
+/* Binds layer l, direction d to lane (its stream, cuBLAS workspace and state adjoints): its input,
+ * buffers, states and outputs (x: the user's input, y: the user's outputs, used by the first and
+ * the last layer). */
+void rt_bind(RtBind *b, rnncc_model *m, const RtRegions *r, int l, int d, int lane, const float *x, float *const *y,
              char *ws, char *reserve);
 /* State k's slot read by step t (t + 1: the one step t writes). */
 float *rt_state_slot(const RtBind *b, int k, int64_t t);

@@ -227,7 +227,7 @@ static rnncc_status model_backend(rnncc_model *m, int64_t N, int backward, rnncc
     if (prev >= 0 && prev != m->device) cudaSetDevice(prev);
     *backend = p[0] ? RNNCC_BACKEND_PERSISTENT : RNNCC_BACKEND_CUBLAS;
     size_t len = why ? strlen(why) : 0;
-    if (s == RNNCC_OK && !p[0] && m->wavefront && len < why_size) /* how a stack's per-step layers run */
+    if (s == RNNCC_OK && !p[0] && m->wavefront && why && len < why_size) /* how a stack's per-step layers run */
         snprintf(why + len, why_size - len, "; %s",
                  !backward || rt_backward_waves(m) ? "layers overlap as a wavefront"
                                                    : "layers one after another (hoisted element-wise kernels)");

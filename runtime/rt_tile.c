@@ -59,10 +59,8 @@ static rnncc_status scratch_alloc(rnncc_model *m, int64_t N, int backward, Scrat
  * direction 0. */
 static rnncc_status probe_launch(rnncc_model *m, int li, const RtPersist *p, Scratch *s, int steps) {
     RtBind b;
-    rt_bind(&b, m, &s->r, li, 0, s->x, s->y, s->ws, s->reserve);
+    rt_bind(&b, m, &s->r, li, 0, 0, s->x, s->y, s->ws, s->reserve);
     b.persist = p;
-    b.lane = 0;
-    b.stream = m->streams[0];
     if (!p->plan.backward) return rt_persist_launch(&b, 0, steps);
     for (int k = 0; k < m->cell->nstates; k++) /* the three slots of state adjoints start at zero */
         RT_CUDA(m, cudaMemsetAsync(b.dstate[k], 0,

@@ -613,6 +613,8 @@ START_TEST(backend_choice_is_stated) {
     ck_assert_int_eq(rnncc_model_backend(bi, 48, &b, why, sizeof why), RNNCC_OK);
     ck_assert_msg(b == RNNCC_BACKEND_CUBLAS && strstr(why, "batch 48 > 32 (fp32, stacked)"), "%s", why);
     ck_assert_msg(strstr(why, "; layers overlap as a wavefront"), "%s", why);
+    ck_assert_int_eq(rnncc_model_backend(bi, 48, &b, NULL, sizeof why), RNNCC_OK); /* no reason wanted: none written */
+    ck_assert_int_eq(rnncc_model_backward_backend(bi, 48, &b, NULL, sizeof why), RNNCC_OK);
     ck_assert_int_eq(rnncc_model_backward_backend(bi, 48, &b, why, sizeof why), RNNCC_OK);
     ck_assert_msg(b == RNNCC_BACKEND_CUBLAS && strstr(why, "; layers overlap as a wavefront"), "%s", why);
     rnncc_model_destroy(bi);
