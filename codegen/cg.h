@@ -119,7 +119,9 @@ int64_t cg_backward_group_items(const PlanLayout *layout, int group, int64_t T, 
  * a.t .. a.t_end-1 of the step program, backward `rnncc_<cell>_pb` runs the step program's
  * backward for steps a.t_end-1 down to a.t. Either is launched cooperatively with exactly
  * CgPersist.blocks blocks of 32 * CgPersist.warps threads in clusters of CgPersist.cluster blocks
- * and CgPersist.smem bytes of dynamic shared memory; a.sync points to a zeroed counter; state k of step t is read from slot
+ * and CgPersist.smem bytes of dynamic shared memory; a.sync points to a zeroed counter; with
+ * CgPersist.flags, a.flags points to cg_persist_flag_words(layout, N) zeroed 8-byte words (state k's
+ * two slots of [N][S] after those of states 0 .. k-1); state k of step t is read from slot
  * t % a.state_wrap (slot t when 0) of state_prev[k] (slots of [N][S] one after the other) and
  * written to the next slot; step buffer b of step t is buf[b] + t * buf_step[b] (dbuf[b] too).
  * The forward runs after the hoisted program (the per-step unit's kernels and cuBLAS); the
@@ -165,7 +167,17 @@ typedef struct CgPersistAsk {
                              * fits, else the longest of 2048 ... 256 that fits) */
     int nw_max;             /* sequences per lane a pass at most (1, 2, 4, 8; tf32 takes at least 2; 0: the
                              * batch class's) */
+    int handoff;            /* how a forward's steps meet: CG_HANDOFF_BARRIER (0), or CG_HANDOFF_FLAGS where
+                             * the plan allows it */
 } CgPersistAsk;
+
+/* How a persistent forward's steps meet (CgPersistAsk.handoff; bench/NOTES.md section 17): at a
+ * grid barrier, then each block stages the states it multiplies; or, with flags, each state result
+ * is also stored as a flagged word that the next step stages as soon as it carries the step's flag
+ * (where the plan allows it: one phase of step GEMMs on states staged whole, no clusters, no group
+ * reading another block's units). Flags win at small batches (small_b4) and lose where the
+ * operand is large (twice the bytes staged); the tile search tries both. */
+enum { CG_HANDOFF_BARRIER = 0, CG_HANDOFF_FLAGS = 1 };
 
 /* The persistent kernel's shape for one layout, device, batch class and direction. */
 typedef struct CgPersist {
@@ -186,8 +198,13 @@ typedef struct CgPersist {
     int tiles;              /* staging tiles: 1 when every operand is staged whole, else 2 */
     int64_t smem;           /* bytes of dynamic shared memory */
     int64_t weight_bytes;   /* the step GEMMs' weights, all blocks together */
+    int flags;              /* forward: 1 when step t's state results reach step t+1 as flagged words
+                             * (a.flags, persist.cuh rnn_flag_put) instead of through a grid barrier */
 } CgPersist;
 
+/* 8-byte words a persistent forward with flags needs at a.flags for a batch of N: two slots of
+ * [N][S] for every state; -1 on overflow. */
+int64_t cg_persist_flag_words(const PlanLayout *layout, int64_t N);
 /* Sequences per lane for a batch of N: 1, 2, 4 or 8 (the batch class; a plan may take fewer). */
 int cg_persist_nw(int64_t N);
 /* Plans the persistent kernel for what ask says. A cluster the layout cannot share (an operand
@@ -222,12 +239,16 @@ int64_t cg_persist_chunk_parse(const char *text);
 /* Sequences a pass at most given as text ("4", "8", "16" or "32": RNNCC_PERSIST_SEQS, rnncc emit
  * --seqs); 0 for anything else. */
 int cg_persist_seqs_parse(const char *text);
+/* A hand-off given as text ("flags" or "barrier": RNNCC_PERSIST_HANDOFF, rnncc emit --handoff):
+ * CG_HANDOFF_FLAGS or CG_HANDOFF_BARRIER; -1 for anything else. */
+int cg_persist_handoff_parse(const char *text);
 /* What the four parsers above take, in words, for the messages that refuse other values (the
  * environment variables' in runtime/rt_model.c, rnncc emit's options in compiler/cli_emit.c). */
 #define CG_PERSIST_CLUSTER_VALUES "1, 2 or 4"
 #define CG_PERSIST_WARPS_VALUES "4, 8 or 16"
 #define CG_PERSIST_CHUNK_VALUES "a number from 256 to 65536"
 #define CG_PERSIST_SEQS_VALUES "4, 8, 16 or 32"
+#define CG_PERSIST_HANDOFF_VALUES "flags or barrier"
 /* The request for a pass over a batch of N on an H100 (CG_H100_*), in clusters of cluster blocks
  * (0: cg_persist_cluster's rule): what the CLI plans without a GPU. */
 CgPersistAsk cg_persist_h100_ask(int64_t N, int backward, int tf32, int cluster);

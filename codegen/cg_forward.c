@@ -341,6 +341,9 @@ static int emit_write(Gen *g, const SchedWrite *w) {
     if (w->kind == WRITE_STATE) {
         cg_emit(g->out, "a.state_next[%d][n * %s + j] = %s;  // %s'", w->index,
                 cg_dim_code(c, c->states[w->index].shape.dims[0], d, sizeof d), v, c->states[w->index].name);
+        if (cg_persist_flagged(g, w->index))
+            cg_emit(g->out, "rnn_flag_put(&rnn_flags_next%d[n * %s + j], %s, (unsigned)a.t + 1u);  // for step t+1's GEMM",
+                    w->index, d, v);
     } else {
         g->uses_col = 1;
         cg_emit(g->out, "if (a.y[%d]) a.y[%d][col * a.ldy[%d] + j] = %s;  // output %s", w->index, w->index, w->index, v,
@@ -429,6 +432,9 @@ static void emit_finished(Gen *g, const SchedGroup *grp, int64_t J) {
         cg_dim_code(c, c->states[wr->index].shape.dims[0], d, sizeof d);
         cg_emit(g->out, "%sa.state_next[%d][n * %s + j] = a.state_prev[%d][n * %s + j];  // %s' = %s", gd, wr->index,
                 d, wr->index, d, c->states[wr->index].name, c->states[wr->index].name);
+        if (cg_persist_flagged(g, wr->index))
+            cg_emit(g->out, "%srnn_flag_put(&rnn_flags_next%d[n * %s + j], a.state_prev[%d][n * %s + j], (unsigned)a.t + 1u);",
+                    gd, wr->index, d, wr->index, d);
     }
     for (int i = 0; i < grp->nnodes; i++) {
         IrRef r = grp->nodes[i];

@@ -74,6 +74,9 @@ int cg_emit_forward_body(Gen *g, int gi, StrBuf *body, int indent);
 /* A step group's item after n and j are set: the ended-sequence branch (`continue`s), pos and
  * col when the body uses them, then the body (from cg_emit_forward_body). */
 void cg_emit_step_item(Gen *g, int gi, StrBuf *body);
+/* In a persistent forward kernel with flags (g->persist): does a step GEMM stage state k, so that each
+ * step also stores it as flagged words (rnn_flags_next<k>)? */
+int cg_persist_flagged(const Gen *g, int k);
 /* Emits the persistent kernel, forward or backward as P says (cg_persist.c). Returns 1, or 0 on an error. */
 int cg_emit_persist_kernel(Gen *g, const CgPersist *P);
 

@@ -47,6 +47,84 @@ static int read_in_own_rows(const PlanLayout *L, int j) {
     return 0;
 }
 
+static int find_group(const Plan *p, int prog, int k) {
+    for (int gi = 0; gi < p->ngroups; gi++)
+        if ((int)p->groups[gi].program == prog && p->groups[gi].index == k) return gi;
+    return -1;
+}
+
+/* Does group gi read a result of a phase-`phase` step GEMM computed by another block? Not when
+ * every such stacked block is exactly J long: the block then computed those rows itself. */
+static int reads_foreign_rows(const PlanLayout *L, int gi, int phase) {
+    const Plan *p = L->plan;
+    const IrCell *c = p->cell;
+    const SchedGroup *grp = &p->groups[gi];
+    int64_t J = cg_group_width(L, gi);
+    for (int i = 0; i < grp->nnodes + grp->nwrites; i++) {
+        IrRef r = cg_item_node(grp, i);
+        const IrNode *n = &c->nodes[r];
+        IrRef args[3];
+        int na = 0;
+        if (i < grp->nnodes) for (int a = 0; a < ir_ops[n->op].arity; a++) args[na++] = n->args[a];
+        else args[na++] = r;
+        for (int a = 0; a < na; a++) {
+            const SchedNode *s = &p->node[args[a]];
+            if (c->nodes[args[a]].op != IR_MATVEC) continue;
+            const SchedGemm *gm = &p->gemms[s->gemm];
+            if (gm->program == SCHED_STEP && gm->phase == phase && ir_node_len(c, args[a], L->dimval) != J) return 1;
+        }
+    }
+    return 0;
+}
+
+/* Does a step group read or write a state of another length than its J? Then the blocks'
+ * shares of that state (and of its adjoint) differ between the group (J) and the rest (the
+ * state's length). */
+static int states_cross_blocks(const PlanLayout *L) {
+    const Plan *p = L->plan;
+    const IrCell *c = p->cell;
+    for (int gi = 0; gi < p->ngroups; gi++) {
+        const SchedGroup *grp = &p->groups[gi];
+        if (grp->program != SCHED_STEP) continue;
+        int64_t J = cg_group_width(L, gi);
+        for (int w = 0; w < grp->nwrites; w++)
+            if (grp->writes[w].kind == WRITE_STATE && ir_node_len(c, grp->writes[w].node, L->dimval) != J) return 1;
+        for (int i = 0; i < grp->nnodes; i++) {
+            const IrNode *n = &c->nodes[grp->nodes[i]];
+            for (int a = 0; a < ir_ops[n->op].arity; a++)
+                if (c->nodes[n->args[a]].op == IR_STATE && ir_node_len(c, n->args[a], L->dimval) != J) return 1;
+        }
+    }
+    return 0;
+}
+
+/* Can a forward's steps hand off by flagged values (CG_HANDOFF_FLAGS)? When a step is its phase-0
+ * GEMMs on states, staged whole, then one group that reads only its block's own rows and states:
+ * the grid barrier at a step's start then guards only the states those GEMMs stage, and a flagged
+ * word says itself when it has arrived. Clusters stage by multicast bulk copies, which cannot
+ * check flags. */
+static int flags_allowed(const PlanLayout *L, const CgPersist *P) {
+    const Plan *p = L->plan;
+    if (P->backward || P->cluster > 1 || P->ngemms == 0 || p->phases[SCHED_STEP] != 1) return 0;
+    if (find_group(p, SCHED_STEP, 0) >= 0) return 0;
+    for (int qi = 0; qi < P->ngemms; qi++) {
+        const SchedGemm *gm = &p->gemms[P->gemms[qi].gemm];
+        if (gm->phase != 0 || P->gemms[qi].chunks != 1 || p->cell->nodes[gm->operand].op != IR_STATE) return 0;
+    }
+    int gi = find_group(p, SCHED_STEP, 1);
+    return !(gi >= 0 && reads_foreign_rows(L, gi, 0)) && !states_cross_blocks(L);
+}
+
+int64_t cg_persist_flag_words(const PlanLayout *L, int64_t N) {
+    const IrCell *c = L->plan->cell;
+    int64_t words = 0, n;
+    for (int k = 0; k < c->nstates; k++)
+        if (__builtin_mul_overflow(2 * N, ir_shape_numel(&c->states[k].shape, L->dimval), &n) ||
+            __builtin_add_overflow(words, n, &words))
+            return -1;
+    return words;
+}
+
 /* Lays out shared memory with staging chunks of at most kc_cap columns (0: all of K at once);
  * with res, room for the forward's step results of the batch class's sequences (at most 64). */
 static void lay_out(const PlanLayout *L, CgPersist *P, int64_t kc_cap, int64_t budget, int res) {
@@ -211,6 +289,7 @@ static int plan_for(Arena *arena, const PlanLayout *L, const CgPersistAsk *ask, 
         snprintf(why, why_size, "clusters cannot share the staged operands (lengths not multiples of 4, or chunks past them)");
         return 0;
     }
+    P->flags = ask->handoff == CG_HANDOFF_FLAGS && flags_allowed(L, P);
     char cl[32];
     snprintf(why, why_size, "step weights %.1f MB fit on chip: %d blocks of %d warps%s, %.0f KB of shared memory each, %s products",
              weights * 4 / 1e6, P->blocks, P->warps, in_clusters(P, cl), need / 1024.0,
@@ -271,6 +350,10 @@ int64_t cg_persist_chunk_parse(const char *text) {
     return end != text && !*end && v >= 256 && v <= 65536 ? v : 0;
 }
 
+int cg_persist_handoff_parse(const char *text) {
+    return strcmp(text, "flags") == 0 ? CG_HANDOFF_FLAGS : strcmp(text, "barrier") == 0 ? CG_HANDOFF_BARRIER : -1;
+}
+
 int cg_persist_seqs_parse(const char *text) {
     return strcmp(text, "4") == 0 ? 4 : strcmp(text, "8") == 0 ? 8 : strcmp(text, "16") == 0 ? 16
          : strcmp(text, "32") == 0 ? 32 : 0;
@@ -283,7 +366,7 @@ CgPersistAsk cg_persist_h100_ask(int64_t N, int backward, int tf32, int cluster)
 
 int cg_persist_same_tile(const CgPersist *a, const CgPersist *b) {
     if (a->blocks != b->blocks || a->warps != b->warps || a->cluster != b->cluster || a->nw != b->nw ||
-        a->ngemms != b->ngemms || a->smem != b->smem)
+        a->ngemms != b->ngemms || a->smem != b->smem || a->flags != b->flags)
         return 0;
     for (int k = 0; k < a->ngemms; k++)
         if (a->gemms[k].kc != b->gemms[k].kc || a->gemms[k].res_cap != b->gemms[k].res_cap) return 0;
@@ -294,8 +377,8 @@ void cg_persist_tile_text(const CgPersist *P, char *buf, size_t size) {
     char cl[32], staged[48];
     if (P->tiles == 1) snprintf(staged, sizeof staged, "operands staged whole");
     else snprintf(staged, sizeof staged, "staged in chunks of %lld", (long long)P->kc_max);
-    snprintf(buf, size, "%d blocks of %d warps%s, %d sequences a pass, %s", P->blocks, P->warps, in_clusters(P, cl),
-             4 * P->nw, staged);
+    snprintf(buf, size, "%d blocks of %d warps%s, %d sequences a pass, %s%s", P->blocks, P->warps, in_clusters(P, cl),
+             4 * P->nw, staged, P->flags ? ", steps handed off by flags" : "");
 }
 
 int cg_persist_kernel_name(const Plan *plan, int backward, char *buf, size_t size) {
@@ -309,47 +392,6 @@ int cg_persist_kernel_name(const Plan *plan, int backward, char *buf, size_t siz
 }
 
 /* ---- emission ------------------------------------------------------------------------- */
-
-/* Does group gi read a result of a phase-`phase` step GEMM computed by another block? Not when
- * every such stacked block is exactly J long: the block then computed those rows itself. */
-static int reads_foreign_rows(const Gen *g, int gi, int phase) {
-    const SchedGroup *grp = &g->plan->groups[gi];
-    int64_t J = cg_group_width(g->L, gi);
-    for (int i = 0; i < grp->nnodes + grp->nwrites; i++) {
-        IrRef r = cg_item_node(grp, i);
-        const IrNode *n = &g->c->nodes[r];
-        IrRef args[3];
-        int na = 0;
-        if (i < grp->nnodes) for (int a = 0; a < ir_ops[n->op].arity; a++) args[na++] = n->args[a];
-        else args[na++] = r;
-        for (int a = 0; a < na; a++) {
-            const SchedNode *s = &g->plan->node[args[a]];
-            if (g->c->nodes[args[a]].op != IR_MATVEC) continue;
-            const SchedGemm *gm = &g->plan->gemms[s->gemm];
-            if (gm->program == SCHED_STEP && gm->phase == phase && cg_node_len(g, args[a]) != J) return 1;
-        }
-    }
-    return 0;
-}
-
-/* Does a step group read or write a state of another length than its J? Then the blocks'
- * shares of that state's adjoint differ between the group (J) and the rest (the state's length). */
-static int states_cross_blocks(const Gen *g) {
-    const IrCell *c = g->c;
-    for (int gi = 0; gi < g->plan->ngroups; gi++) {
-        const SchedGroup *grp = &g->plan->groups[gi];
-        if (grp->program != SCHED_STEP) continue;
-        int64_t J = cg_group_width(g->L, gi);
-        for (int w = 0; w < grp->nwrites; w++)
-            if (grp->writes[w].kind == WRITE_STATE && cg_node_len(g, grp->writes[w].node) != J) return 1;
-        for (int i = 0; i < grp->nnodes; i++) {
-            const IrNode *n = &c->nodes[grp->nodes[i]];
-            for (int a = 0; a < ir_ops[n->op].arity; a++)
-                if (c->nodes[n->args[a]].op == IR_STATE && cg_node_len(g, n->args[a]) != J) return 1;
-        }
-    }
-    return 0;
-}
 
 /* A step GEMM's operand (adjoint 1: its adjoint's home) as a pointer expression at this step,
  * and its column stride. */
@@ -483,11 +525,14 @@ static void emit_gemm_step(Gen *g, const CgPersist *P, int qi) {
     cg_emit(g->out, "// G%d%s: %s", q->gemm, P->backward ? "^T" : "", sb_str(&what));
     if (what.failed) g->out->failed = 1;
     sb_free(&what);
-    char kept[NAME_SIZE] = "NULL";
+    char kept[NAME_SIZE] = "NULL", flagged[NAME_SIZE] = "NULL, 0u";
     if (q->res_cap) snprintf(kept, sizeof kept, "rnn_res%d", q->gemm);
-    cg_emit(g->out, "rnn_mv_%s<%d, %d>(w%d, %lld, rows%d, %d, %lld, %lld, %lld, %s, %s, a.N, rnn_xs, rnn_red, %s, %s, map%d, %d, %s, %d);",
+    const IrNode *operand = &g->c->nodes[gm->operand];
+    if (!P->backward && operand->op == IR_STATE && cg_persist_flagged(g, operand->index)) /* the launch's first step: X */
+        snprintf(flagged, sizeof flagged, "t > args.t ? rnn_flags_prev%d : NULL, (unsigned)t", operand->index);
+    cg_emit(g->out, "rnn_mv_%s<%d, %d>(w%d, %lld, rows%d, %d, %lld, %lld, %lld, %s, %s, a.N, %s, rnn_xs, rnn_red, %s, %s, map%d, %d, %s, %d);",
             P->mma ? "mma" : "t", q->rw, P->nw, q->gemm, (long long)q->ldw, q->gemm, q->passes, (long long)q->K, (long long)q->kc,
-            (long long)q->chunks, x, ldx, o, ldo, q->gemm, P->backward, kept, q->res_cap);
+            (long long)q->chunks, x, ldx, flagged, o, ldo, q->gemm, P->backward, kept, q->res_cap);
 }
 
 /* Opens `{ j0, nj; for each of this block's items i: n, j` over a quantity of length dim (code):
@@ -575,12 +620,6 @@ static void emit_prefetch(Gen *g, int gi) {
     sb_free(&body);
 }
 
-static int find_group(const Plan *p, int prog, int k) {
-    for (int gi = 0; gi < p->ngroups; gi++)
-        if ((int)p->groups[gi].program == prog && p->groups[gi].index == k) return gi;
-    return -1;
-}
-
 /* Emits a grid barrier unless the block is right after one. */
 static void barrier(Gen *g, int *synced, const char *why) {
     if (*synced) return;
@@ -616,8 +655,17 @@ static int emit_prologue(Gen *g, const CgPersist *P, const char *kname) {
                 tile_floats, P->cluster);
     cg_emit(out, "__syncthreads();");
     cg_emit(out, "RNN_PROF(5);");
-    cg_emit(out, "unsigned epoch = 0;");
+    if (!P->flags) cg_emit(out, "unsigned epoch = 0;  // grid barriers passed");
     return 1;
+}
+
+int cg_persist_flagged(const Gen *g, int k) {
+    const CgPersist *P = g->persist;
+    for (int qi = 0; P && P->flags && qi < P->ngemms; qi++) {
+        const IrNode *n = &g->c->nodes[g->plan->gemms[P->gemms[qi].gemm].operand];
+        if (n->op == IR_STATE && n->index == k) return 1;
+    }
+    return 0;
 }
 
 /* Step t's view of the arguments: the per-step kernels' arguments at step t. */
@@ -641,6 +689,17 @@ static void emit_step_view(Gen *g, int backward) {
             cg_emit(out, "a.dstate_next[%d] = args.dstate_prev[%d] + ((t + 1) %% 3) * args.N * %s;", k, k, d);
         }
     }
+    long long before = 0; /* words of the flagged slots of states 0 .. k-1, per sequence */
+    for (int k = 0; k < c->nstates; k++) {
+        long long S = (long long)ir_shape_numel(&c->states[k].shape, g->L->dimval);
+        if (cg_persist_flagged(g, k)) {
+            cg_emit(out, "unsigned long long *const rnn_flags_next%d = args.flags + (%lldLL + ((t + 1) & 1) * %lldLL) * args.N;"
+                         "  // state %s, flagged for step t+1", k, 2 * before, S, c->states[k].name);
+            cg_emit(out, "const unsigned long long *const rnn_flags_prev%d = args.flags + (%lldLL + (t & 1) * %lldLL) * args.N;",
+                    k, 2 * before, S);
+        }
+        before += S;
+    }
     for (int b = 0; b < p->nbuffers; b++) {
         if (p->buffers[b].program != SCHED_STEP) continue;
         cg_emit(out, "a.buf[%d] = args.buf[%d] + t * args.buf_step[%d];", b, b, b);
@@ -654,7 +713,10 @@ static int emit_forward_steps(Gen *g, const CgPersist *P) {
     int K = p->phases[SCHED_STEP], synced = 1; /* the step starts after the previous one's barrier */
     cg_open(out, "for (int t = args.t; t < args.t_end; t++) {");
     emit_step_view(g, 0);
-    if (P->ngemms) cg_emit(out, "if (t > args.t) rnn_grid_sync(args.sync, ++epoch);  // step t-1 is complete everywhere");
+    if (P->flags)
+        cg_emit(out, "// no barrier: step t-1's states arrive as flagged words, each saying itself that it has (persist.cuh)");
+    else if (P->ngemms)
+        cg_emit(out, "if (t > args.t) rnn_grid_sync(args.sync, ++epoch);  // step t-1 is complete everywhere");
     /* after the barrier, whose acquire may drop L1's lines; the step's GEMMs hide the latency */
     for (int gi = 0; P->ngemms && gi < p->ngroups; gi++)
         if (p->groups[gi].program == SCHED_STEP) emit_prefetch(g, gi);
@@ -662,7 +724,7 @@ static int emit_forward_steps(Gen *g, const CgPersist *P) {
         int gi = find_group(p, SCHED_STEP, k), gemms_here = 0;
         for (int qi = 0; qi < P->ngemms; qi++) gemms_here += p->gemms[P->gemms[qi].gemm].phase == k;
         if (gi >= 0) {
-            if (k > 0 && reads_foreign_rows(g, gi, k - 1)) barrier(g, &synced, "this group reads rows other blocks computed");
+            if (k > 0 && reads_foreign_rows(g->L, gi, k - 1)) barrier(g, &synced, "this group reads rows other blocks computed");
             else if (k > 0) cg_emit(out, "// K%d reads only the rows this block computed (rnn_mv ended with __syncthreads)", k);
             if (!emit_group(g, gi, 0)) return 0;
             synced = 0;
@@ -688,7 +750,7 @@ static int emit_backward_steps(Gen *g, const CgPersist *P) {
     const IrCell *c = g->c;
     StrBuf *out = g->out;
     char d[NAME_SIZE];
-    int K = p->phases[SCHED_STEP], synced = 1, cross = states_cross_blocks(g);
+    int K = p->phases[SCHED_STEP], synced = 1, cross = states_cross_blocks(g->L);
     cg_open(out, "for (int t = args.t_end - 1; t >= args.t; t--) {");
     emit_step_view(g, 1);
     if (cross) /* else every block reads only the state adjoints it added itself */

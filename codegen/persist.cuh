@@ -148,6 +148,83 @@ RNN_DEV float rnn_fma4(float4 w, float4 x, float v) {
 #define RNN_PAD_FFMA 4
 #define RNN_PAD_MMA 16
 
+/* The hand-off by flagged values (CgPersist.flags; bench/NOTES.md section 17). A step's state
+ * result that the next step multiplies is also stored as one 8-byte word, the value's bits low and
+ * the flag of the step that reads it high (step t reads flag t; the slots are zeroed before each
+ * launch, and flags start at 1). The word is written and read whole (single-copy atomic), so a
+ * reader that sees the flag sees the value: no grid barrier between steps, no counter, one trip to
+ * L2. Two slots, alternating by step, suffice: a block can write step t+1's word only after every
+ * block has staged all of step t-1's (it needed all of step t's, which each block writes after
+ * staging step t-1's). */
+RNN_DEV void rnn_flag_put(unsigned long long *w, float v, unsigned flag) {
+    const unsigned long long word = ((unsigned long long)flag << 32) | __float_as_uint(v);
+    asm volatile("st.relaxed.gpu.global.b64 [%0], %1;" ::"l"(w), "l"(word) : "memory");
+}
+RNN_DEV unsigned long long rnn_flag_get(const unsigned long long *w) {
+    unsigned long long v;
+    asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(v) : "l"(w) : "memory");
+    return v;
+}
+
+/* Stages columns n0 .. n0+NP-1, elements 0 .. KC-1 of a flagged operand (column n's words at
+ * F + n*K) into tile 0 of xs ([NP][lds]), as rnn_mv_stage stages a whole operand: zeros past N and
+ * K; waits for each word to carry flag. Every thread issues all its loads before it waits for any,
+ * so a word that has arrived costs one trip to L2. Without clusters only (the unit's plan). */
+RNN_DEV void rnn_flag_stage(float *xs, const unsigned long long *F, unsigned flag, int N, int K, int n0, int NP, int KC,
+                            int lds) {
+#if RNN_CLUSTER > 1
+    __trap(); /* the plan hands off by flags only without clusters (codegen/cg_persist.c) */
+#endif
+    enum { U = 8 }; /* pairs of words a thread has in flight */
+    const int pairs = NP * KC / 2, even = (K & 1) == 0;
+    const unsigned long long arrived = (unsigned long long)flag << 32; /* a zero that needs no wait */
+    for (int e0 = threadIdx.x; e0 < pairs; e0 += U * RNN_P_THREADS) {
+        unsigned long long lo[U], hi[U];
+        const unsigned long long *src[U];
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            const int e = 2 * (e0 + u * RNN_P_THREADS), n = e / KC, k = e - n * KC;
+            const int ok = e < 2 * pairs && n0 + n < N && k < K;
+            src[u] = ok ? F + (long long)(n0 + n) * K + k : NULL;
+            lo[u] = hi[u] = arrived;
+            if (ok && even) {
+                asm volatile("ld.relaxed.gpu.global.v2.b64 {%0, %1}, [%2];" : "=l"(lo[u]), "=l"(hi[u]) : "l"(src[u]) : "memory");
+            } else if (ok) {
+                lo[u] = rnn_flag_get(src[u]);
+                if (k + 1 < K) hi[u] = rnn_flag_get(src[u] + 1);
+            }
+        }
+        for (;;) { /* the pairs still missing a word asked again at once: one trip to L2 a round */
+            int missing = 0;
+#pragma unroll
+            for (int u = 0; u < U; u++) missing |= (unsigned)(lo[u] >> 32) != flag || (unsigned)(hi[u] >> 32) != flag;
+            if (!missing) break;
+#ifdef RNN_FLAG_BACKOFF
+            __nanosleep(RNN_FLAG_BACKOFF);
+#endif
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                if ((unsigned)(lo[u] >> 32) == flag && (unsigned)(hi[u] >> 32) == flag) continue;
+                const int e = 2 * (e0 + u * RNN_P_THREADS), k = e - e / KC * KC;
+                if (even) {
+                    asm volatile("ld.relaxed.gpu.global.v2.b64 {%0, %1}, [%2];" : "=l"(lo[u]), "=l"(hi[u]) : "l"(src[u]) : "memory");
+                } else {
+                    lo[u] = rnn_flag_get(src[u]);
+                    if (k + 1 < K) hi[u] = rnn_flag_get(src[u] + 1);
+                }
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            const int e = 2 * (e0 + u * RNN_P_THREADS), n = e / KC, k = e - n * KC;
+            if (e < 2 * pairs) {
+                xs[n * lds + k] = __uint_as_float((unsigned)lo[u]);
+                xs[n * lds + k + 1] = __uint_as_float((unsigned)hi[u]);
+            }
+        }
+    }
+}
+
 /* Starts copying columns n0 .. n0+NP-1, elements k0 .. k0+KC-1 of X (column n at X + n*ldx, K
  * elements, N columns) into tile b of xs ([NP][lds] each): with clusters and 16-byte aligned rows,
  * this block's share of them multicast to the cluster (rows past N and elements past K keep what
@@ -265,11 +342,12 @@ RNN_DEV void rnn_mv_finish(const float *red, int RPP, int NP, int p, int passes,
  * the warp's k (the quarters' sums meet by shuffles); with more sequences, lane (rg, ng) keeps
  * rows i*8 + rg and columns j*4 + ng over all of the warp's k. sres (or NULL): a copy of the
  * results of sequences n < res_cap at sres[n * passes*8*RW + r], for the block's element-wise
- * code. Every thread of the block must call it; it ends with a __syncthreads. */
+ * code. F (or NULL): X's flagged copy, staged instead with rnn_flag_stage (flag; only with chunks
+ * == 1). Every thread of the block must call it; it ends with a __syncthreads. */
 template <int RW, int NW>
 RNN_DEV void rnn_mv_t(const float *W, int ldw, int rows, int passes, int K, int KC, int chunks, const float *X,
-                      long long ldx, int N, float *xs, float *red, float *out, long long ldo, const int *rowmap,
-                      int acc, float *sres, int res_cap) {
+                      long long ldx, int N, const unsigned long long *F, unsigned flag, float *xs, float *red,
+                      float *out, long long ldo, const int *rowmap, int acc, float *sres, int res_cap) {
     constexpr int NP = 4 * NW, RPP = 8 * RW, SPLIT = NW <= 2, NC = SPLIT ? NP : NW; /* NC: columns a lane keeps */
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, rg = lane & 7, q = lane >> 3;
     const int lds = KC + RNN_PAD_FFMA, kw = KC / RNN_WARPS;
@@ -280,7 +358,8 @@ RNN_DEV void rnn_mv_t(const float *W, int ldw, int rows, int passes, int K, int 
             for (int i = 0; i < RW; i++)
 #pragma unroll
                 for (int j = 0; j < NC; j++) sum[i][j] = 0.0f;
-            rnn_mv_stage(xs, 0, X, ldx, N, K, n0, 0, NP, KC, lds);
+            if (F) rnn_flag_stage(xs, F, flag, N, K, n0, NP, KC, lds); /* staged whole (chunks == 1) */
+            else rnn_mv_stage(xs, 0, X, ldx, N, K, n0, 0, NP, KC, lds);
             for (int c = 0; c < chunks; c++) {
                 const float *wp = W + (p * RPP + rg) * ldw + c * KC + warp * kw;
                 const float *xp = rnn_mv_chunk(xs, X, ldx, N, K, n0, c, chunks, NP, KC, lds) + warp * kw;
@@ -365,8 +444,8 @@ RNN_DEV void rnn_mma_tf32(float c[4], float a0, float a1, float a2, float a3, fl
  * 4t+1 and 4t+2, 4t+3, so each lane reads its A and B values as one 16-byte load per row. */
 template <int RW, int NW>
 RNN_DEV void rnn_mv_mma(const float *W, int ldw, int rows, int passes, int K, int KC, int chunks, const float *X,
-                        long long ldx, int N, float *xs, float *red, float *out, long long ldo, const int *rowmap,
-                        int acc, float *sres, int res_cap) {
+                        long long ldx, int N, const unsigned long long *F, unsigned flag, float *xs, float *red,
+                        float *out, long long ldo, const int *rowmap, int acc, float *sres, int res_cap) {
     constexpr int NP = 4 * NW, RPP = 8 * RW, MT = (RW + 1) / 2, NT = NP / 8;
     static_assert(NW % 2 == 0, "rnn_mv_mma: whole 8-sequence tiles");
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, t4 = (lane & 3) * 4;
@@ -380,7 +459,8 @@ RNN_DEV void rnn_mv_mma(const float *W, int ldw, int rows, int passes, int K, in
                 for (int i = 0; i < MT; i++)
 #pragma unroll
                     for (int j = 0; j < NT; j++) c[h][i][j][0] = c[h][i][j][1] = c[h][i][j][2] = c[h][i][j][3] = 0.0f;
-            rnn_mv_stage(xs, 0, X, ldx, N, K, n0, 0, NP, KC, lds);
+            if (F) rnn_flag_stage(xs, F, flag, N, K, n0, NP, KC, lds); /* staged whole (chunks == 1) */
+            else rnn_mv_stage(xs, 0, X, ldx, N, K, n0, 0, NP, KC, lds);
             for (int ch = 0; ch < chunks; ch++) {
                 const float *wp = W + (p * RPP + g) * ldw + ch * KC + warp * kw + t4;
                 const float *xp = rnn_mv_chunk(xs, X, ldx, N, K, n0, ch, chunks, NP, KC, lds) + g * lds + warp * kw + t4;

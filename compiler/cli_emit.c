@@ -23,7 +23,7 @@ static void print_diags(const Diags *d) {
 
 /* Plans, lays out and emits one cell into out; returns a CLI status. */
 static int emit_cell(CliSource *s, const IrCell *ic, const char **dims, int ndims, long long batch, int backward,
-                     int tf32, int *cluster, int warps, long long chunk, int seqs, StrBuf *out) {
+                     int tf32, int *cluster, int warps, long long chunk, int seqs, int handoff, StrBuf *out) {
     Plan *plan = sched_plan(&s->arena, ic, &s->diags);
     if (!plan) {
         print_diags(&s->diags);
@@ -58,6 +58,7 @@ static int emit_cell(CliSource *s, const IrCell *ic, const char **dims, int ndim
     ask.warps = warps;
     ask.kc_cap = chunk;
     ask.nw_max = seqs / 4;
+    ask.handoff = handoff;
     if (!cg_persist_plan(&s->arena, layout, &ask, &P, why, sizeof why)) {
         fprintf(stderr, "rnncc emit: error: cell '%s' has no persistent %skernel on an H100: %s\n", ic->name,
                 backward ? "backward " : "", why);
@@ -112,13 +113,15 @@ int cli_emit(int argc, char **argv) {
         {"arch", required_argument, 0, 'a'}, {"forward", no_argument, 0, 'F'}, {"backward", no_argument, 0, 'B'},
         {"persistent", required_argument, 0, 'P'}, {"precision", required_argument, 0, 'r'},
         {"cluster", required_argument, 0, 'C'}, {"warps", required_argument, 0, 'W'},
-        {"chunk", required_argument, 0, 'K'}, {"seqs", required_argument, 0, 'S'}, {"help", no_argument, 0, 'h'},
+        {"chunk", required_argument, 0, 'K'}, {"seqs", required_argument, 0, 'S'},
+        {"handoff", required_argument, 0, 'H'}, {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     const char *cell = NULL, *out_path = NULL, *arch = NULL;
     int cluster = 0; /* --cluster C: blocks per cluster of the persistent unit (0: the rule) */
     int warps = 0;   /* --warps W: warps a block of the persistent unit (0: the default) */
     long long chunk = 0; /* --chunk K: its staging chunks at most K long (0: the first layout that fits) */
     int seqs = 0;        /* --seqs S: at most S sequences a matrix-product pass (0: the batch class's) */
+    int handoff = -1;    /* --handoff flags|barrier: how a forward's steps meet (-1: not given, a barrier) */
     const char *dims[MAX_DIMS];
     int ndims = 0, ptx = 0, cubin = 0, part = 0, c; /* part: 0 all, 'F' forward only, 'B' backward only */
     int tf32 = 0, precision_given = 0;
@@ -148,6 +151,10 @@ int cli_emit(int argc, char **argv) {
         case 'S':
             if (!(seqs = cg_persist_seqs_parse(optarg))) return refused("--seqs", CG_PERSIST_SEQS_VALUES, optarg);
             break;
+        case 'H':
+            if ((handoff = cg_persist_handoff_parse(optarg)) < 0)
+                return refused("--handoff", CG_PERSIST_HANDOFF_VALUES, optarg);
+            break;
         case 'F':
         case 'B': part = c; break;
         case 'D':
@@ -157,7 +164,7 @@ int cli_emit(int argc, char **argv) {
         case 'h':
             printf("usage: rnncc emit [--cell NAME] [--dim NAME=VALUE]... [--forward | --backward]\n"
                    "                  [--persistent N [--precision fp32|tf32] [--cluster C] [--warps W]\n"
-                   "                  [--chunk K] [--seqs S]] [--ptx | --cubin]\n"
+                   "                  [--chunk K] [--seqs S] [--handoff flags|barrier]] [--ptx | --cubin]\n"
                    "                  [--arch ARCH]\n"
                    "                  [-o FILE] FILE\n"
                    "Prints the CUDA translation unit of a cell in FILE (the only one, or --cell NAME) with every\n"
@@ -174,7 +181,9 @@ int cli_emit(int argc, char **argv) {
                    "--arch then). --warps W (4, 8 or 16; default 8) sets the warps a block, --chunk K (256 to\n"
                    "65536) stages operands in chunks of at most K columns, --seqs S (4, 8, 16 or 32; tf32 at\n"
                    "least 8) takes at most S sequences a matrix-product pass: the tiles a model's search tries\n"
-                   "(RNNCC_PERSIST_SEARCH, docs/backends.md).\n");
+                   "(RNNCC_PERSIST_SEARCH, docs/backends.md). --handoff flags hands a forward's states on to\n"
+                   "the next step as flagged words instead of meeting at a grid barrier (barrier, the default),\n"
+                   "where the plan allows it: no clusters, one phase of step GEMMs on states staged whole.\n");
             return CLI_OK;
         default: return CLI_USAGE_ERROR;
         }
@@ -187,9 +196,9 @@ int cli_emit(int argc, char **argv) {
         fprintf(stderr, "rnncc emit: error: --precision applies to --persistent N (the per-step unit is the same for both)\n");
         return CLI_USAGE_ERROR;
     }
-    if ((cluster || warps || chunk || seqs) && !batch) {
+    if ((cluster || warps || chunk || seqs || handoff >= 0) && !batch) {
         fprintf(stderr, "rnncc emit: error: --%s applies to --persistent N (the per-step unit has no tile)\n",
-                cluster ? "cluster" : warps ? "warps" : chunk ? "chunk" : "seqs");
+                cluster ? "cluster" : warps ? "warps" : chunk ? "chunk" : seqs ? "seqs" : "handoff");
         return CLI_USAGE_ERROR;
     }
     if (part && !batch && (ptx || cubin)) {
@@ -224,7 +233,8 @@ int cli_emit(int argc, char **argv) {
             status = CLI_USAGE_ERROR;
         } else {
             StrBuf out = {0};
-            status = emit_cell(&s, ic, dims, ndims, batch, part == 'B', tf32, &cluster, warps, chunk, seqs, &out);
+            status = emit_cell(&s, ic, dims, ndims, batch, part == 'B', tf32, &cluster, warps, chunk, seqs,
+                               handoff < 0 ? CG_HANDOFF_BARRIER : handoff, &out);
             if (!arch) arch = cluster > 1 ? "sm_90a" : "sm_90";
             else if (cluster > 1 && (ptx || cubin) && arch[strlen(arch) - 1] != 'a')
                 fprintf(stderr, "rnncc emit: note: the unit's clusters multicast their copies, a feature of "

@@ -26,6 +26,7 @@ void rt_bind(RtBind *b, rnncc_model *m, const RtRegions *r, int l, int d, int la
     b->blas = m->cublas[b->lane];
     b->hcol0 = 0;
     b->hcols = r->T * r->N;
+    b->flags = (unsigned long long *)(ws + r->flags[lane]);
     int64_t D0 = ir_node_len(c, c->outputs[0].node, m->dimval[0]);
     int lo_in = r->training ? l - 1 : (l - 1) % 2, lo_out = r->training ? l : l % 2;
     b->x = l == 0 ? x : (const float *)(keep + r->layer_out[lo_in]);

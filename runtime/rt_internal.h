@@ -65,6 +65,8 @@ typedef struct RtRegions {
     int64_t T, N;
     size_t workspace, reserve;  /* totals in bytes */
     size_t lengths;             /* workspace: [N] ints */
+    size_t flags[2];            /* workspace, per lane: a persistent forward's flagged state words
+                                   (cg_persist_flag_words) */
     int slots;
     size_t *buf;                /* [slots][nbuffers]: plan buffers (keep: reserve in training) */
     size_t *state;              /* [slots][nstates]: state slots, T+1 (training) or 2 of [N][S] */
@@ -98,6 +100,7 @@ typedef struct RtBind {
     const int *lengths;         /* device, or NULL */
     const RtPersist *persist;   /* the persistent kernel running this unit's step loop (forward or
                                    backward, as the pass), or NULL */
+    unsigned long long *flags;  /* the lane's flagged state words (a persistent forward with flags) */
     /* backward */
     float *dbufs[RNN_MAX_BUFFERS];
     float *dstate[RNN_MAX_STATES]; /* three slots of [N][S] (the per-step backward uses two) */
@@ -189,6 +192,7 @@ struct rnncc_model {
     int persist_warps;          /* RNNCC_PERSIST_WARPS=4, 8 or 16: warps a block, forced; 0: searched */
     int64_t persist_chunk;      /* RNNCC_PERSIST_CHUNK: staging chunks at most this long, forced; 0: searched */
     int persist_nw;             /* RNNCC_PERSIST_SEQS / 4: sequences per lane a pass at most, forced; 0: searched */
+    int persist_handoff;        /* RNNCC_PERSIST_HANDOFF: CG_HANDOFF_FLAGS or _BARRIER, forced; -1: searched */
     int persist_search;         /* 1 (default): persistent tiles by measurement (rt_tile.c); 0: by rule */
     char device_name[256];      /* the device's name (part of the tile search's cache key) */
 };

@@ -217,7 +217,8 @@ static rnncc_status backend_from_env(rnncc_model *m) {
 /* The persistent kernels' tile from the environment (unset or empty: the search decides):
  * RNNCC_PERSIST_CLUSTER=1|2|4 forces the blocks per cluster, RNNCC_PERSIST_WARPS=4|8|16 the warps a
  * block, RNNCC_PERSIST_CHUNK=K (256 to 65536) staging chunks of at most K columns,
- * RNNCC_PERSIST_SEQS=4|8|16|32 at most so many sequences a pass; RNNCC_PERSIST_SEARCH=0 turns the
+ * RNNCC_PERSIST_SEQS=4|8|16|32 at most so many sequences a pass, RNNCC_PERSIST_HANDOFF=flags|barrier
+ * how a forward's steps meet (flags where the plan allows); RNNCC_PERSIST_SEARCH=0 turns the
  * measured search off (the rule's tile, cg_persist_cluster, with what is forced). */
 static rnncc_status tile_from_env(rnncc_model *m) {
     const char *c = getenv("RNNCC_PERSIST_CLUSTER"), *w = getenv("RNNCC_PERSIST_WARPS"), *s = getenv("RNNCC_PERSIST_SEARCH");
@@ -230,6 +231,11 @@ static rnncc_status tile_from_env(rnncc_model *m) {
         return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT,
                        "the environment variable RNNCC_PERSIST_SEQS is '%.64s'; it must be " CG_PERSIST_SEQS_VALUES, q);
     m->persist_nw = seqs / 4;
+    const char *h = getenv("RNNCC_PERSIST_HANDOFF");
+    m->persist_handoff = -1;
+    if (h && *h && (m->persist_handoff = cg_persist_handoff_parse(h)) < 0)
+        return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT,
+                       "the environment variable RNNCC_PERSIST_HANDOFF is '%.64s'; it must be " CG_PERSIST_HANDOFF_VALUES, h);
     if (c && *c && !(m->persist_cluster = cg_persist_cluster_parse(c)))
         return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT,
                        "the environment variable RNNCC_PERSIST_CLUSTER is '%.64s'; it must be " CG_PERSIST_CLUSTER_VALUES, c);

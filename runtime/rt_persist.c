@@ -135,7 +135,8 @@ static rnncc_status build(rnncc_model *m, int li, int64_t N, int backward, RtPer
     int tf32 = m->precision == RNNCC_TF32;
     CgPersistAsk ask = {.N = N, .backward = backward, .tf32 = tf32, .sms = m->sms, .smem_limit = m->smem_optin,
                         .cluster = m->persist_cluster ? m->persist_cluster : cg_persist_cluster(N, tf32, backward),
-                        .warps = m->persist_warps, .kc_cap = m->persist_chunk, .nw_max = m->persist_nw};
+                        .warps = m->persist_warps, .kc_cap = m->persist_chunk, .nw_max = m->persist_nw,
+                        .handoff = m->persist_handoff < 0 ? CG_HANDOFF_BARRIER : m->persist_handoff};
     char why[256];
     CgPersist rule_plan; /* kept in p after the search or build, which overwrite p */
     if (!cg_persist_plan(&m->arena, m->layout[li], &ask, &rule_plan, why, sizeof why)) rule_plan.nw = 0;
@@ -249,6 +250,9 @@ rnncc_status rt_persist_run(RtBind *b, RnnArgs *a) {
         a->buf_step[i] = rt_buffer_at(b, b->bufs, i, 1) - rt_buffer_at(b, b->bufs, i, 0);
     a->sync = m->sync + b->lane;
     RT_CUDA(m, cudaMemsetAsync(a->sync, 0, sizeof *a->sync, b->stream));
+    a->flags = b->flags;
+    if (p->plan.flags) /* flags start at 1: a zero word has not arrived (persist.cuh) */
+        RT_CUDA(m, cudaMemsetAsync(a->flags, 0, (size_t)cg_persist_flag_words(b->unit->layout, b->r->N) * 8, b->stream));
     void *args[] = {a};
     cudaLaunchAttribute attr[2];
     cudaLaunchConfig_t cfg = launch_config(p, b->stream, attr);

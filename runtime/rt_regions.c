@@ -63,6 +63,11 @@ rnncc_status rt_regions(rnncc_model *m, int64_t T, int64_t N, int training, RtRe
     Sizer ws = {0, 1}, rs = {0, 1};
     Sizer *keep = training ? &rs : &ws;
     r->lengths = take(&ws, N); /* ints are float-sized */
+    for (int d = 0; d < lanes; d++) { /* 8-byte words: two floats each; every layer's states are alike */
+        int64_t words = cg_persist_flag_words(m->layout[0], N);
+        if (words < 0) ok = 0;
+        r->flags[d] = take(&ws, mul3(words, 2, 1, &ok));
+    }
     for (int s = 0; s < r->slots; s++) {
         for (int b = 0; b < p->nbuffers; b++) {
             int64_t width = 0;

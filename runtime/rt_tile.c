@@ -187,8 +187,9 @@ static void try_tile(Search *S, const CgPersistAsk *ask) {
     S->best_us = us;
 }
 
-/* The coordinate search from base: clusters (unless forced), warps (unless forced), then shorter
- * staging chunks and fewer sequences a pass while they gain. */
+/* The coordinate search from base: clusters (unless forced), a forward's steps handed off by flags
+ * (unless forced; without clusters), warps (unless forced), then shorter staging chunks and fewer
+ * sequences a pass while they gain. */
 static void search(Search *S, const CgPersistAsk *base) {
     rnncc_model *m = S->m;
     S->best_ask = *base;
@@ -201,6 +202,12 @@ static void search(Search *S, const CgPersistAsk *base) {
             a.cluster = clusters[i];
             try_tile(S, &a);
         }
+    if (m->persist_handoff < 0 && !base->backward) { /* steps handed off by flags, which take no clusters */
+        CgPersistAsk a = S->best_ask;
+        a.handoff = CG_HANDOFF_FLAGS;
+        if (!m->persist_cluster) a.cluster = 1;
+        try_tile(S, &a);
+    }
     if (!m->persist_warps)
         for (int i = 0; i < 3; i++) {
             CgPersistAsk a = S->best_ask;
@@ -247,7 +254,7 @@ static void choice_key(const rnncc_model *m, int li, const CgPersistAsk *base, c
     rt_hash_add(&h, m->layout[li]->dimval, (size_t)m->cell->ndims * sizeof *m->layout[li]->dimval);
     int64_t fields[] = {base->N,          base->backward,   base->tf32,         base->sms,    base->smem_limit,
                         m->persist_cluster, m->persist_warps, m->persist_chunk,  m->persist_nw, m->cluster_launch,
-                        m->profile_persist, major,            minor,              driver};
+                        m->profile_persist, major,            minor,              driver,        m->persist_handoff};
     rt_hash_add(&h, fields, sizeof fields);
     rt_hash_hex(&h, key);
 }
@@ -261,27 +268,29 @@ static int choice_get(const rnncc_model *m, const char *key, const CgPersistAsk 
     char text[256];
     snprintf(text, sizeof text, "%.*s", (int)(len < sizeof text ? len : sizeof text - 1), (const char *)data);
     free(data);
-    int cluster = 0, warps = 0, nw = -1;
+    int cluster = 0, warps = 0, nw = -1, handoff = -1;
     long long kc = -1;
-    if (sscanf(text, "rnncc-tile cluster=%d warps=%d kc_cap=%lld nw_max=%d us=%lf tried=%d", &cluster, &warps, &kc, &nw,
-               us, tried) != 6)
+    if (sscanf(text, "rnncc-tile cluster=%d warps=%d kc_cap=%lld nw_max=%d handoff=%d us=%lf tried=%d", &cluster, &warps,
+               &kc, &nw, &handoff, us, tried) != 7)
         return 0;
     if ((cluster != 1 && cluster != 2 && cluster != 4) || (warps != 4 && warps != 8 && warps != 16) ||
-        (kc != 0 && (kc < 256 || kc > 65536)) || (nw != 0 && nw != 1 && nw != 2 && nw != 4 && nw != 8))
+        (kc != 0 && (kc < 256 || kc > 65536)) || (nw != 0 && nw != 1 && nw != 2 && nw != 4 && nw != 8) ||
+        (handoff != CG_HANDOFF_BARRIER && handoff != CG_HANDOFF_FLAGS))
         return 0;
     *ask = *base;
     ask->cluster = cluster;
     ask->warps = warps;
     ask->kc_cap = kc;
     ask->nw_max = nw;
+    ask->handoff = handoff;
     return 1;
 }
 
 static void choice_put(const rnncc_model *m, const char *key, const CgPersistAsk *ask, double us, int tried) {
     char text[256];
-    int n = snprintf(text, sizeof text, "rnncc-tile cluster=%d warps=%d kc_cap=%lld nw_max=%d us=%.3f tried=%d\n",
-                     ask->cluster, ask->warps ? ask->warps : CG_PERSIST_WARPS, (long long)ask->kc_cap, ask->nw_max, us,
-                     tried);
+    int n = snprintf(text, sizeof text, "rnncc-tile cluster=%d warps=%d kc_cap=%lld nw_max=%d handoff=%d us=%.3f tried=%d\n",
+                     ask->cluster, ask->warps ? ask->warps : CG_PERSIST_WARPS, (long long)ask->kc_cap, ask->nw_max,
+                     ask->handoff, us, tried);
     if (n > 0 && (size_t)n < sizeof text) rt_cache_put(&m->cache, key, text, (size_t)n);
 }
 

@@ -390,6 +390,22 @@ START_TEST(run_emit_schedule_arguments) {
     r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--warps", "16");
     ck_assert_int_eq(r.status, 2);
     ck_assert_str_eq(r.err, "rnncc emit: error: --warps applies to --persistent N (the per-step unit has no tile)\n");
+    /* how steps meet: at grid barriers, or with --handoff flags (without clusters) by flagged words */
+    r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--persistent", "4", "--cluster", "1",
+            "--handoff", "flags");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_ptr_nonnull(strstr(r.out, "rnn_flag_put(&rnn_flags_next0["));
+    ck_assert_ptr_null(strstr(r.out, "rnn_grid_sync(args.sync"));
+    r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--persistent", "4", "--cluster", "1");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_ptr_null(strstr(r.out, "rnn_flag_put(&rnn_flags_next0["));
+    ck_assert_ptr_nonnull(strstr(r.out, "rnn_grid_sync(args.sync"));
+    r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--persistent", "4", "--handoff", "flag");
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_str_eq(r.err, "rnncc emit: error: --handoff must be flags or barrier, not 'flag'\n");
+    r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--handoff", "flags");
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_str_eq(r.err, "rnncc emit: error: --handoff applies to --persistent N (the per-step unit has no tile)\n");
 }
 END_TEST
 

@@ -403,6 +403,7 @@ START_TEST(persistent_units_compile) {
                 char why[256], name[256];
                 CgPersistAsk ask = cg_persist_h100_ask(batches[b], backward, tf32, clusters[b]);
                 ask.warps = warps[b];
+                ask.handoff = b == 0 ? CG_HANDOFF_FLAGS : CG_HANDOFF_BARRIER; /* flags where allowed (b = 0: no clusters) */
                 char *u = emit_persistent(&s, L, ask, &P, why, sizeof why);
                 ck_assert_msg(u, "%s: %s", c->name, why);
                 ck_assert_int_eq(P.warps, warps[b]);
@@ -434,8 +435,18 @@ START_TEST(persistent_units_compile) {
                 ck_assert_int_eq(P.backward, backward);
                 ck_assert_int_gt(cg_persist_kernel_name(plan, backward, name, sizeof name), 0);
                 ck_assert_msg(strstr(u, name), "%s: no kernel %s", c->name, name);
-                if (strcmp(c->name, "lstm") == 0) ck_assert_int_eq(count(u, "rnn_grid_sync(args.sync"), 1);
-                if (of_result) ck_assert_msg(count(u, "rnn_grid_sync(args.sync") >= 2, "%s: too few barriers", c->name);
+                /* the LSTM's forward asked for flags hands its steps off by them (no barrier), else one a step */
+                int flagged = strcmp(c->name, "lstm") == 0 && !backward && b == 0;
+                if (strcmp(c->name, "lstm") == 0) {
+                    ck_assert_int_eq(P.flags, flagged);
+                    ck_assert_int_eq(count(u, "rnn_grid_sync(args.sync"), !flagged);
+                }
+                ck_assert_int_eq(strstr(u, "rnn_flag_put(&rnn_flags_next") != NULL, P.flags);
+                ck_assert(!P.flags || (!backward && P.cluster == 1 && !count(u, "rnn_grid_sync(args.sync")));
+                if (of_result) {
+                    ck_assert_msg(count(u, "rnn_grid_sync(args.sync") >= 2, "%s: too few barriers", c->name);
+                    ck_assert_int_eq(P.flags, 0);
+                }
                 if (b == 0 || b == 3) compile_ok(u, c->name, P.cluster > 1 ? "sm_90a" : "sm_90");
                 free(u);
             }
@@ -443,6 +454,64 @@ START_TEST(persistent_units_compile) {
     }
     ck_assert_msg(nested > 0, "no cell with a GEMM of a GEMM's result");
     tu_free_list(paths, n);
+}
+END_TEST
+
+/* Steps hand off by flags where asked and the plan allows: the LSTM's forward without clusters
+ * stores each new h also as a flagged word (both where it computes it and where a finished
+ * sequence keeps it), stages later steps from those words and has no grid barrier; by default
+ * (CG_HANDOFF_BARRIER), with clusters, in the backward or with two phases of step GEMMs (MGU) it
+ * meets at barriers. The tile's words say which. */
+START_TEST(persistent_handoff_by_flags) {
+    Src s;
+    src_open_file(&s, "cells/lstm.cell");
+    const char *dims[] = {"I=40", "H=72"};
+    PlanLayout *L = layout_bound(&s, s.module->cells[0], dims, 2);
+    CgPersist P, Q;
+    char why[256], tile[160];
+    for (int tf32 = 0; tf32 < 2; tf32++) {
+        CgPersistAsk flags = cg_persist_h100_ask(4, 0, tf32, 1);
+        flags.handoff = CG_HANDOFF_FLAGS;
+        char *u = emit_persistent(&s, L, flags, &P, why, sizeof why);
+        ck_assert_int_eq(P.flags, 1);
+        ck_assert_int_eq(count(u, "rnn_grid_sync(args.sync"), 0);
+        ck_assert_int_eq(count(u, "a.state_next[0][n * RNN_DIM_H + j] = "), 2);
+        ck_assert_int_eq(count(u, "rnn_flag_put(&rnn_flags_next0[n * RNN_DIM_H + j], "), 2);
+        ck_assert_int_eq(count(u, "rnn_flag_put(&rnn_flags_next1"), 0); /* c stays in its block */
+        ck_assert_ptr_nonnull(strstr(u, "t > args.t ? rnn_flags_prev0 : NULL, (unsigned)t"));
+        ck_assert_ptr_nonnull(strstr(u, "rnn_flag_put(&rnn_flags_next0[n * RNN_DIM_H + j], v39_h_next, (unsigned)a.t + 1u);"));
+        cg_persist_tile_text(&P, tile, sizeof tile);
+        ck_assert_msg(strstr(tile, ", steps handed off by flags"), "%s", tile);
+        free(u);
+        u = emit_persistent(&s, L, cg_persist_h100_ask(4, 0, tf32, 1), &Q, why, sizeof why);
+        ck_assert_int_eq(Q.flags, 0);
+        ck_assert_int_eq(count(u, "rnn_grid_sync(args.sync"), 1);
+        ck_assert_ptr_null(strstr(u, "rnn_flag_put(&"));
+        ck_assert_ptr_nonnull(strstr(u, ", NULL, 0u, rnn_xs"));
+        ck_assert(!cg_persist_same_tile(&P, &Q));
+        cg_persist_tile_text(&Q, tile, sizeof tile);
+        ck_assert_msg(!strstr(tile, "flags"), "%s", tile);
+        free(u);
+    }
+    CgPersistAsk clustered = cg_persist_h100_ask(4, 0, 0, 2), backward = cg_persist_h100_ask(4, 1, 0, 1);
+    clustered.handoff = backward.handoff = CG_HANDOFF_FLAGS;
+    ck_assert(cg_persist_plan(&s.arena, L, &clustered, &P, why, sizeof why) && P.cluster == 2 && !P.flags);
+    ck_assert(cg_persist_plan(&s.arena, L, &backward, &P, why, sizeof why) && !P.flags);
+    /* 8-byte words: two slots of [N][H] for h and for c */
+    ck_assert_int_eq(cg_persist_flag_words(L, 5), 2 * 5 * 72 * 2);
+    src_close(&s);
+    src_open_file(&s, "cells/mgu.cell");
+    L = layout_bound(&s, s.module->cells[0], dims, 2);
+    CgPersistAsk two_phases = cg_persist_h100_ask(4, 0, 0, 1);
+    two_phases.handoff = CG_HANDOFF_FLAGS;
+    char *u = emit_persistent(&s, L, two_phases, &P, why, sizeof why);
+    ck_assert_int_eq(P.flags, 0);
+    ck_assert_int_ge(count(u, "rnn_grid_sync(args.sync"), 2);
+    free(u);
+    src_close(&s);
+    ck_assert_int_eq(cg_persist_handoff_parse("flags"), CG_HANDOFF_FLAGS);
+    ck_assert_int_eq(cg_persist_handoff_parse("barrier"), CG_HANDOFF_BARRIER);
+    ck_assert_int_eq(cg_persist_handoff_parse("flag"), -1);
 }
 END_TEST
 
@@ -655,6 +724,7 @@ static void check_golden(const char *cell_path, const char *golden_path) {
     char why[256];
     CgPersistAsk ask = cg_persist_h100_ask(4, strstr(golden_path, "_back") != NULL, strstr(golden_path, "_tf32") != NULL,
                                            strstr(golden_path, "_cluster") ? 2 : 1);
+    if (strstr(golden_path, "_flags")) ask.handoff = CG_HANDOFF_FLAGS;
     char *got = strstr(golden_path, "_persist") ? emit_persistent(&s, L, ask, &P, why, sizeof why) : emit(&s, L);
     ck_assert_ptr_nonnull(got);
     char *want = tu_read_file(golden_path, NULL);
@@ -758,6 +828,7 @@ START_TEST(golden_sources) {
     check_golden("cells/lstm.cell", "tests/golden/lstm_persist_tf32.cu");
     check_golden("cells/lstm.cell", "tests/golden/lstm_persist_back.cu");
     check_golden("cells/lstm.cell", "tests/golden/lstm_persist_tf32_cluster.cu");
+    check_golden("cells/lstm.cell", "tests/golden/lstm_persist_flags.cu");
 }
 END_TEST
 
@@ -1553,6 +1624,7 @@ static Suite *codegen_suite(void) {
     tcase_add_test(tc, identifiers_and_literals);
     tcase_add_test(tc, golden_sources);
     tcase_add_test(tc, persistent_units_compile);
+    tcase_add_test(tc, persistent_handoff_by_flags);
     tcase_add_test(tc, persistent_plan_says_why_not);
     tcase_add_test(tc, persistent_tiles_follow_the_ask);
     tcase_add_test(tc, persistent_plan_narrows_passes);

@@ -142,6 +142,7 @@ START_TEST(model_arguments_are_checked) {
         {"RNNCC_PERSIST_CHUNK", "512x", "RNNCC_PERSIST_CHUNK is '512x'"},
         {"RNNCC_PERSIST_SEQS", "3", "the environment variable RNNCC_PERSIST_SEQS is '3'; it must be 4, 8, 16 or 32"},
         {"RNNCC_PERSIST_SEARCH", "yes", "the environment variable RNNCC_PERSIST_SEARCH is 'yes'; it must be 0 or 1"},
+        {"RNNCC_PERSIST_HANDOFF", "none", "the environment variable RNNCC_PERSIST_HANDOFF is 'none'; it must be flags or barrier"},
     };
     for (size_t i = 0; i < sizeof tile_env / sizeof *tile_env; i++) {
         env_keep(tile_env[i][0], outer);
@@ -211,17 +212,18 @@ typedef struct Config {
     int warps;          /* RNNCC_PERSIST_WARPS: warps a block (0: the default) */
     int chunk;          /* RNNCC_PERSIST_CHUNK: staging chunks at most so long (0: the first layout that fits) */
     int seqs;           /* RNNCC_PERSIST_SEQS: sequences a pass at most (0: the batch class's) */
+    int flags;          /* RNNCC_PERSIST_HANDOFF=flags: a forward's steps hand off by flagged words where the plan allows */
 } Config;
 
 /* Configs are tables of positional rows; the trailing tile fields of most rows stay zero. */
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 
 /* The tile environment variables of a config: names, and the values it sets (0: the caller's). */
-enum { TILE_ENVS = 4 };
+enum { TILE_ENVS = 5 };
 static const char *const tile_env_names[TILE_ENVS] = {"RNNCC_PERSIST_CLUSTER", "RNNCC_PERSIST_WARPS", "RNNCC_PERSIST_CHUNK",
-                                                      "RNNCC_PERSIST_SEQS"};
+                                                      "RNNCC_PERSIST_SEQS", "RNNCC_PERSIST_HANDOFF"};
 static void tile_env_values(const Config *cf, int v[TILE_ENVS]) {
-    v[0] = cf->cluster, v[1] = cf->warps, v[2] = cf->chunk, v[3] = cf->seqs;
+    v[0] = cf->cluster, v[1] = cf->warps, v[2] = cf->chunk, v[3] = cf->seqs, v[4] = cf->flags;
 }
 
 static void verify(const char *path, const Config *cf) {
@@ -236,7 +238,7 @@ static void verify(const char *path, const Config *cf) {
     for (int e = 0; e < TILE_ENVS; e++) {
         env_keep(tile_env_names[e], outer[e]);
         snprintf(value, sizeof value, "%d", tile[e]);
-        if (tile[e]) setenv(tile_env_names[e], value, 1);
+        if (tile[e]) setenv(tile_env_names[e], e == 4 ? "flags" : value, 1);
     }
     rnncc_program *p = compile_ok(path);
     rnncc_model_desc desc = {NULL, dims, nd, cf->layers, cf->bidir, cf->precision, -1, cf->backend};
@@ -269,6 +271,10 @@ static void verify(const char *path, const Config *cf) {
         else snprintf(want, sizeof want, ", %d sequences a pass, ", cf->precision == RNNCC_TF32 && cf->seqs < 8 ? 8 : cf->seqs);
         ck_assert_msg(strstr(why, want), "%s: %s lacks '%s'", path, why, want);
     }
+    /* LSTM's and GRU's forward without clusters, staged whole, hands its steps off by flags where asked */
+    if (used == RNNCC_BACKEND_PERSISTENT && !strstr(why, "in clusters") && !cf->chunk &&
+        (strstr(path, "/lstm.cell") || strstr(path, "/gru.cell")))
+        ck_assert_msg((strstr(why, "steps handed off by flags") != NULL) == cf->flags, "%s: %s", path, why);
     const char *search = getenv("RNNCC_PERSIST_SEARCH"); /* the suite's default: 0 (main) */
     int searched = !search || strcmp(search, "0") != 0;
     if (used == RNNCC_BACKEND_PERSISTENT)
@@ -353,9 +359,15 @@ static const Config configs[] = {
     {1, 0, 1, 1, 6, 9, 40, 300, RNNCC_FP32, 1, 0, PERSIST, 4},
     {1, 0, 1, 0, 8, 19, 200, 301, RNNCC_TF32, 1, 0, PERSIST, 2},
     {3, 0, 1, 1, 5, 3, 16, 24, RNNCC_FP32, 0, 0, PERSIST, 4},
-    /* FFMA products without clusters (the rule pairs them): forward and training, stacks, passes */
+    /* FFMA products without clusters (the rule pairs them): forward and training, stacks, passes;
+     * the same with a forward's steps handed off by flags, and tf32 products so */
     {2, 1, 1, 1, 6, 5, 16, 24, RNNCC_FP32, 1, 0, PERSIST, 1},
     {1, 0, 1, 0, 8, 70, 200, 300, RNNCC_FP32, 1, 0, PERSIST, 1},
+    {2, 1, 1, 1, 6, 5, 16, 24, RNNCC_FP32, 1, 0, PERSIST, 1, .flags = 1},
+    {1, 0, 1, 0, 8, 70, 200, 300, RNNCC_FP32, 1, 0, PERSIST, 1, .flags = 1},
+    {3, 0, 1, 1, 7, 4, 16, 24, RNNCC_FP32, 0, 0, PERSIST, 1, .flags = 1},
+    {1, 0, 1, 1, 9, 3, 16, 301, RNNCC_TF32, 1, 0, PERSIST, 1, .flags = 1},
+    {1, 0, 1, 0, 8, 70, 200, 300, RNNCC_TF32, 1, 0, PERSIST, 1, .flags = 1},
     /* the tiles the search tries (rt_tile.c): 16 and 4 warps a block, both products, training,
      * clusters; staging chunks of 256 (K = 300 in two); fewer sequences a pass than the class.
      * tf32 training of these tiles: tiles_train_in_tf32 */
@@ -421,6 +433,7 @@ START_TEST(random_cells_match_the_reference) {
         {1, 1, 1, 1, 5, 3, 16, 40, RNNCC_FP32, 1, 0, RNNCC_BACKEND_PERSISTENT, 0},
         {1, 0, 1, 1, 5, 9, 16, 40, RNNCC_TF32, 1, 0, RNNCC_BACKEND_PERSISTENT, 0},
         {1, 0, 1, 1, 5, 9, 16, 40, RNNCC_TF32, 1, 0, RNNCC_BACKEND_PERSISTENT, 2},
+        {1, 0, 1, 1, 5, 9, 16, 40, RNNCC_TF32, 1, 0, RNNCC_BACKEND_PERSISTENT, 1, .flags = 1}, /* where the cell allows */
         {2, 0, 1, 1, 6, 5, 16, 24, RNNCC_FP32, 1, 0, RNNCC_BACKEND_CUBLAS, 0},
         /* tiles the search tries (rt_tile.c) */
         {1, 0, 1, 1, 5, 9, 16, 40, RNNCC_FP32, 1, 0, RNNCC_BACKEND_PERSISTENT, 0, .warps = 16, .chunk = 256},

@@ -46,6 +46,7 @@ typedef struct RnnArgs {
     int state_wrap;                      /* state slots: step t reads slot t % state_wrap (0: slot t), from state_prev[k] */
     long long buf_step[RNN_MAX_BUFFERS]; /* floats between consecutive steps' copies of a step buffer (0: reused) */
     unsigned *sync;                      /* the grid barrier's counter, zeroed before each launch */
+    unsigned long long *flags;           /* forward with flags: state results as flagged words, zeroed before each launch */
 } RnnArgs;
 
 #endif

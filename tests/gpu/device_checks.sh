@@ -40,6 +40,18 @@ for c in 2 4; do
             --precision tf32 --backend persistent
     done
 done
+# a forward's steps handed off by flagged words (RNNCC_PERSIST_HANDOFF=flags, no clusters), both products,
+# odd and even operand lengths (pairs of words, single words), several passes of sequences
+for p in fp32 tf32; do
+    for tool in racecheck synccheck memcheck; do
+        step "$tool-flags-$p" env RNNCC_PERSIST_HANDOFF=flags RNNCC_PERSIST_CLUSTER=1 compute-sanitizer --tool $tool \
+            --error-exitcode 9 ./build/rnncc run cells/lstm.cell --dim I=40 --dim H=301 --seq 6 --batch 19 --varlen \
+            --train --repeat 1 --precision $p --backend persistent
+    done
+    step "racecheck-flags-gru-$p" env RNNCC_PERSIST_HANDOFF=flags RNNCC_PERSIST_CLUSTER=1 compute-sanitizer --tool racecheck \
+        --error-exitcode 9 ./build/rnncc run cells/gru.cell --dim I=40 --dim H=256 --seq 6 --batch 4 --layers 2 \
+        --bidirectional --varlen --repeat 1 --precision $p --backend persistent
+done
 # the other tiles the search tries (rt_tile.c): 16 and 4 warps a block, staging chunks of 256, both products
 for w in 16 4; do
     for tool in racecheck synccheck; do
