@@ -120,8 +120,8 @@ int64_t cg_backward_group_items(const PlanLayout *layout, int group, int64_t T, 
  * backward for steps a.t_end-1 down to a.t. Either is launched cooperatively with exactly
  * CgPersist.blocks blocks of 32 * CgPersist.warps threads in clusters of CgPersist.cluster blocks
  * and CgPersist.smem bytes of dynamic shared memory; a.sync points to a zeroed counter; with
- * CgPersist.flags, a.flags points to cg_persist_flag_words(layout, N) zeroed 8-byte words (state k's
- * two slots of [N][S] after those of states 0 .. k-1); state k of step t is read from slot
+ * CgPersist.flags, a.flags points to cg_persist_flag_words(layout, N) zeroed 8-byte words, 16-byte
+ * aligned (state k's two slots of [N][S] after those of the multiplied states before it); state k of step t is read from slot
  * t % a.state_wrap (slot t when 0) of state_prev[k] (slots of [N][S] one after the other) and
  * written to the next slot; step buffer b of step t is buf[b] + t * buf_step[b] (dbuf[b] too).
  * The forward runs after the hoisted program (the per-step unit's kernels and cuBLAS); the
@@ -203,7 +203,7 @@ typedef struct CgPersist {
 } CgPersist;
 
 /* 8-byte words a persistent forward with flags needs at a.flags for a batch of N: two slots of
- * [N][S] for every state; -1 on overflow. */
+ * [N][S] for every state a step GEMM multiplies; -1 on overflow. */
 int64_t cg_persist_flag_words(const PlanLayout *layout, int64_t N);
 /* Sequences per lane for a batch of N: 1, 2, 4 or 8 (the batch class; a plan may take fewer). */
 int cg_persist_nw(int64_t N);

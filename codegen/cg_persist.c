@@ -28,8 +28,9 @@ static int64_t smem_bytes(const CgPersist *P) {
     return (P->fixed_floats + P->tiles * np * (P->kc_max + P->pad) + P->warps * P->rpp_max * np) * (int64_t)sizeof(float);
 }
 
-/* Does a step group read a result of GEMM j as long as its own J (so in the rows its block computed)? */
-static int read_in_own_rows(const PlanLayout *L, int j) {
+/* Does a node of a step group (J wide) take an argument r for which test(L, r, J, arg) holds? */
+typedef int (*ArgTest)(const PlanLayout *L, IrRef r, int64_t J, int arg);
+static int step_args_any(const PlanLayout *L, ArgTest test, int arg) {
     const Plan *p = L->plan;
     const IrCell *c = p->cell;
     for (int gi = 0; gi < p->ngroups; gi++) {
@@ -38,14 +39,21 @@ static int read_in_own_rows(const PlanLayout *L, int j) {
         int64_t J = cg_group_width(L, gi);
         for (int i = 0; i < grp->nnodes; i++) {
             const IrNode *n = &c->nodes[grp->nodes[i]];
-            for (int a = 0; a < ir_ops[n->op].arity; a++) {
-                IrRef r = n->args[a];
-                if (c->nodes[r].op == IR_MATVEC && p->node[r].gemm == j && ir_node_len(c, r, L->dimval) == J) return 1;
-            }
+            for (int a = 0; a < ir_ops[n->op].arity; a++)
+                if (test(L, n->args[a], J, arg)) return 1;
         }
     }
     return 0;
 }
+
+/* r is a result of GEMM j as long as J (so in the rows the group's block computed). */
+static int own_rows_of(const PlanLayout *L, IrRef r, int64_t J, int j) {
+    const IrCell *c = L->plan->cell;
+    return c->nodes[r].op == IR_MATVEC && L->plan->node[r].gemm == j && ir_node_len(c, r, L->dimval) == J;
+}
+
+/* Does a step group read a result of GEMM j as long as its own J (so in the rows its block computed)? */
+static int read_in_own_rows(const PlanLayout *L, int j) { return step_args_any(L, own_rows_of, j); }
 
 static int find_group(const Plan *p, int prog, int k) {
     for (int gi = 0; gi < p->ngroups; gi++)
@@ -77,25 +85,27 @@ static int reads_foreign_rows(const PlanLayout *L, int gi, int phase) {
     return 0;
 }
 
+/* r is a state of another length than J. */
+static int state_not_j(const PlanLayout *L, IrRef r, int64_t J, int unused) {
+    (void)unused;
+    const IrCell *c = L->plan->cell;
+    return c->nodes[r].op == IR_STATE && ir_node_len(c, r, L->dimval) != J;
+}
+
 /* Does a step group read or write a state of another length than its J? Then the blocks'
  * shares of that state (and of its adjoint) differ between the group (J) and the rest (the
  * state's length). */
 static int states_cross_blocks(const PlanLayout *L) {
     const Plan *p = L->plan;
-    const IrCell *c = p->cell;
     for (int gi = 0; gi < p->ngroups; gi++) {
         const SchedGroup *grp = &p->groups[gi];
         if (grp->program != SCHED_STEP) continue;
-        int64_t J = cg_group_width(L, gi);
         for (int w = 0; w < grp->nwrites; w++)
-            if (grp->writes[w].kind == WRITE_STATE && ir_node_len(c, grp->writes[w].node, L->dimval) != J) return 1;
-        for (int i = 0; i < grp->nnodes; i++) {
-            const IrNode *n = &c->nodes[grp->nodes[i]];
-            for (int a = 0; a < ir_ops[n->op].arity; a++)
-                if (c->nodes[n->args[a]].op == IR_STATE && ir_node_len(c, n->args[a], L->dimval) != J) return 1;
-        }
+            if (grp->writes[w].kind == WRITE_STATE &&
+                ir_node_len(p->cell, grp->writes[w].node, L->dimval) != cg_group_width(L, gi))
+                return 1;
     }
-    return 0;
+    return step_args_any(L, state_not_j, 0);
 }
 
 /* Can a forward's steps hand off by flagged values (CG_HANDOFF_FLAGS)? When a step is its phase-0
@@ -115,12 +125,22 @@ static int flags_allowed(const PlanLayout *L, const CgPersist *P) {
     return !(gi >= 0 && reads_foreign_rows(L, gi, 0)) && !states_cross_blocks(L);
 }
 
+/* Does a step GEMM multiply state k (so that, with flags, each step stores it as flagged words)? */
+static int state_multiplied(const Plan *p, int k) {
+    for (int j = 0; j < p->ngemms; j++) {
+        const IrNode *n = &p->cell->nodes[p->gemms[j].operand];
+        if (p->gemms[j].program == SCHED_STEP && n->op == IR_STATE && n->index == k) return 1;
+    }
+    return 0;
+}
+
 int64_t cg_persist_flag_words(const PlanLayout *L, int64_t N) {
     const IrCell *c = L->plan->cell;
     int64_t words = 0, n;
     for (int k = 0; k < c->nstates; k++)
-        if (__builtin_mul_overflow(2 * N, ir_shape_numel(&c->states[k].shape, L->dimval), &n) ||
-            __builtin_add_overflow(words, n, &words))
+        if (state_multiplied(L->plan, k) &&
+            (__builtin_mul_overflow(2 * N, ir_shape_numel(&c->states[k].shape, L->dimval), &n) ||
+             __builtin_add_overflow(words, n, &words)))
             return -1;
     return words;
 }
@@ -659,14 +679,7 @@ static int emit_prologue(Gen *g, const CgPersist *P, const char *kname) {
     return 1;
 }
 
-int cg_persist_flagged(const Gen *g, int k) {
-    const CgPersist *P = g->persist;
-    for (int qi = 0; P && P->flags && qi < P->ngemms; qi++) {
-        const IrNode *n = &g->c->nodes[g->plan->gemms[P->gemms[qi].gemm].operand];
-        if (n->op == IR_STATE && n->index == k) return 1;
-    }
-    return 0;
-}
+int cg_persist_flagged(const Gen *g, int k) { return g->persist && g->persist->flags && state_multiplied(g->plan, k); }
 
 /* Step t's view of the arguments: the per-step kernels' arguments at step t. */
 static void emit_step_view(Gen *g, int backward) {
@@ -689,15 +702,14 @@ static void emit_step_view(Gen *g, int backward) {
             cg_emit(out, "a.dstate_next[%d] = args.dstate_prev[%d] + ((t + 1) %% 3) * args.N * %s;", k, k, d);
         }
     }
-    long long before = 0; /* words of the flagged slots of states 0 .. k-1, per sequence */
+    long long before = 0; /* words of the flagged slots of states 0 .. k-1, per sequence (cg_persist_flag_words) */
     for (int k = 0; k < c->nstates; k++) {
+        if (!cg_persist_flagged(g, k)) continue;
         long long S = (long long)ir_shape_numel(&c->states[k].shape, g->L->dimval);
-        if (cg_persist_flagged(g, k)) {
-            cg_emit(out, "unsigned long long *const rnn_flags_next%d = args.flags + (%lldLL + ((t + 1) & 1) * %lldLL) * args.N;"
-                         "  // state %s, flagged for step t+1", k, 2 * before, S, c->states[k].name);
-            cg_emit(out, "const unsigned long long *const rnn_flags_prev%d = args.flags + (%lldLL + (t & 1) * %lldLL) * args.N;",
-                    k, 2 * before, S);
-        }
+        cg_emit(out, "unsigned long long *const rnn_flags_next%d = args.flags + (%lldLL + ((t + 1) & 1) * %lldLL) * args.N;"
+                     "  // state %s, flagged for step t+1", k, 2 * before, S, c->states[k].name);
+        cg_emit(out, "const unsigned long long *const rnn_flags_prev%d = args.flags + (%lldLL + (t & 1) * %lldLL) * args.N;",
+                k, 2 * before, S);
         before += S;
     }
     for (int b = 0; b < p->nbuffers; b++) {

@@ -54,7 +54,8 @@ static int emit_cell(CliSource *s, const IrCell *ic, const char **dims, int ndim
     if (batch == 0) return CLI_OK;
     CgPersist P;
     char why[256];
-    CgPersistAsk ask = cg_persist_h100_ask(batch, backward, tf32, *cluster);
+    /* flags take no clusters: asked for without a cluster size, the unit has none */
+    CgPersistAsk ask = cg_persist_h100_ask(batch, backward, tf32, *cluster ? *cluster : handoff == CG_HANDOFF_FLAGS ? 1 : 0);
     ask.warps = warps;
     ask.kc_cap = chunk;
     ask.nw_max = seqs / 4;
@@ -67,6 +68,10 @@ static int emit_cell(CliSource *s, const IrCell *ic, const char **dims, int ndim
     if (*cluster > 1 && P.cluster != *cluster)
         fprintf(stderr, "rnncc emit: note: cell '%s' is planned without clusters (--cluster %d): %s\n", ic->name,
                 *cluster, why);
+    if (handoff == CG_HANDOFF_FLAGS && !P.flags)
+        fprintf(stderr, "rnncc emit: note: cell '%s' is planned with grid barriers (--handoff flags): flags need a %s\n",
+                ic->name, backward ? "forward" : "plan with one phase of step GEMMs on states staged whole, no clusters, and "
+                                                  "groups that read only their own block's units");
     *cluster = P.cluster;
     if (!cg_emit_persistent(&s->arena, plan, layout, &P, out, &s->diags)) {
         print_diags(&s->diags);

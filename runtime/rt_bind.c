@@ -1,6 +1,7 @@
 /* Binding a layer-direction to memory: which input it reads, where its plan buffers, states,
  * outputs and (in training) adjoints are. Key idea: forward and backward ask this one place,
  * so they can never disagree about where a value lives. */
+#include <stdint.h>
 #include <string.h>
 
 #include "rt_internal.h"
@@ -26,7 +27,8 @@ void rt_bind(RtBind *b, rnncc_model *m, const RtRegions *r, int l, int d, int la
     b->blas = m->cublas[b->lane];
     b->hcol0 = 0;
     b->hcols = r->T * r->N;
-    b->flags = (unsigned long long *)(ws + r->flags[lane]);
+    /* 16-byte aligned (the kernel loads two words at once) whatever the caller's workspace is */
+    b->flags = r->flag_words ? (unsigned long long *)(((uintptr_t)(ws + r->flags[lane]) + 15) & ~(uintptr_t)15) : NULL;
     int64_t D0 = ir_node_len(c, c->outputs[0].node, m->dimval[0]);
     int lo_in = r->training ? l - 1 : (l - 1) % 2, lo_out = r->training ? l : l % 2;
     b->x = l == 0 ? x : (const float *)(keep + r->layer_out[lo_in]);

@@ -65,8 +65,9 @@ typedef struct RtRegions {
     int64_t T, N;
     size_t workspace, reserve;  /* totals in bytes */
     size_t lengths;             /* workspace: [N] ints */
-    size_t flags[2];            /* workspace, per lane: a persistent forward's flagged state words
-                                   (cg_persist_flag_words) */
+    int64_t flag_words;         /* a persistent forward's flagged state words a lane (cg_persist_flag_words), or 0
+                                   where none can run (the cuBLAS backend, or the rule's batch limit) */
+    size_t flags[2];            /* workspace, per lane: where those words start (16 bytes more, for alignment) */
     int slots;
     size_t *buf;                /* [slots][nbuffers]: plan buffers (keep: reserve in training) */
     size_t *state;              /* [slots][nstates]: state slots, T+1 (training) or 2 of [N][S] */

@@ -134,7 +134,9 @@ static rnncc_status build(rnncc_model *m, int li, int64_t N, int backward, RtPer
     }
     int tf32 = m->precision == RNNCC_TF32;
     CgPersistAsk ask = {.N = N, .backward = backward, .tf32 = tf32, .sms = m->sms, .smem_limit = m->smem_optin,
-                        .cluster = m->persist_cluster ? m->persist_cluster : cg_persist_cluster(N, tf32, backward),
+                        .cluster = m->persist_cluster                      ? m->persist_cluster
+                                   : m->persist_handoff == CG_HANDOFF_FLAGS && !backward ? 1 /* flags take none */
+                                                                                    : cg_persist_cluster(N, tf32, backward),
                         .warps = m->persist_warps, .kc_cap = m->persist_chunk, .nw_max = m->persist_nw,
                         .handoff = m->persist_handoff < 0 ? CG_HANDOFF_BARRIER : m->persist_handoff};
     char why[256];
@@ -251,8 +253,11 @@ rnncc_status rt_persist_run(RtBind *b, RnnArgs *a) {
     a->sync = m->sync + b->lane;
     RT_CUDA(m, cudaMemsetAsync(a->sync, 0, sizeof *a->sync, b->stream));
     a->flags = b->flags;
-    if (p->plan.flags) /* flags start at 1: a zero word has not arrived (persist.cuh) */
-        RT_CUDA(m, cudaMemsetAsync(a->flags, 0, (size_t)cg_persist_flag_words(b->unit->layout, b->r->N) * 8, b->stream));
+    if (p->plan.flags) { /* flags start at 1: a zero word has not arrived (persist.cuh) */
+        if (!b->flags || b->r->flag_words < cg_persist_flag_words(b->unit->layout, b->r->N))
+            return rt_fail(m, RNNCC_ERR_WORKSPACE, "the workspace was sized without the flagged state words a persistent forward needs");
+        RT_CUDA(m, cudaMemsetAsync(a->flags, 0, (size_t)b->r->flag_words * 8, b->stream));
+    }
     void *args[] = {a};
     cudaLaunchAttribute attr[2];
     cudaLaunchConfig_t cfg = launch_config(p, b->stream, attr);

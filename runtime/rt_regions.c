@@ -63,11 +63,13 @@ rnncc_status rt_regions(rnncc_model *m, int64_t T, int64_t N, int training, RtRe
     Sizer ws = {0, 1}, rs = {0, 1};
     Sizer *keep = training ? &rs : &ws;
     r->lengths = take(&ws, N); /* ints are float-sized */
-    for (int d = 0; d < lanes; d++) { /* 8-byte words: two floats each; every layer's states are alike */
-        int64_t words = cg_persist_flag_words(m->layout[0], N);
-        if (words < 0) ok = 0;
-        r->flags[d] = take(&ws, mul3(words, 2, 1, &ok));
-    }
+    /* flagged state words, where a persistent forward may run (backend and rule; every layer's
+     * states are alike): 8 bytes, two floats, each, and 16 bytes to align them (rt_bind) */
+    r->flag_words = m->backend == RNNCC_BACKEND_CUBLAS ? 0
+                  : m->backend == RNNCC_BACKEND_AUTO && !cg_persist_preferred(N, m->precision == RNNCC_TF32, 0, rt_overlap(m), NULL, NULL, 0)
+                      ? 0 : cg_persist_flag_words(m->layout[0], N);
+    if (r->flag_words < 0) ok = 0;
+    for (int d = 0; d < lanes && r->flag_words > 0; d++) r->flags[d] = take(&ws, mul3(r->flag_words, 2, 1, &ok) + 4);
     for (int s = 0; s < r->slots; s++) {
         for (int b = 0; b < p->nbuffers; b++) {
             int64_t width = 0;

@@ -196,7 +196,7 @@ static void search(Search *S, const CgPersistAsk *base) {
     try_tile(S, base);
     S->rule_us = S->best.state == 1 ? S->best_us : 0;
     static const int clusters[] = {1, 2, 4}, warps[] = {8, 16, 4};
-    if (!m->persist_cluster && m->cluster_launch)
+    if (!m->persist_cluster && m->cluster_launch && !(m->persist_handoff == CG_HANDOFF_FLAGS && !base->backward))
         for (int i = 0; i < 3; i++) {
             CgPersistAsk a = S->best_ask;
             a.cluster = clusters[i];

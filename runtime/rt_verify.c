@@ -46,7 +46,7 @@ typedef struct Bufs {
     /* backward */
     double *gy[RNN_MAX_OUTPUTS], *ghT[RNN_MAX_STATES], *rdx, *rdh0[RNN_MAX_STATES], ***rdp;
     float *ddy[RNN_MAX_OUTPUTS], *ddhT[RNN_MAX_STATES], *ddx, *ddh0[RNN_MAX_STATES], *ddw, *hostw;
-    void *ws, *reserve;
+    void *ws, *ws_base, *reserve; /* ws: ws_base + RtVerify.ws_offset */
     float *times;
     cudaEvent_t e0, e1;
 } Bufs;
@@ -60,7 +60,7 @@ static void free_bufs(const rnncc_model *m, Bufs *b) {
     for (int i = 0; i < RNN_MAX_STATES; i++) { free(b->h0[i]); free(b->rh[i]); cudaFree(b->dh0[i]); cudaFree(b->dhT[i]); }
     for (int i = 0; i < RNN_MAX_OUTPUTS; i++) { free(b->ry[i]); cudaFree(b->dy[i]); }
     free(b->x); free(b->xf); free(b->host); free(b->lengths); free(b->lengths64); free(b->times);
-    cudaFree(b->dx); cudaFree(b->ws); cudaFree(b->reserve);
+    cudaFree(b->dx); cudaFree(b->ws_base); cudaFree(b->reserve);
     for (int i = 0; i < RNN_MAX_OUTPUTS; i++) { free(b->gy[i]); cudaFree(b->ddy[i]); }
     for (int i = 0; i < RNN_MAX_STATES; i++) { free(b->ghT[i]); free(b->rdh0[i]); cudaFree(b->ddhT[i]); cudaFree(b->ddh0[i]); }
     for (int u = 0; b->rdp && u < m->nunits; u++) {
@@ -231,7 +231,8 @@ static rnncc_status run(rnncc_model *m, RtVerify *v, Bufs *b) {
     size_t wsb = 0, rsb = 0;
     RT_TRY(rnncc_workspace_size(m, T, N, v->training, &wsb));
     if (v->training) RT_TRY(rnncc_reserve_size(m, T, N, &rsb));
-    RT_CUDA(m, cudaMalloc(&b->ws, wsb ? wsb : 4));
+    RT_CUDA(m, cudaMalloc(&b->ws_base, wsb + (size_t)v->ws_offset + 4));
+    b->ws = (char *)b->ws_base + v->ws_offset;
     if (v->training) RT_CUDA(m, cudaMalloc(&b->reserve, rsb ? rsb : 4));
     rnncc_io io = {T, N, b->dx, b->dy, b->lengths, v->random_h0 ? (const float *const *)b->dh0 : NULL, b->dhT};
     RT_CUDA(m, cudaEventCreate(&b->e0));

@@ -17,6 +17,7 @@ typedef struct RtVerify {
     int time_only;      /* only time it: no reference, no errors (median_ms alone is filled) */
     uint64_t seed;
     void *stream;       /* cudaStream_t, NULL for the default stream */
+    int ws_offset;      /* bytes past cudaMalloc's pointer where the workspace starts (tests of alignment) */
     /* results: max |gpu - ref| / max |ref| per tensor (NaN counts as infinite) */
     double out_err[8], state_err[8], worst;
     double dx_err, dh0_err, dw_err, grad_worst; /* backward: worst over states / parameters */

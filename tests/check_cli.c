@@ -400,6 +400,16 @@ START_TEST(run_emit_schedule_arguments) {
     ck_assert_int_eq(r.status, 0);
     ck_assert_ptr_null(strstr(r.out, "rnn_flag_put(&rnn_flags_next0["));
     ck_assert_ptr_nonnull(strstr(r.out, "rnn_grid_sync(args.sync"));
+    /* flags asked for without a cluster size take none; a backward unit keeps its barriers, and says so */
+    r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--persistent", "4", "--handoff", "flags");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_ptr_nonnull(strstr(r.out, "rnn_flag_put(&rnn_flags_next0["));
+    ck_assert_ptr_null(strstr(r.out, "rnn_cluster_init(rnn_xs"));
+    r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--persistent", "4", "--handoff", "flags",
+            "--backward");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_ptr_nonnull(strstr(r.err, "rnncc emit: note: cell 'lstm' is planned with grid barriers (--handoff flags)"));
+    ck_assert_ptr_null(strstr(r.out, "rnn_flag_put(&rnn_flags_next0["));
     r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--persistent", "4", "--handoff", "flag");
     ck_assert_int_eq(r.status, 2);
     ck_assert_str_eq(r.err, "rnncc emit: error: --handoff must be flags or barrier, not 'flag'\n");

@@ -284,8 +284,10 @@ RNN_DEV unsigned long long rnn_flag_get(const unsigned long long *w) {
 
 /* Stages columns n0 .. n0+NP-1, elements 0 .. KC-1 of a flagged operand (column n's words at
  * F + n*K) into tile 0 of xs ([NP][lds]), as rnn_mv_stage stages a whole operand: zeros past N and
- * K; waits for each word to carry flag. Every thread issues all its loads before it waits for any,
- * so a word that has arrived costs one trip to L2. Without clusters only (the unit's plan). */
+ * K; waits for each word to carry flag. A thread loads two words at once (16-byte aligned F and even
+ * K; one at a time for odd K) and has up to 8 pairs in flight before it waits for any; the pairs
+ * still missing a word are asked again together, one trip to L2 a round. More than 8 pairs a
+ * thread take more rounds (large operands: where flags lose). Without clusters only (the plan). */
 RNN_DEV void rnn_flag_stage(float *xs, const unsigned long long *F, unsigned flag, int N, int K, int n0, int NP, int KC,
                             int lds) {
 #if RNN_CLUSTER > 1
