@@ -225,8 +225,9 @@ typedef enum CgOverlap { CG_ALONE, CG_BIDIRECTIONAL, CG_WAVEFRONT } CgOverlap;
 int cg_persist_preferred(int64_t N, int tf32, int backward, CgOverlap overlap, const CgPersist *planned, char *why,
                          size_t why_size);
 /* Blocks per thread-block cluster for a pass over a batch of N by default, measured on an H100
- * (bench/NOTES.md section 11): pairs for FFMA products, and for tensor-core ones at 9-24 sequences. */
-int cg_persist_cluster(int64_t N, int tf32, int backward);
+ * (bench/NOTES.md section 11): pairs for FFMA products, and for tensor-core ones at 9-24 sequences;
+ * none for a forward asked to hand off by flags (handoff: CG_HANDOFF_*), which clusters cannot. */
+int cg_persist_cluster(int64_t N, int tf32, int backward, int handoff);
 /* A cluster size given as text ("1", "2" or "4": RNNCC_PERSIST_CLUSTER, rnncc emit --cluster); 0 for
  * anything else. */
 int cg_persist_cluster_parse(const char *text);

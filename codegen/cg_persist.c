@@ -346,12 +346,12 @@ int cg_persist_preferred(int64_t N, int tf32, int backward, CgOverlap overlap, c
     return 1;
 }
 
-int cg_persist_cluster(int64_t N, int tf32, int backward) {
+int cg_persist_cluster(int64_t N, int tf32, int backward, int handoff) {
+    if (handoff == CG_HANDOFF_FLAGS && !backward) return 1; /* multicast copies cannot check a flag */
     /* Measured on an H100 (bench/NOTES.md section 11): pairs sharing the operand gain 5-17% with
      * FFMA products (small_b4, fastrnns, flashrnn; deepbench's inference loses 5%, its training
      * gains 2%) and with tensor-core ones at 16-20 sequences (flashrnn, ds2); they are even at 4
      * and lose at 32 with tensor cores (deepbench). Forward and backward alike. */
-    (void)backward;
     if (!tf32) return 2;
     return N > 8 && N <= 24 ? 2 : 1;
 }
@@ -381,7 +381,7 @@ int cg_persist_seqs_parse(const char *text) {
 
 CgPersistAsk cg_persist_h100_ask(int64_t N, int backward, int tf32, int cluster) {
     return (CgPersistAsk){.N = N, .backward = backward, .tf32 = tf32, .sms = CG_H100_SMS, .smem_limit = CG_H100_SMEM,
-                          .cluster = cluster ? cluster : cg_persist_cluster(N, tf32, backward)};
+                          .cluster = cluster ? cluster : cg_persist_cluster(N, tf32, backward, CG_HANDOFF_BARRIER)};
 }
 
 int cg_persist_same_tile(const CgPersist *a, const CgPersist *b) {

@@ -54,8 +54,7 @@ static int emit_cell(CliSource *s, const IrCell *ic, const char **dims, int ndim
     if (batch == 0) return CLI_OK;
     CgPersist P;
     char why[256];
-    /* flags take no clusters: asked for without a cluster size, the unit has none */
-    CgPersistAsk ask = cg_persist_h100_ask(batch, backward, tf32, *cluster ? *cluster : handoff == CG_HANDOFF_FLAGS ? 1 : 0);
+    CgPersistAsk ask = cg_persist_h100_ask(batch, backward, tf32, *cluster ? *cluster : cg_persist_cluster(batch, tf32, backward, handoff));
     ask.warps = warps;
     ask.kc_cap = chunk;
     ask.nw_max = seqs / 4;

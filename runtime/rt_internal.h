@@ -247,6 +247,10 @@ CgOverlap rt_overlap(const rnncc_model *m);
 /* Chooses the backend of a pass (backward: a backward pass) over N sequences: *out is the
  * persistent kernel of each layout (built on first use), or NULLs for cuBLAS per step; why (may
  * be NULL) says why in words. */
+/* May a pass (backward: a backward pass) over a batch of N run persistent at all, before any kernel is
+ * planned? Not with the cuBLAS backend, nor in automatic mode beyond the rule's batch limits
+ * (cg_persist_preferred without a plan); rule says why not. */
+int rt_persist_considered(const rnncc_model *m, int64_t N, int backward, char *rule, size_t rule_size);
 rnncc_status rt_persist_choose(rnncc_model *m, int64_t N, int backward, const RtPersist *out[2], char *why,
                                size_t why_size);
 /* Builds (plans, generates, compiles through the cache, loads) the persistent kernel of layout li

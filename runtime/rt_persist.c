@@ -134,9 +134,8 @@ static rnncc_status build(rnncc_model *m, int li, int64_t N, int backward, RtPer
     }
     int tf32 = m->precision == RNNCC_TF32;
     CgPersistAsk ask = {.N = N, .backward = backward, .tf32 = tf32, .sms = m->sms, .smem_limit = m->smem_optin,
-                        .cluster = m->persist_cluster                      ? m->persist_cluster
-                                   : m->persist_handoff == CG_HANDOFF_FLAGS && !backward ? 1 /* flags take none */
-                                                                                    : cg_persist_cluster(N, tf32, backward),
+                        .cluster = m->persist_cluster ? m->persist_cluster
+                                                      : cg_persist_cluster(N, tf32, backward, m->persist_handoff),
                         .warps = m->persist_warps, .kc_cap = m->persist_chunk, .nw_max = m->persist_nw,
                         .handoff = m->persist_handoff < 0 ? CG_HANDOFF_BARRIER : m->persist_handoff};
     char why[256];
@@ -165,6 +164,15 @@ CgOverlap rt_overlap(const rnncc_model *m) {
     return m->dirs == 2 ? CG_BIDIRECTIONAL : m->wavefront ? CG_WAVEFRONT : CG_ALONE;
 }
 
+int rt_persist_considered(const rnncc_model *m, int64_t N, int backward, char *rule, size_t rule_size) {
+    if (m->backend == RNNCC_BACKEND_CUBLAS) {
+        snprintf(rule, rule_size, "forced");
+        return 0;
+    }
+    return m->backend != RNNCC_BACKEND_AUTO ||
+           cg_persist_preferred(N, m->precision == RNNCC_TF32, backward, rt_overlap(m), NULL, rule, rule_size);
+}
+
 rnncc_status rt_persist_choose(rnncc_model *m, int64_t N, int backward, const RtPersist *out[2], char *why,
                                size_t why_size) {
     out[0] = out[1] = NULL;
@@ -173,17 +181,13 @@ rnncc_status rt_persist_choose(rnncc_model *m, int64_t N, int backward, const Rt
         why = buf;
         why_size = sizeof buf;
     }
-    if (m->backend == RNNCC_BACKEND_CUBLAS) {
-        snprintf(why, why_size, "cuBLAS per step: forced");
-        return RNNCC_OK;
-    }
     char rule[160];
-    const int tf32 = m->precision == RNNCC_TF32;
-    const CgOverlap overlap = rt_overlap(m);
-    if (m->backend == RNNCC_BACKEND_AUTO && !cg_persist_preferred(N, tf32, backward, overlap, NULL, rule, sizeof rule)) {
+    if (!rt_persist_considered(m, N, backward, rule, sizeof rule)) {
         snprintf(why, why_size, "cuBLAS per step: %s", rule);
         return RNNCC_OK;
     }
+    const int tf32 = m->precision == RNNCC_TF32;
+    const CgOverlap overlap = rt_overlap(m);
     if (N < 1) {
         snprintf(why, why_size, "cuBLAS per step: an empty batch");
         return RNNCC_OK;

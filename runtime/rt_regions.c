@@ -65,9 +65,7 @@ rnncc_status rt_regions(rnncc_model *m, int64_t T, int64_t N, int training, RtRe
     r->lengths = take(&ws, N); /* ints are float-sized */
     /* flagged state words, where a persistent forward may run (backend and rule; every layer's
      * states are alike): 8 bytes, two floats, each, and 16 bytes to align them (rt_bind) */
-    r->flag_words = m->backend == RNNCC_BACKEND_CUBLAS ? 0
-                  : m->backend == RNNCC_BACKEND_AUTO && !cg_persist_preferred(N, m->precision == RNNCC_TF32, 0, rt_overlap(m), NULL, NULL, 0)
-                      ? 0 : cg_persist_flag_words(m->layout[0], N);
+    r->flag_words = rt_persist_considered(m, N, 0, NULL, 0) ? cg_persist_flag_words(m->layout[0], N) : 0;
     if (r->flag_words < 0) ok = 0;
     for (int d = 0; d < lanes && r->flag_words > 0; d++) r->flags[d] = take(&ws, mul3(r->flag_words, 2, 1, &ok) + 4);
     for (int s = 0; s < r->slots; s++) {

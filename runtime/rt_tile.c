@@ -205,7 +205,7 @@ static void search(Search *S, const CgPersistAsk *base) {
     if (m->persist_handoff < 0 && !base->backward) { /* steps handed off by flags, which take no clusters */
         CgPersistAsk a = S->best_ask;
         a.handoff = CG_HANDOFF_FLAGS;
-        if (!m->persist_cluster) a.cluster = 1;
+        if (!m->persist_cluster) a.cluster = cg_persist_cluster(base->N, base->tf32, 0, CG_HANDOFF_FLAGS);
         try_tile(S, &a);
     }
     if (!m->persist_warps)
