@@ -46,13 +46,14 @@ GRAMMAR_SRCS := grammar/ast.c grammar/parse.c
 GRAMMAR_GEN  := $(B)/grammar/parser.c $(B)/grammar/lexer.c
 CODEGEN_SRCS := codegen/emit.c codegen/cg_forward.c codegen/cg_backward.c codegen/cg_persist.c
 RUNTIME_SRCS := runtime/rt_nvrtc.c
-RT_SRCS      := runtime/rt_program.c runtime/rt_model.c runtime/rt_lock.c runtime/rt_regions.c runtime/rt_forward.c \
+RT_SRCS      := runtime/rt_half.c runtime/rt_program.c runtime/rt_model.c runtime/rt_lock.c runtime/rt_regions.c runtime/rt_forward.c \
                 runtime/rt_module.c runtime/rt_cache.c runtime/rt_verify.c runtime/rt_bind.c runtime/rt_backward.c runtime/rt_gemm.c runtime/rt_persist.c runtime/rt_tile.c
 CLI_SRCS     := compiler/main.c compiler/cli_load.c compiler/cli_dump.c compiler/cli_emit.c compiler/cli_run.c
 TEST_SRCS    := $(wildcard tests/check_*.c)
 
 LIB_SRCS := $(IR_SRCS) $(GRAMMAR_SRCS) $(CODEGEN_SRCS) $(RUNTIME_SRCS) $(RT_SRCS)
-LIB_OBJS := $(LIB_SRCS:%.c=$(B)/%.o) $(GRAMMAR_GEN:.c=.o) $(B)/codegen/prelude_text.o $(B)/codegen/persist_text.o
+LIB_OBJS := $(LIB_SRCS:%.c=$(B)/%.o) $(GRAMMAR_GEN:.c=.o) $(B)/codegen/prelude_text.o $(B)/codegen/persist_text.o \
+            $(B)/codegen/convert_text.o
 CLI_OBJS := $(CLI_SRCS:%.c=$(B)/%.o)
 TESTS    := $(TEST_SRCS:tests/%.c=$(B)/tests/%)
 
@@ -77,7 +78,8 @@ $(B)/grammar/lexer.c $(B)/grammar/lexer.h &: grammar/lexer.l $(B)/grammar/parser
 	$(Q)$(FLEX) --header-file=$(B)/grammar/lexer.h -o $(B)/grammar/lexer.c $<
 
 # CUDA text embedded as C strings: the prelude (device helpers, the kernel argument block)
-# of every translation unit, and the persistent kernels' helpers.
+# of every translation unit, the persistent kernels' helpers, and the per-step units' operand
+# conversions.
 PRELUDE_PARTS := runtime/rnn_args.h codegen/prelude.cuh
 define embed
 	@mkdir -p $(@D)
@@ -91,6 +93,8 @@ $(B)/codegen/prelude_text.c: $(PRELUDE_PARTS)
 	$(call embed,cg_prelude_text)
 $(B)/codegen/persist_text.c: codegen/persist.cuh
 	$(call embed,cg_persist_text)
+$(B)/codegen/convert_text.c: codegen/convert.cuh
+	$(call embed,cg_convert_text)
 
 $(B)/codegen/%_text.o: $(B)/codegen/%_text.c
 	@echo "  CC      $<"

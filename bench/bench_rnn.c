@@ -886,7 +886,7 @@ static void run_case(Bench *b, const Config *cfg, const CellDef *cell, Prec p, u
         r->tol = k ? grad_tol[p] : out_tol[p];
         snprintf(r->ref, sizeof r->ref, "-");
         for (int i = 0; i < NALGO; i++) r->algo[i].st = r->plain[i].st = o->use_algo[i] ? ST_NONE : ST_SKIP;
-        r->rnncc.st = p <= PREC_TF32 ? ST_NONE : ST_NA;
+        r->rnncc.st = ST_NONE;
     }
     int half = p >= PREC_FP16;
     cudnnDataType_t t = p == PREC_FP16 ? CUDNN_DATA_HALF : p == PREC_BF16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT;
@@ -944,15 +944,32 @@ static void run_case(Bench *b, const Config *cfg, const CellDef *cell, Prec p, u
         snprintf(ri->ref, sizeof ri->ref, "cuDNN STD fp32");
         algo_free(&a);
     }
+    if (half && rt) { /* and its gradients */
+        char why[640] = "";
+        int s = algo_setup(&a, b, &h, &df, 0, CUDNN_FMA_MATH, CUDNN_DATA_FLOAT);
+        if (s != 1 || !a.can_train || !CK_CUDA(cudaMemset(a.dw, 0, a.wbytes)) || !poison_grads(&df, &h) ||
+            train_run(&a, why, sizeof why) <= 0 || !CK_CUDA(cudaStreamSynchronize(b->stream)) || !download_grads(&ref, &df, &h) ||
+            cudnn_weights(&a, a.dw, 0, ref.dw) != 0) {
+            printf("*** %s: the fp32 gradient reference run (cuDNN STANDARD, FMA math) failed%s%s ***\n", label, why[0] ? ": " : "",
+                   why);
+            b->failures++;
+            fatal = 1;
+            goto done;
+        }
+        have_gref = 1;
+        snprintf(rt->ref, sizeof rt->ref, "cuDNN STD fp32");
+        algo_free(&a);
+    }
 
-    /* rnncc, on the float buffers cuDNN uses too */
-    if (!half) {
+    /* rnncc, on the float buffers cuDNN uses too (fp16, bf16: holding the half-rounded values; rnncc
+     * rounds its GEMM inputs to 16 bits, RNNCC_FP16 and RNNCC_BF16) */
+    {
         char dI[32], dH[32], file[1024];
         snprintf(dI, sizeof dI, "I=%d", cfg->I);
         snprintf(dH, sizeof dH, "H=%d", cfg->H);
         snprintf(file, sizeof file, "%s/%s.cell", o->cells_dir, cell->name);
         const char *dims[2] = {dI, dH};
-        m = bench_model_create(file, NULL, dims, 2, cfg->layers, cfg->bidir, p == PREC_TF32 ? RNNCC_TF32 : RNNCC_FP32);
+        m = bench_model_create(file, NULL, dims, 2, cfg->layers, cfg->bidir, bench_rnncc_precision(p));
         rr.x = df.x; rr.y = df.y; rr.dy = df.dy; rr.dx = df.dx;
         rr.h0[0] = df.hx; rr.hT[0] = df.hy; rr.dhT[0] = df.dhy; rr.dh0[0] = df.dhx;
         rr.h0[1] = df.cx; rr.hT[1] = df.cy; rr.dhT[1] = df.dcy; rr.dh0[1] = df.dcx;
@@ -988,16 +1005,17 @@ static void run_case(Bench *b, const Config *cfg, const CellDef *cell, Prec p, u
      * runs under every math mode that can put it on tensor cores (DEFAULT lets cuDNN choose; the
      * persistent algorithms need TENSOR_OP_MATH_ALLOW_CONVERSION), and the faster passing run is kept
      * in algo[], marked conv where it was the ALLOW_CONVERSION run (cuDNN may have computed in fp16);
-     * plain[] keeps the first math mode's run alone. */
-    const Dev *dc = half ? &dh : &df;
+     * plain[] keeps the first math mode's run alone. fp16 likewise: half data, then the float data
+     * (holding the same values) under ALLOW_CONVERSION, as a tf32 row's +conv run. */
     cudnnMathType_t maths[2] = {mt, CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION};
-    int nmaths = p == PREC_TF32 && mt != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION ? 2 : 1;
+    int nmaths = (p == PREC_TF32 && mt != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION) || p == PREC_FP16 ? 2 : 1;
     for (int vi = 0; vi < NALGO * nmaths; vi++) {
         int i = vi / nmaths, mi = vi % nmaths, conv = maths[mi] == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
+        const Dev *dc = half && !conv ? &dh : &df;
         if (!o->use_algo[i]) continue;
         Res keep[2] = {ri ? ri->algo[i] : (Res){0}, rt ? rt->algo[i] : (Res){0}}; /* mi > 0: the first math mode's run */
         if (mi > 0) printf("  cuDNN %s with TENSOR_OP_MATH_ALLOW_CONVERSION:\n", algo_long[i]);
-        int s = algo_setup(&a, b, &h, dc, i, maths[mi], math_prec);
+        int s = algo_setup(&a, b, &h, dc, i, maths[mi], conv ? CUDNN_DATA_FLOAT : math_prec);
         if (s <= 0) {
             printf("  cuDNN %s: %s%s\n", algo_long[i], s == 0 ? "n/a: " : "FAILED (see above)", s == 0 ? a.why : "");
             if (s < 0) b->failures++;

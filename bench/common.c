@@ -413,3 +413,8 @@ int bench_add_configs(const char *prog, char **items, int n, const Config **conf
     }
     return 1;
 }
+
+rnncc_precision bench_rnncc_precision(Prec p) {
+    static const rnncc_precision map[NPREC] = {RNNCC_FP32, RNNCC_TF32, RNNCC_FP16, RNNCC_BF16};
+    return map[p];
+}

@@ -34,6 +34,9 @@ extern const char *const prec_names[NPREC];
 /* Measured GEMM ceilings on the device machine's H100 (design/targets.md): fp32 51, TF32
  * 401, bf16 776 TFLOP/s (fp16 taken as bf16's). */
 extern const double prec_peak_tflops[NPREC];
+/* rnncc's precision for a benchmark's: fp16 and bf16 are RNNCC_FP16 and RNNCC_BF16 (fp32 data, GEMM
+ * inputs rounded to 16 bits, as cuDNN's ALLOW_CONVERSION math). */
+rnncc_precision bench_rnncc_precision(Prec p);
 
 /* ---- checked calls: print the call, the status and file:line; the caller fails its row ---- */
 int bench_cuda_ok(cudaError_t e, const char *call, const char *file, int line);

@@ -47,7 +47,7 @@ typedef struct Row {
 typedef struct Options {
     const Config *configs[MAX_CONFIGS];
     int nconfigs;
-    Prec precs[2];
+    Prec precs[NPREC];
     int nprecs;
     int use[NCUSTOM];
     int do_infer, do_train, repeat, warmup, quick;
@@ -124,7 +124,7 @@ static void run_cell(const Options *o, cudaStream_t stream, const Config *cfg, P
     const char *label = c->name;
     RnnccRun r;
     memset(&r, 0, sizeof r);
-    rnncc_model *m = bench_model_create(file, NULL, dims, ndims, cfg->layers, cfg->bidir, p == PREC_TF32 ? RNNCC_TF32 : RNNCC_FP32);
+    rnncc_model *m = bench_model_create(file, NULL, dims, ndims, cfg->layers, cfg->bidir, bench_rnncc_precision(p));
     int ok = m && bench_rnncc_alloc(&r, m, cfg->T, cfg->N, o->do_train) == 0 &&
              bench_rnncc_random_params(m, 1.0f / sqrtf((float)cfg->H), &seed) == 0 && bench_rnncc_random_inputs(&r, &seed) == 0;
     if (!ok) {
@@ -197,7 +197,7 @@ static void markdown_row(FILE *f, const Row *r) {
 }
 
 static void usage(FILE *f) {
-    fprintf(f, "usage: custom_cells [--config NAME]... [--precision fp32|tf32]... [--cells peephole,mlstm,lstmp,cifg]\n"
+    fprintf(f, "usage: custom_cells [--config NAME]... [--precision fp32|tf32|fp16|bf16]... [--cells peephole,mlstm,lstmp,cifg]\n"
                "                    [--mode both|inference|training] [--repeat R] [--warmup W] [--quick]\n"
                "                    [--budget SECONDS] [--markdown FILE] [--summary FILE] [--cells-dir DIR] [--seed S]\n"
                "Times rnncc on cells cuDNN cannot run and prints each one's time over rnncc's LSTM at the same sizes\n"
@@ -230,9 +230,12 @@ static int parse_args(int argc, char **argv, Options *o) {
             break;
         case 'p':
             for (int i = 0; i < n; i++) {
-                Prec p = strcmp(items[i], "fp32") == 0 ? PREC_FP32 : strcmp(items[i], "tf32") == 0 ? PREC_TF32 : NPREC;
-                if (p == NPREC) { fprintf(stderr, "custom_cells: error: --precision must be fp32 or tf32 (rnncc has no half precision yet)\n"); return 0; }
-                if (o->nprecs < 2 && !(o->nprecs == 1 && o->precs[0] == p)) o->precs[o->nprecs++] = p;
+                Prec p = 0;
+                while (p < NPREC && strcmp(items[i], prec_names[p]) != 0) p++;
+                if (p == NPREC) { fprintf(stderr, "custom_cells: error: --precision must be fp32, tf32, fp16 or bf16, not '%s'\n", items[i]); return 0; }
+                int seen = 0;
+                for (int k = 0; k < o->nprecs; k++) seen |= o->precs[k] == p;
+                if (!seen) o->precs[o->nprecs++] = p;
             }
             break;
         case 'C':

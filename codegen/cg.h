@@ -8,7 +8,8 @@
  * codegen/prelude.cuh, embedded by the Makefile as cg_prelude_text), the bound dimensions
  * as `#define RNN_DIM_<name> <value>`, one `rnn_op_<op>` device function per element-wise
  * op the cell uses (and `rnn_dop_<op>_<i>`, its partial derivatives, for the backward pass),
- * then the forward kernels, then the backward kernels.
+ * then the forward kernels, then the backward kernels, then the operand conversions
+ * `rnncc_to_f16` and `rnncc_to_bf16` the reduced-precision GEMMs read (codegen/convert.cuh).
  *
  * Launch contract (the runtime launches exactly this; the CPU executor follows the same):
  *   - Names: hoisted group k is `rnncc_<cell>_h<k>`, step group k is `rnncc_<cell>_s<k>`
@@ -269,5 +270,8 @@ int cg_emit_persistent(Arena *arena, const Plan *plan, const PlanLayout *layout,
                        Diags *diags);
 /* The persistent helpers (codegen/persist.cuh, embedded by the Makefile). */
 extern const char cg_persist_text[];
+/* The fp32 -> fp16/bf16 operand conversion kernels rnncc_to_f16 and rnncc_to_bf16 (codegen/convert.cuh,
+ * embedded by the Makefile), the last part of every per-step unit. */
+extern const char cg_convert_text[];
 
 #endif

@@ -771,6 +771,8 @@ int cg_emit_forward(Arena *arena, const Plan *plan, const PlanLayout *layout, St
         cg_emit(out, "%s", "");
         if (!cg_emit_backward_kernel(&g, gi)) goto fail;
     }
+    cg_emit(out, "%s", "");
+    sb_puts(out, cg_convert_text);
     if (out->failed) goto nomem;
     return 1;
 fail:

@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "ir/ir.h"
+#include "runtime/rnncc.h"
 
 enum { CLI_OK = 0, CLI_INPUT_ERROR = 1, CLI_USAGE_ERROR = 2 };
 
@@ -29,9 +30,9 @@ int cli_write_output(const char *out_path, const char *text, size_t len);
 /* Parses a batch size (1 .. 2^31-1) given to option opt of command cmd; prints the error and
  * returns 0 when arg is not one. */
 int cli_parse_batch(const char *cmd, const char *opt, const char *arg, long long *out);
-/* Parses --precision's argument of command cmd: "fp32" (*tf32 = 0) or "tf32" (1); prints the
- * error and returns 0 for anything else. */
-int cli_parse_precision(const char *cmd, const char *arg, int *tf32);
+/* Parses --precision's argument of command cmd: fp32, tf32, fp16 or bf16 (rnncc_precision_name);
+ * prints the error and returns 0 for anything else. */
+int cli_parse_precision(const char *cmd, const char *arg, rnncc_precision *out);
 
 int cli_check(int argc, char **argv);
 int cli_dump(int argc, char **argv);

@@ -36,7 +36,7 @@ int cli_check(int argc, char **argv) {
 
 /* Plans one cell (and lays it out when dimensions are bound) into out. */
 static int dump_schedule(CliSource *s, const IrCell *ic, int dot, const char **dims, int ndims, long long batch,
-                         int tf32, StrBuf *out) {
+                         rnncc_precision precision, StrBuf *out) {
     int before = s->diags.nerrors;
     Plan *plan = sched_plan(&s->arena, ic, &s->diags);
     PlanLayout *layout = NULL;
@@ -56,7 +56,8 @@ static int dump_schedule(CliSource *s, const IrCell *ic, int dot, const char **d
     else sched_dump(plan, layout, out);
     if (dot || !batch) return CLI_OK;
     /* the backend a model of these dimensions takes for this batch and precision (automatic choice), each pass */
-    const char *prec = tf32 ? "tf32" : "fp32";
+    const char *prec = rnncc_precision_name(precision);
+    const int tf32 = precision != RNNCC_FP32; /* the 16-bit modes' persistent products run in tf32 */
     for (int backward = 0; backward < 2; backward++) {
         CgPersist P;
         char why[256], rule[160];
@@ -80,7 +81,8 @@ int cli_dump(int argc, char **argv) {
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     const char *what = NULL, *cell = NULL, *out_path = NULL;
     const char *dims[64];
-    int ndims = 0, schedule = 0, tf32 = 0, precision_given = 0;
+    int ndims = 0, schedule = 0, precision_given = 0;
+    rnncc_precision precision = RNNCC_FP32;
     long long batch = 0;
     int c;
     optind = 1;
@@ -93,7 +95,7 @@ int cli_dump(int argc, char **argv) {
         case 's': schedule = 1; break;
         case 'N': if (!cli_parse_batch("dump", "--batch", optarg, &batch)) return CLI_USAGE_ERROR; break;
         case 'p':
-            if (!cli_parse_precision("dump", optarg, &tf32)) return CLI_USAGE_ERROR;
+            if (!cli_parse_precision("dump", optarg, &precision)) return CLI_USAGE_ERROR;
             precision_given = 1;
             break;
         case 'D':
@@ -102,7 +104,7 @@ int cli_dump(int argc, char **argv) {
             break;
         case 'h':
             printf("usage: rnncc dump (--ir | --schedule) [--dot] [--dim NAME=VALUE]... [--batch N]\n"
-                   "                  [--precision fp32|tf32] [--cell NAME] [-o FILE] FILE\n"
+                   "                  [--precision fp32|tf32|fp16|bf16] [--cell NAME] [-o FILE] FILE\n"
                    "Prints each cell in FILE (or only --cell NAME): its IR, or with --schedule its execution plan\n"
                    "(GEMMs, fused kernels, buffers, packed parameters; with --dim bindings, also offsets and sizes).\n"
                    "--dot prints either as Graphviz dot instead of text. With --dim and --batch N, --schedule also\n"
@@ -146,7 +148,7 @@ int cli_dump(int argc, char **argv) {
             if (cell && strcmp(ic->name, cell) != 0) continue;
             if (found++) sb_putc(&out, '\n');
             if (schedule) {
-                if (dump_schedule(&s, ic, strcmp(what, "dot") == 0, dims, ndims, batch, tf32, &out) != CLI_OK) {
+                if (dump_schedule(&s, ic, strcmp(what, "dot") == 0, dims, ndims, batch, precision, &out) != CLI_OK) {
                     status = CLI_INPUT_ERROR;
                     break;
                 }

@@ -128,7 +128,8 @@ int cli_emit(int argc, char **argv) {
     int handoff = -1;    /* --handoff flags|barrier: how a forward's steps meet (-1: not given, a barrier) */
     const char *dims[MAX_DIMS];
     int ndims = 0, ptx = 0, cubin = 0, part = 0, c; /* part: 0 all, 'F' forward only, 'B' backward only */
-    int tf32 = 0, precision_given = 0;
+    int precision_given = 0;
+    rnncc_precision precision = RNNCC_FP32;
     long long batch = 0; /* --persistent N: the persistent unit for batches of N */
     optind = 1; /* options may follow FILE (GNU argument permutation) */
     while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
@@ -140,7 +141,7 @@ int cli_emit(int argc, char **argv) {
         case 'a': arch = optarg; break;
         case 'P': if (!cli_parse_batch("emit", "--persistent", optarg, &batch)) return CLI_USAGE_ERROR; break;
         case 'r':
-            if (!cli_parse_precision("emit", optarg, &tf32)) return CLI_USAGE_ERROR;
+            if (!cli_parse_precision("emit", optarg, &precision)) return CLI_USAGE_ERROR;
             precision_given = 1;
             break;
         case 'C':
@@ -167,7 +168,7 @@ int cli_emit(int argc, char **argv) {
             break;
         case 'h':
             printf("usage: rnncc emit [--cell NAME] [--dim NAME=VALUE]... [--forward | --backward]\n"
-                   "                  [--persistent N [--precision fp32|tf32] [--cluster C] [--warps W]\n"
+                   "                  [--persistent N [--precision P] [--cluster C] [--warps W]\n"
                    "                  [--chunk K] [--seqs S] [--handoff flags|barrier]] [--ptx | --cubin]\n"
                    "                  [--arch ARCH]\n"
                    "                  [-o FILE] FILE\n"
@@ -178,8 +179,9 @@ int cli_emit(int argc, char **argv) {
                    "a CUBIN is binary and is written only to -o FILE or a pipe.\n"
                    "--persistent N prints instead the persistent backend's unit (one kernel for the whole step\n"
                    "loop) for batches of N sequences, sized for an H100 (132 multiprocessors, 227 KB of shared\n"
-                   "memory a block); with --backward, its backward unit. --precision tf32 (default fp32) gives\n"
-                   "the unit whose matrix products run on tensor cores in tf32, as a tf32 model runs it.\n"
+                   "memory a block); with --backward, its backward unit. --precision tf32, fp16 or bf16 (default\n"
+                   "fp32) gives the unit whose matrix products run on tensor cores in tf32, as a model of that\n"
+                   "precision runs it (the 16-bit precisions round only the per-step backend's GEMM inputs).\n"
                    "--cluster C (1, 2 or 4; default the runtime's rule) groups its blocks in clusters of C that\n"
                    "fetch the step's operand once and share it; such a unit compiles for sm_90a (the default\n"
                    "--arch then). --warps W (4, 8 or 16; default 8) sets the warps a block, --chunk K (256 to\n"
@@ -197,7 +199,7 @@ int cli_emit(int argc, char **argv) {
         return CLI_USAGE_ERROR;
     }
     if (precision_given && !batch) {
-        fprintf(stderr, "rnncc emit: error: --precision applies to --persistent N (the per-step unit is the same for both)\n");
+        fprintf(stderr, "rnncc emit: error: --precision applies to --persistent N (the per-step unit is the same for every precision)\n");
         return CLI_USAGE_ERROR;
     }
     if ((cluster || warps || chunk || seqs || handoff >= 0) && !batch) {
@@ -237,7 +239,7 @@ int cli_emit(int argc, char **argv) {
             status = CLI_USAGE_ERROR;
         } else {
             StrBuf out = {0};
-            status = emit_cell(&s, ic, dims, ndims, batch, part == 'B', tf32, &cluster, warps, chunk, seqs,
+            status = emit_cell(&s, ic, dims, ndims, batch, part == 'B', precision != RNNCC_FP32, &cluster, warps, chunk, seqs,
                                handoff < 0 ? CG_HANDOFF_BARRIER : handoff, &out);
             if (!arch) arch = cluster > 1 ? "sm_90a" : "sm_90";
             else if (cluster > 1 && (ptx || cubin) && arch[strlen(arch) - 1] != 'a')

@@ -87,11 +87,12 @@ int cli_parse_batch(const char *cmd, const char *opt, const char *arg, long long
     return 1;
 }
 
-int cli_parse_precision(const char *cmd, const char *arg, int *tf32) {
-    if (strcmp(arg, "fp32") != 0 && strcmp(arg, "tf32") != 0) {
-        fprintf(stderr, "rnncc %s: error: --precision must be fp32 or tf32, not '%s'\n", cmd, arg);
-        return 0;
-    }
-    *tf32 = strcmp(arg, "tf32") == 0;
-    return 1;
+int cli_parse_precision(const char *cmd, const char *arg, rnncc_precision *out) {
+    for (int p = RNNCC_FP32; p <= RNNCC_BF16; p++)
+        if (strcmp(arg, rnncc_precision_name((rnncc_precision)p)) == 0) {
+            *out = (rnncc_precision)p;
+            return 1;
+        }
+    fprintf(stderr, "rnncc %s: error: --precision must be fp32, tf32, fp16 or bf16, not '%s'\n", cmd, arg);
+    return 0;
 }

@@ -61,9 +61,7 @@ static int parse(int argc, char **argv, RunOpts *o) {
         case 't': o->train = 1; break;
         case 'c': o->cell = optarg; break;
         case 'p': {
-            int tf32;
-            if (!cli_parse_precision("run", optarg, &tf32)) return 0;
-            o->precision = tf32 ? RNNCC_TF32 : RNNCC_FP32;
+            if (!cli_parse_precision("run", optarg, &o->precision)) return 0;
             break;
         }
         case 'B':
@@ -77,15 +75,17 @@ static int parse(int argc, char **argv, RunOpts *o) {
             break;
         case 'h':
             printf("usage: rnncc run FILE --dim NAME=VALUE... [--batch N] [--seq T] [--layers L] [--bidirectional]\n"
-                   "                 [--precision fp32|tf32] [--cell NAME] [--varlen] [--train] [--repeat R] [--seed S]\n"
+                   "                 [--precision P] [--cell NAME] [--varlen] [--train] [--repeat R] [--seed S]\n"
                    "                 [--backend auto|cublas|persistent] [--no-check]\n"
                    "Runs the cell forward on the GPU on random data (weights uniform in +-1/sqrt(S), S the first\n"
                    "state's size; inputs in +-1), checks it against the double-precision CPU reference, and prints\n"
                    "the error (max |gpu - ref| / max |ref| per tensor) and the median time of R runs.\n"
                    "With --train it runs the training forward, backward data and backward weights, times the three\n"
                    "together, and checks dx, dh0 and every weight gradient against the reference's.\n"
-                   "Exit status 1 when an error exceeds its bound: outputs 1e-5 (fp32) or 5e-3 (tf32), gradients\n"
-                   "1e-4 (fp32) or 5e-2 (tf32).\n"
+                   "--precision fp32 (default), tf32, fp16 or bf16 (fp16 and bf16: the per-step GEMMs' inputs\n"
+                   "rounded to 16 bits, as cuDNN's TENSOR_OP_MATH_ALLOW_CONVERSION; persistent products in tf32).\n"
+                   "Exit status 1 when an error exceeds its bound: outputs 1e-5 (fp32), 5e-3 (tf32, fp16) or\n"
+                   "2e-2 (bf16), gradients 1e-4, 5e-2 or 2e-1.\n"
                    "--backend forces how the step loop runs (default auto: the rule of rnncc_model_backend);\n"
                    "the line 'backend:' says which ran and why ('backward backend:' for the backward pass).\n"
                    "--no-check only times it (no reference: long sequences time in seconds, not minutes).\n");
@@ -141,18 +141,18 @@ int cli_run(int argc, char **argv) {
     rnncc_model_destroy(m);
     printf("%s: T=%lld N=%lld layers=%d%s %s%s: %.3f ms per sequence, %.2f us per step (median of %d)\n", o.file,
            (long long)o.T, (long long)o.N, o.layers, o.bidir ? " bidirectional" : "", o.train ? "training " : "",
-           o.precision == RNNCC_TF32 ? "tf32" : "fp32", v.median_ms, o.T ? v.median_ms * 1e3 / (double)o.T : 0.0, o.repeat);
+           rnncc_precision_name(o.precision), v.median_ms, o.T ? v.median_ms * 1e3 / (double)o.T : 0.0, o.repeat);
     printf("  backend: %s\n", why);
     if (o.train) printf("  backward backend: %s\n", bwhy);
     if (!o.check) return CLI_OK;
-    double tol = o.precision == RNNCC_TF32 ? 5e-3 : 1e-5;
+    double tol = rt_verify_bound(o.precision, 0);
     for (int q = 0; q < sz.noutputs; q++) printf("  output %d: relative error %.3g\n", q, v.out_err[q]);
     for (int q = 0; q < sz.nstates; q++) printf("  final state %d: relative error %.3g\n", q, v.state_err[q]);
     printf("  worst relative error against the double-precision reference: %.3g (bound %.0e): %s\n", v.worst, tol,
            v.worst <= tol ? "ok" : "TOO LARGE");
     int ok = v.worst <= tol;
     if (o.train) {
-        double gtol = o.precision == RNNCC_TF32 ? 5e-2 : 1e-4;
+        double gtol = rt_verify_bound(o.precision, 1);
         printf("  gradients: dx %.3g, dh0 %.3g, weights %.3g (worst: %s); bound %.0e: %s\n", v.dx_err, v.dh0_err, v.dw_err,
                v.dw_worst_name, gtol, v.grad_worst <= gtol ? "ok" : "TOO LARGE");
         ok &= v.grad_worst <= gtol;

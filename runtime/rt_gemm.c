@@ -32,8 +32,8 @@ static rnncc_status lt_fail(rnncc_model *m, cublasStatus_t s, const char *what) 
     } while (0)
 
 /* The time per launch of reps back-to-back launches of algo on scratch output, or -1 if it fails. */
-static float batch_time(rnncc_model *m, RtGemmEntry *e, const cublasLtMatmulAlgo_t *algo, int reps, const float *a,
-                        const float *b, float *scratch, void *ws, size_t wsb, cudaStream_t stream) {
+static float batch_time(rnncc_model *m, RtGemmEntry *e, const cublasLtMatmulAlgo_t *algo, int reps, const void *a,
+                        const void *b, float *scratch, void *ws, size_t wsb, cudaStream_t stream) {
     const float one = 1, zero = 0;
     float ms = -1;
     if (cudaEventRecord(m->tevents[0], stream) != cudaSuccess) return -1;
@@ -56,7 +56,7 @@ static float batch_time(rnncc_model *m, RtGemmEntry *e, const cublasLtMatmulAlgo
  * changes). TUNE_ROUNDS rounds take the candidates in turn, so that a change of clocks falls on
  * all of them, and each is judged by its median round. */
 static int time_candidates(rnncc_model *m, RtGemmEntry *e, const cublasLtMatmulHeuristicResult_t *cand, int n,
-                           const float *a, const float *b, float *scratch, void *ws, size_t wsb, cudaStream_t stream,
+                           const void *a, const void *b, float *scratch, void *ws, size_t wsb, cudaStream_t stream,
                            float *med) {
     float t[CANDIDATES][TUNE_ROUNDS], first = -1;
     for (int i = 0; i < n; i++) /* a warm-up launch each (its first use: loading, latency); -1: it does not run */
@@ -88,17 +88,19 @@ static int time_candidates(rnncc_model *m, RtGemmEntry *e, const cublasLtMatmulH
 }
 
 /* Creates the descriptors of a new shape and chooses its algorithm (timing when allowed). */
-static rnncc_status make_entry(rnncc_model *m, RtGemmEntry *e, const float *a, const float *b, void *ws, size_t wsb,
+static rnncc_status make_entry(rnncc_model *m, RtGemmEntry *e, const void *a, const void *b, void *ws, size_t wsb,
                                cudaStream_t stream, int may_time) {
     const RtGemmKey *k = &e->key;
     cublasOperation_t opa = (cublasOperation_t)k->opa, opb = (cublasOperation_t)k->opb;
-    LT(m, cublasLtMatmulDescCreate(&e->desc, k->tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUDA_R_32F),
+    cudaDataType_t in = k->precision == RNNCC_FP16 ? CUDA_R_16F : k->precision == RNNCC_BF16 ? CUDA_R_16BF : CUDA_R_32F;
+    LT(m, cublasLtMatmulDescCreate(&e->desc, k->precision == RNNCC_TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F,
+                                   CUDA_R_32F),
        "matmul descriptor");
     LT(m, cublasLtMatmulDescSetAttribute(e->desc, CUBLASLT_MATMUL_DESC_TRANSA, &opa, sizeof opa), "TRANSA");
     LT(m, cublasLtMatmulDescSetAttribute(e->desc, CUBLASLT_MATMUL_DESC_TRANSB, &opb, sizeof opb), "TRANSB");
-    LT(m, cublasLtMatrixLayoutCreate(&e->la, CUDA_R_32F, opa == CUBLAS_OP_N ? k->m : k->k, opa == CUBLAS_OP_N ? k->k : k->m, k->lda),
+    LT(m, cublasLtMatrixLayoutCreate(&e->la, in, opa == CUBLAS_OP_N ? k->m : k->k, opa == CUBLAS_OP_N ? k->k : k->m, k->lda),
        "layout A");
-    LT(m, cublasLtMatrixLayoutCreate(&e->lb, CUDA_R_32F, opb == CUBLAS_OP_N ? k->k : k->n, opb == CUBLAS_OP_N ? k->n : k->k, k->ldb),
+    LT(m, cublasLtMatrixLayoutCreate(&e->lb, in, opb == CUBLAS_OP_N ? k->k : k->n, opb == CUBLAS_OP_N ? k->n : k->k, k->ldb),
        "layout B");
     LT(m, cublasLtMatrixLayoutCreate(&e->lc, CUDA_R_32F, k->m, k->n, k->ldc), "layout C");
     cublasLtMatmulPreference_t pref;
@@ -144,10 +146,14 @@ static rnncc_status make_entry(rnncc_model *m, RtGemmEntry *e, const float *a, c
 }
 
 rnncc_status rt_gemm(rnncc_model *m, int dir, cudaStream_t stream, int opa, int opb, int64_t M, int64_t N, int64_t K,
-                     const float *a, int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc, int beta1) {
+                     const float *a32, int64_t lda, const float *b32, int64_t ldb, float *c, int64_t ldc, int beta1) {
     if (M <= 0 || N <= 0 || K <= 0) return RNNCC_OK;
-    RtGemmKey key = {opa, opb, M, N, K, lda, ldb, ldc, alignment(a), alignment(b), alignment(c), beta1,
-                     m->precision == RNNCC_TF32};
+    const void *a = a32, *b = b32;
+    if (rt_half(m)) { /* the operands rounded to 16 bits, packed (the weights: their copy, as laid out) */
+        RT_TRY(rt_half_operand(m, dir, 0, stream, a32, lda, opa == CUBLAS_OP_N ? M : K, opa == CUBLAS_OP_N ? K : M, &a, &lda));
+        RT_TRY(rt_half_operand(m, dir, 1, stream, b32, ldb, opb == CUBLAS_OP_N ? K : N, opb == CUBLAS_OP_N ? N : K, &b, &ldb));
+    }
+    RtGemmKey key = {opa, opb, M, N, K, lda, ldb, ldc, alignment(a), alignment(b), alignment(c), beta1, m->precision};
     RtGemmCache *cache = &m->gemm;
     RtGemmEntry *e = NULL;
     for (int i = 0; i < cache->n && !e; i++)

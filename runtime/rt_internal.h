@@ -27,6 +27,7 @@ typedef struct RtModule {
     cudaLibrary_t lib;
     cudaKernel_t *kernels;      /* per plan group */
     cudaKernel_t *bkernels;     /* per plan group: its backward */
+    cudaKernel_t to_half[2];    /* rnncc_to_f16, rnncc_to_bf16: GEMM operands in 16 bits (rt_half.c) */
     int from_cache;             /* the binary came from the on-disk cache */
     double compile_ms;          /* time spent generating and compiling (or loading) it */
 } RtModule;
@@ -68,6 +69,11 @@ typedef struct RtRegions {
     int64_t flag_words;         /* a persistent forward's flagged state words a lane (cg_persist_flag_words), or 0
                                    where none can run (the cuBLAS backend, or the rule's batch limit) */
     size_t flags[2];            /* workspace, per lane: where those words start (16 bytes more, for alignment) */
+    /* 16-bit GEMM operands (RNNCC_FP16, RNNCC_BF16; rt_half.c), else 0: the weights' copy, and per lane a
+     * scratch for each of a GEMM's two operands (A: only lane 0 in training, for the weight gradients) */
+    size_t half_weights;
+    size_t half_ops[2][2];
+    int64_t half_len[2];        /* elements of each scratch A, B (0: none) */
     int slots;
     size_t *buf;                /* [slots][nbuffers]: plan buffers (keep: reserve in training) */
     size_t *state;              /* [slots][nstates]: state slots, T+1 (training) or 2 of [N][S] */
@@ -196,6 +202,11 @@ struct rnncc_model {
     int persist_handoff;        /* RNNCC_PERSIST_HANDOFF: CG_HANDOFF_FLAGS or _BARRIER, forced; -1: searched */
     int persist_search;         /* 1 (default): persistent tiles by measurement (rt_tile.c); 0: by rule */
     char device_name[256];      /* the device's name (part of the tile search's cache key) */
+    /* 16-bit GEMM operands of the pass being issued (rt_half_begin): the weights' copy (NULL: none this
+     * pass), the lanes' scratch for operands A and B, and their lengths in elements */
+    void *half_weights;
+    void *half_scratch[2][2];
+    int64_t half_len[2];
 };
 
 /* Records a formatted message in the model and returns status. */
@@ -226,6 +237,16 @@ rnncc_status rt_cublas_fail(rnncc_model *m, cublasStatus_t e, const char *call, 
 rnncc_status rt_gemm(rnncc_model *m, int dir, cudaStream_t stream, int opa, int opb, int64_t M, int64_t N, int64_t K,
                      const float *a, int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc, int beta1);
 void rt_gemm_cache_free(RtGemmCache *cache);
+
+/* 1 when the model's GEMMs take 16-bit operands (RNNCC_FP16, RNNCC_BF16). */
+int rt_half(const rnncc_model *m);
+/* Points the model at a pass's 16-bit operand regions of ws (rt_half); with weights, issues the
+ * conversion of the weights on stream 0 (before the pass forks its lanes). */
+rnncc_status rt_half_begin(rnncc_model *m, const RtRegions *r, char *ws, int weights);
+/* The 16-bit form of GEMM operand p (rows x cols, leading dimension ld): the weights' copy, or p
+ * converted on stream into lane's scratch which (0: A, 1: B), packed; *out and *ldout say where. */
+rnncc_status rt_half_operand(rnncc_model *m, int lane, int which, cudaStream_t stream, const float *p, int64_t ld,
+                             int64_t rows, int64_t cols, const void **out, int64_t *ldout);
 
 /* Computes the regions of a forward pass of T steps over N sequences. */
 rnncc_status rt_regions(rnncc_model *m, int64_t T, int64_t N, int training, RtRegions *r);

@@ -74,8 +74,8 @@ static rnncc_status validate_desc(rnncc_model *m, const rnncc_program *p, const 
         return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "desc->layers must be between 1 and 1024, not %d", desc->layers);
     if (desc->bidirectional != 0 && desc->bidirectional != 1)
         return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "desc->bidirectional must be 0 or 1, not %d", desc->bidirectional);
-    if (desc->precision != RNNCC_FP32 && desc->precision != RNNCC_TF32)
-        return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "desc->precision must be RNNCC_FP32 or RNNCC_TF32");
+    if (desc->precision < RNNCC_FP32 || desc->precision > RNNCC_BF16)
+        return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "desc->precision must be RNNCC_FP32, RNNCC_TF32, RNNCC_FP16 or RNNCC_BF16");
     if (desc->backend != RNNCC_BACKEND_AUTO && desc->backend != RNNCC_BACKEND_CUBLAS &&
         desc->backend != RNNCC_BACKEND_PERSISTENT)
         return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT,

@@ -102,6 +102,8 @@ static rnncc_status get_kernels(rnncc_model *m, void *ctx) {
             return rt_fail(m, RNNCC_ERR_UNSUPPORTED, "backward kernel name of group %d too long", g);
         RT_CUDA(m, cudaLibraryGetKernel(&out->bkernels[g], out->lib, name));
     }
+    RT_CUDA(m, cudaLibraryGetKernel(&out->to_half[0], out->lib, "rnncc_to_f16"));
+    RT_CUDA(m, cudaLibraryGetKernel(&out->to_half[1], out->lib, "rnncc_to_bf16"));
     return RNNCC_OK;
 }
 

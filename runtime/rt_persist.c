@@ -132,7 +132,7 @@ static rnncc_status build(rnncc_model *m, int li, int64_t N, int backward, RtPer
         snprintf(p->why, sizeof p->why, "the device has no cooperative launch");
         return RNNCC_OK;
     }
-    int tf32 = m->precision == RNNCC_TF32;
+    int tf32 = m->precision != RNNCC_FP32; /* the 16-bit modes: step products in tf32 (rnncc.h) */
     CgPersistAsk ask = {.N = N, .backward = backward, .tf32 = tf32, .sms = m->sms, .smem_limit = m->smem_optin,
                         .cluster = m->persist_cluster ? m->persist_cluster
                                                       : cg_persist_cluster(N, tf32, backward, m->persist_handoff),
@@ -170,7 +170,7 @@ int rt_persist_considered(const rnncc_model *m, int64_t N, int backward, char *r
         return 0;
     }
     return m->backend != RNNCC_BACKEND_AUTO ||
-           cg_persist_preferred(N, m->precision == RNNCC_TF32, backward, rt_overlap(m), NULL, rule, rule_size);
+           cg_persist_preferred(N, m->precision != RNNCC_FP32, backward, rt_overlap(m), NULL, rule, rule_size);
 }
 
 rnncc_status rt_persist_choose(rnncc_model *m, int64_t N, int backward, const RtPersist *out[2], char *why,
@@ -186,7 +186,7 @@ rnncc_status rt_persist_choose(rnncc_model *m, int64_t N, int backward, const Rt
         snprintf(why, why_size, "cuBLAS per step: %s", rule);
         return RNNCC_OK;
     }
-    const int tf32 = m->precision == RNNCC_TF32;
+    const int tf32 = m->precision != RNNCC_FP32; /* the 16-bit modes: step products in tf32 (rnncc.h) */
     const CgOverlap overlap = rt_overlap(m);
     if (N < 1) {
         snprintf(why, why_size, "cuBLAS per step: an empty batch");

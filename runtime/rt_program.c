@@ -9,6 +9,11 @@
 
 #include "rt_internal.h"
 
+const char *rnncc_precision_name(rnncc_precision p) {
+    static const char *const names[] = {"fp32", "tf32", "fp16", "bf16"};
+    return (unsigned)p < sizeof names / sizeof *names ? names[p] : "?";
+}
+
 const char *rnncc_status_string(rnncc_status s) {
     switch (s) {
     case RNNCC_OK: return "success";

@@ -101,6 +101,24 @@ rnncc_status rt_regions(rnncc_model *m, int64_t T, int64_t N, int training, RtRe
         for (int d = 0; d < m->dirs; d++) r->dx_dir[d] = take(&ws, mul3(T, N, in, &ok));
         for (int l = 0; l < 2 && l < m->layers - 1; l++) r->layer_dy[l] = take(&ws, mul3(T, N, D0, &ok));
     }
+    if (rt_half(m)) { /* 16-bit GEMM operands (rt_half.c): the weights, and the largest operand A and B of a pass */
+        int64_t len[2] = {0, 0};
+        for (int u = 0; u < m->nunits; u++)
+            for (int j = 0; j < p->ngemms; j++) {
+                int64_t M = m->units[u].layout->gemm_rows[j], K = m->units[u].layout->gemm_cols[j];
+                int64_t cols = training || p->gemms[j].program == SCHED_HOIST ? T * N : N;
+                int64_t a = training ? mul3(T * N, K, 1, &ok) : 0;  /* the weight gradients' activations */
+                int64_t b = mul3(cols, training && M > K ? M : K, 1, &ok); /* an operand, or an output's adjoint */
+                if (a > len[0]) len[0] = a;
+                if (b > len[1]) len[1] = b;
+            }
+        r->half_weights = take(&ws, (m->weight_count + 1) / 2);
+        for (int d = 0; d < lanes; d++)
+            for (int w = 0; w < 2; w++)
+                if (len[w] > 0 && (w == 1 || d == 0)) r->half_ops[d][w] = take(&ws, (len[w] + 1) / 2);
+        r->half_len[0] = len[0];
+        r->half_len[1] = len[1];
+    }
     if (!ok || !ws.ok || !rs.ok) {
         rt_regions_free(r);
         return rt_fail(m, RNNCC_ERR_OVERFLOW, "the buffers for T = %lld and N = %lld overflow", (long long)T, (long long)N);

@@ -299,3 +299,12 @@ rnncc_status rt_verify(rnncc_model *m, RtVerify *v) {
     if (prev >= 0) cudaSetDevice(prev);
     return s;
 }
+
+double rt_verify_bound(rnncc_precision p, int gradient) {
+    switch (p) {
+    case RNNCC_TF32:
+    case RNNCC_FP16: return gradient ? 5e-2 : 5e-3;
+    case RNNCC_BF16: return gradient ? 2e-1 : 2e-2;
+    default: return gradient ? 1e-4 : 1e-5;
+    }
+}

@@ -29,5 +29,8 @@ typedef struct RtVerify {
  * size), runs it on random inputs (uniform in +-1) and the reference on the same
  * float-rounded values, and fills the results. */
 rnncc_status rt_verify(rnncc_model *m, RtVerify *v);
+/* The bound on rt_verify's relative errors in precision p: of outputs and states, or (gradient) of
+ * dx, dh0 and the weight gradients. fp16 has tf32's 10-bit mantissa, so tf32's bounds; bf16 has 8 bits. */
+double rt_verify_bound(rnncc_precision p, int gradient);
 
 #endif

@@ -235,9 +235,9 @@ END_TEST
 /* Argument errors of run, emit and dump --schedule name the option (exit 2); no GPU is needed
  * to reach them. Without a GPU, run reports that and exits 1. */
 START_TEST(run_emit_schedule_arguments) {
-    Run r = RUN(NULL, "run", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--precision", "fp16");
+    Run r = RUN(NULL, "run", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--precision", "fp8");
     ck_assert_int_eq(r.status, 2);
-    ck_assert_str_eq(r.err, "rnncc run: error: --precision must be fp32 or tf32, not 'fp16'\n");
+    ck_assert_str_eq(r.err, "rnncc run: error: --precision must be fp32, tf32, fp16 or bf16, not 'fp8'\n");
     r = RUN(NULL, "run", "cells/lstm.cell", "--batch", "0");
     ck_assert_int_eq(r.status, 2);
     ck_assert(starts_with(r.err, "rnncc run: error: --batch must be an integer in 1.."));
@@ -319,13 +319,22 @@ START_TEST(run_emit_schedule_arguments) {
     ck_assert_int_eq(r.status, 0);
     ck_assert_ptr_nonnull(strstr(r.out, "rnn_mv_mma<1, 2>(w1, "));
     ck_assert_ptr_nonnull(strstr(r.out, "products on tensor cores in tf32"));
+    /* the 16-bit precisions round the per-step GEMMs' inputs; their persistent products run in tf32 */
+    Run t = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--persistent", "4", "--precision", "tf32");
     r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--persistent", "4", "--precision", "bf16");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_str_eq(r.out, t.out);
+    r = RUN(NULL, "dump", "--schedule", "--dim", "I=8", "--dim", "H=1024", "--batch", "4", "--precision", "fp16",
+            "cells/lstm.cell");
+    ck_assert_ptr_nonnull(strstr(r.out, "  forward backend (batch 4, fp16, on an H100): persistent: step weights 16.8 MB "));
+    ck_assert_ptr_nonnull(strstr(r.out, "tf32 tensor-core products\n"));
+    r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--persistent", "4", "--precision", "fp8");
     ck_assert_int_eq(r.status, 2);
-    ck_assert_str_eq(r.err, "rnncc emit: error: --precision must be fp32 or tf32, not 'bf16'\n");
+    ck_assert_str_eq(r.err, "rnncc emit: error: --precision must be fp32, tf32, fp16 or bf16, not 'fp8'\n");
     r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--precision", "tf32");
     ck_assert_int_eq(r.status, 2);
     ck_assert_str_eq(r.err, "rnncc emit: error: --precision applies to --persistent N (the per-step unit is the same "
-                            "for both)\n");
+                            "for every precision)\n");
     r = RUN(NULL, "dump", "--schedule", "--dim", "I=8", "--dim", "H=64", "--precision", "tf32", "cells/lstm.cell");
     ck_assert_int_eq(r.status, 2);
     ck_assert_str_eq(r.err, "rnncc dump: error: --precision applies to --schedule with --batch N\n");

@@ -324,6 +324,28 @@ START_TEST(shipped_cells_emit_and_compile) {
 }
 END_TEST
 
+/* Every per-step unit ends with the 16-bit operand conversions the runtime looks up (RNNCC_FP16,
+ * RNNCC_BF16: runtime/rt_half.c); NVRTC compiles them (the CPU run of a unit leaves them out). */
+START_TEST(units_carry_operand_conversions) {
+    Src s;
+    src_open_file(&s, "cells/lstm.cell");
+    char *u = emit(&s, layout_all(&s, s.module->cells[0], 37));
+    ck_assert_ptr_nonnull(strstr(u, "RNN_CONVERT_KERNEL(rnncc_to_f16, rnn_round_f16)"));
+    const char *arches[] = {"sm_80", "sm_90"};
+    for (int i = 0; i < 2; i++) {
+        RtNvrtcResult res;
+        ck_assert_int_eq(rt_nvrtc_compile(u, "lstm", RT_NVRTC_PTX, arches[i], &res), RT_NVRTC_OK);
+        const char *ptx = (const char *)res.image;
+        ck_assert_msg(strstr(ptx, ".entry rnncc_to_f16(") && strstr(ptx, ".entry rnncc_to_bf16("), "%s: no conversions",
+                      arches[i]);
+        ck_assert_ptr_nonnull(strstr(ptx, "cvt.rn.f16.f32"));
+        rt_nvrtc_result_free(&res);
+    }
+    free(u);
+    src_close(&s);
+}
+END_TEST
+
 static int count(const char *hay, const char *needle);
 
 /* The weight loops' index lines ("const int r = e / ..." or "const int k = e / ..."), in order:
@@ -1624,6 +1646,7 @@ static Suite *codegen_suite(void) {
     tcase_add_test(tc, identifiers_and_literals);
     tcase_add_test(tc, golden_sources);
     tcase_add_test(tc, persistent_units_compile);
+    tcase_add_test(tc, units_carry_operand_conversions);
     tcase_add_test(tc, persistent_handoff_by_flags);
     tcase_add_test(tc, persistent_plan_says_why_not);
     tcase_add_test(tc, persistent_tiles_follow_the_ask);

@@ -52,6 +52,9 @@ START_TEST(status_strings) {
     }
     ck_assert_str_eq(rnncc_status_string((rnncc_status)999), "unknown status");
     ck_assert_str_eq(rnncc_version(), RNNCC_VERSION);
+    static const char *const names[] = {"fp32", "tf32", "fp16", "bf16"};
+    for (int p = RNNCC_FP32; p <= RNNCC_BF16; p++) ck_assert_str_eq(rnncc_precision_name((rnncc_precision)p), names[p]);
+    ck_assert_str_eq(rnncc_precision_name((rnncc_precision)4), "?");
 }
 END_TEST
 
@@ -269,7 +272,7 @@ static void verify(const char *path, const Config *cf) {
     if ((cf->chunk || cf->seqs) && used == RNNCC_BACKEND_PERSISTENT && (strstr(path, "/lstm.cell") || strstr(path, "/gru.cell"))) {
         char want[48];
         if (cf->chunk) snprintf(want, sizeof want, "staged in chunks of %d", cf->chunk);
-        else snprintf(want, sizeof want, ", %d sequences a pass, ", cf->precision == RNNCC_TF32 && cf->seqs < 8 ? 8 : cf->seqs);
+        else snprintf(want, sizeof want, ", %d sequences a pass, ", cf->precision != RNNCC_FP32 && cf->seqs < 8 ? 8 : cf->seqs);
         ck_assert_msg(strstr(why, want), "%s: %s lacks '%s'", path, why, want);
     }
     const char *search = getenv("RNNCC_PERSIST_SEARCH"); /* the suite's default: 0 (main) */
@@ -291,15 +294,15 @@ static void verify(const char *path, const Config *cf) {
                   .ws_offset = cf->ws_offset};
     s = rt_verify(m, &v);
     ck_assert_msg(s == RNNCC_OK, "%s: %s", path, rnncc_model_error(m));
-    double bound = cf->precision == RNNCC_TF32 ? 5e-3 : 1e-5;
+    double bound = rt_verify_bound(cf->precision, 0);
     ck_assert_msg(v.worst <= bound, "%s (layers %d, bidir %d, varlen %d, T %lld, N %lld, size %lld, %s, graphs %d): error %g > %g",
                   path, cf->layers, cf->bidir, cf->varlen, (long long)cf->T, (long long)cf->N, (long long)cf->size,
-                  cf->precision == RNNCC_TF32 ? "tf32" : "fp32", cf->graphs, v.worst, bound);
-    double gbound = cf->precision == RNNCC_TF32 ? 5e-2 : 1e-4;
+                  rnncc_precision_name(cf->precision), cf->graphs, v.worst, bound);
+    double gbound = rt_verify_bound(cf->precision, 1);
     ck_assert_msg(!cf->backward || v.grad_worst <= gbound,
                   "%s backward (layers %d, bidir %d, varlen %d, T %lld, N %lld, %s): dx %g, dh0 %g, weights %g (worst %s) > %g",
                   path, cf->layers, cf->bidir, cf->varlen, (long long)cf->T, (long long)cf->N,
-                  cf->precision == RNNCC_TF32 ? "tf32" : "fp32", v.dx_err, v.dh0_err, v.dw_err, v.dw_worst_name, gbound);
+                  rnncc_precision_name(cf->precision), v.dx_err, v.dh0_err, v.dw_err, v.dw_worst_name, gbound);
     rnncc_model_destroy(m);
     rnncc_program_destroy(p);
 }
@@ -384,6 +387,32 @@ static const Config configs[] = {
     {1, 0, 1, 0, 6, 29, 40, 120, RNNCC_TF32, 1, 0, PERSIST, 0, .seqs = 8},
 };
 
+/* The 16-bit modes (GEMM inputs rounded to fp16 or bf16, rt_half.c): both backends (the persistent
+ * one's hoisted GEMMs), training, stacks as a wavefront and layer after layer, both directions,
+ * no steps, lengths not a multiple of 4 (a scalar conversion), a workspace not 16-byte aligned. */
+static const Config half_configs[] = {
+    /* layers bidir varlen backward T  N  in size precision graphs nowave backend */
+    {1, 0, 0, 0, 6, 3, 16, 24, RNNCC_FP16, 1, 0, CUBLAS, 0},
+    {1, 0, 1, 1, 7, 5, 16, 24, RNNCC_FP16, 1, 0, CUBLAS, 0},
+    {2, 1, 1, 1, 6, 5, 37, 37, RNNCC_FP16, 1, 0, CUBLAS, 0},
+    {3, 0, 1, 1, 9, 4, 32, 64, RNNCC_FP16, 1, 0, CUBLAS, 0},
+    {3, 0, 1, 1, 7, 3, 16, 24, RNNCC_FP16, 0, 1, CUBLAS, 0},
+    {2, 0, 0, 1, 0, 3, 16, 24, RNNCC_FP16, 1, 0, CUBLAS, 0},
+    {1, 0, 1, 1, 8, 4, 32, 64, RNNCC_FP16, 1, 0, CUBLAS, 0, .ws_offset = 4},
+    {1, 0, 1, 1, 7, 5, 16, 24, RNNCC_BF16, 1, 0, CUBLAS, 0},
+    {2, 1, 1, 1, 6, 5, 37, 37, RNNCC_BF16, 1, 0, CUBLAS, 0},
+    {2, 1, 1, 1, 6, 5, 16, 24, RNNCC_FP16, 1, 0, PERSIST, 0},
+    {1, 0, 1, 1, 6, 9, 40, 120, RNNCC_BF16, 1, 0, PERSIST, 0},
+};
+
+START_TEST(half_precisions_match_the_reference) {
+    char **paths;
+    int n = tu_list_cells(&paths);
+    for (int f = 0; f < n; f++) verify(paths[f], &half_configs[_i]);
+    tu_free_list(paths, n);
+}
+END_TEST
+
 START_TEST(every_cell_matches_the_reference) {
     char **paths;
     int n = tu_list_cells(&paths);
@@ -460,9 +489,9 @@ END_TEST
 
 /* Cells nobody wrote a test for (tests/testutil.c draws them): forward and training on both
  * backends, two layers, variable lengths. */
+static void verify_random_cells(const Config *cfs, size_t ncfs);
+
 START_TEST(random_cells_match_the_reference) {
-    char dir[] = "/tmp/rnncc_random_XXXXXX", path[64], src[8192];
-    ck_assert_ptr_nonnull(mkdtemp(dir));
     static const Config cfs[] = {
         {2, 0, 1, 1, 6, 5, 16, 24, RNNCC_FP32, 1, 0, RNNCC_BACKEND_PERSISTENT, 0},
         {1, 1, 1, 1, 5, 3, 16, 40, RNNCC_FP32, 1, 0, RNNCC_BACKEND_PERSISTENT, 0},
@@ -474,6 +503,24 @@ START_TEST(random_cells_match_the_reference) {
         {1, 0, 1, 1, 5, 9, 16, 40, RNNCC_FP32, 1, 0, RNNCC_BACKEND_PERSISTENT, 0, .warps = 16, .chunk = 256},
         {1, 0, 1, 1, 5, 9, 16, 40, RNNCC_TF32, 1, 0, RNNCC_BACKEND_PERSISTENT, 2, .warps = 4, .seqs = 8},
     };
+    verify_random_cells(cfs, sizeof cfs / sizeof *cfs);
+}
+END_TEST
+
+/* Random cells with GEMM inputs in 16 bits (rt_half.c). */
+START_TEST(random_cells_in_half_precisions) {
+    static const Config cfs[] = {
+        {2, 0, 1, 1, 6, 5, 16, 24, RNNCC_FP16, 1, 0, RNNCC_BACKEND_CUBLAS, 0},
+        {1, 1, 1, 1, 5, 3, 16, 40, RNNCC_BF16, 1, 0, RNNCC_BACKEND_CUBLAS, 0},
+    };
+    verify_random_cells(cfs, sizeof cfs / sizeof *cfs);
+}
+END_TEST
+
+/* Every config of cfs on 12 random cells (tests/testutil.c), none of which a test was written for. */
+static void verify_random_cells(const Config *cfs, size_t ncfs) {
+    char dir[] = "/tmp/rnncc_random_XXXXXX", path[64], src[8192];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
     for (uint64_t seed = 1; seed <= 12; seed++) {
         int n = tu_random_cell(seed, src, sizeof src);
         ck_assert_int_gt(n, 0);
@@ -482,12 +529,11 @@ START_TEST(random_cells_match_the_reference) {
         ck_assert_ptr_nonnull(f);
         fwrite(src, 1, (size_t)n, f);
         fclose(f);
-        for (size_t k = 0; k < sizeof cfs / sizeof *cfs; k++) verify(path, &cfs[k]);
+        for (size_t k = 0; k < ncfs; k++) verify(path, &cfs[k]);
         remove(path);
     }
     rmdir(dir);
 }
-END_TEST
 
 /* Removes the files of directory dir, then dir. */
 static void remove_dir(const char *dir) {
@@ -1027,6 +1073,11 @@ int main(void) {
         tcase_add_test(gpu, runs_on_a_user_stream);
         tcase_add_test(gpu, weights_pass_after_the_ones_grow);
         suite_add_tcase(s, gpu);
+        TCase *half = tcase_create("half"); /* CK_RUN_CASE=half: the 16-bit GEMM inputs */
+        tcase_set_timeout(half, 300);
+        tcase_add_loop_test(half, half_precisions_match_the_reference, 0, (int)(sizeof half_configs / sizeof *half_configs));
+        tcase_add_test(half, random_cells_in_half_precisions);
+        suite_add_tcase(s, half);
         TCase *threads = tcase_create("threads"); /* CK_RUN_CASE=threads runs these alone */
         tcase_set_timeout(threads, 300);
         tcase_add_test(threads, models_on_two_threads);

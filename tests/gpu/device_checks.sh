@@ -82,6 +82,17 @@ step gpu-tests-cluster2 env RNNCC_PERSIST_CLUSTER=2 ./build/tests/check_runtime
 step memcheck-persistent-tf32 compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 ./build/rnncc run \
     cells/gru.cell --dim I=40 --dim H=300 --seq 4 --batch 19 --layers 2 --bidirectional --varlen --train --repeat 1 \
     --precision tf32 --backend persistent
+# GEMM inputs in 16 bits (rt_half.c): the conversions' reads and writes, both backends, training
+for p in fp16 bf16; do
+    step "memcheck-$p" compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 ./build/rnncc run \
+        cells/gru.cell --dim I=40 --dim H=301 --seq 4 --batch 19 --layers 2 --bidirectional --varlen --train --repeat 1 \
+        --precision $p --backend cublas
+    step "racecheck-$p" compute-sanitizer --tool racecheck --error-exitcode 9 ./build/rnncc run cells/lstm.cell \
+        --dim I=32 --dim H=64 --seq 6 --batch 5 --layers 3 --varlen --train --repeat 1 --precision $p --backend cublas
+done
+step memcheck-fp16-persistent compute-sanitizer --tool memcheck --error-exitcode 9 ./build/rnncc run cells/lstm.cell \
+    --dim I=40 --dim H=300 --seq 4 --batch 19 --varlen --train --repeat 1 --precision fp16 --backend persistent
+step gpu-tests-half env CK_RUN_CASE=half ./build/tests/check_runtime
 for c in lstm gru peephole cifg indrnn sru mgu; do
     step "train-$c" ./build/rnncc run cells/$c.cell --dim I=32 --dim H=64 --seq 20 --batch 5 --layers 2 --bidirectional --varlen --train --repeat 3
 done

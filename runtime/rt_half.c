@@ -1,0 +1,54 @@
+/* GEMM operands in 16 bits for the reduced-precision modes (RNNCC_FP16, RNNCC_BF16): what cuDNN's
+ * TENSOR_OP_MATH_ALLOW_CONVERSION does with fp32 data. Key idea: the data stay fp32 everywhere (the
+ * caller's tensors, states, buffers, element-wise math, GEMM outputs); only a GEMM's inputs are
+ * rounded, into the workspace, just before it: the weights once a pass (rt_half_begin), every other
+ * operand into its lane's scratch (rt_half_operand), by the generated unit's rnncc_to_f16/bf16. */
+#include "rt_internal.h"
+
+int rt_half(const rnncc_model *m) { return m->precision == RNNCC_FP16 || m->precision == RNNCC_BF16; }
+
+/* The number of blocks a conversion of n elements (vec4: in fours) launches: enough to fill the GPU. */
+static unsigned convert_blocks(const rnncc_model *m, int64_t n, int vec4) {
+    int64_t items = vec4 ? n / 4 : n, cap = (int64_t)(m->sms > 0 ? m->sms : 1) * 16;
+    int64_t blocks = (items + CG_BLOCK_SIZE - 1) / CG_BLOCK_SIZE;
+    return (unsigned)(blocks < 1 ? 1 : blocks > cap ? cap : blocks);
+}
+
+/* Converts the rows x cols matrix src (column-major, leading dimension ld) into dst, packed. */
+static rnncc_status convert(rnncc_model *m, cudaStream_t stream, const float *src, int64_t ld, int64_t rows, int64_t cols,
+                            void *dst) {
+    if (rows <= 0 || cols <= 0) return RNNCC_OK;
+    long long lld = ld, lrows = rows, lcols = cols;
+    int vec4 = rows % 4 == 0 && (cols == 1 || ld % 4 == 0) && (uintptr_t)src % 16 == 0 && (uintptr_t)dst % 8 == 0;
+    void *args[] = {&src, &lld, &lrows, &lcols, &dst, &vec4};
+    const void *fn = (const void *)m->module[0].to_half[m->precision == RNNCC_BF16];
+    return rt_launch_group(m, fn, convert_blocks(m, rows * cols, vec4), args, stream, 0);
+}
+
+rnncc_status rt_half_begin(rnncc_model *m, const RtRegions *r, char *ws, int weights) {
+    m->half_weights = NULL;
+    for (int l = 0; l < 2; l++)
+        for (int w = 0; w < 2; w++) m->half_scratch[l][w] = r->half_ops[l][w] ? ws + r->half_ops[l][w] : NULL; /* 0: the lengths' place */
+    m->half_len[0] = r->half_len[0];
+    m->half_len[1] = r->half_len[1];
+    if (!rt_half(m) || !weights) return RNNCC_OK;
+    m->half_weights = ws + r->half_weights;
+    return convert(m, m->streams[0], m->weights, m->weight_count, m->weight_count, 1, m->half_weights);
+}
+
+rnncc_status rt_half_operand(rnncc_model *m, int lane, int which, cudaStream_t stream, const float *p, int64_t ld,
+                             int64_t rows, int64_t cols, const void **out, int64_t *ldout) {
+    if (m->half_weights && p >= m->weights && p < m->weights + m->weight_count) { /* converted at the pass's start */
+        *out = (const uint16_t *)m->half_weights + (p - m->weights);
+        *ldout = ld;
+        return RNNCC_OK;
+    }
+    int64_t n = rows * cols;
+    void *dst = m->half_scratch[lane][which];
+    if (!dst || n > m->half_len[which])
+        return rt_fail(m, RNNCC_ERR_UNSUPPORTED, "internal: a %lld x %lld GEMM operand has no 16-bit scratch (%lld elements)",
+                       (long long)rows, (long long)cols, (long long)m->half_len[which]);
+    *out = dst;
+    *ldout = rows;
+    return convert(m, stream, p, ld, rows, cols, dst);
+}
