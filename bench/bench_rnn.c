@@ -97,8 +97,8 @@ typedef struct Row {
     Prec prec;
     int training, case_id;
     Res algo[NALGO], rnncc; /* algo: per algorithm, the faster passing run of its math modes (tf32: two) */
-    Res plain[NALGO];       /* per algorithm, the run under the first math mode alone (the only one but for tf32) */
-    double err;      /* rnncc vs the reference (fp16/bf16: the worst cuDNN algorithm vs fp32); NAN: none */
+    Res plain[NALGO];       /* per algorithm, the run under the first math mode alone (the only one but for tf32, fp16) */
+    double err;      /* rnncc vs the reference; NAN: none */
     double algo_err; /* the worst cuDNN algorithm that agreed with the reference; NAN: none */
     double tol;
     char ref[24];    /* which run is the reference */
@@ -944,20 +944,20 @@ static void run_case(Bench *b, const Config *cfg, const CellDef *cell, Prec p, u
         snprintf(ri->ref, sizeof ri->ref, "cuDNN STD fp32");
         algo_free(&a);
     }
-    if (half && rt) { /* and its gradients */
+    if (half && rt) { /* and its gradients; else the first cuDNN algorithm that trains is the reference */
         char why[640] = "";
         int s = algo_setup(&a, b, &h, &df, 0, CUDNN_FMA_MATH, CUDNN_DATA_FLOAT);
-        if (s != 1 || !a.can_train || !CK_CUDA(cudaMemset(a.dw, 0, a.wbytes)) || !poison_grads(&df, &h) ||
-            train_run(&a, why, sizeof why) <= 0 || !CK_CUDA(cudaStreamSynchronize(b->stream)) || !download_grads(&ref, &df, &h) ||
-            cudnn_weights(&a, a.dw, 0, ref.dw) != 0) {
-            printf("*** %s: the fp32 gradient reference run (cuDNN STANDARD, FMA math) failed%s%s ***\n", label, why[0] ? ": " : "",
-                   why);
-            b->failures++;
-            fatal = 1;
-            goto done;
+        if (s == 1 && !a.can_train) snprintf(why, sizeof why, "%s", a.why_train);
+        if (s == 0) snprintf(why, sizeof why, "%s", a.why);
+        if (s == 1 && a.can_train && CK_CUDA(cudaMemset(a.dw, 0, a.wbytes)) && poison_grads(&df, &h) &&
+            train_run(&a, why, sizeof why) > 0 && CK_CUDA(cudaStreamSynchronize(b->stream)) && download_grads(&ref, &df, &h) &&
+            cudnn_weights(&a, a.dw, 0, ref.dw) == 0) {
+            have_gref = 1;
+            snprintf(rt->ref, sizeof rt->ref, "cuDNN STD fp32");
+        } else {
+            printf("  %s: the fp32 gradient reference (cuDNN STANDARD, FMA math) did not run%s%s: the first algorithm that "
+                   "trains is the reference\n", label, why[0] ? ": " : "", why);
         }
-        have_gref = 1;
-        snprintf(rt->ref, sizeof rt->ref, "cuDNN STD fp32");
         algo_free(&a);
     }
 
@@ -1054,7 +1054,6 @@ static void run_case(Bench *b, const Config *cfg, const CellDef *cell, Prec p, u
                 double e = cmp_outputs(&got, &ref, &h, &what);
                 double bound = out_tol[p];
                 if (e <= bound && !(e <= ri->algo_err)) ri->algo_err = e; /* a run over the bound is a MISMATCH, below */
-                if (half && (isnan(ri->err) || !(e <= ri->err))) ri->err = e;
                 if (e <= bound) {
                     ri->algo[i].st = ST_OK;
                 } else {
@@ -1096,7 +1095,6 @@ static void run_case(Bench *b, const Config *cfg, const CellDef *cell, Prec p, u
                 const char *what;
                 double e = cmp_grads(&got, &ref, &h, &what);
                 if (e <= grad_tol[p] && !(e <= rt->algo_err)) rt->algo_err = e;
-                if (half && (isnan(rt->err) || !(e <= rt->err))) rt->err = e;
                 if (e <= grad_tol[p]) {
                     rt->algo[i].st = ST_OK;
                 } else {

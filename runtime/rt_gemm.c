@@ -153,7 +153,11 @@ rnncc_status rt_gemm(rnncc_model *m, int dir, cudaStream_t stream, int opa, int 
         RT_TRY(rt_half_operand(m, dir, 0, stream, a32, lda, opa == CUBLAS_OP_N ? M : K, opa == CUBLAS_OP_N ? K : M, &a, &lda));
         RT_TRY(rt_half_operand(m, dir, 1, stream, b32, ldb, opb == CUBLAS_OP_N ? K : N, opb == CUBLAS_OP_N ? N : K, &b, &ldb));
     }
-    RtGemmKey key = {opa, opb, M, N, K, lda, ldb, ldc, alignment(a), alignment(b), alignment(c), beta1, m->precision};
+    RtGemmKey key; /* compared whole (memcmp): zeroed first, padding included, then set field by field */
+    memset(&key, 0, sizeof key);
+    key.opa = opa, key.opb = opb, key.m = M, key.n = N, key.k = K, key.lda = lda, key.ldb = ldb, key.ldc = ldc;
+    key.align_a = alignment(a), key.align_b = alignment(b), key.align_c = alignment(c), key.beta1 = beta1;
+    key.precision = m->precision;
     RtGemmCache *cache = &m->gemm;
     RtGemmEntry *e = NULL;
     for (int i = 0; i < cache->n && !e; i++)

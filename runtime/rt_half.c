@@ -5,6 +5,9 @@
  * operand into its lane's scratch (rt_half_operand), by the generated unit's rnncc_to_f16/bf16. */
 #include "rt_internal.h"
 
+/* codegen/convert.cuh's kernels are bounded at 256 threads a block, as rt_launch_group launches */
+_Static_assert(CG_BLOCK_SIZE == 256, "convert.cuh's __launch_bounds__(256) must match CG_BLOCK_SIZE");
+
 int rt_half(const rnncc_model *m) { return m->precision == RNNCC_FP16 || m->precision == RNNCC_BF16; }
 
 /* The number of blocks a conversion of n elements (vec4: in fours) launches: enough to fill the GPU. */
