@@ -1382,14 +1382,7 @@ static int parse_args(int argc, char **argv, Options *o) {
             }
             break;
         case 'p':
-            for (int i = 0; i < n; i++) {
-                int k = 0;
-                while (k < NPREC && strcmp(prec_names[k], items[i]) != 0) k++;
-                if (k == NPREC) { fprintf(stderr, "bench_rnn: error: --precision must be fp32, tf32, fp16 or bf16, not '%s'\n", items[i]); return 0; }
-                int dup = 0;
-                for (int j = 0; j < o->nprecs; j++) dup |= o->precs[j] == (Prec)k;
-                if (!dup) o->precs[o->nprecs++] = (Prec)k;
-            }
+            if (!bench_add_precs("bench_rnn", items, n, o->precs, &o->nprecs)) return 0;
             break;
         case 'a':
             algo_given = 1;

@@ -414,6 +414,21 @@ int bench_add_configs(const char *prog, char **items, int n, const Config **conf
     return 1;
 }
 
+int bench_add_precs(const char *prog, char **items, int n, Prec *precs, int *count) {
+    for (int i = 0; i < n; i++) {
+        int k = 0;
+        while (k < NPREC && strcmp(prec_names[k], items[i]) != 0) k++;
+        if (k == NPREC) {
+            fprintf(stderr, "%s: error: --precision must be fp32, tf32, fp16 or bf16, not '%s'\n", prog, items[i]);
+            return 0;
+        }
+        int dup = 0;
+        for (int j = 0; j < *count; j++) dup |= precs[j] == (Prec)k;
+        if (!dup) precs[(*count)++] = (Prec)k;
+    }
+    return 1;
+}
+
 rnncc_precision bench_rnncc_precision(Prec p) {
     static const rnncc_precision map[NPREC] = {RNNCC_FP32, RNNCC_TF32, RNNCC_FP16, RNNCC_BF16};
     return map[p];

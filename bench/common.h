@@ -37,6 +37,9 @@ extern const double prec_peak_tflops[NPREC];
 /* rnncc's precision for a benchmark's: fp16 and bf16 are RNNCC_FP16 and RNNCC_BF16 (fp32 data, GEMM
  * inputs rounded to 16 bits, as cuDNN's ALLOW_CONVERSION math). */
 rnncc_precision bench_rnncc_precision(Prec p);
+/* Appends the named precisions (items, n of them; prec_names) to precs (*count used, at most NPREC),
+ * each once; on an unknown name prints "PROG: error: ..." and returns 0. */
+int bench_add_precs(const char *prog, char **items, int n, Prec *precs, int *count);
 
 /* ---- checked calls: print the call, the status and file:line; the caller fails its row ---- */
 int bench_cuda_ok(cudaError_t e, const char *call, const char *file, int line);

@@ -229,14 +229,7 @@ static int parse_args(int argc, char **argv, Options *o) {
             if (!bench_add_configs("custom_cells", items, n, o->configs, &o->nconfigs, MAX_CONFIGS)) return 0;
             break;
         case 'p':
-            for (int i = 0; i < n; i++) {
-                Prec p = 0;
-                while (p < NPREC && strcmp(items[i], prec_names[p]) != 0) p++;
-                if (p == NPREC) { fprintf(stderr, "custom_cells: error: --precision must be fp32, tf32, fp16 or bf16, not '%s'\n", items[i]); return 0; }
-                int seen = 0;
-                for (int k = 0; k < o->nprecs; k++) seen |= o->precs[k] == p;
-                if (!seen) o->precs[o->nprecs++] = p;
-            }
+            if (!bench_add_precs("custom_cells", items, n, o->precs, &o->nprecs)) return 0;
             break;
         case 'C':
             cells_given = 1;

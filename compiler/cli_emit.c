@@ -181,7 +181,7 @@ int cli_emit(int argc, char **argv) {
                    "loop) for batches of N sequences, sized for an H100 (132 multiprocessors, 227 KB of shared\n"
                    "memory a block); with --backward, its backward unit. --precision tf32, fp16 or bf16 (default\n"
                    "fp32) gives the unit whose matrix products run on tensor cores in tf32, as a model of that\n"
-                   "precision runs it (the 16-bit precisions round only the per-step backend's GEMM inputs).\n"
+                   "precision runs it (the 16-bit precisions round only the cuBLAS GEMMs' inputs).\n"
                    "--cluster C (1, 2 or 4; default the runtime's rule) groups its blocks in clusters of C that\n"
                    "fetch the step's operand once and share it; such a unit compiles for sm_90a (the default\n"
                    "--arch then). --warps W (4, 8 or 16; default 8) sets the warps a block, --chunk K (256 to\n"

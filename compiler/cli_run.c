@@ -82,7 +82,7 @@ static int parse(int argc, char **argv, RunOpts *o) {
                    "the error (max |gpu - ref| / max |ref| per tensor) and the median time of R runs.\n"
                    "With --train it runs the training forward, backward data and backward weights, times the three\n"
                    "together, and checks dx, dh0 and every weight gradient against the reference's.\n"
-                   "--precision fp32 (default), tf32, fp16 or bf16 (fp16 and bf16: the per-step GEMMs' inputs\n"
+                   "--precision fp32 (default), tf32, fp16 or bf16 (fp16 and bf16: every cuBLAS GEMM's inputs\n"
                    "rounded to 16 bits, as cuDNN's TENSOR_OP_MATH_ALLOW_CONVERSION; persistent products in tf32).\n"
                    "Exit status 1 when an error exceeds its bound: outputs 1e-5 (fp32), 5e-3 (tf32, fp16) or\n"
                    "2e-2 (bf16), gradients 1e-4, 5e-2 or 2e-1.\n"

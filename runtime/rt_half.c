@@ -10,13 +10,6 @@ _Static_assert(CG_BLOCK_SIZE == 256, "convert.cuh's __launch_bounds__(256) must 
 
 int rt_half(const rnncc_model *m) { return m->precision == RNNCC_FP16 || m->precision == RNNCC_BF16; }
 
-/* The number of blocks a conversion of n elements (vec4: in fours) launches: enough to fill the GPU. */
-static unsigned convert_blocks(const rnncc_model *m, int64_t n, int vec4) {
-    int64_t items = vec4 ? n / 4 : n, cap = (int64_t)(m->sms > 0 ? m->sms : 1) * 16;
-    int64_t blocks = (items + CG_BLOCK_SIZE - 1) / CG_BLOCK_SIZE;
-    return (unsigned)(blocks < 1 ? 1 : blocks > cap ? cap : blocks);
-}
-
 /* Converts the rows x cols matrix src (column-major, leading dimension ld) into dst, packed. */
 static rnncc_status convert(rnncc_model *m, cudaStream_t stream, const float *src, int64_t ld, int64_t rows, int64_t cols,
                             void *dst) {
@@ -25,7 +18,7 @@ static rnncc_status convert(rnncc_model *m, cudaStream_t stream, const float *sr
     int vec4 = rows % 4 == 0 && (cols == 1 || ld % 4 == 0) && (uintptr_t)src % 16 == 0 && (uintptr_t)dst % 8 == 0;
     void *args[] = {&src, &lld, &lrows, &lcols, &dst, &vec4};
     const void *fn = (const void *)m->module[0].to_half[m->precision == RNNCC_BF16];
-    return rt_launch_group(m, fn, convert_blocks(m, rows * cols, vec4), args, stream, 0);
+    return rt_launch_group(m, fn, cg_grid_blocks(vec4 ? rows * cols / 4 : rows * cols), args, stream, 0); /* grid-stride */
 }
 
 rnncc_status rt_half_begin(rnncc_model *m, const RtRegions *r, char *ws, int weights) {

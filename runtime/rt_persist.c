@@ -121,6 +121,10 @@ rnncc_status rt_persist_build(rnncc_model *m, int li, const CgPersistAsk *asked,
     return RNNCC_OK;
 }
 
+/* 1 when model m's persistent kernels run their products on tensor cores in tf32: in RNNCC_TF32, and
+ * in the 16-bit modes, whose persistent products stay tf32 (rnncc.h); 0: FFMA in fp32. */
+static int tf32_products(const rnncc_model *m) { return m->precision != RNNCC_FP32; }
+
 /* Builds the persistent kernel (backward: the backward one) of layout li for batches of N: the
  * tile the search measured best (rt_tile.c), or with RNNCC_PERSIST_SEARCH=0 the rule's (clusters
  * by cg_persist_cluster, or RNNCC_PERSIST_CLUSTER). Afterwards p->state says whether it can run
@@ -132,7 +136,7 @@ static rnncc_status build(rnncc_model *m, int li, int64_t N, int backward, RtPer
         snprintf(p->why, sizeof p->why, "the device has no cooperative launch");
         return RNNCC_OK;
     }
-    int tf32 = m->precision != RNNCC_FP32; /* the 16-bit modes: step products in tf32 (rnncc.h) */
+    int tf32 = tf32_products(m);
     CgPersistAsk ask = {.N = N, .backward = backward, .tf32 = tf32, .sms = m->sms, .smem_limit = m->smem_optin,
                         .cluster = m->persist_cluster ? m->persist_cluster
                                                       : cg_persist_cluster(N, tf32, backward, m->persist_handoff),
@@ -170,7 +174,7 @@ int rt_persist_considered(const rnncc_model *m, int64_t N, int backward, char *r
         return 0;
     }
     return m->backend != RNNCC_BACKEND_AUTO ||
-           cg_persist_preferred(N, m->precision != RNNCC_FP32, backward, rt_overlap(m), NULL, rule, rule_size);
+           cg_persist_preferred(N, tf32_products(m), backward, rt_overlap(m), NULL, rule, rule_size);
 }
 
 rnncc_status rt_persist_choose(rnncc_model *m, int64_t N, int backward, const RtPersist *out[2], char *why,
@@ -186,7 +190,7 @@ rnncc_status rt_persist_choose(rnncc_model *m, int64_t N, int backward, const Rt
         snprintf(why, why_size, "cuBLAS per step: %s", rule);
         return RNNCC_OK;
     }
-    const int tf32 = m->precision != RNNCC_FP32; /* the 16-bit modes: step products in tf32 (rnncc.h) */
+    const int tf32 = tf32_products(m);
     const CgOverlap overlap = rt_overlap(m);
     if (N < 1) {
         snprintf(why, why_size, "cuBLAS per step: an empty batch");
