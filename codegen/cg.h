@@ -112,6 +112,12 @@ unsigned cg_grid_blocks(int64_t items);
 /* Writes the backward kernel name of plan->groups[group] into buf (rnncc_<cell>_bs<k> or
  * _bh<k>). Returns the name's length, or -1 as cg_kernel_name. */
 int cg_backward_kernel_name(const Plan *plan, int group, char *buf, size_t size);
+/* Does a step GEMM multiply state k? Each step then stores it whole: as flagged words (persistent
+ * kernels with flags) and, in the 16-bit modes, with its 16-bit twin (RnnArgs.state16). */
+int cg_state_multiplied(const Plan *plan, int k);
+/* Is buffer b a GEMM result whose adjoint one backward kernel alone stores, every element, so
+ * that it can write the adjoint's 16-bit twin (RnnArgs.dbuf16) for the GEMMs that multiply it? */
+int cg_adjoint_twinned(const Plan *plan, int b);
 /* The backward kernel's work items: N*J for either kind; -1 on overflow or bad arguments. */
 int64_t cg_backward_group_items(const PlanLayout *layout, int group, int64_t T, int64_t N);
 
@@ -170,6 +176,8 @@ typedef struct CgPersistAsk {
                              * batch class's) */
     int handoff;            /* how a forward's steps meet: CG_HANDOFF_BARRIER (0), or CG_HANDOFF_FLAGS where
                              * the plan allows it */
+    int twins;              /* 1: the kernel writes the 16-bit twins of the GEMM inputs it stores whole
+                             * (RnnArgs.state16, dbuf16; the 16-bit modes), 0: it has no code for them */
 } CgPersistAsk;
 
 /* How a persistent forward's steps meet (CgPersistAsk.handoff; bench/NOTES.md section 17): at a
@@ -191,6 +199,7 @@ typedef struct CgPersist {
     int nw_class;           /* the batch class the kernel serves, cg_persist_nw(N): batches of at most
                              * 4*nw_class sequences (any number when 8); nw may be smaller or larger */
     int mma;                /* 1: the products on tensor cores (tf32 `mma`, rnn_mv_mma); 0: FFMA (rnn_mv_t) */
+    int twins;              /* CgPersistAsk.twins */
     int pad;                /* floats after each weight row and staged operand row (RNN_PAD_MMA or _FFMA) */
     int ngemms;             /* step GEMMs */
     CgPersistGemm *gemms;   /* [ngemms] in Plan order */

@@ -71,6 +71,22 @@ static int sole_sender(const Gen *g, const SchedGroup *grp, IrRef r) {
     return 1;
 }
 
+int cg_adjoint_twinned(const Plan *p, int b) {
+    int any = 0;
+    for (int j = 0; j < p->ngemms; j++) {
+        if (p->gemms[j].out_buffer != b) continue;
+        for (uint32_t r = 0; r < p->cell->nnodes; r++) {
+            if (p->node[r].gemm != j || p->cell->nodes[r].op != IR_MATVEC) continue;
+            int readers = 0;
+            for (int k = 0; k < p->ngemms; k++) readers += 2 * (p->gemms[k].operand == r); /* not sent by a kernel alone */
+            for (int k = 0; k < p->ngroups; k++) readers += group_reads(p->cell, &p->groups[k], r);
+            if (readers != 1) return 0;
+            any = 1;
+        }
+    }
+    return any;
+}
+
 /* Declares the accumulator of a value read here: `float d<id> = 0.0f;  // d(what)`. */
 static void declare_sent(Gen *g, IrRef r, const char *note) {
     char name[NAME_SIZE];
@@ -113,6 +129,13 @@ static void send(Gen *g, IrRef r, const char *prefix, SendMode mode) {
     else if (mode == SEND_STORE) snprintf(rhs, sizeof rhs, "= %s", name);
     else snprintf(rhs, sizeof rhs, "+= %s", name);
     cg_emit(g->out, "%s%s%s %s;  // %s", prefix, g->c->nodes[r].op == IR_INPUT ? "if (a.dx) " : "", expr, rhs, sb_str(&what));
+    const SchedNode *sn = &g->plan->node[r];
+    if (g->twins && mode == SEND_STORE && g->c->nodes[r].op == IR_MATVEC) {
+        int b = g->plan->gemms[sn->gemm].out_buffer;
+        if (cg_adjoint_twinned(g->plan, b))
+            cg_emit(g->out, "%sif (a.dbuf16[%d]) rnn_put16(a.dbuf16[%d] + (&%s - a.dbuf[%d]), %s, a.bf16);  // its 16-bit twin",
+                    prefix, b, b, expr, b, name);
+    }
     if (what.failed) g->out->failed = 1;
     sb_free(&what);
 }

@@ -344,6 +344,9 @@ static int emit_write(Gen *g, const SchedWrite *w) {
         if (cg_persist_flagged(g, w->index))
             cg_emit(g->out, "rnn_flag_put(&rnn_flags_next%d[n * %s + j], %s, (unsigned)a.t + 1u);  // for step t+1's GEMM",
                     w->index, d, v);
+        if (g->twins && cg_state_multiplied(g->plan, w->index))
+            cg_emit(g->out, "if (a.state16[%d]) rnn_put16(&a.state16[%d][n * %s + j], %s, a.bf16);  // its 16-bit twin",
+                    w->index, w->index, d, v);
     } else {
         g->uses_col = 1;
         cg_emit(g->out, "if (a.y[%d]) a.y[%d][col * a.ldy[%d] + j] = %s;  // output %s", w->index, w->index, w->index, v,
@@ -435,6 +438,9 @@ static void emit_finished(Gen *g, const SchedGroup *grp, int64_t J) {
         if (cg_persist_flagged(g, wr->index))
             cg_emit(g->out, "%srnn_flag_put(&rnn_flags_next%d[n * %s + j], a.state_prev[%d][n * %s + j], (unsigned)a.t + 1u);",
                     gd, wr->index, d, wr->index, d);
+        if (g->twins && cg_state_multiplied(g->plan, wr->index))
+            cg_emit(g->out, "%sif (a.state16[%d]) rnn_put16(&a.state16[%d][n * %s + j], a.state_prev[%d][n * %s + j], a.bf16);",
+                    gd, wr->index, wr->index, d, wr->index, d);
     }
     for (int i = 0; i < grp->nnodes; i++) {
         IrRef r = grp->nodes[i];
@@ -757,6 +763,7 @@ int cg_emit_forward(Arena *arena, const Plan *plan, const PlanLayout *layout, St
     const IrCell *c = plan->cell;
     Gen g;
     if (!cg_gen_init(&g, arena, plan, layout, out, diags)) return 0;
+    g.twins = 1;
     int errors = diags->nerrors;
     emit_header(&g);
     cg_emit_preamble(&g);

@@ -125,8 +125,7 @@ static int flags_allowed(const PlanLayout *L, const CgPersist *P) {
     return !(gi >= 0 && reads_foreign_rows(L, gi, 0)) && !states_cross_blocks(L);
 }
 
-/* Does a step GEMM multiply state k (so that, with flags, each step stores it as flagged words)? */
-static int state_multiplied(const Plan *p, int k) {
+int cg_state_multiplied(const Plan *p, int k) {
     for (int j = 0; j < p->ngemms; j++) {
         const IrNode *n = &p->cell->nodes[p->gemms[j].operand];
         if (p->gemms[j].program == SCHED_STEP && n->op == IR_STATE && n->index == k) return 1;
@@ -138,7 +137,7 @@ int64_t cg_persist_flag_words(const PlanLayout *L, int64_t N) {
     const IrCell *c = L->plan->cell;
     int64_t words = 0, n;
     for (int k = 0; k < c->nstates; k++)
-        if (state_multiplied(L->plan, k) &&
+        if (cg_state_multiplied(L->plan, k) &&
             (__builtin_mul_overflow(2 * N, ir_shape_numel(&c->states[k].shape, L->dimval), &n) ||
              __builtin_add_overflow(words, n, &words)))
             return -1;
@@ -212,6 +211,7 @@ static int plan_for(Arena *arena, const PlanLayout *L, const CgPersistAsk *ask, 
     P->backward = backward;
     P->cluster = cluster;
     P->mma = ask->tf32 != 0;
+    P->twins = ask->twins != 0;
     P->pad = P->mma ? 16 : 4;            /* RNN_PAD_MMA, RNN_PAD_FFMA (persist.cuh) */
     P->warps = ask->warps ? ask->warps : CG_PERSIST_WARPS;
     int nw_min = P->mma ? 2 : 1;         /* mma: whole 8-sequence tiles */
@@ -679,7 +679,7 @@ static int emit_prologue(Gen *g, const CgPersist *P, const char *kname) {
     return 1;
 }
 
-int cg_persist_flagged(const Gen *g, int k) { return g->persist && g->persist->flags && state_multiplied(g->plan, k); }
+int cg_persist_flagged(const Gen *g, int k) { return g->persist && g->persist->flags && cg_state_multiplied(g->plan, k); }
 
 /* Step t's view of the arguments: the per-step kernels' arguments at step t. */
 static void emit_step_view(Gen *g, int backward) {
@@ -696,6 +696,9 @@ static void emit_step_view(Gen *g, int backward) {
         cg_dim_code(c, c->states[k].shape.dims[0], d, sizeof d);
         cg_emit(out, "a.state_prev[%d] = args.state_prev[%d] + sp * args.N * %s;  // state %s", k, k, d, c->states[k].name);
         cg_emit(out, "a.state_next[%d] = (float *)args.state_prev[%d] + sn * args.N * %s;", k, k, d);
+        if (g->twins && cg_state_multiplied(p, k))
+            cg_emit(out, "if (args.state16[%d]) a.state16[%d] = args.state16[%d] + sn * args.N * %s;  // its twin's slot", k, k, k,
+                    d);
         if (backward) {
             cg_emit(out, "a.dstate_prev[%d] = args.dstate_prev[%d] + (t %% 3) * args.N * %s;  // d(%s): slot t %% 3", k, k,
                     d, c->states[k].name);
@@ -716,6 +719,8 @@ static void emit_step_view(Gen *g, int backward) {
         if (p->buffers[b].program != SCHED_STEP) continue;
         cg_emit(out, "a.buf[%d] = args.buf[%d] + t * args.buf_step[%d];", b, b, b);
         if (backward) cg_emit(out, "a.dbuf[%d] = args.dbuf[%d] + t * args.buf_step[%d];", b, b, b);
+        if (backward && g->twins && cg_adjoint_twinned(p, b))
+            cg_emit(out, "if (args.dbuf16[%d]) a.dbuf16[%d] = args.dbuf16[%d] + t * args.buf_step[%d];", b, b, b, b);
     }
 }
 
@@ -826,6 +831,7 @@ int cg_emit_persistent(Arena *arena, const Plan *plan, const PlanLayout *layout,
                        Diags *diags) {
     Gen g;
     if (!cg_gen_init(&g, arena, plan, layout, out, diags)) return 0;
+    g.twins = P->twins;
     char kname[NAME_SIZE], dims[EXPR_SIZE] = "";
     const IrCell *c = plan->cell;
     for (int d = 0, n = 0; d < c->ndims; d++)

@@ -3,25 +3,13 @@
  * per-step translation unit after the prelude; NVRTC compiles it with no #includes.
  *
  * A column-major matrix of rows x cols with leading dimension ld becomes a packed one (leading
- * dimension rows) of 16-bit values, rounded to nearest even. Key idea: a conversion is
+ * dimension rows) of 16-bit values, rounded to nearest even by the prelude's rnn_round_f16 and
+ * rnn_round_bf16 (the generated kernels' twins round alike). Key idea: a conversion is
  * a pass over memory, so each thread moves four consecutive elements of a column with one
  * 16-byte load and one 8-byte store where rows, ld and both pointers allow it (vec4), else one.
  * Compiled by NVRTC only (__CUDACC__): tests/check_codegen.c runs the rest of a unit as C++ on
  * the CPU, where these are not needed (the GPU suite checks the modes against the reference). */
 #if defined(__CUDACC__)
-
-__device__ __forceinline__ unsigned short rnn_round_f16(float x) {
-    unsigned short h;
-    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(x));
-    return h;
-}
-
-/* bf16 by its bits (any architecture): round to nearest even, NaN kept quiet. */
-__device__ __forceinline__ unsigned short rnn_round_bf16(float x) {
-    unsigned u = __float_as_uint(x);
-    if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((u >> 16) | 0x40u);
-    return (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-}
 
 #define RNN_CONVERT_KERNEL(name, rnd)                                                                   \
     extern "C" __global__ void __launch_bounds__(256)                                                   \

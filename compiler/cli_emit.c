@@ -23,7 +23,9 @@ static void print_diags(const Diags *d) {
 
 /* Plans, lays out and emits one cell into out; returns a CLI status. */
 static int emit_cell(CliSource *s, const IrCell *ic, const char **dims, int ndims, long long batch, int backward,
-                     int tf32, int *cluster, int warps, long long chunk, int seqs, int handoff, StrBuf *out) {
+                     rnncc_precision precision, int *cluster, int warps, long long chunk, int seqs, int handoff,
+                     StrBuf *out) {
+    const int tf32 = precision != RNNCC_FP32; /* the 16-bit modes' persistent products run in tf32 */
     Plan *plan = sched_plan(&s->arena, ic, &s->diags);
     if (!plan) {
         print_diags(&s->diags);
@@ -59,6 +61,7 @@ static int emit_cell(CliSource *s, const IrCell *ic, const char **dims, int ndim
     ask.kc_cap = chunk;
     ask.nw_max = seqs / 4;
     ask.handoff = handoff;
+    ask.twins = precision == RNNCC_FP16 || precision == RNNCC_BF16;
     if (!cg_persist_plan(&s->arena, layout, &ask, &P, why, sizeof why)) {
         fprintf(stderr, "rnncc emit: error: cell '%s' has no persistent %skernel on an H100: %s\n", ic->name,
                 backward ? "backward " : "", why);
@@ -181,7 +184,8 @@ int cli_emit(int argc, char **argv) {
                    "loop) for batches of N sequences, sized for an H100 (132 multiprocessors, 227 KB of shared\n"
                    "memory a block); with --backward, its backward unit. --precision tf32, fp16 or bf16 (default\n"
                    "fp32) gives the unit whose matrix products run on tensor cores in tf32, as a model of that\n"
-                   "precision runs it (the 16-bit precisions round only the cuBLAS GEMMs' inputs).\n"
+                   "precision runs it (the 16-bit precisions round only the cuBLAS GEMMs' inputs, which its\n"
+                   "kernels write as 16-bit twins where they store them whole).\n"
                    "--cluster C (1, 2 or 4; default the runtime's rule) groups its blocks in clusters of C that\n"
                    "fetch the step's operand once and share it; such a unit compiles for sm_90a (the default\n"
                    "--arch then). --warps W (4, 8 or 16; default 8) sets the warps a block, --chunk K (256 to\n"
@@ -239,7 +243,7 @@ int cli_emit(int argc, char **argv) {
             status = CLI_USAGE_ERROR;
         } else {
             StrBuf out = {0};
-            status = emit_cell(&s, ic, dims, ndims, batch, part == 'B', precision != RNNCC_FP32, &cluster, warps, chunk, seqs,
+            status = emit_cell(&s, ic, dims, ndims, batch, part == 'B', precision, &cluster, warps, chunk, seqs,
                                handoff < 0 ? CG_HANDOFF_BARRIER : handoff, &out);
             if (!arch) arch = cluster > 1 ? "sm_90a" : "sm_90";
             else if (cluster > 1 && (ptx || cubin) && arch[strlen(arch) - 1] != 'a')

@@ -28,6 +28,14 @@ typedef struct RnnArgs {
     int t;                               /* the step's iteration index, 0..T-1 */
     int reverse;                         /* 1: this direction reads positions from each sequence's end */
     int T, N;
+    /* 16-bit twins (RNNCC_FP16, RNNCC_BF16; runtime/rt_half.c): where a kernel writes a GEMM input
+     * whole (a multiplied state's next value, a GEMM result's adjoint that one kernel alone sends),
+     * it also writes it rounded to 16 bits (bf16 when bf16 is set, else fp16) at the same index of
+     * its twin, so that no GEMM rounds it again. NULL: no twin. state16[k] twins state_next[k]
+     * (persistent kernels: slot 0 of the state's slots, as state_prev[k]); dbuf16[b] twins dbuf[b]. */
+    unsigned short *state16[RNN_MAX_STATES];
+    unsigned short *dbuf16[RNN_MAX_BUFFERS];
+    int bf16;
     /* persistent kernels only (codegen/cg_persist.c): one launch runs steps t .. t_end-1 */
     int t_end;
     int state_wrap;                      /* state slots: step t reads slot t % state_wrap (0: slot t), from state_prev[k] */

@@ -57,7 +57,9 @@ static void backward_args(const RtBind *b, int64_t t, RnnArgs *a) {
     for (int i = 0; i < m->plan->nbuffers; i++) {
         a->buf[i] = rt_buffer_at(b, b->bufs, i, t);
         a->dbuf[i] = rt_buffer_at(b, b->dbufs, i, t);
+        a->dbuf16[i] = rt_dbuf16_at(b, i, t);
     }
+    a->bf16 = m->precision == RNNCC_BF16;
     for (int k = 0; k < c->nstates; k++) {
         int64_t half = b->r->N * numel(m, &c->states[k].shape);
         a->state_prev[k] = rt_state_slot(b, k, t);
@@ -98,12 +100,14 @@ static rnncc_status backward_gemm_data(RtBind *b, int j, int64_t t) {
     if (!dop || cols == 0) return RNNCC_OK; /* the input's adjoint is not wanted */
     int64_t M = L->gemm_rows[j], K = L->gemm_cols[j], W = L->buffer_width[g->out_buffer];
     float *dout = rt_buffer_at(b, b->dbufs, g->out_buffer, t);
+    const unsigned short *dout16 = rt_dbuf16_at(b, g->out_buffer, t);
     if (hoisted) { /* the window's columns only (a wavefront chunk), else all T*N */
         dop += b->hcol0 * ldo;
         dout += b->hcol0 * W;
+        if (dout16) dout16 += b->hcol0 * W;
     }
     return rt_gemm(m, b->lane, b->stream, CUBLAS_OP_N, CUBLAS_OP_N, K, cols, M, rt_gemm_weights(b, m->weights, j), K,
-                   dout, W, dop, ldo, 1);
+                   dout, W, dop, ldo, 1, NULL, dout16);
 }
 
 static rnncc_status backward_program(RtBind *b, SchedProgram prog, int64_t t) {
@@ -132,8 +136,12 @@ static rnncc_status unit_backward_begin(RtBind *b, const rnncc_grad_io *io) {
     const RtRegions *r = b->r;
     int u = b->unit->layer * m->dirs + b->unit->dir;
     RT_CUBLAS(m, cublasSetStream(b->blas, b->stream));
-    for (int i = 0; i < m->plan->nbuffers; i++)
-        RT_CUDA(m, cudaMemsetAsync(b->dbufs[i], 0, (size_t)(r->T * r->N * b->unit->layout->buffer_width[i]) * sizeof(float), b->stream));
+    for (int i = 0; i < m->plan->nbuffers; i++) {
+        size_t n = (size_t)(r->T * r->N * b->unit->layout->buffer_width[i]);
+        RT_CUDA(m, cudaMemsetAsync(b->dbufs[i], 0, n * sizeof(float), b->stream));
+        if (b->dbufs16[i]) /* what no kernel writes (ended sequences) is 0 in the twin too */
+            RT_CUDA(m, cudaMemsetAsync(b->dbufs16[i], 0, n * sizeof(unsigned short), b->stream));
+    }
     RT_CUDA(m, cudaMemsetAsync(b->dparam, 0, (size_t)(b->unit->layout->acc_rows * r->N) * sizeof(float), b->stream));
     /* the state adjoints: per step, halves 0 and 1 (half 1 first holds dhT); persistent, slots t % 3 */
     int first = b->persist ? (int)(r->T % 3) : 1;
@@ -326,7 +334,8 @@ static rnncc_status weights_job(void *p) {
                 int64_t M = L->gemm_rows[j], K = L->gemm_cols[j], W = L->buffer_width[g->out_buffer], ldo;
                 const float *op = rt_operand(&b, g->operand, 0, 0, &ldo);
                 RT_TRY(rt_gemm(m, 0, m->streams[0], CUBLAS_OP_N, CUBLAS_OP_T, K, M, cols, op, ldo,
-                               rt_buffer_at(&b, b.dbufs, g->out_buffer, 0), W, rt_gemm_weights(&b, job->dw, j), K, 1));
+                               rt_buffer_at(&b, b.dbufs, g->out_buffer, 0), W, rt_gemm_weights(&b, job->dw, j), K, 1,
+                               rt_operand16(&b, g->operand, 0), rt_dbuf16_at(&b, g->out_buffer, 0)));
             }
             for (int k = 0; k < c->nparams; k++) {
                 float *dp = job->dw + b.unit->weight_offset + L->param_offset[k];

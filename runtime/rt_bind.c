@@ -34,7 +34,11 @@ void rt_bind(RtBind *b, rnncc_model *m, const RtRegions *r, int l, int d, int la
     b->x = l == 0 ? x : (const float *)(keep + r->layer_out[lo_in]);
     b->ldx = l == 0 ? ir_shape_numel(&c->inputs[0].shape, m->dimval[0]) : D0 * m->dirs;
     for (int i = 0; i < m->plan->nbuffers; i++) b->bufs[i] = (float *)(keep + r->buf[b->slot * m->plan->nbuffers + i]);
-    for (int k = 0; k < c->nstates; k++) b->states[k] = (float *)(keep + r->state[b->slot * c->nstates + k]);
+    for (int k = 0; k < c->nstates; k++) {
+        b->states[k] = (float *)(keep + r->state[b->slot * c->nstates + k]);
+        size_t tw = r->state16[b->slot * c->nstates + k];
+        b->states16[k] = tw == RT_NO_TWIN ? NULL : (unsigned short *)(keep + tw);
+    }
     const int64_t *dv = m->dimval[l > 0];
     for (int o = 0; o < c->noutputs; o++) {
         int64_t D = ir_node_len(c, c->outputs[o].node, dv);
@@ -43,7 +47,11 @@ void rt_bind(RtBind *b, rnncc_model *m, const RtRegions *r, int l, int d, int la
         b->ldy[o] = D * m->dirs;
     }
     if (!r->training) return;
-    for (int i = 0; i < m->plan->nbuffers; i++) b->dbufs[i] = (float *)(reserve + r->dbuf[u * m->plan->nbuffers + i]);
+    for (int i = 0; i < m->plan->nbuffers; i++) {
+        b->dbufs[i] = (float *)(reserve + r->dbuf[u * m->plan->nbuffers + i]);
+        size_t tw = r->dbuf16[u * m->plan->nbuffers + i];
+        b->dbufs16[i] = tw == RT_NO_TWIN ? NULL : (unsigned short *)(reserve + tw);
+    }
     for (int k = 0; k < c->nstates; k++) b->dstate[k] = (float *)(ws + r->dstate[b->lane * c->nstates + k]);
     b->dparam = (float *)(reserve + r->dparam[u]);
 }
@@ -53,9 +61,22 @@ float *rt_state_slot(const RtBind *b, int k, int64_t t) {
     return b->states[k] + (b->r->training ? t : t % 2) * n;
 }
 
-float *rt_buffer_at(const RtBind *b, float *const *bufs, int i, int64_t t) {
+/* Elements from a buffer's start to step t's copy (0 for hoisted or reused buffers). */
+static int64_t buffer_step(const RtBind *b, int i, int64_t t) {
     if (b->m->plan->buffers[i].program != SCHED_STEP) t = 0;
-    return bufs[i] + (size_t)(t * b->r->buf_stride[b->slot * b->m->plan->nbuffers + i]);
+    return t * b->r->buf_stride[b->slot * b->m->plan->nbuffers + i];
+}
+
+float *rt_buffer_at(const RtBind *b, float *const *bufs, int i, int64_t t) { return bufs[i] + buffer_step(b, i, t); }
+
+unsigned short *rt_dbuf16_at(const RtBind *b, int i, int64_t t) {
+    return b->dbufs16[i] ? b->dbufs16[i] + buffer_step(b, i, t) : NULL;
+}
+
+const unsigned short *rt_operand16(const RtBind *b, IrRef r, int64_t t) {
+    const IrNode *n = &b->m->cell->nodes[r];
+    if (n->op != IR_STATE || !b->states16[n->index]) return NULL;
+    return b->states16[n->index] + (rt_state_slot(b, n->index, t) - b->states[n->index]);
 }
 
 float *rt_operand(const RtBind *b, IrRef r, int64_t t, int adjoint, int64_t *ld) {

@@ -22,13 +22,15 @@ static rnncc_status run_gemm(RtBind *is, int j, int64_t t) {
         return rt_fail(m, RNNCC_ERR_OVERFLOW, "a GEMM of %lld x %lld exceeds cuBLAS's 32-bit sizes", (long long)M, (long long)K);
     const float *w = rt_gemm_weights(is, m->weights, j);
     const float *b = rt_operand(is, g->operand, t, 0, &ldb);
+    const unsigned short *b16 = rt_operand16(is, g->operand, t);
     float *c = rt_buffer_at(is, is->bufs, g->out_buffer, t);
     if (hoisted) { /* the window's columns only */
         b += is->hcol0 * ldb;
+        if (b16) b16 += is->hcol0 * ldb;
         c += is->hcol0 * W;
     }
     /* C[W x cols] (column-major) = W_stack^T (the row-major [M][K] block read as column-major K x M) * B[K x cols] */
-    return rt_gemm(m, is->lane, is->stream, CUBLAS_OP_T, CUBLAS_OP_N, M, cols, K, w, K, b, ldb, c, W, 0);
+    return rt_gemm(m, is->lane, is->stream, CUBLAS_OP_T, CUBLAS_OP_N, M, cols, K, w, K, b, ldb, c, W, 0, NULL, b16);
 }
 
 void rt_args(const RtBind *is, int hoisted, int64_t t, RnnArgs *a) {
@@ -44,7 +46,9 @@ void rt_args(const RtBind *is, int hoisted, int64_t t, RnnArgs *a) {
     for (int k = 0; k < m->cell->nstates; k++) {
         a->state_prev[k] = rt_state_slot(is, k, t);
         a->state_next[k] = rt_state_slot(is, k, t + 1);
+        a->state16[k] = is->states16[k] ? is->states16[k] + (a->state_next[k] - is->states[k]) : NULL;
     }
+    a->bf16 = m->precision == RNNCC_BF16;
     for (int o = 0; o < m->cell->noutputs; o++) { a->y[o] = is->y[o]; a->ldy[o] = is->ldy[o]; }
     a->lengths = is->lengths;
     a->t = (int)t;
@@ -89,6 +93,8 @@ static rnncc_status unit_begin(RtBind *is, const rnncc_io *io) {
         const float *h0 = io->h0 && io->h0[k] ? io->h0[k] + (size_t)u * (bytes / sizeof(float)) : NULL;
         if (h0) RT_CUDA(m, cudaMemcpyAsync(rt_state_slot(is, k, 0), h0, bytes, cudaMemcpyDeviceToDevice, is->stream));
         else RT_CUDA(m, cudaMemsetAsync(rt_state_slot(is, k, 0), 0, bytes, is->stream));
+        if (is->states16[k]) /* the first step's GEMM reads it rounded; the kernels write every later slot's */
+            RT_TRY(rt_half_twin(m, is->stream, rt_state_slot(is, k, 0), (int64_t)(bytes / sizeof(float)), is->states16[k]));
     }
     return RNNCC_OK;
 }

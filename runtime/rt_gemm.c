@@ -146,12 +146,15 @@ static rnncc_status make_entry(rnncc_model *m, RtGemmEntry *e, const void *a, co
 }
 
 rnncc_status rt_gemm(rnncc_model *m, int dir, cudaStream_t stream, int opa, int opb, int64_t M, int64_t N, int64_t K,
-                     const float *a32, int64_t lda, const float *b32, int64_t ldb, float *c, int64_t ldc, int beta1) {
+                     const float *a32, int64_t lda, const float *b32, int64_t ldb, float *c, int64_t ldc, int beta1,
+                     const unsigned short *a16, const unsigned short *b16) {
     if (M <= 0 || N <= 0 || K <= 0) return RNNCC_OK;
     const void *a = a32, *b = b32;
     if (rt_half(m)) { /* the operands rounded to 16 bits, packed (the weights: their copy, as laid out) */
-        RT_TRY(rt_half_operand(m, dir, 0, stream, a32, lda, opa == CUBLAS_OP_N ? M : K, opa == CUBLAS_OP_N ? K : M, &a, &lda));
-        RT_TRY(rt_half_operand(m, dir, 1, stream, b32, ldb, opb == CUBLAS_OP_N ? K : N, opb == CUBLAS_OP_N ? N : K, &b, &ldb));
+        RT_TRY(rt_half_operand(m, dir, 0, stream, a32, lda, opa == CUBLAS_OP_N ? M : K, opa == CUBLAS_OP_N ? K : M, a16, &a,
+                                 &lda));
+        RT_TRY(rt_half_operand(m, dir, 1, stream, b32, ldb, opb == CUBLAS_OP_N ? K : N, opb == CUBLAS_OP_N ? N : K, b16, &b,
+                                 &ldb));
     }
     RtGemmKey key; /* compared whole (memcmp): zeroed first, padding included, then set field by field */
     memset(&key, 0, sizeof key);

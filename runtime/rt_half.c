@@ -2,7 +2,10 @@
  * TENSOR_OP_MATH_ALLOW_CONVERSION does with fp32 data. Key idea: the data stay fp32 everywhere (the
  * caller's tensors, states, buffers, element-wise math, GEMM outputs); only a GEMM's inputs are
  * rounded, into the workspace, just before it: the weights once a pass (rt_half_begin), every other
- * operand into its lane's scratch (rt_half_operand), by the generated unit's rnncc_to_f16/bf16. */
+ * operand into its lane's scratch (rt_half_operand), by the generated unit's rnncc_to_f16/bf16,
+ * unless the kernel that wrote it also wrote its 16-bit twin (RnnArgs.state16, dbuf16): the
+ * multiplied states and the adjoints of GEMM results, which every step GEMM, the backward's input
+ * GEMMs and the weight gradients then read as they are. */
 #include "rt_internal.h"
 
 /* codegen/convert.cuh's kernels are bounded at 256 threads a block, as rt_launch_group launches */
@@ -32,8 +35,17 @@ rnncc_status rt_half_begin(rnncc_model *m, const RtRegions *r, char *ws, int wei
     return convert(m, m->streams[0], m->weights, m->weight_count, m->weight_count, 1, m->half_weights);
 }
 
+rnncc_status rt_half_twin(rnncc_model *m, cudaStream_t stream, const float *src, int64_t n, unsigned short *dst) {
+    return convert(m, stream, src, n, n, 1, dst);
+}
+
 rnncc_status rt_half_operand(rnncc_model *m, int lane, int which, cudaStream_t stream, const float *p, int64_t ld,
-                             int64_t rows, int64_t cols, const void **out, int64_t *ldout) {
+                             int64_t rows, int64_t cols, const unsigned short *twin, const void **out, int64_t *ldout) {
+    if (twin) { /* written by the kernel that wrote p */
+        *out = twin;
+        *ldout = ld;
+        return RNNCC_OK;
+    }
     if (m->half_weights && p >= m->weights && p < m->weights + m->weight_count) { /* converted at the pass's start */
         *out = (const uint16_t *)m->half_weights + (p - m->weights);
         *ldout = ld;

@@ -81,12 +81,19 @@ typedef struct RtRegions {
     int64_t *buf_stride;        /* [slots][nbuffers]: floats between steps (training step buffers), else 0 */
     /* training only */
     size_t *dbuf;               /* reserve [units][nbuffers]: adjoints shaped like buf */
+    /* 16-bit twins (rt_half.c; RnnArgs.state16, dbuf16), RT_NO_TWIN where none: of the multiplied
+     * states' slots (keep, [slots][nstates]) and of the adjoints the kernels store whole (reserve,
+     * [units][nbuffers]), laid out as their fp32 originals */
+    size_t *state16;
+    size_t *dbuf16;
     size_t *dparam;             /* reserve [units]: vector-parameter accumulators, acc_rows x N */
     size_t *dstate;             /* workspace [lanes][nstates]: three [N][S] slots (per step: two, ping-pong); a lane
                                    per direction, or per layer parity in a wavefront */
     size_t dx_dir[2];           /* workspace: per direction [T*N][input] input adjoints (bidirectional) */
     size_t layer_dy[2];         /* workspace: adjoints of inner layers' outputs, ping-pong [T][N][D0*dirs] */
 } RtRegions;
+
+#define RT_NO_TWIN ((size_t)-1)
 
 /* One layer-direction's pointers for one pass. */
 typedef struct RtBind {
@@ -102,6 +109,7 @@ typedef struct RtBind {
     int64_t ldx;
     float *bufs[RNN_MAX_BUFFERS];
     float *states[RNN_MAX_STATES]; /* slot 0 of each state's slots */
+    unsigned short *states16[RNN_MAX_STATES]; /* slot 0 of their 16-bit twins' slots, or NULL (rt_half.c) */
     float *y[RNN_MAX_OUTPUTS];
     int64_t ldy[RNN_MAX_OUTPUTS];
     const int *lengths;         /* device, or NULL */
@@ -110,6 +118,7 @@ typedef struct RtBind {
     unsigned long long *flags;  /* the lane's flagged state words (a persistent forward with flags) */
     /* backward */
     float *dbufs[RNN_MAX_BUFFERS];
+    unsigned short *dbufs16[RNN_MAX_BUFFERS]; /* their 16-bit twins, or NULL */
     float *dstate[RNN_MAX_STATES]; /* three slots of [N][S] (the per-step backward uses two) */
     int dcur;                   /* the half holding the adjoint of the state the current step read */
     float *dparam;
@@ -131,6 +140,10 @@ float *rt_state_slot(const RtBind *b, int k, int64_t t);
 float *rt_buffer_at(const RtBind *b, float *const *bufs, int i, int64_t t);
 /* Where a GEMM's operand r lives at step t (dbufs: its adjoint), with the distance between columns. */
 float *rt_operand(const RtBind *b, IrRef r, int64_t t, int adjoint, int64_t *ld);
+/* The 16-bit twin of rt_operand(b, r, t, 0) (a multiplied state's slot t, laid out alike), or NULL. */
+const unsigned short *rt_operand16(const RtBind *b, IrRef r, int64_t t);
+/* The 16-bit twin of rt_buffer_at(b, b->dbufs, i, t), or NULL. */
+unsigned short *rt_dbuf16_at(const RtBind *b, int i, int64_t t);
 /* The weights of GEMM j of the bound unit (base: the weight buffer or a gradient buffer). */
 float *rt_gemm_weights(const RtBind *b, float *base, int j);
 
@@ -233,9 +246,11 @@ rnncc_status rt_cublas_fail(rnncc_model *m, cublasStatus_t e, const char *call, 
     } while (0)
 
 /* C = op(A) op(B) (+ C when beta1) in column-major terms, on direction dir's stream and
- * workspace, with the algorithm timed for this shape (see rt_gemm.h). */
+ * workspace, with the algorithm timed for this shape (see rt_gemm.h). a16, b16: in the 16-bit
+ * modes, the operands' twins written by the kernels (laid out as a and b), or NULL: rounded here. */
 rnncc_status rt_gemm(rnncc_model *m, int dir, cudaStream_t stream, int opa, int opb, int64_t M, int64_t N, int64_t K,
-                     const float *a, int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc, int beta1);
+                     const float *a, int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc, int beta1,
+                     const unsigned short *a16, const unsigned short *b16);
 void rt_gemm_cache_free(RtGemmCache *cache);
 
 /* 1 when the model's GEMMs take 16-bit operands (RNNCC_FP16, RNNCC_BF16). */
@@ -243,10 +258,13 @@ int rt_half(const rnncc_model *m);
 /* Points the model at a pass's 16-bit operand regions of ws (rt_half); with weights, issues the
  * conversion of the weights on stream 0 (before the pass forks its lanes). */
 rnncc_status rt_half_begin(rnncc_model *m, const RtRegions *r, char *ws, int weights);
-/* The 16-bit form of GEMM operand p (rows x cols, leading dimension ld): the weights' copy, or p
- * converted on stream into lane's scratch which (0: A, 1: B), packed; *out and *ldout say where. */
+/* The 16-bit form of GEMM operand p (rows x cols, leading dimension ld): its twin (laid out as p),
+ * the weights' copy, or p converted on stream into lane's scratch which (0: A, 1: B), packed;
+ * *out and *ldout say where. */
 rnncc_status rt_half_operand(rnncc_model *m, int lane, int which, cudaStream_t stream, const float *p, int64_t ld,
-                             int64_t rows, int64_t cols, const void **out, int64_t *ldout);
+                             int64_t rows, int64_t cols, const unsigned short *twin, const void **out, int64_t *ldout);
+/* Rounds n floats at src into the twin dst (a state's first slot, which no kernel writes). */
+rnncc_status rt_half_twin(rnncc_model *m, cudaStream_t stream, const float *src, int64_t n, unsigned short *dst);
 
 /* Computes the regions of a forward pass of T steps over N sequences. */
 rnncc_status rt_regions(rnncc_model *m, int64_t T, int64_t N, int training, RtRegions *r);

@@ -141,7 +141,8 @@ static rnncc_status build(rnncc_model *m, int li, int64_t N, int backward, RtPer
                         .cluster = m->persist_cluster ? m->persist_cluster
                                                       : cg_persist_cluster(N, tf32, backward, m->persist_handoff),
                         .warps = m->persist_warps, .kc_cap = m->persist_chunk, .nw_max = m->persist_nw,
-                        .handoff = m->persist_handoff < 0 ? CG_HANDOFF_BARRIER : m->persist_handoff};
+                        .handoff = m->persist_handoff < 0 ? CG_HANDOFF_BARRIER : m->persist_handoff,
+                        .twins = rt_half(m)};
     char why[256];
     CgPersist rule_plan; /* kept in p after the search or build, which overwrite p */
     if (!cg_persist_plan(&m->arena, m->layout[li], &ask, &rule_plan, why, sizeof why)) rule_plan.nw = 0;
@@ -280,7 +281,10 @@ rnncc_status rt_persist_launch(RtBind *is, int64_t t0, int64_t t1) {
     rnncc_model *m = is->m;
     RnnArgs a;
     rt_args(is, 0, t0, &a);
-    for (int k = 0; k < m->cell->nstates; k++) a.state_prev[k] = rt_state_slot(is, k, 0);
+    for (int k = 0; k < m->cell->nstates; k++) { /* twins only for the weight gradients: training */
+        a.state_prev[k] = rt_state_slot(is, k, 0);
+        a.state16[k] = is->r->training ? is->states16[k] : NULL;
+    }
     for (int b = 0; b < m->plan->nbuffers; b++) a.buf[b] = rt_buffer_at(is, is->bufs, b, 0);
     a.t_end = (int)t1;
     a.state_wrap = is->r->training ? 0 : 2;

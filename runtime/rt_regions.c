@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codegen/cg.h"
 #include "rt_internal.h"
 
 enum { ALIGN = 256 };
@@ -32,6 +33,8 @@ void rt_regions_free(RtRegions *r) {
     free(r->dbuf);
     free(r->dparam);
     free(r->dstate);
+    free(r->state16);
+    free(r->dbuf16);
     memset(r, 0, sizeof *r);
 }
 
@@ -56,10 +59,14 @@ rnncc_status rt_regions(rnncc_model *m, int64_t T, int64_t N, int training, RtRe
     r->dparam = calloc((size_t)m->nunits + 1, sizeof *r->dparam);
     int lanes = m->wavefront ? 2 : m->dirs; /* the state adjoints' owners: rt_bind's lanes */
     r->dstate = calloc((size_t)lanes * (size_t)(c->nstates + 1), sizeof *r->dstate);
-    if (!r->buf || !r->state || !r->layer_out || !r->buf_stride || !r->dbuf || !r->dparam || !r->dstate) {
+    r->state16 = malloc((size_t)r->slots * (size_t)(c->nstates + 1) * sizeof *r->state16);
+    r->dbuf16 = malloc((size_t)m->nunits * (size_t)(p->nbuffers + 1) * sizeof *r->dbuf16);
+    if (!r->state16 || !r->dbuf16 || !r->buf || !r->state || !r->layer_out || !r->buf_stride || !r->dbuf || !r->dparam || !r->dstate) {
         rt_regions_free(r);
         return rt_fail(m, RNNCC_ERR_NOMEM, "out of host memory");
     }
+    for (int i = 0; i < r->slots * (c->nstates + 1); i++) r->state16[i] = RT_NO_TWIN;
+    for (int i = 0; i < m->nunits * (p->nbuffers + 1); i++) r->dbuf16[i] = RT_NO_TWIN;
     Sizer ws = {0, 1}, rs = {0, 1};
     Sizer *keep = training ? &rs : &ws;
     r->lengths = take(&ws, N); /* ints are float-sized */
@@ -82,6 +89,9 @@ rnncc_status rt_regions(rnncc_model *m, int64_t T, int64_t N, int training, RtRe
         for (int k = 0; k < c->nstates; k++) {
             int64_t S = ir_shape_numel(&c->states[k].shape, m->dimval[0]);
             r->state[s * c->nstates + k] = take(keep, mul3(training ? T + 1 : 2, N, S, &ok));
+            r->state16[s * c->nstates + k] = rt_half(m) && cg_state_multiplied(p, k)
+                                                 ? take(keep, (mul3(training ? T + 1 : 2, N, S, &ok) + 1) / 2)
+                                                 : RT_NO_TWIN;
         }
     }
     int64_t D0 = ir_node_len(c, c->outputs[0].node, m->dimval[0]) * m->dirs;
@@ -90,7 +100,11 @@ rnncc_status rt_regions(rnncc_model *m, int64_t T, int64_t N, int training, RtRe
     if (training) { /* what the backward pass adds */
         for (int u = 0; u < m->nunits; u++) {
             const PlanLayout *L = m->units[u].layout;
-            for (int b = 0; b < p->nbuffers; b++) r->dbuf[u * p->nbuffers + b] = take(&rs, mul3(T * N, L->buffer_width[b], 1, &ok));
+            for (int b = 0; b < p->nbuffers; b++) {
+                r->dbuf[u * p->nbuffers + b] = take(&rs, mul3(T * N, L->buffer_width[b], 1, &ok));
+                r->dbuf16[u * p->nbuffers + b] =
+                    rt_half(m) && cg_adjoint_twinned(p, b) ? take(&rs, (mul3(T * N, L->buffer_width[b], 1, &ok) + 1) / 2) : RT_NO_TWIN;
+            }
             r->dparam[u] = take(&rs, mul3(L->acc_rows, N, 1, &ok));
         }
         for (int d = 0; d < lanes; d++)

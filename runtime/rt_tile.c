@@ -254,7 +254,8 @@ static void choice_key(const rnncc_model *m, int li, const CgPersistAsk *base, c
     rt_hash_add(&h, m->layout[li]->dimval, (size_t)m->cell->ndims * sizeof *m->layout[li]->dimval);
     int64_t fields[] = {base->N,          base->backward,   base->tf32,         base->sms,    base->smem_limit,
                         m->persist_cluster, m->persist_warps, m->persist_chunk,  m->persist_nw, m->cluster_launch,
-                        m->profile_persist, major,            minor,              driver,        m->persist_handoff};
+                        m->profile_persist, major,            minor,              driver,        m->persist_handoff,
+                        base->twins};
     rt_hash_add(&h, fields, sizeof fields);
     rt_hash_hex(&h, key);
 }

@@ -319,11 +319,25 @@ START_TEST(run_emit_schedule_arguments) {
     ck_assert_int_eq(r.status, 0);
     ck_assert_ptr_nonnull(strstr(r.out, "rnn_mv_mma<1, 2>(w1, "));
     ck_assert_ptr_nonnull(strstr(r.out, "products on tensor cores in tf32"));
-    /* the 16-bit precisions round the per-step GEMMs' inputs; their persistent products run in tf32 */
+    /* the 16-bit precisions round the per-step GEMMs' inputs; their persistent products run in tf32,
+     * and their units write the 16-bit twins of h (forward) and of the GEMM results' adjoints (backward) */
     Run t = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--persistent", "4", "--precision", "tf32");
+    ck_assert_ptr_null(strstr(t.out, "a.state16[0] = args.state16[0]")); /* tf32: no twin code */
+    ck_assert_ptr_null(strstr(t.out, "rnn_put16(&a.state16"));
     r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--persistent", "4", "--precision", "bf16");
     ck_assert_int_eq(r.status, 0);
-    ck_assert_str_eq(r.out, t.out);
+    ck_assert_ptr_nonnull(strstr(r.out, "rnn_mv_mma<1, 2>(w1, "));
+    ck_assert_ptr_nonnull(strstr(r.out, "if (args.state16[0]) a.state16[0] = args.state16[0] + sn * args.N * RNN_DIM_H;"));
+    ck_assert_ptr_nonnull(strstr(r.out, "if (a.state16[0]) rnn_put16(&a.state16[0][n * RNN_DIM_H + j], "));
+    ck_assert_ptr_null(strstr(r.out, "a.state16[1]")); /* c is not multiplied */
+    t = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--persistent", "4", "--precision", "tf32",
+            "--backward");
+    ck_assert_ptr_null(strstr(t.out, "rnn_put16(a.dbuf16"));
+    r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--persistent", "4", "--precision", "fp16",
+            "--backward");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_ptr_nonnull(strstr(r.out, "if (args.dbuf16[1]) a.dbuf16[1] = args.dbuf16[1] + t * args.buf_step[1];"));
+    ck_assert_ptr_nonnull(strstr(r.out, "if (a.dbuf16[0]) rnn_put16(a.dbuf16[0] + (&a.dbuf[0][col * 32 + j] - a.dbuf[0]), "));
     r = RUN(NULL, "dump", "--schedule", "--dim", "I=8", "--dim", "H=1024", "--batch", "4", "--precision", "fp16",
             "cells/lstm.cell");
     ck_assert_ptr_nonnull(strstr(r.out, "  forward backend (batch 4, fp16, on an H100): persistent: step weights 16.8 MB "));

@@ -324,6 +324,51 @@ START_TEST(shipped_cells_emit_and_compile) {
 }
 END_TEST
 
+/* bf16 of x by its value: the nearer of x's two bf16 neighbours (the one past the largest finite
+ * value counts as 2^128, as IEEE rounding has it), the even one on a tie. */
+static unsigned short bf16_by_value(float x) {
+    if (isnan(x)) return 0x7fc0;
+    uint32_t u, lo, hi;
+    memcpy(&u, &x, sizeof u);
+    lo = u & 0xffff0000u; /* toward zero */
+    if (lo == u) return (unsigned short)(lo >> 16);
+    hi = lo + 0x10000u;   /* away from zero */
+    float flo, fhi;
+    memcpy(&flo, &lo, sizeof flo);
+    memcpy(&fhi, &hi, sizeof fhi);
+    double ax = fabs((double)x), dlo = ax - fabs((double)flo);
+    double dhi = ((hi & 0x7fffffffu) == 0x7f800000u ? ldexp(1.0, 128) : fabs((double)fhi)) - ax;
+    unsigned short l = (unsigned short)(lo >> 16), h = (unsigned short)(hi >> 16);
+    return dlo < dhi ? l : dhi < dlo ? h : (l & 1) ? h : l;
+}
+
+/* The prelude's roundings to 16 bits (the twins' and the conversion kernels', on the CPU as on the
+ * GPU) against the compiler's fp16 and a rounding by value for bf16: every 65537th float and the
+ * edges (ties, subnormals, the largest values, infinities, NaN). */
+START_TEST(roundings_to_16_bits) {
+    static const float edges[] = {0.0f, -0.0f, 1.0f, 1.0f + 0x1p-11f, 1.0f + 0x1p-11f + 0x1p-23f, 1.0f + 3 * 0x1p-11f,
+                                  65504.0f, 65519.99f, 65520.0f, 1e30f, 0x1p-14f, 0x1p-24f, 0x1p-25f, 0x1.8p-25f,
+                                  0x1p-26f, 3 * 0x1p-25f, 0x1.ffcp-15f, 0x1.ffep-15f, 0x1.fffffep127f, INFINITY,
+                                  -INFINITY, NAN, -65520.0f, 1.00390625f, 1.01171875f};
+    for (uint64_t i = 0; i < (1ull << 32) / 65537 + sizeof edges / sizeof edges[0]; i++) {
+        float x;
+        uint32_t u = (uint32_t)(i * 65537u);
+        if (i < sizeof edges / sizeof edges[0]) x = edges[i];
+        else memcpy(&x, &u, sizeof x);
+        _Float16 h = (_Float16)x;
+        unsigned short want;
+        memcpy(&want, &h, sizeof want);
+        unsigned short got = rnn_round_f16(x), gotb = rnn_round_bf16(x), wantb = bf16_by_value(x);
+        if (isnan(x)) { /* quiet NaNs, payloads aside */
+            ck_assert_msg((got & 0x7e00) == 0x7e00 && (gotb & 0x7fc0) == 0x7fc0, "NaN %#x: %#x %#x", u, got, gotb);
+            continue;
+        }
+        ck_assert_msg(got == want, "fp16 of %a: %#x, want %#x", (double)x, got, want);
+        ck_assert_msg(gotb == wantb, "bf16 of %a: %#x, want %#x", (double)x, gotb, wantb);
+    }
+}
+END_TEST
+
 /* Every per-step unit ends with the 16-bit operand conversions the runtime looks up (RNNCC_FP16,
  * RNNCC_BF16: runtime/rt_half.c); NVRTC compiles them (the CPU run of a unit leaves them out). */
 START_TEST(units_carry_operand_conversions) {
@@ -331,6 +376,9 @@ START_TEST(units_carry_operand_conversions) {
     src_open_file(&s, "cells/lstm.cell");
     char *u = emit(&s, layout_all(&s, s.module->cells[0], 37));
     ck_assert_ptr_nonnull(strstr(u, "RNN_CONVERT_KERNEL(rnncc_to_f16, rnn_round_f16)"));
+    /* the step kernel writes h's 16-bit twin, not c's: a step GEMM multiplies h alone */
+    ck_assert_ptr_nonnull(strstr(u, "if (a.state16[0]) rnn_put16(&a.state16[0][n * RNN_DIM_H + j], "));
+    ck_assert_ptr_null(strstr(u, "a.state16[1]"));
     const char *arches[] = {"sm_80", "sm_90"};
     for (int i = 0; i < 2; i++) {
         RtNvrtcResult res;
@@ -338,7 +386,6 @@ START_TEST(units_carry_operand_conversions) {
         const char *ptx = (const char *)res.image;
         ck_assert_msg(strstr(ptx, ".entry rnncc_to_f16(") && strstr(ptx, ".entry rnncc_to_bf16("), "%s: no conversions",
                       arches[i]);
-        ck_assert_ptr_nonnull(strstr(ptx, "cvt.rn.f16.f32"));
         rt_nvrtc_result_free(&res);
     }
     free(u);
@@ -800,7 +847,9 @@ START_TEST(lstm_backward_routes) {
         snprintf(want, sizeof want, "a.dbuf[1][n * 64%s + j] = d", blocks[b]);
         ck_assert_msg(count(k, want) == 1, "%s", want);
     }
-    ck_assert_int_eq(count(k, "a.dbuf["), 8);
+    /* each also writes its 16-bit twin at the same index (both buffers' adjoints are this kernel's alone) */
+    ck_assert_int_eq(count(k, "if (a.dbuf16["), 8);
+    ck_assert_int_eq(count(k, "a.dbuf["), 8 + 2 * 8);
     /* the biases are folded (Plan.param_fold): their gradients are sums of W_* @ x's adjoints, so
      * the kernel keeps no accumulator for them */
     for (int q = 0; q < 4; q++) {
@@ -1246,6 +1295,9 @@ typedef struct Emu {
     float *dx, *dparam;
     double *dw;                            /* packed weight gradients */
     int cur;                               /* which dstate half is dprev */
+    /* 16-bit twins (RnnArgs.state16, dbuf16) where the plan has them, laid out as state and dbuf */
+    unsigned short *state16[RNN_MAX_STATES], *dbuf16[RNN_MAX_BUFFERS];
+    int bf16;
 } Emu;
 
 static int64_t emu_len(const Emu *e, IrRef r) { return ir_node_len(e->c, r, e->L->dimval); }
@@ -1266,11 +1318,14 @@ static RnnArgs emu_args(const Emu *e, int64_t t) {
     for (int b = 0; b < e->p->nbuffers; b++) {
         a.buf[b] = emu_buf(e, e->buf, b, t);
         a.dbuf[b] = emu_buf(e, e->dbuf, b, t);
+        if (e->dbuf16[b]) a.dbuf16[b] = e->dbuf16[b] + (a.dbuf[b] - e->dbuf[b]);
     }
+    a.bf16 = e->bf16;
     for (int k = 0; k < e->c->nstates; k++) {
         int64_t S = emu_len(e, e->c->states[k].node);
         a.state_prev[k] = e->state[k] + t * e->N * S;
         a.state_next[k] = e->state[k] + (t + 1) * e->N * S;
+        if (e->state16[k]) a.state16[k] = e->state16[k] + (t + 1) * e->N * S;
         a.dstate_prev[k] = e->dstate[k][e->cur];
         a.dstate_next[k] = e->dstate[k][1 - e->cur];
     }
@@ -1459,6 +1514,18 @@ static void cpu_check(const IrCell *c, const PlanLayout *L, CpuUnit *u, uint64_t
     e.dparam = tu_alloc((size_t)(N * L->acc_rows + 1), sizeof(float));
     e.dw = tu_alloc((size_t)L->packed_size + 1, sizeof(double));
 
+    /* twins of every multiplied state (slot 0 is the runtime's to round) and twinned adjoint, in
+     * fp16 or bf16 by the seed; NaN (fp16's and bf16's 0xffff) until written, adjoints zero */
+    e.bf16 = (int)(seed & 1);
+    for (int k = 0; k < c->nstates; k++) {
+        if (!cg_state_multiplied(p, k)) continue;
+        int64_t n = (T + 1) * N * tu_state_len(&tp, k);
+        e.state16[k] = tu_alloc((size_t)n, sizeof(unsigned short));
+        memset(e.state16[k], 0xff, (size_t)n * sizeof(unsigned short));
+    }
+    for (int b = 0; b < p->nbuffers; b++)
+        if (cg_adjoint_twinned(p, b)) e.dbuf16[b] = tu_alloc((size_t)(T * N * L->buffer_width[b] + 1), sizeof(unsigned short));
+
     emu_program(&e, SCHED_HOIST, 0, 0);
     for (int64_t t = 0; t < T; t++) emu_program(&e, SCHED_STEP, t, 0);
     e.cur = 0;
@@ -1500,14 +1567,25 @@ static void cpu_check(const IrCell *c, const PlanLayout *L, CpuUnit *u, uint64_t
         CHECK(emu_err(got, dp[k], n, n, n), "d%s", c->params[k].name);
         free(got);
     }
+    /* every twin holds its original rounded, bit for bit: steps 1..T's states, every adjoint */
+    for (int k = 0; k < c->nstates; k++)
+        for (int64_t i = N * tu_state_len(&tp, k); e.state16[k] && i < (T + 1) * N * tu_state_len(&tp, k); i++)
+            ck_assert_msg(e.state16[k][i] == (e.bf16 ? rnn_round_bf16 : rnn_round_f16)(e.state[k][i]),
+                          "%s: state %s's twin, element %lld: %#x for %g", c->name, c->states[k].name, (long long)i,
+                          e.state16[k][i], e.state[k][i]);
+    for (int b = 0; b < p->nbuffers; b++)
+        for (int64_t i = 0; e.dbuf16[b] && i < T * N * L->buffer_width[b]; i++)
+            ck_assert_msg(e.dbuf16[b][i] == (e.bf16 ? rnn_round_bf16 : rnn_round_f16)(e.dbuf[b][i]),
+                          "%s: B%d's adjoint twin, element %lld: %#x for %g", c->name, b, (long long)i, e.dbuf16[b][i],
+                          e.dbuf[b][i]);
     /* every kept step buffer was written: zeros past a sequence's end, no NaN left */
     for (int b = 0; b < p->nbuffers; b++)
         for (int64_t i = 0; i < T * N * L->buffer_width[b]; i++)
             ck_assert_msg(!isnan(e.buf[b][i]), "%s: buffer B%d element %lld never written", c->name, b, (long long)i);
 #undef CHECK
 
-    for (int b = 0; b < p->nbuffers; b++) { free(e.buf[b]); free(e.dbuf[b]); }
-    for (int k = 0; k < c->nstates; k++) { free(e.state[k]); free(e.dstate[k][0]); free(e.dstate[k][1]); }
+    for (int b = 0; b < p->nbuffers; b++) { free(e.buf[b]); free(e.dbuf[b]); free(e.dbuf16[b]); }
+    for (int k = 0; k < c->nstates; k++) { free(e.state[k]); free(e.dstate[k][0]); free(e.dstate[k][1]); free(e.state16[k]); }
     for (int o = 0; o < c->noutputs; o++) { free(e.y[o]); free(e.dy[o]); }
     free(e.dx); free(e.dparam); free(e.dw); free(e.packed); free(e.x); free(e.lengths); free(packed);
     tu_free_arrays(y, c->noutputs); tu_free_arrays(hT, c->nstates); tu_free_arrays(dy, c->noutputs);
@@ -1647,6 +1725,7 @@ static Suite *codegen_suite(void) {
     tcase_add_test(tc, golden_sources);
     tcase_add_test(tc, persistent_units_compile);
     tcase_add_test(tc, units_carry_operand_conversions);
+    tcase_add_test(tc, roundings_to_16_bits);
     tcase_add_test(tc, persistent_handoff_by_flags);
     tcase_add_test(tc, persistent_plan_says_why_not);
     tcase_add_test(tc, persistent_tiles_follow_the_ask);

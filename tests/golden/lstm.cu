@@ -41,6 +41,14 @@ typedef struct RnnArgs {
     int t;                               /* the step's iteration index, 0..T-1 */
     int reverse;                         /* 1: this direction reads positions from each sequence's end */
     int T, N;
+    /* 16-bit twins (RNNCC_FP16, RNNCC_BF16; runtime/rt_half.c): where a kernel writes a GEMM input
+     * whole (a multiplied state's next value, a GEMM result's adjoint that one kernel alone sends),
+     * it also writes it rounded to 16 bits (bf16 when bf16 is set, else fp16) at the same index of
+     * its twin, so that no GEMM rounds it again. NULL: no twin. state16[k] twins state_next[k]
+     * (persistent kernels: slot 0 of the state's slots, as state_prev[k]); dbuf16[b] twins dbuf[b]. */
+    unsigned short *state16[RNN_MAX_STATES];
+    unsigned short *dbuf16[RNN_MAX_BUFFERS];
+    int bf16;
     /* persistent kernels only (codegen/cg_persist.c): one launch runs steps t .. t_end-1 */
     int t_end;
     int state_wrap;                      /* state slots: step t reads slot t % state_wrap (0: slot t), from state_prev[k] */
@@ -106,6 +114,41 @@ RNN_DEV float rnn_hardsigmoid_d(float x) { return x > -3 && x < 3 ? 1.0f / 6 : 0
 RNN_DEV float rnn_sin(float x) { return sinf(x); }
 RNN_DEV float rnn_cos(float x) { return cosf(x); }
 
+/* ---- 16-bit twins of GEMM inputs (RNNCC_FP16, RNNCC_BF16; runtime/rt_half.c, RnnArgs) ----
+ * One rounding for the generated element-wise kernels' twins and for the conversion kernels
+ * (convert.cuh), by the bits, so that the CPU runs of the tests see what the GPU computes. */
+
+/* x's bits (device code, or C and C++ on the CPU). */
+RNN_DEV unsigned rnn_bits(float x) {
+#if defined(__CUDA_ARCH__)
+    return __float_as_uint(x);
+#else
+    union { float f; unsigned u; } v;
+    v.f = x;
+    return v.u;
+#endif
+}
+
+/* x rounded to fp16, to nearest even (past 65504 to infinity, NaN kept quiet), as its bits. */
+RNN_DEV unsigned short rnn_round_f16(float x) {
+    const unsigned u = rnn_bits(x), sign = (u >> 16) & 0x8000u, a = u & 0x7fffffffu;
+    if (a > 0x7f800000u) return (unsigned short)(sign | 0x7e00u);
+    if (a >= 0x477ff000u) return (unsigned short)(sign | 0x7c00u); /* 65520 and up round to infinity */
+    if (a < 0x38800000u) /* under 2^-14: subnormal, m * 2^-24 (the product is exact, rintf rounds to even) */
+        return (unsigned short)(sign | (unsigned)rintf(fabsf(x) * 16777216.0f));
+    return (unsigned short)(sign | ((a - 0x38000000u + 0xfffu + ((a >> 13) & 1u)) >> 13));
+}
+
+/* x rounded to bf16, to nearest even (NaN kept quiet), as its bits. */
+RNN_DEV unsigned short rnn_round_bf16(float x) {
+    const unsigned u = rnn_bits(x);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((u >> 16) | 0x40u);
+    return (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+/* Stores v's 16-bit twin at p: bf16 when bf16, else fp16. */
+RNN_DEV void rnn_put16(unsigned short *p, float v, int bf16) { *p = bf16 ? rnn_round_bf16(v) : rnn_round_f16(v); }
+
 // ---- bound dimensions
 #define RNN_DIM_I 8
 #define RNN_DIM_H 16
@@ -143,6 +186,7 @@ extern "C" __global__ void __launch_bounds__(256) rnncc_lstm_s1(const RnnArgs a)
         const int len = a.lengths ? a.lengths[n] : a.T;
         if (a.t >= len) {  // sequence n has ended: keep its states, zero its outputs and stored values
             a.state_next[0][n * RNN_DIM_H + j] = a.state_prev[0][n * RNN_DIM_H + j];  // h' = h
+            if (a.state16[0]) rnn_put16(&a.state16[0][n * RNN_DIM_H + j], a.state_prev[0][n * RNN_DIM_H + j], a.bf16);
             a.state_next[1][n * RNN_DIM_H + j] = a.state_prev[1][n * RNN_DIM_H + j];  // c' = c
             if (a.y[0]) a.y[0][((long long)a.t * a.N + n) * a.ldy[0] + j] = 0.0f;  // output h
             continue;
@@ -187,6 +231,7 @@ extern "C" __global__ void __launch_bounds__(256) rnncc_lstm_s1(const RnnArgs a)
         const float v39_h_next = rnn_op_mul(v34_o, v38);
         // this step's results
         a.state_next[0][n * RNN_DIM_H + j] = v39_h_next;  // h'
+        if (a.state16[0]) rnn_put16(&a.state16[0][n * RNN_DIM_H + j], v39_h_next, a.bf16);  // its 16-bit twin
         a.state_next[1][n * RNN_DIM_H + j] = v37_c_next;  // c'
         if (a.y[0]) a.y[0][col * a.ldy[0] + j] = v39_h_next;  // output h
     }
@@ -322,13 +367,21 @@ extern "C" __global__ void __launch_bounds__(256) rnncc_lstm_bs1(const RnnArgs a
         // the adjoints of the values read here, added where the values came from (written where this kernel alone sends them)
         a.dstate_prev[1][n * RNN_DIM_H + j] = o2_c + d2_c;  // state c
         a.dbuf[0][col * 64 + j] = d15;  // W_i @ x: G0 block 0, hoisted
+        if (a.dbuf16[0]) rnn_put16(a.dbuf16[0] + (&a.dbuf[0][col * 64 + j] - a.dbuf[0]), d15, a.bf16);  // its 16-bit twin
         a.dbuf[1][n * 64 + j] = d16;  // U_i @ h: G1 block 0
+        if (a.dbuf16[1]) rnn_put16(a.dbuf16[1] + (&a.dbuf[1][n * 64 + j] - a.dbuf[1]), d16, a.bf16);  // its 16-bit twin
         a.dbuf[0][col * 64 + 16 + j] = d20;  // W_f @ x: G0 block 1, hoisted
+        if (a.dbuf16[0]) rnn_put16(a.dbuf16[0] + (&a.dbuf[0][col * 64 + 16 + j] - a.dbuf[0]), d20, a.bf16);  // its 16-bit twin
         a.dbuf[1][n * 64 + 16 + j] = d21;  // U_f @ h: G1 block 1
+        if (a.dbuf16[1]) rnn_put16(a.dbuf16[1] + (&a.dbuf[1][n * 64 + 16 + j] - a.dbuf[1]), d21, a.bf16);  // its 16-bit twin
         a.dbuf[0][col * 64 + 32 + j] = d25;  // W_g @ x: G0 block 2, hoisted
+        if (a.dbuf16[0]) rnn_put16(a.dbuf16[0] + (&a.dbuf[0][col * 64 + 32 + j] - a.dbuf[0]), d25, a.bf16);  // its 16-bit twin
         a.dbuf[1][n * 64 + 32 + j] = d26;  // U_g @ h: G1 block 2
+        if (a.dbuf16[1]) rnn_put16(a.dbuf16[1] + (&a.dbuf[1][n * 64 + 32 + j] - a.dbuf[1]), d26, a.bf16);  // its 16-bit twin
         a.dbuf[0][col * 64 + 48 + j] = d30;  // W_o @ x: G0 block 3, hoisted
+        if (a.dbuf16[0]) rnn_put16(a.dbuf16[0] + (&a.dbuf[0][col * 64 + 48 + j] - a.dbuf[0]), d30, a.bf16);  // its 16-bit twin
         a.dbuf[1][n * 64 + 48 + j] = d31;  // U_o @ h: G1 block 3
+        if (a.dbuf16[1]) rnn_put16(a.dbuf16[1] + (&a.dbuf[1][n * 64 + 48 + j] - a.dbuf[1]), d31, a.bf16);  // its 16-bit twin
     }
 }
 
@@ -337,25 +390,13 @@ extern "C" __global__ void __launch_bounds__(256) rnncc_lstm_bs1(const RnnArgs a
  * per-step translation unit after the prelude; NVRTC compiles it with no #includes.
  *
  * A column-major matrix of rows x cols with leading dimension ld becomes a packed one (leading
- * dimension rows) of 16-bit values, rounded to nearest even. Key idea: a conversion is
+ * dimension rows) of 16-bit values, rounded to nearest even by the prelude's rnn_round_f16 and
+ * rnn_round_bf16 (the generated kernels' twins round alike). Key idea: a conversion is
  * a pass over memory, so each thread moves four consecutive elements of a column with one
  * 16-byte load and one 8-byte store where rows, ld and both pointers allow it (vec4), else one.
  * Compiled by NVRTC only (__CUDACC__): tests/check_codegen.c runs the rest of a unit as C++ on
  * the CPU, where these are not needed (the GPU suite checks the modes against the reference). */
 #if defined(__CUDACC__)
-
-__device__ __forceinline__ unsigned short rnn_round_f16(float x) {
-    unsigned short h;
-    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(x));
-    return h;
-}
-
-/* bf16 by its bits (any architecture): round to nearest even, NaN kept quiet. */
-__device__ __forceinline__ unsigned short rnn_round_bf16(float x) {
-    unsigned u = __float_as_uint(x);
-    if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((u >> 16) | 0x40u);
-    return (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-}
 
 #define RNN_CONVERT_KERNEL(name, rnd)                                                                   \
     extern "C" __global__ void __launch_bounds__(256)                                                   \

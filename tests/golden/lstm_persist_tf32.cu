@@ -33,6 +33,14 @@ typedef struct RnnArgs {
     int t;                               /* the step's iteration index, 0..T-1 */
     int reverse;                         /* 1: this direction reads positions from each sequence's end */
     int T, N;
+    /* 16-bit twins (RNNCC_FP16, RNNCC_BF16; runtime/rt_half.c): where a kernel writes a GEMM input
+     * whole (a multiplied state's next value, a GEMM result's adjoint that one kernel alone sends),
+     * it also writes it rounded to 16 bits (bf16 when bf16 is set, else fp16) at the same index of
+     * its twin, so that no GEMM rounds it again. NULL: no twin. state16[k] twins state_next[k]
+     * (persistent kernels: slot 0 of the state's slots, as state_prev[k]); dbuf16[b] twins dbuf[b]. */
+    unsigned short *state16[RNN_MAX_STATES];
+    unsigned short *dbuf16[RNN_MAX_BUFFERS];
+    int bf16;
     /* persistent kernels only (codegen/cg_persist.c): one launch runs steps t .. t_end-1 */
     int t_end;
     int state_wrap;                      /* state slots: step t reads slot t % state_wrap (0: slot t), from state_prev[k] */
@@ -97,6 +105,41 @@ RNN_DEV float rnn_hardsigmoid(float x) { return x <= -3 ? 0.0f : x >= 3 ? 1.0f :
 RNN_DEV float rnn_hardsigmoid_d(float x) { return x > -3 && x < 3 ? 1.0f / 6 : 0.0f; }
 RNN_DEV float rnn_sin(float x) { return sinf(x); }
 RNN_DEV float rnn_cos(float x) { return cosf(x); }
+
+/* ---- 16-bit twins of GEMM inputs (RNNCC_FP16, RNNCC_BF16; runtime/rt_half.c, RnnArgs) ----
+ * One rounding for the generated element-wise kernels' twins and for the conversion kernels
+ * (convert.cuh), by the bits, so that the CPU runs of the tests see what the GPU computes. */
+
+/* x's bits (device code, or C and C++ on the CPU). */
+RNN_DEV unsigned rnn_bits(float x) {
+#if defined(__CUDA_ARCH__)
+    return __float_as_uint(x);
+#else
+    union { float f; unsigned u; } v;
+    v.f = x;
+    return v.u;
+#endif
+}
+
+/* x rounded to fp16, to nearest even (past 65504 to infinity, NaN kept quiet), as its bits. */
+RNN_DEV unsigned short rnn_round_f16(float x) {
+    const unsigned u = rnn_bits(x), sign = (u >> 16) & 0x8000u, a = u & 0x7fffffffu;
+    if (a > 0x7f800000u) return (unsigned short)(sign | 0x7e00u);
+    if (a >= 0x477ff000u) return (unsigned short)(sign | 0x7c00u); /* 65520 and up round to infinity */
+    if (a < 0x38800000u) /* under 2^-14: subnormal, m * 2^-24 (the product is exact, rintf rounds to even) */
+        return (unsigned short)(sign | (unsigned)rintf(fabsf(x) * 16777216.0f));
+    return (unsigned short)(sign | ((a - 0x38000000u + 0xfffu + ((a >> 13) & 1u)) >> 13));
+}
+
+/* x rounded to bf16, to nearest even (NaN kept quiet), as its bits. */
+RNN_DEV unsigned short rnn_round_bf16(float x) {
+    const unsigned u = rnn_bits(x);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((u >> 16) | 0x40u);
+    return (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+/* Stores v's 16-bit twin at p: bf16 when bf16, else fp16. */
+RNN_DEV void rnn_put16(unsigned short *p, float v, int bf16) { *p = bf16 ? rnn_round_bf16(v) : rnn_round_f16(v); }
 
 // ---- bound dimensions
 #define RNN_DIM_I 8
