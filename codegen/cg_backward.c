@@ -129,9 +129,8 @@ static void send(Gen *g, IrRef r, const char *prefix, SendMode mode) {
     else if (mode == SEND_STORE) snprintf(rhs, sizeof rhs, "= %s", name);
     else snprintf(rhs, sizeof rhs, "+= %s", name);
     cg_emit(g->out, "%s%s%s %s;  // %s", prefix, g->c->nodes[r].op == IR_INPUT ? "if (a.dx) " : "", expr, rhs, sb_str(&what));
-    const SchedNode *sn = &g->plan->node[r];
     if (g->twins && mode == SEND_STORE && g->c->nodes[r].op == IR_MATVEC) {
-        int b = g->plan->gemms[sn->gemm].out_buffer;
+        int b = g->plan->gemms[g->plan->node[r].gemm].out_buffer;
         if (cg_adjoint_twinned(g->plan, b))
             cg_emit(g->out, "%sif (a.dbuf16[%d]) rnn_put16(a.dbuf16[%d] + (&%s - a.dbuf[%d]), %s, a.bf16);  // its 16-bit twin",
                     prefix, b, b, expr, b, name);

@@ -73,10 +73,13 @@ unsigned short *rt_dbuf16_at(const RtBind *b, int i, int64_t t) {
     return b->dbufs16[i] ? b->dbufs16[i] + buffer_step(b, i, t) : NULL;
 }
 
+unsigned short *rt_state_slot16(const RtBind *b, int k, int64_t t) {
+    return b->states16[k] ? b->states16[k] + (rt_state_slot(b, k, t) - b->states[k]) : NULL;
+}
+
 const unsigned short *rt_operand16(const RtBind *b, IrRef r, int64_t t) {
     const IrNode *n = &b->m->cell->nodes[r];
-    if (n->op != IR_STATE || !b->states16[n->index]) return NULL;
-    return b->states16[n->index] + (rt_state_slot(b, n->index, t) - b->states[n->index]);
+    return n->op == IR_STATE ? rt_state_slot16(b, n->index, t) : NULL;
 }
 
 float *rt_operand(const RtBind *b, IrRef r, int64_t t, int adjoint, int64_t *ld) {

@@ -46,7 +46,7 @@ void rt_args(const RtBind *is, int hoisted, int64_t t, RnnArgs *a) {
     for (int k = 0; k < m->cell->nstates; k++) {
         a->state_prev[k] = rt_state_slot(is, k, t);
         a->state_next[k] = rt_state_slot(is, k, t + 1);
-        a->state16[k] = is->states16[k] ? is->states16[k] + (a->state_next[k] - is->states[k]) : NULL;
+        a->state16[k] = rt_state_slot16(is, k, t + 1);
     }
     a->bf16 = m->precision == RNNCC_BF16;
     for (int o = 0; o < m->cell->noutputs; o++) { a->y[o] = is->y[o]; a->ldy[o] = is->ldy[o]; }

@@ -140,6 +140,8 @@ float *rt_state_slot(const RtBind *b, int k, int64_t t);
 float *rt_buffer_at(const RtBind *b, float *const *bufs, int i, int64_t t);
 /* Where a GEMM's operand r lives at step t (dbufs: its adjoint), with the distance between columns. */
 float *rt_operand(const RtBind *b, IrRef r, int64_t t, int adjoint, int64_t *ld);
+/* The 16-bit twin of rt_state_slot(b, k, t), or NULL. */
+unsigned short *rt_state_slot16(const RtBind *b, int k, int64_t t);
 /* The 16-bit twin of rt_operand(b, r, t, 0) (a multiplied state's slot t, laid out alike), or NULL. */
 const unsigned short *rt_operand16(const RtBind *b, IrRef r, int64_t t);
 /* The 16-bit twin of rt_buffer_at(b, b->dbufs, i, t), or NULL. */

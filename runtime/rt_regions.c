@@ -19,6 +19,9 @@ static size_t take(Sizer *z, int64_t n) {
     return at;
 }
 
+/* Takes n 16-bit values (a twin or a rounded copy: half as many floats, rounded up). */
+static size_t take16(Sizer *z, int64_t n) { return take(z, n < 0 ? n : n / 2 + n % 2); }
+
 static int64_t mul3(int64_t a, int64_t b, int64_t c, int *ok) {
     int64_t r;
     if (__builtin_mul_overflow(a, b, &r) || __builtin_mul_overflow(r, c, &r)) { *ok = 0; return 0; }
@@ -88,10 +91,9 @@ rnncc_status rt_regions(rnncc_model *m, int64_t T, int64_t N, int training, RtRe
         }
         for (int k = 0; k < c->nstates; k++) {
             int64_t S = ir_shape_numel(&c->states[k].shape, m->dimval[0]);
-            r->state[s * c->nstates + k] = take(keep, mul3(training ? T + 1 : 2, N, S, &ok));
-            r->state16[s * c->nstates + k] = rt_half(m) && cg_state_multiplied(p, k)
-                                                 ? take(keep, (mul3(training ? T + 1 : 2, N, S, &ok) + 1) / 2)
-                                                 : RT_NO_TWIN;
+            int64_t n = mul3(training ? T + 1 : 2, N, S, &ok);
+            r->state[s * c->nstates + k] = take(keep, n);
+            r->state16[s * c->nstates + k] = rt_half(m) && cg_state_multiplied(p, k) ? take16(keep, n) : RT_NO_TWIN;
         }
     }
     int64_t D0 = ir_node_len(c, c->outputs[0].node, m->dimval[0]) * m->dirs;
@@ -101,9 +103,9 @@ rnncc_status rt_regions(rnncc_model *m, int64_t T, int64_t N, int training, RtRe
         for (int u = 0; u < m->nunits; u++) {
             const PlanLayout *L = m->units[u].layout;
             for (int b = 0; b < p->nbuffers; b++) {
-                r->dbuf[u * p->nbuffers + b] = take(&rs, mul3(T * N, L->buffer_width[b], 1, &ok));
-                r->dbuf16[u * p->nbuffers + b] =
-                    rt_half(m) && cg_adjoint_twinned(p, b) ? take(&rs, (mul3(T * N, L->buffer_width[b], 1, &ok) + 1) / 2) : RT_NO_TWIN;
+                int64_t n = mul3(T * N, L->buffer_width[b], 1, &ok);
+                r->dbuf[u * p->nbuffers + b] = take(&rs, n);
+                r->dbuf16[u * p->nbuffers + b] = rt_half(m) && cg_adjoint_twinned(p, b) ? take16(&rs, n) : RT_NO_TWIN;
             }
             r->dparam[u] = take(&rs, mul3(L->acc_rows, N, 1, &ok));
         }
@@ -126,10 +128,10 @@ rnncc_status rt_regions(rnncc_model *m, int64_t T, int64_t N, int training, RtRe
                 if (a > len[0]) len[0] = a;
                 if (b > len[1]) len[1] = b;
             }
-        r->half_weights = take(&ws, (m->weight_count + 1) / 2);
+        r->half_weights = take16(&ws, m->weight_count);
         for (int d = 0; d < lanes; d++)
             for (int w = 0; w < 2; w++)
-                if (len[w] > 0 && (w == 1 || d == 0)) r->half_ops[d][w] = take(&ws, (len[w] + 1) / 2);
+                if (len[w] > 0 && (w == 1 || d == 0)) r->half_ops[d][w] = take16(&ws, len[w]);
         r->half_len[0] = len[0];
         r->half_len[1] = len[1];
     }
