@@ -159,6 +159,8 @@ golden-update: all
 	@$(B)/rnncc emit --dim I=8 --dim H=16 --persistent 4 --cluster 1 --precision tf32 -o tests/golden/lstm_persist_tf32.cu cells/lstm.cell
 	@$(B)/rnncc emit --dim I=8 --dim H=16 --persistent 4 --cluster 1 --handoff flags -o tests/golden/lstm_persist_flags.cu cells/lstm.cell
 	@$(B)/rnncc emit --dim I=8 --dim H=16 --persistent 4 --cluster 2 --precision tf32 -o tests/golden/lstm_persist_tf32_cluster.cu cells/lstm.cell
+	@$(B)/rnncc emit --dim I=8 --dim H=16 --persistent 4 --cluster 1 --precision fp16 -o tests/golden/lstm_persist_f16.cu cells/lstm.cell
+	@$(B)/rnncc emit --dim I=8 --dim H=16 --persistent 4 --cluster 1 --precision bf16 --backward -o tests/golden/lstm_persist_bf16_back.cu cells/lstm.cell
 	@for f in tests/bad/*.cell; do \
 	    $(B)/rnncc check $$f > /dev/null 2> $${f%.cell}.err; true; done
 	@echo "golden files rewritten: review 'git diff tests/'"

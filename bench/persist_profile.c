@@ -4,7 +4,7 @@
  * the counting itself costs block 0 a little).
  *
  *   RNNCC_PROFILE_PERSIST=1 ./build/bench/persist_profile cells/lstm.cell --dim I=1024 --dim H=1024 -T 100 -N 4 \
- *       [--train] [--tf32]
+ *       [--train] [--precision fp32|tf32|fp16|bf16]
  *
  * Prints µs per step per phase for the forward (and the backward with --train). Exit status:
  * 0, 1 a failure, 2 usage, 77 no GPU. */
@@ -21,20 +21,25 @@ static const char *const phase_names[] = {"grid barriers", "staging", "product",
 
 int main(int argc, char **argv) {
     static const struct option opts[] = {{"dim", required_argument, 0, 'D'}, {"train", no_argument, 0, 't'},
-                                         {"tf32", no_argument, 0, 'f'}, {0, 0, 0, 0}};
+                                         {"precision", required_argument, 0, 'p'}, {0, 0, 0, 0}};
     const char *dims[8];
-    int ndims = 0, train = 0, tf32 = 0, c;
+    int ndims = 0, train = 0, prec = RNNCC_FP32, c;
     long long T = 100, N = 4;
     while ((c = getopt_long(argc, argv, "T:N:", opts, NULL)) != -1) {
         if (c == 'D' && ndims < 8) dims[ndims++] = optarg;
         else if (c == 'T') T = atoll(optarg);
         else if (c == 'N') N = atoll(optarg);
         else if (c == 't') train = 1;
-        else if (c == 'f') tf32 = 1;
-        else return 2;
+        else if (c == 'p') {
+            for (prec = RNNCC_BF16; prec >= 0 && strcmp(optarg, rnncc_precision_name((rnncc_precision)prec)) != 0;) prec--;
+            if (prec < 0) {
+                fprintf(stderr, "persist_profile: --precision must be fp32, tf32, fp16 or bf16, not '%s'\n", optarg);
+                return 2;
+            }
+        } else return 2;
     }
     if (optind != argc - 1 || T < 1 || N < 1) {
-        fprintf(stderr, "usage: RNNCC_PROFILE_PERSIST=1 persist_profile FILE --dim NAME=VALUE... [-T T] [-N N] [--train] [--tf32]\n");
+        fprintf(stderr, "usage: RNNCC_PROFILE_PERSIST=1 persist_profile FILE --dim NAME=VALUE... [-T T] [-N N] [--train] [--precision P]\n");
         return 2;
     }
     const char *pp = getenv("RNNCC_PROFILE_PERSIST");
@@ -52,7 +57,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "%s", p ? rnncc_program_log(p) : "cannot compile\n");
         return 1;
     }
-    rnncc_model_desc desc = {NULL, dims, ndims, 1, 0, tf32 ? RNNCC_TF32 : RNNCC_FP32, -1, RNNCC_BACKEND_PERSISTENT};
+    rnncc_model_desc desc = {NULL, dims, ndims, 1, 0, (rnncc_precision)prec, -1, RNNCC_BACKEND_PERSISTENT};
     rnncc_model *m = NULL;
     if (rnncc_model_create(p, &desc, &m) != RNNCC_OK) {
         fprintf(stderr, "persist_profile: %s\n", rnncc_model_error(m));

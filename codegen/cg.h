@@ -153,17 +153,26 @@ typedef struct CgPersistGemm {
     int64_t rows;           /* rows a block owns at most (backward: operand elements) */
     int rw, passes;         /* register rows per lane (1..4), and passes of 8*rw rows */
     int64_t kc, chunks;     /* columns of K staged at once, and how many chunks cover K */
-    int64_t ldw;            /* floats per weight row in shared memory (chunks*kc + pad) */
+    int64_t ldw;            /* elements (floats, or halves with 16-bit weights) per weight row in shared
+                             * memory (chunks*kc + pad) */
     int64_t w_off, map_off; /* floats from the start of shared memory: the weights, the row map */
     int64_t res_off;        /* forward: the results of sequences n < res_cap, [res_cap][passes*8*rw] */
     int res_cap;            /* forward: sequences whose results also stay in shared memory (0: none) */
 } CgPersistGemm;
 
+/* How a persistent kernel's products run: FFMA in strict fp32, or on tensor cores (`mma`, fp32 sums)
+ * with tf32 inputs (weights on chip in fp32) or 16-bit ones (fp16 or bf16 weights on chip, half the
+ * bytes: RnnArgs.params16; the staged operand rounded as it is read). The values are rnncc.h's
+ * precisions' (RNNCC_FP32 .. RNNCC_BF16), whose products these are. */
+typedef enum CgProducts { CG_FFMA = 0, CG_TF32 = 1, CG_F16 = 2, CG_BF16 = 3 } CgProducts;
+/* The products' name: "fp32 FFMA", "tf32 tensor-core", "fp16 tensor-core" or "bf16 tensor-core". */
+const char *cg_products_name(CgProducts products);
+
 /* What a persistent kernel is planned for: a batch, a direction, a precision and a device. */
 typedef struct CgPersistAsk {
     int64_t N;              /* sequences in the batch (it sets the batch class, cg_persist_nw) */
     int backward;           /* 0: the forward kernel; 1: the backward */
-    int tf32;               /* 1: products on tensor cores in tf32; 0: FFMA, strict fp32 */
+    CgProducts products;    /* FFMA, or tensor cores in tf32, fp16 or bf16 */
     int cluster;            /* blocks per thread-block cluster sharing the staged operand (1, 2, 4) */
     int sms;                /* blocks that may run at once, one per multiprocessor */
     int64_t smem_limit;     /* bytes of shared memory one block may take */
@@ -198,9 +207,12 @@ typedef struct CgPersist {
     int nw;                 /* sequences per lane in a matrix-product pass (1, 2, 4, 8): 4*nw a pass */
     int nw_class;           /* the batch class the kernel serves, cg_persist_nw(N): batches of at most
                              * 4*nw_class sequences (any number when 8); nw may be smaller or larger */
-    int mma;                /* 1: the products on tensor cores (tf32 `mma`, rnn_mv_mma); 0: FFMA (rnn_mv_t) */
+    CgProducts products;    /* CgPersistAsk.products */
+    int mma;                /* 1: the products on tensor cores (`mma`, rnn_mv_mma); 0: FFMA (rnn_mv_t) */
+    int half;               /* 1: 16-bit weights on chip (fp16 or bf16 products): ldw counts halves */
     int twins;              /* CgPersistAsk.twins */
-    int pad;                /* floats after each weight row and staged operand row (RNN_PAD_MMA or _FFMA) */
+    int pad;                /* elements after each weight row (RNN_PAD_MMA, _FFMA or _16: persist.cuh) */
+    int xpad;               /* floats after each staged operand row (RNN_PAD_MMA for tf32, else _FFMA) */
     int ngemms;             /* step GEMMs */
     CgPersistGemm *gemms;   /* [ngemms] in Plan order */
     int64_t fixed_floats;   /* shared memory before the staging tiles: weights and row maps */
@@ -229,15 +241,15 @@ typedef enum CgOverlap { CG_ALONE, CG_BIDIRECTIONAL, CG_WAVEFRONT } CgOverlap;
 /* The automatic choice between the backends for a pass (backward: a backward pass) over a batch
  * of N whose persistent kernel fits (measured on an H100, bench/NOTES.md sections 10, 14 and 15):
  * the persistent kernel up to 64 sequences alone and 32 where per-step layers overlap (overlap;
- * persistent kernels take the GPU in turn), in tf32 above 32 only when the planned kernel
+ * persistent kernels take the GPU in turn), on tensor cores above 32 only when the planned kernel
  * (planned; NULL: not planned yet, answered as if it passed 32) takes 32 sequences a pass; its
  * backward up to 16 sequences. Returns 1 for persistent; why says the rule in words. */
-int cg_persist_preferred(int64_t N, int tf32, int backward, CgOverlap overlap, const CgPersist *planned, char *why,
+int cg_persist_preferred(int64_t N, CgProducts products, int backward, CgOverlap overlap, const CgPersist *planned, char *why,
                          size_t why_size);
 /* Blocks per thread-block cluster for a pass over a batch of N by default, measured on an H100
  * (bench/NOTES.md section 11): pairs for FFMA products, and for tensor-core ones at 9-24 sequences;
  * none for a forward asked to hand off by flags (handoff: CG_HANDOFF_*), which clusters cannot. */
-int cg_persist_cluster(int64_t N, int tf32, int backward, int handoff);
+int cg_persist_cluster(int64_t N, CgProducts products, int backward, int handoff);
 /* A cluster size given as text ("1", "2" or "4": RNNCC_PERSIST_CLUSTER, rnncc emit --cluster); 0 for
  * anything else. */
 int cg_persist_cluster_parse(const char *text);
@@ -262,7 +274,7 @@ int cg_persist_handoff_parse(const char *text);
 #define CG_PERSIST_HANDOFF_VALUES "flags or barrier"
 /* The request for a pass over a batch of N on an H100 (CG_H100_*), in clusters of cluster blocks
  * (0: cg_persist_cluster's rule): what the CLI plans without a GPU. */
-CgPersistAsk cg_persist_h100_ask(int64_t N, int backward, int tf32, int cluster);
+CgPersistAsk cg_persist_h100_ask(int64_t N, int backward, CgProducts products, int cluster);
 /* Do a and b plan the same kernel shape (blocks, warps, cluster, sequences a pass, chunks, results
  * kept)? The tile search runs each shape once. */
 int cg_persist_same_tile(const CgPersist *a, const CgPersist *b);

@@ -19,13 +19,24 @@ static int64_t block_rows(const PlanLayout *L, const SchedGemm *gm, int b) {
     return L->param_rows[c->nodes[c->nodes[gm->products[b]].args[0]].index];
 }
 
+const char *cg_products_name(CgProducts products) {
+    static const char *const names[] = {"fp32 FFMA", "tf32 tensor-core", "fp16 tensor-core", "bf16 tensor-core"};
+    return products >= CG_FFMA && products <= CG_BF16 ? names[products] : "unknown";
+}
+
+/* The products' input precision in a word: "fp32", "tf32", "fp16" or "bf16". */
+static const char *products_precision(CgProducts products) {
+    static const char *const names[] = {"fp32", "tf32", "fp16", "bf16"};
+    return products >= CG_FFMA && products <= CG_BF16 ? names[products] : "unknown";
+}
+
 int cg_persist_nw(int64_t N) { return N <= 4 ? 1 : N <= 8 ? 2 : N <= 16 ? 4 : 8; }
 
 /* Bytes of dynamic shared memory: fixed part, two staging tiles, the partial sums. */
 static int64_t smem_bytes(const CgPersist *P) {
     if (P->ngemms == 0) return 0;
     int64_t np = 4 * (int64_t)P->nw;
-    return (P->fixed_floats + P->tiles * np * (P->kc_max + P->pad) + P->warps * P->rpp_max * np) * (int64_t)sizeof(float);
+    return (P->fixed_floats + P->tiles * np * (P->kc_max + P->xpad) + P->warps * P->rpp_max * np) * (int64_t)sizeof(float);
 }
 
 /* Does a node of a step group (J wide) take an argument r for which test(L, r, J, arg) holds? */
@@ -152,14 +163,16 @@ static void lay_out(const PlanLayout *L, CgPersist *P, int64_t kc_cap, int64_t b
     P->tiles = 1;
     for (int k = 0; k < P->ngemms; k++) {
         CgPersistGemm *q = &P->gemms[k];
-        int64_t grain = 16 * (int64_t)P->warps; /* rnn_mv_t: warps' and quarter-warps' shares of whole float4s */
+        /* rnn_mv_t, rnn_mv_mma: warps' shares of whole 16-byte loads a quarter-warp (16 k) or, with
+         * 16-bit weights, a warp's 32 k a step */
+        int64_t grain = (P->half ? 32 : 16) * (int64_t)P->warps;
         int64_t whole = ceil_div(q->K, grain) * grain;
-        q->kc = kc_cap && whole > kc_cap ? kc_cap : whole;
+        q->kc = kc_cap && whole > kc_cap ? ceil_div(kc_cap, grain) * grain : whole;
         q->chunks = ceil_div(q->K, q->kc);
         if (q->chunks > 1) P->tiles = 2;
         q->ldw = q->chunks * q->kc + P->pad;
         q->w_off = off;
-        if (off <= budget) off += (int64_t)q->passes * 8 * q->rw * q->ldw;
+        if (off <= budget) off += ceil_div((int64_t)q->passes * 8 * q->rw * q->ldw, P->half ? 2 : 1); /* floats */
         if (q->kc > P->kc_max) P->kc_max = q->kc;
         if (8 * q->rw > P->rpp_max) P->rpp_max = 8 * q->rw;
     }
@@ -210,9 +223,16 @@ static int plan_for(Arena *arena, const PlanLayout *L, const CgPersistAsk *ask, 
     memset(P, 0, sizeof *P);
     P->backward = backward;
     P->cluster = cluster;
-    P->mma = ask->tf32 != 0;
+    P->products = ask->products;
+    P->mma = ask->products != CG_FFMA;
+    P->half = ask->products == CG_F16 || ask->products == CG_BF16;
     P->twins = ask->twins != 0;
-    P->pad = P->mma ? 16 : 4;            /* RNN_PAD_MMA, RNN_PAD_FFMA (persist.cuh) */
+    P->pad = P->half ? 32 : P->mma ? 16 : 4; /* RNN_PAD_16, RNN_PAD_MMA, RNN_PAD_FFMA (persist.cuh) */
+    P->xpad = P->mma && !P->half ? 16 : 4;
+    if (ask->products < CG_FFMA || ask->products > CG_BF16) {
+        snprintf(why, why_size, "products %d; the persistent kernel takes fp32, tf32, fp16 or bf16", (int)ask->products);
+        return 0;
+    }
     P->warps = ask->warps ? ask->warps : CG_PERSIST_WARPS;
     int nw_min = P->mma ? 2 : 1;         /* mma: whole 8-sequence tiles */
     P->nw_class = cg_persist_nw(N);
@@ -296,13 +316,14 @@ static int plan_for(Arena *arena, const PlanLayout *L, const CgPersistAsk *ask, 
         }
         if (fits || P->nw / 2 < nw_min) break;
     }
-    P->weight_bytes = weights * (int64_t)sizeof(float);
+    const int wsize = P->half ? 2 : 4; /* bytes a weight on chip */
+    P->weight_bytes = weights * wsize;
     int64_t need = P->fixed_floats > budget ? P->fixed_floats * (int64_t)sizeof(float) : smem_bytes(P);
     P->smem = need;
     if (need > smem_limit) {
         snprintf(why, why_size,
                  "step weights %.1f MB need %.0f KB of shared memory per block on %d blocks; a block has %.0f KB",
-                 weights * 4 / 1e6, need / 1024.0, P->blocks, smem_limit / 1024.0);
+                 weights * wsize / 1e6, need / 1024.0, P->blocks, smem_limit / 1024.0);
         return 0;
     }
     if (cluster > 1 && !cluster_can_share(P)) {
@@ -312,8 +333,8 @@ static int plan_for(Arena *arena, const PlanLayout *L, const CgPersistAsk *ask, 
     P->flags = ask->handoff == CG_HANDOFF_FLAGS && flags_allowed(L, P);
     char cl[32];
     snprintf(why, why_size, "step weights %.1f MB fit on chip: %d blocks of %d warps%s, %.0f KB of shared memory each, %s products",
-             weights * 4 / 1e6, P->blocks, P->warps, in_clusters(P, cl), need / 1024.0,
-             P->mma ? "tf32 tensor-core" : "fp32 FFMA");
+             weights * wsize / 1e6, P->blocks, P->warps, in_clusters(P, cl), need / 1024.0,
+             cg_products_name(P->products));
     return 1;
 }
 
@@ -323,36 +344,37 @@ int cg_persist_plan(Arena *arena, const PlanLayout *L, const CgPersistAsk *ask, 
     return plan_for(arena, L, ask, 1, P, why, why_size);
 }
 
-int cg_persist_preferred(int64_t N, int tf32, int backward, CgOverlap overlap, const CgPersist *planned, char *why,
-                         size_t why_size) {
+int cg_persist_preferred(int64_t N, CgProducts products, int backward, CgOverlap overlap, const CgPersist *planned,
+                         char *why, size_t why_size) {
     /* per step, a bidirectional layer's two directions (two streams) and a stack's layers (a
      * wavefront) overlap; persistent kernels, each taking every multiprocessor, run one after the
      * other: at 64 sequences per step wins, at 32 persistent (bench/NOTES.md section 15) */
     int64_t limit = backward ? 16 : overlap != CG_ALONE ? 32 : 64;
+    const int tensor = products != CG_FFMA;
     if (N > limit) {
         snprintf(why, why_size, "batch %lld > %lld (%s%s%s), where per-step %s GEMMs win", (long long)N, (long long)limit,
-                 tf32 ? "tf32" : "fp32", backward ? ", backward" : "",
+                 products_precision(products), backward ? ", backward" : "",
                  backward ? "" : overlap == CG_BIDIRECTIONAL ? ", bidirectional" : overlap == CG_WAVEFRONT ? ", stacked" : "",
-                 tf32 ? "tensor-core" : "cuBLAS");
+                 tensor ? "tensor-core" : "cuBLAS");
         return 0;
     }
-    /* tf32 forward at 33-64 sequences: only when a pass takes 32 of them (fastrnns, H=512, wins;
-     * at H=1024 a pass takes 16 and loses by 3-39%, bench/NOTES.md section 14) */
-    if (tf32 && !backward && N > 32 && planned && 4 * planned->nw < 32) {
-        snprintf(why, why_size, "batch %lld > 32 (tf32) in passes of %d sequences (not 32), where per-step tensor-core GEMMs win",
-                 (long long)N, 4 * planned->nw);
+    /* tensor-core forward at 33-64 sequences: only when a pass takes 32 of them (fastrnns, H=512,
+     * wins; at H=1024 a tf32 pass takes 16 and loses by 3-39%, bench/NOTES.md section 14) */
+    if (tensor && !backward && N > 32 && planned && 4 * planned->nw < 32) {
+        snprintf(why, why_size, "batch %lld > 32 (%s) in passes of %d sequences (not 32), where per-step tensor-core GEMMs win",
+                 (long long)N, products_precision(products), 4 * planned->nw);
         return 0;
     }
     return 1;
 }
 
-int cg_persist_cluster(int64_t N, int tf32, int backward, int handoff) {
+int cg_persist_cluster(int64_t N, CgProducts products, int backward, int handoff) {
     if (handoff == CG_HANDOFF_FLAGS && !backward) return 1; /* multicast copies cannot check a flag */
     /* Measured on an H100 (bench/NOTES.md section 11): pairs sharing the operand gain 5-17% with
      * FFMA products (small_b4, fastrnns, flashrnn; deepbench's inference loses 5%, its training
      * gains 2%) and with tensor-core ones at 16-20 sequences (flashrnn, ds2); they are even at 4
      * and lose at 32 with tensor cores (deepbench). Forward and backward alike. */
-    if (!tf32) return 2;
+    if (products == CG_FFMA) return 2;
     return N > 8 && N <= 24 ? 2 : 1;
 }
 
@@ -379,9 +401,10 @@ int cg_persist_seqs_parse(const char *text) {
          : strcmp(text, "32") == 0 ? 32 : 0;
 }
 
-CgPersistAsk cg_persist_h100_ask(int64_t N, int backward, int tf32, int cluster) {
-    return (CgPersistAsk){.N = N, .backward = backward, .tf32 = tf32, .sms = CG_H100_SMS, .smem_limit = CG_H100_SMEM,
-                          .cluster = cluster ? cluster : cg_persist_cluster(N, tf32, backward, CG_HANDOFF_BARRIER)};
+CgPersistAsk cg_persist_h100_ask(int64_t N, int backward, CgProducts products, int cluster) {
+    return (CgPersistAsk){.N = N, .backward = backward, .products = products, .sms = CG_H100_SMS,
+                          .smem_limit = CG_H100_SMEM,
+                          .cluster = cluster ? cluster : cg_persist_cluster(N, products, backward, CG_HANDOFF_BARRIER)};
 }
 
 int cg_persist_same_tile(const CgPersist *a, const CgPersist *b) {
@@ -457,8 +480,12 @@ static void emit_gemm_setup(Gen *g, const CgPersist *P, int qi) {
     put_gemm(g, P, gm, q->gemm, &what);
     cg_emit(out, "// G%d%s = %s: the rows of this block's %s (at most %lld), kept for every step", q->gemm,
             P->backward ? "^T" : "", sb_str(&what), P->backward ? "operand elements" : "units", (long long)q->rows);
-    cg_emit(out, "float *const w%d = rnn_smem + %lld;  // [%lld rows][%lld]", q->gemm, (long long)q->w_off,
-            (long long)q->passes * 8 * q->rw, (long long)q->ldw);
+    if (P->half)
+        cg_emit(out, "unsigned short *const w%d = (unsigned short *)(rnn_smem + %lld);  // [%lld rows][%lld] 16-bit", q->gemm,
+                (long long)q->w_off, (long long)q->passes * 8 * q->rw, (long long)q->ldw);
+    else
+        cg_emit(out, "float *const w%d = rnn_smem + %lld;  // [%lld rows][%lld]", q->gemm, (long long)q->w_off,
+                (long long)q->passes * 8 * q->rw, (long long)q->ldw);
     cg_emit(out, "int *const map%d = (int *)(rnn_smem + %lld);  // local row -> %s", q->gemm, (long long)q->map_off,
             P->backward ? "operand element" : "stacked row");
     if (P->backward) {
@@ -497,18 +524,44 @@ static void emit_gemm_setup(Gen *g, const CgPersist *P, int qi) {
 
 /* Loads GEMM q's rows into shared memory, zero beyond the block's rows and K, with asynchronous
  * copies (every thread's in flight at once: one load after another cost small_b4 120 us a launch,
- * bench/NOTES.md section 14); 16 bytes a copy where rows are whole float4s. Backward: row r is
- * column map[r] of the row-major weights, read with consecutive threads on consecutive columns.
- * With round (mma; after rnn_cp_wait_all, emit_prologue) the same loop instead rounds to tf32
- * what this thread copied: the thread's own copies are the only ones it may read unsynchronised. */
+ * bench/NOTES.md section 14); 16 bytes a copy where rows are whole 16-byte pieces. Backward: row r
+ * is column map[r] of the row-major weights, read with consecutive threads on consecutive columns.
+ * With round (tf32; after rnn_cp_wait_all, emit_prologue) the same loop instead rounds to tf32 what
+ * this thread copied: the thread's own copies are the only ones it may read unsynchronised. 16-bit
+ * weights come from the runtime's rounded copy (args.params16); where a copy cannot move 16 bytes
+ * (the backward's columns, rows not whole 8-half pieces) each thread loads 8 halves at once, then
+ * stores them. */
 static void emit_gemm_load(Gen *g, const CgPersist *P, int qi, int round) {
     const CgPersistGemm *q = &P->gemms[qi];
     StrBuf *out = g->out;
     long long woff = (long long)g->L->param_offset[sched_gemm_param(g->plan, q->gemm)];
     long long rp = (long long)q->passes * 8 * q->rw, ldw = (long long)q->ldw, K = (long long)q->K;
-    /* row starts are whole float4s in shared memory (ldw and w_off are) and, forward, in global
+    long long cols = (long long)g->L->gemm_cols[q->gemm];
+    /* row starts are whole 16-byte pieces in shared memory (ldw and w_off are) and, forward, in global
      * memory when K is (the packed weights start at multiples of 16 floats: ir/sched.h) */
-    long long per = !P->backward && K % 4 == 0 ? 4 : 1;
+    long long piece = P->half ? 8 : 4, per = !P->backward && K % piece == 0 ? piece : 1;
+    const char *src = P->half ? "args.params16" : "args.params";
+    if (P->half && per == 1) { /* halves one at a time: 8 loads in flight a thread */
+        cg_open(out, "for (int e0 = threadIdx.x; e0 < %lld; e0 += 8 * blockDim.x) {", rp * ldw);
+        cg_emit(out, "unsigned short v[8];");
+        cg_emit(out, "int at[8];  // where v[u] goes, or -1");
+        cg_emit(out, "#pragma unroll");
+        cg_open(out, "for (int u = 0; u < 8; u++) {");
+        cg_emit(out, "const int e = e0 + u * (int)blockDim.x;");
+        if (P->backward) cg_emit(out, "const int k = e / %lld, r = e - k * %lld;", rp, rp);
+        else cg_emit(out, "const int r = e / %lld, k = e - r * %lld;", ldw, ldw);
+        cg_emit(out, "const bool in = e < %lld && r < rows%d && k < %lld;", rp * ldw, q->gemm, K);
+        cg_emit(out, "at[u] = e < %lld ? r * %lld + k : -1;", rp * ldw, ldw);
+        if (P->backward)
+            cg_emit(out, "v[u] = in ? %s[%lld + (long long)k * %lld + map%d[r]] : (unsigned short)0;", src, woff, cols, q->gemm);
+        else
+            cg_emit(out, "v[u] = in ? %s[%lld + (long long)map%d[r] * %lld + k] : (unsigned short)0;", src, woff, q->gemm, K);
+        cg_close(out, NULL);
+        cg_emit(out, "#pragma unroll");
+        cg_emit(out, "for (int u = 0; u < 8; u++) if (at[u] >= 0) w%d[at[u]] = v[u];", q->gemm);
+        cg_close(out, NULL);
+        return;
+    }
     cg_open(out, "for (int e = threadIdx.x; e < %lld; e += blockDim.x) {", rp * ldw / per);
     if (P->backward) cg_emit(out, "const int k = e / %lld, r = e - k * %lld;", rp, rp);
     else cg_emit(out, "const int r = e / %lld, k = (e - r * %lld) * %lld;", ldw / per, ldw / per, per);
@@ -520,11 +573,11 @@ static void emit_gemm_load(Gen *g, const CgPersist *P, int qi, int round) {
     } else {
         cg_emit(out, "const bool in = r < rows%d && k < %lld;", q->gemm, K);
         if (P->backward)
-            cg_emit(out, "rnn_cp4(&w%d[r * %lld + k], args.params + (in ? %lld + (long long)k * %lld + map%d[r] : 0), in ? 4 : 0);",
-                    q->gemm, ldw, woff, (long long)g->L->gemm_cols[q->gemm], q->gemm);
+            cg_emit(out, "rnn_cp4(&w%d[r * %lld + k], %s + (in ? %lld + (long long)k * %lld + map%d[r] : 0), in ? 4 : 0);",
+                    q->gemm, ldw, src, woff, cols, q->gemm);
         else
-            cg_emit(out, "rnn_cp%lld(&w%d[r * %lld + k], args.params + (in ? %lld + (long long)map%d[r] * %lld + k : 0), in ? %lld : 0);",
-                    4 * per, q->gemm, ldw, woff, q->gemm, K, 4 * per);
+            cg_emit(out, "rnn_cp%lld(&w%d[r * %lld + k], %s + (in ? %lld + (long long)map%d[r] * %lld + k : 0), in ? %lld : 0);",
+                    per == 1 ? 4LL : 16LL, q->gemm, ldw, src, woff, q->gemm, K, per == 1 ? 4LL : 16LL);
     }
     cg_close(out, NULL);
 }
@@ -550,8 +603,10 @@ static void emit_gemm_step(Gen *g, const CgPersist *P, int qi) {
     const IrNode *operand = &g->c->nodes[gm->operand];
     if (!P->backward && operand->op == IR_STATE && cg_persist_flagged(g, operand->index)) /* the launch's first step: X */
         snprintf(flagged, sizeof flagged, "t > args.t ? rnn_flags_prev%d : NULL, (unsigned)t", operand->index);
-    cg_emit(g->out, "rnn_mv_%s<%d, %d>(w%d, %lld, rows%d, %d, %lld, %lld, %lld, %s, %s, a.N, %s, rnn_xs, rnn_red, %s, %s, map%d, %d, %s, %d);",
-            P->mma ? "mma" : "t", q->rw, P->nw, q->gemm, (long long)q->ldw, q->gemm, q->passes, (long long)q->K, (long long)q->kc,
+    char prec[8] = "";
+    if (P->mma) snprintf(prec, sizeof prec, ", %d", (int)P->products); /* persist.cuh's RNN_TF32 .. RNN_BF16 */
+    cg_emit(g->out, "rnn_mv_%s<%d, %d%s>(w%d, %lld, rows%d, %d, %lld, %lld, %lld, %s, %s, a.N, %s, rnn_xs, rnn_red, %s, %s, map%d, %d, %s, %d);",
+            P->mma ? "mma" : "t", q->rw, P->nw, prec, q->gemm, (long long)q->ldw, q->gemm, q->passes, (long long)q->K, (long long)q->kc,
             (long long)q->chunks, x, ldx, flagged, o, ldo, q->gemm, P->backward, kept, q->res_cap);
 }
 
@@ -659,15 +714,16 @@ static int emit_prologue(Gen *g, const CgPersist *P, const char *kname) {
     if (!P->ngemms) return 1;
     cg_emit(out, "extern __shared__ float4 rnn_smem4[];");
     cg_emit(out, "float *const rnn_smem = (float *)rnn_smem4;");
+    if (P->half) cg_emit(out, "if (!args.params16) __trap();  // 16-bit weights: the runtime's rounded copy (codegen/cg.h)");
     for (int qi = 0; qi < P->ngemms; qi++) emit_gemm_setup(g, P, qi);
     cg_emit(out, "__syncthreads();  // the row maps are complete");
     for (int qi = 0; qi < P->ngemms; qi++) emit_gemm_load(g, P, qi, 0);
     cg_emit(out, "rnn_cp_commit();");
     cg_emit(out, "rnn_cp_wait_all();  // this thread's copies of the weights have landed");
-    for (int qi = 0; P->mma && qi < P->ngemms; qi++) emit_gemm_load(g, P, qi, 1);
+    for (int qi = 0; P->products == CG_TF32 && qi < P->ngemms; qi++) emit_gemm_load(g, P, qi, 1);
     cg_emit(out, "float *const rnn_xs = rnn_smem + %lld;  // %d staging tile%s [%d][%lld]", (long long)P->fixed_floats,
-            P->tiles, P->tiles > 1 ? "s" : "", 4 * P->nw, (long long)P->kc_max + P->pad);
-    long long tile_floats = P->tiles * 4 * P->nw * ((long long)P->kc_max + P->pad);
+            P->tiles, P->tiles > 1 ? "s" : "", 4 * P->nw, (long long)P->kc_max + P->xpad);
+    long long tile_floats = P->tiles * 4 * P->nw * ((long long)P->kc_max + P->xpad);
     cg_emit(out, "float *const rnn_red = rnn_xs + %lld;  // partial sums [%d][%lld][%d]", tile_floats, P->warps,
             (long long)P->rpp_max, 4 * P->nw);
     if (P->cluster > 1)
@@ -845,8 +901,8 @@ int cg_emit_persistent(Arena *arena, const Plan *plan, const PlanLayout *layout,
     cg_emit(out, "// The persistent backend's %s unit: %s runs the whole step loop of one layer in one launch",
             P->backward ? "backward" : "forward", kname);
     char cl[32];
-    cg_emit(out, "// (%d blocks%s, %lld bytes of shared memory each, %d sequences a matrix-product pass, products %s);",
-            P->blocks, in_clusters(P, cl), (long long)P->smem, 4 * P->nw, P->mma ? "on tensor cores in tf32" : "in fp32 FFMA");
+    cg_emit(out, "// (%d blocks%s, %lld bytes of shared memory each, %d sequences a matrix-product pass, %s products);",
+            P->blocks, in_clusters(P, cl), (long long)P->smem, 4 * P->nw, cg_products_name(P->products));
     cg_emit(out, "// the hoisted program runs %s it. codegen/cg.h has the launch contract.", P->backward ? "after" : "before");
     cg_emit(out, "%s", "");
     cg_emit_preamble(&g);

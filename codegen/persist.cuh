@@ -51,10 +51,10 @@ RNN_DEV void rnn_grid_sync(unsigned *count, unsigned epoch) {
 RNN_DEV unsigned rnn_smem_addr(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
 
 /* Asynchronous copies global -> shared (sm_80+): 4 bytes (src_bytes 0: zero fill), 16 bytes. */
-RNN_DEV void rnn_cp4(float *dst, const float *src, int src_bytes) {
+RNN_DEV void rnn_cp4(void *dst, const void *src, int src_bytes) {
     asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(rnn_smem_addr(dst)), "l"(src), "r"(src_bytes) : "memory");
 }
-RNN_DEV void rnn_cp16(float *dst, const float *src, int src_bytes) {
+RNN_DEV void rnn_cp16(void *dst, const void *src, int src_bytes) {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(rnn_smem_addr(dst)), "l"(src), "r"(src_bytes)
                  : "memory");
 }
@@ -147,6 +147,10 @@ RNN_DEV float rnn_fma4(float4 w, float4 x, float v) {
  * half the banks apart, so a quarter-warp's 16-byte loads of two rows never collide). */
 #define RNN_PAD_FFMA 4
 #define RNN_PAD_MMA 16
+/* 16-bit weights (rnn_mv_mma16): 32 halves (64 bytes) after each row, for the same reason as
+ * RNN_PAD_MMA; its staged operand rows take RNN_PAD_FFMA (lanes read 32 bytes a column, so
+ * columns g and g+1 must start 16 bytes apart modulo 128). */
+#define RNN_PAD_16 32
 
 /* The hand-off by flagged values (CgPersist.flags; bench/NOTES.md section 17). A step's state
  * result that the next step multiplies is also stored as one 8-byte word, the value's bits low and
@@ -437,24 +441,57 @@ RNN_DEV void rnn_mma_tf32(float c[4], float a0, float a1, float a2, float a3, fl
                    "r"(__float_as_uint(b0)), "r"(__float_as_uint(b1)));
 }
 
-/* rnn_mv_t on tensor cores (tf32 inputs, fp32 sums), same contract except: NW even (NP = 4*NW
- * sequences a pass, whole 8-column tiles); W already rounded to tf32 (rnn_to_tf32) with ldw =
- * KP + RNN_PAD_MMA; tiles [NP][KC + RNN_PAD_MMA]. A pass's RPP = 8*RW rows take (RW+1)/2 16-row
- * tiles; with RW odd the last tile's lower 8 rows are zeros in registers, not in memory. Warp w
- * sums k in its share of each chunk, 16 at a time as two m16n8k8 products: since the order of a
- * dot product's terms is free, logical k = t, t+4 (first) and the second's are physical k = 4t,
- * 4t+1 and 4t+2, 4t+3, so each lane reads its A and B values as one 16-byte load per row. */
-template <int RW, int NW>
-RNN_DEV void rnn_mv_mma(const float *W, int ldw, int rows, int passes, int K, int KC, int chunks, const float *X,
+/* lo and hi rounded to fp16 (bf16 when BF), to nearest even, packed: lo in the low 16 bits. */
+template <int BF>
+RNN_DEV unsigned rnn_pack16(float lo, float hi) {
+    unsigned d;
+    if (BF) asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(d) : "f"(hi), "f"(lo));
+    else asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(d) : "f"(hi), "f"(lo));
+    return d;
+}
+
+/* c += a b on tensor cores: one m16n8k16 product of a warp with fp16 (bf16 when BF) inputs and fp32
+ * sums (PTX ISA, "mma.m16n8k16"): lane (g, t) = (lane / 4, lane % 4) holds, two elements a register
+ * (the lower k in the low half), a = A[g][2t..], A[g+8][2t..], A[g][2t+8..], A[g+8][2t+8..] (row-major
+ * 16x16), b = B[2t..][g], B[2t+8..][g] (16x8) and c as rnn_mma_tf32. */
+template <int BF>
+RNN_DEV void rnn_mma16(float c[4], unsigned a0, unsigned a1, unsigned a2, unsigned a3, unsigned b0, unsigned b1) {
+    if (BF)
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+                     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                     : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+    else
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+                     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                     : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+
+/* rnn_mv_t on tensor cores, fp32 sums, with PREC's inputs: RNN_TF32 (W already rounded to tf32 by
+ * rnn_to_tf32, ldw = KP + RNN_PAD_MMA floats, tiles [NP][KC + RNN_PAD_MMA]) or RNN_F16 / RNN_BF16 (W:
+ * 16-bit values, the runtime's rounded copy of the parameters, RnnArgs.params16, ldw = KP +
+ * RNN_PAD_16 halves, KC a multiple of 32*RNN_WARPS, tiles [NP][KC + RNN_PAD_FFMA] rounded to 16 bits
+ * as they are read). Same contract otherwise, except: NW even (NP = 4*NW sequences a pass, whole
+ * 8-column tiles). A pass's RPP = 8*RW rows take (RW+1)/2 16-row tiles; with RW odd the last tile's
+ * lower 8 rows are zeros in registers, not in memory. Since the order of a dot product's terms is
+ * free, each lane reads its A and B values as 16-byte loads of consecutive physical k: tf32, warp w
+ * sums k in its share of each chunk 16 at a time as two m16n8k8 products, logical k = t, t+4 of the
+ * first and of the second being physical k = 4t, 4t+1 and 4t+2, 4t+3; 16 bits, 32 at a time as two
+ * m16n8k16 products, lane t reading physical k = 8t .. 8t+7 of a row (16 bytes) or a column (32
+ * bytes), its first product taking 8t .. 8t+3 as logical k = 2t, 2t+1, 2t+8, 2t+9, the second 8t+4
+ * .. 8t+7. */
+enum { RNN_TF32 = 1, RNN_F16 = 2, RNN_BF16 = 3 }; /* codegen/cg.h's CgProducts */
+template <int RW, int NW, int PREC>
+RNN_DEV void rnn_mv_mma(const void *W, int ldw, int rows, int passes, int K, int KC, int chunks, const float *X,
                         long long ldx, int N, const unsigned long long *F, unsigned flag, float *xs, float *red,
                         float *out, long long ldo, const int *rowmap, int acc, float *sres, int res_cap) {
-    constexpr int NP = 4 * NW, RPP = 8 * RW, MT = (RW + 1) / 2, NT = NP / 8;
+    constexpr int NP = 4 * NW, RPP = 8 * RW, MT = (RW + 1) / 2, NT = NP / 8, H = PREC != RNN_TF32, BF = PREC == RNN_BF16;
+    constexpr int KS = H ? 32 : 16; /* k a step of the two products */
     static_assert(NW % 2 == 0, "rnn_mv_mma: whole 8-sequence tiles");
-    const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, t4 = (lane & 3) * 4;
-    const int lds = KC + RNN_PAD_MMA, kw = KC / RNN_WARPS;
+    const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, tk = (lane & 3) * (KS / 4);
+    const int lds = KC + (H ? RNN_PAD_FFMA : RNN_PAD_MMA), kw = KC / RNN_WARPS;
     for (int p = 0; p < passes; p++) {
         for (int n0 = 0; n0 < N; n0 += NP) {
-            float c[2][MT][NT][4]; /* two independent sums per tile (even, odd k8): twice the mma in flight */
+            float c[2][MT][NT][4]; /* two independent sums per tile: twice the mma in flight */
 #pragma unroll
             for (int h = 0; h < 2; h++)
 #pragma unroll
@@ -464,29 +501,57 @@ RNN_DEV void rnn_mv_mma(const float *W, int ldw, int rows, int passes, int K, in
             if (F) rnn_flag_stage(xs, F, flag, N, K, n0, NP, KC, lds); /* staged whole (chunks == 1) */
             else rnn_mv_stage(xs, 0, X, ldx, N, K, n0, 0, NP, KC, lds);
             for (int ch = 0; ch < chunks; ch++) {
-                const float *wp = W + (p * RPP + g) * ldw + ch * KC + warp * kw + t4;
-                const float *xp = rnn_mv_chunk(xs, X, ldx, N, K, n0, ch, chunks, NP, KC, lds) + g * lds + warp * kw + t4;
-#pragma unroll 4 /* a warp is mostly alone on its scheduler: loads of later k in flight hide latency */
-                for (int kk = 0; kk < kw; kk += 16) {
-                    float4 a[MT][2], b[NT];
+                const long long w0 = (long long)(p * RPP + g) * ldw + ch * KC + warp * kw + tk; /* elements */
+                const float *xp = rnn_mv_chunk(xs, X, ldx, N, K, n0, ch, chunks, NP, KC, lds) + g * lds + warp * kw + tk;
+                if (H) {
+                    const unsigned short *wp = (const unsigned short *)W + w0;
+#pragma unroll 2
+                    for (int kk = 0; kk < kw; kk += KS) {
+                        uint4 a[MT][2], b[NT];
 #pragma unroll
-                    for (int i = 0; i < MT; i++) {
-                        a[i][0] = *(const float4 *)(wp + i * 16 * ldw + kk);
-                        a[i][1] = make_float4(0.0f, 0.0f, 0.0f, 0.0f); /* rows past RPP (RW odd) */
-                        if (i * 16 + 8 < RPP) a[i][1] = *(const float4 *)(wp + (i * 16 + 8) * ldw + kk);
-                    }
-#pragma unroll
-                    for (int j = 0; j < NT; j++) {
-                        const float4 x = *(const float4 *)(xp + j * 8 * lds + kk);
-                        b[j] = make_float4(rnn_to_tf32(x.x), rnn_to_tf32(x.y), rnn_to_tf32(x.z), rnn_to_tf32(x.w));
-                    }
-#pragma unroll
-                    for (int i = 0; i < MT; i++)
+                        for (int i = 0; i < MT; i++) {
+                            a[i][0] = *(const uint4 *)(wp + i * 16 * ldw + kk);
+                            a[i][1] = make_uint4(0u, 0u, 0u, 0u); /* rows past RPP (RW odd) */
+                            if (i * 16 + 8 < RPP) a[i][1] = *(const uint4 *)(wp + (i * 16 + 8) * ldw + kk);
+                        }
 #pragma unroll
                         for (int j = 0; j < NT; j++) {
-                            rnn_mma_tf32(c[0][i][j], a[i][0].x, a[i][1].x, a[i][0].y, a[i][1].y, b[j].x, b[j].y);
-                            rnn_mma_tf32(c[1][i][j], a[i][0].z, a[i][1].z, a[i][0].w, a[i][1].w, b[j].z, b[j].w);
+                            const float4 x0 = *(const float4 *)(xp + j * 8 * lds + kk), x1 = *(const float4 *)(xp + j * 8 * lds + kk + 4);
+                            b[j] = make_uint4(rnn_pack16<BF>(x0.x, x0.y), rnn_pack16<BF>(x0.z, x0.w),
+                                              rnn_pack16<BF>(x1.x, x1.y), rnn_pack16<BF>(x1.z, x1.w));
                         }
+#pragma unroll
+                        for (int i = 0; i < MT; i++)
+#pragma unroll
+                            for (int j = 0; j < NT; j++) {
+                                rnn_mma16<BF>(c[0][i][j], a[i][0].x, a[i][1].x, a[i][0].y, a[i][1].y, b[j].x, b[j].y);
+                                rnn_mma16<BF>(c[1][i][j], a[i][0].z, a[i][1].z, a[i][0].w, a[i][1].w, b[j].z, b[j].w);
+                            }
+                    }
+                } else {
+                    const float *wp = (const float *)W + w0;
+#pragma unroll 4 /* a warp is mostly alone on its scheduler: loads of later k in flight hide latency */
+                    for (int kk = 0; kk < kw; kk += KS) {
+                        float4 a[MT][2], b[NT];
+#pragma unroll
+                        for (int i = 0; i < MT; i++) {
+                            a[i][0] = *(const float4 *)(wp + i * 16 * ldw + kk);
+                            a[i][1] = make_float4(0.0f, 0.0f, 0.0f, 0.0f); /* rows past RPP (RW odd) */
+                            if (i * 16 + 8 < RPP) a[i][1] = *(const float4 *)(wp + (i * 16 + 8) * ldw + kk);
+                        }
+#pragma unroll
+                        for (int j = 0; j < NT; j++) {
+                            const float4 x = *(const float4 *)(xp + j * 8 * lds + kk);
+                            b[j] = make_float4(rnn_to_tf32(x.x), rnn_to_tf32(x.y), rnn_to_tf32(x.z), rnn_to_tf32(x.w));
+                        }
+#pragma unroll
+                        for (int i = 0; i < MT; i++)
+#pragma unroll
+                            for (int j = 0; j < NT; j++) {
+                                rnn_mma_tf32(c[0][i][j], a[i][0].x, a[i][1].x, a[i][0].y, a[i][1].y, b[j].x, b[j].y);
+                                rnn_mma_tf32(c[1][i][j], a[i][0].z, a[i][1].z, a[i][0].w, a[i][1].w, b[j].z, b[j].w);
+                            }
+                    }
                 }
                 rnn_mv_release(ch & 1); /* the tile is refilled two chunks later */
                 RNN_PROF(2);

@@ -57,16 +57,16 @@ static int dump_schedule(CliSource *s, const IrCell *ic, int dot, const char **d
     if (dot || !batch) return CLI_OK;
     /* the backend a model of these dimensions takes for this batch and precision (automatic choice), each pass */
     const char *prec = rnncc_precision_name(precision);
-    const int tf32 = precision != RNNCC_FP32; /* the 16-bit modes' persistent products run in tf32 */
+    const CgProducts products = (CgProducts)precision; /* the precision's products (codegen/cg.h) */
     for (int backward = 0; backward < 2; backward++) {
         CgPersist P;
         char why[256], rule[160];
         const char *pass = backward ? "backward" : "forward";
-        CgPersistAsk ask = cg_persist_h100_ask(batch, backward, tf32, 0);
+        CgPersistAsk ask = cg_persist_h100_ask(batch, backward, products, 0);
         int fits = cg_persist_plan(&s->arena, layout, &ask, &P, why, sizeof why);
         sb_printf(out, "  %s backend (batch %lld, %s, on an H100): ", pass, batch, prec);
         if (!fits) sb_printf(out, "cuBLAS per step: %s\n", why);
-        else if (!cg_persist_preferred(batch, tf32, backward, CG_ALONE, &P, rule, sizeof rule))
+        else if (!cg_persist_preferred(batch, products, backward, CG_ALONE, &P, rule, sizeof rule))
             sb_printf(out, "cuBLAS per step: %s (%s)\n", rule, why);
         else sb_printf(out, "persistent: %s\n", why);
     }

@@ -25,7 +25,7 @@ static void print_diags(const Diags *d) {
 static int emit_cell(CliSource *s, const IrCell *ic, const char **dims, int ndims, long long batch, int backward,
                      rnncc_precision precision, int *cluster, int warps, long long chunk, int seqs, int handoff,
                      StrBuf *out) {
-    const int tf32 = precision != RNNCC_FP32; /* the 16-bit modes' persistent products run in tf32 */
+    const CgProducts products = (CgProducts)precision; /* the precision's products (codegen/cg.h) */
     Plan *plan = sched_plan(&s->arena, ic, &s->diags);
     if (!plan) {
         print_diags(&s->diags);
@@ -56,7 +56,7 @@ static int emit_cell(CliSource *s, const IrCell *ic, const char **dims, int ndim
     if (batch == 0) return CLI_OK;
     CgPersist P;
     char why[256];
-    CgPersistAsk ask = cg_persist_h100_ask(batch, backward, tf32, *cluster ? *cluster : cg_persist_cluster(batch, tf32, backward, handoff));
+    CgPersistAsk ask = cg_persist_h100_ask(batch, backward, products, *cluster ? *cluster : cg_persist_cluster(batch, products, backward, handoff));
     ask.warps = warps;
     ask.kc_cap = chunk;
     ask.nw_max = seqs / 4;
@@ -183,14 +183,14 @@ int cli_emit(int argc, char **argv) {
                    "--persistent N prints instead the persistent backend's unit (one kernel for the whole step\n"
                    "loop) for batches of N sequences, sized for an H100 (132 multiprocessors, 227 KB of shared\n"
                    "memory a block); with --backward, its backward unit. --precision tf32, fp16 or bf16 (default\n"
-                   "fp32) gives the unit whose matrix products run on tensor cores in tf32, as a model of that\n"
-                   "precision runs it (the 16-bit precisions round only the cuBLAS GEMMs' inputs, which its\n"
-                   "kernels write as 16-bit twins where they store them whole).\n"
+                   "fp32) gives the unit whose matrix products run on tensor cores with inputs of that precision,\n"
+                   "as a model of that precision runs it (fp16 and bf16: the weights held on chip in 16 bits, and\n"
+                   "the kernel writes 16-bit twins of the GEMM inputs it stores whole).\n"
                    "--cluster C (1, 2 or 4; default the runtime's rule) groups its blocks in clusters of C that\n"
                    "fetch the step's operand once and share it; such a unit compiles for sm_90a (the default\n"
                    "--arch then). --warps W (4, 8 or 16; default 8) sets the warps a block, --chunk K (256 to\n"
-                   "65536) stages operands in chunks of at most K columns, --seqs S (4, 8, 16 or 32; tf32 at\n"
-                   "least 8) takes at most S sequences a matrix-product pass: the tiles a model's search tries\n"
+                   "65536) stages operands in chunks of at most K columns, --seqs S (4, 8, 16 or 32; tensor cores\n"
+                   "at least 8) takes at most S sequences a matrix-product pass: the tiles a model's search tries\n"
                    "(RNNCC_PERSIST_SEARCH, docs/backends.md). --handoff flags hands a forward's states on to\n"
                    "the next step as flagged words instead of meeting at a grid barrier (barrier, the default),\n"
                    "where the plan allows it: no clusters, one phase of step GEMMs on states staged whole.\n");

@@ -35,6 +35,8 @@ typedef struct RnnArgs {
      * (persistent kernels: slot 0 of the state's slots, as state_prev[k]); dbuf16[b] twins dbuf[b]. */
     unsigned short *state16[RNN_MAX_STATES];
     unsigned short *dbuf16[RNN_MAX_BUFFERS];
+    const unsigned short *params16;      /* params rounded to 16 bits, at the same index (persistent kernels
+                                          * with 16-bit products read their weights from it), or NULL */
     int bf16;
     /* persistent kernels only (codegen/cg_persist.c): one launch runs steps t .. t_end-1 */
     int t_end;

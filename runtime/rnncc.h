@@ -70,9 +70,9 @@ typedef struct rnncc_model rnncc_model;
 typedef enum rnncc_precision {
     RNNCC_FP32 = 0,  /* strict fp32 everywhere */
     RNNCC_TF32 = 1,  /* GEMMs on tensor cores with TF32 inputs and fp32 accumulation */
-    RNNCC_FP16 = 2,  /* every cuBLAS GEMM's inputs rounded to fp16 (fp32 accumulation; data, states and
+    RNNCC_FP16 = 2,  /* every GEMM's inputs rounded to fp16 (fp32 accumulation; data, states and
                         element-wise math stay fp32), as cuDNN's TENSOR_OP_MATH_ALLOW_CONVERSION; the
-                        persistent kernels' step products in tf32 (docs/runtime.md, Precision) */
+                        persistent kernels hold their weights in fp16 (docs/runtime.md, Precision) */
     RNNCC_BF16 = 3,  /* the same with bf16 GEMM inputs (fp32's range, 8 bits of mantissa) */
 } rnncc_precision;
 /* A precision's name: "fp32", "tf32", "fp16" or "bf16"; "?" for any other value. */

@@ -52,6 +52,7 @@ static void backward_args(const RtBind *b, int64_t t, RnnArgs *a) {
     const IrCell *c = m->cell;
     memset(a, 0, sizeof *a);
     a->params = m->weights + b->unit->weight_offset;
+    a->params16 = rt_half_params(m, b->unit->weight_offset);
     a->x = b->x;
     a->ldx = b->ldx;
     for (int i = 0; i < m->plan->nbuffers; i++) {

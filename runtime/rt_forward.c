@@ -37,6 +37,7 @@ void rt_args(const RtBind *is, int hoisted, int64_t t, RnnArgs *a) {
     const rnncc_model *m = is->m;
     memset(a, 0, sizeof *a);
     a->params = m->weights + is->unit->weight_offset;
+    a->params16 = rt_half_params(m, is->unit->weight_offset);
     a->x = is->x + (hoisted ? is->hcol0 * is->ldx : 0);
     a->ldx = is->ldx;
     for (int b = 0; b < m->plan->nbuffers; b++) {

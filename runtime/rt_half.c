@@ -6,6 +6,8 @@
  * unless the kernel that wrote it also wrote its 16-bit twin (RnnArgs.state16, dbuf16): the
  * multiplied states and the adjoints of GEMM results, which every step GEMM, the backward's input
  * GEMMs and the weight gradients then read as they are. */
+#include <string.h>
+
 #include "rt_internal.h"
 
 /* codegen/convert.cuh's kernels are bounded at 256 threads a block, as rt_launch_group launches */
@@ -31,8 +33,18 @@ rnncc_status rt_half_begin(rnncc_model *m, const RtRegions *r, char *ws, int wei
     m->half_len[0] = r->half_len[0];
     m->half_len[1] = r->half_len[1];
     if (!rt_half(m) || !weights) return RNNCC_OK;
-    m->half_weights = ws + r->half_weights;
+    /* 16-byte aligned: persistent kernels copy weight rows from it 16 bytes at a time */
+    m->half_weights = (void *)(((uintptr_t)(ws + r->half_weights) + 15) & ~(uintptr_t)15);
     return convert(m, m->streams[0], m->weights, m->weight_count, m->weight_count, 1, m->half_weights);
+}
+
+const unsigned short *rt_half_params(const rnncc_model *m, int64_t off) {
+    return m->half_weights ? (const unsigned short *)m->half_weights + off : NULL;
+}
+
+void rt_half_end(rnncc_model *m) {
+    m->half_weights = NULL;
+    memset(m->half_scratch, 0, sizeof m->half_scratch);
 }
 
 rnncc_status rt_half_twin(rnncc_model *m, cudaStream_t stream, const float *src, int64_t n, unsigned short *dst) {

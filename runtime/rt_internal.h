@@ -260,11 +260,16 @@ int rt_half(const rnncc_model *m);
 /* Points the model at a pass's 16-bit operand regions of ws (rt_half); with weights, issues the
  * conversion of the weights on stream 0 (before the pass forks its lanes). */
 rnncc_status rt_half_begin(rnncc_model *m, const RtRegions *r, char *ws, int weights);
+/* Forgets the pass's 16-bit operand regions (before the workspace they point into is freed). */
+void rt_half_end(rnncc_model *m);
 /* The 16-bit form of GEMM operand p (rows x cols, leading dimension ld): its twin (laid out as p),
  * the weights' copy, or p converted on stream into lane's scratch which (0: A, 1: B), packed;
  * *out and *ldout say where. */
 rnncc_status rt_half_operand(rnncc_model *m, int lane, int which, cudaStream_t stream, const float *p, int64_t ld,
                              int64_t rows, int64_t cols, const unsigned short *twin, const void **out, int64_t *ldout);
+/* The weights' 16-bit copy of this pass from float offset off of the packed weights (RnnArgs.params16),
+ * or NULL when the pass has none. */
+const unsigned short *rt_half_params(const rnncc_model *m, int64_t off);
 /* Rounds n floats at src into the twin dst (a state's first slot, which no kernel writes). */
 rnncc_status rt_half_twin(rnncc_model *m, cudaStream_t stream, const float *src, int64_t n, unsigned short *dst);
 

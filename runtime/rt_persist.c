@@ -121,9 +121,11 @@ rnncc_status rt_persist_build(rnncc_model *m, int li, const CgPersistAsk *asked,
     return RNNCC_OK;
 }
 
-/* 1 when model m's persistent kernels run their products on tensor cores in tf32: in RNNCC_TF32, and
- * in the 16-bit modes, whose persistent products stay tf32 (rnncc.h); 0: FFMA in fp32. */
-static int tf32_products(const rnncc_model *m) { return m->precision != RNNCC_FP32; }
+/* How model m's persistent kernels run their products: its precision's (CgProducts has rnncc.h's values). */
+_Static_assert((int)CG_FFMA == (int)RNNCC_FP32 && (int)CG_TF32 == (int)RNNCC_TF32 && (int)CG_F16 == (int)RNNCC_FP16 &&
+                   (int)CG_BF16 == (int)RNNCC_BF16,
+               "CgProducts must have rnncc_precision's values");
+static CgProducts products_of(const rnncc_model *m) { return (CgProducts)m->precision; }
 
 /* Builds the persistent kernel (backward: the backward one) of layout li for batches of N: the
  * tile the search measured best (rt_tile.c), or with RNNCC_PERSIST_SEARCH=0 the rule's (clusters
@@ -136,10 +138,10 @@ static rnncc_status build(rnncc_model *m, int li, int64_t N, int backward, RtPer
         snprintf(p->why, sizeof p->why, "the device has no cooperative launch");
         return RNNCC_OK;
     }
-    int tf32 = tf32_products(m);
-    CgPersistAsk ask = {.N = N, .backward = backward, .tf32 = tf32, .sms = m->sms, .smem_limit = m->smem_optin,
+    const CgProducts products = products_of(m);
+    CgPersistAsk ask = {.N = N, .backward = backward, .products = products, .sms = m->sms, .smem_limit = m->smem_optin,
                         .cluster = m->persist_cluster ? m->persist_cluster
-                                                      : cg_persist_cluster(N, tf32, backward, m->persist_handoff),
+                                                      : cg_persist_cluster(N, products, backward, m->persist_handoff),
                         .warps = m->persist_warps, .kc_cap = m->persist_chunk, .nw_max = m->persist_nw,
                         .handoff = m->persist_handoff < 0 ? CG_HANDOFF_BARRIER : m->persist_handoff,
                         .twins = rt_half(m)};
@@ -175,7 +177,7 @@ int rt_persist_considered(const rnncc_model *m, int64_t N, int backward, char *r
         return 0;
     }
     return m->backend != RNNCC_BACKEND_AUTO ||
-           cg_persist_preferred(N, tf32_products(m), backward, rt_overlap(m), NULL, rule, rule_size);
+           cg_persist_preferred(N, products_of(m), backward, rt_overlap(m), NULL, rule, rule_size);
 }
 
 rnncc_status rt_persist_choose(rnncc_model *m, int64_t N, int backward, const RtPersist *out[2], char *why,
@@ -191,7 +193,7 @@ rnncc_status rt_persist_choose(rnncc_model *m, int64_t N, int backward, const Rt
         snprintf(why, why_size, "cuBLAS per step: %s", rule);
         return RNNCC_OK;
     }
-    const int tf32 = tf32_products(m);
+    const CgProducts products = products_of(m);
     const CgOverlap overlap = rt_overlap(m);
     if (N < 1) {
         snprintf(why, why_size, "cuBLAS per step: an empty batch");
@@ -211,7 +213,7 @@ rnncc_status rt_persist_choose(rnncc_model *m, int64_t N, int backward, const Rt
         /* the rule again with the rule's own tile (the search may take fewer sequences a pass, and may
          * have run for another batch of the class) */
         if (m->backend == RNNCC_BACKEND_AUTO &&
-            !cg_persist_preferred(N, tf32, backward, overlap, &p[li]->rule_plan, rule, sizeof rule)) {
+            !cg_persist_preferred(N, products, backward, overlap, &p[li]->rule_plan, rule, sizeof rule)) {
             snprintf(why, why_size, "cuBLAS per step: %s%s", li ? "layers > 0: " : "", rule);
             return RNNCC_OK;
         }

@@ -205,7 +205,7 @@ static void search(Search *S, const CgPersistAsk *base) {
     if (m->persist_handoff < 0 && !base->backward) { /* steps handed off by flags, which take no clusters */
         CgPersistAsk a = S->best_ask;
         a.handoff = CG_HANDOFF_FLAGS;
-        if (!m->persist_cluster) a.cluster = cg_persist_cluster(base->N, base->tf32, 0, CG_HANDOFF_FLAGS);
+        if (!m->persist_cluster) a.cluster = cg_persist_cluster(base->N, base->products, 0, CG_HANDOFF_FLAGS);
         try_tile(S, &a);
     }
     if (!m->persist_warps)
@@ -252,7 +252,7 @@ static void choice_key(const rnncc_model *m, int li, const CgPersistAsk *base, c
     rt_hash_add_str(&h, m->cell->name);
     rt_hash_add_str(&h, cg_persist_text);
     rt_hash_add(&h, m->layout[li]->dimval, (size_t)m->cell->ndims * sizeof *m->layout[li]->dimval);
-    int64_t fields[] = {base->N,          base->backward,   base->tf32,         base->sms,    base->smem_limit,
+    int64_t fields[] = {base->N,          base->backward,   base->products,      base->sms,    base->smem_limit,
                         m->persist_cluster, m->persist_warps, m->persist_chunk,  m->persist_nw, m->cluster_launch,
                         m->profile_persist, major,            minor,              driver,        m->persist_handoff,
                         base->twins};
@@ -318,7 +318,10 @@ rnncc_status rt_tile_search(rnncc_model *m, int li, const CgPersistAsk *base, Rt
     S.m = m;
     S.li = li;
     rnncc_status s = scratch_alloc(m, base->N, base->backward, &S.scratch);
+    /* 16-bit products read the weights' 16-bit copy (RnnArgs.params16): the scratch's, for the probes */
+    if (s == RNNCC_OK) s = rt_half_begin(m, &S.scratch.r, S.scratch.ws, 1);
     if (s == RNNCC_OK) search(&S, base);
+    rt_half_end(m);
     scratch_free(&S.scratch);
     if (s == RNNCC_OK) s = S.fatal;
     if (s != RNNCC_OK) {

@@ -317,16 +317,20 @@ START_TEST(run_emit_schedule_arguments) {
     ck_assert_ptr_nonnull(strstr(r.out, "  forward backend (batch 65, tf32, on an H100): cuBLAS per step: batch 65 > 64 (tf32)"));
     r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--persistent", "4", "--precision", "tf32");
     ck_assert_int_eq(r.status, 0);
-    ck_assert_ptr_nonnull(strstr(r.out, "rnn_mv_mma<1, 2>(w1, "));
-    ck_assert_ptr_nonnull(strstr(r.out, "products on tensor cores in tf32"));
-    /* the 16-bit precisions round the per-step GEMMs' inputs; their persistent products run in tf32,
-     * and their units write the 16-bit twins of h (forward) and of the GEMM results' adjoints (backward) */
+    ck_assert_ptr_nonnull(strstr(r.out, "rnn_mv_mma<1, 2, 1>(w1, "));
+    ck_assert_ptr_nonnull(strstr(r.out, "tf32 tensor-core products);"));
+    /* the 16-bit precisions round every GEMM's inputs; their persistent kernels hold 16-bit weights
+     * (read from the runtime's rounded copy) and run 16-bit products, and their units write the
+     * 16-bit twins of h (forward) and of the GEMM results' adjoints (backward) */
     Run t = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--persistent", "4", "--precision", "tf32");
     ck_assert_ptr_null(strstr(t.out, "a.state16[0] = args.state16[0]")); /* tf32: no twin code */
     ck_assert_ptr_null(strstr(t.out, "rnn_put16(&a.state16"));
     r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--persistent", "4", "--precision", "bf16");
     ck_assert_int_eq(r.status, 0);
-    ck_assert_ptr_nonnull(strstr(r.out, "rnn_mv_mma<1, 2>(w1, "));
+    ck_assert_ptr_nonnull(strstr(r.out, "rnn_mv_mma<1, 2, 3>(w1, "));
+    ck_assert_ptr_nonnull(strstr(r.out, "bf16 tensor-core products);"));
+    ck_assert_ptr_nonnull(strstr(r.out, "unsigned short *const w1 = (unsigned short *)(rnn_smem + 0);"));
+    ck_assert_ptr_nonnull(strstr(r.out, "rnn_cp16(&w1[r * 288 + k], args.params16 + "));
     ck_assert_ptr_nonnull(strstr(r.out, "if (args.state16[0]) a.state16[0] = args.state16[0] + sn * args.N * RNN_DIM_H;"));
     ck_assert_ptr_nonnull(strstr(r.out, "if (a.state16[0]) rnn_put16(&a.state16[0][n * RNN_DIM_H + j], "));
     ck_assert_ptr_null(strstr(r.out, "a.state16[1]")); /* c is not multiplied */
@@ -338,10 +342,16 @@ START_TEST(run_emit_schedule_arguments) {
     ck_assert_int_eq(r.status, 0);
     ck_assert_ptr_nonnull(strstr(r.out, "if (args.dbuf16[1]) a.dbuf16[1] = args.dbuf16[1] + t * args.buf_step[1];"));
     ck_assert_ptr_nonnull(strstr(r.out, "if (a.dbuf16[0]) rnn_put16(a.dbuf16[0] + (&a.dbuf[0][col * 32 + j] - a.dbuf[0]), "));
+    ck_assert_ptr_nonnull(strstr(r.out, "rnn_mv_mma<1, 2, 2>(w1, "));
+    ck_assert_ptr_nonnull(strstr(r.out, "v[u] = in ? args.params16[")); /* W's columns, 8 halves in flight a thread */
     r = RUN(NULL, "dump", "--schedule", "--dim", "I=8", "--dim", "H=1024", "--batch", "4", "--precision", "fp16",
             "cells/lstm.cell");
-    ck_assert_ptr_nonnull(strstr(r.out, "  forward backend (batch 4, fp16, on an H100): persistent: step weights 16.8 MB "));
-    ck_assert_ptr_nonnull(strstr(r.out, "tf32 tensor-core products\n"));
+    ck_assert_ptr_nonnull(strstr(r.out, "  forward backend (batch 4, fp16, on an H100): persistent: step weights 8.4 MB "));
+    ck_assert_ptr_nonnull(strstr(r.out, "fp16 tensor-core products\n"));
+    /* 16-bit weights: a pass takes 32 sequences at H=1024, so the forward stays persistent at 48 */
+    r = RUN(NULL, "dump", "--schedule", "--dim", "I=8", "--dim", "H=1024", "--batch", "48", "--precision", "bf16",
+            "cells/lstm.cell");
+    ck_assert_ptr_nonnull(strstr(r.out, "  forward backend (batch 48, bf16, on an H100): persistent: step weights 8.4 MB "));
     r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--persistent", "4", "--precision", "fp8");
     ck_assert_int_eq(r.status, 2);
     ck_assert_str_eq(r.err, "rnncc emit: error: --precision must be fp32, tf32, fp16 or bf16, not 'fp8'\n");

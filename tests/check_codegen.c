@@ -483,11 +483,13 @@ START_TEST(persistent_units_compile) {
         static const int64_t batches[] = {1, 7, 16, 64};
         static const int clusters[] = {1, 4, 1, 2}, warps[] = {16, 8, 8, 4};
         for (int b = 0; b < 4; b++)
-            for (int k = 0; k < 4; k++) {
-                int backward = k & 1, tf32 = k >> 1;
+            for (int k = 0; k < 8; k++) {
+                int backward = k & 1;
+                CgProducts products = (CgProducts)(k >> 1);
+                int tf32 = products == CG_TF32, mma = products != CG_FFMA, half = mma && !tf32;
                 CgPersist P;
                 char why[256], name[256];
-                CgPersistAsk ask = cg_persist_h100_ask(batches[b], backward, tf32, clusters[b]);
+                CgPersistAsk ask = cg_persist_h100_ask(batches[b], backward, products, clusters[b]);
                 ask.warps = warps[b];
                 ask.handoff = b == 0 ? CG_HANDOFF_FLAGS : CG_HANDOFF_BARRIER; /* flags where allowed (b = 0: no clusters) */
                 char *u = emit_persistent(&s, L, ask, &P, why, sizeof why);
@@ -504,19 +506,32 @@ START_TEST(persistent_units_compile) {
                 ck_assert_int_eq(P.blocks % P.cluster, 0);
                 ck_assert_int_eq(strstr(u, "rnn_cluster_init(rnn_xs") != NULL, P.cluster > 1);
                 ck_assert_int_eq(strstr(why, " in clusters of ") != NULL, P.cluster > 1);
-                ck_assert_msg(strstr(why, "fit on chip") && strstr(why, tf32 ? "tf32 tensor-core" : "fp32 FFMA"), "%s", why);
+                ck_assert_msg(strstr(why, "fit on chip") && strstr(why, cg_products_name(products)), "%s", why);
                 int nw = cg_persist_nw(batches[b]);
-                ck_assert_int_eq(P.nw, tf32 && nw < 2 ? 2 : nw);
-                ck_assert_int_eq(P.mma, tf32);
-                ck_assert_int_eq(P.pad, tf32 ? 16 : 4);
-                for (int q = 0; q < P.ngemms; q++)
-                    ck_assert_int_eq(P.gemms[q].ldw % 32, tf32 ? 16 : 4); /* conflict-free rows (persist.cuh) */
-                ck_assert_msg(!P.ngemms || strstr(u, tf32 ? "rnn_mv_mma<" : "rnn_mv_t<"), "%s", c->name);
-                /* weights copied asynchronously, then (tf32 only) rounded where they landed */
+                ck_assert_int_eq(P.nw, mma && nw < 2 ? 2 : nw);
+                ck_assert_int_eq(P.mma, mma);
+                ck_assert_int_eq(P.half, half);
+                ck_assert_int_eq(P.pad, half ? 32 : tf32 ? 16 : 4);
+                ck_assert_int_eq(P.xpad, tf32 ? 16 : 4);
+                for (int q = 0; q < P.ngemms; q++) { /* conflict-free rows (persist.cuh): 64 bytes past 128s (mma) */
+                    ck_assert_int_eq(P.gemms[q].ldw % (half ? 64 : 32), half ? 32 : tf32 ? 16 : 4);
+                    ck_assert_int_eq(P.gemms[q].kc % ((half ? 32 : 16) * warps[b]), 0); /* warps' whole steps */
+                }
+                const char *at = strstr(u, mma ? "rnn_mv_mma<" : "rnn_mv_t<");
+                ck_assert_msg(!P.ngemms || at, "%s", c->name);
+                if (P.ngemms && mma) { /* the products' precision is the template's third argument */
+                    int rw = 0, nwa = 0, prec = 0;
+                    ck_assert_int_eq(sscanf(at, "rnn_mv_mma<%d, %d, %d>(", &rw, &nwa, &prec), 3);
+                    ck_assert_int_eq(prec, (int)products);
+                }
+                /* weights copied asynchronously, then (tf32 only) rounded where they landed; 16-bit weights
+                 * from the runtime's rounded copy */
                 ck_assert_msg(!P.ngemms || strstr(u, "rnn_cp_wait_all();  // this thread's copies of the weights"), "%s",
                               c->name);
                 ck_assert_msg((P.ngemms && tf32) == (strstr(u, "] = rnn_to_tf32(w") != NULL), "%s: weights rounded %s",
                               c->name, tf32 ? "not" : "in fp32");
+                ck_assert_int_eq(P.ngemms && half, strstr(u, "args.params16[") || strstr(u, "args.params16 + "));
+                ck_assert_int_eq(strstr(u, "args.params[") || strstr(u, "args.params + ") ? 1 : 0, P.ngemms && !half);
                 weights_rounded_by_their_copier(u, P.ngemms, tf32, c->name);
                 ck_assert_int_eq(P.backward, backward);
                 ck_assert_int_gt(cg_persist_kernel_name(plan, backward, name, sizeof name), 0);
@@ -683,6 +698,13 @@ START_TEST(persistent_plan_says_why_not) {
             ck_assert_ptr_null(emit_persistent(&s, L, cg_persist_h100_ask(4, backward, tf32, 1 + tf32), &P, why, sizeof why));
             ck_assert_msg(strstr(why, "step weights 67.1 MB need") && strstr(why, "a block has 227 KB"), "%s", why);
         }
+        /* 16-bit weights take half the bytes, still too many */
+        ck_assert_ptr_null(emit_persistent(&s, L, cg_persist_h100_ask(4, backward, CG_BF16, 1), &P, why, sizeof why));
+        ck_assert_msg(strstr(why, "step weights 33.6 MB need") && strstr(why, "a block has 227 KB"), "%s", why);
+        CgPersistAsk odd = cg_persist_h100_ask(4, backward, CG_FFMA, 1);
+        odd.products = (CgProducts)7;
+        ck_assert_int_eq(cg_persist_plan(&s.arena, L, &odd, &P, why, sizeof why), 0);
+        ck_assert_str_eq(why, "products 7; the persistent kernel takes fp32, tf32, fp16 or bf16");
         CgPersistAsk none = cg_persist_h100_ask(4, backward, 0, 1);
         none.sms = 0;
         ck_assert_int_eq(cg_persist_plan(&s.arena, L, &none, &P, why, sizeof why), 0);
@@ -717,27 +739,40 @@ START_TEST(persistent_plan_narrows_passes) {
     ask = cg_persist_h100_ask(32, 0, 0, 1);
     ck_assert(cg_persist_plan(&s.arena, L, &ask, &P, why, sizeof why));
     ck_assert_int_eq(P.nw, 8); /* FFMA's narrower padding fits the whole class */
+    for (int bf = 0; bf < 2; bf++) { /* 16-bit weights (half the bytes) fit the whole class too */
+        ask = cg_persist_h100_ask(64, 0, bf ? CG_BF16 : CG_F16, 1);
+        ck_assert_msg(cg_persist_plan(&s.arena, L, &ask, &P, why, sizeof why), "%s", why);
+        ck_assert_int_eq(P.nw, 8);
+        ck_assert_int_eq(P.weight_bytes, 2 * 4096LL * 1024);
+        ck_assert_msg(strstr(why, "step weights 8.4 MB fit on chip") && strstr(why, bf ? "bf16 tensor-core" : "fp16 tensor-core"),
+                      "%s", why);
+    }
     src_close(&s);
 }
 END_TEST
 
-/* A forward whose rows are not whole float4s (H=71) copies its weights 4 bytes at a time (16
- * where they are, H=72), rounds them in tf32 in the copy's own mapping, and compiles. */
+/* A forward whose rows are not whole 16-byte pieces copies its weights 4 bytes at a time (fp32
+ * rows, H=71) or loads 8 halves a thread at once (16-bit rows, H=71 and H=76), 16 bytes a copy
+ * where they are whole (H=72; H=76 in fp32), rounds them in tf32 in the copy's own mapping, and
+ * compiles. */
 START_TEST(persistent_odd_rows_copied_by_words) {
-    for (int odd = 0; odd < 2; odd++)
-        for (int tf32 = 0; tf32 < 2; tf32++) {
+    for (int odd = 0; odd < 3; odd++)
+        for (int products = CG_FFMA; products <= CG_F16; products++) {
             Src s;
             src_open_file(&s, "cells/lstm.cell");
-            const char *dims[] = {"I=40", odd ? "H=71" : "H=72"};
+            const char *dims[] = {"I=40", odd == 2 ? "H=76" : odd ? "H=71" : "H=72"};
             PlanLayout *L = layout_bound(&s, s.module->cells[0], dims, 2);
             CgPersist P;
             char why[256];
-            char *u = emit_persistent(&s, L, cg_persist_h100_ask(7, 0, tf32, 1), &P, why, sizeof why);
+            char *u = emit_persistent(&s, L, cg_persist_h100_ask(7, 0, (CgProducts)products, 1), &P, why, sizeof why);
             ck_assert_msg(u, "%s", why);
-            ck_assert_int_eq(strstr(u, "rnn_cp4(&w") != NULL, odd);
-            ck_assert_int_eq(strstr(u, "rnn_cp16(&w") != NULL, !odd);
-            weights_rounded_by_their_copier(u, P.ngemms, tf32, odd ? "lstm H=71" : "lstm H=72");
-            if (odd) compile_ok(u, "lstm H=71", "sm_90");
+            /* 16-byte pieces are 4 floats or 8 halves: H=76 is whole in floats only */
+            int whole = products == CG_F16 ? odd == 0 : odd != 1;
+            ck_assert_int_eq(strstr(u, "rnn_cp4(&w") != NULL, !whole && products != CG_F16);
+            ck_assert_int_eq(strstr(u, "rnn_cp16(&w") != NULL, whole);
+            ck_assert_int_eq(strstr(u, "unsigned short v[8];") != NULL, !whole && products == CG_F16);
+            weights_rounded_by_their_copier(u, P.ngemms, products == CG_TF32, dims[1]);
+            if (!whole) compile_ok(u, dims[1], "sm_90");
             free(u);
             src_close(&s);
         }
@@ -776,6 +811,13 @@ START_TEST(persistent_rule_reads_the_plan) {
         ck_assert_int_eq(cg_persist_preferred(64, wide, 0, CG_WAVEFRONT, &P, rule, sizeof rule), 0);
         ck_assert_msg(strstr(rule, "batch 64 > 32 (") && strstr(rule, ", stacked)"), "%s", rule);
         ck_assert_int_eq(cg_persist_preferred(32, wide, 0, CG_WAVEFRONT, &P, rule, sizeof rule), 1);
+        /* 16-bit weights: a pass takes 32 sequences at H=1024 too */
+        ask = cg_persist_h100_ask(48, 0, CG_F16, 1);
+        ck_assert_msg(cg_persist_plan(&s.arena, L, &ask, &P, why, sizeof why), "%s", why);
+        ck_assert_int_eq(P.nw, 8);
+        ck_assert_int_eq(cg_persist_preferred(48, CG_F16, 0, CG_ALONE, &P, rule, sizeof rule), 1);
+        ck_assert_int_eq(cg_persist_preferred(65, CG_BF16, 0, CG_ALONE, &P, rule, sizeof rule), 0);
+        ck_assert_str_eq(rule, "batch 65 > 64 (bf16), where per-step tensor-core GEMMs win");
     }
     src_close(&s);
 }
@@ -808,8 +850,11 @@ static void check_golden(const char *cell_path, const char *golden_path) {
     PlanLayout *L = layout_bound(&s, s.module->cells[0], dims, 2);
     CgPersist P;
     char why[256];
-    CgPersistAsk ask = cg_persist_h100_ask(4, strstr(golden_path, "_back") != NULL, strstr(golden_path, "_tf32") != NULL,
+    CgProducts products = strstr(golden_path, "_tf32") ? CG_TF32 : strstr(golden_path, "_f16") ? CG_F16
+                        : strstr(golden_path, "_bf16") ? CG_BF16 : CG_FFMA;
+    CgPersistAsk ask = cg_persist_h100_ask(4, strstr(golden_path, "_back") != NULL, products,
                                            strstr(golden_path, "_cluster") ? 2 : 1);
+    ask.twins = products == CG_F16 || products == CG_BF16; /* as the CLI and the runtime plan them */
     if (strstr(golden_path, "_flags")) ask.handoff = CG_HANDOFF_FLAGS;
     char *got = strstr(golden_path, "_persist") ? emit_persistent(&s, L, ask, &P, why, sizeof why) : emit(&s, L);
     ck_assert_ptr_nonnull(got);
@@ -917,6 +962,8 @@ START_TEST(golden_sources) {
     check_golden("cells/lstm.cell", "tests/golden/lstm_persist_back.cu");
     check_golden("cells/lstm.cell", "tests/golden/lstm_persist_tf32_cluster.cu");
     check_golden("cells/lstm.cell", "tests/golden/lstm_persist_flags.cu");
+    check_golden("cells/lstm.cell", "tests/golden/lstm_persist_f16.cu");
+    check_golden("cells/lstm.cell", "tests/golden/lstm_persist_bf16_back.cu");
 }
 END_TEST
 

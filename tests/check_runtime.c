@@ -388,8 +388,9 @@ static const Config configs[] = {
 };
 
 /* The 16-bit modes (GEMM inputs rounded to fp16 or bf16, rt_half.c): both backends (the persistent
- * one's hoisted GEMMs), training, stacks as a wavefront and layer after layer, both directions,
- * no steps, lengths not a multiple of 4 (a scalar conversion), a workspace not 16-byte aligned. */
+ * one's 16-bit products and hoisted GEMMs), training, stacks as a wavefront and layer after layer,
+ * both directions, no steps, lengths not a multiple of 4 (a scalar conversion), a workspace not
+ * 16-byte aligned (the weights' 16-bit copy is aligned within it). */
 static const Config half_configs[] = {
     /* layers bidir varlen backward T  N  in size precision graphs nowave backend */
     {1, 0, 0, 0, 6, 3, 16, 24, RNNCC_FP16, 1, 0, CUBLAS, 0},
@@ -403,6 +404,11 @@ static const Config half_configs[] = {
     {2, 1, 1, 1, 6, 5, 37, 37, RNNCC_BF16, 1, 0, CUBLAS, 0},
     {2, 1, 1, 1, 6, 5, 16, 24, RNNCC_FP16, 1, 0, PERSIST, 0},
     {1, 0, 1, 1, 6, 9, 40, 120, RNNCC_BF16, 1, 0, PERSIST, 0},
+    /* the persistent kernels' 16-bit products in the tiles the search tries (rt_tile.c); longer
+     * operands in tiles_train_in_half_precisions */
+    {1, 0, 1, 1, 6, 9, 40, 120, RNNCC_BF16, 1, 0, PERSIST, 0, .warps = 16},
+    {1, 0, 1, 1, 6, 9, 40, 120, RNNCC_BF16, 1, 0, PERSIST, 2, .warps = 4, .seqs = 8}, /* fp16: IndRNN's kink */
+    {1, 0, 1, 1, 7, 4, 16, 40, RNNCC_FP16, 1, 0, PERSIST, 1, .flags = 1, .ws_offset = 4},
 };
 
 START_TEST(half_precisions_match_the_reference) {
@@ -487,6 +493,22 @@ START_TEST(tiles_train_in_tf32) {
 }
 END_TEST
 
+/* The persistent kernels' 16-bit products on operands staged in chunks (the forward's 300, the
+ * backward's 1200 or 900) and with 16 warps, in training, on LSTM and GRU (not every cell: as
+ * tiles_train_in_tf32 says of IndRNN). */
+START_TEST(tiles_train_in_half_precisions) {
+    static const Config cfs[] = {
+        {1, 0, 1, 1, 6, 19, 40, 300, RNNCC_FP16, 1, 0, PERSIST, 0, .chunk = 256},
+        {1, 0, 1, 1, 6, 19, 40, 300, RNNCC_BF16, 1, 0, PERSIST, 0, .warps = 16},
+        {1, 0, 1, 1, 6, 9, 40, 300, RNNCC_FP16, 1, 0, PERSIST, 2, .warps = 4, .seqs = 8},
+    };
+    for (size_t k = 0; k < sizeof cfs / sizeof *cfs; k++) {
+        verify("cells/lstm.cell", &cfs[k]);
+        verify("cells/gru.cell", &cfs[k]);
+    }
+}
+END_TEST
+
 /* Cells nobody wrote a test for (tests/testutil.c draws them): forward and training on both
  * backends, two layers, variable lengths. */
 static void verify_random_cells(const Config *cfs, size_t ncfs);
@@ -512,6 +534,8 @@ START_TEST(random_cells_in_half_precisions) {
     static const Config cfs[] = {
         {2, 0, 1, 1, 6, 5, 16, 24, RNNCC_FP16, 1, 0, RNNCC_BACKEND_CUBLAS, 0},
         {1, 1, 1, 1, 5, 3, 16, 40, RNNCC_BF16, 1, 0, RNNCC_BACKEND_CUBLAS, 0},
+        {2, 0, 1, 1, 6, 5, 16, 24, RNNCC_FP16, 1, 0, RNNCC_BACKEND_PERSISTENT, 0},
+        {1, 0, 1, 1, 5, 9, 16, 40, RNNCC_BF16, 1, 0, RNNCC_BACKEND_PERSISTENT, 2},
     };
     verify_random_cells(cfs, sizeof cfs / sizeof *cfs);
 }
@@ -612,6 +636,31 @@ START_TEST(tile_search_is_measured_and_cached) {
     ck_assert_msg(strstr(why, " of 4 warps") && strstr(why, " measured ("), "%s", why);
     rnncc_model_destroy(m);
     if (*old) setenv("RNNCC_CACHE_DIR", old, 1);
+    else unsetenv("RNNCC_CACHE_DIR");
+    remove_dir(dir);
+}
+END_TEST
+
+/* The tile search in the 16-bit modes: its probes read the weights' 16-bit copy (the search's own
+ * scratch, RnnArgs.params16), and the searched tiles' 16-bit products match the reference. */
+START_TEST(tile_search_in_half_precisions) {
+    char dir[] = "/tmp/rnncc_tiles16_XXXXXX", cache[4096], search[16];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    const char *outer = getenv("RNNCC_CACHE_DIR");
+    snprintf(cache, sizeof cache, "%s", outer ? outer : "");
+    env_keep("RNNCC_PERSIST_SEARCH", search);
+    setenv("RNNCC_CACHE_DIR", dir, 1); /* searched afresh */
+    setenv("RNNCC_PERSIST_SEARCH", "1", 1);
+    static const Config cfs[] = {
+        {1, 0, 1, 1, 6, 9, 40, 120, RNNCC_FP16, 1, 0, PERSIST, 0},
+        {1, 0, 1, 1, 6, 4, 40, 72, RNNCC_BF16, 1, 0, PERSIST, 0},
+    };
+    for (size_t k = 0; k < sizeof cfs / sizeof *cfs; k++) {
+        verify("cells/lstm.cell", &cfs[k]);
+        verify("cells/gru.cell", &cfs[k]);
+    }
+    env_restore("RNNCC_PERSIST_SEARCH", search);
+    if (*cache) setenv("RNNCC_CACHE_DIR", cache, 1);
     else unsetenv("RNNCC_CACHE_DIR");
     remove_dir(dir);
 }
@@ -1077,6 +1126,8 @@ int main(void) {
         tcase_set_timeout(half, 300);
         tcase_add_loop_test(half, half_precisions_match_the_reference, 0, (int)(sizeof half_configs / sizeof *half_configs));
         tcase_add_test(half, random_cells_in_half_precisions);
+        tcase_add_test(half, tiles_train_in_half_precisions);
+        tcase_add_test(half, tile_search_in_half_precisions);
         suite_add_tcase(s, half);
         TCase *threads = tcase_create("threads"); /* CK_RUN_CASE=threads runs these alone */
         tcase_set_timeout(threads, 300);
