@@ -158,6 +158,9 @@ typedef struct CgPersistGemm {
     int64_t w_off, map_off; /* floats from the start of shared memory: the weights, the row map */
     int64_t res_off;        /* forward: the results of sequences n < res_cap, [res_cap][passes*8*rw] */
     int res_cap;            /* forward: sequences whose results also stay in shared memory (0: none) */
+    int x16;                /* forward, 16-bit products: the operand is a state staged from its 16-bit twin
+                             * (RnnArgs.state16; half the bytes), not from its fp32 value (where K is a
+                             * multiple of 8 and no flags are asked for) */
 } CgPersistGemm;
 
 /* How a persistent kernel's products run: FFMA in strict fp32, or on tensor cores (`mma`, fp32 sums)
@@ -212,12 +215,14 @@ typedef struct CgPersist {
     int half;               /* 1: 16-bit weights on chip (fp16 or bf16 products): ldw counts halves */
     int twins;              /* CgPersistAsk.twins */
     int pad;                /* elements after each weight row (RNN_PAD_MMA, _FFMA or _16: persist.cuh) */
-    int xpad;               /* floats after each staged operand row (RNN_PAD_MMA for tf32, else _FFMA) */
+    int xpad;               /* floats after each staged fp32 operand row (RNN_PAD_MMA for tf32, else _FFMA;
+                             * a 16-bit one takes RNN_PAD_16 halves) */
     int ngemms;             /* step GEMMs */
     CgPersistGemm *gemms;   /* [ngemms] in Plan order */
     int64_t fixed_floats;   /* shared memory before the staging tiles: weights and row maps */
     int64_t kc_max, rpp_max;/* the largest staging chunk and 8*rw */
     int tiles;              /* staging tiles: 1 when every operand is staged whole, else 2 */
+    int64_t xs_floats;      /* shared memory of the staging tiles, the largest any GEMM's take */
     int64_t smem;           /* bytes of dynamic shared memory */
     int64_t weight_bytes;   /* the step GEMMs' weights, all blocks together */
     int flags;              /* forward: 1 when step t's state results reach step t+1 as flagged words

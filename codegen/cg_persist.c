@@ -36,7 +36,7 @@ int cg_persist_nw(int64_t N) { return N <= 4 ? 1 : N <= 8 ? 2 : N <= 16 ? 4 : 8;
 static int64_t smem_bytes(const CgPersist *P) {
     if (P->ngemms == 0) return 0;
     int64_t np = 4 * (int64_t)P->nw;
-    return (P->fixed_floats + P->tiles * np * (P->kc_max + P->xpad) + P->warps * P->rpp_max * np) * (int64_t)sizeof(float);
+    return (P->fixed_floats + P->xs_floats + P->warps * P->rpp_max * np) * (int64_t)sizeof(float);
 }
 
 /* Does a node of a step group (J wide) take an argument r for which test(L, r, J, arg) holds? */
@@ -159,7 +159,7 @@ int64_t cg_persist_flag_words(const PlanLayout *L, int64_t N) {
  * with res, room for the forward's step results of the batch class's sequences (at most 64). */
 static void lay_out(const PlanLayout *L, CgPersist *P, int64_t kc_cap, int64_t budget, int res) {
     int64_t off = 0;
-    P->kc_max = P->rpp_max = 0;
+    P->kc_max = P->rpp_max = P->xs_floats = 0;
     P->tiles = 1;
     for (int k = 0; k < P->ngemms; k++) {
         CgPersistGemm *q = &P->gemms[k];
@@ -175,6 +175,12 @@ static void lay_out(const PlanLayout *L, CgPersist *P, int64_t kc_cap, int64_t b
         if (off <= budget) off += ceil_div((int64_t)q->passes * 8 * q->rw * q->ldw, P->half ? 2 : 1); /* floats */
         if (q->kc > P->kc_max) P->kc_max = q->kc;
         if (8 * q->rw > P->rpp_max) P->rpp_max = 8 * q->rw;
+    }
+    for (int k = 0; k < P->ngemms; k++) { /* the staging tiles: the most any GEMM's take ([NP][kc + pad] each) */
+        const CgPersistGemm *q = &P->gemms[k];
+        int64_t row = q->x16 ? ceil_div(q->kc + 32, 2) : q->kc + P->xpad; /* floats: RNN_PAD_16 halves, or xpad */
+        int64_t floats = P->tiles * 4 * (int64_t)P->nw * row;
+        if (floats > P->xs_floats) P->xs_floats = floats;
     }
     for (int k = 0; k < P->ngemms && off <= budget; k++) {
         P->gemms[k].map_off = off;
@@ -196,11 +202,13 @@ static int cluster_can_share(const CgPersist *P) {
     if (P->ngemms == 0) return 0; /* nothing staged: nothing to share */
     int tail = 0; /* a GEMM whose staged rows end before the tile's */
     for (int k = 0; k < P->ngemms; k++) {
-        if (P->gemms[k].K % 4) return 0;
+        if (P->gemms[k].K % (P->gemms[k].x16 ? 8 : 4)) return 0; /* whole 16-byte pieces */
         tail |= P->gemms[k].K != P->gemms[k].chunks * P->gemms[k].kc;
     }
     for (int k = 0; tail && k < P->ngemms; k++) /* then every GEMM's rows must be laid out alike */
-        if (P->gemms[k].chunks > 1 || P->gemms[k].K != P->gemms[0].K || P->gemms[k].kc != P->gemms[0].kc) return 0;
+        if (P->gemms[k].chunks > 1 || P->gemms[k].K != P->gemms[0].K || P->gemms[k].kc != P->gemms[0].kc ||
+            P->gemms[k].x16 != P->gemms[0].x16)
+            return 0;
     return 1;
 }
 
@@ -282,6 +290,11 @@ static int plan_for(Arena *arena, const PlanLayout *L, const CgPersistAsk *ask, 
         if (p->gemms[j].program != SCHED_STEP) continue;
         CgPersistGemm *q = &P->gemms[k++];
         q->gemm = j;
+        /* a forward's state operand staged from its 16-bit twin, which the kernel writes (twins), where
+         * no flagged words are asked for (they hold fp32 values) and its rows are whole 16-byte pieces
+         * (else fp32 rows copy 4 or 16 bytes at a time, and clusters can share them) */
+        q->x16 = P->half && P->twins && !backward && ask->handoff != CG_HANDOFF_FLAGS &&
+                 c->nodes[p->gemms[j].operand].op == IR_STATE && L->gemm_cols[j] % 8 == 0;
         /* forward: this block's result rows times the operand; backward: W^T's rows for this block's
          * operand elements (W's columns) times the result's adjoint */
         q->K = backward ? L->gemm_rows[j] : L->gemm_cols[j];
@@ -327,7 +340,7 @@ static int plan_for(Arena *arena, const PlanLayout *L, const CgPersistAsk *ask, 
         return 0;
     }
     if (cluster > 1 && !cluster_can_share(P)) {
-        snprintf(why, why_size, "clusters cannot share the staged operands (lengths not multiples of 4, or chunks past them)");
+        snprintf(why, why_size, "clusters cannot share the staged operands (lengths not whole 16-byte pieces, or chunks past them)");
         return 0;
     }
     P->flags = ask->handoff == CG_HANDOFF_FLAGS && flags_allowed(L, P);
@@ -603,8 +616,13 @@ static void emit_gemm_step(Gen *g, const CgPersist *P, int qi) {
     const IrNode *operand = &g->c->nodes[gm->operand];
     if (!P->backward && operand->op == IR_STATE && cg_persist_flagged(g, operand->index)) /* the launch's first step: X */
         snprintf(flagged, sizeof flagged, "t > args.t ? rnn_flags_prev%d : NULL, (unsigned)t", operand->index);
-    char prec[8] = "";
-    if (P->mma) snprintf(prec, sizeof prec, ", %d", (int)P->products); /* persist.cuh's RNN_TF32 .. RNN_BF16 */
+    char x16[NAME_SIZE];
+    if (q->x16) { /* its 16-bit twin at this step (emit_step_view) */
+        snprintf(x16, sizeof x16, "rnn_x16_%d", operand->index);
+        x = x16;
+    }
+    char prec[16] = ""; /* persist.cuh's RNN_TF32 .. RNN_BF16, and whether X is 16-bit */
+    if (P->mma) snprintf(prec, sizeof prec, ", %d, %d", (int)P->products, q->x16);
     cg_emit(g->out, "rnn_mv_%s<%d, %d%s>(w%d, %lld, rows%d, %d, %lld, %lld, %lld, %s, %s, a.N, %s, rnn_xs, rnn_red, %s, %s, map%d, %d, %s, %d);",
             P->mma ? "mma" : "t", q->rw, P->nw, prec, q->gemm, (long long)q->ldw, q->gemm, q->passes, (long long)q->K, (long long)q->kc,
             (long long)q->chunks, x, ldx, flagged, o, ldo, q->gemm, P->backward, kept, q->res_cap);
@@ -715,15 +733,20 @@ static int emit_prologue(Gen *g, const CgPersist *P, const char *kname) {
     cg_emit(out, "extern __shared__ float4 rnn_smem4[];");
     cg_emit(out, "float *const rnn_smem = (float *)rnn_smem4;");
     if (P->half) cg_emit(out, "if (!args.params16) __trap();  // 16-bit weights: the runtime's rounded copy (codegen/cg.h)");
+    for (int qi = 0; qi < P->ngemms; qi++)
+        if (P->gemms[qi].x16)
+            cg_emit(out, "if (!args.state16[%d]) __trap();  // G%d stages the state's 16-bit twin (codegen/cg.h)",
+                    g->c->nodes[g->plan->gemms[P->gemms[qi].gemm].operand].index, P->gemms[qi].gemm);
     for (int qi = 0; qi < P->ngemms; qi++) emit_gemm_setup(g, P, qi);
     cg_emit(out, "__syncthreads();  // the row maps are complete");
     for (int qi = 0; qi < P->ngemms; qi++) emit_gemm_load(g, P, qi, 0);
     cg_emit(out, "rnn_cp_commit();");
     cg_emit(out, "rnn_cp_wait_all();  // this thread's copies of the weights have landed");
     for (int qi = 0; P->products == CG_TF32 && qi < P->ngemms; qi++) emit_gemm_load(g, P, qi, 1);
-    cg_emit(out, "float *const rnn_xs = rnn_smem + %lld;  // %d staging tile%s [%d][%lld]", (long long)P->fixed_floats,
-            P->tiles, P->tiles > 1 ? "s" : "", 4 * P->nw, (long long)P->kc_max + P->xpad);
-    long long tile_floats = P->tiles * 4 * P->nw * ((long long)P->kc_max + P->xpad);
+    cg_emit(out, "float *const rnn_xs = rnn_smem + %lld;  // %d staging tile%s [%d][up to %lld + pad] (%lld floats)",
+            (long long)P->fixed_floats, P->tiles, P->tiles > 1 ? "s" : "", 4 * P->nw, (long long)P->kc_max,
+            (long long)P->xs_floats);
+    long long tile_floats = (long long)P->xs_floats;
     cg_emit(out, "float *const rnn_red = rnn_xs + %lld;  // partial sums [%d][%lld][%d]", tile_floats, P->warps,
             (long long)P->rpp_max, 4 * P->nw);
     if (P->cluster > 1)
@@ -736,6 +759,16 @@ static int emit_prologue(Gen *g, const CgPersist *P, const char *kname) {
 }
 
 int cg_persist_flagged(const Gen *g, int k) { return g->persist && g->persist->flags && cg_state_multiplied(g->plan, k); }
+
+/* Does a step GEMM of the persistent forward being emitted stage state k's 16-bit twin? */
+static int staged16(const Gen *g, int k) {
+    const CgPersist *P = g->persist;
+    for (int qi = 0; P && qi < P->ngemms; qi++) {
+        const IrNode *n = &g->c->nodes[g->plan->gemms[P->gemms[qi].gemm].operand];
+        if (P->gemms[qi].x16 && n->op == IR_STATE && n->index == k) return 1;
+    }
+    return 0;
+}
 
 /* Step t's view of the arguments: the per-step kernels' arguments at step t. */
 static void emit_step_view(Gen *g, int backward) {
@@ -755,6 +788,9 @@ static void emit_step_view(Gen *g, int backward) {
         if (g->twins && cg_state_multiplied(p, k))
             cg_emit(out, "if (args.state16[%d]) a.state16[%d] = args.state16[%d] + sn * args.N * %s;  // its twin's slot", k, k, k,
                     d);
+        if (staged16(g, k))
+            cg_emit(out, "const unsigned short *const rnn_x16_%d = args.state16[%d] + sp * args.N * %s;  // the twin this step "
+                         "stages", k, k, d);
         if (backward) {
             cg_emit(out, "a.dstate_prev[%d] = args.dstate_prev[%d] + (t %% 3) * args.N * %s;  // d(%s): slot t %% 3", k, k,
                     d, c->states[k].name);

@@ -283,9 +283,9 @@ rnncc_status rt_persist_launch(RtBind *is, int64_t t0, int64_t t1) {
     rnncc_model *m = is->m;
     RnnArgs a;
     rt_args(is, 0, t0, &a);
-    for (int k = 0; k < m->cell->nstates; k++) { /* twins only for the weight gradients: training */
+    for (int k = 0; k < m->cell->nstates; k++) { /* twins: what the steps stage, and in training the weight gradients' */
         a.state_prev[k] = rt_state_slot(is, k, 0);
-        a.state16[k] = is->r->training ? is->states16[k] : NULL;
+        a.state16[k] = is->states16[k];
     }
     for (int b = 0; b < m->plan->nbuffers; b++) a.buf[b] = rt_buffer_at(is, is->bufs, b, 0);
     a.t_end = (int)t1;

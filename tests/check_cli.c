@@ -317,7 +317,7 @@ START_TEST(run_emit_schedule_arguments) {
     ck_assert_ptr_nonnull(strstr(r.out, "  forward backend (batch 65, tf32, on an H100): cuBLAS per step: batch 65 > 64 (tf32)"));
     r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--persistent", "4", "--precision", "tf32");
     ck_assert_int_eq(r.status, 0);
-    ck_assert_ptr_nonnull(strstr(r.out, "rnn_mv_mma<1, 2, 1>(w1, "));
+    ck_assert_ptr_nonnull(strstr(r.out, "rnn_mv_mma<1, 2, 1, 0>(w1, "));
     ck_assert_ptr_nonnull(strstr(r.out, "tf32 tensor-core products);"));
     /* the 16-bit precisions round every GEMM's inputs; their persistent kernels hold 16-bit weights
      * (read from the runtime's rounded copy) and run 16-bit products, and their units write the
@@ -327,7 +327,7 @@ START_TEST(run_emit_schedule_arguments) {
     ck_assert_ptr_null(strstr(t.out, "rnn_put16(&a.state16"));
     r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--persistent", "4", "--precision", "bf16");
     ck_assert_int_eq(r.status, 0);
-    ck_assert_ptr_nonnull(strstr(r.out, "rnn_mv_mma<1, 2, 3>(w1, "));
+    ck_assert_ptr_nonnull(strstr(r.out, "rnn_mv_mma<1, 2, 3, 1>(w1, 288, rows1, 1, 8, 256, 1, rnn_x16_0, RNN_DIM_H, "));
     ck_assert_ptr_nonnull(strstr(r.out, "bf16 tensor-core products);"));
     ck_assert_ptr_nonnull(strstr(r.out, "unsigned short *const w1 = (unsigned short *)(rnn_smem + 0);"));
     ck_assert_ptr_nonnull(strstr(r.out, "rnn_cp16(&w1[r * 288 + k], args.params16 + "));
@@ -342,7 +342,7 @@ START_TEST(run_emit_schedule_arguments) {
     ck_assert_int_eq(r.status, 0);
     ck_assert_ptr_nonnull(strstr(r.out, "if (args.dbuf16[1]) a.dbuf16[1] = args.dbuf16[1] + t * args.buf_step[1];"));
     ck_assert_ptr_nonnull(strstr(r.out, "if (a.dbuf16[0]) rnn_put16(a.dbuf16[0] + (&a.dbuf[0][col * 32 + j] - a.dbuf[0]), "));
-    ck_assert_ptr_nonnull(strstr(r.out, "rnn_mv_mma<1, 2, 2>(w1, "));
+    ck_assert_ptr_nonnull(strstr(r.out, "rnn_mv_mma<1, 2, 2, 0>(w1, "));
     ck_assert_ptr_nonnull(strstr(r.out, "v[u] = in ? args.params16[")); /* W's columns, 8 halves in flight a thread */
     r = RUN(NULL, "dump", "--schedule", "--dim", "I=8", "--dim", "H=1024", "--batch", "4", "--precision", "fp16",
             "cells/lstm.cell");

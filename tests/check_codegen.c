@@ -490,6 +490,7 @@ START_TEST(persistent_units_compile) {
                 CgPersist P;
                 char why[256], name[256];
                 CgPersistAsk ask = cg_persist_h100_ask(batches[b], backward, products, clusters[b]);
+                ask.twins = half; /* as the runtime plans a 16-bit model */
                 ask.warps = warps[b];
                 ask.handoff = b == 0 ? CG_HANDOFF_FLAGS : CG_HANDOFF_BARRIER; /* flags where allowed (b = 0: no clusters) */
                 char *u = emit_persistent(&s, L, ask, &P, why, sizeof why);
@@ -519,11 +520,24 @@ START_TEST(persistent_units_compile) {
                 }
                 const char *at = strstr(u, mma ? "rnn_mv_mma<" : "rnn_mv_t<");
                 ck_assert_msg(!P.ngemms || at, "%s", c->name);
-                if (P.ngemms && mma) { /* the products' precision is the template's third argument */
-                    int rw = 0, nwa = 0, prec = 0;
-                    ck_assert_int_eq(sscanf(at, "rnn_mv_mma<%d, %d, %d>(", &rw, &nwa, &prec), 3);
-                    ck_assert_int_eq(prec, (int)products);
+                int any16 = 0, calls16 = 0;
+                for (int q = 0; q < P.ngemms; q++) { /* a forward's states staged 16-bit, unless flags are asked */
+                    IrRef operand = plan->gemms[P.gemms[q].gemm].operand;
+                    ck_assert_int_eq(P.gemms[q].x16, half && !backward && b != 0 && c->nodes[operand].op == IR_STATE &&
+                                                         P.gemms[q].K % 8 == 0);
+                    any16 |= P.gemms[q].x16;
                 }
+                for (; P.ngemms && mma && at; at = strstr(at + 1, "rnn_mv_mma<")) {
+                    /* the products' precision and whether the operand is 16-bit: the template's last arguments */
+                    int rw = 0, nwa = 0, prec = 0, x16 = 0;
+                    ck_assert_int_eq(sscanf(at, "rnn_mv_mma<%d, %d, %d, %d>(", &rw, &nwa, &prec, &x16), 4);
+                    ck_assert_int_eq(prec, (int)products);
+                    const char *x = strstr(at, ", rnn_x16_"), *end = strchr(at, ';');
+                    ck_assert_int_eq(x16, x && end && x < end); /* X is the twin exactly when the template says so */
+                    calls16 += x16;
+                }
+                ck_assert_int_eq(calls16 > 0, any16);
+                ck_assert_int_eq(strstr(u, "const unsigned short *const rnn_x16_") != NULL, any16);
                 /* weights copied asynchronously, then (tf32 only) rounded where they landed; 16-bit weights
                  * from the runtime's rounded copy */
                 ck_assert_msg(!P.ngemms || strstr(u, "rnn_cp_wait_all();  // this thread's copies of the weights"), "%s",
@@ -754,7 +768,7 @@ END_TEST
 /* A forward whose rows are not whole 16-byte pieces copies its weights 4 bytes at a time (fp32
  * rows, H=71) or loads 8 halves a thread at once (16-bit rows, H=71 and H=76), 16 bytes a copy
  * where they are whole (H=72; H=76 in fp32), rounds them in tf32 in the copy's own mapping, and
- * compiles. */
+ * compiles; a 16-bit model stages h from its twin only where its rows are whole (H=72). */
 START_TEST(persistent_odd_rows_copied_by_words) {
     for (int odd = 0; odd < 3; odd++)
         for (int products = CG_FFMA; products <= CG_F16; products++) {
@@ -774,6 +788,15 @@ START_TEST(persistent_odd_rows_copied_by_words) {
             weights_rounded_by_their_copier(u, P.ngemms, products == CG_TF32, dims[1]);
             if (!whole) compile_ok(u, dims[1], "sm_90");
             free(u);
+            if (products == CG_F16) { /* as a 16-bit model plans it: h staged from its twin where its rows are whole */
+                CgPersistAsk ask = cg_persist_h100_ask(7, 0, CG_F16, 1);
+                ask.twins = 1;
+                u = emit_persistent(&s, L, ask, &P, why, sizeof why);
+                ck_assert_msg(u, "%s", why);
+                ck_assert_int_eq(P.gemms[0].x16, whole);
+                ck_assert_int_eq(strstr(u, ", rnn_x16_0, RNN_DIM_H, ") != NULL, whole);
+                free(u);
+            }
             src_close(&s);
         }
 }

@@ -393,26 +393,31 @@ RNN_DEV void rnn_flag_stage(float *xs, const unsigned long long *F, unsigned fla
 }
 
 /* Starts copying columns n0 .. n0+NP-1, elements k0 .. k0+KC-1 of X (column n at X + n*ldx, K
- * elements, N columns) into tile b of xs ([NP][lds] each): with clusters and 16-byte aligned rows,
- * this block's share of them multicast to the cluster (rows past N and elements past K keep what
- * they hold: the plan makes sure that is zeros or columns nobody keeps); else all of them into
- * this block only, zeros outside, 16-byte copies when ldx, K and X allow. */
-RNN_DEV void rnn_mv_stage(float *xs, int b, const float *X, long long ldx, int N, int K, int n0, int k0, int NP, int KC,
-                          int lds) {
+ * elements, N columns; T: float, or unsigned short for a 16-bit twin) into tile b of xs ([NP][lds]
+ * each): with clusters and 16-byte aligned rows, this block's share of them multicast to the
+ * cluster (rows past N and elements past K keep what they hold: the plan makes sure that is zeros
+ * or columns nobody keeps); else all of them into this block only, zeros outside, 16-byte copies
+ * when ldx, K and X allow (16-bit values one at a time otherwise: a cp.async moves 4 bytes at least). */
+template <typename T>
+RNN_DEV void rnn_mv_stage(T *xs, int b, const T *X, long long ldx, int N, int K, int n0, int k0, int NP, int KC, int lds) {
+    constexpr int V = 16 / sizeof(T); /* elements a 16-byte copy */
     xs += b * NP * lds;
+    const bool whole = ldx % V == 0 && K % V == 0 && (((unsigned long long)X) & 15) == 0;
 #if RNN_CLUSTER > 1
     const unsigned full = rnn_smem_addr(&rnn_full[b]), uses = rnn_uses[b];
-    if ((ldx & 3) == 0 && (K & 3) == 0 && (((unsigned long long)X) & 15) == 0) {
+    if (whole) {
         const int nn = N - n0 < NP ? N - n0 : NP, kn = K - k0 < KC ? K - k0 : KC;
         if (threadIdx.x == 0)
-            asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(full), "r"(nn * kn * 4) : "memory");
+            asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(full), "r"(nn * kn * (int)sizeof(T))
+                         : "memory");
         const int n = (int)rnn_cluster_rank() + RNN_CLUSTER * (int)threadIdx.x;
         if (n < nn) {
             if (uses > 0) rnn_bar_wait(rnn_smem_addr(&rnn_empty[b]), (uses - 1) & 1); /* every block has read it */
             asm volatile("fence.proxy.async.global;" ::: "memory"); /* X was written by ordinary stores */
             asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
                          " [%0], [%1], %2, [%3], %4;" ::"r"(rnn_smem_addr(xs + n * lds)),
-                         "l"(X + (long long)(n0 + n) * ldx + k0), "r"(kn * 4), "r"(full), "h"((unsigned short)((1u << RNN_CLUSTER) - 1))
+                         "l"(X + (long long)(n0 + n) * ldx + k0), "r"(kn * (int)sizeof(T)), "r"(full),
+                         "h"((unsigned short)((1u << RNN_CLUSTER) - 1))
                          : "memory");
         }
         return;
@@ -421,10 +426,10 @@ RNN_DEV void rnn_mv_stage(float *xs, int b, const float *X, long long ldx, int N
     if (uses > 0) rnn_bar_wait(rnn_smem_addr(&rnn_empty[b]), (uses - 1) & 1);
     if (threadIdx.x == 0) asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(full) : "memory"); /* no bytes to count */
 #endif
-    if ((ldx & 3) == 0 && (K & 3) == 0 && (((unsigned long long)X) & 15) == 0) {
-        const int q = KC >> 2;
+    if (whole) {
+        const int q = KC / V;
         for (int e = threadIdx.x; e < NP * q; e += RNN_P_THREADS) {
-            const int n = e / q, k = (e - n * q) << 2;
+            const int n = e / q, k = (e - n * q) * V;
             const int ok = n0 + n < N && k0 + k < K;
             rnn_cp16(xs + n * lds + k, ok ? X + (long long)(n0 + n) * ldx + k0 + k : X, ok ? 16 : 0);
         }
@@ -432,7 +437,8 @@ RNN_DEV void rnn_mv_stage(float *xs, int b, const float *X, long long ldx, int N
         for (int e = threadIdx.x; e < NP * KC; e += RNN_P_THREADS) {
             const int n = e / KC, k = e - n * KC;
             const int ok = n0 + n < N && k0 + k < K;
-            rnn_cp4(xs + n * lds + k, ok ? X + (long long)(n0 + n) * ldx + k0 + k : X, ok ? 4 : 0);
+            if (sizeof(T) == 4) rnn_cp4(xs + n * lds + k, ok ? X + (long long)(n0 + n) * ldx + k0 + k : X, ok ? 4 : 0);
+            else xs[n * lds + k] = ok ? X[(long long)(n0 + n) * ldx + k0 + k] : (T)0;
         }
     }
     rnn_cp_commit();
@@ -442,8 +448,9 @@ RNN_DEV void rnn_mv_stage(float *xs, int b, const float *X, long long ldx, int N
  * (two tiles of NP*lds floats when chunks > 1): starts staging chunk c+1 into the other tile,
  * waits for chunk c and returns its tile. Every thread of the block must call it (it ends with a
  * __syncthreads); the caller's rnn_mv_release(c & 1) after reading the tile lets it be refilled. */
-RNN_DEV const float *rnn_mv_chunk(float *xs, const float *X, long long ldx, int N, int K, int n0, int c, int chunks,
-                                  int NP, int KC, int lds) {
+template <typename T>
+RNN_DEV const T *rnn_mv_chunk(T *xs, const T *X, long long ldx, int N, int K, int n0, int c, int chunks, int NP, int KC,
+                              int lds) {
     if (c + 1 < chunks) {
         rnn_mv_stage(xs, (c + 1) & 1, X, ldx, N, K, n0, (c + 1) * KC, NP, KC, lds);
         rnn_cp_wait_one();
@@ -641,15 +648,24 @@ RNN_DEV void rnn_mma16(float c[4], unsigned a0, unsigned a1, unsigned a2, unsign
  * bytes), its first product taking 8t .. 8t+3 as logical k = 2t, 2t+1, 2t+8, 2t+9, the second 8t+4
  * .. 8t+7. */
 enum { RNN_TF32 = 1, RNN_F16 = 2, RNN_BF16 = 3 }; /* codegen/cg.h's CgProducts */
-template <int RW, int NW, int PREC>
-RNN_DEV void rnn_mv_mma(const void *W, int ldw, int rows, int passes, int K, int KC, int chunks, const float *X,
+template <int XH> struct rnn_staged { typedef float T; };          /* an operand staged as floats */
+template <> struct rnn_staged<1> { typedef unsigned short T; };    /* or as its 16-bit twin */
+/* With XH (16-bit products only), X is the operand's 16-bit twin (RnnArgs.state16), staged as it
+ * is into tiles [NP][KC + RNN_PAD_16] halves (half the bytes from L2; the B fragments read as they
+ * are, rows 64 bytes past 128s as the weights'), and F must be NULL. */
+template <int RW, int NW, int PREC, int XH>
+RNN_DEV void rnn_mv_mma(const void *W, int ldw, int rows, int passes, int K, int KC, int chunks, const void *X,
                         long long ldx, int N, const unsigned long long *F, unsigned flag, float *xs, float *red,
                         float *out, long long ldo, const int *rowmap, int acc, float *sres, int res_cap) {
     constexpr int NP = 4 * NW, RPP = 8 * RW, MT = (RW + 1) / 2, NT = NP / 8, H = PREC != RNN_TF32, BF = PREC == RNN_BF16;
     constexpr int KS = H ? 32 : 16; /* k a step of the two products */
     static_assert(NW % 2 == 0, "rnn_mv_mma: whole 8-sequence tiles");
+    static_assert(!XH || H, "rnn_mv_mma: 16-bit operands with 16-bit products only");
+    typedef typename rnn_staged<XH>::T XT;
+    XT *const xt = (XT *)xs;
+    const XT *const xg = (const XT *)X;
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, tk = (lane & 3) * (KS / 4);
-    const int lds = KC + (H ? RNN_PAD_FFMA : RNN_PAD_MMA), kw = KC / RNN_WARPS;
+    const int lds = KC + (XH ? RNN_PAD_16 : H ? RNN_PAD_FFMA : RNN_PAD_MMA), kw = KC / RNN_WARPS;
     for (int p = 0; p < passes; p++) {
         for (int n0 = 0; n0 < N; n0 += NP) {
             float c[2][MT][NT][4]; /* two independent sums per tile: twice the mma in flight */
@@ -659,11 +675,12 @@ RNN_DEV void rnn_mv_mma(const void *W, int ldw, int rows, int passes, int K, int
                 for (int i = 0; i < MT; i++)
 #pragma unroll
                     for (int j = 0; j < NT; j++) c[h][i][j][0] = c[h][i][j][1] = c[h][i][j][2] = c[h][i][j][3] = 0.0f;
-            if (F) rnn_flag_stage(xs, F, flag, N, K, n0, NP, KC, lds); /* staged whole (chunks == 1) */
-            else rnn_mv_stage(xs, 0, X, ldx, N, K, n0, 0, NP, KC, lds);
+            if (F && !XH) rnn_flag_stage(xs, F, flag, N, K, n0, NP, KC, lds); /* staged whole (chunks == 1) */
+            else rnn_mv_stage(xt, 0, xg, ldx, N, K, n0, 0, NP, KC, lds);
             for (int ch = 0; ch < chunks; ch++) {
                 const long long w0 = (long long)(p * RPP + g) * ldw + ch * KC + warp * kw + tk; /* elements */
-                const float *xp = rnn_mv_chunk(xs, X, ldx, N, K, n0, ch, chunks, NP, KC, lds) + g * lds + warp * kw + tk;
+                const XT *const xq = rnn_mv_chunk(xt, xg, ldx, N, K, n0, ch, chunks, NP, KC, lds) + g * lds + warp * kw + tk;
+                const float *const xp = (const float *)xq; /* XH = 0 */
                 if (H) {
                     const unsigned short *wp = (const unsigned short *)W + w0;
 #pragma unroll 2
@@ -677,9 +694,13 @@ RNN_DEV void rnn_mv_mma(const void *W, int ldw, int rows, int passes, int K, int
                         }
 #pragma unroll
                         for (int j = 0; j < NT; j++) {
-                            const float4 x0 = *(const float4 *)(xp + j * 8 * lds + kk), x1 = *(const float4 *)(xp + j * 8 * lds + kk + 4);
-                            b[j] = make_uint4(rnn_pack16<BF>(x0.x, x0.y), rnn_pack16<BF>(x0.z, x0.w),
-                                              rnn_pack16<BF>(x1.x, x1.y), rnn_pack16<BF>(x1.z, x1.w));
+                            if (XH) {
+                                b[j] = *(const uint4 *)(xq + j * 8 * lds + kk);
+                            } else {
+                                const float4 x0 = *(const float4 *)(xp + j * 8 * lds + kk), x1 = *(const float4 *)(xp + j * 8 * lds + kk + 4);
+                                b[j] = make_uint4(rnn_pack16<BF>(x0.x, x0.y), rnn_pack16<BF>(x0.z, x0.w),
+                                                  rnn_pack16<BF>(x1.x, x1.y), rnn_pack16<BF>(x1.z, x1.w));
+                            }
                         }
 #pragma unroll
                         for (int i = 0; i < MT; i++)
@@ -773,7 +794,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_p(const RnnArgs 
         const int r = e / 36, k = (e - r * 36) * 4;
         for (int i = 0; i < 4; i++) w1[r * 144 + k + i] = rnn_to_tf32(w1[r * 144 + k + i]);
     }
-    float *const rnn_xs = rnn_smem + 1188;  // 1 staging tile [8][144]
+    float *const rnn_xs = rnn_smem + 1188;  // 1 staging tile [8][up to 128 + pad] (1152 floats)
     float *const rnn_red = rnn_xs + 1152;  // partial sums [8][8][8]
     __syncthreads();
     RNN_PROF(5);
@@ -808,7 +829,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_p(const RnnArgs 
             }
         }
         // G1: [U_i; U_f; U_g; U_o] @ h
-        rnn_mv_mma<1, 2, 1>(w1, 144, rows1, 1, 16, 128, 1, a.state_prev[0], RNN_DIM_H, a.N, NULL, 0u, rnn_xs, rnn_red, a.buf[1], 64, map1, 0, rnn_res1, 4);
+        rnn_mv_mma<1, 2, 1, 0>(w1, 144, rows1, 1, 16, 128, 1, a.state_prev[0], RNN_DIM_H, a.N, NULL, 0u, rnn_xs, rnn_red, a.buf[1], 64, map1, 0, rnn_res1, 4);
         // K1 reads only the rows this block computed (rnn_mv ended with __syncthreads)
         // K1 over this block's units
         {
