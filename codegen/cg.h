@@ -139,7 +139,12 @@ int64_t cg_backward_group_items(const PlanLayout *layout, int group, int64_t T, 
  * Block s owns, of every quantity of length L (a group's J, each stacked block of a step GEMM,
  * in the backward each step GEMM's operand), the elements [L*s/G, L*(s+1)/G). a.params must be
  * 16-byte aligned (the forward copies weight rows 16 bytes at a time where K is a multiple of 4;
- * the runtime's are: a cudaMalloc'd buffer, each layer at a multiple of SCHED_PACK_ALIGN floats). */
+ * the runtime's are: a cudaMalloc'd buffer, each layer at a multiple of SCHED_PACK_ALIGN floats).
+ * With 16-bit products (CgPersist.half) the weights come from a.params16 instead, the parameters
+ * rounded at the same indices, 16-byte aligned (rows copied 16 bytes at a time where K is a
+ * multiple of 8); a GEMM with CgPersistGemm.x16 stages state k from a.state16[k], its twin's
+ * slots laid out as state_prev[k]'s (same wrap), slot a.t already holding the rounded state; the
+ * kernel traps where either is NULL. */
 /* Warps of a persistent block unless asked otherwise (CgPersistAsk.warps: 4, 8 or 16). */
 enum { CG_PERSIST_WARPS = 8 };
 /* The H100 (SXM) the CLI sizes persistent kernels for when no device is asked: its

@@ -308,9 +308,10 @@ RNN_DEV float rnn_fma4(float4 w, float4 x, float v) {
  * half the banks apart, so a quarter-warp's 16-byte loads of two rows never collide). */
 #define RNN_PAD_FFMA 4
 #define RNN_PAD_MMA 16
-/* 16-bit weights (rnn_mv_mma16): 32 halves (64 bytes) after each row, for the same reason as
- * RNN_PAD_MMA; its staged operand rows take RNN_PAD_FFMA (lanes read 32 bytes a column, so
- * columns g and g+1 must start 16 bytes apart modulo 128). */
+/* 16-bit weights (rnn_mv_mma with RNN_F16 or RNN_BF16): 32 halves (64 bytes) after each row, for
+ * the same reason as RNN_PAD_MMA, and after each row of an operand staged in 16 bits; operand rows
+ * staged as floats take RNN_PAD_FFMA (lanes read 32 bytes a column, so columns g and g+1 must start
+ * 16 bytes apart modulo 128). */
 #define RNN_PAD_16 32
 
 /* The hand-off by flagged values (CgPersist.flags; bench/NOTES.md section 17). A step's state
@@ -675,7 +676,8 @@ RNN_DEV void rnn_mv_mma(const void *W, int ldw, int rows, int passes, int K, int
                 for (int i = 0; i < MT; i++)
 #pragma unroll
                     for (int j = 0; j < NT; j++) c[h][i][j][0] = c[h][i][j][1] = c[h][i][j][2] = c[h][i][j][3] = 0.0f;
-            if (F && !XH) rnn_flag_stage(xs, F, flag, N, K, n0, NP, KC, lds); /* staged whole (chunks == 1) */
+            if (XH && F) __trap(); /* flagged words hold fp32 values: the plan stages them as floats */
+            if (F) rnn_flag_stage(xs, F, flag, N, K, n0, NP, KC, lds); /* staged whole (chunks == 1) */
             else rnn_mv_stage(xt, 0, xg, ldx, N, K, n0, 0, NP, KC, lds);
             for (int ch = 0; ch < chunks; ch++) {
                 const long long w0 = (long long)(p * RPP + g) * ldw + ch * KC + warp * kw + tk; /* elements */
