@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench/common.h"
 #include "runtime/rt_internal.h"
 #include "runtime/rt_verify.h"
 
@@ -30,12 +31,11 @@ int main(int argc, char **argv) {
         else if (c == 'T') T = atoll(optarg);
         else if (c == 'N') N = atoll(optarg);
         else if (c == 't') train = 1;
-        else if (c == 'p') {
-            for (prec = RNNCC_BF16; prec >= 0 && strcmp(optarg, rnncc_precision_name((rnncc_precision)prec)) != 0;) prec--;
-            if (prec < 0) {
-                fprintf(stderr, "persist_profile: --precision must be fp32, tf32, fp16 or bf16, not '%s'\n", optarg);
-                return 2;
-            }
+        else if (c == 'p') { /* the benchmarks' parser and message */
+            Prec one;
+            int n = 0;
+            if (!bench_add_precs("persist_profile", &optarg, 1, &one, &n)) return 2;
+            prec = bench_rnncc_precision(one);
         } else return 2;
     }
     if (optind != argc - 1 || T < 1 || N < 1) {

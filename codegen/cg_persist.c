@@ -178,7 +178,7 @@ static void lay_out(const PlanLayout *L, CgPersist *P, int64_t kc_cap, int64_t b
     }
     for (int k = 0; k < P->ngemms; k++) { /* the staging tiles: the most any GEMM's take ([NP][kc + pad] each) */
         const CgPersistGemm *q = &P->gemms[k];
-        int64_t row = q->x16 ? ceil_div(q->kc + 32, 2) : q->kc + P->xpad; /* floats: RNN_PAD_16 halves, or xpad */
+        int64_t row = q->x16 ? ceil_div(q->kc + P->pad, 2) : q->kc + P->xpad; /* floats: halves padded as the weights' */
         int64_t floats = P->tiles * 4 * (int64_t)P->nw * row;
         if (floats > P->xs_floats) P->xs_floats = floats;
     }
@@ -720,6 +720,16 @@ static void barrier(Gen *g, int *synced, const char *why) {
     *synced = 1;
 }
 
+/* Does a step GEMM of the persistent forward being emitted stage state k's 16-bit twin? */
+static int staged16(const Gen *g, int k) {
+    const CgPersist *P = g->persist;
+    for (int qi = 0; P && qi < P->ngemms; qi++) {
+        const IrNode *n = &g->c->nodes[g->plan->gemms[P->gemms[qi].gemm].operand];
+        if (P->gemms[qi].x16 && n->op == IR_STATE && n->index == k) return 1;
+    }
+    return 0;
+}
+
 /* The kernel's opening: signature, contract check, row maps, weights into shared memory. */
 static int emit_prologue(Gen *g, const CgPersist *P, const char *kname) {
     StrBuf *out = g->out;
@@ -733,10 +743,10 @@ static int emit_prologue(Gen *g, const CgPersist *P, const char *kname) {
     cg_emit(out, "extern __shared__ float4 rnn_smem4[];");
     cg_emit(out, "float *const rnn_smem = (float *)rnn_smem4;");
     if (P->half) cg_emit(out, "if (!args.params16) __trap();  // 16-bit weights: the runtime's rounded copy (codegen/cg.h)");
-    for (int qi = 0; qi < P->ngemms; qi++)
-        if (P->gemms[qi].x16)
-            cg_emit(out, "if (!args.state16[%d]) __trap();  // G%d stages the state's 16-bit twin (codegen/cg.h)",
-                    g->c->nodes[g->plan->gemms[P->gemms[qi].gemm].operand].index, P->gemms[qi].gemm);
+    for (int k = 0; k < g->c->nstates; k++)
+        if (staged16(g, k))
+            cg_emit(out, "if (!args.state16[%d]) __trap();  // state %s is staged from its 16-bit twin (codegen/cg.h)", k,
+                    g->c->states[k].name);
     for (int qi = 0; qi < P->ngemms; qi++) emit_gemm_setup(g, P, qi);
     cg_emit(out, "__syncthreads();  // the row maps are complete");
     for (int qi = 0; qi < P->ngemms; qi++) emit_gemm_load(g, P, qi, 0);
@@ -746,12 +756,11 @@ static int emit_prologue(Gen *g, const CgPersist *P, const char *kname) {
     cg_emit(out, "float *const rnn_xs = rnn_smem + %lld;  // %d staging tile%s [%d][up to %lld + pad] (%lld floats)",
             (long long)P->fixed_floats, P->tiles, P->tiles > 1 ? "s" : "", 4 * P->nw, (long long)P->kc_max,
             (long long)P->xs_floats);
-    long long tile_floats = (long long)P->xs_floats;
-    cg_emit(out, "float *const rnn_red = rnn_xs + %lld;  // partial sums [%d][%lld][%d]", tile_floats, P->warps,
+    cg_emit(out, "float *const rnn_red = rnn_xs + %lld;  // partial sums [%d][%lld][%d]", (long long)P->xs_floats, P->warps,
             (long long)P->rpp_max, 4 * P->nw);
     if (P->cluster > 1)
         cg_emit(out, "rnn_cluster_init(rnn_xs, %lld);  // clusters of %d share the staged operand (persist.cuh)",
-                tile_floats, P->cluster);
+                (long long)P->xs_floats, P->cluster);
     cg_emit(out, "__syncthreads();");
     cg_emit(out, "RNN_PROF(5);");
     if (!P->flags) cg_emit(out, "unsigned epoch = 0;  // grid barriers passed");
@@ -759,16 +768,6 @@ static int emit_prologue(Gen *g, const CgPersist *P, const char *kname) {
 }
 
 int cg_persist_flagged(const Gen *g, int k) { return g->persist && g->persist->flags && cg_state_multiplied(g->plan, k); }
-
-/* Does a step GEMM of the persistent forward being emitted stage state k's 16-bit twin? */
-static int staged16(const Gen *g, int k) {
-    const CgPersist *P = g->persist;
-    for (int qi = 0; P && qi < P->ngemms; qi++) {
-        const IrNode *n = &g->c->nodes[g->plan->gemms[P->gemms[qi].gemm].operand];
-        if (P->gemms[qi].x16 && n->op == IR_STATE && n->index == k) return 1;
-    }
-    return 0;
-}
 
 /* Step t's view of the arguments: the per-step kernels' arguments at step t. */
 static void emit_step_view(Gen *g, int backward) {

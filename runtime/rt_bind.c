@@ -28,7 +28,7 @@ void rt_bind(RtBind *b, rnncc_model *m, const RtRegions *r, int l, int d, int la
     b->hcol0 = 0;
     b->hcols = r->T * r->N;
     /* 16-byte aligned (the kernel loads two words at once) whatever the caller's workspace is */
-    b->flags = r->flag_words ? (unsigned long long *)(((uintptr_t)(ws + r->flags[lane]) + 15) & ~(uintptr_t)15) : NULL;
+    b->flags = r->flag_words ? (unsigned long long *)rt_align16(ws + r->flags[lane]) : NULL;
     int64_t D0 = ir_node_len(c, c->outputs[0].node, m->dimval[0]);
     int lo_in = r->training ? l - 1 : (l - 1) % 2, lo_out = r->training ? l : l % 2;
     b->x = l == 0 ? x : (const float *)(keep + r->layer_out[lo_in]);

@@ -34,7 +34,7 @@ rnncc_status rt_half_begin(rnncc_model *m, const RtRegions *r, char *ws, int wei
     m->half_len[1] = r->half_len[1];
     if (!rt_half(m) || !weights) return RNNCC_OK;
     /* 16-byte aligned: persistent kernels copy weight rows from it 16 bytes at a time */
-    m->half_weights = (void *)(((uintptr_t)(ws + r->half_weights) + 15) & ~(uintptr_t)15);
+    m->half_weights = rt_align16(ws + r->half_weights);
     return convert(m, m->streams[0], m->weights, m->weight_count, m->weight_count, 1, m->half_weights);
 }
 

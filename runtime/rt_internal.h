@@ -260,6 +260,9 @@ int rt_half(const rnncc_model *m);
 /* Points the model at a pass's 16-bit operand regions of ws (rt_half); with weights, issues the
  * conversion of the weights on stream 0 (before the pass forks its lanes). */
 rnncc_status rt_half_begin(rnncc_model *m, const RtRegions *r, char *ws, int weights);
+/* p rounded up to a multiple of 16 bytes (regions a caller's workspace holds, sized 16 bytes more,
+ * that kernels read 16 bytes at a time). */
+static inline char *rt_align16(char *p) { return (char *)(((uintptr_t)p + 15) & ~(uintptr_t)15); }
 /* Forgets the pass's 16-bit operand regions (before the workspace they point into is freed). */
 void rt_half_end(rnncc_model *m);
 /* The 16-bit form of GEMM operand p (rows x cols, leading dimension ld): its twin (laid out as p),

@@ -770,7 +770,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_p(const RnnArgs 
     extern __shared__ float4 rnn_smem4[];
     float *const rnn_smem = (float *)rnn_smem4;
     if (!args.params16) __trap();  // 16-bit weights: the runtime's rounded copy (codegen/cg.h)
-    if (!args.state16[0]) __trap();  // G1 stages the state's 16-bit twin (codegen/cg.h)
+    if (!args.state16[0]) __trap();  // state h is staged from its 16-bit twin (codegen/cg.h)
     // G1 = [U_i; U_f; U_g; U_o] @ h: the rows of this block's units (at most 4), kept for every step
     unsigned short *const w1 = (unsigned short *)(rnn_smem + 0);  // [8 rows][288] 16-bit
     int *const map1 = (int *)(rnn_smem + 1152);  // local row -> stacked row
