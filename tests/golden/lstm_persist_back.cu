@@ -635,6 +635,19 @@ RNN_DEV void rnn_mma16(float c[4], unsigned a0, unsigned a1, unsigned a2, unsign
                      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 }
 
+/* A lane's A fragments of a pass's MT 16-row tiles: 16 bytes (V: float4 or uint4) at w (its row g,
+ * its k) and 8 rows below, each tile's 16 rows apart (ld elements a row); zeros for rows past RPP
+ * (RW odd: the last tile's lower 8 rows). */
+template <int MT, int RPP, typename V, typename E>
+RNN_DEV void rnn_mma_a(V a[MT][2], const E *w, int ld) {
+#pragma unroll
+    for (int i = 0; i < MT; i++) {
+        a[i][0] = *(const V *)(w + i * 16 * ld);
+        a[i][1] = V{}; /* rows past RPP (RW odd) */
+        if (i * 16 + 8 < RPP) a[i][1] = *(const V *)(w + (i * 16 + 8) * ld);
+    }
+}
+
 /* rnn_mv_t on tensor cores, fp32 sums, with PREC's inputs: RNN_TF32 (W already rounded to tf32 by
  * rnn_to_tf32, ldw = KP + RNN_PAD_MMA floats, tiles [NP][KC + RNN_PAD_MMA]) or RNN_F16 / RNN_BF16 (W:
  * 16-bit values, the runtime's rounded copy of the parameters, RnnArgs.params16, ldw = KP +
@@ -688,12 +701,7 @@ RNN_DEV void rnn_mv_mma(const void *W, int ldw, int rows, int passes, int K, int
 #pragma unroll 2
                     for (int kk = 0; kk < kw; kk += KS) {
                         uint4 a[MT][2], b[NT];
-#pragma unroll
-                        for (int i = 0; i < MT; i++) {
-                            a[i][0] = *(const uint4 *)(wp + i * 16 * ldw + kk);
-                            a[i][1] = make_uint4(0u, 0u, 0u, 0u); /* rows past RPP (RW odd) */
-                            if (i * 16 + 8 < RPP) a[i][1] = *(const uint4 *)(wp + (i * 16 + 8) * ldw + kk);
-                        }
+                        rnn_mma_a<MT, RPP>(a, wp + kk, ldw);
 #pragma unroll
                         for (int j = 0; j < NT; j++) {
                             if (XH) {
@@ -717,12 +725,7 @@ RNN_DEV void rnn_mv_mma(const void *W, int ldw, int rows, int passes, int K, int
 #pragma unroll 4 /* a warp is mostly alone on its scheduler: loads of later k in flight hide latency */
                     for (int kk = 0; kk < kw; kk += KS) {
                         float4 a[MT][2], b[NT];
-#pragma unroll
-                        for (int i = 0; i < MT; i++) {
-                            a[i][0] = *(const float4 *)(wp + i * 16 * ldw + kk);
-                            a[i][1] = make_float4(0.0f, 0.0f, 0.0f, 0.0f); /* rows past RPP (RW odd) */
-                            if (i * 16 + 8 < RPP) a[i][1] = *(const float4 *)(wp + (i * 16 + 8) * ldw + kk);
-                        }
+                        rnn_mma_a<MT, RPP>(a, wp + kk, ldw);
 #pragma unroll
                         for (int j = 0; j < NT; j++) {
                             const float4 x = *(const float4 *)(xp + j * 8 * lds + kk);
