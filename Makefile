@@ -3,7 +3,7 @@
 #   make test       unit tests (GPU tests skip themselves where no GPU is present)
 #   make demo       build, then check and dump cells/lstm.cell (and run it on a GPU if present)
 #   make asan       the whole test suite under AddressSanitizer + UndefinedBehaviorSanitizer
-#   make fuzz       a bounded libFuzzer run of parse + check (FUZZ_SECONDS, default 60)
+#   make fuzz       bounded libFuzzer runs of parse + check, and of schedule + codegen (FUZZ_SECONDS each, default 60)
 #   make golden-update   rewrite the golden files in tests/golden (review the diff)
 #   make examples   build/examples/ (the JIT embedded in a C program)
 #   make parity     build/parity/parity (PyTorch parity; run tests/parity/run.sh on a GPU machine)
@@ -174,10 +174,19 @@ $(B)/fuzz_parse: tests/fuzz/fuzz_parse.c $(IR_SRCS) $(GRAMMAR_SRCS) $(GRAMMAR_GE
 	@echo "  FUZZ    $@"
 	$(Q)clang -std=c11 -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined $(CPPFLAGS:-MMD=) -o $@ $^ -lm
 
-fuzz: $(B)/fuzz_parse
-	@mkdir -p $(B)/fuzz-corpus && cp cells/*.cell $(B)/fuzz-corpus/
+# ... and over schedule, layout and code generation (per-step and persistent units, no NVRTC)
+CG_TEXT := $(B)/codegen/prelude_text.c $(B)/codegen/persist_text.c $(B)/codegen/convert_text.c
+$(B)/fuzz_compile: tests/fuzz/fuzz_compile.c $(IR_SRCS) $(GRAMMAR_SRCS) $(CODEGEN_SRCS) $(GRAMMAR_GEN) $(CG_TEXT)
+	@echo "  FUZZ    $@"
+	$(Q)clang -std=c11 -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined $(CPPFLAGS:-MMD=) -o $@ $^ -lm
+
+fuzz: $(B)/fuzz_parse $(B)/fuzz_compile
+	@mkdir -p $(B)/fuzz-corpus $(B)/fuzz-corpus-compile
+	@cp cells/*.cell $(B)/fuzz-corpus/ && cp cells/*.cell $(B)/fuzz-corpus-compile/
 	$(B)/fuzz_parse -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 -max_len=4096 \
 	    -dict=tests/fuzz/cell.dict $(B)/fuzz-corpus tests/bad
+	$(B)/fuzz_compile -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 -max_len=4096 \
+	    -dict=tests/fuzz/cell.dict $(B)/fuzz-corpus-compile
 
 # ---- examples: host programs that embed the JIT through runtime/rnncc.h only -------
 # embed_lstm (forward, checked against C) and train_adding (training on the adding problem);
