@@ -236,9 +236,26 @@ static void search(Search *S, const CgPersistAsk *base) {
     }
 }
 
+/* Adds to h the generated source of base's unit (the rule's tile), so that a change of the code
+ * generator, not only of persist.cuh, measures the tiles again; nothing where base does not fit. */
+static void hash_generated(RtHash *h, const rnncc_model *m, int li, const CgPersistAsk *base) {
+    Arena a;
+    arena_init(&a);
+    Diags d;
+    diag_init(&d, &a, NULL, NULL, 0);
+    CgPersist P;
+    char why[256];
+    StrBuf src = {0};
+    if (cg_persist_plan(&a, m->layout[li], base, &P, why, sizeof why) &&
+        cg_emit_persistent(&a, m->plan, m->layout[li], &P, &src, &d) && !src.failed)
+        rt_hash_add(h, src.data, src.len);
+    sb_free(&src);
+    arena_free(&a);
+}
+
 /* The cache key of the search for layout li and base: device, driver and NVRTC versions, cell,
  * dimensions, request (the exact batch: the class's tile is tuned for its first batch), what is
- * forced, profiling, helpers. */
+ * forced, profiling, helpers, and the code the rule's tile generates. */
 static void choice_key(const rnncc_model *m, int li, const CgPersistAsk *base, char key[33]) {
     RtHash h;
     rt_hash_init(&h);
@@ -251,6 +268,7 @@ static void choice_key(const rnncc_model *m, int li, const CgPersistAsk *base, c
     rt_hash_add_str(&h, m->source);
     rt_hash_add_str(&h, m->cell->name);
     rt_hash_add_str(&h, cg_persist_text);
+    hash_generated(&h, m, li, base);
     rt_hash_add(&h, m->layout[li]->dimval, (size_t)m->cell->ndims * sizeof *m->layout[li]->dimval);
     int64_t fields[] = {base->N,          base->backward,   base->products,      base->sms,    base->smem_limit,
                         m->persist_cluster, m->persist_warps, m->persist_chunk,  m->persist_nw, m->cluster_launch,
