@@ -168,17 +168,18 @@ golden-update: all
 asan:
 	$(MAKE) B=build/asan SAN=1 CC=clang test
 
-# ---- fuzzing: libFuzzer over parse + check ----------------------------------------
+# ---- fuzzing: libFuzzer over parse + check (tests/fuzz/fuzz_util.h: what the targets share) ---
 FUZZ_SECONDS ?= 60
-$(B)/fuzz_parse: tests/fuzz/fuzz_parse.c $(IR_SRCS) $(GRAMMAR_SRCS) $(GRAMMAR_GEN)
+FUZZ_CC = clang -std=c11 -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined $(CPPFLAGS:-MMD=) -o $@ $(filter %.c,$^) -lm
+$(B)/fuzz_parse: tests/fuzz/fuzz_parse.c tests/fuzz/fuzz_util.h $(IR_SRCS) $(GRAMMAR_SRCS) $(GRAMMAR_GEN)
 	@echo "  FUZZ    $@"
-	$(Q)clang -std=c11 -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined $(CPPFLAGS:-MMD=) -o $@ $^ -lm
+	$(Q)$(FUZZ_CC)
 
 # ... and over schedule, layout and code generation (per-step and persistent units, no NVRTC)
 CG_TEXT := $(B)/codegen/prelude_text.c $(B)/codegen/persist_text.c $(B)/codegen/convert_text.c
-$(B)/fuzz_compile: tests/fuzz/fuzz_compile.c $(IR_SRCS) $(GRAMMAR_SRCS) $(CODEGEN_SRCS) $(GRAMMAR_GEN) $(CG_TEXT)
+$(B)/fuzz_compile: tests/fuzz/fuzz_compile.c tests/fuzz/fuzz_util.h $(IR_SRCS) $(GRAMMAR_SRCS) $(CODEGEN_SRCS) $(GRAMMAR_GEN) $(CG_TEXT)
 	@echo "  FUZZ    $@"
-	$(Q)clang -std=c11 -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined $(CPPFLAGS:-MMD=) -o $@ $^ -lm
+	$(Q)$(FUZZ_CC)
 
 fuzz: $(B)/fuzz_parse $(B)/fuzz_compile
 	@mkdir -p $(B)/fuzz-corpus $(B)/fuzz-corpus-compile

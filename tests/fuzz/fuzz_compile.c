@@ -13,23 +13,7 @@
 #include "../../codegen/cg.h"
 #include "../../ir/ir.h"
 #include "../../ir/sched.h"
-
-#define CHECK(cond)                                                                          \
-    do {                                                                                     \
-        if (!(cond)) {                                                                       \
-            fprintf(stderr, "fuzz_compile: %s:%d: broken: %s\n", __FILE__, __LINE__, #cond); \
-            abort();                                                                         \
-        }                                                                                    \
-    } while (0)
-
-/* Emitted text is printable ASCII, newlines and nothing else. */
-static int text_ok(const StrBuf *sb) {
-    for (size_t i = 0; i < sb->len; i++) {
-        unsigned char c = (unsigned char)sb->data[i];
-        if (c != '\n' && (c < ' ' || c > '~')) return 0;
-    }
-    return 1;
-}
+#include "fuzz_util.h"
 
 /* FNV-1a of the input: the source of every choice below. */
 static uint64_t hash_of(const uint8_t *data, size_t size) {
@@ -103,10 +87,8 @@ static void compile_cell(Arena *arena, Diags *diags, const IrCell *c, uint64_t h
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     Arena arena;
-    arena_init(&arena);
     Diags diags;
-    diag_init(&diags, &arena, "fuzz.cell", (const char *)data, size);
-    const IrModule *m = ir_compile(&arena, &diags, (const char *)data, size);
+    const IrModule *m = fuzz_compile_input(&arena, &diags, data, size);
     if (m)
         for (int i = 0; i < m->ncells; i++) compile_cell(&arena, &diags, m->cells[i], hash_of(data, size) + (uint64_t)i);
     StrBuf sb = {0};

@@ -8,14 +8,7 @@
 #include <string.h>
 
 #include "../../ir/ir.h"
-
-#define CHECK(cond)                                                               \
-    do {                                                                          \
-        if (!(cond)) {                                                            \
-            fprintf(stderr, "fuzz_parse: %s:%d: broken: %s\n", __FILE__, __LINE__, #cond); \
-            abort();                                                              \
-        }                                                                         \
-    } while (0)
+#include "fuzz_util.h"
 
 static int is_alpha(char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'); }
 static int is_digit(char c) { return c >= '0' && c <= '9'; }
@@ -26,15 +19,6 @@ static int name_ok(const char *s) {
     if (n < 1 || n > 64 || !is_alpha(s[0]) || strstr(s, "__")) return 0;
     for (size_t i = 1; i < n; i++)
         if (!is_alpha(s[i]) && !is_digit(s[i]) && s[i] != '_') return 0;
-    return 1;
-}
-
-/* Dumps contain printable ASCII and newlines only. */
-static int text_ok(const StrBuf *sb) {
-    for (size_t i = 0; i < sb->len; i++) {
-        unsigned char c = (unsigned char)sb->data[i];
-        if (c != '\n' && (c < ' ' || c > '~')) return 0;
-    }
     return 1;
 }
 
@@ -96,10 +80,8 @@ static void check_cell(const IrCell *c) {
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     Arena arena;
-    arena_init(&arena);
     Diags diags;
-    diag_init(&diags, &arena, "fuzz.cell", (const char *)data, size);
-    const IrModule *m = ir_compile(&arena, &diags, (const char *)data, size);
+    const IrModule *m = fuzz_compile_input(&arena, &diags, data, size);
     StrBuf sb = {0};
     diag_render(&diags, &sb);
     CHECK(!sb.failed);
