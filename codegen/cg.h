@@ -142,9 +142,10 @@ int64_t cg_backward_group_items(const PlanLayout *layout, int group, int64_t T, 
  * the runtime's are: a cudaMalloc'd buffer, each layer at a multiple of SCHED_PACK_ALIGN floats).
  * With 16-bit products (CgPersist.half) the weights come from a.params16 instead, the parameters
  * rounded at the same indices, 16-byte aligned (rows copied 16 bytes at a time where K is a
- * multiple of 8); a GEMM with CgPersistGemm.x16 stages state k from a.state16[k], its twin's
- * slots laid out as state_prev[k]'s (same wrap), slot a.t already holding the rounded state; the
- * kernel traps where either is NULL. */
+ * multiple of 8); a forward GEMM with CgPersistGemm.x16 stages state k from a.state16[k], its
+ * twin's slots laid out as state_prev[k]'s (same wrap), slot a.t already holding the rounded
+ * state; a backward one stages its result's adjoint from a.dbuf16[b] (b its out buffer, laid out
+ * as dbuf[b]; the kernel writes it before it reads it); the kernel traps where any is NULL. */
 /* Warps of a persistent block unless asked otherwise (CgPersistAsk.warps: 4, 8 or 16). */
 enum { CG_PERSIST_WARPS = 8 };
 /* The H100 (SXM) the CLI sizes persistent kernels for when no device is asked: its
@@ -163,9 +164,11 @@ typedef struct CgPersistGemm {
     int64_t w_off, map_off; /* floats from the start of shared memory: the weights, the row map */
     int64_t res_off;        /* forward: the results of sequences n < res_cap, [res_cap][passes*8*rw] */
     int res_cap;            /* forward: sequences whose results also stay in shared memory (0: none) */
-    int x16;                /* forward, 16-bit products: the operand is a state staged from its 16-bit twin
-                             * (RnnArgs.state16; half the bytes), not from its fp32 value (where K is a
-                             * multiple of 8 and no flags are asked for) */
+    int x16;                /* 16-bit products: the multiplied operand is staged from its 16-bit twin
+                             * (half the bytes), not from its fp32 value: forward, a state
+                             * (RnnArgs.state16; no flags asked for); backward, the result's adjoint
+                             * (RnnArgs.dbuf16; cg_adjoint_twinned); where K and its stride are
+                             * multiples of 8 */
 } CgPersistGemm;
 
 /* How a persistent kernel's products run: FFMA in strict fp32, or on tensor cores (`mma`, fp32 sums)

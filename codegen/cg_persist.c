@@ -290,11 +290,15 @@ static int plan_for(Arena *arena, const PlanLayout *L, const CgPersistAsk *ask, 
         if (p->gemms[j].program != SCHED_STEP) continue;
         CgPersistGemm *q = &P->gemms[k++];
         q->gemm = j;
-        /* a forward's state operand staged from its 16-bit twin, which the kernel writes (twins), where
-         * no flagged words are asked for (they hold fp32 values) and its rows are whole 16-byte pieces
-         * (else fp32 rows copy 4 or 16 bytes at a time, and clusters can share them) */
-        q->x16 = P->half && P->twins && !backward && ask->handoff != CG_HANDOFF_FLAGS &&
-                 c->nodes[p->gemms[j].operand].op == IR_STATE && L->gemm_cols[j] % 8 == 0;
+        /* the multiplied operand staged from its 16-bit twin, which the kernel writes (twins): a forward's
+         * state where no flagged words are asked for (they hold fp32 values), a backward's result
+         * adjoint where its group alone sends it (cg_adjoint_twinned); where its rows are whole
+         * 16-byte pieces (else fp32 rows copy 4 or 16 bytes at a time, and clusters can share them) */
+        const int out = p->gemms[j].out_buffer;
+        q->x16 = P->half && P->twins &&
+                 (backward ? cg_adjoint_twinned(p, out) && L->gemm_rows[j] % 8 == 0 && L->buffer_width[out] % 8 == 0
+                           : ask->handoff != CG_HANDOFF_FLAGS && c->nodes[p->gemms[j].operand].op == IR_STATE &&
+                                 L->gemm_cols[j] % 8 == 0);
         /* forward: this block's result rows times the operand; backward: W^T's rows for this block's
          * operand elements (W's columns) times the result's adjoint */
         q->K = backward ? L->gemm_rows[j] : L->gemm_cols[j];
@@ -618,7 +622,8 @@ static void emit_gemm_step(Gen *g, const CgPersist *P, int qi) {
         snprintf(flagged, sizeof flagged, "t > args.t ? rnn_flags_prev%d : NULL, (unsigned)t", operand->index);
     char x16[NAME_SIZE];
     if (q->x16) { /* its 16-bit twin at this step (emit_step_view) */
-        snprintf(x16, sizeof x16, "rnn_x16_%d", operand->index);
+        if (P->backward) snprintf(x16, sizeof x16, "a.dbuf16[%d]", gm->out_buffer);
+        else snprintf(x16, sizeof x16, "rnn_x16_%d", operand->index);
         x = x16;
     }
     char prec[16] = ""; /* persist.cuh's RNN_TF32 .. RNN_BF16, and whether X is 16-bit */
@@ -747,6 +752,13 @@ static int emit_prologue(Gen *g, const CgPersist *P, const char *kname) {
         if (staged16(g, k))
             cg_emit(out, "if (!args.state16[%d]) __trap();  // state %s is staged from its 16-bit twin (codegen/cg.h)", k,
                     g->c->states[k].name);
+    for (int qi = 0; P->backward && qi < P->ngemms; qi++) { /* once a buffer */
+        int b = g->plan->gemms[P->gemms[qi].gemm].out_buffer, seen = 0;
+        for (int e = 0; e < qi; e++) seen |= P->gemms[e].x16 && g->plan->gemms[P->gemms[e].gemm].out_buffer == b;
+        if (P->gemms[qi].x16 && !seen)
+            cg_emit(out, "if (!args.dbuf16[%d]) __trap();  // d(G%d) is staged from its 16-bit twin (codegen/cg.h)", b,
+                    P->gemms[qi].gemm);
+    }
     for (int qi = 0; qi < P->ngemms; qi++) emit_gemm_setup(g, P, qi);
     cg_emit(out, "__syncthreads();  // the row maps are complete");
     for (int qi = 0; qi < P->ngemms; qi++) emit_gemm_load(g, P, qi, 0);

@@ -312,8 +312,17 @@ static rnncc_status data_job(void *p) {
     return issue_backward_data(j->m, j->io, j->r, j->ws, j->reserve);
 }
 
+/* Does folded parameter next continue the run of folded parameters from first (rows so far) in
+ * both the weights and the buffer its matvec's adjoint lives in? */
+static int folds_next(const Plan *p, const PlanLayout *L, int first, int next, int64_t rows) {
+    IrRef f = p->param_fold[first], g = p->param_fold[next];
+    return g != IR_NONE && p->gemms[p->node[g].gemm].out_buffer == p->gemms[p->node[f].gemm].out_buffer &&
+           L->block_row[g] == L->block_row[f] + rows && L->param_offset[next] == L->param_offset[first] + rows;
+}
+
 /* dW = sum over all columns of operand d(out)^T, per GEMM; vector parameters: accumulators summed over
- * sequences, or (folded, Plan.param_fold) their matvec's adjoint summed over every column. */
+ * sequences, or (folded, Plan.param_fold) their matvec's adjoint summed over every column, one
+ * product for a run of them side by side (folds_next). */
 static rnncc_status weights_job(void *p) {
     Job *job = p;
     rnncc_model *m = job->m;
@@ -346,6 +355,10 @@ static rnncc_status weights_job(void *p) {
                     if (cols > INT32_MAX)
                         return rt_fail(m, RNNCC_ERR_OVERFLOW, "T*N = %lld exceeds cuBLAS's 32-bit sizes", (long long)cols);
                     int ob = m->plan->gemms[m->plan->node[f].gemm].out_buffer;
+                    /* with the folded parameters after it that lie next to it in both the weights and the
+                     * buffer (LSTM's b_i .. b_o): one matrix-vector product, not one each */
+                    for (int first = k; k + 1 < c->nparams && folds_next(m->plan, L, first, k + 1, rows);)
+                        rows += L->param_rows[++k];
                     RT_CUBLAS(m, cublasSgemv(b.blas, CUBLAS_OP_N, (int)rows, (int)cols, &one,
                                              rt_buffer_at(&b, b.dbufs, ob, 0) + L->block_row[f], (int)L->buffer_width[ob],
                                              m->ones, 1, &one, dp, 1));

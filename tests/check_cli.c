@@ -337,12 +337,15 @@ START_TEST(run_emit_schedule_arguments) {
     t = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--persistent", "4", "--precision", "tf32",
             "--backward");
     ck_assert_ptr_null(strstr(t.out, "rnn_put16(a.dbuf16"));
+    ck_assert_ptr_nonnull(strstr(t.out, "rnn_mv_mma<1, 2, 1, 0>(w1, 144, rows1, 1, 32, 128, 1, a.dbuf[1], 32, ")); /* fp32 d(G1) */
     r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--persistent", "4", "--precision", "fp16",
             "--backward");
     ck_assert_int_eq(r.status, 0);
     ck_assert_ptr_nonnull(strstr(r.out, "if (args.dbuf16[1]) a.dbuf16[1] = args.dbuf16[1] + t * args.buf_step[1];"));
     ck_assert_ptr_nonnull(strstr(r.out, "if (a.dbuf16[0]) rnn_put16(a.dbuf16[0] + (&a.dbuf[0][col * 32 + j] - a.dbuf[0]), "));
-    ck_assert_ptr_nonnull(strstr(r.out, "rnn_mv_mma<1, 2, 2, 0>(w1, "));
+    /* d(G1) ([N][4H], 4H = 32) staged from its twin, which the group above writes */
+    ck_assert_ptr_nonnull(strstr(r.out, "if (!args.dbuf16[1]) __trap();"));
+    ck_assert_ptr_nonnull(strstr(r.out, "rnn_mv_mma<1, 2, 2, 1>(w1, 288, rows1, 1, 32, 256, 1, a.dbuf16[1], 32, "));
     ck_assert_ptr_nonnull(strstr(r.out, "v[u] = in ? args.params16[")); /* W's columns, 8 halves in flight a thread */
     r = RUN(NULL, "dump", "--schedule", "--dim", "I=8", "--dim", "H=1024", "--batch", "4", "--precision", "fp16",
             "cells/lstm.cell");

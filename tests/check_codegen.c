@@ -521,23 +521,31 @@ START_TEST(persistent_units_compile) {
                 const char *at = strstr(u, mma ? "rnn_mv_mma<" : "rnn_mv_t<");
                 ck_assert_msg(!P.ngemms || at, "%s", c->name);
                 int any16 = 0, calls16 = 0;
-                for (int q = 0; q < P.ngemms; q++) { /* a forward's states staged 16-bit, unless flags are asked */
-                    IrRef operand = plan->gemms[P.gemms[q].gemm].operand;
-                    ck_assert_int_eq(P.gemms[q].x16, half && !backward && b != 0 && c->nodes[operand].op == IR_STATE &&
-                                                         P.gemms[q].K % 8 == 0);
+                for (int q = 0; q < P.ngemms; q++) { /* a forward's states staged 16-bit, unless flags are asked; a
+                                                      * backward's result adjoints where their group alone sends them */
+                    const SchedGemm *gm = &plan->gemms[P.gemms[q].gemm];
+                    int whole = P.gemms[q].K % 8 == 0 && L->buffer_width[gm->out_buffer] % 8 == 0;
+                    int x16 = backward ? cg_adjoint_twinned(plan, gm->out_buffer) && whole
+                                       : b != 0 && c->nodes[gm->operand].op == IR_STATE && P.gemms[q].K % 8 == 0;
+                    ck_assert_int_eq(P.gemms[q].x16, half && x16);
                     any16 |= P.gemms[q].x16;
+                    char staged[64], trap[64];
+                    snprintf(staged, sizeof staged, ", a.dbuf16[%d], ", gm->out_buffer);
+                    snprintf(trap, sizeof trap, "if (!args.dbuf16[%d]) __trap();", gm->out_buffer);
+                    ck_assert_int_eq(strstr(u, staged) != NULL, backward && P.gemms[q].x16);
+                    ck_assert_int_eq(count(u, trap), backward && P.gemms[q].x16);
                 }
                 for (; P.ngemms && mma && at; at = strstr(at + 1, "rnn_mv_mma<")) {
                     /* the products' precision and whether the operand is 16-bit: the template's last arguments */
                     int rw = 0, nwa = 0, prec = 0, x16 = 0;
                     ck_assert_int_eq(sscanf(at, "rnn_mv_mma<%d, %d, %d, %d>(", &rw, &nwa, &prec, &x16), 4);
                     ck_assert_int_eq(prec, (int)products);
-                    const char *x = strstr(at, ", rnn_x16_"), *end = strchr(at, ';');
+                    const char *x = strstr(at, backward ? ", a.dbuf16[" : ", rnn_x16_"), *end = strchr(at, ';');
                     ck_assert_int_eq(x16, x && end && x < end); /* X is the twin exactly when the template says so */
                     calls16 += x16;
                 }
                 ck_assert_int_eq(calls16 > 0, any16);
-                ck_assert_int_eq(strstr(u, "const unsigned short *const rnn_x16_") != NULL, any16);
+                ck_assert_int_eq(strstr(u, "const unsigned short *const rnn_x16_") != NULL, any16 && !backward);
                 /* weights copied asynchronously, then (tf32 only) rounded where they landed; 16-bit weights
                  * from the runtime's rounded copy */
                 ck_assert_msg(!P.ngemms || strstr(u, "rnn_cp_wait_all();  // this thread's copies of the weights"), "%s",
@@ -768,7 +776,8 @@ END_TEST
 /* A forward whose rows are not whole 16-byte pieces copies its weights 4 bytes at a time (fp32
  * rows, H=71) or loads 8 halves a thread at once (16-bit rows, H=71 and H=76), 16 bytes a copy
  * where they are whole (H=72; H=76 in fp32), rounds them in tf32 in the copy's own mapping, and
- * compiles; a 16-bit model stages h from its twin only where its rows are whole (H=72). */
+ * compiles; a 16-bit model stages h from its twin only where its rows are whole (H=72), the
+ * backward d(G1) where 4H is whole (H=72, 76). */
 START_TEST(persistent_odd_rows_copied_by_words) {
     for (int odd = 0; odd < 3; odd++)
         for (int products = CG_FFMA; products <= CG_F16; products++) {
@@ -795,6 +804,14 @@ START_TEST(persistent_odd_rows_copied_by_words) {
                 ck_assert_msg(u, "%s", why);
                 ck_assert_int_eq(P.gemms[0].x16, whole);
                 ck_assert_int_eq(strstr(u, ", rnn_x16_0, RNN_DIM_H, ") != NULL, whole);
+                free(u);
+                /* the backward stages d(G1) ([N][4H]) from its twin where 4H is whole 8-half pieces (H=72, 76) */
+                ask.backward = 1;
+                u = emit_persistent(&s, L, ask, &P, why, sizeof why);
+                ck_assert_msg(u, "%s", why);
+                ck_assert_int_eq(P.gemms[0].x16, odd != 1);
+                ck_assert_int_eq(strstr(u, ", a.dbuf16[1], ") != NULL, odd != 1);
+                if (odd == 2) compile_ok(u, dims[1], "sm_90");
                 free(u);
             }
             src_close(&s);
