@@ -365,8 +365,11 @@ int cg_persist_preferred(int64_t N, CgProducts products, int backward, CgOverlap
                          char *why, size_t why_size) {
     /* per step, a bidirectional layer's two directions (two streams) and a stack's layers (a
      * wavefront) overlap; persistent kernels, each taking every multiprocessor, run one after the
-     * other: at 64 sequences per step wins, at 32 persistent (bench/NOTES.md section 15) */
-    int64_t limit = backward ? 16 : overlap != CG_ALONE ? 32 : 64;
+     * other: at 64 sequences per step wins, at 32 persistent (bench/NOTES.md section 15). A lone
+     * 16-bit backward, staging the adjoint's 16-bit twin, wins at 24-32 sequences and loses at 64
+     * (section 22); the others keep 16 */
+    const int half = products == CG_F16 || products == CG_BF16;
+    int64_t limit = backward ? (half && overlap == CG_ALONE ? 32 : 16) : overlap != CG_ALONE ? 32 : 64;
     const int tensor = products != CG_FFMA;
     if (N > limit) {
         snprintf(why, why_size, "batch %lld > %lld (%s%s%s), where per-step %s GEMMs win", (long long)N, (long long)limit,

@@ -841,6 +841,13 @@ START_TEST(persistent_rule_reads_the_plan) {
         ck_assert_int_eq(cg_persist_preferred(48, 0, 0, CG_ALONE, &P, rule, sizeof rule), 1);
         ck_assert_int_eq(cg_persist_preferred(65, 1, 0, CG_ALONE, NULL, rule, sizeof rule), 0);
         ck_assert_int_eq(cg_persist_preferred(17, 1, 1, CG_ALONE, &P, rule, sizeof rule), 0);
+        /* a lone 16-bit backward: up to 32 sequences; beside another direction or layer, 16 */
+        ck_assert_int_eq(cg_persist_preferred(32, CG_F16, 1, CG_ALONE, NULL, rule, sizeof rule), 1);
+        ck_assert_int_eq(cg_persist_preferred(32, CG_BF16, 1, CG_ALONE, NULL, rule, sizeof rule), 1);
+        ck_assert_int_eq(cg_persist_preferred(33, CG_F16, 1, CG_ALONE, NULL, rule, sizeof rule), 0);
+        ck_assert_str_eq(rule, "batch 33 > 32 (fp16, backward), where per-step tensor-core GEMMs win");
+        ck_assert_int_eq(cg_persist_preferred(17, CG_BF16, 1, CG_WAVEFRONT, NULL, rule, sizeof rule), 0);
+        ck_assert_int_eq(cg_persist_preferred(17, CG_F16, 1, CG_BIDIRECTIONAL, NULL, rule, sizeof rule), 0);
         /* a bidirectional layer: up to 32 sequences forward (its two kernels take the GPU in turn);
          * fp32 at H=512, tf32 at H=1024 */
         ck_assert_int_eq(cg_persist_preferred(32, wide, 0, CG_BIDIRECTIONAL, &P, rule, sizeof rule), 1);
