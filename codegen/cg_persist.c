@@ -550,7 +550,9 @@ static void emit_gemm_setup(Gen *g, const CgPersist *P, int qi) {
  * this thread copied: the thread's own copies are the only ones it may read unsynchronised. 16-bit
  * weights come from the runtime's rounded copy (args.params16); where a copy cannot move 16 bytes
  * (the backward's columns, rows not whole 8-half pieces) each thread loads 8 halves at once, then
- * stores them. */
+ * stores them. The backward's columns, where the weights' rows are whole 16-byte pieces, go through
+ * rnn_load_transposed instead (16-byte loads, stores free of bank conflicts, tf32 rounded as stored:
+ * a copy or a 2-byte load an element cost 19-29 us a launch, bench/NOTES.md section 23). */
 static void emit_gemm_load(Gen *g, const CgPersist *P, int qi, int round) {
     const CgPersistGemm *q = &P->gemms[qi];
     StrBuf *out = g->out;
@@ -561,6 +563,12 @@ static void emit_gemm_load(Gen *g, const CgPersist *P, int qi, int round) {
      * memory when K is (the packed weights start at multiples of 16 floats: ir/sched.h) */
     long long piece = P->half ? 8 : 4, per = !P->backward && K % piece == 0 ? piece : 1;
     const char *src = P->half ? "args.params16" : "args.params";
+    if (P->backward && cols % (16 / (P->half ? 2 : 4)) == 0) { /* rows of 16-byte pieces: rnn_load_transposed */
+        if (!round)
+            cg_emit(out, "rnn_load_transposed<%d>(w%d, %lld, %lld, %s + %lld, %lld, %lld, lo%d, rows%d);",
+                    P->products == CG_TF32, q->gemm, ldw, rp, src, woff, cols, K, q->gemm, q->gemm);
+        return; /* with round: rounded as it was stored */
+    }
     if (P->half && per == 1) { /* halves one at a time: 8 loads in flight a thread */
         cg_open(out, "for (int e0 = threadIdx.x; e0 < %lld; e0 += 8 * blockDim.x) {", rp * ldw);
         cg_emit(out, "unsigned short v[8];");
@@ -668,19 +676,22 @@ static int emit_group(Gen *g, int gi, int backward) {
     return 1;
 }
 
-/* Is r a value a step group reads that no step computes (a hoisted result, an input, a state)? */
-static int from_before_the_step(const Gen *g, IrRef r) {
+/* Is r a value a step group reads that no step computes (a hoisted result, an input, a state)?
+ * In the backward, whose groups recompute the forward's values, the step GEMMs' results too: the
+ * forward stored them, and nothing writes them during the backward. */
+static int from_before_the_step(const Gen *g, IrRef r, int backward) {
     const IrNode *n = &g->c->nodes[r];
     const SchedNode *s = &g->plan->node[r];
     if (n->op == IR_INPUT || n->op == IR_STATE) return 1;
-    if (n->op == IR_MATVEC) return g->plan->gemms[s->gemm].program == SCHED_HOIST;
+    if (n->op == IR_MATVEC) return backward || g->plan->gemms[s->gemm].program == SCHED_HOIST;
     return n->op != IR_CONST && n->op != IR_PARAM && s->buffer >= 0 && s->program == SCHED_HOIST;
 }
 
 /* Prefetches into L1, for this block's items of step group gi, the values it reads that were
- * there before the step (hoisted results, inputs, states), so that its loads after the step's
- * GEMMs find them on chip. Only this block writes its items' states, so no line goes stale. */
-static void emit_prefetch(Gen *g, int gi) {
+ * there before the step (hoisted results, inputs, states; backward: the forward values it
+ * recomputes from, not the adjoints), so that its loads after the step's GEMMs find them on chip.
+ * Only this block writes its items' states, so no line goes stale. */
+static void emit_prefetch(Gen *g, int gi, int backward) {
     const SchedGroup *grp = &g->plan->groups[gi];
     const IrCell *c = g->c;
     StrBuf *out = g->out;
@@ -696,7 +707,7 @@ static void emit_prefetch(Gen *g, int gi) {
         const IrNode *n = &c->nodes[grp->nodes[i]];
         for (int a = 0; a < ir_ops[n->op].arity; a++) {
             IrRef r = n->args[a];
-            if (g->computed[r] || g->loaded[r] || !from_before_the_step(g, r)) continue;
+            if (g->computed[r] || g->loaded[r] || !from_before_the_step(g, r, backward)) continue;
             g->loaded[r] = 1;
             StrBuf what = {0};
             cg_value_expr(g, r, 0, expr, sizeof expr, &what);
@@ -785,13 +796,13 @@ static int emit_prologue(Gen *g, const CgPersist *P, const char *kname) {
 int cg_persist_flagged(const Gen *g, int k) { return g->persist && g->persist->flags && cg_state_multiplied(g->plan, k); }
 
 /* Step t's view of the arguments: the per-step kernels' arguments at step t. */
-static void emit_step_view(Gen *g, int backward) {
+static void emit_step_view(Gen *g, int backward, int counted) {
     const IrCell *c = g->c;
     const Plan *p = g->plan;
     StrBuf *out = g->out;
     char d[NAME_SIZE];
     cg_emit(out, "RnnArgs a = args;  // this step's view: the per-step kernels' arguments at step t");
-    cg_emit(out, "RNN_PROF_STEP();");
+    if (counted) cg_emit(out, "RNN_PROF_STEP();");
     cg_emit(out, "a.t = t;");
     cg_emit(out, "const long long sp = args.state_wrap ? t %% args.state_wrap : t;");
     cg_emit(out, "const long long sn = args.state_wrap ? (t + 1) %% args.state_wrap : t + 1;");
@@ -835,14 +846,14 @@ static int emit_forward_steps(Gen *g, const CgPersist *P) {
     StrBuf *out = g->out;
     int K = p->phases[SCHED_STEP], synced = 1; /* the step starts after the previous one's barrier */
     cg_open(out, "for (int t = args.t; t < args.t_end; t++) {");
-    emit_step_view(g, 0);
+    emit_step_view(g, 0, 1);
     if (P->flags)
         cg_emit(out, "// no barrier: step t-1's states arrive as flagged words, each saying itself that it has (persist.cuh)");
     else if (P->ngemms)
         cg_emit(out, "if (t > args.t) rnn_grid_sync(args.sync, ++epoch);  // step t-1 is complete everywhere");
     /* after the barrier, whose acquire may drop L1's lines; the step's GEMMs hide the latency */
     for (int gi = 0; P->ngemms && gi < p->ngroups; gi++)
-        if (p->groups[gi].program == SCHED_STEP) emit_prefetch(g, gi);
+        if (p->groups[gi].program == SCHED_STEP) emit_prefetch(g, gi, 0);
     for (int k = 0; k <= K; k++) {
         int gi = find_group(p, SCHED_STEP, k), gemms_here = 0;
         for (int qi = 0; qi < P->ngemms; qi++) gemms_here += p->gemms[P->gemms[qi].gemm].phase == k;
@@ -864,6 +875,24 @@ static int emit_forward_steps(Gen *g, const CgPersist *P) {
     return 1;
 }
 
+/* After the step's first barrier, before its transposed GEMMs: the forward values that the next
+ * step's (t-1's) groups recompute from, into L1 while the GEMMs run (the groups open the step, so
+ * their own step leaves no time to fetch them). The view of step t-1 in a scope of its own. Only
+ * where no barrier opens the next step (its acquire polls invalidate L1: bench/NOTES.md section 14). */
+static void emit_backward_prefetch(Gen *g) {
+    const Plan *p = g->plan;
+    StrBuf *out = g->out;
+    cg_open(out, "if (t > args.t) {  // step t-1's forward values, into L1 while this step's GEMMs run");
+    cg_emit(out, "const int t_prev = t - 1;");
+    cg_open(out, "{");
+    cg_emit(out, "const int t = t_prev;");
+    emit_step_view(g, 1, 0);
+    for (int gi = 0; gi < p->ngroups; gi++)
+        if (p->groups[gi].program == SCHED_STEP) emit_prefetch(g, gi, 1);
+    cg_close(out, NULL);
+    cg_close(out, NULL);
+}
+
 /* The backward: steps t_end-1 down to t; per step, as the per-step backward (codegen/cg.h),
  * group k's backward then d(operand) += W^T d(result) of the phase k-1 GEMMs, k = K..0. State
  * adjoints rotate through three slots of dstate_prev[k] ([N][S] each): step t adds to slot
@@ -873,9 +902,9 @@ static int emit_backward_steps(Gen *g, const CgPersist *P) {
     const IrCell *c = g->c;
     StrBuf *out = g->out;
     char d[NAME_SIZE];
-    int K = p->phases[SCHED_STEP], synced = 1, cross = states_cross_blocks(g->L);
+    int K = p->phases[SCHED_STEP], synced = 1, cross = states_cross_blocks(g->L), prefetched = 0;
     cg_open(out, "for (int t = args.t_end - 1; t >= args.t; t--) {");
-    emit_step_view(g, 1);
+    emit_step_view(g, 1, 1);
     if (cross) /* else every block reads only the state adjoints it added itself */
         cg_emit(out, "if (t < args.t_end - 1) rnn_grid_sync(args.sync, ++epoch);  // step t+1 is complete everywhere");
     cg_emit(out, "// the next step's state adjoints start at zero (this block's elements)");
@@ -897,6 +926,7 @@ static int emit_backward_steps(Gen *g, const CgPersist *P) {
             const SchedGemm *gm = &p->gemms[P->gemms[qi].gemm];
             if (k == 0 || gm->phase != k - 1) continue;
             if (!gemms++) barrier(g, &synced, "the transposed GEMMs read every block's adjoints");
+            if (!cross && !prefetched++) emit_backward_prefetch(g); /* cross: the next step's barrier would drop them */
             emit_gemm_step(g, P, qi);
             synced = 0;
             if (prev >= 0 && cg_node_len(g, gm->operand) != cg_group_width(g->L, prev)) mismatch = 1;

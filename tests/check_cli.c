@@ -346,7 +346,9 @@ START_TEST(run_emit_schedule_arguments) {
     /* d(G1) ([N][4H], 4H = 32) staged from its twin, which the group above writes */
     ck_assert_ptr_nonnull(strstr(r.out, "if (!args.dbuf16[1]) __trap();"));
     ck_assert_ptr_nonnull(strstr(r.out, "rnn_mv_mma<1, 2, 2, 1>(w1, 288, rows1, 1, 32, 256, 1, a.dbuf16[1], 32, "));
-    ck_assert_ptr_nonnull(strstr(r.out, "v[u] = in ? args.params16[")); /* W's columns, 8 halves in flight a thread */
+    /* W's columns (H = 8: one 16-byte piece a row) by 16-byte loads of rows, transposed as stored */
+    ck_assert_ptr_nonnull(strstr(r.out, "rnn_load_transposed<0>(w1, 288, 8, args.params16 + 128, 8, 32, lo1, rows1);"));
+    ck_assert_ptr_null(strstr(r.out, "v[u] = in ? args.params16["));
     r = RUN(NULL, "dump", "--schedule", "--dim", "I=8", "--dim", "H=1024", "--batch", "4", "--precision", "fp16",
             "cells/lstm.cell");
     ck_assert_ptr_nonnull(strstr(r.out, "  forward backend (batch 4, fp16, on an H100): persistent: step weights 8.4 MB "));

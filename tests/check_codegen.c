@@ -415,9 +415,16 @@ static int count(const char *hay, const char *needle);
 /* The weight loops' index lines ("const int r = e / ..." or "const int k = e / ..."), in order:
  * one a GEMM for the copies, then (tf32) one a GEMM for the rounding, which must repeat the
  * copies' mapping, for a thread may read unsynchronised only what it copied itself. */
-static void weights_rounded_by_their_copier(const char *u, int ngemms, int tf32, const char *name) {
+static int weights_rounded_by_their_copier(const char *u, int ngemms, int tf32, const char *name) {
     const char *lines[16];
-    int n = 0;
+    int n = 0, moved = 0; /* GEMMs whose columns rnn_load_transposed loads, rounding (tf32) as it stores */
+    char call[40];
+    snprintf(call, sizeof call, "rnn_load_transposed<%d>(w", tf32);
+    const char *kernel = strstr(u, "__global__");
+    ck_assert_ptr_nonnull(kernel);
+    for (const char *p = kernel; (p = strstr(p, "rnn_load_transposed<")); p++, moved++)
+        ck_assert_msg(strncmp(p, call, strlen(call)) == 0, "%s: %.40s, not %s", name, p, call);
+    ngemms -= moved;
     for (const char *p = u; (p = strstr(p, "        const int ")) && n < 16; p++) {
         if (strncmp(p + 18, "r = e / ", 8) && strncmp(p + 18, "k = e / ", 8)) continue;
         if (p[26] < '0' || p[26] > '9') continue; /* persist.cuh's loops divide by names */
@@ -434,6 +441,26 @@ static void weights_rounded_by_their_copier(const char *u, int ngemms, int tf32,
         ck_assert_msg(strncmp(a, b, len + 1) == 0, "%s: GEMM %d rounded by other threads", name, i);
         ck_assert_msg(wait && wait < b, "%s: GEMM %d rounded before the copies land", name, i);
     }
+    return moved;
+}
+
+/* A backward with GEMMs and no barrier opening its steps prefetches, once a step, after the
+ * barrier before its transposed GEMMs and before the first of them, the forward values of step
+ * t-1 (never an adjoint: the GEMMs are adding to those); a forward, or a backward whose steps open
+ * with a barrier (whose acquire drops L1's lines), does not; each step is counted once. */
+static void backward_prefetch_placed(const char *u, int ngemms, int backward, const char *name) {
+    const char *kernel = strstr(u, "__global__");
+    ck_assert_ptr_nonnull(kernel);
+    int opens = strstr(kernel, "step t+1 is complete everywhere") != NULL;
+    const char *at = strstr(kernel, "// step t-1's forward values, into L1");
+    ck_assert_msg((at != NULL) == (backward && ngemms && !opens), "%s: backward prefetch %s", name, at ? "emitted" : "missing");
+    ck_assert_int_eq(count(kernel, "RNN_PROF_STEP();"), 1);
+    if (!at) return;
+    ck_assert_int_eq(count(kernel, "// step t-1's forward values, into L1"), 1);
+    const char *bar = strstr(kernel, "rnn_grid_sync(args.sync, ++epoch);  // the transposed GEMMs"), *gemm = strstr(kernel, "rnn_mv_");
+    ck_assert_msg(bar && gemm && bar < at && at < gemm, "%s: prefetch not between the barrier and the GEMMs", name);
+    for (const char *p = at; (p = strstr(p, "rnn_prefetch(&")) && p < gemm; p++)
+        ck_assert_msg(strncmp(p, "rnn_prefetch(&a.d", 17) != 0, "%s: an adjoint prefetched: %.60s", name, p);
 }
 
 /* The persistent unit of a layout for ask; NULL (and *why) when it does not fit. */
@@ -550,11 +577,13 @@ START_TEST(persistent_units_compile) {
                  * from the runtime's rounded copy */
                 ck_assert_msg(!P.ngemms || strstr(u, "rnn_cp_wait_all();  // this thread's copies of the weights"), "%s",
                               c->name);
-                ck_assert_msg((P.ngemms && tf32) == (strstr(u, "] = rnn_to_tf32(w") != NULL), "%s: weights rounded %s",
-                              c->name, tf32 ? "not" : "in fp32");
+                /* the backward's columns (72, 56 and 24 long here: whole 16-byte pieces) by rnn_load_transposed */
+                int moved = weights_rounded_by_their_copier(u, P.ngemms, tf32, c->name);
+                ck_assert_int_eq(moved, backward ? P.ngemms : 0);
+                ck_assert_msg((P.ngemms > moved && tf32) == (strstr(u, "] = rnn_to_tf32(w") != NULL),
+                              "%s: weights rounded %s", c->name, tf32 ? "not" : "in fp32");
                 ck_assert_int_eq(P.ngemms && half, strstr(u, "args.params16[") || strstr(u, "args.params16 + "));
                 ck_assert_int_eq(strstr(u, "args.params[") || strstr(u, "args.params + ") ? 1 : 0, P.ngemms && !half);
-                weights_rounded_by_their_copier(u, P.ngemms, tf32, c->name);
                 ck_assert_int_eq(P.backward, backward);
                 ck_assert_int_gt(cg_persist_kernel_name(plan, backward, name, sizeof name), 0);
                 ck_assert_msg(strstr(u, name), "%s: no kernel %s", c->name, name);
@@ -566,6 +595,7 @@ START_TEST(persistent_units_compile) {
                 }
                 ck_assert_int_eq(strstr(u, "rnn_flag_put(&rnn_flags_next") != NULL, P.flags);
                 ck_assert(!P.flags || (!backward && P.cluster == 1 && !count(u, "rnn_grid_sync(args.sync")));
+                backward_prefetch_placed(u, P.ngemms, backward, c->name);
                 if (of_result) {
                     ck_assert_msg(count(u, "rnn_grid_sync(args.sync") >= 2, "%s: too few barriers", c->name);
                     ck_assert_int_eq(P.flags, 0);
@@ -777,7 +807,8 @@ END_TEST
  * rows, H=71) or loads 8 halves a thread at once (16-bit rows, H=71 and H=76), 16 bytes a copy
  * where they are whole (H=72; H=76 in fp32), rounds them in tf32 in the copy's own mapping, and
  * compiles; a 16-bit model stages h from its twin only where its rows are whole (H=72), the
- * backward d(G1) where 4H is whole (H=72, 76). */
+ * backward d(G1) where 4H is whole (H=72, 76). The backward's columns (H long) go through
+ * rnn_load_transposed where they are whole pieces, element by element elsewhere, and compile. */
 START_TEST(persistent_odd_rows_copied_by_words) {
     for (int odd = 0; odd < 3; odd++)
         for (int products = CG_FFMA; products <= CG_F16; products++) {
@@ -814,6 +845,17 @@ START_TEST(persistent_odd_rows_copied_by_words) {
                 if (odd == 2) compile_ok(u, dims[1], "sm_90");
                 free(u);
             }
+            /* the backward's columns (H long): by rnn_load_transposed where H is whole 16-byte pieces (in halves
+             * H=72; in floats H=72 and 76), else element by element (odd rows: always) */
+            CgPersistAsk back = cg_persist_h100_ask(7, 1, (CgProducts)products, 1);
+            back.twins = products == CG_F16;
+            u = emit_persistent(&s, L, back, &P, why, sizeof why);
+            ck_assert_msg(u, "%s", why);
+            ck_assert_int_eq(weights_rounded_by_their_copier(u, P.ngemms, products == CG_TF32, dims[1]), whole ? P.ngemms : 0);
+            ck_assert_int_eq(strstr(u, "rnn_cp4(&w") != NULL, !whole && products != CG_F16);
+            ck_assert_int_eq(strstr(u, "unsigned short v[8];") != NULL, !whole && products == CG_F16);
+            compile_ok(u, dims[1], "sm_90");
+            free(u);
             src_close(&s);
         }
 }
@@ -1766,6 +1808,117 @@ START_TEST(kernels_on_cpu_match_executor) {
 }
 END_TEST
 
+/* tf32 of x as cvt.rna.tf32.f32 rounds it: to nearest, ties away from zero, 13 low bits cleared. */
+static float tf32_by_bits(float x) {
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    if ((u & 0x7f800000u) != 0x7f800000u) u = (u + 0x1000u) & 0xffffe000u;
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
+
+/* persist.cuh's rnn_load_transposed (its own text, cut out of cg_persist_text), run as C++ on the
+ * CPU one thread after another (its threads write disjoint elements and read none): for floats
+ * (rounded to tf32 or not) and 16-bit values, at column strips that start on and off 16-byte
+ * pieces, end at the matrix's edge, are empty or narrower than the rows kept, with K under one
+ * thread a value: every element of ws is the matrix's (transposed) or zero, none left unwritten. */
+START_TEST(transposed_weight_load_on_cpu) {
+    if (!have_cxx()) {
+        fprintf(stderr, "transposed_weight_load_on_cpu: no C++ compiler ('%s'): skipped\n", cxx());
+        return;
+    }
+    const char *from = strstr(cg_persist_text, "template <int ROUND, typename T>\nRNN_DEV void rnn_load_transposed(");
+    ck_assert_ptr_nonnull(from);
+    const char *to = strstr(from, "\n}\n");
+    ck_assert_ptr_nonnull(to);
+    char *unit = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&unit, &len);
+    ck_assert_ptr_nonnull(f);
+    fprintf(f, "#include <string.h>\n#define RNN_DEV inline\n#define RNN_P_THREADS 256\n"
+               "struct uint4 { unsigned x, y, z, w; };\n"
+               "static float rnn_to_tf32(float x) { unsigned u; memcpy(&u, &x, 4);\n"
+               "    if ((u & 0x7f800000u) != 0x7f800000u) u = (u + 0x1000u) & 0xffffe000u; memcpy(&x, &u, 4); return x; }\n"
+               "%.*s\n}\n"
+               "#define RUN(NAME, T, R) extern \"C\" void NAME(T *ws, int ldw, int rp, const T *wg, long long cols, int K, \\\n"
+               "    int lo, int rows) { for (unsigned t = 0; t < RNN_P_THREADS; t++) { threadIdx.x = t; \\\n"
+               "    rnn_load_transposed<R>(ws, ldw, rp, wg, cols, K, lo, rows); } }\n"
+               "RUN(load_f, float, 0) RUN(load_tf32, float, 1) RUN(load_h, unsigned short, 0)\n",
+            (int)(to - from), from);
+    ck_assert_int_eq(fclose(f), 0);
+    static const char shim_names[] = "struct rnn_dim3 { unsigned x, y, z; };\nextern \"C\" { rnn_dim3 threadIdx; }\n";
+    char *source = malloc(strlen(shim_names) + len + 1);
+    ck_assert_ptr_nonnull(source);
+    strcpy(source, shim_names);
+    strcat(source, unit);
+    free(unit);
+    char dir[] = "/tmp/rnncc-lt-XXXXXX", path[400], cmd[1200];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/load.cc", dir);
+    write_text(path, source);
+    free(source);
+    snprintf(cmd, sizeof cmd, "%s -std=c++17 -O1 -fPIC -shared %s -o %s/load.so 2> %s/log", cxx(), path, dir, dir);
+    ck_assert_msg(system(cmd) == 0, "%s failed", cmd);
+    snprintf(path, sizeof path, "%s/load.so", dir);
+    void *so = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    ck_assert_msg(so != NULL, "dlopen: %s", dlerror());
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+    typedef void (*LoadF)(float *, int, int, const float *, long long, int, int, int);
+    typedef void (*LoadH)(unsigned short *, int, int, const unsigned short *, long long, int, int, int);
+    LoadF load_f = (LoadF)dlsym(so, "load_f"), load_tf32 = (LoadF)dlsym(so, "load_tf32");
+    LoadH load_h = (LoadH)dlsym(so, "load_h");
+    ck_assert(load_f && load_tf32 && load_h);
+    /* {cols, K, pad, rp, lo, rows}: a piece is 4 floats or 8 halves */
+    static const int cases[][6] = {
+        {72, 288, 4, 8, 9, 8},   {72, 288, 16, 8, 0, 8},  {72, 288, 4, 8, 64, 8},  {72, 288, 4, 8, 68, 0},
+        {72, 288, 4, 8, 70, 0},  {72, 288, 4, 16, 3, 5},  {72, 5, 16, 8, 13, 7},   {1024, 4096, 32, 8, 56, 8},
+        {1024, 4096, 32, 16, 3, 9}, {1024, 4096, 32, 8, 1017, 7}, {16, 33, 32, 24, 0, 16},
+    };
+    uint64_t r = 0x5eed;
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const int cols = cases[c][0], K = cases[c][1], ldw = K + cases[c][2], rp = cases[c][3], lo = cases[c][4],
+                  rows = cases[c][5];
+        size_t n = (size_t)K * (size_t)cols, m = (size_t)rp * (size_t)ldw;
+        float *wf = aligned_alloc(16, (n * sizeof(float) + 15) / 16 * 16), *sf = malloc(m * sizeof(float));
+        unsigned short *wh = aligned_alloc(16, (n * 2 + 15) / 16 * 16), *sh = malloc(m * 2);
+        ck_assert(wf && sf && wh && sh);
+        for (size_t i = 0; i < n; i++) {
+            r = r * 6364136223846793005ull + 1442695040888963407ull;
+            wf[i] = (float)((double)(r >> 11) * 0x1p-53 - 0.5) * 3.0f;
+            wh[i] = (unsigned short)(1 + (r >> 40) % 65535); /* never 0: a zero is a written zero */
+        }
+        for (int pass = 0; pass < 3; pass++) {
+            if (pass < 2) {
+                for (size_t i = 0; i < m; i++) sf[i] = NAN; /* poison: every element must be written */
+                (pass ? load_tf32 : load_f)(sf, ldw, rp, wf, cols, K, lo, rows);
+            } else {
+                memset(sh, 0xff, m * 2);
+                load_h(sh, ldw, rp, wh, cols, K, lo, rows);
+            }
+            for (int row = 0; row < rp; row++)
+                for (int k = 0; k < ldw; k++) {
+                    int in = row < rows && k < K;
+                    size_t at = (size_t)row * (size_t)ldw + (size_t)k, src = (size_t)k * (size_t)cols + (size_t)(lo + row);
+                    if (pass < 2) {
+                        float want = in ? (pass ? tf32_by_bits(wf[src]) : wf[src]) : 0.0f;
+                        ck_assert_msg(memcmp(&sf[at], &want, sizeof want) == 0, "case %zu pass %d: ws[%d][%d] = %g, not %g",
+                                      c, pass, row, k, (double)sf[at], (double)want);
+                    } else {
+                        unsigned short want = in ? wh[src] : 0;
+                        ck_assert_msg(sh[at] == want, "case %zu: ws[%d][%d] = %u, not %u", c, row, k, sh[at], want);
+                    }
+                }
+        }
+        free(wf);
+        free(sf);
+        free(wh);
+        free(sh);
+    }
+    dlclose(so);
+}
+END_TEST
+
 /* ---- NVRTC ------------------------------------------------------------------------------------- */
 
 START_TEST(nvrtc_failure_keeps_log_and_listing) {
@@ -1855,6 +2008,7 @@ static Suite *codegen_suite(void) {
     tcase_add_test(tc, nvrtc_targets_and_options);
     tcase_add_test(tc, shipped_cells_emit_and_compile);
     tcase_add_test(tc, kernels_on_cpu_match_executor);
+    tcase_add_test(tc, transposed_weight_load_on_cpu);
     suite_add_tcase(s, tc);
     return s;
 }

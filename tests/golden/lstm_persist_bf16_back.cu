@@ -600,6 +600,47 @@ RNN_DEV float rnn_to_tf32(float x) {
     return __uint_as_float(u);
 }
 
+/* Loads columns lo .. lo+rows-1 of the row-major K x cols matrix wg (T: float, or 16-bit values as
+ * unsigned short), transposed, into ws [rp][ldw]: ws[r*ldw + k] = wg[k*cols + lo + r] (rounded to
+ * tf32 with ROUND, floats only), zeros for rows r >= rows up to rp and for k >= K up to ldw. The
+ * backward's weights: each block takes a narrow strip of columns of every row. 16-byte loads (cols a
+ * multiple of 16 / sizeof(T) and wg 16-byte aligned: the plan's condition), U of them in flight a
+ * thread, consecutive threads on consecutive k, so that a warp's stores into one row of ws fill
+ * consecutive words (no bank conflicts; a 2-byte value a thread down a column would collide).
+ * Every thread of the block calls it; the caller's __syncthreads publishes ws. */
+template <int ROUND, typename T>
+RNN_DEV void rnn_load_transposed(T *ws, int ldw, int rp, const T *wg, long long cols, int K, int lo, int rows) {
+    constexpr int V = 16 / sizeof(T), U = 8;
+    static_assert(!ROUND || sizeof(T) == 4, "rnn_load_transposed: tf32 rounding of floats only");
+    const int pad = ldw - K, a0 = lo - lo % V, pieces = (lo + rows - a0 + V - 1) / V, total = pieces * K;
+    for (int e = threadIdx.x; e < (rp - rows) * ldw; e += RNN_P_THREADS) ws[rows * ldw + e] = (T)0;
+    for (int e = threadIdx.x; e < rows * pad; e += RNN_P_THREADS) {
+        const int r = e / pad;
+        ws[r * ldw + K + e - r * pad] = (T)0;
+    }
+    for (int e0 = threadIdx.x; e0 < total; e0 += U * RNN_P_THREADS) {
+        uint4 v[U];
+#pragma unroll
+        for (int u = 0; u < U; u++) { /* every load in flight before the first store */
+            const int e = e0 + u * RNN_P_THREADS, p = e / K, k = e - p * K;
+            if (e < total) v[u] = *(const uint4 *)(wg + (long long)k * cols + a0 + p * V);
+        }
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            const int e = e0 + u * RNN_P_THREADS, p = e / K, k = e - p * K, c0 = a0 + p * V - lo;
+            if (e >= total) continue;
+            const T *x = (const T *)&v[u];
+#pragma unroll
+            for (int i = 0; i < V; i++)
+                if (c0 + i >= 0 && c0 + i < rows) {
+                    T y = x[i];
+                    if (ROUND) y = (T)rnn_to_tf32((float)y);
+                    ws[(c0 + i) * ldw + k] = y;
+                }
+        }
+    }
+}
+
 /* c += a b on tensor cores: one m16n8k8 tf32 product of a warp (PTX ISA, "mma.m16n8k8"): lane
  * (g, t) = (lane / 4, lane % 4) holds a = A[g][t], A[g+8][t], A[g][t+4], A[g+8][t+4] (row-major
  * 16x8), b = B[t][g], B[t+4][g] (8x8) and c = C[g][2t], C[g][2t+1], C[g+8][2t], C[g+8][2t+1]. */
@@ -781,20 +822,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_pb(const RnnArgs
     const int lo1 = (int)(16LL * s / G), rows1 = (int)(16LL * (s + 1) / G) - lo1;
     for (int u = threadIdx.x; u < rows1; u += blockDim.x) map1[u] = lo1 + u;
     __syncthreads();  // the row maps are complete
-    for (int e0 = threadIdx.x; e0 < 2304; e0 += 8 * blockDim.x) {
-        unsigned short v[8];
-        int at[8];  // where v[u] goes, or -1
-        #pragma unroll
-        for (int u = 0; u < 8; u++) {
-            const int e = e0 + u * (int)blockDim.x;
-            const int k = e / 8, r = e - k * 8;
-            const bool in = e < 2304 && r < rows1 && k < 64;
-            at[u] = e < 2304 ? r * 288 + k : -1;
-            v[u] = in ? args.params16[512 + (long long)k * 16 + map1[r]] : (unsigned short)0;
-        }
-        #pragma unroll
-        for (int u = 0; u < 8; u++) if (at[u] >= 0) w1[at[u]] = v[u];
-    }
+    rnn_load_transposed<0>(w1, 288, 8, args.params16 + 512, 16, 64, lo1, rows1);
     rnn_cp_commit();
     rnn_cp_wait_all();  // this thread's copies of the weights have landed
     float *const rnn_xs = rnn_smem + 1156;  // 1 staging tile [8][up to 256 + pad] (1152 floats)
@@ -976,6 +1004,49 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_pb(const RnnArgs
         }
         RNN_PROF(4);
         rnn_grid_sync(args.sync, ++epoch);  // the transposed GEMMs read every block's adjoints
+        if (t > args.t) {  // step t-1's forward values, into L1 while this step's GEMMs run
+            const int t_prev = t - 1;
+            {
+                const int t = t_prev;
+                RnnArgs a = args;  // this step's view: the per-step kernels' arguments at step t
+                a.t = t;
+                const long long sp = args.state_wrap ? t % args.state_wrap : t;
+                const long long sn = args.state_wrap ? (t + 1) % args.state_wrap : t + 1;
+                a.state_prev[0] = args.state_prev[0] + sp * args.N * RNN_DIM_H;  // state h
+                a.state_next[0] = (float *)args.state_prev[0] + sn * args.N * RNN_DIM_H;
+                if (args.state16[0]) a.state16[0] = args.state16[0] + sn * args.N * RNN_DIM_H;  // its twin's slot
+                a.dstate_prev[0] = args.dstate_prev[0] + (t % 3) * args.N * RNN_DIM_H;  // d(h): slot t % 3
+                a.dstate_next[0] = args.dstate_prev[0] + ((t + 1) % 3) * args.N * RNN_DIM_H;
+                a.state_prev[1] = args.state_prev[1] + sp * args.N * RNN_DIM_H;  // state c
+                a.state_next[1] = (float *)args.state_prev[1] + sn * args.N * RNN_DIM_H;
+                a.dstate_prev[1] = args.dstate_prev[1] + (t % 3) * args.N * RNN_DIM_H;  // d(c): slot t % 3
+                a.dstate_next[1] = args.dstate_prev[1] + ((t + 1) % 3) * args.N * RNN_DIM_H;
+                a.buf[1] = args.buf[1] + t * args.buf_step[1];
+                a.dbuf[1] = args.dbuf[1] + t * args.buf_step[1];
+                if (args.dbuf16[1]) a.dbuf16[1] = args.dbuf16[1] + t * args.buf_step[1];
+                // K1's values from before the step, into L1 while the GEMMs run
+                {
+                    const int j0 = (int)((long long)RNN_DIM_H * s / G), nj = (int)((long long)RNN_DIM_H * (s + 1) / G) - j0;
+                    for (long long i = threadIdx.x; i < (long long)a.N * nj; i += blockDim.x) {
+                        const long long n = i / nj;  // the sequence
+                        const int j = j0 + (int)(i % nj);  // the element
+                        const int len = a.lengths ? a.lengths[n] : a.T;
+                        if (a.t >= len) continue;
+                        const int pos = a.reverse ? len - 1 - a.t : a.t;
+                        const long long col = (long long)pos * a.N + n;
+                        rnn_prefetch(&a.buf[0][col * 64 + j]);  // W_i @ x: G0 block 0, hoisted
+                        rnn_prefetch(&a.buf[1][n * 64 + j]);  // U_i @ h: G1 block 0
+                        rnn_prefetch(&a.buf[0][col * 64 + 16 + j]);  // W_f @ x: G0 block 1, hoisted
+                        rnn_prefetch(&a.buf[1][n * 64 + 16 + j]);  // U_f @ h: G1 block 1
+                        rnn_prefetch(&a.buf[0][col * 64 + 32 + j]);  // W_g @ x: G0 block 2, hoisted
+                        rnn_prefetch(&a.buf[1][n * 64 + 32 + j]);  // U_g @ h: G1 block 2
+                        rnn_prefetch(&a.buf[0][col * 64 + 48 + j]);  // W_o @ x: G0 block 3, hoisted
+                        rnn_prefetch(&a.buf[1][n * 64 + 48 + j]);  // U_o @ h: G1 block 3
+                        rnn_prefetch(&a.state_prev[1][n * RNN_DIM_H + j]);  // state c
+                    }
+                }
+            }
+        }
         // G1^T: [U_i; U_f; U_g; U_o]^T @ d(G1) -> d(h)
         rnn_mv_mma<1, 2, 3, 1>(w1, 288, rows1, 1, 64, 256, 1, a.dbuf16[1], 64, a.N, NULL, 0u, rnn_xs, rnn_red, a.dstate_prev[0], RNN_DIM_H, map1, 1, NULL, 0);
     }

@@ -600,6 +600,47 @@ RNN_DEV float rnn_to_tf32(float x) {
     return __uint_as_float(u);
 }
 
+/* Loads columns lo .. lo+rows-1 of the row-major K x cols matrix wg (T: float, or 16-bit values as
+ * unsigned short), transposed, into ws [rp][ldw]: ws[r*ldw + k] = wg[k*cols + lo + r] (rounded to
+ * tf32 with ROUND, floats only), zeros for rows r >= rows up to rp and for k >= K up to ldw. The
+ * backward's weights: each block takes a narrow strip of columns of every row. 16-byte loads (cols a
+ * multiple of 16 / sizeof(T) and wg 16-byte aligned: the plan's condition), U of them in flight a
+ * thread, consecutive threads on consecutive k, so that a warp's stores into one row of ws fill
+ * consecutive words (no bank conflicts; a 2-byte value a thread down a column would collide).
+ * Every thread of the block calls it; the caller's __syncthreads publishes ws. */
+template <int ROUND, typename T>
+RNN_DEV void rnn_load_transposed(T *ws, int ldw, int rp, const T *wg, long long cols, int K, int lo, int rows) {
+    constexpr int V = 16 / sizeof(T), U = 8;
+    static_assert(!ROUND || sizeof(T) == 4, "rnn_load_transposed: tf32 rounding of floats only");
+    const int pad = ldw - K, a0 = lo - lo % V, pieces = (lo + rows - a0 + V - 1) / V, total = pieces * K;
+    for (int e = threadIdx.x; e < (rp - rows) * ldw; e += RNN_P_THREADS) ws[rows * ldw + e] = (T)0;
+    for (int e = threadIdx.x; e < rows * pad; e += RNN_P_THREADS) {
+        const int r = e / pad;
+        ws[r * ldw + K + e - r * pad] = (T)0;
+    }
+    for (int e0 = threadIdx.x; e0 < total; e0 += U * RNN_P_THREADS) {
+        uint4 v[U];
+#pragma unroll
+        for (int u = 0; u < U; u++) { /* every load in flight before the first store */
+            const int e = e0 + u * RNN_P_THREADS, p = e / K, k = e - p * K;
+            if (e < total) v[u] = *(const uint4 *)(wg + (long long)k * cols + a0 + p * V);
+        }
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            const int e = e0 + u * RNN_P_THREADS, p = e / K, k = e - p * K, c0 = a0 + p * V - lo;
+            if (e >= total) continue;
+            const T *x = (const T *)&v[u];
+#pragma unroll
+            for (int i = 0; i < V; i++)
+                if (c0 + i >= 0 && c0 + i < rows) {
+                    T y = x[i];
+                    if (ROUND) y = (T)rnn_to_tf32((float)y);
+                    ws[(c0 + i) * ldw + k] = y;
+                }
+        }
+    }
+}
+
 /* c += a b on tensor cores: one m16n8k8 tf32 product of a warp (PTX ISA, "mma.m16n8k8"): lane
  * (g, t) = (lane / 4, lane % 4) holds a = A[g][t], A[g+8][t], A[g][t+4], A[g+8][t+4] (row-major
  * 16x8), b = B[t][g], B[t+4][g] (8x8) and c = C[g][2t], C[g][2t+1], C[g+8][2t], C[g+8][2t+1]. */
