@@ -552,7 +552,7 @@ static void emit_gemm_setup(Gen *g, const CgPersist *P, int qi) {
  * (the backward's columns, rows not whole 8-half pieces) each thread loads 8 halves at once, then
  * stores them. The backward's columns, where the weights' rows are whole 16-byte pieces, go through
  * rnn_load_transposed instead (16-byte loads, stores free of bank conflicts, tf32 rounded as stored:
- * a copy or a 2-byte load an element cost 19-29 us a launch, bench/NOTES.md section 23). */
+ * a copy or a 2-byte load an element cost 17-29 us a launch, bench/NOTES.md section 23). */
 static void emit_gemm_load(Gen *g, const CgPersist *P, int qi, int round) {
     const CgPersistGemm *q = &P->gemms[qi];
     StrBuf *out = g->out;
@@ -876,21 +876,31 @@ static int emit_forward_steps(Gen *g, const CgPersist *P) {
 }
 
 /* After the step's first barrier, before its transposed GEMMs: the forward values that the next
- * step's (t-1's) groups recompute from, into L1 while the GEMMs run (the groups open the step, so
- * their own step leaves no time to fetch them). The view of step t-1 in a scope of its own. Only
+ * step's (t-1's) first group recomputes from, into L1 while the GEMMs run (the group opens the step,
+ * so its own step leaves no time to fetch them; a later group runs after a barrier of its step,
+ * whose acquire would drop them). The view of step t-1 in a scope of its own. Only
  * where no barrier opens the next step (its acquire polls invalidate L1: bench/NOTES.md section 14). */
 static void emit_backward_prefetch(Gen *g) {
     const Plan *p = g->plan;
     StrBuf *out = g->out;
-    cg_open(out, "if (t > args.t) {  // step t-1's forward values, into L1 while this step's GEMMs run");
-    cg_emit(out, "const int t_prev = t - 1;");
-    cg_open(out, "{");
-    cg_emit(out, "const int t = t_prev;");
+    /* the step's first group only: the others run after a barrier of their step */
+    int gi = find_group(p, SCHED_STEP, p->phases[SCHED_STEP]);
+    if (gi < 0) return;
+    StrBuf scope = {0}; /* kept only if the group reads a forward value */
+    scope.indent = out->indent;
+    g->out = &scope;
+    cg_open(&scope, "if (t > args.t) {  // step t-1's forward values, into L1 while this step's GEMMs run");
+    cg_emit(&scope, "const int t_prev = t - 1;");
+    cg_open(&scope, "{");
+    cg_emit(&scope, "const int t = t_prev;");
     emit_step_view(g, 1, 0);
-    for (int gi = 0; gi < p->ngroups; gi++)
-        if (p->groups[gi].program == SCHED_STEP) emit_prefetch(g, gi, 1);
-    cg_close(out, NULL);
-    cg_close(out, NULL);
+    emit_prefetch(g, gi, 1);
+    cg_close(&scope, NULL);
+    cg_close(&scope, NULL);
+    g->out = out;
+    if (scope.failed) out->failed = 1;
+    else if (strstr(sb_str(&scope), "rnn_prefetch(")) sb_putn(out, sb_str(&scope), scope.len);
+    sb_free(&scope);
 }
 
 /* The backward: steps t_end-1 down to t; per step, as the per-step backward (codegen/cg.h),

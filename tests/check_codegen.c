@@ -16,6 +16,8 @@
 #include <string.h>
 
 #include <dlfcn.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "../codegen/cg.h"
 #include "../codegen/emit.h"
@@ -446,21 +448,41 @@ static int weights_rounded_by_their_copier(const char *u, int ngemms, int tf32, 
 
 /* A backward with GEMMs and no barrier opening its steps prefetches, once a step, after the
  * barrier before its transposed GEMMs and before the first of them, the forward values of step
- * t-1 (never an adjoint: the GEMMs are adding to those); a forward, or a backward whose steps open
- * with a barrier (whose acquire drops L1's lines), does not; each step is counted once. */
+ * t-1 that its first group loads (never an adjoint: the GEMMs are adding to those), where that
+ * group loads any; a forward, or a backward whose steps open with a barrier (whose acquire drops
+ * L1's lines), does not; each step is counted once. */
 static void backward_prefetch_placed(const char *u, int ngemms, int backward, const char *name) {
     const char *kernel = strstr(u, "__global__");
     ck_assert_ptr_nonnull(kernel);
     int opens = strstr(kernel, "step t+1 is complete everywhere") != NULL;
     const char *at = strstr(kernel, "// step t-1's forward values, into L1");
-    ck_assert_msg((at != NULL) == (backward && ngemms && !opens), "%s: backward prefetch %s", name, at ? "emitted" : "missing");
+    ck_assert_msg(!at || (backward && ngemms && !opens), "%s: backward prefetch emitted", name);
+    /* the LSTM's first group reads its hoisted values, G1's results and c: where it may, it does */
+    if (backward && ngemms && !opens && strcmp(name, "lstm") == 0) ck_assert_msg(at, "%s: backward prefetch missing", name);
     ck_assert_int_eq(count(kernel, "RNN_PROF_STEP();"), 1);
     if (!at) return;
     ck_assert_int_eq(count(kernel, "// step t-1's forward values, into L1"), 1);
     const char *bar = strstr(kernel, "rnn_grid_sync(args.sync, ++epoch);  // the transposed GEMMs"), *gemm = strstr(kernel, "rnn_mv_");
     ck_assert_msg(bar && gemm && bar < at && at < gemm, "%s: prefetch not between the barrier and the GEMMs", name);
-    for (const char *p = at; (p = strstr(p, "rnn_prefetch(&")) && p < gemm; p++)
+    /* at step t-1, within the launch: the guard opens the scope, whose view is of t = t_prev */
+    const char *guard = strstr(kernel, "if (t > args.t) {  // step t-1's forward values"), *view = strstr(at, "const int t = t_prev;");
+    ck_assert_msg(guard && guard + strlen("if (t > args.t) {  ") == at, "%s: the prefetch is not guarded by t > args.t", name);
+    const char *prev = strstr(at, "const int t_prev = t - 1;");
+    ck_assert_msg(prev && view && prev < view && view < gemm, "%s: no view of step t-1", name);
+    int n = 0;
+    for (const char *p = at; (p = strstr(p, "rnn_prefetch(&")) && p < gemm; p++, n++) {
         ck_assert_msg(strncmp(p, "rnn_prefetch(&a.d", 17) != 0, "%s: an adjoint prefetched: %.60s", name, p);
+        /* an address the group itself loads (its body, before the barrier, reads it at step t) */
+        const char *e = p + strlen("rnn_prefetch(&"), *end = strstr(e, ");  // ");
+        ck_assert_ptr_nonnull(end);
+        char expr[256];
+        ck_assert_int_lt(end - e, (int)sizeof expr);
+        memcpy(expr, e, (size_t)(end - e));
+        expr[end - e] = 0;
+        const char *use = strstr(kernel, expr);
+        ck_assert_msg(use && use < bar, "%s: %s prefetched, not loaded by the group", name, expr);
+    }
+    ck_assert_msg(n > 0, "%s: a prefetch scope without prefetches", name);
 }
 
 /* The persistent unit of a layout for ask; NULL (and *why) when it does not fit. */
@@ -1808,6 +1830,25 @@ START_TEST(kernels_on_cpu_match_executor) {
 }
 END_TEST
 
+/* bytes (a multiple of 16) between two pages that no access may touch: against the one after
+ * (at_end) or the one before; a read past that end faults. */
+typedef struct GuardedMatrix {
+    char *map;
+    size_t size;
+} GuardedMatrix;
+
+static void *guarded_matrix(GuardedMatrix *g, size_t bytes, int at_end) {
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), inner = (bytes + page - 1) / page * page;
+    g->size = inner + 2 * page;
+    g->map = mmap(NULL, g->size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ck_assert(g->map != MAP_FAILED);
+    ck_assert_int_eq(mprotect(g->map, page, PROT_NONE), 0);
+    ck_assert_int_eq(mprotect(g->map + page + inner, page, PROT_NONE), 0);
+    return at_end ? g->map + page + inner - bytes : g->map + page;
+}
+
+static void guarded_free(GuardedMatrix *g) { ck_assert_int_eq(munmap(g->map, g->size), 0); }
+
 /* tf32 of x as cvt.rna.tf32.f32 rounds it: to nearest, ties away from zero, 13 low bits cleared. */
 static float tf32_by_bits(float x) {
     uint32_t u;
@@ -1821,7 +1862,8 @@ static float tf32_by_bits(float x) {
  * CPU one thread after another (its threads write disjoint elements and read none): for floats
  * (rounded to tf32 or not) and 16-bit values, at column strips that start on and off 16-byte
  * pieces, end at the matrix's edge, are empty or narrower than the rows kept, with K under one
- * thread a value: every element of ws is the matrix's (transposed) or zero, none left unwritten. */
+ * thread a value: every element of ws is the matrix's (transposed) or zero, none left unwritten;
+ * no 16-byte load misaligned (it traps) or past either end of the matrix (a guard page faults). */
 START_TEST(transposed_weight_load_on_cpu) {
     if (!have_cxx()) {
         fprintf(stderr, "transposed_weight_load_on_cpu: no C++ compiler ('%s'): skipped\n", cxx());
@@ -1836,7 +1878,7 @@ START_TEST(transposed_weight_load_on_cpu) {
     FILE *f = open_memstream(&unit, &len);
     ck_assert_ptr_nonnull(f);
     fprintf(f, "#include <string.h>\n#define RNN_DEV inline\n#define RNN_P_THREADS 256\n"
-               "struct uint4 { unsigned x, y, z, w; };\n"
+               "struct alignas(16) uint4 { unsigned x, y, z, w; };  /* a misaligned load traps (below) */\n"
                "static float rnn_to_tf32(float x) { unsigned u; memcpy(&u, &x, 4);\n"
                "    if ((u & 0x7f800000u) != 0x7f800000u) u = (u + 0x1000u) & 0xffffe000u; memcpy(&x, &u, 4); return x; }\n"
                "%.*s\n}\n"
@@ -1857,7 +1899,9 @@ START_TEST(transposed_weight_load_on_cpu) {
     snprintf(path, sizeof path, "%s/load.cc", dir);
     write_text(path, source);
     free(source);
-    snprintf(cmd, sizeof cmd, "%s -std=c++17 -O1 -fPIC -shared %s -o %s/load.so 2> %s/log", cxx(), path, dir, dir);
+    snprintf(cmd, sizeof cmd,
+             "%s -std=c++17 -O1 -fPIC -shared -fsanitize=alignment -fsanitize-undefined-trap-on-error %s -o %s/load.so 2> %s/log",
+             cxx(), path, dir, dir);
     ck_assert_msg(system(cmd) == 0, "%s failed", cmd);
     snprintf(path, sizeof path, "%s/load.so", dir);
     void *so = dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -1869,7 +1913,9 @@ START_TEST(transposed_weight_load_on_cpu) {
     LoadF load_f = (LoadF)dlsym(so, "load_f"), load_tf32 = (LoadF)dlsym(so, "load_tf32");
     LoadH load_h = (LoadH)dlsym(so, "load_h");
     ck_assert(load_f && load_tf32 && load_h);
-    /* {cols, K, pad, rp, lo, rows}: a piece is 4 floats or 8 halves */
+    /* {cols, K, pad, rp, lo, rows}: a piece is 4 floats or 8 halves. The matrix lies against a page
+     * no access may touch, after it (its last row) or before it (its first): a read past either
+     * end faults */
     static const int cases[][6] = {
         {72, 288, 4, 8, 9, 8},   {72, 288, 16, 8, 0, 8},  {72, 288, 4, 8, 64, 8},  {72, 288, 4, 8, 68, 0},
         {72, 288, 4, 8, 70, 0},  {72, 288, 4, 16, 3, 5},  {72, 5, 16, 8, 13, 7},   {1024, 4096, 32, 8, 56, 8},
@@ -1880,9 +1926,10 @@ START_TEST(transposed_weight_load_on_cpu) {
         const int cols = cases[c][0], K = cases[c][1], ldw = K + cases[c][2], rp = cases[c][3], lo = cases[c][4],
                   rows = cases[c][5];
         size_t n = (size_t)K * (size_t)cols, m = (size_t)rp * (size_t)ldw;
-        float *wf = aligned_alloc(16, (n * sizeof(float) + 15) / 16 * 16), *sf = malloc(m * sizeof(float));
-        unsigned short *wh = aligned_alloc(16, (n * 2 + 15) / 16 * 16), *sh = malloc(m * 2);
-        ck_assert(wf && sf && wh && sh);
+        GuardedMatrix gf, gh;
+        float *wf = guarded_matrix(&gf, n * sizeof(float), c % 2), *sf = malloc(m * sizeof(float));
+        unsigned short *wh = guarded_matrix(&gh, n * 2, c % 2), *sh = malloc(m * 2);
+        ck_assert(sf && sh);
         for (size_t i = 0; i < n; i++) {
             r = r * 6364136223846793005ull + 1442695040888963407ull;
             wf[i] = (float)((double)(r >> 11) * 0x1p-53 - 0.5) * 3.0f;
@@ -1910,9 +1957,9 @@ START_TEST(transposed_weight_load_on_cpu) {
                     }
                 }
         }
-        free(wf);
+        guarded_free(&gf);
         free(sf);
-        free(wh);
+        guarded_free(&gh);
         free(sh);
     }
     dlclose(so);

@@ -612,7 +612,7 @@ template <int ROUND, typename T>
 RNN_DEV void rnn_load_transposed(T *ws, int ldw, int rp, const T *wg, long long cols, int K, int lo, int rows) {
     constexpr int V = 16 / sizeof(T), U = 8;
     static_assert(!ROUND || sizeof(T) == 4, "rnn_load_transposed: tf32 rounding of floats only");
-    const int pad = ldw - K, a0 = lo - lo % V, pieces = (lo + rows - a0 + V - 1) / V, total = pieces * K;
+    const int pad = ldw - K, a0 = lo - lo % V, pieces = rows > 0 ? (lo + rows - a0 + V - 1) / V : 0, total = pieces * K;
     for (int e = threadIdx.x; e < (rp - rows) * ldw; e += RNN_P_THREADS) ws[rows * ldw + e] = (T)0;
     for (int e = threadIdx.x; e < rows * pad; e += RNN_P_THREADS) {
         const int r = e / pad;
