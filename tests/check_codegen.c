@@ -1413,15 +1413,17 @@ static void write_text(const char *path, const char *text) {
 }
 
 /* Compiles a unit as C++ into a shared object and finds every kernel. */
-static void cpu_unit_load(CpuUnit *u, const char *source, const Plan *plan) {
+/* Compiles C++ text (the header shim, included first, then source) with flags into a shared
+ * object and loads it; aborts with the compiler's log on failure. */
+static void *cxx_load(const char *shim, const char *source, const char *flags) {
     char dir[] = "/tmp/rnncc-cg-XXXXXX", path[400], cmd[1600];
     ck_assert_ptr_nonnull(mkdtemp(dir));
     snprintf(path, sizeof path, "%s/shim.h", dir);
-    write_text(path, cpu_shim);
+    write_text(path, shim);
     snprintf(path, sizeof path, "%s/unit.cu", dir);
     write_text(path, source);
-    snprintf(cmd, sizeof cmd, "%s -std=c++17 -O0 -w -fPIC -shared -include %s/shim.h -x c++ %s -o %s/unit.so 2> %s/log",
-             cxx(), dir, path, dir, dir);
+    snprintf(cmd, sizeof cmd, "%s -std=c++17 %s -fPIC -shared -include %s/shim.h -x c++ %s -o %s/unit.so 2> %s/log", cxx(),
+             flags, dir, path, dir, dir);
     int rc = system(cmd);
     if (rc != 0) {
         snprintf(path, sizeof path, "%s/log", dir);
@@ -1429,11 +1431,16 @@ static void cpu_unit_load(CpuUnit *u, const char *source, const Plan *plan) {
         ck_abort_msg("%s failed (%d):\n%.4000s", cmd, rc, log);
     }
     snprintf(path, sizeof path, "%s/unit.so", dir);
-    memset(u, 0, sizeof *u);
-    u->so = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    ck_assert_msg(u->so != NULL, "dlopen: %s", dlerror());
+    void *so = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    ck_assert_msg(so != NULL, "dlopen: %s", dlerror());
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir); /* the object stays mapped */
     ck_assert_int_eq(system(cmd), 0);
+    return so;
+}
+
+static void cpu_unit_load(CpuUnit *u, const char *source, const Plan *plan) {
+    memset(u, 0, sizeof *u);
+    u->so = cxx_load(cpu_shim, source, "-O0 -w");
     ck_assert_int_le(plan->ngroups, 64);
     for (int g = 0; g < plan->ngroups; g++) {
         char name[256];
@@ -1892,37 +1899,21 @@ START_TEST(transposed_weight_load_on_cpu) {
     size_t len = 0;
     FILE *f = open_memstream(&unit, &len);
     ck_assert_ptr_nonnull(f);
-    fprintf(f, "#include <string.h>\n#define RNN_DEV inline\n#define RNN_P_THREADS 256\n"
-               "struct alignas(16) uint4 { unsigned x, y, z, w; };  /* a misaligned load traps (below) */\n"
-               "static float rnn_to_tf32(float x) { unsigned u; memcpy(&u, &x, 4);\n"
-               "    if ((u & 0x7f800000u) != 0x7f800000u) u = (u + 0x1000u) & 0xffffe000u; memcpy(&x, &u, 4); return x; }\n"
-               "%.*s\n}\n"
+    fprintf(f, "%.*s\n}\n"
                "#define RUN(NAME, T, R) extern \"C\" void NAME(T *ws, int ldw, int rp, const T *wg, long long cols, int K, \\\n"
                "    int lo, int rows) { for (unsigned t = 0; t < RNN_P_THREADS; t++) { threadIdx.x = t; \\\n"
                "    rnn_load_transposed<R>(ws, ldw, rp, wg, cols, K, lo, rows); } }\n"
                "RUN(load_f, float, 0) RUN(load_tf32, float, 1) RUN(load_h, unsigned short, 0)\n",
             (int)(to - from), from);
     ck_assert_int_eq(fclose(f), 0);
-    static const char shim_names[] = "struct rnn_dim3 { unsigned x, y, z; };\nextern \"C\" { rnn_dim3 threadIdx; }\n";
-    char *source = malloc(strlen(shim_names) + len + 1);
-    ck_assert_ptr_nonnull(source);
-    strcpy(source, shim_names);
-    strcat(source, unit);
+    static const char shim[] = "#include <string.h>\n#define RNN_DEV inline\n#define RNN_P_THREADS 256\n"
+                               "struct rnn_dim3 { unsigned x, y, z; };\nextern \"C\" { rnn_dim3 threadIdx; }\n"
+                               "struct alignas(16) uint4 { unsigned x, y, z, w; };  /* a misaligned load traps (below) */\n"
+                               "static float rnn_to_tf32(float x) { unsigned u; memcpy(&u, &x, 4);\n"
+                               "    if ((u & 0x7f800000u) != 0x7f800000u) u = (u + 0x1000u) & 0xffffe000u; memcpy(&x, &u, 4);\n"
+                               "    return x; }\n";
+    void *so = cxx_load(shim, unit, "-O1 -fsanitize=alignment -fsanitize-undefined-trap-on-error");
     free(unit);
-    char dir[] = "/tmp/rnncc-lt-XXXXXX", path[400], cmd[1200];
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    snprintf(path, sizeof path, "%s/load.cc", dir);
-    write_text(path, source);
-    free(source);
-    snprintf(cmd, sizeof cmd,
-             "%s -std=c++17 -O1 -fPIC -shared -fsanitize=alignment -fsanitize-undefined-trap-on-error %s -o %s/load.so 2> %s/log",
-             cxx(), path, dir, dir);
-    ck_assert_msg(system(cmd) == 0, "%s failed", cmd);
-    snprintf(path, sizeof path, "%s/load.so", dir);
-    void *so = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    ck_assert_msg(so != NULL, "dlopen: %s", dlerror());
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    ck_assert_int_eq(system(cmd), 0);
     typedef void (*LoadF)(float *, int, int, const float *, long long, int, int, int);
     typedef void (*LoadH)(unsigned short *, int, int, const unsigned short *, long long, int, int, int);
     LoadF load_f = (LoadF)dlsym(so, "load_f"), load_tf32 = (LoadF)dlsym(so, "load_tf32");
