@@ -1099,6 +1099,22 @@ START_TEST(models_made_while_another_captures) {
 }
 END_TEST
 
+/* The loop cases' range [*lo, *hi) of a table of n configurations: all of them, or the slice that
+ * RNNCC_TEST_CONFIGS=FIRST-LAST names (indices, both included, clipped to the table), so that one
+ * device call of a few minutes can run part of a table; exits 2 on a malformed value. */
+static void config_range(int n, int *lo, int *hi) {
+    const char *v = getenv("RNNCC_TEST_CONFIGS");
+    *lo = 0, *hi = n;
+    if (!v || !*v) return;
+    int first, last, used = 0;
+    if (sscanf(v, "%d-%d%n", &first, &last, &used) != 2 || v[used] || first < 0 || last < first) {
+        fprintf(stderr, "check_runtime: RNNCC_TEST_CONFIGS: expected FIRST-LAST (0 <= FIRST <= LAST), got '%s'\n", v);
+        exit(2);
+    }
+    *lo = first < n ? first : n;
+    *hi = last + 1 < n ? last + 1 : n;
+}
+
 int main(void) {
     /* persistent kernels take the rule's tile unless a config (or the caller) asks for the search:
      * a search builds and times several tiles per kernel (the cases below check each kind) */
@@ -1113,7 +1129,9 @@ int main(void) {
     if (gpu_present()) {
         TCase *gpu = tcase_create("gpu");
         tcase_set_timeout(gpu, 300);
-        tcase_add_loop_test(gpu, every_cell_matches_the_reference, 0, (int)(sizeof configs / sizeof *configs));
+        int lo, hi;
+        config_range((int)(sizeof configs / sizeof *configs), &lo, &hi);
+        tcase_add_loop_test(gpu, every_cell_matches_the_reference, lo, hi);
         tcase_add_test(gpu, random_cells_match_the_reference);
         tcase_add_test(gpu, clusters_share_chunked_operands);
         tcase_add_test(gpu, tiles_train_in_tf32);
@@ -1128,7 +1146,8 @@ int main(void) {
         suite_add_tcase(s, gpu);
         TCase *half = tcase_create("half"); /* CK_RUN_CASE=half: the 16-bit GEMM inputs */
         tcase_set_timeout(half, 300);
-        tcase_add_loop_test(half, half_precisions_match_the_reference, 0, (int)(sizeof half_configs / sizeof *half_configs));
+        config_range((int)(sizeof half_configs / sizeof *half_configs), &lo, &hi);
+        tcase_add_loop_test(half, half_precisions_match_the_reference, lo, hi);
         tcase_add_test(half, random_cells_in_half_precisions);
         tcase_add_test(half, tiles_train_in_half_precisions);
         tcase_add_test(half, tile_search_in_half_precisions);
