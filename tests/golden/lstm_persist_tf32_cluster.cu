@@ -488,10 +488,19 @@ RNN_DEV void rnn_mv_release(int b) {
 
 /* The end of one pass of a block's matrix product: red [RNN_WARPS][RPP][NP] holds the warps'
  * partial sums of rows p*RPP .. and sequences n0 ..; adds them up and writes them (see rnn_mv_t).
- * Every thread of the block must call it; it starts and ends with a __syncthreads. */
+ * Every thread of the block must call it; it starts and ends with a __syncthreads. With clusters,
+ * where another pass follows, the cluster meets (arriving before the sums, waiting after them)
+ * before that pass's copies into tile 0: without it, compute-sanitizer racecheck reports those
+ * copies against the reads of the pass before (8 sequences a pass, more than 8 sequences;
+ * bench/NOTES.md section 25), though the empty barriers order them as they order the reuse
+ * between chunks, which racecheck passes. */
 RNN_DEV void rnn_mv_finish(const float *red, int RPP, int NP, int p, int passes, int rows, int n0, int N, float *out,
                            long long ldo, const int *rowmap, int acc, float *sres, int res_cap) {
     __syncthreads();
+#if RNN_CLUSTER > 1
+    const bool more = n0 + NP < N || p + 1 < passes; /* the same in every block of the cluster */
+    if (more) asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
+#endif
     for (int e = threadIdx.x; e < RPP * NP; e += RNN_P_THREADS) {
         const int r = e / NP, n = e - r * NP, lr = p * RPP + r;
         if (lr < rows && n0 + n < N) {
@@ -504,6 +513,9 @@ RNN_DEV void rnn_mv_finish(const float *red, int RPP, int NP, int p, int passes,
         }
     }
     __syncthreads();
+#if RNN_CLUSTER > 1
+    if (more) asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
+#endif
     RNN_PROF(3);
 }
 
