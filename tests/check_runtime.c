@@ -244,6 +244,8 @@ static void verify(const char *path, const Config *cf) {
         snprintf(value, sizeof value, "%d", tile[e]);
         if (tile[e]) setenv(tile_env_names[e], e == 4 ? "flags" : value, 1);
     }
+    const char *cluster_env = getenv("RNNCC_PERSIST_CLUSTER"); /* the config's, else the caller's */
+    const int cluster = cluster_env ? atoi(cluster_env) : 0;
     rnncc_program *p = compile_ok(path);
     rnncc_model_desc desc = {NULL, dims, nd, cf->layers, cf->bidir, cf->precision, -1, cf->backend};
     rnncc_model *m = NULL;
@@ -278,8 +280,9 @@ static void verify(const char *path, const Config *cf) {
     const char *search = getenv("RNNCC_PERSIST_SEARCH"); /* the suite's default: 0 (main) */
     int searched = !search || strcmp(search, "0") != 0;
     /* LSTM's and GRU's forward, staged whole, hands its steps off by flags where asked (which takes
-     * clusters of 1 unless a size is forced), and by the rule's tile not (the search may take them) */
-    if (used == RNNCC_BACKEND_PERSISTENT && !cf->chunk && (cf->cluster <= 1 || !cf->flags) &&
+     * clusters of 1 unless a size is forced, by the config or the caller), and by the rule's tile not
+     * (the search may take them) */
+    if (used == RNNCC_BACKEND_PERSISTENT && !cf->chunk && (cluster <= 1 || !cf->flags) &&
         (strstr(path, "/lstm.cell") || strstr(path, "/gru.cell")) && (cf->flags || !searched))
         ck_assert_msg((strstr(why, "steps handed off by flags") != NULL) == cf->flags, "%s: %s", path, why);
     if (used == RNNCC_BACKEND_PERSISTENT)
@@ -610,8 +613,11 @@ START_TEST(tile_search_is_measured_and_cached) {
         ck_assert_msg(b == RNNCC_BACKEND_PERSISTENT && strstr(why, ": the fastest of ") && strstr(why, " measured ("),
                       "%s", why);
         ck_assert_msg(strstr(why, "; layers > 0: tile "), "%s", why); /* the second layer's input is 256 long */
-        for (int li = 0; li < 2; li++) /* the rule's, other clusters, other warps */
-            ck_assert_int_ge(m->persist[backward][li][0].tried, backward ? 3 : 4); /* the forward's: flags too */
+        /* the rule's, other clusters (unless RNNCC_PERSIST_CLUSTER forces a size), other warps; the
+         * forward's: flags too (which take no clusters: not where a size above 1 is forced) */
+        const char *forced = getenv("RNNCC_PERSIST_CLUSTER");
+        for (int li = 0; li < 2; li++)
+            ck_assert_int_ge(m->persist[backward][li][0].tried, backward || (forced && atoi(forced) > 1) ? 3 : 4);
     }
     RtVerify v = {.T = 7, .N = 4, .varlen = 1, .random_h0 = 1, .backward = 1, .seed = 5};
     ck_assert_msg(rt_verify(m, &v) == RNNCC_OK, "%s", rnncc_model_error(m));
