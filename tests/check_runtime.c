@@ -114,6 +114,12 @@ static void env_restore(const char *name, const char outer[16]) {
     else unsetenv(name);
 }
 
+/* The cluster size RNNCC_PERSIST_CLUSTER forces now (a config's or the caller's; 0 where unset). */
+static int cluster_in_force(void) {
+    const char *v = getenv("RNNCC_PERSIST_CLUSTER");
+    return v ? atoi(v) : 0;
+}
+
 START_TEST(model_arguments_are_checked) {
     rnncc_program *p = compile_ok("cells/lstm.cell");
     rnncc_model_desc ok = {NULL, lstm_dims, 2, 1, 0, RNNCC_FP32, -1, RNNCC_BACKEND_AUTO}, d;
@@ -244,8 +250,7 @@ static void verify(const char *path, const Config *cf) {
         snprintf(value, sizeof value, "%d", tile[e]);
         if (tile[e]) setenv(tile_env_names[e], e == 4 ? "flags" : value, 1);
     }
-    const char *cluster_env = getenv("RNNCC_PERSIST_CLUSTER"); /* the config's, else the caller's */
-    const int cluster = cluster_env ? atoi(cluster_env) : 0;
+    const int cluster = cluster_in_force(); /* the config's, else the caller's */
     rnncc_program *p = compile_ok(path);
     rnncc_model_desc desc = {NULL, dims, nd, cf->layers, cf->bidir, cf->precision, -1, cf->backend};
     rnncc_model *m = NULL;
@@ -615,9 +620,8 @@ START_TEST(tile_search_is_measured_and_cached) {
         ck_assert_msg(strstr(why, "; layers > 0: tile "), "%s", why); /* the second layer's input is 256 long */
         /* the rule's, other clusters (unless RNNCC_PERSIST_CLUSTER forces a size), other warps; the
          * forward's: flags too (which take no clusters: not where a size above 1 is forced) */
-        const char *forced = getenv("RNNCC_PERSIST_CLUSTER");
         for (int li = 0; li < 2; li++)
-            ck_assert_int_ge(m->persist[backward][li][0].tried, backward || (forced && atoi(forced) > 1) ? 3 : 4);
+            ck_assert_int_ge(m->persist[backward][li][0].tried, backward || cluster_in_force() > 1 ? 3 : 4);
     }
     RtVerify v = {.T = 7, .N = 4, .varlen = 1, .random_h0 = 1, .backward = 1, .seed = 5};
     ck_assert_msg(rt_verify(m, &v) == RNNCC_OK, "%s", rnncc_model_error(m));
