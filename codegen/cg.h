@@ -164,6 +164,9 @@ typedef struct CgPersistGemm {
     int64_t w_off, map_off; /* floats from the start of shared memory: the weights, the row map */
     int64_t res_off;        /* forward: the results of sequences n < res_cap, [res_cap][passes*8*rw] */
     int res_cap;            /* forward: sequences whose results also stay in shared memory (0: none) */
+    int kept_only;          /* forward, res_cap > 0: nothing reads the results but this block's step
+                             * groups (read_only_in_own_rows), so a step buffer reused from step to step
+                             * (inference) is not written for the sequences kept */
     int x16;                /* 16-bit products: the multiplied operand is staged from its 16-bit twin
                              * (half the bytes), not from its fp32 value: forward, a state
                              * (RnnArgs.state16; no flags asked for); backward, the result's adjoint

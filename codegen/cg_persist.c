@@ -66,6 +66,31 @@ static int own_rows_of(const PlanLayout *L, IrRef r, int64_t J, int j) {
 /* Does a step group read a result of GEMM j as long as its own J (so in the rows its block computed)? */
 static int read_in_own_rows(const PlanLayout *L, int j) { return step_args_any(L, own_rows_of, j); }
 
+/* Is every read of GEMM j's results a step group's in the rows its block computed (so from shared
+ * memory, for the sequences kept there)? Not where a group of any other program reads them, a
+ * group writes one out as it is, or another GEMM multiplies one. */
+static int read_only_in_own_rows(const PlanLayout *L, int j) {
+    const Plan *p = L->plan;
+    const IrCell *c = p->cell;
+    for (int k = 0; k < p->ngemms; k++)
+        if (c->nodes[p->gemms[k].operand].op == IR_MATVEC && p->node[p->gemms[k].operand].gemm == j) return 0;
+    for (int gi = 0; gi < p->ngroups; gi++) {
+        const SchedGroup *grp = &p->groups[gi];
+        int64_t J = cg_group_width(L, gi);
+        for (int i = 0; i < grp->nwrites; i++)
+            if (c->nodes[grp->writes[i].node].op == IR_MATVEC && p->node[grp->writes[i].node].gemm == j) return 0;
+        for (int i = 0; i < grp->nnodes; i++) {
+            const IrNode *n = &c->nodes[grp->nodes[i]];
+            for (int a = 0; a < ir_ops[n->op].arity; a++) {
+                IrRef r = n->args[a];
+                if (c->nodes[r].op != IR_MATVEC || p->node[r].gemm != j) continue;
+                if (grp->program != SCHED_STEP || !own_rows_of(L, r, J, j)) return 0;
+            }
+        }
+    }
+    return 1;
+}
+
 static int find_group(const Plan *p, int prog, int k) {
     for (int gi = 0; gi < p->ngroups; gi++)
         if ((int)p->groups[gi].program == prog && p->groups[gi].index == k) return gi;
@@ -189,6 +214,7 @@ static void lay_out(const PlanLayout *L, CgPersist *P, int64_t kc_cap, int64_t b
     for (int k = 0; k < P->ngemms && off <= budget; k++) {
         CgPersistGemm *q = &P->gemms[k];
         q->res_cap = res && !P->backward && read_in_own_rows(L, q->gemm) ? (P->nw_class < 8 ? 4 * P->nw_class : 64) : 0;
+        q->kept_only = q->res_cap && read_only_in_own_rows(L, q->gemm);
         q->res_off = off;
         off += (int64_t)q->res_cap * q->passes * 8 * q->rw;
     }
@@ -639,9 +665,12 @@ static void emit_gemm_step(Gen *g, const CgPersist *P, int qi) {
     }
     char prec[16] = ""; /* persist.cuh's RNN_TF32 .. RNN_BF16, and whether X is 16-bit */
     if (P->mma) snprintf(prec, sizeof prec, ", %d, %d", (int)P->products, q->x16);
-    cg_emit(g->out, "rnn_mv_%s<%d, %d%s>(w%d, %lld, rows%d, %d, %lld, %lld, %lld, %s, %s, a.N, %s, rnn_xs, rnn_red, %s, %s, map%d, %d, %s, %d);",
+    /* results read only from shared memory: stored for the sequences past res_cap, and in training */
+    char kept_only[NAME_SIZE] = "0";
+    if (q->kept_only) snprintf(kept_only, sizeof kept_only, "args.buf_step[%d] == 0", gm->out_buffer);
+    cg_emit(g->out, "rnn_mv_%s<%d, %d%s>(w%d, %lld, rows%d, %d, %lld, %lld, %lld, %s, %s, a.N, %s, rnn_xs, rnn_red, %s, %s, map%d, %d, %s, %d, %s);",
             P->mma ? "mma" : "t", q->rw, P->nw, prec, q->gemm, (long long)q->ldw, q->gemm, q->passes, (long long)q->K, (long long)q->kc,
-            (long long)q->chunks, x, ldx, flagged, o, ldo, q->gemm, P->backward, kept, q->res_cap);
+            (long long)q->chunks, x, ldx, flagged, o, ldo, q->gemm, P->backward, kept, q->res_cap, kept_only);
 }
 
 /* Opens `{ j0, nj; for each of this block's items i: n, j` over a quantity of length dim (code):

@@ -496,7 +496,7 @@ RNN_DEV void rnn_mv_release(int b) {
  * loads returned their values before the __syncthreads above; a release arrive would also wait
  * for this thread's global stores (measured: +8.5% a step at ds2 LSTM tf32). */
 RNN_DEV void rnn_mv_finish(const float *red, int RPP, int NP, int p, int passes, int rows, int n0, int N, float *out,
-                           long long ldo, const int *rowmap, int acc, float *sres, int res_cap) {
+                           long long ldo, const int *rowmap, int acc, float *sres, int res_cap, int kept_only) {
     __syncthreads();
 #if RNN_CLUSTER > 1
     const bool more = n0 + NP < N || p + 1 < passes; /* the same in every block of the cluster */
@@ -508,9 +508,12 @@ RNN_DEV void rnn_mv_finish(const float *red, int RPP, int NP, int p, int passes,
             float v = 0.0f;
 #pragma unroll
             for (int w = 0; w < RNN_WARPS; w++) v += red[(w * RPP + r) * NP + n];
-            float *o = out + (long long)(n0 + n) * ldo + rowmap[lr];
-            *o = acc ? *o + v : v;
-            if (sres && n0 + n < res_cap) sres[(n0 + n) * passes * RPP + lr] = v;
+            const bool kept = sres && n0 + n < res_cap;
+            if (!kept || !kept_only) {
+                float *o = out + (long long)(n0 + n) * ldo + rowmap[lr];
+                *o = acc ? *o + v : v;
+            }
+            if (kept) sres[(n0 + n) * passes * RPP + lr] = v;
         }
     }
     __syncthreads();
@@ -531,12 +534,13 @@ RNN_DEV void rnn_mv_finish(const float *red, int RPP, int NP, int p, int passes,
  * the warp's k (the quarters' sums meet by shuffles); with more sequences, lane (rg, ng) keeps
  * rows i*8 + rg and columns j*4 + ng over all of the warp's k. sres (or NULL): a copy of the
  * results of sequences n < res_cap at sres[n * passes*8*RW + r], for the block's element-wise
- * code. F (or NULL): X's flagged copy, staged instead with rnn_flag_stage (flag; only with chunks
+ * code; with kept_only, those results are not written to out (nothing else reads them: an
+ * inference step's buffer). F (or NULL): X's flagged copy, staged instead with rnn_flag_stage (flag; only with chunks
  * == 1). Every thread of the block must call it; it ends with a __syncthreads. */
 template <int RW, int NW>
 RNN_DEV void rnn_mv_t(const float *W, int ldw, int rows, int passes, int K, int KC, int chunks, const float *X,
                       long long ldx, int N, const unsigned long long *F, unsigned flag, float *xs, float *red,
-                      float *out, long long ldo, const int *rowmap, int acc, float *sres, int res_cap) {
+                      float *out, long long ldo, const int *rowmap, int acc, float *sres, int res_cap, int kept_only) {
     constexpr int NP = 4 * NW, RPP = 8 * RW, SPLIT = NW <= 2, NC = SPLIT ? NP : NW; /* NC: columns a lane keeps */
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, rg = lane & 7, q = lane >> 3;
     const int lds = KC + RNN_PAD_FFMA, kw = KC / RNN_WARPS;
@@ -602,7 +606,7 @@ RNN_DEV void rnn_mv_t(const float *W, int ldw, int rows, int passes, int K, int 
 #pragma unroll
                     for (int j = 0; j < NC; j++) red[(warp * RPP + i * 8 + rg) * NP + j * 4 + q] = sum[i][j];
             }
-            rnn_mv_finish(red, RPP, NP, p, passes, rows, n0, N, out, ldo, rowmap, acc, sres, res_cap);
+            rnn_mv_finish(red, RPP, NP, p, passes, rows, n0, N, out, ldo, rowmap, acc, sres, res_cap, kept_only);
         }
     }
 }
@@ -725,7 +729,7 @@ template <> struct rnn_staged<1> { typedef unsigned short T; };    /* or as its 
 template <int RW, int NW, int PREC, int XH>
 RNN_DEV void rnn_mv_mma(const void *W, int ldw, int rows, int passes, int K, int KC, int chunks, const void *X,
                         long long ldx, int N, const unsigned long long *F, unsigned flag, float *xs, float *red,
-                        float *out, long long ldo, const int *rowmap, int acc, float *sres, int res_cap) {
+                        float *out, long long ldo, const int *rowmap, int acc, float *sres, int res_cap, int kept_only) {
     constexpr int NP = 4 * NW, RPP = 8 * RW, MT = (RW + 1) / 2, NT = NP / 8, H = PREC != RNN_TF32, BF = PREC == RNN_BF16;
     constexpr int KS = H ? 32 : 16; /* k a step of the two products */
     static_assert(NW % 2 == 0, "rnn_mv_mma: whole 8-sequence tiles");
@@ -811,7 +815,7 @@ RNN_DEV void rnn_mv_mma(const void *W, int ldw, int rows, int passes, int K, int
                         r8[1] = c[0][i][j][3] + c[1][i][j][3];
                     }
                 }
-            rnn_mv_finish(red, RPP, NP, p, passes, rows, n0, N, out, ldo, rowmap, acc, sres, res_cap);
+            rnn_mv_finish(red, RPP, NP, p, passes, rows, n0, N, out, ldo, rowmap, acc, sres, res_cap, kept_only);
         }
     }
 }
@@ -885,7 +889,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_p(const RnnArgs 
             }
         }
         // G1: [U_i; U_f; U_g; U_o] @ h
-        rnn_mv_t<1, 1>(w1, 132, rows1, 1, 16, 128, 1, a.state_prev[0], RNN_DIM_H, a.N, NULL, 0u, rnn_xs, rnn_red, a.buf[1], 64, map1, 0, rnn_res1, 4);
+        rnn_mv_t<1, 1>(w1, 132, rows1, 1, 16, 128, 1, a.state_prev[0], RNN_DIM_H, a.N, NULL, 0u, rnn_xs, rnn_red, a.buf[1], 64, map1, 0, rnn_res1, 4, args.buf_step[1] == 0);
         // K1 reads only the rows this block computed (rnn_mv ended with __syncthreads)
         // K1 over this block's units
         {
