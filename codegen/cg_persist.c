@@ -32,11 +32,15 @@ static const char *products_precision(CgProducts products) {
 
 int cg_persist_nw(int64_t N) { return N <= 4 ? 1 : N <= 8 ? 2 : N <= 16 ? 4 : 8; }
 
+/* Floats between two sequences' partial sums of rpp rows: persist.cuh's RNN_RED_LD (rpp padded to
+ * 4 modulo 16 for the mma product, 8 for FFMA, so that no two lanes' stores or loads share a bank). */
+static int64_t red_ld(int64_t rpp, int mma) { return rpp + ((mma ? 4 : 8) - rpp % 16 + 16) % 16; }
+
 /* Bytes of dynamic shared memory: fixed part, two staging tiles, the partial sums. */
 static int64_t smem_bytes(const CgPersist *P) {
     if (P->ngemms == 0) return 0;
     int64_t np = 4 * (int64_t)P->nw;
-    return (P->fixed_floats + P->xs_floats + P->warps * P->rpp_max * np) * (int64_t)sizeof(float);
+    return (P->fixed_floats + P->xs_floats + P->warps * np * red_ld(P->rpp_max, P->mma)) * (int64_t)sizeof(float);
 }
 
 /* Does a node of a step group (J wide) take an argument r for which test(L, r, J, arg) holds? */
@@ -811,8 +815,8 @@ static int emit_prologue(Gen *g, const CgPersist *P, const char *kname) {
     cg_emit(out, "float *const rnn_xs = rnn_smem + %lld;  // %d staging tile%s [%d][up to %lld + pad] (%lld floats)",
             (long long)P->fixed_floats, P->tiles, P->tiles > 1 ? "s" : "", 4 * P->nw, (long long)P->kc_max,
             (long long)P->xs_floats);
-    cg_emit(out, "float *const rnn_red = rnn_xs + %lld;  // partial sums [%d][%lld][%d]", (long long)P->xs_floats, P->warps,
-            (long long)P->rpp_max, 4 * P->nw);
+    cg_emit(out, "float *const rnn_red = rnn_xs + %lld;  // partial sums [%d][%d][%lld]", (long long)P->xs_floats, P->warps,
+            4 * P->nw, (long long)red_ld(P->rpp_max, P->mma));
     if (P->cluster > 1)
         cg_emit(out, "rnn_cluster_init(rnn_xs, %lld);  // clusters of %d share the staged operand (persist.cuh)",
                 (long long)P->xs_floats, P->cluster);
@@ -997,6 +1001,7 @@ int cg_emit_persist_kernel(Gen *g, const CgPersist *P) {
     }
     if (!emit_prologue(g, P, kname)) return 0;
     if (!(P->backward ? emit_backward_steps(g, P) : emit_forward_steps(g, P))) return 0;
+    cg_emit(out, "RNN_PROF_END();  // (RNN_PROFILE only)");
     if (P->cluster > 1) cg_emit(out, "rnn_cluster_exit();  // no block leaves while its cluster may still signal it");
     cg_close(out, NULL);
     return 1;

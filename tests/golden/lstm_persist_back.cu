@@ -168,24 +168,39 @@ RNN_DEV float rnn_dop_tanh_0(float a, float b, float c, float y) { return 1 - y 
 /* Where block 0 spends its cycles, by phase, summed over steps and launches: built only when
  * the unit defines RNN_PROFILE (RNNCC_PROFILE_PERSIST=1 at run time; bench/persist_profile reads
  * rnn_prof). Slots: 0 grid barriers, 1 staging the operand, 2 the product, 3 reducing and storing
- * it, 4 the element-wise groups, 5 loading the weights, 6 steps. */
+ * it, 4 the element-wise groups, 5 loading the weights, 6 steps. Thread 0 counts into shared
+ * memory and adds its counts to rnn_prof once, at the kernel's end (RNN_PROF_END): a global
+ * read-modify-write at each mark would charge a trip to L2 to the phase after it. */
 #ifdef RNN_PROFILE
 __device__ unsigned long long rnn_prof[8];
+__shared__ unsigned long long rnn_prof_acc[8];
 __shared__ long long rnn_prof_last;
-#define RNN_PROF_START() do { if (blockIdx.x == 0 && threadIdx.x == 0) rnn_prof_last = clock64(); } while (0)
+#define RNN_PROF_START()                                                            \
+    do {                                                                            \
+        if (blockIdx.x == 0 && threadIdx.x == 0) {                                  \
+            for (int k_ = 0; k_ < 8; k_++) rnn_prof_acc[k_] = 0;                    \
+            rnn_prof_last = clock64();                                              \
+        }                                                                           \
+    } while (0)
 #define RNN_PROF(k)                                                                 \
     do {                                                                            \
         if (blockIdx.x == 0 && threadIdx.x == 0) {                                  \
             const long long rnn_now_ = clock64();                                   \
-            rnn_prof[k] += (unsigned long long)(rnn_now_ - rnn_prof_last);          \
+            rnn_prof_acc[k] += (unsigned long long)(rnn_now_ - rnn_prof_last);      \
             rnn_prof_last = rnn_now_;                                               \
         }                                                                           \
     } while (0)
-#define RNN_PROF_STEP() do { if (blockIdx.x == 0 && threadIdx.x == 0) rnn_prof[6]++; } while (0)
+#define RNN_PROF_STEP() do { if (blockIdx.x == 0 && threadIdx.x == 0) rnn_prof_acc[6]++; } while (0)
+#define RNN_PROF_END()                                                              \
+    do {                                                                            \
+        if (blockIdx.x == 0 && threadIdx.x == 0)                                    \
+            for (int k_ = 0; k_ < 8; k_++) rnn_prof[k_] += rnn_prof_acc[k_];        \
+    } while (0)
 #else
 #define RNN_PROF_START() ((void)0)
 #define RNN_PROF(k) ((void)0)
 #define RNN_PROF_STEP() ((void)0)
+#define RNN_PROF_END() ((void)0)
 #endif
 
 /* Grid-wide barrier of a cooperative launch (all blocks co-resident): returns once every block
@@ -485,8 +500,17 @@ RNN_DEV void rnn_mv_release(int b) {
 #endif
 }
 
-/* The end of one pass of a block's matrix product: red [RNN_WARPS][RPP][NP] holds the warps'
- * partial sums of rows p*RPP .. and sequences n0 ..; adds them up and writes them (see rnn_mv_t).
+/* Floats between two sequences' partial sums of a pass's RPP rows in red ([RNN_WARPS][NP][ldr]):
+ * RPP padded so that neither the products' stores into red nor rnn_mv_finish's loads (consecutive
+ * threads on consecutive rows) collide in a bank: ldr % 16 == 4 for the mma product (lanes
+ * t = 0..3 store sequences 2t and 2t+1, rows g = 0..7), 8 for the FFMA one (quarters q = 0..3 store
+ * sequences j*4 + q). At most RPP + 12 (RPP is a multiple of 8); codegen/cg_persist.c sizes red so. */
+#define RNN_RED_LD(RPP, MMA) ((RPP) + (((MMA) ? 4 : 8) - (RPP) % 16 + 16) % 16)
+
+/* The end of one pass of a block's matrix product: red [RNN_WARPS][NP][ldr] holds the warps'
+ * partial sums of rows p*RPP .. and sequences n0 ..; adds them up and writes them (see rnn_mv_t):
+ * consecutive threads take consecutive rows, so that the stores into out of a block's runs of
+ * consecutive rows coalesce.
  * Every thread of the block must call it; it starts and ends with a __syncthreads. With clusters,
  * where another pass follows, the cluster meets (arriving before the sums, waiting after them)
  * before that pass's copies into tile 0: without it, compute-sanitizer racecheck reports those
@@ -495,19 +519,19 @@ RNN_DEV void rnn_mv_release(int b) {
  * between chunks, which racecheck passes. The arrive is relaxed, as rnn_mv_release's: the tile's
  * loads returned their values before the __syncthreads above; a release arrive would also wait
  * for this thread's global stores (measured: +8.5% a step at ds2 LSTM tf32). */
-RNN_DEV void rnn_mv_finish(const float *red, int RPP, int NP, int p, int passes, int rows, int n0, int N, float *out,
+RNN_DEV void rnn_mv_finish(const float *red, int RPP, int ldr, int NP, int p, int passes, int rows, int n0, int N, float *out,
                            long long ldo, const int *rowmap, int acc, float *sres, int res_cap, int kept_only) {
     __syncthreads();
 #if RNN_CLUSTER > 1
     const bool more = n0 + NP < N || p + 1 < passes; /* the same in every block of the cluster */
     if (more) asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory"); /* no memory order: above */
 #endif
-    for (int e = threadIdx.x; e < RPP * NP; e += RNN_P_THREADS) {
-        const int r = e / NP, n = e - r * NP, lr = p * RPP + r;
+    for (int e = threadIdx.x; e < RPP * NP; e += RNN_P_THREADS) { /* consecutive threads, consecutive rows */
+        const int n = e / RPP, r = e - n * RPP, lr = p * RPP + r;
         if (lr < rows && n0 + n < N) {
             float v = 0.0f;
 #pragma unroll
-            for (int w = 0; w < RNN_WARPS; w++) v += red[(w * RPP + r) * NP + n];
+            for (int w = 0; w < RNN_WARPS; w++) v += red[(w * NP + n) * ldr + r];
             const bool kept = sres && n0 + n < res_cap;
             if (!kept || !kept_only) {
                 float *o = out + (long long)(n0 + n) * ldo + rowmap[lr];
@@ -527,7 +551,7 @@ RNN_DEV void rnn_mv_finish(const float *red, int RPP, int NP, int p, int passes,
  *     out[n*ldo + rowmap[r]] (=, or += when acc) = sum_{k < K} W[r*ldw + k] * X[n*ldx + k]
  * W: the block's rows in shared memory, zero beyond rows and K up to RP = passes*8*RW rows and
  * KP = chunks*KC columns (ldw = KP + RNN_PAD_FFMA; KC a multiple of 16*RNN_WARPS). X: global. xs: two
- * staging tiles [4*NW][KC + RNN_PAD_FFMA]; red: [RNN_WARPS][8*RW][4*NW] partial sums. Warp w sums k in its share
+ * staging tiles [4*NW][KC + RNN_PAD_FFMA]; red: [RNN_WARPS][4*NW][RNN_RED_LD(8*RW, 0)] partial sums. Warp w sums k in its share
  * (KC / RNN_WARPS) of each KC chunk. A 16-byte shared load is served a quarter-warp at a time, so the quarters must not
  * fetch the same words: with NW <= 2 (at most 8 sequences a pass), lane (rg, kq) = (lane % 8,
  * lane / 8) keeps rows i*8 + rg and every column, its quarter kq taking every fourth float4 of
@@ -542,6 +566,7 @@ RNN_DEV void rnn_mv_t(const float *W, int ldw, int rows, int passes, int K, int 
                       long long ldx, int N, const unsigned long long *F, unsigned flag, float *xs, float *red,
                       float *out, long long ldo, const int *rowmap, int acc, float *sres, int res_cap, int kept_only) {
     constexpr int NP = 4 * NW, RPP = 8 * RW, SPLIT = NW <= 2, NC = SPLIT ? NP : NW; /* NC: columns a lane keeps */
+    constexpr int LDR = RNN_RED_LD(RPP, 0);
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, rg = lane & 7, q = lane >> 3;
     const int lds = KC + RNN_PAD_FFMA, kw = KC / RNN_WARPS;
     for (int p = 0; p < passes; p++) {
@@ -599,14 +624,14 @@ RNN_DEV void rnn_mv_t(const float *W, int ldw, int rows, int passes, int K, int 
 #pragma unroll
                     for (int i = 0; i < RW; i++)
 #pragma unroll
-                        for (int j = 0; j < NC; j++) red[(warp * RPP + i * 8 + rg) * NP + j] = sum[i][j];
+                        for (int j = 0; j < NC; j++) red[(warp * NP + j) * LDR + i * 8 + rg] = sum[i][j];
             } else {
 #pragma unroll
                 for (int i = 0; i < RW; i++)
 #pragma unroll
-                    for (int j = 0; j < NC; j++) red[(warp * RPP + i * 8 + rg) * NP + j * 4 + q] = sum[i][j];
+                    for (int j = 0; j < NC; j++) red[(warp * NP + j * 4 + q) * LDR + i * 8 + rg] = sum[i][j];
             }
-            rnn_mv_finish(red, RPP, NP, p, passes, rows, n0, N, out, ldo, rowmap, acc, sres, res_cap, kept_only);
+            rnn_mv_finish(red, RPP, LDR, NP, p, passes, rows, n0, N, out, ldo, rowmap, acc, sres, res_cap, kept_only);
         }
     }
 }
@@ -732,6 +757,7 @@ RNN_DEV void rnn_mv_mma(const void *W, int ldw, int rows, int passes, int K, int
                         float *out, long long ldo, const int *rowmap, int acc, float *sres, int res_cap, int kept_only) {
     constexpr int NP = 4 * NW, RPP = 8 * RW, MT = (RW + 1) / 2, NT = NP / 8, H = PREC != RNN_TF32, BF = PREC == RNN_BF16;
     constexpr int KS = H ? 32 : 16; /* k a step of the two products */
+    constexpr int LDR = RNN_RED_LD(RPP, 1);
     static_assert(NW % 2 == 0, "rnn_mv_mma: whole 8-sequence tiles");
     static_assert(!XH || H, "rnn_mv_mma: 16-bit operands with 16-bit products only");
     typedef typename rnn_staged<XH>::T XT;
@@ -807,15 +833,15 @@ RNN_DEV void rnn_mv_mma(const void *W, int ldw, int rows, int passes, int K, int
             for (int i = 0; i < MT; i++)
 #pragma unroll
                 for (int j = 0; j < NT; j++) {
-                    float *r0 = red + (warp * RPP + i * 16 + g) * NP + j * 8 + col, *r8 = r0 + 8 * NP;
+                    float *r0 = red + (warp * NP + j * 8 + col) * LDR + i * 16 + g, *r8 = r0 + 8;
                     r0[0] = c[0][i][j][0] + c[1][i][j][0];
-                    r0[1] = c[0][i][j][1] + c[1][i][j][1];
+                    r0[LDR] = c[0][i][j][1] + c[1][i][j][1];
                     if (i * 16 + 8 < RPP) {
                         r8[0] = c[0][i][j][2] + c[1][i][j][2];
-                        r8[1] = c[0][i][j][3] + c[1][i][j][3];
+                        r8[LDR] = c[0][i][j][3] + c[1][i][j][3];
                     }
                 }
-            rnn_mv_finish(red, RPP, NP, p, passes, rows, n0, N, out, ldo, rowmap, acc, sres, res_cap, kept_only);
+            rnn_mv_finish(red, RPP, LDR, NP, p, passes, rows, n0, N, out, ldo, rowmap, acc, sres, res_cap, kept_only);
         }
     }
 }
@@ -842,7 +868,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_pb(const RnnArgs
     rnn_cp_commit();
     rnn_cp_wait_all();  // this thread's copies of the weights have landed
     float *const rnn_xs = rnn_smem + 1060;  // 1 staging tile [4][up to 128 + pad] (528 floats)
-    float *const rnn_red = rnn_xs + 528;  // partial sums [8][8][4]
+    float *const rnn_red = rnn_xs + 528;  // partial sums [8][4][8]
     __syncthreads();
     RNN_PROF(5);
     unsigned epoch = 0;  // grid barriers passed
@@ -1054,4 +1080,5 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_pb(const RnnArgs
         // G1^T: [U_i; U_f; U_g; U_o]^T @ d(G1) -> d(h)
         rnn_mv_t<1, 1>(w1, 132, rows1, 1, 64, 128, 1, a.dbuf[1], 64, a.N, NULL, 0u, rnn_xs, rnn_red, a.dstate_prev[0], RNN_DIM_H, map1, 1, NULL, 0, 0);
     }
+    RNN_PROF_END();  // (RNN_PROFILE only)
 }
