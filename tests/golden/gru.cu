@@ -89,6 +89,16 @@ typedef struct RnnArgs {
 #define RNN_AFTER_PREDECESSOR() ((void)0)
 #endif
 
+/* The element-wise bodies load every value they read before computing anything, then
+ * RNN_ISSUED("f"(v1), "f"(v2), ...): an empty asm taking the loaded values, which keeps the
+ * compiler from sinking each load to its use, behind the math before it (bench/NOTES.md section
+ * 30). Nothing on the CPU, where the tests compile the generated units too. */
+#if defined(__CUDA_ARCH__)
+#define RNN_ISSUED(...) asm volatile("" ::__VA_ARGS__)
+#else
+#define RNN_ISSUED(...) ((void)0)
+#endif
+
 RNN_DEV float rnn_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
 RNN_DEV float rnn_tanh(float x) { return tanhf(x); }
 RNN_DEV float rnn_relu(float x) { return x > 0 ? x : 0.0f; }
@@ -197,26 +207,28 @@ extern "C" __global__ void __launch_bounds__(256) rnncc_gru_s1(const RnnArgs a)
         }
         const int pos = a.reverse ? len - 1 - a.t : a.t;  // the position this step reads
         const long long col = (long long)pos * a.N + n;  // its column of x, y and hoisted buffers
-        // line 14: r = sigmoid(W_r @ x + U_r @ h + b_r)
         const float v12 = a.buf[0][col * 48 + j];  // W_r @ x: G0 block 0, hoisted
         const float v13 = a.buf[1][n * 48 + j];  // U_r @ h: G1 block 0
-        const float v14 = rnn_op_add(v12, v13);
         const float v8_b_r = a.params[1152 + j];  // param b_r [H]
+        const float v17 = a.buf[0][col * 48 + 16 + j];  // W_z @ x: G0 block 1, hoisted
+        const float v18 = a.buf[1][n * 48 + 16 + j];  // U_z @ h: G1 block 1
+        const float v9_b_z = a.params[1168 + j];  // param b_z [H]
+        const float v22 = a.buf[0][col * 48 + 32 + j];  // W_n @ x: G0 block 2, hoisted
+        const float v10_b_in = a.params[1184 + j];  // param b_in [H]
+        const float v24 = a.buf[1][n * 48 + 32 + j];  // U_n @ h: G1 block 2
+        const float v11_b_hn = a.params[1200 + j];  // param b_hn [H]
+        const float v1_h = a.state_prev[0][n * RNN_DIM_H + j];  // state h
+        RNN_ISSUED("f"(v12), "f"(v13), "f"(v8_b_r), "f"(v17), "f"(v18), "f"(v9_b_z), "f"(v22), "f"(v10_b_in), "f"(v24), "f"(v11_b_hn), "f"(v1_h));  // the loads above, issued together
+        // line 14: r = sigmoid(W_r @ x + U_r @ h + b_r)
+        const float v14 = rnn_op_add(v12, v13);
         const float v15 = rnn_op_add(v14, v8_b_r);
         const float v16_r = rnn_op_sigmoid(v15);
         // line 15: z = sigmoid(W_z @ x + U_z @ h + b_z)
-        const float v17 = a.buf[0][col * 48 + 16 + j];  // W_z @ x: G0 block 1, hoisted
-        const float v18 = a.buf[1][n * 48 + 16 + j];  // U_z @ h: G1 block 1
         const float v19 = rnn_op_add(v17, v18);
-        const float v9_b_z = a.params[1168 + j];  // param b_z [H]
         const float v20 = rnn_op_add(v19, v9_b_z);
         const float v21_z = rnn_op_sigmoid(v20);
         // line 16: n = tanh(W_n @ x + b_in + r * (U_n @ h + b_hn))
-        const float v22 = a.buf[0][col * 48 + 32 + j];  // W_n @ x: G0 block 2, hoisted
-        const float v10_b_in = a.params[1184 + j];  // param b_in [H]
         const float v23 = rnn_op_add(v22, v10_b_in);
-        const float v24 = a.buf[1][n * 48 + 32 + j];  // U_n @ h: G1 block 2
-        const float v11_b_hn = a.params[1200 + j];  // param b_hn [H]
         const float v25 = rnn_op_add(v24, v11_b_hn);
         const float v26 = rnn_op_mul(v16_r, v25);
         const float v27 = rnn_op_add(v23, v26);
@@ -224,7 +236,6 @@ extern "C" __global__ void __launch_bounds__(256) rnncc_gru_s1(const RnnArgs a)
         // line 17: h' = (1 - z) * n + z * h
         const float v30 = rnn_op_sub(1.0f, v21_z);
         const float v31 = rnn_op_mul(v30, v28_n);
-        const float v1_h = a.state_prev[0][n * RNN_DIM_H + j];  // state h
         const float v32 = rnn_op_mul(v21_z, v1_h);
         const float v33_h_next = rnn_op_add(v31, v32);
         // this step's results

@@ -81,6 +81,16 @@ typedef struct RnnArgs {
 #define RNN_AFTER_PREDECESSOR() ((void)0)
 #endif
 
+/* The element-wise bodies load every value they read before computing anything, then
+ * RNN_ISSUED("f"(v1), "f"(v2), ...): an empty asm taking the loaded values, which keeps the
+ * compiler from sinking each load to its use, behind the math before it (bench/NOTES.md section
+ * 30). Nothing on the CPU, where the tests compile the generated units too. */
+#if defined(__CUDA_ARCH__)
+#define RNN_ISSUED(...) asm volatile("" ::__VA_ARGS__)
+#else
+#define RNN_ISSUED(...) ((void)0)
+#endif
+
 RNN_DEV float rnn_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
 RNN_DEV float rnn_tanh(float x) { return tanhf(x); }
 RNN_DEV float rnn_relu(float x) { return x > 0 ? x : 0.0f; }
@@ -932,36 +942,37 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_p(const RnnArgs 
                 }
                 const int pos = a.reverse ? len - 1 - a.t : a.t;  // the position this step reads
                 const long long col = (long long)pos * a.N + n;  // its column of x, y and hoisted buffers
-                // line 14: i = sigmoid(W_i @ x + U_i @ h + b_i)
                 const float v15 = a.buf[0][col * 64 + j];  // W_i @ x: G0 block 0, hoisted
                 const float v16 = rnn_res1[n * 8 + res1[0] + j];  // U_i @ h: G1 block 0
-                const float v17 = rnn_op_add(v15, v16);
                 const float v11_b_i = a.params[1536 + j];  // param b_i [H]
+                const float v20 = a.buf[0][col * 64 + 16 + j];  // W_f @ x: G0 block 1, hoisted
+                const float v21 = rnn_res1[n * 8 + res1[1] + j];  // U_f @ h: G1 block 1
+                const float v12_b_f = a.params[1552 + j];  // param b_f [H]
+                const float v25 = a.buf[0][col * 64 + 32 + j];  // W_g @ x: G0 block 2, hoisted
+                const float v26 = rnn_res1[n * 8 + res1[2] + j];  // U_g @ h: G1 block 2
+                const float v13_b_g = a.params[1568 + j];  // param b_g [H]
+                const float v30 = a.buf[0][col * 64 + 48 + j];  // W_o @ x: G0 block 3, hoisted
+                const float v31 = rnn_res1[n * 8 + res1[3] + j];  // U_o @ h: G1 block 3
+                const float v14_b_o = a.params[1584 + j];  // param b_o [H]
+                const float v2_c = a.state_prev[1][n * RNN_DIM_H + j];  // state c
+                RNN_ISSUED("f"(v15), "f"(v16), "f"(v11_b_i), "f"(v20), "f"(v21), "f"(v12_b_f), "f"(v25), "f"(v26), "f"(v13_b_g), "f"(v30), "f"(v31), "f"(v14_b_o), "f"(v2_c));  // the loads above, issued together
+                // line 14: i = sigmoid(W_i @ x + U_i @ h + b_i)
+                const float v17 = rnn_op_add(v15, v16);
                 const float v18 = rnn_op_add(v17, v11_b_i);
                 const float v19_i = rnn_op_sigmoid(v18);
                 // line 15: f = sigmoid(W_f @ x + U_f @ h + b_f)
-                const float v20 = a.buf[0][col * 64 + 16 + j];  // W_f @ x: G0 block 1, hoisted
-                const float v21 = rnn_res1[n * 8 + res1[1] + j];  // U_f @ h: G1 block 1
                 const float v22 = rnn_op_add(v20, v21);
-                const float v12_b_f = a.params[1552 + j];  // param b_f [H]
                 const float v23 = rnn_op_add(v22, v12_b_f);
                 const float v24_f = rnn_op_sigmoid(v23);
                 // line 16: g = tanh(W_g @ x + U_g @ h + b_g)
-                const float v25 = a.buf[0][col * 64 + 32 + j];  // W_g @ x: G0 block 2, hoisted
-                const float v26 = rnn_res1[n * 8 + res1[2] + j];  // U_g @ h: G1 block 2
                 const float v27 = rnn_op_add(v25, v26);
-                const float v13_b_g = a.params[1568 + j];  // param b_g [H]
                 const float v28 = rnn_op_add(v27, v13_b_g);
                 const float v29_g = rnn_op_tanh(v28);
                 // line 17: o = sigmoid(W_o @ x + U_o @ h + b_o)
-                const float v30 = a.buf[0][col * 64 + 48 + j];  // W_o @ x: G0 block 3, hoisted
-                const float v31 = rnn_res1[n * 8 + res1[3] + j];  // U_o @ h: G1 block 3
                 const float v32 = rnn_op_add(v30, v31);
-                const float v14_b_o = a.params[1584 + j];  // param b_o [H]
                 const float v33 = rnn_op_add(v32, v14_b_o);
                 const float v34_o = rnn_op_sigmoid(v33);
                 // line 18: c' = f * c + i * g
-                const float v2_c = a.state_prev[1][n * RNN_DIM_H + j];  // state c
                 const float v35 = rnn_op_mul(v24_f, v2_c);
                 const float v36 = rnn_op_mul(v19_i, v29_g);
                 const float v37_c_next = rnn_op_add(v35, v36);
