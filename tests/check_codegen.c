@@ -705,6 +705,54 @@ START_TEST(persistent_handoff_by_flags) {
 }
 END_TEST
 
+/* A forward's step results that only its block's groups read (LSTM's gates) are not stored in
+ * inference (kept_only: the call tests the step buffer's stride); LSTMP's projection, read by
+ * other blocks, is; the backward stores all. Every forward element-wise body loads what it reads
+ * before its first operation and fences the loads with RNN_ISSUED (bench/NOTES.md sections 28,
+ * 30). */
+START_TEST(persistent_results_kept_and_loads_first) {
+    Src s;
+    src_open_file(&s, "cells/lstm.cell");
+    const char *dims[] = {"I=40", "H=72", "P=24"};
+    PlanLayout *L = layout_bound(&s, s.module->cells[0], dims, 2);
+    CgPersist P;
+    char why[256];
+    char *u = emit_persistent(&s, L, cg_persist_h100_ask(4, 0, CG_F16, 1), &P, why, sizeof why);
+    ck_assert_msg(u, "%s", why);
+    ck_assert_int_eq(P.ngemms, 1);
+    ck_assert(P.gemms[0].res_cap > 0 && P.gemms[0].kept_only);
+    ck_assert_ptr_nonnull(strstr(u, ", rnn_res1, 4, args.buf_step[1] == 0);")); /* batch class 4: 4 kept */
+    const char *body = strstr(u, "// K1 over this block's units"), *fence = body ? strstr(body, "RNN_ISSUED(") : NULL;
+    ck_assert(body && fence);
+    ck_assert_ptr_nonnull(strstr(fence, "\"f\"(v2_c));  // the loads above, issued together"));
+    ck_assert(strstr(body, "rnn_op_") > fence); /* no operation before the fence */
+    ck_assert(strstr(body, "a.state_prev[1][n * RNN_DIM_H + j];  // state c") < fence);
+    free(u);
+    u = emit_persistent(&s, L, cg_persist_h100_ask(4, 1, CG_F16, 1), &P, why, sizeof why);
+    ck_assert_msg(u, "%s", why);
+    ck_assert(!P.gemms[0].kept_only);
+    ck_assert_ptr_null(strstr(u, "buf_step[1] == 0"));
+    free(u);
+    u = emit(&s, L); /* the per-step kernels load first too */
+    body = strstr(u, "rnncc_lstm_s1(");
+    fence = body ? strstr(body, "RNN_ISSUED(") : NULL;
+    ck_assert(body && fence && strstr(body, "rnn_op_") > fence);
+    free(u);
+    src_close(&s);
+    src_open_file(&s, "cells/lstmp.cell");
+    L = layout_bound(&s, s.module->cells[0], dims, 3);
+    u = emit_persistent(&s, L, cg_persist_h100_ask(4, 0, CG_FFMA, 1), &P, why, sizeof why);
+    ck_assert_msg(u, "%s", why);
+    ck_assert_int_eq(P.ngemms, 2);
+    for (int k = 0; k < 2; k++) /* the gates' results stay on chip; the projection's, read by every block, do not */
+        ck_assert_int_eq(P.gemms[k].kept_only, P.gemms[k].res_cap > 0);
+    ck_assert(P.gemms[0].kept_only != P.gemms[1].kept_only);
+    ck_assert_int_eq(count(u, ", args.buf_step["), 1);
+    free(u);
+    src_close(&s);
+}
+END_TEST
+
 /* The tile follows the request: warps a block (4, 8, 16; chunks in whole shares of them),
  * staging chunks no longer than asked, no more sequences a pass than asked; anything else is
  * refused with a reason. Plans of one request are the same tile, of another not. */
@@ -2051,6 +2099,7 @@ static Suite *codegen_suite(void) {
     tcase_add_test(tc, persistent_plan_says_why_not);
     tcase_add_test(tc, persistent_tiles_follow_the_ask);
     tcase_add_test(tc, persistent_plan_narrows_passes);
+    tcase_add_test(tc, persistent_results_kept_and_loads_first);
     tcase_add_test(tc, persistent_clusters_need_alike_tails);
     tcase_add_test(tc, persistent_odd_rows_copied_by_words);
     tcase_add_test(tc, persistent_rule_reads_the_plan);
