@@ -368,6 +368,16 @@ IrRef cg_item_node(const SchedGroup *grp, int i) {
     return i < grp->nnodes ? grp->nodes[i] : grp->writes[i - grp->nnodes].node;
 }
 
+int cg_item_reads(const IrCell *c, const SchedGroup *grp, int i, IrRef args[3]) {
+    if (i >= grp->nnodes) {
+        args[0] = grp->writes[i - grp->nnodes].node;
+        return 1;
+    }
+    const IrNode *n = &c->nodes[grp->nodes[i]];
+    for (int a = 0; a < ir_ops[n->op].arity; a++) args[a] = n->args[a];
+    return ir_ops[n->op].arity;
+}
+
 int cg_group_jdim(const Gen *g, int group) {
     const SchedGroup *grp = &g->plan->groups[group];
     int64_t J = cg_group_width(g->L, group);
@@ -412,13 +422,9 @@ static void emit_loads_first(Gen *g, const SchedGroup *grp, int start, int64_t l
     IrRef names[FENCE_OPERANDS];
     int n = 0;
     for (int i = start; i < grp->nnodes + grp->nwrites; i++) {
-        IrRef r = cg_item_node(grp, i);
-        if (cg_node_len(g, r) != len) continue;
-        const IrNode *node = &g->c->nodes[r];
+        if (cg_node_len(g, cg_item_node(grp, i)) != len) continue;
         IrRef args[3];
-        int na = 0;
-        if (i < grp->nnodes) for (int a = 0; a < ir_ops[node->op].arity; a++) args[na++] = node->args[a];
-        else args[na++] = r;
+        int na = cg_item_reads(g->c, grp, i, args);
         for (int a = 0; a < na; a++) {
             ensure_local(g, args[a]);
             fence_operand(g, args[a], names, &n);

@@ -62,6 +62,9 @@ int cg_emit_node(Gen *g, IrRef r, int store);
 const char *cg_guard(const Gen *g, IrRef r, int64_t J, char *buf, size_t size);
 /* Item i of a group: its nodes, then the values its writes take. */
 IrRef cg_item_node(const SchedGroup *grp, int i);
+/* The values item i of a group reads into args (at most 3): a node's arguments, or the value a
+ * write takes; returns how many. */
+int cg_item_reads(const IrCell *c, const SchedGroup *grp, int i, IrRef args[3]);
 /* The dimension whose length is the group's width J, or -1. */
 int cg_group_jdim(const Gen *g, int group);
 

@@ -81,14 +81,11 @@ static int read_only_in_own_rows(const PlanLayout *L, int j) {
     for (int gi = 0; gi < p->ngroups; gi++) {
         const SchedGroup *grp = &p->groups[gi];
         int64_t J = cg_group_width(L, gi);
-        for (int i = 0; i < grp->nwrites; i++)
-            if (c->nodes[grp->writes[i].node].op == IR_MATVEC && p->node[grp->writes[i].node].gemm == j) return 0;
-        for (int i = 0; i < grp->nnodes; i++) {
-            const IrNode *n = &c->nodes[grp->nodes[i]];
-            for (int a = 0; a < ir_ops[n->op].arity; a++) {
-                IrRef r = n->args[a];
-                if (c->nodes[r].op != IR_MATVEC || p->node[r].gemm != j) continue;
-                if (grp->program != SCHED_STEP || !own_rows_of(L, r, J, j)) return 0;
+        for (int i = 0; i < grp->nnodes + grp->nwrites; i++) {
+            IrRef args[3];
+            for (int a = 0, na = cg_item_reads(c, grp, i, args); a < na; a++) {
+                if (c->nodes[args[a]].op != IR_MATVEC || p->node[args[a]].gemm != j) continue;
+                if (i >= grp->nnodes || grp->program != SCHED_STEP || !own_rows_of(L, args[a], J, j)) return 0;
             }
         }
     }
@@ -109,12 +106,8 @@ static int reads_foreign_rows(const PlanLayout *L, int gi, int phase) {
     const SchedGroup *grp = &p->groups[gi];
     int64_t J = cg_group_width(L, gi);
     for (int i = 0; i < grp->nnodes + grp->nwrites; i++) {
-        IrRef r = cg_item_node(grp, i);
-        const IrNode *n = &c->nodes[r];
         IrRef args[3];
-        int na = 0;
-        if (i < grp->nnodes) for (int a = 0; a < ir_ops[n->op].arity; a++) args[na++] = n->args[a];
-        else args[na++] = r;
+        int na = cg_item_reads(c, grp, i, args);
         for (int a = 0; a < na; a++) {
             const SchedNode *s = &p->node[args[a]];
             if (c->nodes[args[a]].op != IR_MATVEC) continue;
