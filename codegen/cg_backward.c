@@ -140,17 +140,17 @@ static void send(Gen *g, IrRef r, const char *prefix, SendMode mode) {
 }
 
 /* The backward of the group's values of one vector length (they never meet values of
- * another length): recompute, adjoints, seeds, the sweep, then send what was read. */
+ * another length): the loads (the forward's operands, the adjoints kept for it, the homes, the
+ * seeds) all issued first, the recompute, the sweep, then send what was read. */
 static int emit_block(Gen *g, const SchedGroup *grp, int64_t len) {
     const IrCell *c = g->c;
     char name[NAME_SIZE], expr[EXPR_SIZE];
     int any = 0, nodes = 0;
     for (int i = 0; i < grp->nnodes; i++) nodes += cg_node_len(g, grp->nodes[i]) == len;
 
-    if (nodes) cg_emit(g->out, "// the forward's values, recomputed");
-    g->last_line = 0;
-    for (int i = 0; i < grp->nnodes; i++)
-        if (cg_node_len(g, grp->nodes[i]) == len && !cg_emit_node(g, grp->nodes[i], 0)) return 0;
+    CgIssued issued = {0}; /* every load below goes out before the first operation (cg_gen.h) */
+    if (nodes) cg_emit(g->out, "// what the forward's values are computed from");
+    cg_load_reads(g, grp, 0, grp->nnodes, len, &issued);
 
     if (nodes) {
         cg_emit(g->out, "// adjoints d(v) = dLoss/dv: of the values computed here (with what later kernels added),");
@@ -173,6 +173,7 @@ static int emit_block(Gen *g, const SchedGroup *grp, int64_t len) {
             cg_value_expr(g, r, 1, expr, sizeof expr, &ignored);
             sb_free(&ignored);
             cg_emit(g->out, "float %s = %s;  // %s", name, expr, sb_str(&what));
+            cg_issued_add(g, &issued, 'd', r);
         } else {
             cg_emit(g->out, "float %s = 0.0f;  // %s", name, sb_str(&what));
         }
@@ -186,6 +187,7 @@ static int emit_block(Gen *g, const SchedGroup *grp, int64_t len) {
         if (!g->sent[r] || cg_node_len(g, r) != len || outside_loop(g, grp, r) || sole_sender(g, grp, r)) continue;
         if (!any++) cg_emit(g->out, "// what the homes of the values read here hold so far (each is this item's alone)");
         preload_home(g, r);
+        cg_issued_add(g, &issued, 'o', r);
     }
     any = 0;
 
@@ -203,7 +205,14 @@ static int emit_block(Gen *g, const SchedGroup *grp, int64_t len) {
             cg_emit(g->out, "if (a.dy[%d]) %s += a.dy[%d][col * a.ldy[%d] + j];  // d(output %s)", wr->index, name,
                     wr->index, wr->index, c->outputs[wr->index].name);
         }
+        cg_issued_add(g, &issued, 'd', wr->node);
     }
+    cg_issued_emit(g, &issued);
+
+    if (nodes) cg_emit(g->out, "// the forward's values, recomputed");
+    g->last_line = 0;
+    for (int i = 0; i < grp->nnodes; i++)
+        if (cg_node_len(g, grp->nodes[i]) == len && !cg_emit_node(g, grp->nodes[i], 0)) return 0;
 
     if (nodes) cg_emit(g->out, "// backward through the values, last to first: d(operand) += d(value) * d value/d operand");
     g->last_line = 0;

@@ -388,50 +388,37 @@ int cg_group_jdim(const Gen *g, int group) {
     return -1;
 }
 
-enum { FENCE_OPERANDS = 16 }; /* operands an RNN_ISSUED of emit_loads_first takes */
-
-/* RNN_ISSUED (the prelude's empty asm) taking the n locals of names (none: nothing); returns 0, the
- * operands left. */
-static int emit_fence(Gen *g, const IrRef *names, int n) {
-    if (n == 0) return 0;
-    char line[FENCE_OPERANDS * (NAME_SIZE + 8) + 64], name[NAME_SIZE];
-    int at = snprintf(line, sizeof line, "RNN_ISSUED(");
-    for (int k = 0; k < n; k++) {
-        cg_local_name(g->c, names[k], 'v', name, sizeof name);
-        at += snprintf(line + at, sizeof line - at, "%s\"f\"(%s)", k ? ", " : "", name);
+void cg_issued_emit(Gen *g, CgIssued *iss) {
+    char line[CG_ISSUED_OPERANDS * (NAME_SIZE + 8) + 64], name[NAME_SIZE];
+    for (int first = 0; first < iss->n; first += CG_ISSUED_OPERANDS) {
+        int at = snprintf(line, sizeof line, "RNN_ISSUED(");
+        for (int k = first; k < iss->n && k < first + CG_ISSUED_OPERANDS; k++) {
+            cg_local_name(g->c, iss->ref[k], iss->kind[k], name, sizeof name);
+            at += snprintf(line + at, sizeof line - at, "%s\"f\"(%s)", k > first ? ", " : "", name);
+        }
+        cg_emit(g->out, "%s);  // the loads above, issued together", line);
     }
-    cg_emit(g->out, "%s);  // the loads above, issued together", line);
-    return 0;
+    iss->n = 0;
 }
 
-/* Adds r to the operands of the fence being built (names, n of them so far) unless it is computed
- * here, a constant, or there already. */
-static void fence_operand(Gen *g, IrRef r, IrRef *names, int *n) {
-    if (g->computed[r] || g->c->nodes[r].op == IR_CONST) return;
-    for (int k = 0; k < *n; k++)
-        if (names[k] == r) return;
-    names[(*n)++] = r;
+void cg_issued_add(Gen *g, CgIssued *iss, char kind, IrRef r) {
+    for (int k = 0; k < iss->n; k++)
+        if (iss->ref[k] == r && iss->kind[k] == kind) return;
+    iss->ref[iss->n] = r;
+    iss->kind[iss->n++] = kind;
+    if (iss->n == CG_ISSUED_MAX) cg_issued_emit(g, iss);
 }
 
-/* Loads every value that the nodes and writes of length len read from memory, then RNN_ISSUED
- * (an empty asm) taking them all, so that the loads go out together before any math. Emitted at first use, a
- * gate's loads waited behind the previous gate's math: the compiler sinks loads to their uses,
- * and the slow path of a division's rounding is a branch no load is moved across (bench/NOTES.md
- * section 30: four trips to L2 an item in the persistent kernels' element-wise phase). */
-static void emit_loads_first(Gen *g, const SchedGroup *grp, int start, int64_t len) {
-    IrRef names[FENCE_OPERANDS];
-    int n = 0;
-    for (int i = start; i < grp->nnodes + grp->nwrites; i++) {
+void cg_load_reads(Gen *g, const SchedGroup *grp, int start, int end, int64_t len, CgIssued *iss) {
+    for (int i = start; i < end; i++) {
         if (cg_node_len(g, cg_item_node(grp, i)) != len) continue;
         IrRef args[3];
         int na = cg_item_reads(g->c, grp, i, args);
         for (int a = 0; a < na; a++) {
             ensure_local(g, args[a]);
-            fence_operand(g, args[a], names, &n);
-            if (n == FENCE_OPERANDS) n = emit_fence(g, names, n);
+            if (!g->computed[args[a]] && g->c->nodes[args[a]].op != IR_CONST) cg_issued_add(g, iss, 'v', args[a]);
         }
     }
-    emit_fence(g, names, n);
 }
 
 /* The group's nodes and writes, one block per distinct vector length (elements past a
@@ -450,7 +437,9 @@ static int emit_active(Gen *g, const SchedGroup *grp, int64_t J) {
         if (start > 0) cg_emit(g->out, "%s", "");
         if (*gd) cg_open(g->out, "%s{  // the values %s long", gd, cg_dim_text(g->c, g->c->nodes[first].shape.dims[0], d));
         g->last_line = 0;
-        emit_loads_first(g, grp, start, len);
+        CgIssued issued = {0};
+        cg_load_reads(g, grp, start, nitems, len, &issued);
+        cg_issued_emit(g, &issued);
         for (int i = start; i < grp->nnodes; i++)
             if (cg_node_len(g, grp->nodes[i]) == len && !cg_emit_node(g, grp->nodes[i], 1)) return 0;
         int any = 0;

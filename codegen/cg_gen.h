@@ -65,6 +65,27 @@ IrRef cg_item_node(const SchedGroup *grp, int i);
 /* The values item i of a group reads into args (at most 3): a node's arguments, or the value a
  * write takes; returns how many. */
 int cg_item_reads(const IrCell *c, const SchedGroup *grp, int i, IrRef args[3]);
+/* The element-wise bodies load every value they read before any math, then RNN_ISSUED (the
+ * prelude's empty asm) taking the loaded locals, so that the loads go out together: left to
+ * the compiler, each sinks to its use, behind the math and the division's slow-path branch
+ * before it (bench/NOTES.md section 30). CgIssued holds the locals (node, kind 'v', 'd' or 'o')
+ * loaded since the last RNN_ISSUED. */
+enum {
+    CG_ISSUED_OPERANDS = 16, /* operands one RNN_ISSUED takes */
+    CG_ISSUED_MAX = 64       /* locals a CgIssued holds before it must be emitted */
+};
+typedef struct {
+    IrRef ref[CG_ISSUED_MAX];
+    char kind[CG_ISSUED_MAX];
+    int n;
+} CgIssued;
+/* Adds local kind<r> to iss (once), emitting the RNN_ISSUED of a list it fills. */
+void cg_issued_add(Gen *g, CgIssued *iss, char kind, IrRef r);
+/* Emits RNN_ISSUED taking the locals in iss, 16 at most to one (none: nothing), and empties it. */
+void cg_issued_emit(Gen *g, CgIssued *iss);
+/* Loads every value that the items [start, end) of grp of length len read from memory (a local
+ * each, once), adding them to iss. */
+void cg_load_reads(Gen *g, const SchedGroup *grp, int start, int end, int64_t len, CgIssued *iss);
 /* The dimension whose length is the group's width J, or -1. */
 int cg_group_jdim(const Gen *g, int group);
 

@@ -732,11 +732,23 @@ START_TEST(persistent_results_kept_and_loads_first) {
     ck_assert_msg(u, "%s", why);
     ck_assert(!P.gemms[0].kept_only);
     ck_assert_ptr_null(strstr(u, "buf_step[1] == 0"));
+    /* the backward loads the forward's operands, the homes and the seeds (17: two fences), then
+     * recomputes */
+    body = strstr(u, "// K1's backward over this block's units");
+    const char *recompute = body ? strstr(body, "// the forward's values, recomputed") : NULL;
+    ck_assert(body && recompute);
+    fence = strstr(body, "RNN_ISSUED(");
+    ck_assert(fence && fence < recompute && strstr(fence + 1, "RNN_ISSUED(\"f\"(d37_c_next));") < recompute);
+    ck_assert(strstr(body, "rnn_op_") > recompute && strstr(body, "rnn_dop_") > recompute);
+    ck_assert(strstr(body, "const float o2_c = a.dstate_prev[1]") < fence);
+    ck_assert(strstr(body, "if (a.dy[0]) d39_h_next += a.dy[0]") < fence);
     free(u);
-    u = emit(&s, L); /* the per-step kernels load first too */
-    body = strstr(u, "rnncc_lstm_s1(");
-    fence = body ? strstr(body, "RNN_ISSUED(") : NULL;
-    ck_assert(body && fence && strstr(body, "rnn_op_") > fence);
+    u = emit(&s, L); /* the per-step kernels load first too, forward and backward */
+    for (int backward = 0; backward < 2; backward++) {
+        body = strstr(u, backward ? "rnncc_lstm_bs1(" : "rnncc_lstm_s1(");
+        fence = body ? strstr(body, "RNN_ISSUED(") : NULL;
+        ck_assert(body && fence && strstr(body, "rnn_op_") > fence);
+    }
     free(u);
     src_close(&s);
     src_open_file(&s, "cells/lstmp.cell");

@@ -267,37 +267,18 @@ extern "C" __global__ void __launch_bounds__(256) rnncc_gru_bs1(const RnnArgs a)
         }
         const int pos = a.reverse ? len - 1 - a.t : a.t;  // the position this step read
         const long long col = (long long)pos * a.N + n;  // its column of x, y and hoisted buffers
-        // the forward's values, recomputed
-        // line 14: r = sigmoid(W_r @ x + U_r @ h + b_r)
+        // what the forward's values are computed from
         const float v12 = a.buf[0][col * 48 + j];  // W_r @ x: G0 block 0, hoisted
         const float v13 = a.buf[1][n * 48 + j];  // U_r @ h: G1 block 0
-        const float v14 = rnn_op_add(v12, v13);
         const float v8_b_r = a.params[1152 + j];  // param b_r [H]
-        const float v15 = rnn_op_add(v14, v8_b_r);
-        const float v16_r = rnn_op_sigmoid(v15);
-        // line 15: z = sigmoid(W_z @ x + U_z @ h + b_z)
         const float v17 = a.buf[0][col * 48 + 16 + j];  // W_z @ x: G0 block 1, hoisted
         const float v18 = a.buf[1][n * 48 + 16 + j];  // U_z @ h: G1 block 1
-        const float v19 = rnn_op_add(v17, v18);
         const float v9_b_z = a.params[1168 + j];  // param b_z [H]
-        const float v20 = rnn_op_add(v19, v9_b_z);
-        const float v21_z = rnn_op_sigmoid(v20);
-        // line 16: n = tanh(W_n @ x + b_in + r * (U_n @ h + b_hn))
         const float v22 = a.buf[0][col * 48 + 32 + j];  // W_n @ x: G0 block 2, hoisted
         const float v10_b_in = a.params[1184 + j];  // param b_in [H]
-        const float v23 = rnn_op_add(v22, v10_b_in);
         const float v24 = a.buf[1][n * 48 + 32 + j];  // U_n @ h: G1 block 2
         const float v11_b_hn = a.params[1200 + j];  // param b_hn [H]
-        const float v25 = rnn_op_add(v24, v11_b_hn);
-        const float v26 = rnn_op_mul(v16_r, v25);
-        const float v27 = rnn_op_add(v23, v26);
-        const float v28_n = rnn_op_tanh(v27);
-        // line 17: h' = (1 - z) * n + z * h
-        const float v30 = rnn_op_sub(1.0f, v21_z);
-        const float v31 = rnn_op_mul(v30, v28_n);
         const float v1_h = a.state_prev[0][n * RNN_DIM_H + j];  // state h
-        const float v32 = rnn_op_mul(v21_z, v1_h);
-        const float v33_h_next = rnn_op_add(v31, v32);
         // adjoints d(v) = dLoss/dv: of the values computed here (with what later kernels added),
         // then of the values read here
         float d14 = 0.0f;  // d(%14): adjoint of %12 + %13
@@ -327,6 +308,27 @@ extern "C" __global__ void __launch_bounds__(256) rnncc_gru_bs1(const RnnArgs a)
         // seeds: the adjoints of this step's results
         d33_h_next += a.dstate_next[0][n * RNN_DIM_H + j];  // d(h') from the next step
         if (a.dy[0]) d33_h_next += a.dy[0][col * a.ldy[0] + j];  // d(output h)
+        RNN_ISSUED("f"(v12), "f"(v13), "f"(v8_b_r), "f"(v17), "f"(v18), "f"(v9_b_z), "f"(v22), "f"(v10_b_in), "f"(v24), "f"(v11_b_hn), "f"(v1_h), "f"(o1_h), "f"(d33_h_next));  // the loads above, issued together
+        // the forward's values, recomputed
+        // line 14: r = sigmoid(W_r @ x + U_r @ h + b_r)
+        const float v14 = rnn_op_add(v12, v13);
+        const float v15 = rnn_op_add(v14, v8_b_r);
+        const float v16_r = rnn_op_sigmoid(v15);
+        // line 15: z = sigmoid(W_z @ x + U_z @ h + b_z)
+        const float v19 = rnn_op_add(v17, v18);
+        const float v20 = rnn_op_add(v19, v9_b_z);
+        const float v21_z = rnn_op_sigmoid(v20);
+        // line 16: n = tanh(W_n @ x + b_in + r * (U_n @ h + b_hn))
+        const float v23 = rnn_op_add(v22, v10_b_in);
+        const float v25 = rnn_op_add(v24, v11_b_hn);
+        const float v26 = rnn_op_mul(v16_r, v25);
+        const float v27 = rnn_op_add(v23, v26);
+        const float v28_n = rnn_op_tanh(v27);
+        // line 17: h' = (1 - z) * n + z * h
+        const float v30 = rnn_op_sub(1.0f, v21_z);
+        const float v31 = rnn_op_mul(v30, v28_n);
+        const float v32 = rnn_op_mul(v21_z, v1_h);
+        const float v33_h_next = rnn_op_add(v31, v32);
         // backward through the values, last to first: d(operand) += d(value) * d value/d operand
         // line 17: h' = (1 - z) * n + z * h
         d31 += d33_h_next * rnn_dop_add_0(v31, v32, 0.0f, v33_h_next);

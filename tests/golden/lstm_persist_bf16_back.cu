@@ -933,43 +933,20 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_pb(const RnnArgs
                 }
                 const int pos = a.reverse ? len - 1 - a.t : a.t;  // the position this step read
                 const long long col = (long long)pos * a.N + n;  // its column of x, y and hoisted buffers
-                // the forward's values, recomputed
-                // line 14: i = sigmoid(W_i @ x + U_i @ h + b_i)
+                // what the forward's values are computed from
                 const float v15 = a.buf[0][col * 64 + j];  // W_i @ x: G0 block 0, hoisted
                 const float v16 = a.buf[1][n * 64 + j];  // U_i @ h: G1 block 0
-                const float v17 = rnn_op_add(v15, v16);
                 const float v11_b_i = a.params[1536 + j];  // param b_i [H]
-                const float v18 = rnn_op_add(v17, v11_b_i);
-                const float v19_i = rnn_op_sigmoid(v18);
-                // line 15: f = sigmoid(W_f @ x + U_f @ h + b_f)
                 const float v20 = a.buf[0][col * 64 + 16 + j];  // W_f @ x: G0 block 1, hoisted
                 const float v21 = a.buf[1][n * 64 + 16 + j];  // U_f @ h: G1 block 1
-                const float v22 = rnn_op_add(v20, v21);
                 const float v12_b_f = a.params[1552 + j];  // param b_f [H]
-                const float v23 = rnn_op_add(v22, v12_b_f);
-                const float v24_f = rnn_op_sigmoid(v23);
-                // line 16: g = tanh(W_g @ x + U_g @ h + b_g)
                 const float v25 = a.buf[0][col * 64 + 32 + j];  // W_g @ x: G0 block 2, hoisted
                 const float v26 = a.buf[1][n * 64 + 32 + j];  // U_g @ h: G1 block 2
-                const float v27 = rnn_op_add(v25, v26);
                 const float v13_b_g = a.params[1568 + j];  // param b_g [H]
-                const float v28 = rnn_op_add(v27, v13_b_g);
-                const float v29_g = rnn_op_tanh(v28);
-                // line 17: o = sigmoid(W_o @ x + U_o @ h + b_o)
                 const float v30 = a.buf[0][col * 64 + 48 + j];  // W_o @ x: G0 block 3, hoisted
                 const float v31 = a.buf[1][n * 64 + 48 + j];  // U_o @ h: G1 block 3
-                const float v32 = rnn_op_add(v30, v31);
                 const float v14_b_o = a.params[1584 + j];  // param b_o [H]
-                const float v33 = rnn_op_add(v32, v14_b_o);
-                const float v34_o = rnn_op_sigmoid(v33);
-                // line 18: c' = f * c + i * g
                 const float v2_c = a.state_prev[1][n * RNN_DIM_H + j];  // state c
-                const float v35 = rnn_op_mul(v24_f, v2_c);
-                const float v36 = rnn_op_mul(v19_i, v29_g);
-                const float v37_c_next = rnn_op_add(v35, v36);
-                // line 19: h' = o * tanh(c')
-                const float v38 = rnn_op_tanh(v37_c_next);
-                const float v39_h_next = rnn_op_mul(v34_o, v38);
                 // adjoints d(v) = dLoss/dv: of the values computed here (with what later kernels added),
                 // then of the values read here
                 float d17 = 0.0f;  // d(%17): adjoint of %15 + %16
@@ -1004,6 +981,31 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_pb(const RnnArgs
                 d39_h_next += a.dstate_next[0][n * RNN_DIM_H + j];  // d(h') from the next step
                 d37_c_next += a.dstate_next[1][n * RNN_DIM_H + j];  // d(c') from the next step
                 if (a.dy[0]) d39_h_next += a.dy[0][col * a.ldy[0] + j];  // d(output h)
+                RNN_ISSUED("f"(v15), "f"(v16), "f"(v11_b_i), "f"(v20), "f"(v21), "f"(v12_b_f), "f"(v25), "f"(v26), "f"(v13_b_g), "f"(v30), "f"(v31), "f"(v14_b_o), "f"(v2_c), "f"(o2_c), "f"(d39_h_next), "f"(d37_c_next));  // the loads above, issued together
+                // the forward's values, recomputed
+                // line 14: i = sigmoid(W_i @ x + U_i @ h + b_i)
+                const float v17 = rnn_op_add(v15, v16);
+                const float v18 = rnn_op_add(v17, v11_b_i);
+                const float v19_i = rnn_op_sigmoid(v18);
+                // line 15: f = sigmoid(W_f @ x + U_f @ h + b_f)
+                const float v22 = rnn_op_add(v20, v21);
+                const float v23 = rnn_op_add(v22, v12_b_f);
+                const float v24_f = rnn_op_sigmoid(v23);
+                // line 16: g = tanh(W_g @ x + U_g @ h + b_g)
+                const float v27 = rnn_op_add(v25, v26);
+                const float v28 = rnn_op_add(v27, v13_b_g);
+                const float v29_g = rnn_op_tanh(v28);
+                // line 17: o = sigmoid(W_o @ x + U_o @ h + b_o)
+                const float v32 = rnn_op_add(v30, v31);
+                const float v33 = rnn_op_add(v32, v14_b_o);
+                const float v34_o = rnn_op_sigmoid(v33);
+                // line 18: c' = f * c + i * g
+                const float v35 = rnn_op_mul(v24_f, v2_c);
+                const float v36 = rnn_op_mul(v19_i, v29_g);
+                const float v37_c_next = rnn_op_add(v35, v36);
+                // line 19: h' = o * tanh(c')
+                const float v38 = rnn_op_tanh(v37_c_next);
+                const float v39_h_next = rnn_op_mul(v34_o, v38);
                 // backward through the values, last to first: d(operand) += d(value) * d value/d operand
                 // line 19: h' = o * tanh(c')
                 d34_o += d39_h_next * rnn_dop_mul_0(v34_o, v38, 0.0f, v39_h_next);
