@@ -155,8 +155,13 @@ enum { CG_H100_SMS = 132, CG_H100_SMEM = 232448 };
 /* One step GEMM as the persistent kernel keeps it on chip. */
 typedef struct CgPersistGemm {
     int gemm;               /* index into Plan.gemms */
-    int64_t K;              /* the operand's length (backward: the result's, the stacked rows) */
-    int64_t rows;           /* rows a block owns at most (backward: operand elements) */
+    int64_t K;              /* the operand's length (backward: the result's, the stacked rows); with split K,
+                             * the part a block takes (whole staging grains: block r's starts at r*K) */
+    int64_t kfull;          /* the operand's whole length (K without split K) */
+    int64_t rows;           /* rows a block owns at most (backward: operand elements); with split K, the
+                             * cluster's: split*ro */
+    int64_t ro;             /* split K: operand elements a block owns at most, the stride of the cluster's
+                             * blocks' rows (rnn_split_finish) */
     int rw, passes;         /* register rows per lane (1..4), and passes of 8*rw rows */
     int64_t kc, chunks;     /* columns of K staged at once, and how many chunks cover K */
     int64_t ldw;            /* elements (floats, or halves with 16-bit weights) per weight row in shared
@@ -201,6 +206,8 @@ typedef struct CgPersistAsk {
                              * the plan allows it */
     int twins;              /* 1: the kernel writes the 16-bit twins of the GEMM inputs it stores whole
                              * (RnnArgs.state16, dbuf16; the 16-bit modes), 0: it has no code for them */
+    int split;              /* 1: a backward's clusters split K instead of sharing the staged operand
+                             * (CgPersist.split; where the plan allows it) */
 } CgPersistAsk;
 
 /* How a persistent forward's steps meet (CgPersistAsk.handoff; bench/NOTES.md section 17): at a
@@ -238,6 +245,12 @@ typedef struct CgPersist {
     int64_t weight_bytes;   /* the step GEMMs' weights, all blocks together */
     int flags;              /* forward: 1 when step t's state results reach step t+1 as flagged words
                              * (a.flags, persist.cuh rnn_flag_put) instead of through a grid barrier */
+    int split;              /* backward in clusters: 1 when block r of a cluster keeps the cluster's rows for
+                             * the r-th part of K and stages only that part (the unit defines RNN_SPLIT,
+                             * not RNN_CLUSTER; persist.cuh rnn_split_finish), 0 when the cluster shares
+                             * the staged operand */
+    int64_t xch_off;        /* split: floats from the start of shared memory to the exchange areas,
+                             * [2][cluster][4*nw][ro] floats */
 } CgPersist;
 
 /* 8-byte words a persistent forward with flags needs at a.flags for a batch of N: two slots of
@@ -246,7 +259,8 @@ int64_t cg_persist_flag_words(const PlanLayout *layout, int64_t N);
 /* Sequences per lane for a batch of N: 1, 2, 4 or 8 (the batch class; a plan may take fewer). */
 int cg_persist_nw(int64_t N);
 /* Plans the persistent kernel for what ask says. A cluster the layout cannot share (an operand
- * length not a multiple of 4, or staged in chunks that overhang it) plans with clusters of 1.
+ * length not a multiple of 4, or staged in chunks that overhang it) or split K for (ask.split) plans
+ * with clusters of 1, why then ending "; clusters of C refused: <the reason>".
  * Returns 1 when it fits; else 0. Either way why says it in words ("step weights 18.9 MB need
  * 290 KB of shared memory per block ..."). */
 int cg_persist_plan(Arena *arena, const PlanLayout *layout, const CgPersistAsk *ask, CgPersist *out, char *why,

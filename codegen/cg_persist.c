@@ -215,6 +215,10 @@ static void lay_out(const PlanLayout *L, CgPersist *P, int64_t kc_cap, int64_t b
         q->res_off = off;
         off += (int64_t)q->res_cap * q->passes * 8 * q->rw;
     }
+    P->xch_off = off;
+    for (int k = 0; P->split && k < P->ngemms; k++) /* the exchange areas: the largest any GEMM takes */
+        if (P->xch_off + 2 * (int64_t)P->cluster * 4 * P->nw * P->gemms[k].ro > off)
+            off = P->xch_off + 2 * (int64_t)P->cluster * 4 * P->nw * P->gemms[k].ro;
     P->fixed_floats = off;
 }
 
@@ -236,9 +240,9 @@ static int cluster_can_share(const CgPersist *P) {
 }
 
 /* " in clusters of C" when P has clusters, else "" (into buf). */
-static const char *in_clusters(const CgPersist *P, char buf[32]) {
+static const char *in_clusters(const CgPersist *P, char buf[48]) {
     buf[0] = 0;
-    if (P->cluster > 1) snprintf(buf, 32, " in clusters of %d", P->cluster);
+    if (P->cluster > 1) snprintf(buf, 48, " in clusters of %d%s", P->cluster, P->split ? " splitting K" : "");
     return buf;
 }
 
@@ -258,6 +262,7 @@ static int plan_for(Arena *arena, const PlanLayout *L, const CgPersistAsk *ask, 
     P->mma = ask->products != CG_FFMA;
     P->half = ask->products == CG_F16 || ask->products == CG_BF16;
     P->twins = ask->twins != 0;
+    P->split = ask->split && backward && cluster > 1;
     P->pad = P->half ? 32 : P->mma ? 16 : 4; /* RNN_PAD_16, RNN_PAD_MMA, RNN_PAD_FFMA (persist.cuh) */
     P->xpad = P->mma && !P->half ? 16 : 4;
     if (ask->products < CG_FFMA || ask->products > CG_BF16) {
@@ -324,10 +329,25 @@ static int plan_for(Arena *arena, const PlanLayout *L, const CgPersistAsk *ask, 
                                  L->gemm_cols[j] % 8 == 0);
         /* forward: this block's result rows times the operand; backward: W^T's rows for this block's
          * operand elements (W's columns) times the result's adjoint */
-        q->K = backward ? L->gemm_rows[j] : L->gemm_cols[j];
+        q->K = q->kfull = backward ? L->gemm_rows[j] : L->gemm_cols[j];
         if (backward) q->rows = ceil_div(L->gemm_cols[j], P->blocks);
         for (int b = 0; !backward && b < p->gemms[j].nproducts; b++)
             q->rows += ceil_div(block_rows(L, &p->gemms[j], b), P->blocks);
+        if (P->split) { /* the cluster's rows, each block's ro apart, for a cluster-th of K in whole grains */
+            const int64_t grain = (P->half ? 32 : 16) * (int64_t)P->warps, wide = 16 / (P->half ? 2 : 4);
+            q->ro = q->rows;
+            q->rows = cluster * q->ro;
+            q->K = ceil_div(ceil_div(q->kfull, cluster), grain) * grain;
+            const char *no = q->kfull <= (cluster - 1) * q->K ? "a block would get no part of it"
+                             : q->rows > 32 ? "the cluster's rows take two passes or more"
+                             : L->gemm_cols[j] % wide ? "weight rows not whole 16-byte pieces"
+                                                      : NULL;
+            if (no) {
+                snprintf(why, why_size, "G%d's K (%lld, %lld rows a block) not split: %s", j, (long long)q->kfull,
+                         (long long)q->ro, no);
+                return 0;
+            }
+        }
         q->passes = (int)(q->rows > budget ? 1 : ceil_div(q->rows > 0 ? q->rows : 1, 32));
         q->rw = (int)ceil_div(q->rows > 0 ? q->rows : 1, 8 * (int64_t)q->passes);
         if (q->rw > 4 || q->K > budget) { /* more than fits anyway: keep the numbers small */
@@ -366,12 +386,12 @@ static int plan_for(Arena *arena, const PlanLayout *L, const CgPersistAsk *ask, 
                  weights * wsize / 1e6, need / 1024.0, P->blocks, smem_limit / 1024.0);
         return 0;
     }
-    if (cluster > 1 && !cluster_can_share(P)) {
+    if (cluster > 1 && !P->split && !cluster_can_share(P)) {
         snprintf(why, why_size, "clusters cannot share the staged operands (lengths not whole 16-byte pieces, or chunks past them)");
         return 0;
     }
     P->flags = ask->handoff == CG_HANDOFF_FLAGS && flags_allowed(L, P);
-    char cl[32];
+    char cl[48];
     snprintf(why, why_size, "step weights %.1f MB fit on chip: %d blocks of %d warps%s, %.0f KB of shared memory each, %s products",
              weights * wsize / 1e6, P->blocks, P->warps, in_clusters(P, cl), need / 1024.0,
              cg_products_name(P->products));
@@ -380,8 +400,14 @@ static int plan_for(Arena *arena, const PlanLayout *L, const CgPersistAsk *ask, 
 
 int cg_persist_plan(Arena *arena, const PlanLayout *L, const CgPersistAsk *ask, CgPersist *P, char *why,
                     size_t why_size) {
-    if (ask->cluster > 1 && plan_for(arena, L, ask, ask->cluster, P, why, why_size)) return 1;
-    return plan_for(arena, L, ask, 1, P, why, why_size);
+    if (ask->cluster <= 1) return plan_for(arena, L, ask, 1, P, why, why_size);
+    if (plan_for(arena, L, ask, ask->cluster, P, why, why_size)) return 1;
+    char refused[256];
+    snprintf(refused, sizeof refused, "%s", why_size ? why : "");
+    if (!plan_for(arena, L, ask, 1, P, why, why_size)) return 0;
+    size_t at = strlen(why); /* why the clusters were refused, after what was planned */
+    if (at < why_size) snprintf(why + at, why_size - at, "; clusters of %d refused: %s", ask->cluster, refused);
+    return 1;
 }
 
 int cg_persist_preferred(int64_t N, CgProducts products, int backward, CgOverlap overlap, const CgPersist *planned,
@@ -451,7 +477,7 @@ CgPersistAsk cg_persist_h100_ask(int64_t N, int backward, CgProducts products, i
 }
 
 int cg_persist_same_tile(const CgPersist *a, const CgPersist *b) {
-    if (a->blocks != b->blocks || a->warps != b->warps || a->cluster != b->cluster || a->nw != b->nw ||
+    if (a->blocks != b->blocks || a->warps != b->warps || a->cluster != b->cluster || a->split != b->split || a->nw != b->nw ||
         a->ngemms != b->ngemms || a->smem != b->smem || a->flags != b->flags)
         return 0;
     for (int k = 0; k < a->ngemms; k++)
@@ -460,7 +486,7 @@ int cg_persist_same_tile(const CgPersist *a, const CgPersist *b) {
 }
 
 void cg_persist_tile_text(const CgPersist *P, char *buf, size_t size) {
-    char cl[32], staged[48];
+    char cl[48], staged[48];
     if (P->tiles == 1) snprintf(staged, sizeof staged, "operands staged whole");
     else snprintf(staged, sizeof staged, "staged in chunks of %lld", (long long)P->kc_max);
     snprintf(buf, size, "%d blocks of %d warps%s, %d sequences a pass, %s%s", P->blocks, P->warps, in_clusters(P, cl),
@@ -534,8 +560,21 @@ static void emit_gemm_setup(Gen *g, const CgPersist *P, int qi) {
     if (P->backward) {
         cg_emit(out, "const int lo%d = (int)(%lldLL * s / G), rows%d = (int)(%lldLL * (s + 1) / G) - lo%d;", q->gemm,
                 (long long)g->L->gemm_cols[q->gemm], q->gemm, (long long)g->L->gemm_cols[q->gemm], q->gemm);
-        cg_emit(out, "for (int u = threadIdx.x; u < rows%d; u += blockDim.x) map%d[u] = lo%d + u;", q->gemm, q->gemm,
-                q->gemm);
+        if (P->split) { /* the cluster's blocks' elements, block r's at r * ro (-1: none) */
+            long long cols = (long long)g->L->gemm_cols[q->gemm], ro = (long long)q->ro;
+            cg_open(out, "for (int r = 0; r < %d; r++) {  // the cluster's blocks' elements, block r's at r * %lld",
+                    P->cluster, ro);
+            cg_emit(out, "const int sr = s - rnn_rank + r, lr = (int)(%lldLL * sr / G), nr = (int)(%lldLL * (sr + 1) / G) - lr;",
+                    cols, cols);
+            cg_emit(out, "for (int u = threadIdx.x; u < %lld; u += blockDim.x) map%d[r * %lld + u] = u < nr ? lr + u : -1;", ro,
+                    q->gemm, ro);
+            cg_close(out, NULL);
+            cg_emit(out, "const int rnn_kr%d = min(%lld, %lld - rnn_rank * %lld);  // this block's part of K: from rnn_rank * %lld",
+                    q->gemm, (long long)q->K, (long long)q->kfull, (long long)q->K, (long long)q->K);
+        } else {
+            cg_emit(out, "for (int u = threadIdx.x; u < rows%d; u += blockDim.x) map%d[u] = lo%d + u;", q->gemm, q->gemm,
+                    q->gemm);
+        }
     } else {
         for (int b = 0; b < gm->nproducts; b++) {
             sb_printf(&rows, "%s%lld", b ? ", " : "", (long long)block_rows(g->L, gm, b));
@@ -586,6 +625,18 @@ static void emit_gemm_load(Gen *g, const CgPersist *P, int qi, int round) {
      * memory when K is (the packed weights start at multiples of 16 floats: ir/sched.h) */
     long long piece = P->half ? 8 : 4, per = !P->backward && K % piece == 0 ? piece : 1;
     const char *src = P->half ? "args.params16" : "args.params";
+    if (P->split) { /* the cluster's blocks' columns for this block's part of K (the plan's condition: 16-byte pieces) */
+        if (round) return; /* rounded as it was stored */
+        long long ro = (long long)q->ro;
+        cg_open(out, "for (int r = 0; r < %d; r++) {", P->cluster);
+        cg_emit(out, "const int sr = s - rnn_rank + r, lr = (int)(%lldLL * sr / G), nr = (int)(%lldLL * (sr + 1) / G) - lr;",
+                cols, cols);
+        cg_emit(out, "rnn_load_transposed<%d>(w%d + (long long)r * %lld, %lld, r == %d ? %lld - r * %lld : %lld, %s + %lld + "
+                     "(long long)rnn_rank * %lld, %lld, rnn_kr%d, lr, nr);",
+                P->products == CG_TF32, q->gemm, ro * ldw, ldw, P->cluster - 1, rp, ro, ro, src, woff, K * cols, cols, q->gemm);
+        cg_close(out, NULL);
+        return;
+    }
     if (P->backward && cols % (16 / (P->half ? 2 : 4)) == 0) { /* rows of 16-byte pieces: rnn_load_transposed */
         if (!round)
             cg_emit(out, "rnn_load_transposed<%d>(w%d, %lld, %lld, %s + %lld, %lld, %lld, lo%d, rows%d);",
@@ -665,9 +716,20 @@ static void emit_gemm_step(Gen *g, const CgPersist *P, int qi) {
     /* results read only from shared memory: stored for the sequences past res_cap, and in training */
     char kept_only[NAME_SIZE] = "0";
     if (q->kept_only) snprintf(kept_only, sizeof kept_only, "args.buf_step[%d] == 0", gm->out_buffer);
-    cg_emit(g->out, "rnn_mv_%s<%d, %d%s>(w%d, %lld, rows%d, %d, %lld, %lld, %lld, %s, %s, a.N, %s, rnn_xs, rnn_red, %s, %s, map%d, %d, %s, %d, %s);",
-            P->mma ? "mma" : "t", q->rw, P->nw, prec, q->gemm, (long long)q->ldw, q->gemm, q->passes, (long long)q->K, (long long)q->kc,
-            (long long)q->chunks, x, ldx, flagged, o, ldo, q->gemm, P->backward, kept, q->res_cap, kept_only);
+    char K[NAME_SIZE], xk[EXPR_SIZE + 64], map[NAME_SIZE], split[16] = "";
+    snprintf(K, sizeof K, "%lld", (long long)q->K);
+    snprintf(xk, sizeof xk, "%s", x);
+    snprintf(map, sizeof map, "map%d", q->gemm);
+    if (P->split) { /* this block's part of K; its own rows' map; the exchange (persist.cuh rnn_split_finish) */
+        snprintf(K, sizeof K, "rnn_kr%d", q->gemm);
+        snprintf(xk, sizeof xk, "%s + rnn_rank * %lld", x, (long long)q->K);
+        snprintf(map, sizeof map, "map%d + rnn_rank * %lld", q->gemm, (long long)q->ro);
+        snprintf(split, sizeof split, ", &rnn_sp");
+        cg_emit(g->out, "rnn_sp.ro = %lld, rnn_sp.rows = rows%d;  // this GEMM's exchange", (long long)q->ro, q->gemm);
+    }
+    cg_emit(g->out, "rnn_mv_%s<%d, %d%s>(w%d, %lld, rows%d, %d, %s, %lld, %lld, %s, %s, a.N, %s, rnn_xs, rnn_red, %s, %s, %s, %d, %s, %d, %s%s);",
+            P->mma ? "mma" : "t", q->rw, P->nw, prec, q->gemm, (long long)q->ldw, q->gemm, q->passes, K, (long long)q->kc,
+            (long long)q->chunks, xk, ldx, flagged, o, ldo, map, P->backward, kept, q->res_cap, kept_only, split);
 }
 
 /* Opens `{ j0, nj; for each of this block's items i: n, j` over a quantity of length dim (code):
@@ -799,6 +861,7 @@ static int emit_prologue(Gen *g, const CgPersist *P, const char *kname) {
             cg_emit(out, "if (!args.dbuf16[%d]) __trap();  // d(G%d) is staged from its 16-bit twin (codegen/cg.h)", b,
                     P->gemms[qi].gemm);
     }
+    if (P->split) cg_emit(out, "const int rnn_rank = (int)rnn_split_rank();  // this block's place in its cluster");
     for (int qi = 0; qi < P->ngemms; qi++) emit_gemm_setup(g, P, qi);
     cg_emit(out, "__syncthreads();  // the row maps are complete");
     for (int qi = 0; qi < P->ngemms; qi++) emit_gemm_load(g, P, qi, 0);
@@ -810,9 +873,14 @@ static int emit_prologue(Gen *g, const CgPersist *P, const char *kname) {
             (long long)P->xs_floats);
     cg_emit(out, "float *const rnn_red = rnn_xs + %lld;  // partial sums [%d][%d][%lld]", (long long)P->xs_floats, P->warps,
             4 * P->nw, (long long)red_ld(P->rpp_max, P->mma));
-    if (P->cluster > 1)
+    if (P->split) {
+        cg_emit(out, "rnn_split rnn_sp = {rnn_smem + %lld, 0, 0, 0u};  // exchange areas [2][%d][%d][ro] (persist.cuh)",
+                (long long)P->xch_off, P->cluster, 4 * P->nw);
+        cg_emit(out, "rnn_split_init();  // clusters of %d split K: no block writes into another before it runs", P->cluster);
+    } else if (P->cluster > 1) {
         cg_emit(out, "rnn_cluster_init(rnn_xs, %lld);  // clusters of %d share the staged operand (persist.cuh)",
                 (long long)P->xs_floats, P->cluster);
+    }
     cg_emit(out, "__syncthreads();");
     cg_emit(out, "RNN_PROF(5);");
     if (!P->flags) cg_emit(out, "unsigned epoch = 0;  // grid barriers passed");
@@ -995,7 +1063,8 @@ int cg_emit_persist_kernel(Gen *g, const CgPersist *P) {
     if (!emit_prologue(g, P, kname)) return 0;
     if (!(P->backward ? emit_backward_steps(g, P) : emit_forward_steps(g, P))) return 0;
     cg_emit(out, "RNN_PROF_END();  // (RNN_PROFILE only)");
-    if (P->cluster > 1) cg_emit(out, "rnn_cluster_exit();  // no block leaves while its cluster may still signal it");
+    if (P->split) cg_emit(out, "rnn_split_meet();  // no block leaves while its cluster may still write to it");
+    else if (P->cluster > 1) cg_emit(out, "rnn_cluster_exit();  // no block leaves while its cluster may still signal it");
     cg_close(out, NULL);
     return 1;
 }
@@ -1017,13 +1086,14 @@ int cg_emit_persistent(Arena *arena, const Plan *plan, const PlanLayout *layout,
     cg_emit(out, "// Generated by rnncc from cell %s (dimensions:%s). Do not edit.", c->name, *dims ? dims : " none");
     cg_emit(out, "// The persistent backend's %s unit: %s runs the whole step loop of one layer in one launch",
             P->backward ? "backward" : "forward", kname);
-    char cl[32];
+    char cl[48];
     cg_emit(out, "// (%d blocks%s, %lld bytes of shared memory each, %d sequences a matrix-product pass, %s products);",
             P->blocks, in_clusters(P, cl), (long long)P->smem, 4 * P->nw, cg_products_name(P->products));
     cg_emit(out, "// the hoisted program runs %s it. codegen/cg.h has the launch contract.", P->backward ? "after" : "before");
     cg_emit(out, "%s", "");
     cg_emit_preamble(&g);
-    if (P->cluster > 1) cg_emit(out, "#define RNN_CLUSTER %d  // blocks per cluster (persist.cuh)", P->cluster);
+    if (P->split) cg_emit(out, "#define RNN_SPLIT %d  // blocks per cluster, splitting K (persist.cuh)", P->cluster);
+    else if (P->cluster > 1) cg_emit(out, "#define RNN_CLUSTER %d  // blocks per cluster (persist.cuh)", P->cluster);
     if (P->warps != CG_PERSIST_WARPS) cg_emit(out, "#define RNN_WARPS %d  // warps a block (persist.cuh)", P->warps);
     sb_puts(out, cg_persist_text);
     cg_emit(out, "%s", "");

@@ -24,7 +24,7 @@ static void print_diags(const Diags *d) {
 /* Plans, lays out and emits one cell into out; returns a CLI status. */
 static int emit_cell(CliSource *s, const IrCell *ic, const char **dims, int ndims, long long batch, int backward,
                      rnncc_precision precision, int *cluster, int warps, long long chunk, int seqs, int handoff,
-                     StrBuf *out) {
+                     int split, StrBuf *out) {
     const CgProducts products = (CgProducts)precision; /* the precision's products (codegen/cg.h) */
     Plan *plan = sched_plan(&s->arena, ic, &s->diags);
     if (!plan) {
@@ -61,6 +61,7 @@ static int emit_cell(CliSource *s, const IrCell *ic, const char **dims, int ndim
     ask.kc_cap = chunk;
     ask.nw_max = seqs / 4;
     ask.handoff = handoff;
+    ask.split = split;
     ask.twins = precision == RNNCC_FP16 || precision == RNNCC_BF16;
     if (!cg_persist_plan(&s->arena, layout, &ask, &P, why, sizeof why)) {
         fprintf(stderr, "rnncc emit: error: cell '%s' has no persistent %skernel on an H100: %s\n", ic->name,
@@ -70,6 +71,9 @@ static int emit_cell(CliSource *s, const IrCell *ic, const char **dims, int ndim
     if (*cluster > 1 && P.cluster != *cluster)
         fprintf(stderr, "rnncc emit: note: cell '%s' is planned without clusters (--cluster %d): %s\n", ic->name,
                 *cluster, why);
+    if (split && P.cluster > 1 && !P.split)
+        fprintf(stderr, "rnncc emit: note: cell '%s' is planned with clusters sharing the staged operand (--split): "
+                        "only a backward's clusters split K\n", ic->name);
     if (handoff == CG_HANDOFF_FLAGS && !P.flags)
         fprintf(stderr, "rnncc emit: note: cell '%s' is planned with grid barriers (--handoff flags): flags need a %s\n",
                 ic->name, backward ? "forward" : "plan with one phase of step GEMMs on states staged whole, no clusters, and "
@@ -121,7 +125,7 @@ int cli_emit(int argc, char **argv) {
         {"persistent", required_argument, 0, 'P'}, {"precision", required_argument, 0, 'r'},
         {"cluster", required_argument, 0, 'C'}, {"warps", required_argument, 0, 'W'},
         {"chunk", required_argument, 0, 'K'}, {"seqs", required_argument, 0, 'S'},
-        {"handoff", required_argument, 0, 'H'}, {"help", no_argument, 0, 'h'},
+        {"handoff", required_argument, 0, 'H'}, {"split", no_argument, 0, 'X'}, {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     const char *cell = NULL, *out_path = NULL, *arch = NULL;
     int cluster = 0; /* --cluster C: blocks per cluster of the persistent unit (0: the rule) */
@@ -129,6 +133,7 @@ int cli_emit(int argc, char **argv) {
     long long chunk = 0; /* --chunk K: its staging chunks at most K long (0: the first layout that fits) */
     int seqs = 0;        /* --seqs S: at most S sequences a matrix-product pass (0: the batch class's) */
     int handoff = -1;    /* --handoff flags|barrier: how a forward's steps meet (-1: not given, a barrier) */
+    int split = 0;       /* --split: a backward's clusters split K */
     const char *dims[MAX_DIMS];
     int ndims = 0, ptx = 0, cubin = 0, part = 0, c; /* part: 0 all, 'F' forward only, 'B' backward only */
     int precision_given = 0;
@@ -163,6 +168,7 @@ int cli_emit(int argc, char **argv) {
             if ((handoff = cg_persist_handoff_parse(optarg)) < 0)
                 return refused("--handoff", CG_PERSIST_HANDOFF_VALUES, optarg);
             break;
+        case 'X': split = 1; break;
         case 'F':
         case 'B': part = c; break;
         case 'D':
@@ -172,7 +178,7 @@ int cli_emit(int argc, char **argv) {
         case 'h':
             printf("usage: rnncc emit [--cell NAME] [--dim NAME=VALUE]... [--forward | --backward]\n"
                    "                  [--persistent N [--precision P] [--cluster C] [--warps W]\n"
-                   "                  [--chunk K] [--seqs S] [--handoff flags|barrier]] [--ptx | --cubin]\n"
+                   "                  [--chunk K] [--seqs S] [--handoff flags|barrier] [--split]] [--ptx | --cubin]\n"
                    "                  [--arch ARCH]\n"
                    "                  [-o FILE] FILE\n"
                    "Prints the CUDA translation unit of a cell in FILE (the only one, or --cell NAME) with every\n"
@@ -194,7 +200,10 @@ int cli_emit(int argc, char **argv) {
                    "at least 8) takes at most S sequences a matrix-product pass: the tiles a model's search tries\n"
                    "(RNNCC_PERSIST_SEARCH, docs/backends.md). --handoff flags hands a forward's states on to\n"
                    "the next step as flagged words instead of meeting at a grid barrier (barrier, the default),\n"
-                   "where the plan allows it: no clusters, one phase of step GEMMs on states staged whole.\n");
+                   "where the plan allows it: no clusters, one phase of step GEMMs on states staged whole.\n"
+                   "--split (a backward with --cluster 2 or 4) has block r of a cluster keep the cluster's rows\n"
+                   "for the r-th part of K and stage only that part, the blocks adding up each other's partial\n"
+                   "sums through distributed shared memory (RNNCC_PERSIST_SPLIT), where the rows fit one pass.\n");
             return CLI_OK;
         default: return CLI_USAGE_ERROR;
         }
@@ -207,9 +216,9 @@ int cli_emit(int argc, char **argv) {
         fprintf(stderr, "rnncc emit: error: --precision applies to --persistent N (the per-step unit is the same for every precision)\n");
         return CLI_USAGE_ERROR;
     }
-    if ((cluster || warps || chunk || seqs || handoff >= 0) && !batch) {
+    if ((cluster || warps || chunk || seqs || handoff >= 0 || split) && !batch) {
         fprintf(stderr, "rnncc emit: error: --%s applies to --persistent N (the per-step unit has no tile)\n",
-                cluster ? "cluster" : warps ? "warps" : chunk ? "chunk" : seqs ? "seqs" : "handoff");
+                cluster ? "cluster" : warps ? "warps" : chunk ? "chunk" : seqs ? "seqs" : handoff >= 0 ? "handoff" : "split");
         return CLI_USAGE_ERROR;
     }
     if (part && !batch && (ptx || cubin)) {
@@ -245,7 +254,7 @@ int cli_emit(int argc, char **argv) {
         } else {
             StrBuf out = {0};
             status = emit_cell(&s, ic, dims, ndims, batch, part == 'B', precision, &cluster, warps, chunk, seqs,
-                               handoff < 0 ? CG_HANDOFF_BARRIER : handoff, &out);
+                               handoff < 0 ? CG_HANDOFF_BARRIER : handoff, split, &out);
             if (!arch) arch = cluster > 1 ? "sm_90a" : "sm_90";
             else if (cluster > 1 && (ptx || cubin) && arch[strlen(arch) - 1] != 'a')
                 fprintf(stderr, "rnncc emit: note: the unit's clusters multicast their copies, a feature of "

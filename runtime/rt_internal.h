@@ -212,6 +212,8 @@ struct rnncc_model {
     int profile_persist;        /* RNNCC_PROFILE_PERSIST=1: persistent units count cycles (persist.cuh) */
     int persist_cluster;        /* RNNCC_PERSIST_CLUSTER=1, 2 or 4: blocks per cluster, forced; 0: searched */
     int persist_warps;          /* RNNCC_PERSIST_WARPS=4, 8 or 16: warps a block, forced; 0: searched */
+    int persist_split;          /* RNNCC_PERSIST_SPLIT=1 or 0: a backward's clusters split K (CgPersistAsk.split)
+                                 * or not, forced; -1: searched (the rule: not) */
     int64_t persist_chunk;      /* RNNCC_PERSIST_CHUNK: staging chunks at most this long, forced; 0: searched */
     int persist_nw;             /* RNNCC_PERSIST_SEQS / 4: sequences per lane a pass at most, forced; 0: searched */
     int persist_handoff;        /* RNNCC_PERSIST_HANDOFF: CG_HANDOFF_FLAGS or _BARRIER, forced; -1: searched */

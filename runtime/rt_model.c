@@ -218,7 +218,8 @@ static rnncc_status backend_from_env(rnncc_model *m) {
  * RNNCC_PERSIST_CLUSTER=1|2|4 forces the blocks per cluster, RNNCC_PERSIST_WARPS=4|8|16 the warps a
  * block, RNNCC_PERSIST_CHUNK=K (256 to 65536) staging chunks of at most K columns,
  * RNNCC_PERSIST_SEQS=4|8|16|32 at most so many sequences a pass, RNNCC_PERSIST_HANDOFF=flags|barrier
- * how a forward's steps meet (flags where the plan allows); RNNCC_PERSIST_SEARCH=0 turns the
+ * how a forward's steps meet (flags where the plan allows), RNNCC_PERSIST_SPLIT=1|0 a backward's
+ * clusters to split K instead of sharing copies (where the plan allows) or not; RNNCC_PERSIST_SEARCH=0 turns the
  * measured search off (the rule's tile, cg_persist_cluster, with what is forced). */
 static rnncc_status tile_from_env(rnncc_model *m) {
     const char *c = getenv("RNNCC_PERSIST_CLUSTER"), *w = getenv("RNNCC_PERSIST_WARPS"), *s = getenv("RNNCC_PERSIST_SEARCH");
@@ -242,6 +243,11 @@ static rnncc_status tile_from_env(rnncc_model *m) {
     if (w && *w && !(m->persist_warps = cg_persist_warps_parse(w)))
         return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT,
                        "the environment variable RNNCC_PERSIST_WARPS is '%.64s'; it must be " CG_PERSIST_WARPS_VALUES, w);
+    const char *sk = getenv("RNNCC_PERSIST_SPLIT");
+    if (sk && *sk && strcmp(sk, "0") != 0 && strcmp(sk, "1") != 0)
+        return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT,
+                       "the environment variable RNNCC_PERSIST_SPLIT is '%.64s'; it must be 0 or 1", sk);
+    m->persist_split = sk && *sk ? strcmp(sk, "1") == 0 : -1;
     m->persist_search = 1;
     if (s && *s && strcmp(s, "1") != 0) {
         if (strcmp(s, "0") != 0)

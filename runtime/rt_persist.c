@@ -142,7 +142,7 @@ static rnncc_status build(rnncc_model *m, int li, int64_t N, int backward, RtPer
     CgPersistAsk ask = {.N = N, .backward = backward, .products = products, .sms = m->sms, .smem_limit = m->smem_optin,
                         .cluster = m->persist_cluster ? m->persist_cluster
                                                       : cg_persist_cluster(N, products, backward, m->persist_handoff),
-                        .warps = m->persist_warps, .kc_cap = m->persist_chunk, .nw_max = m->persist_nw,
+                        .split = m->persist_split == 1, .warps = m->persist_warps, .kc_cap = m->persist_chunk, .nw_max = m->persist_nw,
                         .handoff = m->persist_handoff < 0 ? CG_HANDOFF_BARRIER : m->persist_handoff,
                         .twins = rt_half(m)};
     char why[256];

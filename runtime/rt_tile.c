@@ -187,9 +187,9 @@ static void try_tile(Search *S, const CgPersistAsk *ask) {
     S->best_us = us;
 }
 
-/* The coordinate search from base: clusters (unless forced), a forward's steps handed off by flags
- * (unless forced; without clusters), warps (unless forced), then shorter staging chunks and fewer
- * sequences a pass while they gain. */
+/* The coordinate search from base: clusters (unless forced), a backward's clusters splitting K
+ * (unless forced), a forward's steps handed off by flags (unless forced; without clusters), warps
+ * (unless forced), then shorter staging chunks and fewer sequences a pass while they gain. */
 static void search(Search *S, const CgPersistAsk *base) {
     rnncc_model *m = S->m;
     S->best_ask = *base;
@@ -202,6 +202,15 @@ static void search(Search *S, const CgPersistAsk *base) {
             a.cluster = clusters[i];
             try_tile(S, &a);
         }
+    /* split K: it wins where staging dominates (tf32 and 16-bit at 20-32 sequences: deepbench, ds2)
+     * and loses elsewhere (bench/NOTES.md section 32) */
+    for (int i = 1; base->backward && m->persist_split < 0 && m->cluster_launch && i < 3; i++) {
+        CgPersistAsk a = S->best_ask;
+        a.split = 1;
+        a.cluster = m->persist_cluster ? m->persist_cluster : clusters[i];
+        try_tile(S, &a);
+        if (m->persist_cluster) break;
+    }
     if (m->persist_handoff < 0 && !base->backward) { /* steps handed off by flags, which take no clusters */
         CgPersistAsk a = S->best_ask;
         a.handoff = CG_HANDOFF_FLAGS;
@@ -273,7 +282,7 @@ static void choice_key(const rnncc_model *m, int li, const CgPersistAsk *base, c
     int64_t fields[] = {base->N,          base->backward,   base->products,      base->sms,    base->smem_limit,
                         m->persist_cluster, m->persist_warps, m->persist_chunk,  m->persist_nw, m->cluster_launch,
                         m->profile_persist, major,            minor,              driver,        m->persist_handoff,
-                        base->twins};
+                        base->twins,      m->persist_split};
     rt_hash_add(&h, fields, sizeof fields);
     rt_hash_hex(&h, key);
 }
@@ -287,17 +296,18 @@ static int choice_get(const rnncc_model *m, const char *key, const CgPersistAsk 
     char text[256];
     snprintf(text, sizeof text, "%.*s", (int)(len < sizeof text ? len : sizeof text - 1), (const char *)data);
     free(data);
-    int cluster = 0, warps = 0, nw = -1, handoff = -1;
+    int cluster = 0, split = -1, warps = 0, nw = -1, handoff = -1;
     long long kc = -1;
-    if (sscanf(text, "rnncc-tile cluster=%d warps=%d kc_cap=%lld nw_max=%d handoff=%d us=%lf tried=%d", &cluster, &warps,
-               &kc, &nw, &handoff, us, tried) != 7)
+    if (sscanf(text, "rnncc-tile cluster=%d split=%d warps=%d kc_cap=%lld nw_max=%d handoff=%d us=%lf tried=%d", &cluster,
+               &split, &warps, &kc, &nw, &handoff, us, tried) != 8)
         return 0;
-    if ((cluster != 1 && cluster != 2 && cluster != 4) || (warps != 4 && warps != 8 && warps != 16) ||
+    if ((cluster != 1 && cluster != 2 && cluster != 4) || (split != 0 && split != 1) || (warps != 4 && warps != 8 && warps != 16) ||
         (kc != 0 && (kc < 256 || kc > 65536)) || (nw != 0 && nw != 1 && nw != 2 && nw != 4 && nw != 8) ||
         (handoff != CG_HANDOFF_BARRIER && handoff != CG_HANDOFF_FLAGS))
         return 0;
     *ask = *base;
     ask->cluster = cluster;
+    ask->split = split;
     ask->warps = warps;
     ask->kc_cap = kc;
     ask->nw_max = nw;
@@ -307,8 +317,9 @@ static int choice_get(const rnncc_model *m, const char *key, const CgPersistAsk 
 
 static void choice_put(const rnncc_model *m, const char *key, const CgPersistAsk *ask, double us, int tried) {
     char text[256];
-    int n = snprintf(text, sizeof text, "rnncc-tile cluster=%d warps=%d kc_cap=%lld nw_max=%d handoff=%d us=%.3f tried=%d\n",
-                     ask->cluster, ask->warps ? ask->warps : CG_PERSIST_WARPS, (long long)ask->kc_cap, ask->nw_max,
+    int n = snprintf(text, sizeof text,
+                     "rnncc-tile cluster=%d split=%d warps=%d kc_cap=%lld nw_max=%d handoff=%d us=%.3f tried=%d\n",
+                     ask->cluster, ask->split, ask->warps ? ask->warps : CG_PERSIST_WARPS, (long long)ask->kc_cap, ask->nw_max,
                      ask->handoff, us, tried);
     if (n > 0 && (size_t)n < sizeof text) rt_cache_put(&m->cache, key, text, (size_t)n);
 }

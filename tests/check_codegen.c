@@ -1032,6 +1032,65 @@ START_TEST(persistent_clusters_need_alike_tails) {
 }
 END_TEST
 
+/* A backward's clusters split K where asked (CgPersistAsk.split): each block keeps the cluster's
+ * rows (ro apart) for its part of K in whole grains, the unit defines RNN_SPLIT (not RNN_CLUSTER),
+ * offsets the operand by its part and exchanges through rnn_sp; it compiles. Refused, with the
+ * reason, where K leaves a block no part or the cluster's rows take two passes; a forward keeps
+ * sharing its copies. */
+START_TEST(persistent_backward_splits_k) {
+    Src s;
+    src_open_file(&s, "cells/lstm.cell");
+    const char *dims[] = {"I=1024", "H=1024"};
+    PlanLayout *L = layout_bound(&s, s.module->cells[0], dims, 2);
+    CgPersist P;
+    char why[256];
+    for (int c = 2; c <= 4; c *= 2) {
+        CgPersistAsk ask = cg_persist_h100_ask(32, 1, CG_F16, c);
+        ask.split = 1;
+        ask.twins = 1;
+        char *u = emit_persistent(&s, L, ask, &P, why, sizeof why);
+        ck_assert_msg(u, "%s", why);
+        ck_assert_int_eq(P.cluster, c);
+        ck_assert_int_eq(P.split, 1);
+        ck_assert_msg(strstr(why, "splitting K"), "%s", why);
+        ck_assert_int_eq(P.gemms[0].kfull, 4096);
+        ck_assert_int_eq(P.gemms[0].K, 4096 / c);
+        ck_assert_int_eq(P.gemms[0].ro, 8);  /* 1024 elements on 132 blocks: 8 at most */
+        ck_assert_int_eq(P.gemms[0].rows, 8 * c);
+        ck_assert_int_eq(P.gemms[0].passes, 1);
+        char want[128];
+        snprintf(want, sizeof want, "#define RNN_SPLIT %d  //", c);
+        ck_assert_msg(strstr(u, want), "%s", want);
+        ck_assert_ptr_null(strstr(u, "#define RNN_CLUSTER 2"));
+        ck_assert_ptr_null(strstr(u, "#define RNN_CLUSTER 4"));
+        snprintf(want, sizeof want, "a.dbuf16[1] + rnn_rank * %d, 4096, a.N", 4096 / c);
+        ck_assert_msg(strstr(u, want), "%s", want);
+        ck_assert_ptr_nonnull(strstr(u, "map1 + rnn_rank * 8, 1, NULL, 0, 0, &rnn_sp);"));
+        if (!SANITIZED) compile_ok(u, "lstm", "sm_90a");
+        free(u);
+    }
+    CgPersistAsk ask = cg_persist_h100_ask(32, 0, CG_F16, 2); /* the forward: copies shared */
+    ask.split = 1;
+    ck_assert_msg(cg_persist_plan(&s.arena, L, &ask, &P, why, sizeof why), "%s", why);
+    ck_assert(P.cluster == 2 && !P.split);
+    const char *narrow[] = {"I=1024", "H=1100"}; /* 9 elements a block: four blocks' 36 rows take two passes */
+    ask = cg_persist_h100_ask(8, 1, CG_F16, 4);
+    ask.split = 1;
+    ck_assert_msg(cg_persist_plan(&s.arena, layout_bound(&s, s.module->cells[0], narrow, 2), &ask, &P, why, sizeof why),
+                  "%s", why);
+    ck_assert_int_eq(P.cluster, 1);
+    ck_assert_msg(strstr(why, "clusters of 4 refused: G1's K (4400, 9 rows a block) not split: the cluster's rows take two passes"), "%s", why);
+    const char *small[] = {"I=8", "H=16"}; /* 4H = 64: the second block of a pair would get no part of K */
+    ask = cg_persist_h100_ask(4, 1, CG_FFMA, 2);
+    ask.split = 1;
+    ck_assert_msg(cg_persist_plan(&s.arena, layout_bound(&s, s.module->cells[0], small, 2), &ask, &P, why, sizeof why),
+                  "%s", why);
+    ck_assert_int_eq(P.cluster, 1);
+    ck_assert_msg(strstr(why, "clusters of 2 refused: G1's K (64, 1 rows a block) not split: a block would get no part of it"), "%s", why);
+    src_close(&s);
+}
+END_TEST
+
 static void check_golden(const char *cell_path, const char *golden_path) {
     Src s;
     src_open_file(&s, cell_path);
@@ -2113,6 +2172,7 @@ static Suite *codegen_suite(void) {
     tcase_add_test(tc, persistent_plan_narrows_passes);
     tcase_add_test(tc, persistent_results_kept_and_loads_first);
     tcase_add_test(tc, persistent_clusters_need_alike_tails);
+    tcase_add_test(tc, persistent_backward_splits_k);
     tcase_add_test(tc, persistent_odd_rows_copied_by_words);
     tcase_add_test(tc, persistent_rule_reads_the_plan);
     tcase_add_test(tc, lstm_backward_routes);

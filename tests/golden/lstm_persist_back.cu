@@ -312,6 +312,46 @@ RNN_DEV void rnn_cluster_exit() {
 #endif
 }
 
+/* A backward whose clusters split K (RNN_SPLIT > 1; the unit defines it, RNN_CLUSTER stays 1 and the
+ * kernel is launched in clusters of RNN_SPLIT blocks): block r of a cluster keeps the transposed
+ * weights of the cluster's operand elements for the r-th part of K and stages only that part of the
+ * result adjoint, so a block takes in 1/RNN_SPLIT of what it would alone (the staging's limit,
+ * bench/NOTES.md sections 28 and 31). Its partial sums of each block's elements go to that block's
+ * exchange area through distributed shared memory, and the owner adds them up (rnn_split_finish).
+ * xch: [2][RNN_SPLIT][NP][ro] floats (two areas, used in turn); ro: elements a block owns at most,
+ * the stride of the cluster's rows (block r's at r*ro); rows: this block's own; uses: exchanges so far. */
+#ifndef RNN_SPLIT
+#define RNN_SPLIT 1
+#endif
+struct rnn_split {
+    float *xch;
+    int ro, rows;
+    unsigned uses;
+};
+RNN_DEV unsigned rnn_split_rank() {
+    unsigned r = 0;
+#if RNN_SPLIT > 1
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+#endif
+    return r;
+}
+/* The cluster's blocks meet: the distributed shared memory writes before it are visible after it. */
+RNN_DEV void rnn_split_meet() {
+#if RNN_SPLIT > 1
+    asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+#endif
+}
+/* The kernel's start with split K: checks the cluster size, then meets the cluster, so that no block
+ * writes into another's shared memory before it runs. */
+RNN_DEV void rnn_split_init() {
+#if RNN_SPLIT > 1
+    unsigned n;
+    asm volatile("mov.u32 %0, %%cluster_nctarank;" : "=r"(n));
+    if (n != RNN_SPLIT) __trap(); /* the launch contract (codegen/cg.h) */
+    rnn_split_meet();
+#endif
+}
+
 /* Asks for the line holding *p in this multiprocessor's L1 (no wait, no fault). */
 RNN_DEV void rnn_prefetch(const float *p) { asm volatile("prefetch.global.L1 [%0];" ::"l"(p)); }
 
@@ -529,9 +569,16 @@ RNN_DEV void rnn_mv_release(int b) {
  * between chunks, which racecheck passes. The arrive is relaxed, as rnn_mv_release's: the tile's
  * loads returned their values before the __syncthreads above; a release arrive would also wait
  * for this thread's global stores (measured: +8.5% a step at ds2 LSTM tf32). */
+RNN_DEV void rnn_split_finish(const float *red, int RPP, int ldr, int NP, int n0, int N, float *out, long long ldo,
+                              const int *rowmap, int acc, rnn_split *sp);
 RNN_DEV void rnn_mv_finish(const float *red, int RPP, int ldr, int NP, int p, int passes, int rows, int n0, int N, float *out,
-                           long long ldo, const int *rowmap, int acc, float *sres, int res_cap, int kept_only) {
+                           long long ldo, const int *rowmap, int acc, float *sres, int res_cap, int kept_only,
+                           rnn_split *sp) {
     __syncthreads();
+    if (RNN_SPLIT > 1 && sp) {
+        rnn_split_finish(red, RPP, ldr, NP, n0, N, out, ldo, rowmap, acc, sp);
+        return;
+    }
 #if RNN_CLUSTER > 1
     const bool more = n0 + NP < N || p + 1 < passes; /* the same in every block of the cluster */
     if (more) asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory"); /* no memory order: above */
@@ -557,6 +604,45 @@ RNN_DEV void rnn_mv_finish(const float *red, int RPP, int ldr, int NP, int p, in
     RNN_PROF(3);
 }
 
+/* rnn_mv_finish with split K (one pass of the cluster's rows; rowmap: this block's own rows'): the
+ * warps' sums of every block's rows go to that block's exchange area, the cluster meets, and each
+ * block adds up the parts of its own rows and writes them. Consecutive threads take consecutive
+ * rows, so a block's stores into another's area are runs. The two areas are used in turn: a block
+ * writes an area again only after the meeting that follows its owner's reads of it. */
+RNN_DEV void rnn_split_finish(const float *red, int RPP, int ldr, int NP, int n0, int N, float *out, long long ldo,
+                              const int *rowmap, int acc, rnn_split *sp) {
+#if RNN_SPLIT > 1
+    const int ro = sp->ro, rank = (int)rnn_split_rank();
+    float *const x = sp->xch + (sp->uses & 1) * RNN_SPLIT * NP * ro;
+    for (int e = threadIdx.x; e < RPP * NP; e += RNN_P_THREADS) {
+        const int n = e / RPP, r = e - n * RPP, owner = r / ro, u = r - owner * ro;
+        if (owner < RNN_SPLIT && n0 + n < N) {
+            float v = 0.0f;
+#pragma unroll
+            for (int w = 0; w < RNN_WARPS; w++) v += red[(w * NP + n) * ldr + r];
+            unsigned peer;
+            asm volatile("mapa.shared::cluster.u32 %0, %1, %2;"
+                         : "=r"(peer) : "r"(rnn_smem_addr(x + (rank * NP + n) * ro + u)), "r"(owner));
+            asm volatile("st.shared::cluster.f32 [%0], %1;" ::"r"(peer), "f"(v) : "memory");
+        }
+    }
+    rnn_split_meet();
+    for (int e = threadIdx.x; e < sp->rows * NP; e += RNN_P_THREADS) {
+        const int n = e / sp->rows, u = e - n * sp->rows;
+        if (n0 + n < N) {
+            float v = 0.0f;
+#pragma unroll
+            for (int k = 0; k < RNN_SPLIT; k++) v += x[(k * NP + n) * ro + u];
+            float *o = out + (long long)(n0 + n) * ldo + rowmap[u];
+            *o = acc ? *o + v : v;
+        }
+    }
+    sp->uses++;
+    __syncthreads();
+    RNN_PROF(3);
+#endif
+}
+
 /* The block's share of one GEMM: for r < rows and n < N,
  *     out[n*ldo + rowmap[r]] (=, or += when acc) = sum_{k < K} W[r*ldw + k] * X[n*ldx + k]
  * W: the block's rows in shared memory, zero beyond rows and K up to RP = passes*8*RW rows and
@@ -574,7 +660,8 @@ RNN_DEV void rnn_mv_finish(const float *red, int RPP, int ldr, int NP, int p, in
 template <int RW, int NW>
 RNN_DEV void rnn_mv_t(const float *W, int ldw, int rows, int passes, int K, int KC, int chunks, const float *X,
                       long long ldx, int N, const unsigned long long *F, unsigned flag, float *xs, float *red,
-                      float *out, long long ldo, const int *rowmap, int acc, float *sres, int res_cap, int kept_only) {
+                      float *out, long long ldo, const int *rowmap, int acc, float *sres, int res_cap, int kept_only,
+                      rnn_split *sp = nullptr) {
     constexpr int NP = 4 * NW, RPP = 8 * RW, SPLIT = NW <= 2, NC = SPLIT ? NP : NW; /* NC: columns a lane keeps */
     constexpr int LDR = RNN_RED_LD(RPP, 0);
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, rg = lane & 7, q = lane >> 3;
@@ -641,7 +728,7 @@ RNN_DEV void rnn_mv_t(const float *W, int ldw, int rows, int passes, int K, int 
 #pragma unroll
                     for (int j = 0; j < NC; j++) red[(warp * NP + j * 4 + q) * LDR + i * 8 + rg] = sum[i][j];
             }
-            rnn_mv_finish(red, RPP, LDR, NP, p, passes, rows, n0, N, out, ldo, rowmap, acc, sres, res_cap, kept_only);
+            rnn_mv_finish(red, RPP, LDR, NP, p, passes, rows, n0, N, out, ldo, rowmap, acc, sres, res_cap, kept_only, sp);
         }
     }
 }
@@ -764,7 +851,8 @@ template <> struct rnn_staged<1> { typedef unsigned short T; };    /* or as its 
 template <int RW, int NW, int PREC, int XH>
 RNN_DEV void rnn_mv_mma(const void *W, int ldw, int rows, int passes, int K, int KC, int chunks, const void *X,
                         long long ldx, int N, const unsigned long long *F, unsigned flag, float *xs, float *red,
-                        float *out, long long ldo, const int *rowmap, int acc, float *sres, int res_cap, int kept_only) {
+                        float *out, long long ldo, const int *rowmap, int acc, float *sres, int res_cap, int kept_only,
+                        rnn_split *sp = nullptr) {
     constexpr int NP = 4 * NW, RPP = 8 * RW, MT = (RW + 1) / 2, NT = NP / 8, H = PREC != RNN_TF32, BF = PREC == RNN_BF16;
     constexpr int KS = H ? 32 : 16; /* k a step of the two products */
     constexpr int LDR = RNN_RED_LD(RPP, 1);
@@ -851,7 +939,7 @@ RNN_DEV void rnn_mv_mma(const void *W, int ldw, int rows, int passes, int K, int
                         r8[LDR] = c[0][i][j][3] + c[1][i][j][3];
                     }
                 }
-            rnn_mv_finish(red, RPP, LDR, NP, p, passes, rows, n0, N, out, ldo, rowmap, acc, sres, res_cap, kept_only);
+            rnn_mv_finish(red, RPP, LDR, NP, p, passes, rows, n0, N, out, ldo, rowmap, acc, sres, res_cap, kept_only, sp);
         }
     }
 }

@@ -63,6 +63,17 @@ for c in 2 4; do
             --precision tf32 --backend persistent
     done
 done
+# a backward's clusters splitting K (RNNCC_PERSIST_SPLIT=1: partial sums exchanged through distributed shared
+# memory), pairs and fours, 16-bit and fp32 products, training (the log says "splitting K" where it ran so)
+for c in 2 4; do
+    split=(./build/rnncc run cells/lstm.cell --dim I=64 --dim H=256 --seq 3 --batch 20 --varlen --train --repeat 1
+        --precision fp16 --backend persistent)
+    RNNCC_PERSIST_CLUSTER=$c RNNCC_PERSIST_SPLIT=1 step "racecheck-split$c" racecheck_own "${split[@]}"
+    for tool in synccheck memcheck; do
+        RNNCC_PERSIST_CLUSTER=$c RNNCC_PERSIST_SPLIT=1 step "$tool-split$c" compute-sanitizer --tool $tool --error-exitcode 9 \
+            "${split[@]/fp16/fp32}"
+    done
+done
 # a forward's steps handed off by flagged words (RNNCC_PERSIST_HANDOFF=flags, no clusters), both products,
 # odd and even operand lengths (pairs of words, single words), several passes of sequences
 for p in fp32 tf32; do
