@@ -258,9 +258,10 @@ typedef struct CgPersist {
 int64_t cg_persist_flag_words(const PlanLayout *layout, int64_t N);
 /* Sequences per lane for a batch of N: 1, 2, 4 or 8 (the batch class; a plan may take fewer). */
 int cg_persist_nw(int64_t N);
-/* Plans the persistent kernel for what ask says. A cluster the layout cannot share (an operand
- * length not a multiple of 4, or staged in chunks that overhang it) or split K for (ask.split) plans
- * with clusters of 1, why then ending "; clusters of C refused: <the reason>".
+/* Plans the persistent kernel for what ask says. A cluster that cannot split K (ask.split) shares the
+ * staged operand instead, why then ending "; G1's K (...) not split: <the reason>"; a cluster the
+ * layout cannot share (an operand length not a multiple of 4, or staged in chunks that overhang it)
+ * plans with clusters of 1, why then ending "; clusters of C refused: <the reason>".
  * Returns 1 when it fits; else 0. Either way why says it in words ("step weights 18.9 MB need
  * 290 KB of shared memory per block ..."). */
 int cg_persist_plan(Arena *arena, const PlanLayout *layout, const CgPersistAsk *ask, CgPersist *out, char *why,

@@ -402,11 +402,18 @@ int cg_persist_plan(Arena *arena, const PlanLayout *L, const CgPersistAsk *ask, 
                     size_t why_size) {
     if (ask->cluster <= 1) return plan_for(arena, L, ask, 1, P, why, why_size);
     if (plan_for(arena, L, ask, ask->cluster, P, why, why_size)) return 1;
-    char refused[256];
+    char refused[256], also[256] = "", head[40] = "";
     snprintf(refused, sizeof refused, "%s", why_size ? why : "");
-    if (!plan_for(arena, L, ask, 1, P, why, why_size)) return 0;
-    size_t at = strlen(why); /* why the clusters were refused, after what was planned */
-    if (at < why_size) snprintf(why + at, why_size - at, "; clusters of %d refused: %s", ask->cluster, refused);
+    CgPersistAsk shared = *ask; /* K not split: the cluster shares the staged operand instead, where it can */
+    shared.split = 0;
+    int planned = ask->split && ask->backward && plan_for(arena, L, &shared, ask->cluster, P, why, why_size);
+    if (!planned) {
+        if (ask->split && ask->backward && why_size) snprintf(also, sizeof also, "; %s", why);
+        if (!plan_for(arena, L, ask, 1, P, why, why_size)) return 0;
+        snprintf(head, sizeof head, "clusters of %d refused: ", ask->cluster);
+    }
+    size_t at = strlen(why); /* why the clusters, or the split, were refused, after what was planned */
+    if (at < why_size) snprintf(why + at, why_size - at, "; %s%s%s", head, refused, also);
     return 1;
 }
 

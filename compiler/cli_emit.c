@@ -55,7 +55,7 @@ static int emit_cell(CliSource *s, const IrCell *ic, const char **dims, int ndim
     }
     if (batch == 0) return CLI_OK;
     CgPersist P;
-    char why[256];
+    char why[512];
     CgPersistAsk ask = cg_persist_h100_ask(batch, backward, products, *cluster ? *cluster : cg_persist_cluster(batch, products, backward, handoff));
     ask.warps = warps;
     ask.kc_cap = chunk;
@@ -72,8 +72,8 @@ static int emit_cell(CliSource *s, const IrCell *ic, const char **dims, int ndim
         fprintf(stderr, "rnncc emit: note: cell '%s' is planned without clusters (--cluster %d): %s\n", ic->name,
                 *cluster, why);
     if (split && P.cluster > 1 && !P.split)
-        fprintf(stderr, "rnncc emit: note: cell '%s' is planned with clusters sharing the staged operand (--split): "
-                        "only a backward's clusters split K\n", ic->name);
+        fprintf(stderr, "rnncc emit: note: cell '%s' is planned with clusters sharing the staged operand (--split): %s\n",
+                ic->name, backward ? why : "only a backward's clusters split K");
     if (handoff == CG_HANDOFF_FLAGS && !P.flags)
         fprintf(stderr, "rnncc emit: note: cell '%s' is planned with grid barriers (--handoff flags): flags need a %s\n",
                 ic->name, backward ? "forward" : "plan with one phase of step GEMMs on states staged whole, no clusters, and "

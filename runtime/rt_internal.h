@@ -40,7 +40,7 @@ typedef struct RtPersist {
     cudaKernel_t kernel;
     int from_cache;
     double compile_ms;
-    char why[256];
+    char why[512];             /* the plan in words, and why clusters or a split were refused */
     char tile[256];             /* how the tile was chosen, in words ("" before the build) */
     int tried;                  /* tiles the search built and timed (0: none, the rule's or the cached choice) */
     CgPersist rule_plan;        /* the tile the rule plans without a search: what the automatic choice

@@ -454,6 +454,28 @@ START_TEST(run_emit_schedule_arguments) {
     r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--handoff", "flags");
     ck_assert_int_eq(r.status, 2);
     ck_assert_str_eq(r.err, "rnncc emit: error: --handoff applies to --persistent N (the per-step unit has no tile)\n");
+    /* a backward's clusters split K with --split; a forward's keep sharing their copies, and say so; a
+     * backward's cluster that cannot split shares its copies and says why */
+    r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=64", "--dim", "H=256", "--persistent", "20", "--backward",
+            "--cluster", "2", "--split");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_ptr_nonnull(strstr(r.out, "#define RNN_SPLIT 2  //"));
+    ck_assert_ptr_nonnull(strstr(r.out, " in clusters of 2 splitting K, "));
+    r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=64", "--dim", "H=256", "--persistent", "20", "--cluster", "2",
+            "--split");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_ptr_nonnull(strstr(r.err, "rnncc emit: note: cell 'lstm' is planned with clusters sharing the staged operand"));
+    ck_assert_ptr_nonnull(strstr(r.out, "#define RNN_CLUSTER 2  //"));
+    r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=16", "--persistent", "4", "--backward",
+            "--cluster", "2", "--split");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_ptr_nonnull(strstr(r.err, "rnncc emit: note: cell 'lstm' is planned with clusters sharing the staged operand"));
+    ck_assert_ptr_nonnull(strstr(r.err, "; G1's K (64, 1 rows a block) not split: a block would get no part of it\n"));
+    ck_assert_ptr_null(strstr(r.out, "#define RNN_SPLIT 2"));
+    ck_assert_ptr_nonnull(strstr(r.out, "#define RNN_CLUSTER 2  //"));
+    r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--split");
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_str_eq(r.err, "rnncc emit: error: --split applies to --persistent N (the per-step unit has no tile)\n");
 }
 END_TEST
 

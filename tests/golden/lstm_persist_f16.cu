@@ -656,7 +656,9 @@ RNN_DEV void rnn_split_finish(const float *red, int RPP, int ldr, int NP, int n0
  * results of sequences n < res_cap at sres[n * passes*8*RW + r], for the block's element-wise
  * code; with kept_only, those results are not written to out (nothing else reads them: an
  * inference step's buffer). F (or NULL): X's flagged copy, staged instead with rnn_flag_stage (flag; only with chunks
- * == 1). Every thread of the block must call it; it ends with a __syncthreads. */
+ * == 1). sp (a backward with split K, else NULL): the rows are the cluster's, W and X this block's
+ * part of K, and rnn_split_finish ends each pass (rowmap: this block's own rows'). Every thread of
+ * the block must call it; it ends with a __syncthreads. */
 template <int RW, int NW>
 RNN_DEV void rnn_mv_t(const float *W, int ldw, int rows, int passes, int K, int KC, int chunks, const float *X,
                       long long ldx, int N, const unsigned long long *F, unsigned flag, float *xs, float *red,
