@@ -32,8 +32,9 @@ static const char *products_precision(CgProducts products) {
 
 int cg_persist_nw(int64_t N) { return N <= 4 ? 1 : N <= 8 ? 2 : N <= 16 ? 4 : 8; }
 
-/* Floats between two sequences' partial sums of rpp rows: persist.cuh's RNN_RED_LD (rpp padded to
- * 4 modulo 16 for the mma product, 8 for FFMA, so that no two lanes' stores or loads share a bank). */
+/* Floats between two sequences' partial sums of rpp rows (persist.cuh's LDR, which the kernels take
+ * from here as a template argument, above rnn_mv_finish): rpp padded to 4 modulo 16 for the mma
+ * product, 8 for FFMA, so that no two lanes' stores or loads share a bank; at most rpp + 12. */
 static int64_t red_ld(int64_t rpp, int mma) { return rpp + ((mma ? 4 : 8) - rpp % 16 + 16) % 16; }
 
 /* Bytes of dynamic shared memory: fixed part, two staging tiles, the partial sums. */
@@ -718,8 +719,9 @@ static void emit_gemm_step(Gen *g, const CgPersist *P, int qi) {
         else snprintf(x16, sizeof x16, "rnn_x16_%d", operand->index);
         x = x16;
     }
-    char prec[16] = ""; /* persist.cuh's RNN_TF32 .. RNN_BF16, and whether X is 16-bit */
+    char prec[40] = ""; /* persist.cuh's RNN_TF32 .. RNN_BF16, and whether X is 16-bit; then the sums' stride */
     if (P->mma) snprintf(prec, sizeof prec, ", %d, %d", (int)P->products, q->x16);
+    snprintf(prec + strlen(prec), sizeof prec - strlen(prec), ", %lld", (long long)red_ld(8 * (int64_t)q->rw, P->mma));
     /* results read only from shared memory: stored for the sequences past res_cap, and in training */
     char kept_only[NAME_SIZE] = "0";
     if (q->kept_only) snprintf(kept_only, sizeof kept_only, "args.buf_step[%d] == 0", gm->out_buffer);

@@ -317,7 +317,7 @@ START_TEST(run_emit_schedule_arguments) {
     ck_assert_ptr_nonnull(strstr(r.out, "  forward backend (batch 65, tf32, on an H100): cuBLAS per step: batch 65 > 64 (tf32)"));
     r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--persistent", "4", "--precision", "tf32");
     ck_assert_int_eq(r.status, 0);
-    ck_assert_ptr_nonnull(strstr(r.out, "rnn_mv_mma<1, 2, 1, 0>(w1, "));
+    ck_assert_ptr_nonnull(strstr(r.out, "rnn_mv_mma<1, 2, 1, 0, 20>(w1, "));
     ck_assert_ptr_nonnull(strstr(r.out, "tf32 tensor-core products);"));
     /* the 16-bit precisions round every GEMM's inputs; their persistent kernels hold 16-bit weights
      * (read from the runtime's rounded copy) and run 16-bit products, and their units write the
@@ -327,7 +327,7 @@ START_TEST(run_emit_schedule_arguments) {
     ck_assert_ptr_null(strstr(t.out, "rnn_put16(&a.state16"));
     r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--persistent", "4", "--precision", "bf16");
     ck_assert_int_eq(r.status, 0);
-    ck_assert_ptr_nonnull(strstr(r.out, "rnn_mv_mma<1, 2, 3, 1>(w1, 288, rows1, 1, 8, 256, 1, rnn_x16_0, RNN_DIM_H, "));
+    ck_assert_ptr_nonnull(strstr(r.out, "rnn_mv_mma<1, 2, 3, 1, 20>(w1, 288, rows1, 1, 8, 256, 1, rnn_x16_0, RNN_DIM_H, "));
     ck_assert_ptr_nonnull(strstr(r.out, "bf16 tensor-core products);"));
     ck_assert_ptr_nonnull(strstr(r.out, "unsigned short *const w1 = (unsigned short *)(rnn_smem + 0);"));
     ck_assert_ptr_nonnull(strstr(r.out, "rnn_cp16(&w1[r * 288 + k], args.params16 + "));
@@ -337,7 +337,7 @@ START_TEST(run_emit_schedule_arguments) {
     t = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--persistent", "4", "--precision", "tf32",
             "--backward");
     ck_assert_ptr_null(strstr(t.out, "rnn_put16(a.dbuf16"));
-    ck_assert_ptr_nonnull(strstr(t.out, "rnn_mv_mma<1, 2, 1, 0>(w1, 144, rows1, 1, 32, 128, 1, a.dbuf[1], 32, ")); /* fp32 d(G1) */
+    ck_assert_ptr_nonnull(strstr(t.out, "rnn_mv_mma<1, 2, 1, 0, 20>(w1, 144, rows1, 1, 32, 128, 1, a.dbuf[1], 32, ")); /* fp32 d(G1) */
     r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--persistent", "4", "--precision", "fp16",
             "--backward");
     ck_assert_int_eq(r.status, 0);
@@ -345,7 +345,7 @@ START_TEST(run_emit_schedule_arguments) {
     ck_assert_ptr_nonnull(strstr(r.out, "if (a.dbuf16[0]) rnn_put16(a.dbuf16[0] + (&a.dbuf[0][col * 32 + j] - a.dbuf[0]), "));
     /* d(G1) ([N][4H], 4H = 32) staged from its twin, which the group above writes */
     ck_assert_ptr_nonnull(strstr(r.out, "if (!args.dbuf16[1]) __trap();"));
-    ck_assert_ptr_nonnull(strstr(r.out, "rnn_mv_mma<1, 2, 2, 1>(w1, 288, rows1, 1, 32, 256, 1, a.dbuf16[1], 32, "));
+    ck_assert_ptr_nonnull(strstr(r.out, "rnn_mv_mma<1, 2, 2, 1, 20>(w1, 288, rows1, 1, 32, 256, 1, a.dbuf16[1], 32, "));
     /* W's columns (H = 8: one 16-byte piece a row) by 16-byte loads of rows, transposed as stored */
     ck_assert_ptr_nonnull(strstr(r.out, "rnn_load_transposed<0>(w1, 288, 8, args.params16 + 128, 8, 32, lo1, rows1);"));
     ck_assert_ptr_null(strstr(r.out, "v[u] = in ? args.params16["));
@@ -423,7 +423,7 @@ START_TEST(run_emit_schedule_arguments) {
     /* 32 sequences, 8 a pass: NW = 2 */
     r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=64", "--persistent", "32", "--seqs", "8");
     ck_assert_int_eq(r.status, 0);
-    ck_assert_ptr_nonnull(strstr(r.out, "rnn_mv_t<1, 2>("));
+    ck_assert_ptr_nonnull(strstr(r.out, "rnn_mv_t<1, 2, 8>("));
     ck_assert_ptr_nonnull(strstr(r.out, ", 8 sequences a matrix-product pass, "));
     r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--warps", "16");
     ck_assert_int_eq(r.status, 2);

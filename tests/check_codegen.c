@@ -600,10 +600,12 @@ START_TEST(persistent_units_compile) {
                     ck_assert_int_eq(count(u, trap), backward && P.gemms[q].x16);
                 }
                 for (; P.ngemms && mma && at; at = strstr(at + 1, "rnn_mv_mma<")) {
-                    /* the products' precision and whether the operand is 16-bit: the template's last arguments */
-                    int rw = 0, nwa = 0, prec = 0, x16 = 0;
-                    ck_assert_int_eq(sscanf(at, "rnn_mv_mma<%d, %d, %d, %d>(", &rw, &nwa, &prec, &x16), 4);
+                    /* the products' precision, whether the operand is 16-bit and the partial sums' stride (8*RW
+                     * padded to 4 modulo 16, persist.cuh's LDR): the template's last arguments */
+                    int rw = 0, nwa = 0, prec = 0, x16 = 0, ldr = 0;
+                    ck_assert_int_eq(sscanf(at, "rnn_mv_mma<%d, %d, %d, %d, %d>(", &rw, &nwa, &prec, &x16, &ldr), 5);
                     ck_assert_int_eq(prec, (int)products);
+                    ck_assert(ldr >= 8 * rw && ldr <= 8 * rw + 12 && ldr % 16 == 4);
                     const char *x = strstr(at, backward ? ", a.dbuf16[" : ", rnn_x16_"), *end = strchr(at, ';');
                     ck_assert_int_eq(x16, x && end && x < end); /* X is the twin exactly when the template says so */
                     calls16 += x16;
@@ -888,7 +890,7 @@ START_TEST(persistent_plan_narrows_passes) {
     ask = cg_persist_h100_ask(32, 0, 0, 1);
     ck_assert(cg_persist_plan(&s.arena, L, &ask, &P, why, sizeof why));
     /* FFMA's narrower row padding, but its partial sums padded for conflict-free stores (persist.cuh's
-     * RNN_RED_LD: 8 KB more at 32 sequences a pass): it narrows too, keeping results on chip */
+     * red_ld: 8 KB more at 32 sequences a pass): it narrows too, keeping results on chip */
     ck_assert_int_eq(P.nw, 4);
     ck_assert_int_eq(P.gemms[0].res_cap, 64);
     for (int bf = 0; bf < 2; bf++) { /* 16-bit weights (half the bytes) fit the whole class too */

@@ -550,12 +550,12 @@ RNN_DEV void rnn_mv_release(int b) {
 #endif
 }
 
-/* Floats between two sequences' partial sums of a pass's RPP rows in red ([RNN_WARPS][NP][ldr]):
- * RPP padded so that neither the products' stores into red nor rnn_mv_finish's loads (consecutive
- * threads on consecutive rows) collide in a bank: ldr % 16 == 4 for the mma product (lanes
- * t = 0..3 store sequences 2t and 2t+1, rows g = 0..7), 8 for the FFMA one (quarters q = 0..3 store
- * sequences j*4 + q). At most RPP + 12 (RPP is a multiple of 8); codegen/cg_persist.c sizes red so. */
-#define RNN_RED_LD(RPP, MMA) ((RPP) + (((MMA) ? 4 : 8) - (RPP) % 16 + 16) % 16)
+/* The partial sums' row stride, LDR (ldr; a template argument of rnn_mv_t and rnn_mv_mma): the
+ * floats between two sequences' partial sums of a pass's RPP rows in red ([RNN_WARPS][NP][ldr]),
+ * which codegen/cg_persist.c's red_ld gives and sizes red by: RPP padded so that neither the
+ * products' stores into red nor rnn_mv_finish's loads (consecutive threads on consecutive rows)
+ * collide in a bank, ldr % 16 == 4 for the mma product (lanes t = 0..3 store sequences 2t and
+ * 2t+1, rows g = 0..7), 8 for the FFMA one (quarters q = 0..3 store sequences j*4 + q). */
 
 /* The end of one pass of a block's matrix product: red [RNN_WARPS][NP][ldr] holds the warps'
  * partial sums of rows p*RPP .. and sequences n0 ..; adds them up and writes them (see rnn_mv_t):
@@ -647,7 +647,7 @@ RNN_DEV void rnn_split_finish(const float *red, int RPP, int ldr, int NP, int n0
  *     out[n*ldo + rowmap[r]] (=, or += when acc) = sum_{k < K} W[r*ldw + k] * X[n*ldx + k]
  * W: the block's rows in shared memory, zero beyond rows and K up to RP = passes*8*RW rows and
  * KP = chunks*KC columns (ldw = KP + RNN_PAD_FFMA; KC a multiple of 16*RNN_WARPS). X: global. xs: two
- * staging tiles [4*NW][KC + RNN_PAD_FFMA]; red: [RNN_WARPS][4*NW][RNN_RED_LD(8*RW, 0)] partial sums. Warp w sums k in its share
+ * staging tiles [4*NW][KC + RNN_PAD_FFMA]; red: [RNN_WARPS][4*NW][LDR] partial sums (LDR: above rnn_mv_finish). Warp w sums k in its share
  * (KC / RNN_WARPS) of each KC chunk. A 16-byte shared load is served a quarter-warp at a time, so the quarters must not
  * fetch the same words: with NW <= 2 (at most 8 sequences a pass), lane (rg, kq) = (lane % 8,
  * lane / 8) keeps rows i*8 + rg and every column, its quarter kq taking every fourth float4 of
@@ -659,13 +659,13 @@ RNN_DEV void rnn_split_finish(const float *red, int RPP, int ldr, int NP, int n0
  * == 1). sp (a backward with split K, else NULL): the rows are the cluster's, W and X this block's
  * part of K, and rnn_split_finish ends each pass (rowmap: this block's own rows'). Every thread of
  * the block must call it; it ends with a __syncthreads. */
-template <int RW, int NW>
+template <int RW, int NW, int LDR>
 RNN_DEV void rnn_mv_t(const float *W, int ldw, int rows, int passes, int K, int KC, int chunks, const float *X,
                       long long ldx, int N, const unsigned long long *F, unsigned flag, float *xs, float *red,
                       float *out, long long ldo, const int *rowmap, int acc, float *sres, int res_cap, int kept_only,
                       rnn_split *sp = nullptr) {
     constexpr int NP = 4 * NW, RPP = 8 * RW, SPLIT = NW <= 2, NC = SPLIT ? NP : NW; /* NC: columns a lane keeps */
-    constexpr int LDR = RNN_RED_LD(RPP, 0);
+    static_assert(LDR >= RPP, "rnn_mv_t: a pass's partial sums fit their stride");
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, rg = lane & 7, q = lane >> 3;
     const int lds = KC + RNN_PAD_FFMA, kw = KC / RNN_WARPS;
     for (int p = 0; p < passes; p++) {
@@ -850,14 +850,14 @@ template <> struct rnn_staged<1> { typedef unsigned short T; };    /* or as its 
 /* With XH (16-bit products only), X is the operand's 16-bit twin (RnnArgs.state16), staged as it
  * is into tiles [NP][KC + RNN_PAD_16] halves (half the bytes from L2; the B fragments read as they
  * are, rows 64 bytes past 128s as the weights'), and F must be NULL. */
-template <int RW, int NW, int PREC, int XH>
+template <int RW, int NW, int PREC, int XH, int LDR>
 RNN_DEV void rnn_mv_mma(const void *W, int ldw, int rows, int passes, int K, int KC, int chunks, const void *X,
                         long long ldx, int N, const unsigned long long *F, unsigned flag, float *xs, float *red,
                         float *out, long long ldo, const int *rowmap, int acc, float *sres, int res_cap, int kept_only,
                         rnn_split *sp = nullptr) {
     constexpr int NP = 4 * NW, RPP = 8 * RW, MT = (RW + 1) / 2, NT = NP / 8, H = PREC != RNN_TF32, BF = PREC == RNN_BF16;
     constexpr int KS = H ? 32 : 16; /* k a step of the two products */
-    constexpr int LDR = RNN_RED_LD(RPP, 1);
+    static_assert(LDR >= RPP, "rnn_mv_mma: a pass's partial sums fit their stride");
     static_assert(NW % 2 == 0, "rnn_mv_mma: whole 8-sequence tiles");
     static_assert(!XH || H, "rnn_mv_mma: 16-bit operands with 16-bit products only");
     typedef typename rnn_staged<XH>::T XT;
@@ -1019,7 +1019,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_p(const RnnArgs 
             }
         }
         // G1: [U_i; U_f; U_g; U_o] @ h
-        rnn_mv_mma<1, 2, 2, 1>(w1, 288, rows1, 1, 16, 256, 1, rnn_x16_0, RNN_DIM_H, a.N, NULL, 0u, rnn_xs, rnn_red, a.buf[1], 64, map1, 0, rnn_res1, 4, args.buf_step[1] == 0);
+        rnn_mv_mma<1, 2, 2, 1, 20>(w1, 288, rows1, 1, 16, 256, 1, rnn_x16_0, RNN_DIM_H, a.N, NULL, 0u, rnn_xs, rnn_red, a.buf[1], 64, map1, 0, rnn_res1, 4, args.buf_step[1] == 0);
         // K1 reads only the rows this block computed (rnn_mv ended with __syncthreads)
         // K1 over this block's units
         {
