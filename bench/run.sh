@@ -10,7 +10,8 @@
 # run.log (everything), results.md (markdown tables), summary.txt (the compact tables), env.txt.
 # Each program has a time budget and a hard timeout, so the whole run ends within ~9 minutes
 # on an H100 (--quick: ~2). Extra arguments for each program: $BENCH_RNN_ARGS, $CUSTOM_ARGS,
-# $TORCH_ARGS. Exit status: 0 when every part passed, else the first failing part's status.
+# $TORCH_ARGS; an option they give replaces the script's own (the programs' list options add up:
+# "--precision fp16" alone measures fp16 only), and a --budget given sets the hard limit 45 s past it. Exit status: 0 when every part passed, else the first failing part's status.
 set -u
 cd "$(dirname "$0")/.." || exit 2
 
@@ -97,6 +98,28 @@ else
     custom_args="--precision fp32,tf32 --budget 100"; custom_timeout=125
     torch_args="--budget 130"; torch_timeout=150
 fi
+
+# own_args DEFAULTS EXTRA: the script's options (flags, or options with one value) that EXTRA does not give
+own_args() {
+    local out="" extra=" $2 "
+    set -- $1
+    while [ $# -gt 0 ]; do
+        case "$1" in
+            --quick) [[ $extra == *" --quick "* ]] || out="$out $1"; shift ;;
+            *) [[ $extra == *" $1 "* || $extra == *" $1="* ]] || out="$out $1 $2"; shift 2 ;;
+        esac
+    done
+    echo "$out"
+}
+# limit_for TIMEOUT EXTRA: the hard limit, 45 s past a --budget EXTRA gives, else TIMEOUT
+limit_for() {
+    local b
+    b=$(sed -n 's/.*--budget[ =]\([0-9][0-9]*\).*/\1/p' <<< "$2")
+    if [ -n "$b" ]; then echo $((b + 45)); else echo "$1"; fi
+}
+rnn_timeout=$(limit_for "$rnn_timeout" "${BENCH_RNN_ARGS:-}"); rnn_args=$(own_args "$rnn_args" "${BENCH_RNN_ARGS:-}")
+custom_timeout=$(limit_for "$custom_timeout" "${CUSTOM_ARGS:-}"); custom_args=$(own_args "$custom_args" "${CUSTOM_ARGS:-}")
+torch_timeout=$(limit_for "$torch_timeout" "${TORCH_ARGS:-}"); torch_args=$(own_args "$torch_args" "${TORCH_ARGS:-}")
 
 status=0
 part() { # name, timeout, command...
