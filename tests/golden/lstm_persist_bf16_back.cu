@@ -568,7 +568,8 @@ RNN_DEV void rnn_mv_release(int b) {
  * bench/NOTES.md section 25), though the empty barriers order them as they order the reuse
  * between chunks, which racecheck passes. The arrive is relaxed, as rnn_mv_release's: the tile's
  * loads returned their values before the __syncthreads above; a release arrive would also wait
- * for this thread's global stores (measured: +8.5% a step at ds2 LSTM tf32). */
+ * for this thread's global stores (measured: +8.5% a step at ds2 LSTM tf32). With sp (a backward
+ * whose clusters split K), rnn_split_finish does the work instead. */
 RNN_DEV void rnn_split_finish(const float *red, int RPP, int ldr, int NP, int n0, int N, float *out, long long ldo,
                               const int *rowmap, int acc, rnn_split *sp);
 RNN_DEV void rnn_mv_finish(const float *red, int RPP, int ldr, int NP, int p, int passes, int rows, int n0, int N, float *out,
