@@ -37,6 +37,15 @@ int cg_persist_nw(int64_t N) { return N <= 4 ? 1 : N <= 8 ? 2 : N <= 16 ? 4 : 8;
  * product, 8 for FFMA, so that no two lanes' stores or loads share a bank; at most rpp + 12. */
 static int64_t red_ld(int64_t rpp, int mma) { return rpp + ((mma ? 4 : 8) - rpp % 16 + 16) % 16; }
 
+/* Columns of K a block's warps take a step, which staging chunks and a split K's parts come in whole:
+ * rnn_mv_t, rnn_mv_mma: warps' shares of whole 16-byte loads a quarter-warp (16 k) or, with 16-bit
+ * weights, a warp's 32 k a step. */
+static int64_t k_grain(const CgPersist *P) { return (P->half ? 32 : 16) * (int64_t)P->warps; }
+
+/* Are a backward's weight rows (cols elements) whole 16-byte pieces, so that their columns load
+ * through rnn_load_transposed? (Split K loads only so.) */
+static int rows_in_pieces(const CgPersist *P, int64_t cols) { return cols % (16 / (P->half ? 2 : 4)) == 0; }
+
 /* Bytes of dynamic shared memory: fixed part, two staging tiles, the partial sums. */
 static int64_t smem_bytes(const CgPersist *P) {
     if (P->ngemms == 0) return 0;
@@ -186,9 +195,7 @@ static void lay_out(const PlanLayout *L, CgPersist *P, int64_t kc_cap, int64_t b
     P->tiles = 1;
     for (int k = 0; k < P->ngemms; k++) {
         CgPersistGemm *q = &P->gemms[k];
-        /* rnn_mv_t, rnn_mv_mma: warps' shares of whole 16-byte loads a quarter-warp (16 k) or, with
-         * 16-bit weights, a warp's 32 k a step */
-        int64_t grain = (P->half ? 32 : 16) * (int64_t)P->warps;
+        int64_t grain = k_grain(P);
         int64_t whole = ceil_div(q->K, grain) * grain;
         q->kc = kc_cap && whole > kc_cap ? ceil_div(kc_cap, grain) * grain : whole;
         q->chunks = ceil_div(q->K, q->kc);
@@ -217,9 +224,10 @@ static void lay_out(const PlanLayout *L, CgPersist *P, int64_t kc_cap, int64_t b
         off += (int64_t)q->res_cap * q->passes * 8 * q->rw;
     }
     P->xch_off = off;
-    for (int k = 0; P->split && k < P->ngemms; k++) /* the exchange areas: the largest any GEMM takes */
-        if (P->xch_off + 2 * (int64_t)P->cluster * 4 * P->nw * P->gemms[k].ro > off)
-            off = P->xch_off + 2 * (int64_t)P->cluster * 4 * P->nw * P->gemms[k].ro;
+    int64_t ro_max = 0; /* the exchange areas, [2][cluster][4*nw][ro]: the largest any GEMM takes */
+    for (int k = 0; P->split && k < P->ngemms; k++)
+        if (P->gemms[k].ro > ro_max) ro_max = P->gemms[k].ro;
+    off += 2 * (int64_t)P->cluster * 4 * P->nw * ro_max;
     P->fixed_floats = off;
 }
 
@@ -335,14 +343,13 @@ static int plan_for(Arena *arena, const PlanLayout *L, const CgPersistAsk *ask, 
         for (int b = 0; !backward && b < p->gemms[j].nproducts; b++)
             q->rows += ceil_div(block_rows(L, &p->gemms[j], b), P->blocks);
         if (P->split) { /* the cluster's rows, each block's ro apart, for a cluster-th of K in whole grains */
-            const int64_t grain = (P->half ? 32 : 16) * (int64_t)P->warps, wide = 16 / (P->half ? 2 : 4);
             q->ro = q->rows;
             q->rows = cluster * q->ro;
-            q->K = ceil_div(ceil_div(q->kfull, cluster), grain) * grain;
+            q->K = ceil_div(ceil_div(q->kfull, cluster), k_grain(P)) * k_grain(P);
             const char *no = q->kfull <= (cluster - 1) * q->K ? "a block would get no part of it"
                              : q->rows > 32 ? "the cluster's rows take two passes or more"
-                             : L->gemm_cols[j] % wide ? "weight rows not whole 16-byte pieces"
-                                                      : NULL;
+                             : !rows_in_pieces(P, L->gemm_cols[j]) ? "weight rows not whole 16-byte pieces"
+                                                                    : NULL;
             if (no) {
                 snprintf(why, why_size, "G%d's K (%lld, %lld rows a block) not split: %s", j, (long long)q->kfull,
                          (long long)q->ro, no);
@@ -547,6 +554,15 @@ static void put_gemm(Gen *g, const CgPersist *P, const SchedGemm *gm, int j, Str
     }
 }
 
+/* Split K: opens `for each block r of this block's cluster { sr, its first element lr and its
+ * element count nr` of a quantity cols long (the caller closes it); note: the loop's comment, or NULL. */
+static void open_cluster_blocks(StrBuf *out, const CgPersist *P, long long cols, const char *note) {
+    if (note) cg_open(out, "for (int r = 0; r < %d; r++) {  // %s", P->cluster, note);
+    else cg_open(out, "for (int r = 0; r < %d; r++) {", P->cluster);
+    cg_emit(out, "const int sr = s - rnn_rank + r, lr = (int)(%lldLL * sr / G), nr = (int)(%lldLL * (sr + 1) / G) - lr;", cols,
+            cols);
+}
+
 /* Setup of GEMM q: its row map (forward: the stacked rows producing this block's units;
  * backward: this block's elements of the operand) and its weight rows in shared memory. */
 static void emit_gemm_setup(Gen *g, const CgPersist *P, int qi) {
@@ -569,11 +585,10 @@ static void emit_gemm_setup(Gen *g, const CgPersist *P, int qi) {
         cg_emit(out, "const int lo%d = (int)(%lldLL * s / G), rows%d = (int)(%lldLL * (s + 1) / G) - lo%d;", q->gemm,
                 (long long)g->L->gemm_cols[q->gemm], q->gemm, (long long)g->L->gemm_cols[q->gemm], q->gemm);
         if (P->split) { /* the cluster's blocks' elements, block r's at r * ro (-1: none) */
-            long long cols = (long long)g->L->gemm_cols[q->gemm], ro = (long long)q->ro;
-            cg_open(out, "for (int r = 0; r < %d; r++) {  // the cluster's blocks' elements, block r's at r * %lld",
-                    P->cluster, ro);
-            cg_emit(out, "const int sr = s - rnn_rank + r, lr = (int)(%lldLL * sr / G), nr = (int)(%lldLL * (sr + 1) / G) - lr;",
-                    cols, cols);
+            long long ro = (long long)q->ro;
+            char note[80];
+            snprintf(note, sizeof note, "the cluster's blocks' elements, block r's at r * %lld", ro);
+            open_cluster_blocks(out, P, (long long)g->L->gemm_cols[q->gemm], note);
             cg_emit(out, "for (int u = threadIdx.x; u < %lld; u += blockDim.x) map%d[r * %lld + u] = u < nr ? lr + u : -1;", ro,
                     q->gemm, ro);
             cg_close(out, NULL);
@@ -636,16 +651,14 @@ static void emit_gemm_load(Gen *g, const CgPersist *P, int qi, int round) {
     if (P->split) { /* the cluster's blocks' columns for this block's part of K (the plan's condition: 16-byte pieces) */
         if (round) return; /* rounded as it was stored */
         long long ro = (long long)q->ro;
-        cg_open(out, "for (int r = 0; r < %d; r++) {", P->cluster);
-        cg_emit(out, "const int sr = s - rnn_rank + r, lr = (int)(%lldLL * sr / G), nr = (int)(%lldLL * (sr + 1) / G) - lr;",
-                cols, cols);
+        open_cluster_blocks(out, P, cols, NULL);
         cg_emit(out, "rnn_load_transposed<%d>(w%d + (long long)r * %lld, %lld, r == %d ? %lld - r * %lld : %lld, %s + %lld + "
                      "(long long)rnn_rank * %lld, %lld, rnn_kr%d, lr, nr);",
                 P->products == CG_TF32, q->gemm, ro * ldw, ldw, P->cluster - 1, rp, ro, ro, src, woff, K * cols, cols, q->gemm);
         cg_close(out, NULL);
         return;
     }
-    if (P->backward && cols % (16 / (P->half ? 2 : 4)) == 0) { /* rows of 16-byte pieces: rnn_load_transposed */
+    if (P->backward && rows_in_pieces(P, cols)) { /* rows of 16-byte pieces: rnn_load_transposed */
         if (!round)
             cg_emit(out, "rnn_load_transposed<%d>(w%d, %lld, %lld, %s + %lld, %lld, %lld, lo%d, rows%d);",
                     P->products == CG_TF32, q->gemm, ldw, rp, src, woff, cols, K, q->gemm, q->gemm);
@@ -870,7 +883,7 @@ static int emit_prologue(Gen *g, const CgPersist *P, const char *kname) {
             cg_emit(out, "if (!args.dbuf16[%d]) __trap();  // d(G%d) is staged from its 16-bit twin (codegen/cg.h)", b,
                     P->gemms[qi].gemm);
     }
-    if (P->split) cg_emit(out, "const int rnn_rank = (int)rnn_split_rank();  // this block's place in its cluster");
+    if (P->split) cg_emit(out, "const int rnn_rank = (int)rnn_cluster_rank();  // this block's place in its cluster");
     for (int qi = 0; qi < P->ngemms; qi++) emit_gemm_setup(g, P, qi);
     cg_emit(out, "__syncthreads();  // the row maps are complete");
     for (int qi = 0; qi < P->ngemms; qi++) emit_gemm_load(g, P, qi, 0);
@@ -1072,8 +1085,8 @@ int cg_emit_persist_kernel(Gen *g, const CgPersist *P) {
     if (!emit_prologue(g, P, kname)) return 0;
     if (!(P->backward ? emit_backward_steps(g, P) : emit_forward_steps(g, P))) return 0;
     cg_emit(out, "RNN_PROF_END();  // (RNN_PROFILE only)");
-    if (P->split) cg_emit(out, "rnn_split_meet();  // no block leaves while its cluster may still write to it");
-    else if (P->cluster > 1) cg_emit(out, "rnn_cluster_exit();  // no block leaves while its cluster may still signal it");
+    if (P->cluster > 1)
+        cg_emit(out, "rnn_cluster_exit();  // no block leaves while its cluster may still %s", P->split ? "write to it" : "signal it");
     cg_close(out, NULL);
     return 1;
 }

@@ -202,14 +202,13 @@ static void search(Search *S, const CgPersistAsk *base) {
             a.cluster = clusters[i];
             try_tile(S, &a);
         }
-    /* split K: it wins where staging dominates (tf32 and 16-bit at 20-32 sequences: deepbench, ds2)
-     * and loses elsewhere (bench/NOTES.md section 32) */
+    /* split K, in pairs and fours (a forced size: once; try_tile skips a tile tried): it wins where
+     * staging takes much of a step and loses elsewhere (bench/NOTES.md section 32) */
     for (int i = 1; base->backward && m->persist_split < 0 && m->cluster_launch && i < 3; i++) {
         CgPersistAsk a = S->best_ask;
         a.split = 1;
         a.cluster = m->persist_cluster ? m->persist_cluster : clusters[i];
         try_tile(S, &a);
-        if (m->persist_cluster) break;
     }
     if (m->persist_handoff < 0 && !base->backward) { /* steps handed off by flags, which take no clusters */
         CgPersistAsk a = S->best_ask;

@@ -258,17 +258,31 @@ RNN_DEV void rnn_cp_wait_one() { asm volatile("cp.async.wait_group 1;" ::: "memo
 #ifndef RNN_CLUSTER
 #define RNN_CLUSTER 1
 #endif
-#if RNN_CLUSTER > 1
-__shared__ __align__(8) unsigned long long rnn_full[2], rnn_empty[2];
-__shared__ unsigned rnn_uses[2];
+#ifndef RNN_SPLIT /* or clusters that split a backward's K (below, rnn_split) */
+#define RNN_SPLIT 1
+#endif
+#if RNN_CLUSTER > 1 || RNN_SPLIT > 1
+/* This block's place in its cluster. */
 RNN_DEV unsigned rnn_cluster_rank() {
     unsigned r;
     asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
     return r;
 }
+/* The cluster's blocks meet: their shared-memory writes before it (distributed ones too) are
+ * visible after it. */
 RNN_DEV void rnn_cluster_sync() {
     asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
+/* Traps unless the kernel runs in clusters of `size` blocks (the launch contract, codegen/cg.h). */
+RNN_DEV void rnn_cluster_check(unsigned size) {
+    unsigned n;
+    asm volatile("mov.u32 %0, %%cluster_nctarank;" : "=r"(n));
+    if (n != size) __trap();
+}
+#endif
+#if RNN_CLUSTER > 1
+__shared__ __align__(8) unsigned long long rnn_full[2], rnn_empty[2];
+__shared__ unsigned rnn_uses[2];
 /* Waits until the phase of parity `parity` of the barrier at shared address bar has completed
  * (acquiring at cluster scope: the empty barriers' arrivals come from other blocks). */
 RNN_DEV void rnn_bar_wait(unsigned bar, unsigned parity) {
@@ -286,9 +300,7 @@ RNN_DEV void rnn_bar_wait(unsigned bar, unsigned parity) {
  * and meets the cluster's other blocks before any copy may reach this block. */
 RNN_DEV void rnn_cluster_init(float *xs, int floats) {
 #if RNN_CLUSTER > 1
-    unsigned n;
-    asm volatile("mov.u32 %0, %%cluster_nctarank;" : "=r"(n));
-    if (n != RNN_CLUSTER) __trap(); /* the launch contract (codegen/cg.h) */
+    rnn_cluster_check(RNN_CLUSTER);
     for (int e = threadIdx.x; e < floats; e += blockDim.x) xs[e] = 0.0f;
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); /* the zeros before the copy engine's writes */
     if (threadIdx.x == 0) {
@@ -305,9 +317,9 @@ RNN_DEV void rnn_cluster_init(float *xs, int floats) {
 }
 
 /* The kernel's end with clusters (else nothing): no block leaves while another may still arrive
- * on its barriers. */
+ * on its barriers or write into its shared memory (split K). */
 RNN_DEV void rnn_cluster_exit() {
-#if RNN_CLUSTER > 1
+#if RNN_CLUSTER > 1 || RNN_SPLIT > 1
     rnn_cluster_sync();
 #endif
 }
@@ -320,35 +332,17 @@ RNN_DEV void rnn_cluster_exit() {
  * exchange area through distributed shared memory, and the owner adds them up (rnn_split_finish).
  * xch: [2][RNN_SPLIT][NP][ro] floats (two areas, used in turn); ro: elements a block owns at most,
  * the stride of the cluster's rows (block r's at r*ro); rows: this block's own; uses: exchanges so far. */
-#ifndef RNN_SPLIT
-#define RNN_SPLIT 1
-#endif
 struct rnn_split {
     float *xch;
     int ro, rows;
     unsigned uses;
 };
-RNN_DEV unsigned rnn_split_rank() {
-    unsigned r = 0;
-#if RNN_SPLIT > 1
-    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
-#endif
-    return r;
-}
-/* The cluster's blocks meet: the distributed shared memory writes before it are visible after it. */
-RNN_DEV void rnn_split_meet() {
-#if RNN_SPLIT > 1
-    asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
-#endif
-}
 /* The kernel's start with split K: checks the cluster size, then meets the cluster, so that no block
  * writes into another's shared memory before it runs. */
 RNN_DEV void rnn_split_init() {
 #if RNN_SPLIT > 1
-    unsigned n;
-    asm volatile("mov.u32 %0, %%cluster_nctarank;" : "=r"(n));
-    if (n != RNN_SPLIT) __trap(); /* the launch contract (codegen/cg.h) */
-    rnn_split_meet();
+    rnn_cluster_check(RNN_SPLIT);
+    rnn_cluster_sync();
 #endif
 }
 
@@ -613,7 +607,7 @@ RNN_DEV void rnn_mv_finish(const float *red, int RPP, int ldr, int NP, int p, in
 RNN_DEV void rnn_split_finish(const float *red, int RPP, int ldr, int NP, int n0, int N, float *out, long long ldo,
                               const int *rowmap, int acc, rnn_split *sp) {
 #if RNN_SPLIT > 1
-    const int ro = sp->ro, rank = (int)rnn_split_rank();
+    const int ro = sp->ro, rank = (int)rnn_cluster_rank();
     float *const x = sp->xch + (sp->uses & 1) * RNN_SPLIT * NP * ro;
     for (int e = threadIdx.x; e < RPP * NP; e += RNN_P_THREADS) {
         const int n = e / RPP, r = e - n * RPP, owner = r / ro, u = r - owner * ro;
@@ -627,7 +621,7 @@ RNN_DEV void rnn_split_finish(const float *red, int RPP, int ldr, int NP, int n0
             asm volatile("st.shared::cluster.f32 [%0], %1;" ::"r"(peer), "f"(v) : "memory");
         }
     }
-    rnn_split_meet();
+    rnn_cluster_sync();
     for (int e = threadIdx.x; e < sp->rows * NP; e += RNN_P_THREADS) {
         const int n = e / sp->rows, u = e - n * sp->rows;
         if (n0 + n < N) {
