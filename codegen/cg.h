@@ -274,13 +274,18 @@ typedef enum CgOverlap { CG_ALONE, CG_BIDIRECTIONAL, CG_WAVEFRONT } CgOverlap;
  * the persistent kernel up to 64 sequences alone and 32 where per-step layers overlap (overlap;
  * persistent kernels take the GPU in turn), on tensor cores above 32 only when the planned kernel
  * (planned; NULL: not planned yet, answered as if it passed 32) takes 32 sequences a pass; its
- * backward up to 16 sequences. Returns 1 for persistent; why says the rule in words. */
+ * backward up to 32 sequences alone, 16 where per-step layers overlap. Returns 1 for persistent;
+ * why says the rule in words. */
 int cg_persist_preferred(int64_t N, CgProducts products, int backward, CgOverlap overlap, const CgPersist *planned, char *why,
                          size_t why_size);
 /* Blocks per thread-block cluster for a pass over a batch of N by default, measured on an H100
- * (bench/NOTES.md section 11): pairs for FFMA products, and for tensor-core ones at 9-24 sequences;
- * none for a forward asked to hand off by flags (handoff: CG_HANDOFF_*), which clusters cannot. */
+ * (bench/NOTES.md section 11): pairs for FFMA products, and for tensor-core ones at 9-24 sequences
+ * (a backward's: 9-32); none for a forward asked to hand off by flags (handoff: CG_HANDOFF_*),
+ * which clusters cannot. */
 int cg_persist_cluster(int64_t N, CgProducts products, int backward, int handoff);
+/* Does the rule's tile of a pass over a batch of N have its clusters split K (CgPersistAsk.split)?
+ * A backward's at 17-32 sequences, in every precision (bench/NOTES.md sections 32-33). */
+int cg_persist_split(int64_t N, int backward);
 /* A cluster size given as text ("1", "2" or "4": RNNCC_PERSIST_CLUSTER, rnncc emit --cluster); 0 for
  * anything else. */
 int cg_persist_cluster_parse(const char *text);
@@ -304,7 +309,7 @@ int cg_persist_handoff_parse(const char *text);
 #define CG_PERSIST_SEQS_VALUES "4, 8, 16 or 32"
 #define CG_PERSIST_HANDOFF_VALUES "flags or barrier"
 /* The request for a pass over a batch of N on an H100 (CG_H100_*), in clusters of cluster blocks
- * (0: cg_persist_cluster's rule): what the CLI plans without a GPU. */
+ * (0: cg_persist_cluster's rule, split as cg_persist_split says): what the CLI plans without a GPU. */
 CgPersistAsk cg_persist_h100_ask(int64_t N, int backward, CgProducts products, int cluster);
 /* Do a and b plan the same kernel shape (blocks, warps, cluster, sequences a pass, chunks, results
  * kept)? The tile search runs each shape once. */

@@ -430,11 +430,10 @@ int cg_persist_preferred(int64_t N, CgProducts products, int backward, CgOverlap
     /* per step, a bidirectional layer's two directions (two streams) and a stack's layers (a
      * wavefront) overlap; persistent kernels, each taking every multiprocessor, run one after the
      * other: at 64 sequences per step wins, at 32 persistent (bench/NOTES.md section 15). A lone
-     * 16-bit backward, staging the adjoint's 16-bit twin, wins at 24-32 sequences and loses at 64
-     * (section 22); the others keep 16 */
-    const int half = products == CG_F16 || products == CG_BF16;
-    int64_t limit = backward ? (half && overlap == CG_ALONE ? 32 : 16) : overlap != CG_ALONE ? 32 : 64;
+     * backward (its clusters splitting K, cg_persist_split) wins at 20-32 sequences, in every
+     * precision, and loses at 48-64 (section 33); one beside another direction or layer keeps 16 */
     const int tensor = products != CG_FFMA;
+    int64_t limit = backward ? (overlap == CG_ALONE ? 32 : 16) : overlap != CG_ALONE ? 32 : 64;
     if (N > limit) {
         snprintf(why, why_size, "batch %lld > %lld (%s%s%s), where per-step %s GEMMs win", (long long)N, (long long)limit,
                  products_precision(products), backward ? ", backward" : "",
@@ -459,7 +458,14 @@ int cg_persist_cluster(int64_t N, CgProducts products, int backward, int handoff
      * gains 2%) and with tensor-core ones at 16-20 sequences (flashrnn, ds2); they are even at 4
      * and lose at 32 with tensor cores (deepbench). Forward and backward alike. */
     if (products == CG_FFMA) return 2;
-    return N > 8 && N <= 24 ? 2 : 1;
+    return N > 8 && N <= (cg_persist_split(N, backward) ? 32 : 24) ? 2 : 1;
+}
+
+int cg_persist_split(int64_t N, int backward) {
+    /* bench/NOTES.md sections 32-33: pairs splitting K beat the rule's other tiles at 20-32
+     * sequences (deepbench tf32 30.0 against 36.9 us a training step, fp16 22.8 against 25.0) and
+     * lose at 16 (flashrnn fp16, +8%) and 64 (fastrnns fp16, +6%) */
+    return backward && N > 16 && N <= 32;
 }
 
 int cg_persist_cluster_parse(const char *text) {
@@ -488,7 +494,8 @@ int cg_persist_seqs_parse(const char *text) {
 CgPersistAsk cg_persist_h100_ask(int64_t N, int backward, CgProducts products, int cluster) {
     return (CgPersistAsk){.N = N, .backward = backward, .products = products, .sms = CG_H100_SMS,
                           .smem_limit = CG_H100_SMEM,
-                          .cluster = cluster ? cluster : cg_persist_cluster(N, products, backward, CG_HANDOFF_BARRIER)};
+                          .cluster = cluster ? cluster : cg_persist_cluster(N, products, backward, CG_HANDOFF_BARRIER),
+                          .split = !cluster && cg_persist_split(N, backward)};
 }
 
 int cg_persist_same_tile(const CgPersist *a, const CgPersist *b) {

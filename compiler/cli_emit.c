@@ -61,7 +61,7 @@ static int emit_cell(CliSource *s, const IrCell *ic, const char **dims, int ndim
     ask.kc_cap = chunk;
     ask.nw_max = seqs / 4;
     ask.handoff = handoff;
-    ask.split = split;
+    ask.split = split || (!*cluster && cg_persist_split(batch, backward)); /* the rule's, unless --cluster */
     ask.twins = precision == RNNCC_FP16 || precision == RNNCC_BF16;
     if (!cg_persist_plan(&s->arena, layout, &ask, &P, why, sizeof why)) {
         fprintf(stderr, "rnncc emit: error: cell '%s' has no persistent %skernel on an H100: %s\n", ic->name,
@@ -203,7 +203,8 @@ int cli_emit(int argc, char **argv) {
                    "where the plan allows it: no clusters, one phase of step GEMMs on states staged whole.\n"
                    "--split (a backward with --cluster 2 or 4) has block r of a cluster keep the cluster's rows\n"
                    "for the r-th part of K and stage only that part, the blocks adding up each other's partial\n"
-                   "sums through distributed shared memory (RNNCC_PERSIST_SPLIT), where the rows fit one pass.\n");
+                   "sums through distributed shared memory (RNNCC_PERSIST_SPLIT), where the rows fit one pass;\n"
+                   "without --cluster, a backward of 17-32 sequences splits K in pairs by rule.\n");
             return CLI_OK;
         default: return CLI_USAGE_ERROR;
         }

@@ -220,7 +220,7 @@ static rnncc_status backend_from_env(rnncc_model *m) {
  * RNNCC_PERSIST_SEQS=4|8|16|32 at most so many sequences a pass, RNNCC_PERSIST_HANDOFF=flags|barrier
  * how a forward's steps meet (flags where the plan allows), RNNCC_PERSIST_SPLIT=1|0 a backward's
  * clusters to split K instead of sharing copies (where the plan allows) or not; RNNCC_PERSIST_SEARCH=0 turns the
- * measured search off (the rule's tile, cg_persist_cluster, with what is forced). */
+ * measured search off (the rule's tile, cg_persist_cluster and cg_persist_split, with what is forced). */
 static rnncc_status tile_from_env(rnncc_model *m) {
     const char *c = getenv("RNNCC_PERSIST_CLUSTER"), *w = getenv("RNNCC_PERSIST_WARPS"), *s = getenv("RNNCC_PERSIST_SEARCH");
     const char *k = getenv("RNNCC_PERSIST_CHUNK"), *q = getenv("RNNCC_PERSIST_SEQS");

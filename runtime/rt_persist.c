@@ -129,8 +129,8 @@ static CgProducts products_of(const rnncc_model *m) { return (CgProducts)m->prec
 
 /* Builds the persistent kernel (backward: the backward one) of layout li for batches of N: the
  * tile the search measured best (rt_tile.c), or with RNNCC_PERSIST_SEARCH=0 the rule's (clusters
- * by cg_persist_cluster, or RNNCC_PERSIST_CLUSTER). Afterwards p->state says whether it can run
- * and p->why why. */
+ * by cg_persist_cluster, split as cg_persist_split says; or RNNCC_PERSIST_CLUSTER and _SPLIT).
+ * Afterwards p->state says whether it can run and p->why why. */
 static rnncc_status build(rnncc_model *m, int li, int64_t N, int backward, RtPersist *p) {
     p->state = -1;
     p->compile_ms = 0;
@@ -142,7 +142,9 @@ static rnncc_status build(rnncc_model *m, int li, int64_t N, int backward, RtPer
     CgPersistAsk ask = {.N = N, .backward = backward, .products = products, .sms = m->sms, .smem_limit = m->smem_optin,
                         .cluster = m->persist_cluster ? m->persist_cluster
                                                       : cg_persist_cluster(N, products, backward, m->persist_handoff),
-                        .split = m->persist_split == 1, .warps = m->persist_warps, .kc_cap = m->persist_chunk, .nw_max = m->persist_nw,
+                        .split = m->persist_split >= 0 ? m->persist_split
+                                                       : !m->persist_cluster && cg_persist_split(N, backward),
+                        .warps = m->persist_warps, .kc_cap = m->persist_chunk, .nw_max = m->persist_nw,
                         .handoff = m->persist_handoff < 0 ? CG_HANDOFF_BARRIER : m->persist_handoff,
                         .twins = rt_half(m)};
     char why[256];

@@ -197,9 +197,10 @@ static void search(Search *S, const CgPersistAsk *base) {
     S->rule_us = S->best.state == 1 ? S->best_us : 0;
     static const int clusters[] = {1, 2, 4}, warps[] = {8, 16, 4};
     if (!m->persist_cluster && m->cluster_launch && !(m->persist_handoff == CG_HANDOFF_FLAGS && !base->backward))
-        for (int i = 0; i < 3; i++) {
+        for (int i = 0; i < 3; i++) { /* whole operands staged, unless a split is forced (the rule's may split) */
             CgPersistAsk a = S->best_ask;
             a.cluster = clusters[i];
+            a.split = m->persist_split == 1;
             try_tile(S, &a);
         }
     /* split K, in pairs and fours (a forced size: once; try_tile skips a tile tried): it wins where

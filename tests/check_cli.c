@@ -473,6 +473,24 @@ START_TEST(run_emit_schedule_arguments) {
     ck_assert_ptr_nonnull(strstr(r.err, "; G1's K (64, 1 rows a block) not split: a block would get no part of it\n"));
     ck_assert_ptr_null(strstr(r.out, "#define RNN_SPLIT 2"));
     ck_assert_ptr_nonnull(strstr(r.out, "#define RNN_CLUSTER 2  //"));
+    /* without --cluster, a tensor-core backward of 17-32 sequences splits K in pairs by rule; --cluster 2 alone shares */
+    r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=64", "--dim", "H=256", "--persistent", "20", "--backward",
+            "--precision", "tf32");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_ptr_nonnull(strstr(r.out, "#define RNN_SPLIT 2  //"));
+    r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=64", "--dim", "H=256", "--persistent", "20", "--backward",
+            "--precision", "tf32", "--cluster", "2");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_ptr_null(strstr(r.out, "#define RNN_SPLIT 2"));
+    ck_assert_ptr_nonnull(strstr(r.out, "#define RNN_CLUSTER 2  //"));
+    r = RUN(NULL, "dump", "--schedule", "--dim", "I=8", "--dim", "H=1024", "--batch", "32", "--precision", "fp16",
+            "cells/lstm.cell");
+    ck_assert_ptr_nonnull(strstr(r.out, "  backward backend (batch 32, fp16, on an H100): persistent: step weights 8.4 MB "
+                                        "fit on chip: 132 blocks of 8 warps in clusters of 2 splitting K, "));
+    r = RUN(NULL, "dump", "--schedule", "--dim", "I=8", "--dim", "H=1024", "--batch", "33", "--precision", "tf32",
+            "cells/lstm.cell");
+    ck_assert_ptr_nonnull(strstr(r.out, "  backward backend (batch 33, tf32, on an H100): cuBLAS per step: batch 33 > 32 "
+                                        "(tf32, backward), where per-step tensor-core GEMMs win"));
     r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--split");
     ck_assert_int_eq(r.status, 2);
     ck_assert_str_eq(r.err, "rnncc emit: error: --split applies to --persistent N (the per-step unit has no tile)\n");

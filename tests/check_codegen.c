@@ -963,6 +963,40 @@ START_TEST(persistent_odd_rows_copied_by_words) {
 }
 END_TEST
 
+/* The rule's tile of a backward of 17-32 sequences: pairs splitting K, in every precision (measured,
+ * bench/NOTES.md section 33); not at 16 or fewer, not above 32, not forward. */
+START_TEST(persistent_rule_splits_a_backward_of_17_to_32) {
+    ck_assert_int_eq(cg_persist_split(17, 1), 1);
+    ck_assert_int_eq(cg_persist_split(32, 1), 1);
+    ck_assert_int_eq(cg_persist_split(16, 1), 0);
+    ck_assert_int_eq(cg_persist_split(33, 1), 0);
+    ck_assert_int_eq(cg_persist_split(32, 0), 0);
+    ck_assert_int_eq(cg_persist_cluster(32, CG_TF32, 1, CG_HANDOFF_BARRIER), 2);
+    ck_assert_int_eq(cg_persist_cluster(32, CG_TF32, 0, CG_HANDOFF_BARRIER), 1);
+    ck_assert_int_eq(cg_persist_cluster(24, CG_F16, 0, CG_HANDOFF_BARRIER), 2);
+    ck_assert_int_eq(cg_persist_cluster(33, CG_F16, 1, CG_HANDOFF_BARRIER), 1);
+    Src s;
+    src_open_file(&s, "cells/lstm.cell");
+    const char *dims[] = {"I=8", "H=1024"};
+    PlanLayout *L = layout_bound(&s, s.module->cells[0], dims, 2);
+    CgPersist P;
+    char why[512];
+    static const struct { int64_t N; CgProducts products; int cluster, split; } rows[] = {
+        {32, CG_F16, 2, 1}, {20, CG_TF32, 2, 1}, {16, CG_F16, 2, 0}, {32, CG_FFMA, 2, 1}, {16, CG_FFMA, 2, 0}};
+    for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+        CgPersistAsk ask = cg_persist_h100_ask(rows[i].N, 1, rows[i].products, 0);
+        ck_assert_msg(cg_persist_plan(&s.arena, L, &ask, &P, why, sizeof why), "%s", why);
+        ck_assert_msg(P.cluster == rows[i].cluster && P.split == rows[i].split, "row %zu: %s", i, why);
+        ck_assert_msg(!strstr(why, "splitting K") == !rows[i].split, "row %zu: %s", i, why);
+    }
+    /* a cluster size given (rnncc emit --cluster, RNNCC_PERSIST_CLUSTER) leaves the split to its own option */
+    CgPersistAsk ask = cg_persist_h100_ask(32, 1, CG_F16, 2);
+    ck_assert_msg(cg_persist_plan(&s.arena, L, &ask, &P, why, sizeof why), "%s", why);
+    ck_assert_int_eq(P.split, 0);
+    src_close(&s);
+}
+END_TEST
+
 /* The tf32 forward at 33-64 sequences is persistent only where the plan passes 32 sequences at
  * once (H=512), not 16 (H=1024); fp32 up to 64 either way; beyond 64 never; a bidirectional
  * layer's or a stack's forward (whose per-step layers overlap) up to 32. */
@@ -984,8 +1018,14 @@ START_TEST(persistent_rule_reads_the_plan) {
         ck_assert_int_eq(cg_persist_preferred(32, 1, 0, CG_ALONE, &P, rule, sizeof rule), 1);
         ck_assert_int_eq(cg_persist_preferred(48, 0, 0, CG_ALONE, &P, rule, sizeof rule), 1);
         ck_assert_int_eq(cg_persist_preferred(65, 1, 0, CG_ALONE, NULL, rule, sizeof rule), 0);
-        ck_assert_int_eq(cg_persist_preferred(17, 1, 1, CG_ALONE, &P, rule, sizeof rule), 0);
-        /* a lone 16-bit backward: up to 32 sequences; beside another direction or layer, 16 */
+        ck_assert_int_eq(cg_persist_preferred(32, CG_FFMA, 1, CG_ALONE, &P, rule, sizeof rule), 1);
+        ck_assert_int_eq(cg_persist_preferred(33, CG_FFMA, 1, CG_ALONE, &P, rule, sizeof rule), 0);
+        ck_assert_str_eq(rule, "batch 33 > 32 (fp32, backward), where per-step cuBLAS GEMMs win");
+        /* a lone backward: up to 32 sequences in every precision; beside another direction or layer, 16 */
+        ck_assert_int_eq(cg_persist_preferred(32, CG_TF32, 1, CG_ALONE, &P, rule, sizeof rule), 1);
+        ck_assert_int_eq(cg_persist_preferred(33, CG_TF32, 1, CG_ALONE, &P, rule, sizeof rule), 0);
+        ck_assert_str_eq(rule, "batch 33 > 32 (tf32, backward), where per-step tensor-core GEMMs win");
+        ck_assert_int_eq(cg_persist_preferred(17, CG_TF32, 1, CG_BIDIRECTIONAL, &P, rule, sizeof rule), 0);
         ck_assert_int_eq(cg_persist_preferred(32, CG_F16, 1, CG_ALONE, NULL, rule, sizeof rule), 1);
         ck_assert_int_eq(cg_persist_preferred(32, CG_BF16, 1, CG_ALONE, NULL, rule, sizeof rule), 1);
         ck_assert_int_eq(cg_persist_preferred(33, CG_F16, 1, CG_ALONE, NULL, rule, sizeof rule), 0);
@@ -2178,6 +2218,7 @@ static Suite *codegen_suite(void) {
     tcase_add_test(tc, persistent_backward_splits_k);
     tcase_add_test(tc, persistent_odd_rows_copied_by_words);
     tcase_add_test(tc, persistent_rule_reads_the_plan);
+    tcase_add_test(tc, persistent_rule_splits_a_backward_of_17_to_32);
     tcase_add_test(tc, lstm_backward_routes);
     tcase_add_test(tc, keywords_are_refused);
     tcase_add_test(tc, generator_refuses_bad_names);

@@ -742,6 +742,18 @@ START_TEST(backend_choice_is_stated) {
         ck_assert_msg(b == RNNCC_BACKEND_PERSISTENT, "%s", why);
         rnncc_model_destroy(t);
     }
+    /* a lone backward: persistent up to 32 sequences, the rule's tile above 16 in pairs splitting K; per step above */
+    {
+        const char *dims[] = {"I=16", "H=512"};
+        rnncc_model_desc desc = {NULL, dims, 2, 1, 0, RNNCC_FP32, -1, RNNCC_BACKEND_AUTO};
+        rnncc_model *t = NULL;
+        ck_assert_msg(rnncc_model_create(p, &desc, &t) == RNNCC_OK, "%s", rnncc_model_error(t));
+        ck_assert_int_eq(rnncc_model_backward_backend(t, 32, &b, why, sizeof why), RNNCC_OK);
+        ck_assert_msg(b == RNNCC_BACKEND_PERSISTENT && strstr(why, " in clusters of 2 splitting K, "), "%s", why);
+        ck_assert_int_eq(rnncc_model_backward_backend(t, 33, &b, why, sizeof why), RNNCC_OK);
+        ck_assert_msg(b == RNNCC_BACKEND_CUBLAS && strstr(why, "batch 33 > 32 (fp32, backward)"), "%s", why);
+        rnncc_model_destroy(t);
+    }
     /* forced, the persistent backend runs where the rule would not (tf32 at H=1024, a bidirectional N=48) */
     for (int bidir = 0; bidir < 2; bidir++) {
         const char *dims[] = {"I=16", bidir ? "H=512" : "H=1024"};
