@@ -456,7 +456,8 @@ int cg_persist_cluster(int64_t N, CgProducts products, int backward, int handoff
     /* Measured on an H100 (bench/NOTES.md section 11): pairs sharing the operand gain 5-17% with
      * FFMA products (small_b4, fastrnns, flashrnn; deepbench's inference loses 5%, its training
      * gains 2%) and with tensor-core ones at 16-20 sequences (flashrnn, ds2); they are even at 4
-     * and lose at 32 with tensor cores (deepbench). Forward and backward alike. */
+     * and lose at 32 with tensor cores (deepbench). Forward and backward alike, but for a backward
+     * of 17-32 sequences, whose pairs split K (cg_persist_split; section 33). */
     if (products == CG_FFMA) return 2;
     return N > 8 && N <= (cg_persist_split(N, backward) ? 32 : 24) ? 2 : 1;
 }
