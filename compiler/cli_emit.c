@@ -56,12 +56,13 @@ static int emit_cell(CliSource *s, const IrCell *ic, const char **dims, int ndim
     if (batch == 0) return CLI_OK;
     CgPersist P;
     char why[512];
-    CgPersistAsk ask = cg_persist_h100_ask(batch, backward, products, *cluster ? *cluster : cg_persist_cluster(batch, products, backward, handoff));
+    CgPersistAsk ask = cg_persist_h100_ask(batch, backward, products, *cluster); /* the rule's clusters and split, unless --cluster */
+    if (!*cluster) ask.cluster = cg_persist_cluster(batch, products, backward, handoff); /* a forward by flags takes none */
     ask.warps = warps;
     ask.kc_cap = chunk;
     ask.nw_max = seqs / 4;
     ask.handoff = handoff;
-    ask.split = split || (!*cluster && cg_persist_split(batch, backward)); /* the rule's, unless --cluster */
+    ask.split |= split;
     ask.twins = precision == RNNCC_FP16 || precision == RNNCC_BF16;
     if (!cg_persist_plan(&s->arena, layout, &ask, &P, why, sizeof why)) {
         fprintf(stderr, "rnncc emit: error: cell '%s' has no persistent %skernel on an H100: %s\n", ic->name,
