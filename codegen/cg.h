@@ -55,7 +55,8 @@
  *     step t), plus dbuf[] (laid out like buf, step buffers offset to step t like buf; all
  *     zero before the backward starts: kernels and GEMM backwards only add, except that a
  *     kernel that alone sends a value's adjoint writes it; nothing is written at an ended
- *     sequence's columns), dstate_next (read), dstate_prev (+=), dy (NULL:
+ *     sequence's columns; a buffer one kernel alone stores every element of, cg_adjoint_twinned,
+ *     is not zeroed where every sequence runs all T steps), dstate_next (read), dstate_prev (+=), dy (NULL:
  *     zero; stride ldy), dx (+=, zeroed by the runtime; NULL: not wanted; stride ldx), dparam
  *     (+=; parameter p's [N][rows] accumulator at dparam + N * layout->acc_offset[p]; none
  *     for folded parameters, whose acc_offset is -1).
@@ -118,6 +119,12 @@ int cg_state_multiplied(const Plan *plan, int k);
 /* Is buffer b a GEMM result whose adjoint one backward kernel alone stores, every element, so
  * that it can write the adjoint's 16-bit twin (RnnArgs.dbuf16) for the GEMMs that multiply it? */
 int cg_adjoint_twinned(const Plan *plan, int b);
+/* The buffer a < b whose adjoint holds b's, row for row (every GEMM result in b has a partner in
+ * a with the same adjoint, Plan.sum_root, at the same rows, sent by the same kernel; both stored
+ * whole, cg_adjoint_twinned), or -1. Where a step's columns are its positions' (the forward
+ * direction), the runtime points b's adjoint at a's and sets RnnArgs.dshared, and the kernels
+ * store it once (the LSTM's: 4 of 8 floats a unit a step, and half its adjoint memory). */
+int cg_adjoint_shared(const PlanLayout *layout, int b);
 /* The backward kernel's work items: N*J for either kind; -1 on overflow or bad arguments. */
 int64_t cg_backward_group_items(const PlanLayout *layout, int group, int64_t T, int64_t N);
 

@@ -87,6 +87,41 @@ int cg_adjoint_twinned(const Plan *p, int b) {
     return any;
 }
 
+/* The group that reads r (the only one, for the matvecs of cg_adjoint_twinned's buffers), or -1. */
+static int reader_group(const Plan *p, IrRef r) {
+    for (int k = 0; k < p->ngroups; k++)
+        if (group_reads(p->cell, &p->groups[k], r)) return k;
+    return -1;
+}
+
+/* A product of a GEMM into buffer a with r's adjoint (the same sum root, Plan.sum_root), sent by
+ * the same group at the same rows of its buffer as r at its own; IR_NONE if none. */
+static IrRef adjoint_partner(const PlanLayout *L, int a, IrRef r) {
+    const Plan *p = L->plan;
+    for (int j = 0; j < p->ngemms; j++)
+        for (int q = 0; p->gemms[j].out_buffer == a && q < p->gemms[j].nproducts; q++) {
+            IrRef r2 = p->gemms[j].products[q];
+            if (r2 != r && p->sum_root[r2] == p->sum_root[r] && L->block_row[r2] == L->block_row[r] &&
+                reader_group(p, r2) == reader_group(p, r))
+                return r2;
+        }
+    return IR_NONE;
+}
+
+int cg_adjoint_shared(const PlanLayout *L, int b) {
+    const Plan *p = L->plan;
+    if (b < 0 || b >= p->nbuffers || !cg_adjoint_twinned(p, b)) return -1;
+    for (int a = 0; a < b; a++) {
+        if (L->buffer_width[a] != L->buffer_width[b] || !cg_adjoint_twinned(p, a) || cg_adjoint_shared(L, a) >= 0) continue;
+        int all = 1;
+        for (int j = 0; all && j < p->ngemms; j++)
+            for (int q = 0; all && p->gemms[j].out_buffer == b && q < p->gemms[j].nproducts; q++)
+                all = adjoint_partner(L, a, p->gemms[j].products[q]) != IR_NONE;
+        if (all) return a;
+    }
+    return -1;
+}
+
 /* Declares the accumulator of a value read here: `float d<id> = 0.0f;  // d(what)`. */
 static void declare_sent(Gen *g, IrRef r, const char *note) {
     char name[NAME_SIZE];
@@ -128,13 +163,16 @@ static void send(Gen *g, IrRef r, const char *prefix, SendMode mode) {
     if (mode == SEND_PRELOADED) snprintf(rhs, sizeof rhs, "= %s + %s", old, name);
     else if (mode == SEND_STORE) snprintf(rhs, sizeof rhs, "= %s", name);
     else snprintf(rhs, sizeof rhs, "+= %s", name);
-    cg_emit(g->out, "%s%s%s %s;  // %s", prefix, g->c->nodes[r].op == IR_INPUT ? "if (a.dx) " : "", expr, rhs, sb_str(&what));
-    if (g->twins && mode == SEND_STORE && g->c->nodes[r].op == IR_MATVEC) {
-        int b = g->plan->gemms[g->plan->node[r].gemm].out_buffer;
-        if (cg_adjoint_twinned(g->plan, b))
-            cg_emit(g->out, "%sif (a.dbuf16[%d]) rnn_put16(a.dbuf16[%d] + (&%s - a.dbuf[%d]), %s, a.bf16);  // its 16-bit twin",
-                    prefix, b, b, expr, b, name);
-    }
+    /* a stored GEMM result's adjoint that another buffer's holds too (cg_adjoint_shared): not
+     * stored where the runtime points its buffer there (a.dshared) */
+    int b = g->c->nodes[r].op == IR_MATVEC ? g->plan->gemms[g->plan->node[r].gemm].out_buffer : -1;
+    int shared = mode == SEND_STORE && b >= 0 ? cg_adjoint_shared(g->L, b) : -1;
+    if (shared >= 0) sb_printf(&what, " (B%d's holds it where a.dshared)", shared);
+    cg_emit(g->out, "%s%s%s %s;  // %s", prefix,
+            g->c->nodes[r].op == IR_INPUT ? "if (a.dx) " : shared >= 0 ? "if (!a.dshared) " : "", expr, rhs, sb_str(&what));
+    if (g->twins && mode == SEND_STORE && b >= 0 && cg_adjoint_twinned(g->plan, b))
+        cg_emit(g->out, "%sif (%sa.dbuf16[%d]) rnn_put16(a.dbuf16[%d] + (&%s - a.dbuf[%d]), %s, a.bf16);  // its 16-bit twin",
+                prefix, shared >= 0 ? "!a.dshared && " : "", b, b, expr, b, name);
     if (what.failed) g->out->failed = 1;
     sb_free(&what);
 }

@@ -272,7 +272,7 @@ Plan *sched_plan(Arena *arena, const IrCell *c, Diags *diags) {
     mark_stored(c, p->node);
     PlanBuilder pb = {arena, c, p, 0};
     if (!build_gemms(&pb) || !build_buffers(&pb) || !build_groups(&pb) || !build_pack(&pb)) goto nomem;
-    if (!(p->param_fold = sched_param_folds(arena, c))) goto nomem;
+    if (!(p->param_fold = sched_param_folds(arena, c)) || !(p->sum_root = sched_sum_roots(arena, c))) goto nomem;
     return p;
 nomem:
     diag_error(diags, (SrcLoc){0, 0, 1}, "out of memory while scheduling cell '%s'", c->name);

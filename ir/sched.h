@@ -93,6 +93,9 @@ typedef struct Plan {
     IrRef *param_fold;          /* per parameter: a matvec whose adjoint is the parameter's at every
                                    step (a bias added straight to its sum), so that its gradient is
                                    the sum of the matvec's adjoint columns; else IR_NONE */
+    IrRef *sum_root;            /* per node: the node whose adjoint it has at every step: the top of the
+                                   additions used once that it reaches, each taking it once (the
+                                   LSTM's W_i x and U_i h: their sum), or the node itself */
 } Plan;
 
 /* The parameter of GEMM j's first block: its stacked weights start where this parameter does. */
@@ -103,6 +106,8 @@ static inline int sched_gemm_param(const Plan *p, int j) {
 
 /* Per parameter of c, Plan.param_fold's value (sched_fold.c); NULL when out of memory. */
 IrRef *sched_param_folds(Arena *arena, const IrCell *c);
+/* Per node of c, Plan.sum_root's value (sched_fold.c); NULL when out of memory. */
+IrRef *sched_sum_roots(Arena *arena, const IrCell *c);
 
 /* Builds the plan of a checked cell; NULL (with an error in diags) if it cannot be scheduled. */
 Plan *sched_plan(Arena *arena, const IrCell *cell, Diags *diags);

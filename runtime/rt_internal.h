@@ -129,6 +129,9 @@ typedef struct RtBind {
 /* The regions slot of layer l, direction d: its unit (training), else the buffers it shares
  * with other layers: one per direction, or one per layer parity in a wavefront. */
 int rt_slot(const rnncc_model *m, int training, int l, int d);
+/* The buffer whose adjoint unit u's buffer b keeps (codegen's cg_adjoint_shared, in the forward
+ * direction only, where a step's columns are its positions'), or -1: b's own. */
+int rt_adjoint_shared(const rnncc_model *m, int u, int b);
 /* Binds layer l, direction d to lane (its stream, cuBLAS workspace and state adjoints): its input,
  * buffers, states and outputs (x: the user's input, y: the user's outputs, used by the first and
  * the last layer). */

@@ -104,8 +104,11 @@ rnncc_status rt_regions(rnncc_model *m, int64_t T, int64_t N, int training, RtRe
             const PlanLayout *L = m->units[u].layout;
             for (int b = 0; b < p->nbuffers; b++) {
                 int64_t n = mul3(T * N, L->buffer_width[b], 1, &ok);
-                r->dbuf[u * p->nbuffers + b] = take(&rs, n);
-                r->dbuf16[u * p->nbuffers + b] = rt_half(m) && cg_adjoint_twinned(p, b) ? take16(&rs, n) : RT_NO_TWIN;
+                int a = rt_adjoint_shared(m, u, b); /* kept in buffer a's (a < b), twin and all */
+                r->dbuf[u * p->nbuffers + b] = a >= 0 ? r->dbuf[u * p->nbuffers + a] : take(&rs, n);
+                r->dbuf16[u * p->nbuffers + b] = a >= 0                                  ? r->dbuf16[u * p->nbuffers + a]
+                                                 : rt_half(m) && cg_adjoint_twinned(p, b) ? take16(&rs, n)
+                                                                                          : RT_NO_TWIN;
             }
             r->dparam[u] = take(&rs, mul3(L->acc_rows, N, 1, &ok));
         }

@@ -243,6 +243,9 @@ static rnncc_status run(rnncc_model *m, RtVerify *v, Bufs *b) {
     rnncc_grad_io gio = {T, N, b->lengths, b->dx, NULL, NULL, NULL, NULL};
     if (v->backward) RT_TRY(prepare_backward(m, b, &seed, &gio));
     for (int r = repeat ? -3 : 0; r < (repeat ? repeat : 1); r++) {
+        /* NaN in every float of the reserve before each checked pass (untimed): what a pass reads
+         * before it writes it shows, stale values of an earlier pass included */
+        if (v->training && !v->time_only) RT_CUDA(m, cudaMemsetAsync(b->reserve, 0xff, rsb ? rsb : 4, stream));
         RT_CUDA(m, cudaEventRecord(b->e0, stream));
         RT_TRY(rnncc_forward(m, &io, b->ws, wsb, b->reserve, rsb, stream));
         if (v->backward) {

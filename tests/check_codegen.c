@@ -1201,7 +1201,16 @@ START_TEST(lstm_backward_routes) {
         ck_assert_msg(count(k, want) == 1, "%s", want);
     }
     /* each also writes its 16-bit twin at the same index (both buffers' adjoints are this kernel's alone) */
-    ck_assert_int_eq(count(k, "if (a.dbuf16["), 8);
+    ck_assert_int_eq(count(k, "if (a.dbuf16["), 4);
+    ck_assert_int_eq(count(k, "if (!a.dshared && a.dbuf16[1])"), 4);
+    /* U_* @ h's adjoints are W_* @ x's (each pair adds up alone): B1's adjoint is B0's where the
+     * runtime says so (the forward direction), so the kernel stores it there only once */
+    ck_assert_int_eq(cg_adjoint_shared(L, 1), 0);
+    ck_assert_int_eq(cg_adjoint_shared(L, 0), -1);
+    for (int b = 0; b < 4; b++) {
+        snprintf(want, sizeof want, "if (!a.dshared) a.dbuf[1][n * 64%s + j] = d", blocks[b]);
+        ck_assert_msg(count(k, want) == 1, "%s", want);
+    }
     ck_assert_int_eq(count(k, "a.dbuf["), 8 + 2 * 8);
     /* the biases are folded (Plan.param_fold): their gradients are sums of W_* @ x's adjoints, so
      * the kernel keeps no accumulator for them */
@@ -1647,6 +1656,7 @@ typedef struct Emu {
     CpuUnit *u;
     int64_t T, N, I;
     int reverse, tiny;
+    int dshared;                           /* RnnArgs.dshared: shared adjoints point at their partners' */
     int *lengths;
     float *packed, *x;
     float *buf[RNN_MAX_BUFFERS], *dbuf[RNN_MAX_BUFFERS];
@@ -1701,6 +1711,7 @@ static RnnArgs emu_args(const Emu *e, int64_t t) {
     a.dparam = e->dparam;
     a.t = (int)t;
     a.reverse = e->reverse;
+    a.dshared = e->dshared;
     a.T = (int)e->T;
     a.N = (int)e->N;
     return a;
@@ -1796,13 +1807,14 @@ static double emu_err(const float *got, const double *want, int64_t n, int64_t l
 
 /* One layer forward and backward through the generated kernels on the CPU, compared with
  * sched_exec_forward / sched_exec_backward. Options: reverse, tiny grids, no dx, outputs
- * past the first not read (y NULL). */
+ * past the first not read (y NULL), every sequence whole (full: no lengths, and the adjoints
+ * the runtime then leaves unzeroed start as NaN, so an element no kernel writes shows). */
 static void cpu_check(const IrCell *c, const PlanLayout *L, CpuUnit *u, uint64_t seed, int reverse, int tiny,
-                      int no_dx, int only_y0) {
+                      int no_dx, int only_y0, int full) {
     const Plan *p = L->plan;
     Rng rng = {seed};
     const int64_t T = 6, N = 4;
-    TuProblem tp; /* with the layout's dimensions; lengths 6 (all), 2, 0 and 5 */
+    TuProblem tp; /* with the layout's dimensions; lengths 6 (all), 2, 0 and 5, or 6 each (full) */
     memset(&tp, 0, sizeof tp);
     tp.dimval = tu_alloc((size_t)c->ndims + 1, sizeof(int64_t));
     memcpy(tp.dimval, L->dimval, (size_t)c->ndims * sizeof(int64_t));
@@ -1821,7 +1833,7 @@ static void cpu_check(const IrCell *c, const PlanLayout *L, CpuUnit *u, uint64_t
         tp.params[k] = tu_alloc(n, sizeof(double));
         tu_fill(&rng, tp.params[k], n, -0.5, 0.5);
     }
-    static const int64_t lens[4] = {6, 2, 0, 5};
+    const int64_t lens[4] = {6, full ? 6 : 2, full ? 6 : 0, full ? 6 : 5};
     tp.lengths = tu_alloc(N, sizeof(int64_t));
     memcpy(tp.lengths, lens, sizeof lens);
     tp.p = (RefProblem){c, tp.dimval, T, N, tp.lengths, tp.x, (const double *const *)tp.h0, (const double *const *)tp.params};
@@ -1842,9 +1854,10 @@ static void cpu_check(const IrCell *c, const PlanLayout *L, CpuUnit *u, uint64_t
 
     /* the same in float through the kernels; buffers start as NaN, so a value read before it
      * is written (or an ended sequence's stale one) shows */
-    Emu e = {.L = L, .p = p, .c = c, .u = u, .T = T, .N = N, .I = I, .reverse = reverse, .tiny = tiny};
-    e.lengths = tu_alloc(N, sizeof(int));
-    for (int64_t n = 0; n < N; n++) e.lengths[n] = (int)lens[n];
+    /* as the runtime: the forward direction keeps a shared adjoint in its partner's buffer */
+    Emu e = {.L = L, .p = p, .c = c, .u = u, .T = T, .N = N, .I = I, .reverse = reverse, .tiny = tiny, .dshared = !reverse};
+    e.lengths = full ? NULL : tu_alloc(N, sizeof(int));
+    for (int64_t n = 0; !full && n < N; n++) e.lengths[n] = (int)lens[n];
     double *packed = tu_alloc((size_t)L->packed_size + 1, sizeof(double));
     sched_pack_params(L, tp.p.params, packed);
     e.packed = to_float(packed, (size_t)L->packed_size);
@@ -1853,7 +1866,8 @@ static void cpu_check(const IrCell *c, const PlanLayout *L, CpuUnit *u, uint64_t
         size_t n = (size_t)(T * N * L->buffer_width[b]);
         e.buf[b] = tu_alloc(n + 1, sizeof(float));
         for (size_t i = 0; i < n; i++) e.buf[b][i] = NAN;
-        e.dbuf[b] = tu_alloc(n + 1, sizeof(float)); /* adjoints start at zero */
+        e.dbuf[b] = tu_alloc(n + 1, sizeof(float)); /* adjoints start at zero, as the runtime zeroes them */
+        for (size_t i = 0; full && cg_adjoint_twinned(p, b) && i < n; i++) e.dbuf[b][i] = NAN; /* but these */
     }
     for (int k = 0; k < c->nstates; k++) {
         int64_t S = tu_state_len(&tp, k);
@@ -1886,7 +1900,17 @@ static void cpu_check(const IrCell *c, const PlanLayout *L, CpuUnit *u, uint64_t
         memset(e.state16[k], 0xff, (size_t)n * sizeof(unsigned short));
     }
     for (int b = 0; b < p->nbuffers; b++)
-        if (cg_adjoint_twinned(p, b)) e.dbuf16[b] = tu_alloc((size_t)(T * N * L->buffer_width[b] + 1), sizeof(unsigned short));
+        if (cg_adjoint_twinned(p, b)) {
+            e.dbuf16[b] = tu_alloc((size_t)(T * N * L->buffer_width[b] + 1), sizeof(unsigned short));
+            if (full) memset(e.dbuf16[b], 0xff, (size_t)(T * N * L->buffer_width[b]) * sizeof(unsigned short));
+        }
+    float *own[RNN_MAX_BUFFERS] = {0}; /* what to free */
+    unsigned short *own16[RNN_MAX_BUFFERS] = {0};
+    for (int b = 0; b < p->nbuffers; b++) {
+        own[b] = e.dbuf[b], own16[b] = e.dbuf16[b];
+        int a = cg_adjoint_shared(L, b);
+        if (e.dshared && a >= 0) e.dbuf[b] = e.dbuf[a], e.dbuf16[b] = e.dbuf16[a];
+    }
 
     emu_program(&e, SCHED_HOIST, 0, 0);
     for (int64_t t = 0; t < T; t++) emu_program(&e, SCHED_STEP, t, 0);
@@ -1940,13 +1964,17 @@ static void cpu_check(const IrCell *c, const PlanLayout *L, CpuUnit *u, uint64_t
             ck_assert_msg(e.dbuf16[b][i] == (e.bf16 ? rnn_round_bf16 : rnn_round_f16)(e.dbuf[b][i]),
                           "%s: B%d's adjoint twin, element %lld: %#x for %g", c->name, b, (long long)i, e.dbuf16[b][i],
                           e.dbuf[b][i]);
+    /* with every sequence whole, every element of an adjoint left unzeroed was written */
+    for (int b = 0; full && b < p->nbuffers; b++)
+        for (int64_t i = 0; cg_adjoint_twinned(p, b) && i < T * N * L->buffer_width[b]; i++)
+            ck_assert_msg(!isnan(e.dbuf[b][i]), "%s: B%d's adjoint, element %lld never written", c->name, b, (long long)i);
     /* every kept step buffer was written: zeros past a sequence's end, no NaN left */
     for (int b = 0; b < p->nbuffers; b++)
         for (int64_t i = 0; i < T * N * L->buffer_width[b]; i++)
             ck_assert_msg(!isnan(e.buf[b][i]), "%s: buffer B%d element %lld never written", c->name, b, (long long)i);
 #undef CHECK
 
-    for (int b = 0; b < p->nbuffers; b++) { free(e.buf[b]); free(e.dbuf[b]); free(e.dbuf16[b]); }
+    for (int b = 0; b < p->nbuffers; b++) { free(e.buf[b]); free(own[b]); free(own16[b]); }
     for (int k = 0; k < c->nstates; k++) { free(e.state[k]); free(e.dstate[k][0]); free(e.dstate[k][1]); free(e.state16[k]); }
     for (int o = 0; o < c->noutputs; o++) { free(e.y[o]); free(e.dy[o]); }
     free(e.dx); free(e.dparam); free(e.dw); free(e.packed); free(e.x); free(e.lengths); free(packed);
@@ -1985,8 +2013,9 @@ static void cpu_check_cell(Src *s, const IrCell *c, int dimset) {
     char *src = emit(s, L);
     CpuUnit u;
     cpu_unit_load(&u, src, plan);
-    cpu_check(c, L, &u, 1000 + (uint64_t)dimset, 0, 0, 0, 0);
-    cpu_check(c, L, &u, 2000 + (uint64_t)dimset, 1, 1, 1, 1);
+    cpu_check(c, L, &u, 1000 + (uint64_t)dimset, 0, 0, 0, 0, 0);
+    cpu_check(c, L, &u, 2000 + (uint64_t)dimset, 1, 1, 1, 1, 0);
+    cpu_check(c, L, &u, 3000 + (uint64_t)dimset, dimset, 0, 0, 0, 1);
     dlclose(u.so);
     free(src);
 }

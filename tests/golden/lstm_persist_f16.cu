@@ -32,6 +32,8 @@ typedef struct RnnArgs {
     float *dparam;                       /* += vector-parameter adjoints: parameter p's [N][rows] block at dparam + N*acc_offset[p] */
     int t;                               /* the step's iteration index, 0..T-1 */
     int reverse;                         /* 1: this direction reads positions from each sequence's end */
+    int dshared;                         /* backward: 1 where the adjoint of a buffer that another's holds too
+                                          * (codegen/cg.h, cg_adjoint_shared) lives in that one's: stored once */
     int T, N;
     /* 16-bit twins (RNNCC_FP16, RNNCC_BF16; runtime/rt_half.c): where a kernel writes a GEMM input
      * whole (a multiplied state's next value, a GEMM result's adjoint that one kernel alone sends),

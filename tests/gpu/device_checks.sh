@@ -137,6 +137,14 @@ for p in fp16 bf16; do
     step "racecheck-$p-persistent" racecheck_own ./build/rnncc run cells/lstm.cell \
         --dim I=32 --dim H=200 --seq 6 --batch 12 --layers 2 --varlen --train --repeat 1 --precision $p --backend persistent
 done
+# every sequence whole: adjoints one kernel alone writes are not zeroed, and the LSTM's W x and U h share one
+# adjoint in the forward direction (not in the reverse one); both backends, with 16-bit twins
+for be in cublas persistent; do
+    step "memcheck-whole-$be" compute-sanitizer --tool memcheck --error-exitcode 9 ./build/rnncc run cells/lstm.cell \
+        --dim I=40 --dim H=304 --seq 4 --batch 19 --layers 2 --bidirectional --train --repeat 1 --precision fp16 --backend $be
+    step "racecheck-whole-$be" racecheck_own ./build/rnncc run cells/lstm.cell \
+        --dim I=32 --dim H=200 --seq 6 --batch 12 --layers 2 --bidirectional --train --repeat 1 --precision fp16 --backend $be
+done
 step gpu-tests-half env CK_RUN_CASE=half ./build/tests/check_runtime
 for c in lstm gru peephole cifg indrnn sru mgu; do
     step "train-$c" ./build/rnncc run cells/$c.cell --dim I=32 --dim H=64 --seq 20 --batch 5 --layers 2 --bidirectional --varlen --train --repeat 3
