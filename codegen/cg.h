@@ -44,8 +44,9 @@
  *   - Names: `rnncc_<cell>_bh<k>` / `rnncc_<cell>_bs<k>` (cg_backward_kernel_name), same
  *     signature, block and grid rules as the forward. Items: N*J for both kinds
  *     (cg_backward_group_items), item i = (n, j) = (i / J, i % J).
- *   - Order: for t = T-1 down to 0 the step program backward: the runtime zeroes
- *     dstate_prev, then for k = K..0: step group k's backward kernel (if any), then the data
+ *   - Order: for t = T-1 down to 0 the step program backward: dstate_prev is zero (the
+ *     runtime's before step T-1, then step t+1's kernels': each zeroes the dstate_next elements
+ *     it read, RnnArgs.dstate_next), then for k = K..0: step group k's backward kernel (if any), then the data
  *     backward of the step GEMMs of phase k-1 (d operand += W^T d result, for the columns of
  *     step t); then dstate_prev becomes the next iteration's dstate_next. Then the hoisted
  *     program backward likewise, once. Weight gradients (dW += d result operand^T over every
@@ -56,7 +57,7 @@
  *     zero before the backward starts: kernels and GEMM backwards only add, except that a
  *     kernel that alone sends a value's adjoint writes it; nothing is written at an ended
  *     sequence's columns; a buffer one kernel alone stores every element of, cg_adjoint_twinned,
- *     is not zeroed where every sequence runs all T steps), dstate_next (read), dstate_prev (+=), dy (NULL:
+ *     is not zeroed where every sequence runs all T steps), dstate_next (read, then zeroed), dstate_prev (+=), dy (NULL:
  *     zero; stride ldy), dx (+=, zeroed by the runtime; NULL: not wanted; stride ldx), dparam
  *     (+=; parameter p's [N][rows] accumulator at dparam + N * layout->acc_offset[p]; none
  *     for folded parameters, whose acc_offset is -1).
@@ -119,7 +120,7 @@ int cg_state_multiplied(const Plan *plan, int k);
 /* Is buffer b a GEMM result whose adjoint one backward kernel alone stores, every element, so
  * that it can write the adjoint's 16-bit twin (RnnArgs.dbuf16) for the GEMMs that multiply it? */
 int cg_adjoint_twinned(const Plan *plan, int b);
-/* The buffer a < b whose adjoint holds b's, row for row (every GEMM result in b has a partner in
+/* The first buffer a < b whose adjoint holds b's, row for row (every GEMM result in b has a partner in
  * a with the same adjoint, Plan.sum_root, at the same rows, sent by the same kernel; both stored
  * whole, cg_adjoint_twinned), or -1. Where a step's columns are its positions' (the forward
  * direction), the runtime points b's adjoint at a's and sets RnnArgs.dshared, and the kernels

@@ -111,8 +111,10 @@ static IrRef adjoint_partner(const PlanLayout *L, int a, IrRef r) {
 int cg_adjoint_shared(const PlanLayout *L, int b) {
     const Plan *p = L->plan;
     if (b < 0 || b >= p->nbuffers || !cg_adjoint_twinned(p, b)) return -1;
+    /* the first such buffer keeps no other's: the relation is transitive, so a buffer a's keeper
+     * would come before a as b's partner too */
     for (int a = 0; a < b; a++) {
-        if (L->buffer_width[a] != L->buffer_width[b] || !cg_adjoint_twinned(p, a) || cg_adjoint_shared(L, a) >= 0) continue;
+        if (L->buffer_width[a] != L->buffer_width[b] || !cg_adjoint_twinned(p, a)) continue;
         int all = 1;
         for (int j = 0; all && j < p->ngemms; j++)
             for (int q = 0; all && p->gemms[j].out_buffer == b && q < p->gemms[j].nproducts; q++)
@@ -407,6 +409,19 @@ int cg_emit_backward_body(Gen *g, int gi, StrBuf *body, int indent) {
     return cg_emit_body(g, g->out, body, indent, emit_blocks, grp, cg_group_width(g->L, gi));
 }
 
+/* Per-step kernels (g->clear_seeds): zero the state adjoints this item read from dstate_next, which
+ * step t-1 adds to as its dstate_prev (so the runtime zeroes no state adjoint per step). */
+static void clear_seeds(Gen *g, const SchedGroup *grp, int64_t J) {
+    char d[NAME_SIZE], gbuf[GUARD_SIZE];
+    for (int w = 0; g->clear_seeds && w < grp->nwrites; w++) {
+        const SchedWrite *wr = &grp->writes[w];
+        if (wr->kind != WRITE_STATE) continue;
+        cg_dim_code(g->c, g->c->states[wr->index].shape.dims[0], d, sizeof d);
+        cg_emit(g->out, "%sa.dstate_next[%d][n * %s + j] = 0.0f;  // read: zero for step t-1",
+                cg_guard(g, wr->node, J, gbuf, sizeof gbuf), wr->index, d);
+    }
+}
+
 void cg_emit_backward_step_item(Gen *g, int gi, StrBuf *body) {
     const IrCell *c = g->c;
     const SchedGroup *grp = &g->plan->groups[gi];
@@ -427,6 +442,7 @@ void cg_emit_backward_step_item(Gen *g, int gi, StrBuf *body) {
                     cg_guard(g, wr->node, J, gbuf, sizeof gbuf), wr->index, d, wr->index, d, c->states[wr->index].name,
                     c->states[wr->index].name);
         }
+        clear_seeds(g, grp, J);
         cg_emit(out, "continue;");
         cg_close(out, NULL);
     } else {
@@ -437,6 +453,7 @@ void cg_emit_backward_step_item(Gen *g, int gi, StrBuf *body) {
         cg_emit(out, "const long long col = (long long)pos * a.N + n;  // its column of x, y and hoisted buffers");
     }
     sb_putn(out, sb_str(body), body->len);
+    clear_seeds(g, grp, J);
 }
 
 int cg_emit_backward_kernel(Gen *g, int gi) {
@@ -460,7 +477,9 @@ int cg_emit_backward_kernel(Gen *g, int gi) {
     cg_emit(out, "const long long n = i / %s;  // the sequence", jd);
     cg_emit(out, "const int j = (int)(i %% %s);  // the element", jd);
     if (step) {
+        g->clear_seeds = 1;
         cg_emit_backward_step_item(g, gi, &body);
+        g->clear_seeds = 0;
     } else {
         cg_emit(out, "const int len = a.lengths ? a.lengths[n] : a.T;");
         for (uint32_t r = 0; r < c->nnodes; r++)

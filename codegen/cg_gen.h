@@ -22,6 +22,7 @@ typedef struct Gen {
     int uses_col;         /* the current body reads or writes at this step's column */
     int64_t group_width;  /* J of the current group */
     const CgPersist *persist; /* a persistent forward kernel: its step GEMMs' results in shared memory */
+    int clear_seeds;      /* per-step backward kernels: zero each dstate_next element read (cg.h) */
     int twins;            /* 1: kernels write the 16-bit twins of the GEMM inputs they store whole (RnnArgs.state16,
                              dbuf16): every per-step unit (NULL twins skip them), persistent ones when planned so */
     int last_line;        /* source line of the last comment, to quote each line once */

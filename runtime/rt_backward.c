@@ -164,13 +164,7 @@ static rnncc_status unit_backward_begin(RtBind *b, const rnncc_grad_io *io) {
 
 /* Steps t1-1 .. t0 per step (after the steps t1 .. T-1), then the hoisted program over their columns. */
 static rnncc_status unit_backward_chunk(RtBind *b, int64_t t0, int64_t t1) {
-    rnncc_model *m = b->m;
-    const IrCell *c = m->cell;
-    for (int64_t t = t1 - 1; t >= t0; t--) {
-        for (int k = 0; k < c->nstates; k++) {
-            int64_t half = b->r->N * numel(m, &c->states[k].shape);
-            RT_CUDA(m, cudaMemsetAsync(b->dstate[k] + b->dcur * half, 0, (size_t)half * sizeof(float), b->stream));
-        }
+    for (int64_t t = t1 - 1; t >= t0; t--) { /* dstate_prev is zero: unit_backward_begin's, or step t+1's kernels' */
         RT_TRY(backward_program(b, SCHED_STEP, t));
         b->dcur = 1 - b->dcur;
     }

@@ -1183,8 +1183,10 @@ START_TEST(lstm_backward_routes) {
     ck_assert_ptr_nonnull(k);
     ck_assert_ptr_nonnull(strstr(src, "// rnncc-backward-kernels: rnncc_lstm_bs1\n"));
     /* seeds */
-    ck_assert_int_eq(count(k, "a.dstate_next[0][n * RNN_DIM_H + j]"), 2); /* carried when ended, seed */
-    ck_assert_int_eq(count(k, "a.dstate_next[1][n * RNN_DIM_H + j]"), 2);
+    ck_assert_int_eq(count(k, "a.dstate_next[0][n * RNN_DIM_H + j]"), 4); /* carried when ended, seed, zeroed twice */
+    ck_assert_int_eq(count(k, "a.dstate_next[1][n * RNN_DIM_H + j]"), 4);
+    ck_assert_int_eq(count(k, "a.dstate_next[0][n * RNN_DIM_H + j] = 0.0f;"), 2); /* for step t-1's dstate_prev */
+    ck_assert_int_eq(count(k, "a.dstate_next[1][n * RNN_DIM_H + j] = 0.0f;"), 2);
     ck_assert_ptr_nonnull(strstr(k, "d39_h_next += a.dstate_next[0][n * RNN_DIM_H + j];"));
     ck_assert_ptr_nonnull(strstr(k, "d37_c_next += a.dstate_next[1][n * RNN_DIM_H + j];"));
     ck_assert_ptr_nonnull(strstr(k, "if (a.dy[0]) d39_h_next += a.dy[0][col * a.ldy[0] + j];"));
@@ -1916,7 +1918,7 @@ static void cpu_check(const IrCell *c, const PlanLayout *L, CpuUnit *u, uint64_t
     for (int64_t t = 0; t < T; t++) emu_program(&e, SCHED_STEP, t, 0);
     e.cur = 0;
     for (int64_t t = T - 1; t >= 0; t--) {
-        for (int k = 0; k < c->nstates; k++) memset(e.dstate[k][e.cur], 0, (size_t)(N * tu_state_len(&tp, k)) * sizeof(float));
+        /* as the runtime, no zeroing: dstate_prev was zeroed by step t+1's kernels (or starts zero) */
         emu_program(&e, SCHED_STEP, t, 1);
         e.cur = 1 - e.cur;
     }

@@ -34,7 +34,8 @@ typedef struct RnnArgs {
     /* backward kernels only: adjoints, each laid out like the value it belongs to */
     float *dbuf[RNN_MAX_BUFFERS];        /* += adjoints of the plan buffers (same columns and widths as buf) */
     float *dstate_prev[RNN_MAX_STATES];  /* += the adjoint of the state value this step read */
-    const float *dstate_next[RNN_MAX_STATES]; /* the adjoint of this step's state result */
+    float *dstate_next[RNN_MAX_STATES];  /* the adjoint of this step's state result; a per-step kernel zeroes
+                                          * what it read of it, for step t-1 adds to it as its dstate_prev */
     const float *dy[RNN_MAX_OUTPUTS];    /* output adjoints (NULL: zero), column (pos, n) at dy + (pos*N + n)*ldy */
     float *dx;                           /* += input adjoints (NULL: not wanted), column (pos, n) at dx + (pos*N + n)*ldx */
     float *dparam;                       /* += vector-parameter adjoints: parameter p's [N][rows] block at dparam + N*acc_offset[p] */
@@ -265,6 +266,7 @@ extern "C" __global__ void __launch_bounds__(256) rnncc_gru_bs1(const RnnArgs a)
         const int len = a.lengths ? a.lengths[n] : a.T;
         if (a.t >= len) {  // sequence n had ended: its states were carried, so are their adjoints
             a.dstate_prev[0][n * RNN_DIM_H + j] += a.dstate_next[0][n * RNN_DIM_H + j];  // d(h) += d(h')
+            a.dstate_next[0][n * RNN_DIM_H + j] = 0.0f;  // read: zero for step t-1
             continue;
         }
         const int pos = a.reverse ? len - 1 - a.t : a.t;  // the position this step read
@@ -372,6 +374,7 @@ extern "C" __global__ void __launch_bounds__(256) rnncc_gru_bs1(const RnnArgs a)
         if (a.dbuf16[0]) rnn_put16(a.dbuf16[0] + (&a.dbuf[0][col * 48 + 32 + j] - a.dbuf[0]), d22, a.bf16);  // its 16-bit twin
         a.dbuf[1][n * 48 + 32 + j] = d24;  // U_n @ h: G1 block 2
         if (a.dbuf16[1]) rnn_put16(a.dbuf16[1] + (&a.dbuf[1][n * 48 + 32 + j] - a.dbuf[1]), d24, a.bf16);  // its 16-bit twin
+        a.dstate_next[0][n * RNN_DIM_H + j] = 0.0f;  // read: zero for step t-1
     }
 }
 

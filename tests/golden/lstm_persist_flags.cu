@@ -26,7 +26,8 @@ typedef struct RnnArgs {
     /* backward kernels only: adjoints, each laid out like the value it belongs to */
     float *dbuf[RNN_MAX_BUFFERS];        /* += adjoints of the plan buffers (same columns and widths as buf) */
     float *dstate_prev[RNN_MAX_STATES];  /* += the adjoint of the state value this step read */
-    const float *dstate_next[RNN_MAX_STATES]; /* the adjoint of this step's state result */
+    float *dstate_next[RNN_MAX_STATES];  /* the adjoint of this step's state result; a per-step kernel zeroes
+                                          * what it read of it, for step t-1 adds to it as its dstate_prev */
     const float *dy[RNN_MAX_OUTPUTS];    /* output adjoints (NULL: zero), column (pos, n) at dy + (pos*N + n)*ldy */
     float *dx;                           /* += input adjoints (NULL: not wanted), column (pos, n) at dx + (pos*N + n)*ldx */
     float *dparam;                       /* += vector-parameter adjoints: parameter p's [N][rows] block at dparam + N*acc_offset[p] */
