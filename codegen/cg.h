@@ -57,7 +57,7 @@
  *     zero before the backward starts: kernels and GEMM backwards only add, except that a
  *     kernel that alone sends a value's adjoint writes it; nothing is written at an ended
  *     sequence's columns; a buffer one kernel alone stores every element of, cg_adjoint_twinned,
- *     is not zeroed where every sequence runs all T steps), dstate_next (read, then zeroed), dstate_prev (+=), dy (NULL:
+ *     is not zeroed where every sequence runs all T steps), dstate_next (read; per-step kernels then zero it), dstate_prev (+=), dy (NULL:
  *     zero; stride ldy), dx (+=, zeroed by the runtime; NULL: not wanted; stride ldx), dparam
  *     (+=; parameter p's [N][rows] accumulator at dparam + N * layout->acc_offset[p]; none
  *     for folded parameters, whose acc_offset is -1).
