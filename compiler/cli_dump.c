@@ -54,6 +54,12 @@ static int dump_schedule(CliSource *s, const IrCell *ic, int dot, const char **d
     }
     if (dot) sched_dump_dot(plan, out);
     else sched_dump(plan, layout, out);
+    /* training memory the layout saves: one adjoint for two GEMM results that add up alone */
+    for (int b = 0; !dot && layout && b < plan->nbuffers; b++) {
+        int a = cg_adjoint_shared(layout, b);
+        if (a >= 0)
+            sb_printf(out, "  training: B%d's adjoint is B%d's in the forward direction (their products add up alone)\n", b, a);
+    }
     if (dot || !batch) return CLI_OK;
     /* the backend a model of these dimensions takes for this batch and precision (automatic choice), each pass */
     const char *prec = rnncc_precision_name(precision);
@@ -106,7 +112,8 @@ int cli_dump(int argc, char **argv) {
             printf("usage: rnncc dump (--ir | --schedule) [--dot] [--dim NAME=VALUE]... [--batch N]\n"
                    "                  [--precision fp32|tf32|fp16|bf16] [--cell NAME] [-o FILE] FILE\n"
                    "Prints each cell in FILE (or only --cell NAME): its IR, or with --schedule its execution plan\n"
-                   "(GEMMs, fused kernels, buffers, packed parameters; with --dim bindings, also offsets and sizes).\n"
+                   "(GEMMs, fused kernels, buffers, packed parameters; with --dim bindings, also offsets and sizes,\n"
+                   "and which buffers' adjoints training keeps as one).\n"
                    "--dot prints either as Graphviz dot instead of text. With --dim and --batch N, --schedule also\n"
                    "says which backend runs N sequences (on an H100, in --precision: default fp32) and why.\n");
             return CLI_OK;

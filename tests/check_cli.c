@@ -252,6 +252,13 @@ START_TEST(run_emit_schedule_arguments) {
     ck_assert(starts_with(r.out, "// ==== the backward kernels"));
     ck_assert_ptr_nonnull(strstr(r.out, "rnncc_gru_bs1"));
     ck_assert_ptr_null(strstr(r.out, "void __launch_bounds__(256) rnncc_gru_s1("));
+    /* with every dimension bound, the schedule says which adjoints training keeps as one */
+    r = RUN(NULL, "dump", "--schedule", "--dim", "I=4", "--dim", "H=8", "cells/lstm.cell");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_ptr_nonnull(strstr(r.out, "  training: B1's adjoint is B0's in the forward direction (their products add up alone)\n"));
+    r = RUN(NULL, "dump", "--schedule", "--dim", "I=4", "--dim", "H=8", "cells/gru.cell");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_ptr_null(strstr(r.out, "adjoint is")); /* U_n h is multiplied by r before the sum */
     r = RUN(NULL, "dump", "--schedule", "--dim", "I=4", "cells/lstm.cell");
     ck_assert_int_eq(r.status, 1);
     ck_assert_ptr_nonnull(strstr(r.err, "dimension H of cell 'lstm' is not bound (use H=VALUE)"));
