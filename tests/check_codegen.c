@@ -2003,6 +2003,18 @@ static const char leafy_cell[] =
     "    r = sqrt(exp(u) + xx)\n"
     "}\n";
 
+/* A cell whose four products (one hoisted, three of the step, each on its own operand) are added
+ * up alone, with a bias: the three step GEMMs' adjoints are all kept in the hoisted GEMM's. */
+static const char summed_cell[] =
+    "cell summed(x[I]) -> h {\n"
+    "    state h[H], c[H], m[H]\n"
+    "    param W[H, I], U[H, H], V[H, H], R[H, H], b[H]\n"
+    "    a = tanh(W @ x + U @ h + V @ m + R @ c + b)\n"
+    "    h' = a * c\n"
+    "    c' = c + a\n"
+    "    m' = sigmoid(a)\n"
+    "}\n";
+
 /* Runs a cell's unit (dimensions bound 5, 7, 3, 5, ... or 4, 3, 6, ...) in two configurations. */
 static void cpu_check_cell(Src *s, const IrCell *c, int dimset) {
     static const int64_t sets[2][3] = {{5, 7, 3}, {4, 3, 6}};
@@ -2022,6 +2034,36 @@ static void cpu_check_cell(Src *s, const IrCell *c, int dimset) {
     free(src);
 }
 
+/* Every step GEMM of summed_cell keeps its adjoint in the hoisted GEMM's buffer, and the kernel
+ * stores it there once: three guarded stores (and no twin without --precision); the LSTM's twins
+ * are asserted in lstm_backward_routes. Reverse, the kernel stores all four. */
+START_TEST(summed_products_share_one_adjoint) {
+    Src s;
+    src_open(&s, "summed.cell", summed_cell);
+    const char *dims[] = {"I=8", "H=16"};
+    PlanLayout *L = layout_bound(&s, s.module->cells[0], dims, 2);
+    const Plan *p = L->plan;
+    int hoisted = -1, steps = 0;
+    for (int j = 0; j < p->ngemms; j++) {
+        int b = p->gemms[j].out_buffer;
+        if (p->gemms[j].program == SCHED_HOIST) hoisted = b;
+        else steps++;
+    }
+    ck_assert_int_eq(steps, 3);
+    ck_assert_int_ge(hoisted, 0);
+    for (int j = 0; j < p->ngemms; j++) {
+        int b = p->gemms[j].out_buffer;
+        ck_assert_int_eq(cg_adjoint_shared(L, b), b == hoisted ? -1 : hoisted);
+    }
+    char *src = emit(&s, L);
+    char *k = strstr(src, "rnncc_summed_bs1(const RnnArgs a)");
+    ck_assert_ptr_nonnull(k);
+    ck_assert_int_eq(count(k, "if (!a.dshared) a.dbuf["), 3);
+    free(src);
+    src_close(&s);
+}
+END_TEST
+
 START_TEST(kernels_on_cpu_match_executor) {
     if (!have_cxx()) {
         fprintf(stderr, "kernels_on_cpu_match_executor: no C++ compiler ('%s'): skipped\n", cxx());
@@ -2037,8 +2079,8 @@ START_TEST(kernels_on_cpu_match_executor) {
     }
     tu_free_list(paths, n);
     static const char *const extra[][2] = {
-        {"edge.cell", edge_cell}, {"hostile.cell", hostile_cell}, {"leafy.cell", leafy_cell}};
-    for (int i = 0; i < 3; i++) {
+        {"edge.cell", edge_cell}, {"hostile.cell", hostile_cell}, {"leafy.cell", leafy_cell}, {"summed.cell", summed_cell}};
+    for (int i = 0; i < 4; i++) {
         Src s;
         src_open(&s, extra[i][0], extra[i][1]);
         cpu_check_cell(&s, s.module->cells[0], 0);
@@ -2259,6 +2301,7 @@ static Suite *codegen_suite(void) {
     tcase_add_test(tc, nvrtc_failure_keeps_log_and_listing);
     tcase_add_test(tc, nvrtc_targets_and_options);
     tcase_add_test(tc, shipped_cells_emit_and_compile);
+    tcase_add_test(tc, summed_products_share_one_adjoint);
     tcase_add_test(tc, kernels_on_cpu_match_executor);
     tcase_add_test(tc, transposed_weight_load_on_cpu);
     suite_add_tcase(s, tc);
