@@ -74,7 +74,7 @@ static void backward_args(const RtBind *b, int64_t t, RnnArgs *a) {
     a->lengths = b->lengths;
     a->t = (int)t;
     a->reverse = b->unit->dir;
-    a->dshared = b->unit->dir == 0; /* as rt_adjoint_shared: shared adjoints kept once */
+    a->dshared = rt_shares_adjoints(b->unit);
     a->T = (int)b->r->T;
     a->N = (int)b->r->N;
 }

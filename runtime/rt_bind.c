@@ -13,7 +13,7 @@ int rt_slot(const rnncc_model *m, int training, int l, int d) {
 }
 
 int rt_adjoint_shared(const rnncc_model *m, int u, int b) {
-    return m->units[u].dir == 0 ? cg_adjoint_shared(m->units[u].layout, b) : -1;
+    return rt_shares_adjoints(&m->units[u]) ? cg_adjoint_shared(m->units[u].layout, b) : -1;
 }
 
 void rt_bind(RtBind *b, rnncc_model *m, const RtRegions *r, int l, int d, int lane, const float *x, float *const *y,

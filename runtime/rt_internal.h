@@ -129,8 +129,11 @@ typedef struct RtBind {
 /* The regions slot of layer l, direction d: its unit (training), else the buffers it shares
  * with other layers: one per direction, or one per layer parity in a wavefront. */
 int rt_slot(const rnncc_model *m, int training, int l, int d);
-/* The buffer whose adjoint unit u's buffer b keeps (codegen's cg_adjoint_shared, in the forward
- * direction only, where a step's columns are its positions'), or -1: b's own. */
+/* Whether a unit keeps each shared adjoint once (RnnArgs.dshared): in the forward direction only,
+ * where a step's columns are its positions'. */
+static inline int rt_shares_adjoints(const RtUnit *unit) { return unit->dir == 0; }
+/* The buffer whose adjoint unit u's buffer b keeps (codegen's cg_adjoint_shared, where the unit
+ * shares adjoints: rt_shares_adjoints), or -1: b's own. */
 int rt_adjoint_shared(const rnncc_model *m, int u, int b);
 /* Binds layer l, direction d to lane (its stream, cuBLAS workspace and state adjoints): its input,
  * buffers, states and outputs (x: the user's input, y: the user's outputs, used by the first and
