@@ -126,6 +126,11 @@ int cg_adjoint_twinned(const Plan *plan, int b);
  * direction), the runtime points b's adjoint at a's and sets RnnArgs.dshared, and the kernels
  * store it once (the LSTM's: 4 of 8 floats a unit a step, and half its adjoint memory). */
 int cg_adjoint_shared(const PlanLayout *layout, int b);
+/* cg_adjoint_shared's a where a is hoisted and b a step buffer, else -1. In training's forward
+ * direction, where no persistent forward may run, b's step GEMM adds its products into a's columns
+ * of the step (cuBLAS beta = 1) and sets RnnArgs.summed, and the kernels read b's results as 0: one
+ * stored sum instead of two terms (the LSTM's: 4 of 8 floats a unit a step read, and kept). */
+int cg_value_summed(const PlanLayout *layout, int b);
 /* The backward kernel's work items: N*J for either kind; -1 on overflow or bad arguments. */
 int64_t cg_backward_group_items(const PlanLayout *layout, int group, int64_t T, int64_t N);
 

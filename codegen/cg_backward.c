@@ -124,6 +124,11 @@ int cg_adjoint_shared(const PlanLayout *L, int b) {
     return -1;
 }
 
+int cg_value_summed(const PlanLayout *L, int b) {
+    int a = cg_adjoint_shared(L, b);
+    return a >= 0 && L->plan->buffers[a].program == SCHED_HOIST && L->plan->buffers[b].program == SCHED_STEP ? a : -1;
+}
+
 /* Declares the accumulator of a value read here: `float d<id> = 0.0f;  // d(what)`. */
 static void declare_sent(Gen *g, IrRef r, const char *note) {
     char name[NAME_SIZE];

@@ -292,7 +292,13 @@ static void ensure_local(Gen *g, IrRef r) {
     StrBuf what = {0};
     cg_local_name(g->c, r, 'v', name, sizeof name);
     cg_value_expr(g, r, 0, expr, sizeof expr, &what);
-    cg_emit(g->out, "const float %s = %s;  // %s", name, expr, sb_str(&what));
+    /* a step GEMM result added into a hoisted one's columns where a.summed (cg_value_summed): read as
+     * 0 there, the hoisted term holding both (never in a persistent forward, which computes it) */
+    int into = g->c->nodes[r].op == IR_MATVEC && !g->persist
+                   ? cg_value_summed(g->L, g->plan->gemms[g->plan->node[r].gemm].out_buffer)
+                   : -1;
+    if (into >= 0) cg_emit(g->out, "const float %s = a.summed ? 0.0f : %s;  // %s (in B%d's where a.summed)", name, expr, sb_str(&what), into);
+    else cg_emit(g->out, "const float %s = %s;  // %s", name, expr, sb_str(&what));
     if (what.failed) g->out->failed = 1;
     sb_free(&what);
 }

@@ -54,11 +54,15 @@ static int dump_schedule(CliSource *s, const IrCell *ic, int dot, const char **d
     }
     if (dot) sched_dump_dot(plan, out);
     else sched_dump(plan, layout, out);
-    /* training memory the layout saves: one adjoint for two GEMM results that add up alone */
+    /* training memory the layout saves: one adjoint for two GEMM results that add up alone, and one
+     * stored sum where one is hoisted */
     for (int b = 0; !dot && layout && b < plan->nbuffers; b++) {
         int a = cg_adjoint_shared(layout, b);
         if (a >= 0)
             sb_printf(out, "  training: B%d's adjoint is B%d's in the forward direction (their products add up alone)\n", b, a);
+        if (cg_value_summed(layout, b) >= 0)
+            sb_printf(out, "  training: B%d's step GEMM adds into B%d's columns in the forward direction where the forward "
+                           "runs per step (beta = 1)\n", b, a);
     }
     if (dot || !batch) return CLI_OK;
     /* the backend a model of these dimensions takes for this batch and precision (automatic choice), each pass */
@@ -113,7 +117,7 @@ int cli_dump(int argc, char **argv) {
                    "                  [--precision fp32|tf32|fp16|bf16] [--cell NAME] [-o FILE] FILE\n"
                    "Prints each cell in FILE (or only --cell NAME): its IR, or with --schedule its execution plan\n"
                    "(GEMMs, fused kernels, buffers, packed parameters; with --dim bindings, also offsets and sizes,\n"
-                   "and which buffers' adjoints training keeps as one).\n"
+                   "which buffers' adjoints training keeps as one, and which step GEMMs add into hoisted results).\n"
                    "--dot prints either as Graphviz dot instead of text. With --dim and --batch N, --schedule also\n"
                    "says which backend runs N sequences (on an H100, in --precision: default fp32) and why.\n");
             return CLI_OK;

@@ -75,6 +75,7 @@ static void backward_args(const RtBind *b, int64_t t, RnnArgs *a) {
     a->t = (int)t;
     a->reverse = b->unit->dir;
     a->dshared = rt_shares_adjoints(b->unit);
+    a->summed = rt_sums_values(b->r, b->unit);
     a->T = (int)b->r->T;
     a->N = (int)b->r->N;
 }

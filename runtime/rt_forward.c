@@ -30,7 +30,9 @@ static rnncc_status run_gemm(RtBind *is, int j, int64_t t) {
         c += is->hcol0 * W;
     }
     /* C[W x cols] (column-major) = W_stack^T (the row-major [M][K] block read as column-major K x M) * B[K x cols] */
-    return rt_gemm(m, is->lane, is->stream, CUBLAS_OP_T, CUBLAS_OP_N, M, cols, K, w, K, b, ldb, c, W, 0, NULL, b16);
+    /* added into the hoisted partner's columns of the step, where c lies (rt_value_summed) */
+    int sum = !hoisted && rt_sums_values(is->r, is->unit) && cg_value_summed(L, g->out_buffer) >= 0;
+    return rt_gemm(m, is->lane, is->stream, CUBLAS_OP_T, CUBLAS_OP_N, M, cols, K, w, K, b, ldb, c, W, sum, NULL, b16);
 }
 
 void rt_args(const RtBind *is, int hoisted, int64_t t, RnnArgs *a) {
@@ -54,6 +56,7 @@ void rt_args(const RtBind *is, int hoisted, int64_t t, RnnArgs *a) {
     a->lengths = is->lengths;
     a->t = (int)t;
     a->reverse = is->unit->dir;
+    a->summed = rt_sums_values(is->r, is->unit);
     a->T = (int)(hoisted ? is->hcols / is->r->N : is->r->T);
     a->N = (int)is->r->N;
 }

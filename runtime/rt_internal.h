@@ -74,6 +74,9 @@ typedef struct RtRegions {
     size_t half_weights;
     size_t half_ops[2][2];
     int64_t half_len[2];        /* elements of each scratch A, B (0: none) */
+    int summed;                 /* training where no persistent forward may run (rt_persist_considered), in the
+                                   16-bit modes or past 64 sequences: step GEMM results add into their hoisted
+                                   partners' columns (rt_sums_values) */
     int slots;
     size_t *buf;                /* [slots][nbuffers]: plan buffers (keep: reserve in training) */
     size_t *state;              /* [slots][nstates]: state slots, T+1 (training) or 2 of [N][S] */
@@ -132,6 +135,13 @@ int rt_slot(const rnncc_model *m, int training, int l, int d);
 /* Whether a unit keeps each shared adjoint once (RnnArgs.dshared): in the forward direction only,
  * where a step's columns are its positions'. */
 static inline int rt_shares_adjoints(const RtUnit *unit) { return unit->dir == 0; }
+/* Whether a unit's step GEMMs add their results into their hoisted partners' columns of the step
+ * (RnnArgs.summed; the buffers alias, rt_value_summed): where the regions say so, in the forward
+ * direction. */
+static inline int rt_sums_values(const RtRegions *r, const RtUnit *unit) { return r->summed && rt_shares_adjoints(unit); }
+/* The hoisted buffer whose columns unit u's step buffer b adds into (codegen's cg_value_summed, where
+ * rt_sums_values), or -1. */
+int rt_value_summed(const rnncc_model *m, const RtRegions *r, int u, int b);
 /* The buffer whose adjoint unit u's buffer b keeps (codegen's cg_adjoint_shared, where the unit
  * shares adjoints: rt_shares_adjoints), or -1: b's own. */
 int rt_adjoint_shared(const rnncc_model *m, int u, int b);

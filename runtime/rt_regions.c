@@ -75,7 +75,13 @@ rnncc_status rt_regions(rnncc_model *m, int64_t T, int64_t N, int training, RtRe
     r->lengths = take(&ws, N); /* ints are float-sized */
     /* flagged state words, where a persistent forward may run (backend and rule; every layer's
      * states are alike): 8 bytes, two floats, each, and 16 bytes to align them (rt_bind) */
-    r->flag_words = rt_persist_considered(m, N, 0, NULL, 0) ? cg_persist_flag_words(m->layout[0], N) : 0;
+    int persistent = rt_persist_considered(m, N, 0, NULL, 0);
+    r->flag_words = persistent ? cg_persist_flag_words(m->layout[0], N) : 0;
+    /* step results added into their hoisted partners' columns (rt_sums_values) in training, where no
+     * persistent forward may run; not on fp32 GEMM operands (fp32, tf32) at 64 sequences or fewer,
+     * where the GEMM's read of those columns cost more than the element-wise kernels saved
+     * (bench/NOTES.md section 35) */
+    r->summed = training && !persistent && (rt_half(m) || N > 64);
     if (r->flag_words < 0) ok = 0;
     for (int d = 0; d < lanes && r->flag_words > 0; d++) r->flags[d] = take(&ws, mul3(r->flag_words, 2, 1, &ok) + 4);
     for (int s = 0; s < r->slots; s++) {
@@ -86,7 +92,8 @@ rnncc_status rt_regions(rnncc_model *m, int64_t T, int64_t N, int training, RtRe
                     width = m->units[u].layout->buffer_width[b];
             int hoisted = p->buffers[b].program == SCHED_HOIST;
             int64_t cols = hoisted ? T * N : training ? T * N : N;
-            r->buf[s * p->nbuffers + b] = take(keep, mul3(cols, width, 1, &ok));
+            int a = training ? rt_value_summed(m, r, s, b) : -1; /* a < b: b's step copies are a's step columns */
+            r->buf[s * p->nbuffers + b] = a >= 0 ? r->buf[s * p->nbuffers + a] : take(keep, mul3(cols, width, 1, &ok));
             r->buf_stride[s * p->nbuffers + b] = !hoisted && training ? N * width : 0;
         }
         for (int k = 0; k < c->nstates; k++) {

@@ -138,7 +138,11 @@ static rnncc_status check_backward(rnncc_model *m, RtVerify *v, Bufs *b, const R
     if (ref_stack_backward(rs, (const double *const *)b->gy, (const double *const *)b->ghT, b->rdx, b->rdh0,
                            (double *const *const *)b->rdp) != 0)
         return rt_fail(m, RNNCC_ERR_NOMEM, "verify: the reference backward failed");
-    int64_t maxn = T * N * I > m->weight_count ? T * N * I : m->weight_count;
+    int64_t maxn = T * N * I > m->weight_count ? T * N * I : m->weight_count; /* the largest copy below */
+    for (int q = 0; q < c->nstates; q++) {
+        int64_t n = m->nunits * N * ir_shape_numel(&c->states[q].shape, m->dimval[0]);
+        if (n > maxn) maxn = n;
+    }
     float *host = realloc(b->host, (size_t)maxn * sizeof(float) + 4);
     if (!host) return rt_fail(m, RNNCC_ERR_NOMEM, "out of host memory");
     b->host = host;

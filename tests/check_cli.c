@@ -256,9 +256,12 @@ START_TEST(run_emit_schedule_arguments) {
     r = RUN(NULL, "dump", "--schedule", "--dim", "I=4", "--dim", "H=8", "cells/lstm.cell");
     ck_assert_int_eq(r.status, 0);
     ck_assert_ptr_nonnull(strstr(r.out, "  training: B1's adjoint is B0's in the forward direction (their products add up alone)\n"));
+    ck_assert_ptr_nonnull(strstr(r.out, "  training: B1's step GEMM adds into B0's columns in the forward direction where the forward "
+                                        "runs per step (beta = 1)\n"));
     r = RUN(NULL, "dump", "--schedule", "--dim", "I=4", "--dim", "H=8", "cells/gru.cell");
     ck_assert_int_eq(r.status, 0);
     ck_assert_ptr_null(strstr(r.out, "adjoint is")); /* U_n h is multiplied by r before the sum */
+    ck_assert_ptr_null(strstr(r.out, "adds into"));
     r = RUN(NULL, "dump", "--schedule", "--dim", "I=4", "cells/lstm.cell");
     ck_assert_int_eq(r.status, 1);
     ck_assert_ptr_nonnull(strstr(r.err, "dimension H of cell 'lstm' is not bound (use H=VALUE)"));

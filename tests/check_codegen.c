@@ -1659,6 +1659,7 @@ typedef struct Emu {
     int64_t T, N, I;
     int reverse, tiny;
     int dshared;                           /* RnnArgs.dshared: shared adjoints point at their partners' */
+    int summed;                            /* RnnArgs.summed: step results added into their hoisted partners' */
     int *lengths;
     float *packed, *x;
     float *buf[RNN_MAX_BUFFERS], *dbuf[RNN_MAX_BUFFERS];
@@ -1714,6 +1715,7 @@ static RnnArgs emu_args(const Emu *e, int64_t t) {
     a.t = (int)t;
     a.reverse = e->reverse;
     a.dshared = e->dshared;
+    a.summed = e->summed;
     a.T = (int)e->T;
     a.N = (int)e->N;
     return a;
@@ -1746,9 +1748,11 @@ static void emu_gemm(Emu *e, int j, int64_t t, int backward) {
     float *op = emu_operand(e, backward ? e->dbuf : e->buf, g->operand, t, &ld);
     float *res = emu_buf(e, backward ? e->dbuf : e->buf, g->out_buffer, t);
     if (backward && !op) return; /* dx not wanted */
+    /* as the runtime's beta = 1: into the hoisted partner's step columns, where res lies */
+    int sum = !backward && e->summed && cg_value_summed(e->L, g->out_buffer) >= 0;
     for (int64_t col = 0; col < emu_cols(e, g->program); col++) {
         for (int64_t r = 0; r < M && !backward; r++) {
-            double acc = 0;
+            double acc = sum ? res[col * W + r] : 0;
             for (int64_t k = 0; k < K; k++) acc += (double)w[r * K + k] * op[col * ld + k];
             res[col * W + r] = (float)acc;
         }
@@ -1807,12 +1811,19 @@ static double emu_err(const float *got, const double *want, int64_t n, int64_t l
     return worst;
 }
 
+/* How cpu_check runs a layer: reverse, tiny grids, no dx, outputs past the first not read (y
+ * NULL), every sequence whole (full: no lengths, and the adjoints the runtime then leaves
+ * unzeroed start as NaN, so an element no kernel writes shows), and (forward direction only)
+ * step results added into their hoisted partners' columns (summed, as the runtime where no
+ * persistent forward may run). */
+typedef struct EmuRun {
+    int reverse, tiny, no_dx, only_y0, full, summed;
+} EmuRun;
+
 /* One layer forward and backward through the generated kernels on the CPU, compared with
- * sched_exec_forward / sched_exec_backward. Options: reverse, tiny grids, no dx, outputs
- * past the first not read (y NULL), every sequence whole (full: no lengths, and the adjoints
- * the runtime then leaves unzeroed start as NaN, so an element no kernel writes shows). */
-static void cpu_check(const IrCell *c, const PlanLayout *L, CpuUnit *u, uint64_t seed, int reverse, int tiny,
-                      int no_dx, int only_y0, int full) {
+ * sched_exec_forward / sched_exec_backward. */
+static void cpu_check(const IrCell *c, const PlanLayout *L, CpuUnit *u, uint64_t seed, EmuRun run) {
+    const int reverse = run.reverse, tiny = run.tiny, no_dx = run.no_dx, only_y0 = run.only_y0, full = run.full;
     const Plan *p = L->plan;
     Rng rng = {seed};
     const int64_t T = 6, N = 4;
@@ -1857,7 +1868,8 @@ static void cpu_check(const IrCell *c, const PlanLayout *L, CpuUnit *u, uint64_t
     /* the same in float through the kernels; buffers start as NaN, so a value read before it
      * is written (or an ended sequence's stale one) shows */
     /* as the runtime: the forward direction keeps a shared adjoint in its partner's buffer */
-    Emu e = {.L = L, .p = p, .c = c, .u = u, .T = T, .N = N, .I = I, .reverse = reverse, .tiny = tiny, .dshared = !reverse};
+    Emu e = {.L = L, .p = p, .c = c, .u = u, .T = T, .N = N, .I = I, .reverse = reverse, .tiny = tiny, .dshared = !reverse,
+             .summed = !reverse && run.summed};
     e.lengths = full ? NULL : tu_alloc(N, sizeof(int));
     for (int64_t n = 0; !full && n < N; n++) e.lengths[n] = (int)lens[n];
     double *packed = tu_alloc((size_t)L->packed_size + 1, sizeof(double));
@@ -1906,12 +1918,13 @@ static void cpu_check(const IrCell *c, const PlanLayout *L, CpuUnit *u, uint64_t
             e.dbuf16[b] = tu_alloc((size_t)(T * N * L->buffer_width[b] + 1), sizeof(unsigned short));
             if (full) memset(e.dbuf16[b], 0xff, (size_t)(T * N * L->buffer_width[b]) * sizeof(unsigned short));
         }
-    float *own[RNN_MAX_BUFFERS] = {0}; /* what to free */
+    float *own[RNN_MAX_BUFFERS] = {0}, *own_buf[RNN_MAX_BUFFERS] = {0}; /* what to free */
     unsigned short *own16[RNN_MAX_BUFFERS] = {0};
     for (int b = 0; b < p->nbuffers; b++) {
-        own[b] = e.dbuf[b], own16[b] = e.dbuf16[b];
+        own[b] = e.dbuf[b], own16[b] = e.dbuf16[b], own_buf[b] = e.buf[b];
         int a = cg_adjoint_shared(L, b);
         if (e.dshared && a >= 0) e.dbuf[b] = e.dbuf[a], e.dbuf16[b] = e.dbuf16[a];
+        if (e.summed && cg_value_summed(L, b) >= 0) e.buf[b] = e.buf[a]; /* b's step copies are a's step columns */
     }
 
     emu_program(&e, SCHED_HOIST, 0, 0);
@@ -1928,8 +1941,8 @@ static void cpu_check(const IrCell *c, const PlanLayout *L, CpuUnit *u, uint64_t
     /* compare */
     char what[300];
 #define CHECK(err, ...) do { double e_ = (err); snprintf(what, sizeof what, __VA_ARGS__); \
-        ck_assert_msg(e_ <= 1e-3, "%s (seed %llu, reverse %d, tiny %d): %s: error %g", c->name, \
-                      (unsigned long long)seed, reverse, tiny, what, e_); } while (0)
+        ck_assert_msg(e_ <= 1e-3, "%s (seed %llu, reverse %d, tiny %d, summed %d): %s: error %g", c->name, \
+                      (unsigned long long)seed, reverse, tiny, e.summed, what, e_); } while (0)
     for (int o = 0; o < c->noutputs; o++)
         if (e.y[o]) CHECK(emu_err(e.y[o], y[o], T * N * tu_output_len(&tp, o), e.ldy[o], tu_output_len(&tp, o)), "output %s", c->outputs[o].name);
     for (int k = 0; k < c->nstates; k++) {
@@ -1976,7 +1989,7 @@ static void cpu_check(const IrCell *c, const PlanLayout *L, CpuUnit *u, uint64_t
             ck_assert_msg(!isnan(e.buf[b][i]), "%s: buffer B%d element %lld never written", c->name, b, (long long)i);
 #undef CHECK
 
-    for (int b = 0; b < p->nbuffers; b++) { free(e.buf[b]); free(own[b]); free(own16[b]); }
+    for (int b = 0; b < p->nbuffers; b++) { free(own_buf[b]); free(own[b]); free(own16[b]); }
     for (int k = 0; k < c->nstates; k++) { free(e.state[k]); free(e.dstate[k][0]); free(e.dstate[k][1]); free(e.state16[k]); }
     for (int o = 0; o < c->noutputs; o++) { free(e.y[o]); free(e.dy[o]); }
     free(e.dx); free(e.dparam); free(e.dw); free(e.packed); free(e.x); free(e.lengths); free(packed);
@@ -2015,7 +2028,7 @@ static const char summed_cell[] =
     "    m' = sigmoid(a)\n"
     "}\n";
 
-/* Runs a cell's unit (dimensions bound 5, 7, 3, 5, ... or 4, 3, 6, ...) in two configurations. */
+/* Runs a cell's unit (dimensions bound 5, 7, 3, 5, ... or 4, 3, 6, ...) in four configurations. */
 static void cpu_check_cell(Src *s, const IrCell *c, int dimset) {
     static const int64_t sets[2][3] = {{5, 7, 3}, {4, 3, 6}};
     Plan *plan = sched_plan(&s->arena, c, &s->diags);
@@ -2027,9 +2040,10 @@ static void cpu_check_cell(Src *s, const IrCell *c, int dimset) {
     char *src = emit(s, L);
     CpuUnit u;
     cpu_unit_load(&u, src, plan);
-    cpu_check(c, L, &u, 1000 + (uint64_t)dimset, 0, 0, 0, 0, 0);
-    cpu_check(c, L, &u, 2000 + (uint64_t)dimset, 1, 1, 1, 1, 0);
-    cpu_check(c, L, &u, 3000 + (uint64_t)dimset, dimset, 0, 0, 0, 1);
+    cpu_check(c, L, &u, 1000 + (uint64_t)dimset, (EmuRun){.summed = 1});
+    cpu_check(c, L, &u, 2000 + (uint64_t)dimset, (EmuRun){.reverse = 1, .tiny = 1, .no_dx = 1, .only_y0 = 1});
+    cpu_check(c, L, &u, 3000 + (uint64_t)dimset, (EmuRun){.reverse = dimset, .full = 1, .summed = 1});
+    cpu_check(c, L, &u, 4000 + (uint64_t)dimset, (EmuRun){0}); /* forward, lengths, not summed */
     dlclose(u.so);
     free(src);
 }
@@ -2054,11 +2068,17 @@ START_TEST(summed_products_share_one_adjoint) {
     for (int j = 0; j < p->ngemms; j++) {
         int b = p->gemms[j].out_buffer;
         ck_assert_int_eq(cg_adjoint_shared(L, b), b == hoisted ? -1 : hoisted);
+        ck_assert_int_eq(cg_value_summed(L, b), b == hoisted ? -1 : hoisted);
     }
     char *src = emit(&s, L);
     char *k = strstr(src, "rnncc_summed_bs1(const RnnArgs a)");
     ck_assert_ptr_nonnull(k);
     ck_assert_int_eq(count(k, "if (!a.dshared) a.dbuf["), 3);
+    /* the forward's step kernel and the backward's recompute read the three step results as 0 where a.summed */
+    ck_assert_int_eq(count(k, " = a.summed ? 0.0f : a.buf["), 3);
+    char *f = strstr(src, "rnncc_summed_s1(const RnnArgs a)");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(count(f, " = a.summed ? 0.0f : a.buf[") - count(k, " = a.summed ? 0.0f : a.buf["), 3);
     free(src);
     src_close(&s);
 }

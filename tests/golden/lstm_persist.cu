@@ -35,6 +35,9 @@ typedef struct RnnArgs {
     int reverse;                         /* 1: this direction reads positions from each sequence's end */
     int dshared;                         /* backward: 1 where the adjoint of a buffer that another's holds too
                                           * (codegen/cg.h, cg_adjoint_shared) lives in that one's: stored once */
+    int summed;                          /* 1 where the step GEMM of a buffer paired with a hoisted one (codegen/cg.h,
+                                          * cg_value_summed) added its products into that one's columns: its results
+                                          * are read as 0 */
     int T, N;
     /* 16-bit twins (RNNCC_FP16, RNNCC_BF16; runtime/rt_half.c): where a kernel writes a GEMM input
      * whole (a multiplied state's next value, a GEMM result's adjoint that one kernel alone sends),

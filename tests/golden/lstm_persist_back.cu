@@ -35,6 +35,9 @@ typedef struct RnnArgs {
     int reverse;                         /* 1: this direction reads positions from each sequence's end */
     int dshared;                         /* backward: 1 where the adjoint of a buffer that another's holds too
                                           * (codegen/cg.h, cg_adjoint_shared) lives in that one's: stored once */
+    int summed;                          /* 1 where the step GEMM of a buffer paired with a hoisted one (codegen/cg.h,
+                                          * cg_value_summed) added its products into that one's columns: its results
+                                          * are read as 0 */
     int T, N;
     /* 16-bit twins (RNNCC_FP16, RNNCC_BF16; runtime/rt_half.c): where a kernel writes a GEMM input
      * whole (a multiplied state's next value, a GEMM result's adjoint that one kernel alone sends),
@@ -1019,16 +1022,16 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_pb(const RnnArgs
                 const long long col = (long long)pos * a.N + n;  // its column of x, y and hoisted buffers
                 // what the forward's values are computed from
                 const float v15 = a.buf[0][col * 64 + j];  // W_i @ x: G0 block 0, hoisted
-                const float v16 = a.buf[1][n * 64 + j];  // U_i @ h: G1 block 0
+                const float v16 = a.summed ? 0.0f : a.buf[1][n * 64 + j];  // U_i @ h: G1 block 0 (in B0's where a.summed)
                 const float v11_b_i = a.params[1536 + j];  // param b_i [H]
                 const float v20 = a.buf[0][col * 64 + 16 + j];  // W_f @ x: G0 block 1, hoisted
-                const float v21 = a.buf[1][n * 64 + 16 + j];  // U_f @ h: G1 block 1
+                const float v21 = a.summed ? 0.0f : a.buf[1][n * 64 + 16 + j];  // U_f @ h: G1 block 1 (in B0's where a.summed)
                 const float v12_b_f = a.params[1552 + j];  // param b_f [H]
                 const float v25 = a.buf[0][col * 64 + 32 + j];  // W_g @ x: G0 block 2, hoisted
-                const float v26 = a.buf[1][n * 64 + 32 + j];  // U_g @ h: G1 block 2
+                const float v26 = a.summed ? 0.0f : a.buf[1][n * 64 + 32 + j];  // U_g @ h: G1 block 2 (in B0's where a.summed)
                 const float v13_b_g = a.params[1568 + j];  // param b_g [H]
                 const float v30 = a.buf[0][col * 64 + 48 + j];  // W_o @ x: G0 block 3, hoisted
-                const float v31 = a.buf[1][n * 64 + 48 + j];  // U_o @ h: G1 block 3
+                const float v31 = a.summed ? 0.0f : a.buf[1][n * 64 + 48 + j];  // U_o @ h: G1 block 3 (in B0's where a.summed)
                 const float v14_b_o = a.params[1584 + j];  // param b_o [H]
                 const float v2_c = a.state_prev[1][n * RNN_DIM_H + j];  // state c
                 // adjoints d(v) = dLoss/dv: of the values computed here (with what later kernels added),

@@ -145,6 +145,10 @@ for be in cublas persistent; do
     step "racecheck-whole-$be" racecheck_own ./build/rnncc run cells/lstm.cell \
         --dim I=32 --dim H=200 --seq 6 --batch 12 --layers 2 --bidirectional --train --repeat 1 --precision fp16 --backend $be
 done
+# step results added into the hoisted GEMM's columns (fp32 operands past 64 sequences; the 16-bit modes
+# above): lengths, a stack, beside a reverse direction
+step memcheck-summed compute-sanitizer --tool memcheck --error-exitcode 9 ./build/rnncc run cells/lstm.cell \
+    --dim I=24 --dim H=40 --seq 5 --batch 67 --layers 2 --bidirectional --varlen --train --repeat 1 --precision fp32
 step gpu-tests-half env CK_RUN_CASE=half ./build/tests/check_runtime
 for c in lstm gru peephole cifg indrnn sru mgu; do
     step "train-$c" ./build/rnncc run cells/$c.cell --dim I=32 --dim H=64 --seq 20 --batch 5 --layers 2 --bidirectional --varlen --train --repeat 3
