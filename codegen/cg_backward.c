@@ -174,10 +174,16 @@ static void send(Gen *g, IrRef r, const char *prefix, SendMode mode) {
      * stored where the runtime points its buffer there (a.dshared) */
     int b = g->c->nodes[r].op == IR_MATVEC ? g->plan->gemms[g->plan->node[r].gemm].out_buffer : -1;
     int shared = mode == SEND_STORE && b >= 0 ? cg_adjoint_shared(g->L, b) : -1;
+    /* stored whole with its 16-bit twin: the fp32 store skipped where the twin is all that is read (a.twins_only) */
+    int twinned = g->twins && mode == SEND_STORE && b >= 0 && cg_adjoint_twinned(g->plan, b);
     if (shared >= 0) sb_printf(&what, " (B%d's holds it where a.dshared)", shared);
-    cg_emit(g->out, "%s%s%s %s;  // %s", prefix,
-            g->c->nodes[r].op == IR_INPUT ? "if (a.dx) " : shared >= 0 ? "if (!a.dshared) " : "", expr, rhs, sb_str(&what));
-    if (g->twins && mode == SEND_STORE && b >= 0 && cg_adjoint_twinned(g->plan, b))
+    const char *guard = g->c->nodes[r].op == IR_INPUT       ? "if (a.dx) "
+                        : shared >= 0 && twinned           ? "if (!a.dshared && !a.twins_only) "
+                        : shared >= 0                      ? "if (!a.dshared) "
+                        : twinned                          ? "if (!a.twins_only) "
+                                                           : "";
+    cg_emit(g->out, "%s%s%s %s;  // %s", prefix, guard, expr, rhs, sb_str(&what));
+    if (twinned)
         cg_emit(g->out, "%sif (%sa.dbuf16[%d]) rnn_put16(a.dbuf16[%d] + (&%s - a.dbuf[%d]), %s, a.bf16);  // its 16-bit twin",
                 prefix, shared >= 0 ? "!a.dshared && " : "", b, b, expr, b, name);
     if (what.failed) g->out->failed = 1;

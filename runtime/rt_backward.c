@@ -76,6 +76,7 @@ static void backward_args(const RtBind *b, int64_t t, RnnArgs *a) {
     a->reverse = b->unit->dir;
     a->dshared = rt_shares_adjoints(b->unit);
     a->summed = rt_sums_values(b->r, b->unit);
+    a->twins_only = rt_twins_only(b);
     a->T = (int)b->r->T;
     a->N = (int)b->r->N;
 }
@@ -145,7 +146,8 @@ static rnncc_status unit_backward_begin(RtBind *b, const rnncc_grad_io *io) {
         if (!b->lengths && cg_adjoint_twinned(m->plan, i)) continue;
         if (rt_adjoint_shared(m, u, i) >= 0) continue; /* another buffer's, zeroed as that one */
         size_t n = (size_t)(r->T * r->N * b->unit->layout->buffer_width[i]);
-        RT_CUDA(m, cudaMemsetAsync(b->dbufs[i], 0, n * sizeof(float), b->stream));
+        if (!(rt_twins_only(b) && b->dbufs16[i])) /* else only its twin is written and read */
+            RT_CUDA(m, cudaMemsetAsync(b->dbufs[i], 0, n * sizeof(float), b->stream));
         if (b->dbufs16[i]) /* what no kernel writes (ended sequences) is 0 in the twin too */
             RT_CUDA(m, cudaMemsetAsync(b->dbufs16[i], 0, n * sizeof(unsigned short), b->stream));
     }
@@ -359,9 +361,14 @@ static rnncc_status weights_job(void *p) {
                      * buffer (LSTM's b_i .. b_o): one matrix-vector product, not one each */
                     for (int first = k; k + 1 < c->nparams && folds_next(m->plan, L, first, k + 1, rows);)
                         rows += L->param_rows[++k];
-                    RT_CUBLAS(m, cublasSgemv(b.blas, CUBLAS_OP_N, (int)rows, (int)cols, &one,
-                                             rt_buffer_at(&b, b.dbufs, ob, 0) + L->block_row[f], (int)L->buffer_width[ob],
-                                             m->ones, 1, &one, dp, 1));
+                    const float *dres = rt_buffer_at(&b, b.dbufs, ob, 0) + L->block_row[f];
+                    const unsigned short *dres16 = rt_dbuf16_at(&b, ob, 0);
+                    if (dres16) /* the 16-bit twin, which every kernel writes (the fp32 adjoint only where not twins_only) */
+                        RT_TRY(rt_gemm(m, 0, m->streams[0], CUBLAS_OP_N, CUBLAS_OP_N, rows, 1, cols, dres,
+                                       L->buffer_width[ob], m->ones, cols, dp, rows, 1, dres16 + L->block_row[f], NULL));
+                    else
+                        RT_CUBLAS(m, cublasSgemv(b.blas, CUBLAS_OP_N, (int)rows, (int)cols, &one, dres,
+                                                 (int)L->buffer_width[ob], m->ones, 1, &one, dp, 1));
                 } else if (L->acc_offset[k] >= 0) { /* its per-sequence accumulators */
                     RT_CUBLAS(m, cublasSgemv(b.blas, CUBLAS_OP_N, (int)rows, (int)r->N, &one,
                                              b.dparam + r->N * L->acc_offset[k], (int)rows, m->ones, 1, &one, dp, 1));

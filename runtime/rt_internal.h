@@ -275,6 +275,9 @@ void rt_gemm_cache_free(RtGemmCache *cache);
 
 /* 1 when the model's GEMMs take 16-bit operands (RNNCC_FP16, RNNCC_BF16). */
 int rt_half(const rnncc_model *m);
+/* Whether the bound unit's backward kernels store the adjoints they twin as twins alone
+ * (RnnArgs.twins_only): in the 16-bit modes, per step (a persistent backward may stage fp32 rows). */
+static inline int rt_twins_only(const RtBind *b) { return rt_half(b->m) && !b->persist; }
 /* Points the model at a pass's 16-bit operand regions of ws (rt_half); with weights, issues the
  * conversion of the weights on stream 0 (before the pass forks its lanes). */
 rnncc_status rt_half_begin(rnncc_model *m, const RtRegions *r, char *ws, int weights);

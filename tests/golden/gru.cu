@@ -43,6 +43,8 @@ typedef struct RnnArgs {
     int reverse;                         /* 1: this direction reads positions from each sequence's end */
     int dshared;                         /* backward: 1 where the adjoint of a buffer that another's holds too
                                           * (codegen/cg.h, cg_adjoint_shared) lives in that one's: stored once */
+    int twins_only;                      /* backward, 16-bit modes: 1 where an adjoint stored with its 16-bit twin (dbuf16)
+                                          * is stored as the twin alone, which all its readers take */
     int summed;                          /* 1 where the step GEMM of a buffer paired with a hoisted one (codegen/cg.h,
                                           * cg_value_summed) added its products into that one's columns: its results
                                           * are read as 0 */
@@ -365,17 +367,17 @@ extern "C" __global__ void __launch_bounds__(256) rnncc_gru_bs1(const RnnArgs a)
         d13 += d14 * rnn_dop_add_1(v12, v13, 0.0f, v14);
         // the adjoints of the values read here, added where the values came from (written where this kernel alone sends them)
         a.dstate_prev[0][n * RNN_DIM_H + j] = o1_h + d1_h;  // state h
-        a.dbuf[0][col * 48 + j] = d12;  // W_r @ x: G0 block 0, hoisted
+        if (!a.twins_only) a.dbuf[0][col * 48 + j] = d12;  // W_r @ x: G0 block 0, hoisted
         if (a.dbuf16[0]) rnn_put16(a.dbuf16[0] + (&a.dbuf[0][col * 48 + j] - a.dbuf[0]), d12, a.bf16);  // its 16-bit twin
-        a.dbuf[1][n * 48 + j] = d13;  // U_r @ h: G1 block 0
+        if (!a.twins_only) a.dbuf[1][n * 48 + j] = d13;  // U_r @ h: G1 block 0
         if (a.dbuf16[1]) rnn_put16(a.dbuf16[1] + (&a.dbuf[1][n * 48 + j] - a.dbuf[1]), d13, a.bf16);  // its 16-bit twin
-        a.dbuf[0][col * 48 + 16 + j] = d17;  // W_z @ x: G0 block 1, hoisted
+        if (!a.twins_only) a.dbuf[0][col * 48 + 16 + j] = d17;  // W_z @ x: G0 block 1, hoisted
         if (a.dbuf16[0]) rnn_put16(a.dbuf16[0] + (&a.dbuf[0][col * 48 + 16 + j] - a.dbuf[0]), d17, a.bf16);  // its 16-bit twin
-        a.dbuf[1][n * 48 + 16 + j] = d18;  // U_z @ h: G1 block 1
+        if (!a.twins_only) a.dbuf[1][n * 48 + 16 + j] = d18;  // U_z @ h: G1 block 1
         if (a.dbuf16[1]) rnn_put16(a.dbuf16[1] + (&a.dbuf[1][n * 48 + 16 + j] - a.dbuf[1]), d18, a.bf16);  // its 16-bit twin
-        a.dbuf[0][col * 48 + 32 + j] = d22;  // W_n @ x: G0 block 2, hoisted
+        if (!a.twins_only) a.dbuf[0][col * 48 + 32 + j] = d22;  // W_n @ x: G0 block 2, hoisted
         if (a.dbuf16[0]) rnn_put16(a.dbuf16[0] + (&a.dbuf[0][col * 48 + 32 + j] - a.dbuf[0]), d22, a.bf16);  // its 16-bit twin
-        a.dbuf[1][n * 48 + 32 + j] = d24;  // U_n @ h: G1 block 2
+        if (!a.twins_only) a.dbuf[1][n * 48 + 32 + j] = d24;  // U_n @ h: G1 block 2
         if (a.dbuf16[1]) rnn_put16(a.dbuf16[1] + (&a.dbuf[1][n * 48 + 32 + j] - a.dbuf[1]), d24, a.bf16);  // its 16-bit twin
         a.dstate_next[0][n * RNN_DIM_H + j] = 0.0f;  // read: zero for step t-1
     }

@@ -43,6 +43,8 @@ typedef struct RnnArgs {
     int reverse;                         /* 1: this direction reads positions from each sequence's end */
     int dshared;                         /* backward: 1 where the adjoint of a buffer that another's holds too
                                           * (codegen/cg.h, cg_adjoint_shared) lives in that one's: stored once */
+    int twins_only;                      /* backward, 16-bit modes: 1 where an adjoint stored with its 16-bit twin (dbuf16)
+                                          * is stored as the twin alone, which all its readers take */
     int summed;                          /* 1 where the step GEMM of a buffer paired with a hoisted one (codegen/cg.h,
                                           * cg_value_summed) added its products into that one's columns: its results
                                           * are read as 0 */
@@ -389,21 +391,21 @@ extern "C" __global__ void __launch_bounds__(256) rnncc_lstm_bs1(const RnnArgs a
         d16 += d17 * rnn_dop_add_1(v15, v16, 0.0f, v17);
         // the adjoints of the values read here, added where the values came from (written where this kernel alone sends them)
         a.dstate_prev[1][n * RNN_DIM_H + j] = o2_c + d2_c;  // state c
-        a.dbuf[0][col * 64 + j] = d15;  // W_i @ x: G0 block 0, hoisted
+        if (!a.twins_only) a.dbuf[0][col * 64 + j] = d15;  // W_i @ x: G0 block 0, hoisted
         if (a.dbuf16[0]) rnn_put16(a.dbuf16[0] + (&a.dbuf[0][col * 64 + j] - a.dbuf[0]), d15, a.bf16);  // its 16-bit twin
-        if (!a.dshared) a.dbuf[1][n * 64 + j] = d16;  // U_i @ h: G1 block 0 (B0's holds it where a.dshared)
+        if (!a.dshared && !a.twins_only) a.dbuf[1][n * 64 + j] = d16;  // U_i @ h: G1 block 0 (B0's holds it where a.dshared)
         if (!a.dshared && a.dbuf16[1]) rnn_put16(a.dbuf16[1] + (&a.dbuf[1][n * 64 + j] - a.dbuf[1]), d16, a.bf16);  // its 16-bit twin
-        a.dbuf[0][col * 64 + 16 + j] = d20;  // W_f @ x: G0 block 1, hoisted
+        if (!a.twins_only) a.dbuf[0][col * 64 + 16 + j] = d20;  // W_f @ x: G0 block 1, hoisted
         if (a.dbuf16[0]) rnn_put16(a.dbuf16[0] + (&a.dbuf[0][col * 64 + 16 + j] - a.dbuf[0]), d20, a.bf16);  // its 16-bit twin
-        if (!a.dshared) a.dbuf[1][n * 64 + 16 + j] = d21;  // U_f @ h: G1 block 1 (B0's holds it where a.dshared)
+        if (!a.dshared && !a.twins_only) a.dbuf[1][n * 64 + 16 + j] = d21;  // U_f @ h: G1 block 1 (B0's holds it where a.dshared)
         if (!a.dshared && a.dbuf16[1]) rnn_put16(a.dbuf16[1] + (&a.dbuf[1][n * 64 + 16 + j] - a.dbuf[1]), d21, a.bf16);  // its 16-bit twin
-        a.dbuf[0][col * 64 + 32 + j] = d25;  // W_g @ x: G0 block 2, hoisted
+        if (!a.twins_only) a.dbuf[0][col * 64 + 32 + j] = d25;  // W_g @ x: G0 block 2, hoisted
         if (a.dbuf16[0]) rnn_put16(a.dbuf16[0] + (&a.dbuf[0][col * 64 + 32 + j] - a.dbuf[0]), d25, a.bf16);  // its 16-bit twin
-        if (!a.dshared) a.dbuf[1][n * 64 + 32 + j] = d26;  // U_g @ h: G1 block 2 (B0's holds it where a.dshared)
+        if (!a.dshared && !a.twins_only) a.dbuf[1][n * 64 + 32 + j] = d26;  // U_g @ h: G1 block 2 (B0's holds it where a.dshared)
         if (!a.dshared && a.dbuf16[1]) rnn_put16(a.dbuf16[1] + (&a.dbuf[1][n * 64 + 32 + j] - a.dbuf[1]), d26, a.bf16);  // its 16-bit twin
-        a.dbuf[0][col * 64 + 48 + j] = d30;  // W_o @ x: G0 block 3, hoisted
+        if (!a.twins_only) a.dbuf[0][col * 64 + 48 + j] = d30;  // W_o @ x: G0 block 3, hoisted
         if (a.dbuf16[0]) rnn_put16(a.dbuf16[0] + (&a.dbuf[0][col * 64 + 48 + j] - a.dbuf[0]), d30, a.bf16);  // its 16-bit twin
-        if (!a.dshared) a.dbuf[1][n * 64 + 48 + j] = d31;  // U_o @ h: G1 block 3 (B0's holds it where a.dshared)
+        if (!a.dshared && !a.twins_only) a.dbuf[1][n * 64 + 48 + j] = d31;  // U_o @ h: G1 block 3 (B0's holds it where a.dshared)
         if (!a.dshared && a.dbuf16[1]) rnn_put16(a.dbuf16[1] + (&a.dbuf[1][n * 64 + 48 + j] - a.dbuf[1]), d31, a.bf16);  // its 16-bit twin
         a.dstate_next[0][n * RNN_DIM_H + j] = 0.0f;  // read: zero for step t-1
         a.dstate_next[1][n * RNN_DIM_H + j] = 0.0f;  // read: zero for step t-1

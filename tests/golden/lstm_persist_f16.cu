@@ -35,6 +35,8 @@ typedef struct RnnArgs {
     int reverse;                         /* 1: this direction reads positions from each sequence's end */
     int dshared;                         /* backward: 1 where the adjoint of a buffer that another's holds too
                                           * (codegen/cg.h, cg_adjoint_shared) lives in that one's: stored once */
+    int twins_only;                      /* backward, 16-bit modes: 1 where an adjoint stored with its 16-bit twin (dbuf16)
+                                          * is stored as the twin alone, which all its readers take */
     int summed;                          /* 1 where the step GEMM of a buffer paired with a hoisted one (codegen/cg.h,
                                           * cg_value_summed) added its products into that one's columns: its results
                                           * are read as 0 */
