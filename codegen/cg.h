@@ -127,7 +127,8 @@ int cg_adjoint_twinned(const Plan *plan, int b);
  * store it once (the LSTM's: 4 of 8 floats a unit a step, and half its adjoint memory). */
 int cg_adjoint_shared(const PlanLayout *layout, int b);
 /* cg_adjoint_shared's a where a is hoisted and b a step buffer, else -1. In training's forward
- * direction, where no persistent forward may run, b's step GEMM adds its products into a's columns
+ * direction, where the runtime's rule says so (no persistent forward may run; 16-bit GEMM inputs or
+ * more than 64 sequences: runtime/rt_regions.c), b's step GEMM adds its products into a's columns
  * of the step (cuBLAS beta = 1) and sets RnnArgs.summed, and the kernels read b's results as 0: one
  * stored sum instead of two terms (the LSTM's: 4 of 8 floats a unit a step read, and kept). */
 int cg_value_summed(const PlanLayout *layout, int b);

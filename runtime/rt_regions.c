@@ -107,15 +107,23 @@ rnncc_status rt_regions(rnncc_model *m, int64_t T, int64_t N, int training, RtRe
     int nout = training ? m->layers - 1 : (m->layers > 2 ? 2 : m->layers - 1);
     for (int l = 0; l < nout; l++) r->layer_out[l] = take(keep, mul3(T, N, D0, &ok));
     if (training) { /* what the backward pass adds */
+        /* in the 16-bit modes where no persistent backward may run (rt_twins_only), the adjoints the
+         * kernels twin are stored as twins alone: no fp32 buffer (its pointer is the twin's, for the
+         * kernels' index arithmetic; nothing reads through it) */
+        int twins_only = rt_half(m) && !rt_persist_considered(m, N, 1, NULL, 0);
         for (int u = 0; u < m->nunits; u++) {
             const PlanLayout *L = m->units[u].layout;
             for (int b = 0; b < p->nbuffers; b++) {
                 int64_t n = mul3(T * N, L->buffer_width[b], 1, &ok);
-                int a = rt_adjoint_shared(m, u, b); /* kept in buffer a's (a < b), twin and all */
-                r->dbuf[u * p->nbuffers + b] = a >= 0 ? r->dbuf[u * p->nbuffers + a] : take(&rs, n);
-                r->dbuf16[u * p->nbuffers + b] = a >= 0                                  ? r->dbuf16[u * p->nbuffers + a]
-                                                 : rt_half(m) && cg_adjoint_twinned(p, b) ? take16(&rs, n)
-                                                                                          : RT_NO_TWIN;
+                int a = rt_adjoint_shared(m, u, b), twinned = rt_half(m) && cg_adjoint_twinned(p, b);
+                size_t *d = &r->dbuf[u * p->nbuffers + b], *d16 = &r->dbuf16[u * p->nbuffers + b];
+                if (a >= 0) { /* kept in buffer a's (a < b), twin and all */
+                    *d = r->dbuf[u * p->nbuffers + a];
+                    *d16 = r->dbuf16[u * p->nbuffers + a];
+                    continue;
+                }
+                *d16 = twinned ? take16(&rs, n) : RT_NO_TWIN;
+                *d = twinned && twins_only ? *d16 : take(&rs, n);
             }
             r->dparam[u] = take(&rs, mul3(L->acc_rows, N, 1, &ok));
         }

@@ -1072,11 +1072,15 @@ static size_t lstm_reserve(rnncc_precision precision, rnncc_backend backend, int
 /* Where its step GEMM adds into the hoisted GEMM's columns (the cuBLAS per-step forward: in the
  * 16-bit modes, or past 64 sequences), an LSTM's training keeps no step results of its own: T*N*4H
  * floats less than where a persistent forward may run (the rule's at 8 sequences, or forced), or
- * than fp32 operands at 64 sequences or fewer. The results equal the reference either way (configs). */
-START_TEST(summed_step_results_keep_less) {
+ * than fp32 operands at 64 sequences or fewer. In the 16-bit modes, where no persistent backward may
+ * run either, its gate adjoints are kept as 16-bit twins alone: T*N*4H floats less again. The
+ * results equal the reference either way (configs). */
+START_TEST(summed_and_twinned_keep_less) {
     const size_t step_results = (size_t)10 * 8 * 4 * 16 * sizeof(float);
     ck_assert_uint_eq(lstm_reserve(RNNCC_FP16, RNNCC_BACKEND_AUTO, 10, 8) -
-                          lstm_reserve(RNNCC_FP16, RNNCC_BACKEND_CUBLAS, 10, 8), step_results);
+                          lstm_reserve(RNNCC_FP16, RNNCC_BACKEND_CUBLAS, 10, 8), 2 * step_results);
+    ck_assert_uint_eq(lstm_reserve(RNNCC_BF16, RNNCC_BACKEND_PERSISTENT, 10, 65) -
+                          lstm_reserve(RNNCC_BF16, RNNCC_BACKEND_AUTO, 10, 65), 2 * step_results / 8 * 65);
     ck_assert_uint_eq(lstm_reserve(RNNCC_FP32, RNNCC_BACKEND_AUTO, 10, 8), lstm_reserve(RNNCC_FP32, RNNCC_BACKEND_CUBLAS, 10, 8));
     ck_assert_uint_eq(lstm_reserve(RNNCC_TF32, RNNCC_BACKEND_PERSISTENT, 10, 65) -
                           lstm_reserve(RNNCC_TF32, RNNCC_BACKEND_AUTO, 10, 65), step_results / 8 * 65);
@@ -1209,7 +1213,7 @@ int main(void) {
         tcase_add_test(gpu, zero_steps_returns_the_initial_state);
         tcase_add_test(gpu, runs_on_a_user_stream);
         tcase_add_test(gpu, weights_pass_after_the_ones_grow);
-        tcase_add_test(gpu, summed_step_results_keep_less);
+        tcase_add_test(gpu, summed_and_twinned_keep_less);
         suite_add_tcase(s, gpu);
         TCase *half = tcase_create("half"); /* CK_RUN_CASE=half: the 16-bit GEMM inputs */
         tcase_set_timeout(half, 300);
