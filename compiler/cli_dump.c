@@ -60,9 +60,10 @@ static int dump_schedule(CliSource *s, const IrCell *ic, int dot, const char **d
         int a = cg_adjoint_shared(layout, b);
         if (a >= 0)
             sb_printf(out, "  training: B%d's adjoint is B%d's in the forward direction (their products add up alone)\n", b, a);
-        if (cg_value_summed(layout, b) >= 0)
+        int into = cg_value_summed(layout, b);
+        if (into >= 0)
             sb_printf(out, "  training: B%d's step GEMM adds into B%d's columns in the forward direction where the forward "
-                           "runs per step (beta = 1)\n", b, a);
+                           "runs per step (beta = 1)\n", b, into);
     }
     if (dot || !batch) return CLI_OK;
     /* the backend a model of these dimensions takes for this batch and precision (automatic choice), each pass */

@@ -16,8 +16,8 @@ int rt_adjoint_shared(const rnncc_model *m, int u, int b) {
     return rt_shares_adjoints(&m->units[u]) ? cg_adjoint_shared(m->units[u].layout, b) : -1;
 }
 
-int rt_value_summed(const rnncc_model *m, const RtRegions *r, int u, int b) {
-    return rt_sums_values(r, &m->units[u]) ? cg_value_summed(m->units[u].layout, b) : -1;
+int rt_value_summed(const RtRegions *r, const RtUnit *unit, int b) {
+    return rt_sums_values(r, unit) ? cg_value_summed(unit->layout, b) : -1;
 }
 
 void rt_bind(RtBind *b, rnncc_model *m, const RtRegions *r, int l, int d, int lane, const float *x, float *const *y,

@@ -30,8 +30,8 @@ static rnncc_status run_gemm(RtBind *is, int j, int64_t t) {
         c += is->hcol0 * W;
     }
     /* C[W x cols] (column-major) = W_stack^T (the row-major [M][K] block read as column-major K x M) * B[K x cols] */
-    /* added into the hoisted partner's columns of the step, where c lies (rt_value_summed) */
-    int sum = !hoisted && rt_sums_values(is->r, is->unit) && cg_value_summed(L, g->out_buffer) >= 0;
+    /* added into the hoisted partner's columns of the step, where c lies */
+    int sum = rt_value_summed(is->r, is->unit, g->out_buffer) >= 0;
     return rt_gemm(m, is->lane, is->stream, CUBLAS_OP_T, CUBLAS_OP_N, M, cols, K, w, K, b, ldb, c, W, sum, NULL, b16);
 }
 

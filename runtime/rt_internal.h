@@ -139,9 +139,9 @@ static inline int rt_shares_adjoints(const RtUnit *unit) { return unit->dir == 0
  * (RnnArgs.summed; the buffers alias, rt_value_summed): where the regions say so, in the forward
  * direction. */
 static inline int rt_sums_values(const RtRegions *r, const RtUnit *unit) { return r->summed && rt_shares_adjoints(unit); }
-/* The hoisted buffer whose columns unit u's step buffer b adds into (codegen's cg_value_summed, where
- * rt_sums_values), or -1. */
-int rt_value_summed(const rnncc_model *m, const RtRegions *r, int u, int b);
+/* The hoisted buffer whose columns the unit's step buffer b adds into (codegen's cg_value_summed,
+ * where rt_sums_values), or -1. */
+int rt_value_summed(const RtRegions *r, const RtUnit *unit, int b);
 /* The buffer whose adjoint unit u's buffer b keeps (codegen's cg_adjoint_shared, where the unit
  * shares adjoints: rt_shares_adjoints), or -1: b's own. */
 int rt_adjoint_shared(const rnncc_model *m, int u, int b);

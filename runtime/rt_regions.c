@@ -92,7 +92,7 @@ rnncc_status rt_regions(rnncc_model *m, int64_t T, int64_t N, int training, RtRe
                     width = m->units[u].layout->buffer_width[b];
             int hoisted = p->buffers[b].program == SCHED_HOIST;
             int64_t cols = hoisted ? T * N : training ? T * N : N;
-            int a = training ? rt_value_summed(m, r, s, b) : -1; /* a < b: b's step copies are a's step columns */
+            int a = training ? rt_value_summed(r, &m->units[s], b) : -1; /* a < b: b's step copies are a's step columns */
             r->buf[s * p->nbuffers + b] = a >= 0 ? r->buf[s * p->nbuffers + a] : take(keep, mul3(cols, width, 1, &ok));
             r->buf_stride[s * p->nbuffers + b] = !hoisted && training ? N * width : 0;
         }

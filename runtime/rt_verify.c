@@ -40,6 +40,7 @@ static int cmp_float(const void *a, const void *b) {
 typedef struct Bufs {
     double ***params, *x, *h0[RNN_MAX_STATES], *ry[RNN_MAX_OUTPUTS], *rh[RNN_MAX_STATES];
     float *xf, *host;
+    int64_t host_len;             /* floats host holds: the largest copy back (input, outputs, states) */
     int *lengths;
     int64_t *lengths64;
     float *dx, *dy[RNN_MAX_OUTPUTS], *dh0[RNN_MAX_STATES], *dhT[RNN_MAX_STATES];
@@ -138,14 +139,13 @@ static rnncc_status check_backward(rnncc_model *m, RtVerify *v, Bufs *b, const R
     if (ref_stack_backward(rs, (const double *const *)b->gy, (const double *const *)b->ghT, b->rdx, b->rdh0,
                            (double *const *const *)b->rdp) != 0)
         return rt_fail(m, RNNCC_ERR_NOMEM, "verify: the reference backward failed");
-    int64_t maxn = T * N * I > m->weight_count ? T * N * I : m->weight_count; /* the largest copy below */
-    for (int q = 0; q < c->nstates; q++) {
-        int64_t n = m->nunits * N * ir_shape_numel(&c->states[q].shape, m->dimval[0]);
-        if (n > maxn) maxn = n;
+    if (m->weight_count > b->host_len) { /* the weight gradients too (the rest fits already) */
+        float *host = realloc(b->host, (size_t)m->weight_count * sizeof(float) + 4);
+        if (!host) return rt_fail(m, RNNCC_ERR_NOMEM, "out of host memory");
+        b->host = host;
+        b->host_len = m->weight_count;
     }
-    float *host = realloc(b->host, (size_t)maxn * sizeof(float) + 4);
-    if (!host) return rt_fail(m, RNNCC_ERR_NOMEM, "out of host memory");
-    b->host = host;
+    float *host = b->host;
     RT_CUDA(m, cudaMemcpy(host, b->ddx, (size_t)(T * N * I) * sizeof(float), cudaMemcpyDeviceToHost));
     v->dx_err = rel_err(host, b->rdx, T * N * I);
     v->dh0_err = 0;
@@ -276,6 +276,7 @@ static rnncc_status run(rnncc_model *m, RtVerify *v, Bufs *b) {
                    (const double *const *const *)b->params, (const double *const *)b->h0};
     if (ref_stack_forward(&rs, b->ry, b->rh) != 0) return rt_fail(m, RNNCC_ERR_NOMEM, "verify: the reference failed");
     if (!(b->host = malloc((size_t)maxn * sizeof(float) + 4))) return rt_fail(m, RNNCC_ERR_NOMEM, "out of host memory");
+    b->host_len = maxn;
     v->worst = 0;
     for (int o = 0; o < c->noutputs; o++) {
         int64_t n = T * N * ir_node_len(c, c->outputs[o].node, dvl) * dirs;
