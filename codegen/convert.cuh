@@ -1,36 +1,35 @@
 /* rnncc operand conversion: fp32 matrices rounded to fp16 or bf16 for the cuBLAS GEMMs of the
- * reduced-precision modes (RNNCC_FP16, RNNCC_BF16; runtime/rt_half.c). Appended to every
- * per-step translation unit after the prelude; NVRTC compiles it with no #includes.
+ * reduced-precision modes (RNNCC_FP16, RNNCC_BF16; runtime/rt_half.c). After the prelude, a unit
+ * of its own (cg_emit_convert), the same for every cell; NVRTC compiles it with no #includes.
  *
  * A column-major matrix of rows x cols with leading dimension ld becomes a packed one (leading
  * dimension rows) of 16-bit values, rounded to nearest even by the prelude's rnn_round_f16 and
  * rnn_round_bf16 (the generated kernels' twins round alike). Key idea: a conversion is
  * a pass over memory, so each thread moves four consecutive elements of a column with one
- * 16-byte load and one 8-byte store where rows, ld and both pointers allow it (vec4), else one.
- * Compiled by NVRTC only (__CUDACC__): tests/check_codegen.c runs the rest of a unit as C++ on
- * the CPU, where these are not needed (the GPU suite checks the modes against the reference). */
+ * 16-byte load and one 8-byte store where rows, ld and both pointers allow it (vec4), else one;
+ * a 2-D grid, x along a column's elements and y over the columns, both grid-stride, so that no
+ * index is divided (64-bit division made these two kernels half of a unit's compile time).
+ * Compiled by NVRTC only (__CUDACC__). */
 #if defined(__CUDACC__)
 
 #define RNN_CONVERT_KERNEL(name, rnd)                                                                   \
     extern "C" __global__ void __launch_bounds__(256)                                                   \
     name(const float *__restrict__ src, long long ld, long long rows, long long cols,                   \
          unsigned short *__restrict__ dst, int vec4) {                                                  \
-        const long long step = (long long)gridDim.x * blockDim.x;                                       \
-        if (vec4) {                                                                                     \
-            const long long q = rows / 4, n = q * cols;                                                 \
-            for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {    \
-                const long long c = i / q, r = (i - c * q) * 4;                                         \
-                const float4 v = *(const float4 *)(src + c * ld + r);                                   \
-                *(uint2 *)(dst + c * rows + r) =                                                        \
-                    make_uint2((unsigned)rnd(v.x) | (unsigned)rnd(v.y) << 16,                           \
-                               (unsigned)rnd(v.z) | (unsigned)rnd(v.w) << 16);                          \
+        const long long per = vec4 ? rows / 4 : rows; /* a thread's items in a column */                \
+        for (long long c = blockIdx.y; c < cols; c += gridDim.y) {                                      \
+            const float *s = src + c * ld;                                                              \
+            unsigned short *d = dst + c * rows;                                                         \
+            for (long long r = (long long)blockIdx.x * blockDim.x + threadIdx.x; r < per;               \
+                 r += (long long)gridDim.x * blockDim.x) {                                              \
+                if (vec4) {                                                                             \
+                    const float4 v = *(const float4 *)(s + 4 * r);                                      \
+                    *(uint2 *)(d + 4 * r) = make_uint2((unsigned)rnd(v.x) | (unsigned)rnd(v.y) << 16,   \
+                                                       (unsigned)rnd(v.z) | (unsigned)rnd(v.w) << 16); \
+                } else {                                                                                \
+                    d[r] = rnd(s[r]);                                                                   \
+                }                                                                                       \
             }                                                                                           \
-            return;                                                                                     \
-        }                                                                                               \
-        const long long n = rows * cols;                                                                \
-        for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {        \
-            const long long c = i / rows, r = i - c * rows;                                             \
-            dst[i] = rnd(src[c * ld + r]);                                                              \
         }                                                                                               \
     }
 

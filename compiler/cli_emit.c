@@ -109,9 +109,6 @@ static int compile_and_write(const char *source, const char *cell, RtNvrtcTarget
     return status;
 }
 
-/* The line cg_emit_forward writes before the backward kernels. */
-#define BACKWARD_MARK "// ==== the backward kernels"
-
 /* A tile option's value that its parser refused: says what it takes; returns CLI_USAGE_ERROR. */
 static int refused(const char *opt, const char *values, const char *arg) {
     fprintf(stderr, "rnncc emit: error: %s must be %s, not '%s'\n", opt, values, arg);
@@ -184,7 +181,7 @@ int cli_emit(int argc, char **argv) {
                    "                  [-o FILE] FILE\n"
                    "Prints the CUDA translation unit of a cell in FILE (the only one, or --cell NAME) with every\n"
                    "dimension bound by --dim: the forward kernels, then the backward kernels derived from them.\n"
-                   "--forward or --backward print only that part (for reading; the unit compiled is always whole).\n"
+                   "--forward or --backward print only that part (for reading; --ptx and --cubin compile the whole unit).\n"
                    "--ptx or --cubin compile it with NVRTC for ARCH (default sm_90) and write the result instead;\n"
                    "a CUBIN is binary and is written only to -o FILE or a pipe.\n"
                    "--persistent N prints instead the persistent backend's unit (one kernel for the whole step\n"
@@ -269,7 +266,7 @@ int cli_emit(int argc, char **argv) {
                 status = compile_and_write(sb_str(&out), ic->name, ptx ? RT_NVRTC_PTX : RT_NVRTC_CUBIN, arch, out_path);
             } else if (status == CLI_OK) {
                 /* the backward kernels follow the marker line cg_emit_forward writes */
-                const char *text = sb_str(&out), *mark = strstr(text, BACKWARD_MARK);
+                const char *text = sb_str(&out), *mark = strstr(text, CG_BACKWARD_MARK);
                 size_t len = out.len;
                 if (batch) part = 0; /* a persistent unit is printed whole */
                 if (part && !mark) {

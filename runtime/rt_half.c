@@ -10,20 +10,28 @@
 
 #include "rt_internal.h"
 
-/* codegen/convert.cuh's kernels are bounded at 256 threads a block, as rt_launch_group launches */
+/* codegen/convert.cuh's kernels are bounded at 256 threads a block */
 _Static_assert(CG_BLOCK_SIZE == 256, "convert.cuh's __launch_bounds__(256) must match CG_BLOCK_SIZE");
 
 int rt_half(const rnncc_model *m) { return m->precision == RNNCC_FP16 || m->precision == RNNCC_BF16; }
 
-/* Converts the rows x cols matrix src (column-major, leading dimension ld) into dst, packed. */
+/* Converts the rows x cols matrix src (column-major, leading dimension ld) into dst, packed: a
+ * 2-D grid, x along a column (vec4: four elements a thread), y over the columns, both grid-stride
+ * and together at most CG_MAX_GRID_BLOCKS blocks. */
 static rnncc_status convert(rnncc_model *m, cudaStream_t stream, const float *src, int64_t ld, int64_t rows, int64_t cols,
                             void *dst) {
     if (rows <= 0 || cols <= 0) return RNNCC_OK;
     long long lld = ld, lrows = rows, lcols = cols;
     int vec4 = rows % 4 == 0 && (cols == 1 || ld % 4 == 0) && (uintptr_t)src % 16 == 0 && (uintptr_t)dst % 8 == 0;
     void *args[] = {&src, &lld, &lrows, &lcols, &dst, &vec4};
-    const void *fn = (const void *)m->module[0].to_half[m->precision == RNNCC_BF16];
-    return rt_launch_group(m, fn, cg_grid_blocks(vec4 ? rows * cols / 4 : rows * cols), args, stream, 0); /* grid-stride */
+    int64_t per = vec4 ? rows / 4 : rows, x = (per + CG_BLOCK_SIZE - 1) / CG_BLOCK_SIZE;
+    if (x > CG_MAX_GRID_BLOCKS) x = CG_MAX_GRID_BLOCKS;
+    int64_t y = CG_MAX_GRID_BLOCKS / x;
+    if (y > cols) y = cols;
+    cudaLaunchConfig_t cfg = {.gridDim = {(unsigned)x, (unsigned)y, 1}, .blockDim = {CG_BLOCK_SIZE, 1, 1}, .stream = stream};
+    RT_CUDA(m, cudaLaunchKernelExC(&cfg, (const void *)m->to_half[m->precision == RNNCC_BF16], args));
+    RT_CUDA(m, cudaGetLastError());
+    return RNNCC_OK;
 }
 
 rnncc_status rt_half_begin(rnncc_model *m, const RtRegions *r, char *ws, int weights) {

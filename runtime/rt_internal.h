@@ -4,6 +4,7 @@
 #define RNNCC_RT_INTERNAL_H
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
+#include <pthread.h>
 
 #include "ir/ir.h"
 #include "codegen/cg.h"
@@ -12,6 +13,7 @@
 #include "rnncc.h"
 #include "rt_cache.h"
 #include "rt_gemm.h"
+#include "rt_nvrtc.h"
 
 struct rnncc_program {
     Arena arena;
@@ -24,13 +26,25 @@ struct rnncc_program {
 
 /* Kernels of one generated translation unit (one per distinct dimension binding). */
 typedef struct RtModule {
-    cudaLibrary_t lib;
+    cudaLibrary_t lib[2];       /* the unit's forward and backward parts (cg_emit_unit), compiled apart */
     cudaKernel_t *kernels;      /* per plan group */
     cudaKernel_t *bkernels;     /* per plan group: its backward */
-    cudaKernel_t to_half[2];    /* rnncc_to_f16, rnncc_to_bf16: GEMM operands in 16 bits (rt_half.c) */
-    int from_cache;             /* the binary came from the on-disk cache */
-    double compile_ms;          /* time spent generating and compiling (or loading) it */
 } RtModule;
+
+/* One generated source on its way to a CUDA library (rt_build.c): its cache key, then the CUBIN,
+ * from the cache or from NVRTC on a thread of its own. */
+typedef struct RtBuild {
+    const char *source;         /* the caller's, alive until rt_build_free */
+    const char *arch, *name;    /* the target; the name in NVRTC's messages */
+    char key[33];
+    int have_key, from_cache;
+    int threaded;               /* a worker compiles it (joined by rt_build_wait or rt_build_free) */
+    int done;                   /* compiled and waited for */
+    pthread_t thread;
+    RtNvrtcResult res;          /* the worker's compile */
+    void *bin;                  /* malloc'd CUBIN */
+    size_t len;
+} RtBuild;
 
 /* The persistent kernel of one layout, batch class and pass (codegen/cg.h), built on first use. */
 typedef struct RtPersist {
@@ -194,6 +208,10 @@ struct rnncc_model {
     const PlanLayout *layout[2];
     RtModule module[2];
     int nmodules;
+    cudaLibrary_t convert_lib;  /* the 16-bit modes' operand conversions (cg_emit_convert) */
+    cudaKernel_t to_half[2];    /* rnncc_to_f16, rnncc_to_bf16 in it (rt_half.c) */
+    double build_ms;            /* wall time generating, compiling (or finding cached) and loading the units */
+    int built_from_cache;       /* every unit's binary came from the on-disk cache */
     RtUnit *units;              /* [layers * dirs] */
     int nunits;
     int64_t weight_count;
@@ -301,8 +319,20 @@ rnncc_status rt_half_twin(rnncc_model *m, cudaStream_t stream, const float *src,
 rnncc_status rt_regions(rnncc_model *m, int64_t T, int64_t N, int training, RtRegions *r);
 void rt_regions_free(RtRegions *r);
 
-/* Loads (from the cache, or by generating and compiling) the kernels of one layout. */
-rnncc_status rt_module_load(rnncc_model *m, const PlanLayout *layout, RtModule *out);
+/* The per-step units of every layout (forward and backward parts) and, in the 16-bit modes,
+ * the conversion unit, generated and set building at once (rt_build_start), builds[] holding at
+ * least RT_MODULE_BUILDS; the caller may do other work before rt_modules_finish. */
+enum { RT_MODULE_BUILDS = 5 };
+typedef struct RtModuleBuilds {
+    RtBuild build[RT_MODULE_BUILDS];
+    StrBuf src[RT_MODULE_BUILDS];
+    int n;
+    double t0;
+} RtModuleBuilds;
+rnncc_status rt_modules_start(rnncc_model *m, RtModuleBuilds *mb);
+/* Waits for rt_modules_start's builds and loads them (unless abandon: then only waits and frees);
+ * every module's kernels afterwards, or the first failure. Always frees mb. */
+rnncc_status rt_modules_finish(rnncc_model *m, RtModuleBuilds *mb, int abandon);
 /* Launches generated element-wise kernel fn on stream: as a programmatic dependent of the kernel
  * before it when dependent and the model allows it (rnncc_model.pdl), else plainly. */
 rnncc_status rt_launch_group(rnncc_model *m, const void *fn, unsigned blocks, void **args, cudaStream_t stream,
@@ -341,8 +371,19 @@ rnncc_status rt_persist_launch(RtBind *is, int64_t t0, int64_t t1);
  * set here). */
 rnncc_status rt_persist_run(RtBind *b, RnnArgs *a);
 void rt_persist_unload(rnncc_model *m);
+/* Starts building source for arch (NULL: m->arch): from the cache unless fresh, else compiled by
+ * NVRTC on a thread of its own (or, when none can be made, by rt_build_wait). */
+void rt_build_start(rnncc_model *m, RtBuild *b, const char *source, const char *arch, int fresh);
+/* Waits for b's compile (caching its CUBIN); a failure is recorded in m with NVRTC's report. */
+rnncc_status rt_build_wait(rnncc_model *m, RtBuild *b);
+/* Waits for b, loads its CUBIN as *lib and runs get(m, ctx) to look up its kernels; a cached binary
+ * the driver refuses is compiled afresh once. */
+rnncc_status rt_build_load(rnncc_model *m, RtBuild *b, rnncc_status (*get)(rnncc_model *, void *), void *ctx,
+                           cudaLibrary_t *lib);
+/* Joins b's worker if it still runs, frees its CUBIN and result. */
+void rt_build_free(RtBuild *b);
 /* Loads a generated source's library, built for arch (NULL: the device's, m->arch), and runs
- * get(m, ctx) to look up its kernels; a cached binary the driver refuses is compiled afresh once. */
+ * get(m, ctx) to look up its kernels (rt_build_start, rt_build_load on the calling thread's wait). */
 rnncc_status rt_module_library(rnncc_model *m, const char *source, const char *arch,
                                rnncc_status (*get)(rnncc_model *, void *), void *ctx, cudaLibrary_t *lib, int *from_cache);
 /* A monotonic clock in milliseconds. */

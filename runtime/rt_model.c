@@ -148,7 +148,10 @@ static rnncc_status create_handles(rnncc_model *m) {
     return RNNCC_OK;
 }
 
-/* Device side: pick the device, allocate weights, load kernels, make handles and streams. */
+static rnncc_status setup_handles(rnncc_model *m, const struct cudaDeviceProp *prop);
+
+/* Device side: pick the device, set the kernels building, allocate weights, make handles and
+ * streams meanwhile, then load the kernels. */
 static rnncc_status setup_device(rnncc_model *m) {
     int count = 0;
     cudaError_t e = cudaGetDeviceCount(&count);
@@ -164,11 +167,21 @@ static rnncc_status setup_device(rnncc_model *m) {
     RT_CUDA(m, cudaGetDeviceProperties(&prop, m->device));
     snprintf(m->arch, sizeof m->arch, "sm_%d%d", prop.major, prop.minor);
     snprintf(m->device_name, sizeof m->device_name, "%s", prop.name);
-    m->sms = prop.multiProcessorCount;
-    m->smem_optin = (int64_t)prop.sharedMemPerBlockOptin;
-    m->coop = prop.cooperativeLaunch;
+    rt_cache_open(&m->cache);
+    RtModuleBuilds builds;
+    rnncc_status s = rt_modules_start(m, &builds);
+    if (s == RNNCC_OK) s = setup_handles(m, &prop);
+    rnncc_status b = rt_modules_finish(m, &builds, s != RNNCC_OK);
+    return s != RNNCC_OK ? s : b;
+}
+
+/* What setup_device does while the kernels build: allocations, handles, streams, events. */
+static rnncc_status setup_handles(rnncc_model *m, const struct cudaDeviceProp *prop) {
+    m->sms = prop->multiProcessorCount;
+    m->smem_optin = (int64_t)prop->sharedMemPerBlockOptin;
+    m->coop = prop->cooperativeLaunch;
     const char *pdl = getenv("RNNCC_PDL"); /* RNNCC_PDL=0: forward kernels launched plainly */
-    m->pdl = prop.major >= 9 && !(pdl && strcmp(pdl, "0") == 0);
+    m->pdl = prop->major >= 9 && !(pdl && strcmp(pdl, "0") == 0);
     RT_CUDA(m, cudaDeviceGetAttribute(&m->cluster_launch, cudaDevAttrClusterLaunch, m->device));
     RT_CUDA(m, cudaMalloc((void **)&m->sync, 2 * sizeof *m->sync));
     size_t bytes;
@@ -176,8 +189,6 @@ static rnncc_status setup_device(rnncc_model *m) {
         return rt_fail(m, RNNCC_ERR_OVERFLOW, "desc: the weights overflow");
     RT_CUDA(m, cudaMalloc((void **)&m->weights, bytes ? bytes : 4));
     RT_CUDA(m, cudaMemset(m->weights, 0, bytes));
-    rt_cache_open(&m->cache);
-    for (int i = 0; i < m->nmodules; i++) RT_TRY(rt_module_load(m, m->layout[i], &m->module[i]));
     RT_TRY(create_handles(m));
     for (int i = 0; i < 2; i++) {
         RT_CUDA(m, cudaMalloc(&m->cublas_ws[i], RT_CUBLAS_WS));
@@ -308,6 +319,7 @@ void rnncc_model_destroy(rnncc_model *m) {
         rt_exclusive_end();
         if (m->ones) cudaFree(m->ones);
         for (int i = 0; i < m->nmodules; i++) rt_module_unload(&m->module[i]);
+        if (m->convert_lib) cudaLibraryUnload(m->convert_lib);
         rt_persist_unload(m);
         if (m->sync) cudaFree(m->sync);
         for (int i = 0; i < 2; i++) {

@@ -403,27 +403,80 @@ START_TEST(roundings_to_16_bits) {
 }
 END_TEST
 
-/* Every per-step unit ends with the 16-bit operand conversions the runtime looks up (RNNCC_FP16,
- * RNNCC_BF16: runtime/rt_half.c); NVRTC compiles them (the CPU run of a unit leaves them out). */
-START_TEST(units_carry_operand_conversions) {
+/* The 16-bit operand conversions the runtime looks up (RNNCC_FP16, RNNCC_BF16: runtime/rt_half.c)
+ * are a unit of their own, the same for every cell, which NVRTC compiles; the per-step units no
+ * longer carry them. */
+START_TEST(conversions_are_a_unit_of_their_own) {
     Src s;
     src_open_file(&s, "cells/lstm.cell");
     char *u = emit(&s, layout_all(&s, s.module->cells[0], 37));
-    ck_assert_ptr_nonnull(strstr(u, "RNN_CONVERT_KERNEL(rnncc_to_f16, rnn_round_f16)"));
+    ck_assert_ptr_null(strstr(u, "RNN_CONVERT_KERNEL"));
     /* the step kernel writes h's 16-bit twin, not c's: a step GEMM multiplies h alone */
     ck_assert_ptr_nonnull(strstr(u, "if (a.state16[0]) rnn_put16(&a.state16[0][n * RNN_DIM_H + j], "));
     ck_assert_ptr_null(strstr(u, "a.state16[1]"));
+    StrBuf conv = {0};
+    ck_assert(cg_emit_convert(&conv));
+    ck_assert_ptr_nonnull(strstr(sb_str(&conv), "RNN_CONVERT_KERNEL(rnncc_to_f16, rnn_round_f16)"));
+    ck_assert_ptr_null(strstr(sb_str(&conv), "RNN_DIM_"));
     const char *arches[] = {"sm_80", "sm_90"};
     for (int i = 0; i < 2; i++) {
         RtNvrtcResult res;
-        ck_assert_int_eq(rt_nvrtc_compile(u, "lstm", RT_NVRTC_PTX, arches[i], &res), RT_NVRTC_OK);
+        ck_assert_int_eq(rt_nvrtc_compile(sb_str(&conv), "convert", RT_NVRTC_PTX, arches[i], &res), RT_NVRTC_OK);
         const char *ptx = (const char *)res.image;
         ck_assert_msg(strstr(ptx, ".entry rnncc_to_f16(") && strstr(ptx, ".entry rnncc_to_bf16("), "%s: no conversions",
                       arches[i]);
+        ck_assert_msg(!strstr(ptx, "div.s64") && !strstr(ptx, "rem.s64"), "%s: a 64-bit division", arches[i]);
         rt_nvrtc_result_free(&res);
     }
+    sb_free(&conv);
     free(u);
     src_close(&s);
+}
+END_TEST
+
+/* The runtime compiles a unit's forward and backward parts as two programs side by side: each part
+ * is the whole unit's text up to or from CG_BACKWARD_MARK after the same header and preamble, so the
+ * kernels the two compile are the whole unit's, and each compiles alone with its kernels only. */
+START_TEST(unit_parts_make_the_whole) {
+    const char *cells[] = {"cells/lstm.cell", "cells/mlstm.cell", "cells/lstmp.cell"};
+    for (int ci = 0; ci < 3; ci++) {
+        Src s;
+        src_open_file(&s, cells[ci]);
+        const PlanLayout *L = layout_all(&s, s.module->cells[0], 24);
+        char *whole = emit(&s, L);
+        StrBuf part[2] = {{0}, {0}};
+        for (int p = 0; p < 2; p++)
+            ck_assert(cg_emit_unit(&s.arena, L->plan, L, p ? CG_UNIT_BACKWARD : CG_UNIT_FORWARD, &part[p], &s.diags));
+        const char *fwd = sb_str(&part[0]), *bwd = sb_str(&part[1]);
+        const char *mark = strstr(whole, CG_BACKWARD_MARK), *bmark = strstr(bwd, CG_BACKWARD_MARK);
+        ck_assert_ptr_nonnull(mark);
+        ck_assert_ptr_nonnull(bmark);
+        ck_assert_ptr_null(strstr(fwd, CG_BACKWARD_MARK));
+        /* forward part + a blank line = the whole up to the mark; the backward part's preamble is the forward's */
+        ck_assert_uint_eq(strlen(fwd) + 1, (size_t)(mark - whole));
+        ck_assert_int_eq(strncmp(fwd, whole, strlen(fwd)), 0);
+        ck_assert_str_eq(bmark, mark);
+        ck_assert_int_eq(strncmp(bwd, whole, (size_t)(bmark - bwd)), 0);
+        for (int p = 0; p < 2; p++) {
+            RtNvrtcResult res;
+            ck_assert_int_eq(rt_nvrtc_compile(sb_str(&part[p]), "part", RT_NVRTC_PTX, "sm_90", &res), RT_NVRTC_OK);
+            const char *ptx = (const char *)res.image;
+            for (int g = 0; g < L->plan->ngroups; g++) {
+                char name[128], other[128], entry[160];
+                ck_assert_int_ge(cg_kernel_name(L->plan, g, p ? other : name, sizeof name), 0);
+                ck_assert_int_ge(cg_backward_kernel_name(L->plan, g, p ? name : other, sizeof name), 0);
+                snprintf(entry, sizeof entry, ".entry %s(", name);
+                ck_assert_msg(strstr(ptx, entry), "%s: part %d lacks %s", cells[ci], p, name);
+                snprintf(entry, sizeof entry, ".entry %s(", other);
+                ck_assert_msg(!strstr(ptx, entry), "%s: part %d holds %s", cells[ci], p, other);
+            }
+            rt_nvrtc_result_free(&res);
+        }
+        sb_free(&part[0]);
+        sb_free(&part[1]);
+        free(whole);
+        src_close(&s);
+    }
 }
 END_TEST
 
@@ -2351,7 +2404,8 @@ static Suite *codegen_suite(void) {
     tcase_add_test(tc, identifiers_and_literals);
     tcase_add_test(tc, golden_sources);
     tcase_add_test(tc, persistent_units_compile);
-    tcase_add_test(tc, units_carry_operand_conversions);
+    tcase_add_test(tc, conversions_are_a_unit_of_their_own);
+    tcase_add_test(tc, unit_parts_make_the_whole);
     tcase_add_test(tc, roundings_to_16_bits);
     tcase_add_test(tc, persistent_handoff_by_flags);
     tcase_add_test(tc, persistent_plan_says_why_not);
