@@ -353,6 +353,11 @@ CgOverlap rt_overlap(const rnncc_model *m);
 int rt_persist_considered(const rnncc_model *m, int64_t N, int backward, char *rule, size_t rule_size);
 rnncc_status rt_persist_choose(rnncc_model *m, int64_t N, int backward, const RtPersist *out[2], char *why,
                                size_t why_size);
+/* Plans the persistent kernel ask describes for layout li into *P and generates its source into src,
+ * with the architecture it compiles for in arch: 1; 0 (why says) where it has no plan; -1 where
+ * generating failed (m's error says why). */
+int rt_persist_source(rnncc_model *m, int li, const CgPersistAsk *ask, CgPersist *P, StrBuf *src, char arch[20],
+                      char *why, size_t why_size);
 /* Builds (plans, generates, compiles through the cache, loads) the persistent kernel of layout li
  * for what ask says; a grid whose clusters cannot all be resident is planned again on the blocks
  * that can, then without clusters, as is one whose clusters (not forced) do not build.

@@ -30,24 +30,34 @@ static rnncc_status failed(rnncc_model *m, RtPersist *p, rnncc_status s) {
     return s;
 }
 
+int rt_persist_source(rnncc_model *m, int li, const CgPersistAsk *ask, CgPersist *P, StrBuf *src, char arch[20],
+                      char *why, size_t why_size) {
+    if (!cg_persist_plan(&m->arena, m->layout[li], ask, P, why, why_size)) return 0;
+    if (m->profile_persist) sb_puts(src, "#define RNN_PROFILE 1\n");
+    Diags d;
+    diag_init(&d, &m->arena, m->cell->name, m->source, strlen(m->source));
+    if (!cg_emit_persistent(&m->arena, m->plan, m->layout[li], P, src, &d) || src->failed) {
+        rt_fail(m, RNNCC_ERR_UNSUPPORTED, "generating the persistent kernel of cell '%s': %s", m->cell->name,
+                d.head ? d.head->msg : "out of memory");
+        return -1;
+    }
+    /* clusters multicast their bulk copies: an arch-specific feature (sm_90a) */
+    snprintf(arch, 20, "%s%s", m->arch, P->cluster > 1 ? "a" : "");
+    return 1;
+}
+
 /* Plans, generates, compiles (through the cache) and loads the persistent kernel that ask
  * describes for layout li; afterwards p->state is 1 when it is loaded, else -1 with p->why. */
 static rnncc_status load(rnncc_model *m, int li, const CgPersistAsk *ask, RtPersist *p) {
     double t0 = rt_now_ms();
     p->state = -1;
-    if (!cg_persist_plan(&m->arena, m->layout[li], ask, &p->plan, p->why, sizeof p->why)) return RNNCC_OK;
     StrBuf src = {0};
-    if (m->profile_persist) sb_puts(&src, "#define RNN_PROFILE 1\n");
-    Diags d;
-    diag_init(&d, &m->arena, m->cell->name, m->source, strlen(m->source));
-    if (!cg_emit_persistent(&m->arena, m->plan, m->layout[li], &p->plan, &src, &d) || src.failed) {
-        sb_free(&src);
-        return failed(m, p, rt_fail(m, RNNCC_ERR_UNSUPPORTED, "generating the persistent kernel of cell '%s': %s",
-                                    m->cell->name, d.head ? d.head->msg : "out of memory"));
-    }
-    /* clusters multicast their bulk copies: an arch-specific feature (sm_90a) */
     char arch[20];
-    snprintf(arch, sizeof arch, "%s%s", m->arch, p->plan.cluster > 1 ? "a" : "");
+    int made = rt_persist_source(m, li, ask, &p->plan, &src, arch, p->why, sizeof p->why);
+    if (made <= 0) {
+        sb_free(&src);
+        return made == 0 ? RNNCC_OK : failed(m, p, RNNCC_ERR_UNSUPPORTED);
+    }
     rnncc_status s = rt_module_library(m, sb_str(&src), arch, get_kernel, p, &p->lib, &p->from_cache);
     sb_free(&src);
     p->compile_ms += rt_now_ms() - t0;

@@ -13,7 +13,7 @@
 #include "rt_internal.h"
 #include "rt_nvrtc.h"
 
-enum { SHORT_STEPS = 8, LONG_STEPS = 40, PROBE_RUNS = 5, MAX_TRIED = 16 };
+enum { SHORT_STEPS = 8, LONG_STEPS = 40, PROBE_RUNS = 5, MAX_TRIED = 16, PREBUILD_MAX = 8 };
 
 /* Memory a probe binds to: the regions of a pass of LONG_STEPS steps, all of it zeros. */
 typedef struct Scratch {
@@ -187,42 +187,91 @@ static void try_tile(Search *S, const CgPersistAsk *ask) {
     S->best_us = us;
 }
 
+/* Compiles the units of the tiles asks describe side by side, each on an NVRTC thread of its own,
+ * into the on-disk cache, so that the search's builds of them, one at a time and each timed after
+ * it, find them there (nothing where the cache is off). Tiles already tried, planned twice or not
+ * planned are skipped; a failure here is left for the search's own build to meet and report. */
+static void prebuild(Search *S, const CgPersistAsk *asks, int n) {
+    rnncc_model *m = S->m;
+    RtBuild b[PREBUILD_MAX];
+    StrBuf src[PREBUILD_MAX];
+    CgPersist planned[PREBUILD_MAX];
+    char arch[PREBUILD_MAX][20], why[256];
+    int k = 0;
+    for (int i = 0; m->cache.enabled && i < n && k < PREBUILD_MAX; i++) {
+        memset(&src[k], 0, sizeof src[k]);
+        int made = rt_persist_source(m, S->li, &asks[i], &planned[k], &src[k], arch[k], why, sizeof why);
+        int again = made == 1 && tried(S, &planned[k]);
+        for (int j = 0; made == 1 && j < k; j++) again |= cg_persist_same_tile(&planned[j], &planned[k]);
+        if (made != 1 || again) {
+            sb_free(&src[k]);
+            m->error[0] = 0;
+            continue;
+        }
+        rt_build_start(m, &b[k], sb_str(&src[k]), arch[k], 0);
+        k++;
+    }
+    for (int j = 0; j < k; j++) {
+        if (rt_build_wait(m, &b[j]) != RNNCC_OK) m->error[0] = 0;
+        rt_build_free(&b[j]);
+        sb_free(&src[j]);
+    }
+}
+
 /* The coordinate search from base: clusters (unless forced), a backward's clusters splitting K
  * (unless forced), a forward's steps handed off by flags (unless forced; without clusters), warps
  * (unless forced), then shorter staging chunks and fewer sequences a pass while they gain. */
 static void search(Search *S, const CgPersistAsk *base) {
     rnncc_model *m = S->m;
-    S->best_ask = *base;
-    try_tile(S, base);
-    S->rule_us = S->best.state == 1 ? S->best_us : 0;
     static const int clusters[] = {1, 2, 4}, warps[] = {8, 16, 4};
-    if (!m->persist_cluster && m->cluster_launch && !(m->persist_handoff == CG_HANDOFF_FLAGS && !base->backward))
-        for (int i = 0; i < 3; i++) { /* whole operands staged, unless a split is forced (the rule's may split) */
-            CgPersistAsk a = S->best_ask;
-            a.cluster = clusters[i];
-            a.split = m->persist_split == 1;
-            try_tile(S, &a);
-        }
+    /* the first rounds change only clusters, split and hand-off, each from base: their tiles are
+     * known before any is timed, and compile side by side first */
+    CgPersistAsk first[7];
+    int nfirst = 0, try_clusters = !m->persist_cluster && m->cluster_launch &&
+                                   !(m->persist_handoff == CG_HANDOFF_FLAGS && !base->backward);
+    first[nfirst++] = *base;
+    for (int i = 0; try_clusters && i < 3; i++) { /* whole operands staged, unless a split is forced (the rule's may split) */
+        CgPersistAsk a = *base;
+        a.cluster = clusters[i];
+        a.split = m->persist_split == 1;
+        first[nfirst++] = a;
+    }
     /* split K, in pairs and fours (a forced size: once; try_tile skips a tile tried): it wins where
      * staging takes much of a step and loses elsewhere (bench/NOTES.md section 32) */
     for (int i = 1; base->backward && m->persist_split < 0 && m->cluster_launch && i < 3; i++) {
-        CgPersistAsk a = S->best_ask;
+        CgPersistAsk a = *base;
         a.split = 1;
         a.cluster = m->persist_cluster ? m->persist_cluster : clusters[i];
-        try_tile(S, &a);
+        first[nfirst++] = a;
     }
-    if (m->persist_handoff < 0 && !base->backward) { /* steps handed off by flags, which take no clusters */
-        CgPersistAsk a = S->best_ask;
+    int flags = m->persist_handoff < 0 && !base->backward;
+    if (flags) { /* steps handed off by flags, which take no clusters */
+        CgPersistAsk a = *base;
         a.handoff = CG_HANDOFF_FLAGS;
+        if (try_clusters) a.split = m->persist_split == 1;
         if (!m->persist_cluster) a.cluster = cg_persist_cluster(base->N, base->products, 0, CG_HANDOFF_FLAGS);
+        first[nfirst++] = a;
+    }
+    prebuild(S, first, nfirst);
+    S->best_ask = *base;
+    try_tile(S, base);
+    S->rule_us = S->best.state == 1 ? S->best_us : 0;
+    for (int i = 1; i < nfirst; i++) { /* the split and flags tiles take the best cluster's other fields: base's */
+        CgPersistAsk a = S->best_ask;
+        a.cluster = first[i].cluster;
+        a.split = first[i].split;
+        a.handoff = first[i].handoff;
         try_tile(S, &a);
     }
-    if (!m->persist_warps)
+    if (!m->persist_warps) {
+        CgPersistAsk w[3];
         for (int i = 0; i < 3; i++) {
-            CgPersistAsk a = S->best_ask;
-            a.warps = warps[i];
-            try_tile(S, &a);
+            w[i] = S->best_ask;
+            w[i].warps = warps[i];
         }
+        prebuild(S, w, 3);
+        for (int i = 0; i < 3; i++) try_tile(S, &w[i]);
+    }
     if (S->best.state != 1) return;
     for (int64_t kc = S->best.plan.kc_max; !m->persist_chunk && kc > 256;) { /* chunks overlap staging with the product */
         int64_t cap = 256;
