@@ -1,6 +1,8 @@
 /* Tests for the on-disk JIT cache (runtime/rt_cache.c), on real NVRTC output (no GPU
  * needed): miss, store, hit, corruption and truncation detected and rebuilt, atomic writes,
- * the directory's permissions, turning it off, and keys that change with what they cover. */
+ * the directory's permissions, turning it off, and keys that change with what they cover; and
+ * the builds that fill it (runtime/rt_build.c): several compiles side by side, their failures
+ * reported with NVRTC's log, an abandoned build joined. */
 #define _DEFAULT_SOURCE
 #include <check.h>
 #include <dirent.h>
@@ -12,6 +14,7 @@
 
 #include "../codegen/cg.h"
 #include "../runtime/rt_cache.h"
+#include "../runtime/rt_internal.h"
 #include "../runtime/rt_nvrtc.h"
 #include "testutil.h"
 
@@ -181,6 +184,94 @@ START_TEST(keys_cover_their_inputs) {
 }
 END_TEST
 
+/* A model as far as rt_build.c reads it: cell name, architecture, cache (RNNCC_CACHE_DIR's). */
+static void build_model(rnncc_model *m, IrCell *cell) {
+    memset(m, 0, sizeof *m);
+    memset(cell, 0, sizeof *cell);
+    cell->name = "lstm";
+    m->cell = cell;
+    snprintf(m->arch, sizeof m->arch, "sm_90");
+    rt_cache_open(&m->cache);
+    ck_assert(m->cache.enabled);
+}
+
+/* The cache's entries (no temporary files among them). */
+static int entries(const RtCache *c) {
+    DIR *dp = opendir(c->dir);
+    int files = 0;
+    for (struct dirent *e; dp && (e = readdir(dp));) files += e->d_name[0] != '.';
+    if (dp) closedir(dp);
+    return files;
+}
+
+/* The runtime's three programs of an LSTM model in fp16 (forward part, backward part,
+ * conversions) build at once, land in the cache, and come back from it without a compile. */
+START_TEST(builds_run_side_by_side_into_the_cache) {
+    Arena a; arena_init(&a);
+    const IrCell *c = tu_compile_file(&a, "cells/lstm.cell")->cells[0];
+    Diags d; diag_init(&d, &a, "lstm", NULL, 0);
+    const Plan *p = sched_plan(&a, c, &d);
+    int64_t dv[2] = {8, 16};
+    const PlanLayout *L = sched_layout(&a, p, dv, &d);
+    StrBuf src[3] = {{0}, {0}, {0}};
+    ck_assert(cg_emit_unit(&a, p, L, CG_UNIT_FORWARD, &src[0], &d));
+    ck_assert(cg_emit_unit(&a, p, L, CG_UNIT_BACKWARD, &src[1], &d));
+    ck_assert(cg_emit_convert(&src[2]));
+    rnncc_model m;
+    IrCell cell;
+    build_model(&m, &cell);
+    RtBuild b[3];
+    for (int round = 0; round < 2; round++) {
+        for (int i = 0; i < 3; i++) rt_build_start(&m, &b[i], sb_str(&src[i]), NULL, 0);
+        for (int i = 0; i < 3; i++) {
+            ck_assert_int_eq(b[i].from_cache, round);
+            ck_assert_int_eq(b[i].threaded, !round); /* a miss compiles on its own thread */
+        }
+        for (int i = 0; i < 3; i++) {
+            ck_assert_int_eq(rt_build_wait(&m, &b[i]), RNNCC_OK);
+            ck_assert_ptr_nonnull(b[i].bin);
+            ck_assert_uint_gt(b[i].len, 1000);
+        }
+        for (int i = 0; i < 3; i++) rt_build_free(&b[i]);
+        ck_assert_int_eq(entries(&m.cache), 3);
+    }
+    /* fresh: compiled again though cached */
+    rt_build_start(&m, &b[0], sb_str(&src[2]), "sm_80", 1);
+    ck_assert(!b[0].from_cache && b[0].threaded);
+    ck_assert_int_eq(rt_build_wait(&m, &b[0]), RNNCC_OK);
+    rt_build_free(&b[0]);
+    ck_assert_int_eq(entries(&m.cache), 4); /* sm_80's is an entry of its own */
+    for (int i = 0; i < 3; i++) sb_free(&src[i]);
+    arena_free(&a);
+}
+END_TEST
+
+/* A source NVRTC refuses fails its own build, with the cell, the target and NVRTC's log in the
+ * model's error, and leaves the one compiled beside it whole; a build never waited for is joined
+ * by rt_build_free. */
+START_TEST(a_failed_build_reports_and_others_stand) {
+    rnncc_model m;
+    IrCell cell;
+    build_model(&m, &cell);
+    StrBuf conv = {0};
+    ck_assert(cg_emit_convert(&conv));
+    const char *bad = "extern \"C\" __global__ void k(float *p) { p[0] = undeclared_thing; }\n";
+    RtBuild b[3];
+    rt_build_start(&m, &b[0], bad, NULL, 0);
+    rt_build_start(&m, &b[1], sb_str(&conv), NULL, 0);
+    rt_build_start(&m, &b[2], sb_str(&conv), "sm_80", 0);
+    ck_assert_int_eq(rt_build_wait(&m, &b[0]), RNNCC_ERR_NVRTC);
+    ck_assert_ptr_nonnull(strstr(m.error, "compiling the kernels of cell 'lstm' for sm_90"));
+    ck_assert_ptr_nonnull(strstr(m.error, "undeclared_thing"));
+    ck_assert_ptr_null(b[0].bin);
+    ck_assert_int_eq(rt_build_wait(&m, &b[1]), RNNCC_OK);
+    ck_assert_ptr_nonnull(b[1].bin);
+    for (int i = 0; i < 3; i++) rt_build_free(&b[i]); /* b[2]: joined here */
+    ck_assert_int_eq(entries(&m.cache), 1); /* b[1]'s: the failure caches nothing, nor a build never waited for */
+    sb_free(&conv);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("cache");
     TCase *tc = tcase_create("cache");
@@ -191,6 +282,8 @@ int main(void) {
     tcase_add_test(tc, can_be_turned_off);
     tcase_add_test(tc, refuses_a_directory_open_to_others);
     tcase_add_test(tc, keys_cover_their_inputs);
+    tcase_add_test(tc, builds_run_side_by_side_into_the_cache);
+    tcase_add_test(tc, a_failed_build_reports_and_others_stand);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }
