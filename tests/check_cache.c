@@ -35,16 +35,25 @@ static void teardown(void) {
     ck_assert_int_eq(system(cmd), 0);
 }
 
+/* The LSTM's plan laid out at I=8, H=16, in arena a (diagnostics in d). */
+static const PlanLayout *lstm_layout(Arena *a, Diags *d) {
+    const IrCell *c = tu_compile_file(a, "cells/lstm.cell")->cells[0];
+    diag_init(d, a, "lstm", NULL, 0);
+    const Plan *p = sched_plan(a, c, d);
+    int64_t *dv = arena_array(a, 2, sizeof *dv);
+    dv[0] = 8, dv[1] = 16;
+    const PlanLayout *L = sched_layout(a, p, dv, d);
+    ck_assert_ptr_nonnull(L);
+    return L;
+}
+
 /* The LSTM's kernels compiled to a CUBIN for sm_90 through NVRTC. */
 static void compiled_lstm(void **bin, size_t *len, char **source) {
     Arena a; arena_init(&a);
-    const IrCell *c = tu_compile_file(&a, "cells/lstm.cell")->cells[0];
-    Diags d; diag_init(&d, &a, "lstm", NULL, 0);
-    const Plan *p = sched_plan(&a, c, &d);
-    int64_t dv[2] = {8, 16};
-    const PlanLayout *L = sched_layout(&a, p, dv, &d);
+    Diags d;
+    const PlanLayout *L = lstm_layout(&a, &d);
     StrBuf src = {0};
-    ck_assert(cg_emit_forward(&a, p, L, &src, &d));
+    ck_assert(cg_emit_forward(&a, L->plan, L, &src, &d));
     RtNvrtcResult res;
     ck_assert_int_eq(rt_nvrtc_compile(sb_str(&src), "lstm", RT_NVRTC_CUBIN, "sm_90", &res), RT_NVRTC_OK);
     *bin = res.image;
@@ -208,14 +217,11 @@ static int entries(const RtCache *c) {
  * conversions) build at once, land in the cache, and come back from it without a compile. */
 START_TEST(builds_run_side_by_side_into_the_cache) {
     Arena a; arena_init(&a);
-    const IrCell *c = tu_compile_file(&a, "cells/lstm.cell")->cells[0];
-    Diags d; diag_init(&d, &a, "lstm", NULL, 0);
-    const Plan *p = sched_plan(&a, c, &d);
-    int64_t dv[2] = {8, 16};
-    const PlanLayout *L = sched_layout(&a, p, dv, &d);
+    Diags d;
+    const PlanLayout *L = lstm_layout(&a, &d);
     StrBuf src[3] = {{0}, {0}, {0}};
-    ck_assert(cg_emit_unit(&a, p, L, CG_UNIT_FORWARD, &src[0], &d));
-    ck_assert(cg_emit_unit(&a, p, L, CG_UNIT_BACKWARD, &src[1], &d));
+    ck_assert(cg_emit_unit(&a, L->plan, L, CG_UNIT_FORWARD, &src[0], &d));
+    ck_assert(cg_emit_unit(&a, L->plan, L, CG_UNIT_BACKWARD, &src[1], &d));
     ck_assert(cg_emit_convert(&src[2]));
     rnncc_model m;
     IrCell cell;
