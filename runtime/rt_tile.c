@@ -273,6 +273,22 @@ static void search(Search *S, const CgPersistAsk *base) {
         for (int i = 0; i < 3; i++) try_tile(S, &w[i]);
     }
     if (S->best.state != 1) return;
+    /* the chunk and sequence rounds go on while they gain, each from the last winner; what they would
+     * try if the chunks gain (three caps at most) and, the chunks as they are, the sequences (two at
+     * most), compiles first: a guess, so bounded */
+    CgPersistAsk next[PREBUILD_MAX];
+    int nnext = 0, nw_min = S->best.plan.mma ? 2 : 1;
+    int64_t top = 256; /* the chunk round's first cap: the largest power of two below the best's chunk */
+    while (top * 2 < S->best.plan.kc_max) top *= 2;
+    for (int64_t cap = top; !m->persist_chunk && S->best.plan.kc_max > 256 && cap >= 256 && nnext < 3; cap /= 2) {
+        next[nnext] = S->best_ask;
+        next[nnext++].kc_cap = cap;
+    }
+    for (int nw = S->best.plan.nw; !m->persist_nw && nw / 2 >= nw_min && nnext < 5; nw /= 2) {
+        next[nnext] = S->best_ask;
+        next[nnext++].nw_max = nw / 2;
+    }
+    prebuild(S, next, nnext);
     for (int64_t kc = S->best.plan.kc_max; !m->persist_chunk && kc > 256;) { /* chunks overlap staging with the product */
         int64_t cap = 256;
         while (cap * 2 < kc) cap *= 2;
@@ -283,7 +299,6 @@ static void search(Search *S, const CgPersistAsk *base) {
         if (S->best_us >= before) break;
         kc = S->best.plan.kc_max;
     }
-    int nw_min = S->best.plan.mma ? 2 : 1;
     for (int nw = S->best.plan.nw; !m->persist_nw && nw / 2 >= nw_min;) { /* fewer sequences a pass: fewer registers */
         CgPersistAsk a = S->best_ask;
         a.nw_max = nw / 2;
