@@ -98,8 +98,9 @@ typedef struct rnncc_model_desc {
 } rnncc_model_desc;
 
 /* Instantiates a cell: binds dimensions, plans it, generates and JIT-compiles its kernels for
- * the device (through the on-disk cache), allocates its weights (zeroed). On failure, other
- * than for memory, *out is a model that only answers rnncc_model_error and destroy. */
+ * the device (through the on-disk cache; on threads of its own, joined before it returns),
+ * allocates its weights (zeroed). On failure, other than for memory, *out is a model that only
+ * answers rnncc_model_error and destroy. */
 rnncc_status rnncc_model_create(const rnncc_program *program, const rnncc_model_desc *desc, rnncc_model **out);
 /* Frees a model and its device memory. NULL is ignored. */
 void rnncc_model_destroy(rnncc_model *model);
