@@ -51,11 +51,13 @@ void rt_build_start(rnncc_model *m, RtBuild *b, const char *source, const char *
 }
 
 rnncc_status rt_build_wait(rnncc_model *m, RtBuild *b) {
-    if (b->from_cache || b->done) return RNNCC_OK;
-    if (b->threaded) pthread_join(b->thread, NULL);
-    else compile_thread(b); /* no thread could be made: compile here */
-    b->threaded = 0;
-    b->done = 1;
+    if (b->from_cache) return RNNCC_OK;
+    if (!b->done) {
+        if (b->threaded) pthread_join(b->thread, NULL);
+        else compile_thread(b); /* no thread could be made: compile here */
+        b->threaded = 0;
+        b->done = 1;
+    }
     RtNvrtcResult *res = &b->res;
     if (res->status != RT_NVRTC_OK) {
         StrBuf sb = {0};
@@ -65,6 +67,7 @@ rnncc_status rt_build_wait(rnncc_model *m, RtBuild *b) {
         sb_free(&sb);
         return s;
     }
+    if (b->bin) return RNNCC_OK; /* waited for before */
     b->bin = res->image;
     b->len = res->size;
     res->image = NULL;

@@ -210,8 +210,6 @@ struct rnncc_model {
     int nmodules;
     cudaLibrary_t convert_lib;  /* the 16-bit modes' operand conversions (cg_emit_convert) */
     cudaKernel_t to_half[2];    /* rnncc_to_f16, rnncc_to_bf16 in it (rt_half.c) */
-    double build_ms;            /* wall time generating, compiling (or finding cached) and loading the units */
-    int built_from_cache;       /* every unit's binary came from the on-disk cache */
     RtUnit *units;              /* [layers * dirs] */
     int nunits;
     int64_t weight_count;
@@ -327,7 +325,6 @@ typedef struct RtModuleBuilds {
     RtBuild build[RT_MODULE_BUILDS];
     StrBuf src[RT_MODULE_BUILDS];
     int n;
-    double t0;
 } RtModuleBuilds;
 rnncc_status rt_modules_start(rnncc_model *m, RtModuleBuilds *mb);
 /* Waits for rt_modules_start's builds and loads them (unless abandon: then only waits and frees);
@@ -379,7 +376,8 @@ void rt_persist_unload(rnncc_model *m);
 /* Starts building source for arch (NULL: m->arch): from the cache unless fresh, else compiled by
  * NVRTC on a thread of its own (or, when none can be made, by rt_build_wait). */
 void rt_build_start(rnncc_model *m, RtBuild *b, const char *source, const char *arch, int fresh);
-/* Waits for b's compile (caching its CUBIN); a failure is recorded in m with NVRTC's report. */
+/* Waits for b's compile (caching its CUBIN); a failure is recorded in m with NVRTC's report, again
+ * at every later wait. */
 rnncc_status rt_build_wait(rnncc_model *m, RtBuild *b);
 /* Waits for b, loads its CUBIN as *lib and runs get(m, ctx) to look up its kernels; a cached binary
  * the driver refuses is compiled afresh once. */

@@ -50,16 +50,17 @@ static rnncc_status start_one(rnncc_model *m, RtModuleBuilds *mb, const PlanLayo
     diag_init(&d, &m->arena, m->cell->name, m->source, strlen(m->source));
     int ok = layout ? cg_emit_unit(&m->arena, m->plan, layout, part ? CG_UNIT_BACKWARD : CG_UNIT_FORWARD, src, &d)
                     : cg_emit_convert(src);
-    if (!ok || src->failed)
+    if (!ok || src->failed) {
+        sb_free(src);
         return rt_fail(m, RNNCC_ERR_UNSUPPORTED, "generating the kernels of cell '%s': %s", m->cell->name,
                        layout && d.head ? d.head->msg : "out of memory");
+    }
     rt_build_start(m, &mb->build[mb->n++], sb_str(src), NULL, 0);
     return RNNCC_OK;
 }
 
 rnncc_status rt_modules_start(rnncc_model *m, RtModuleBuilds *mb) {
     memset(mb, 0, sizeof *mb);
-    mb->t0 = rt_now_ms();
     for (int i = 0; i < m->nmodules; i++) {
         RtModule *out = &m->module[i];
         memset(out, 0, sizeof *out);
@@ -74,19 +75,16 @@ rnncc_status rt_modules_start(rnncc_model *m, RtModuleBuilds *mb) {
 
 rnncc_status rt_modules_finish(rnncc_model *m, RtModuleBuilds *mb, int abandon) {
     rnncc_status s = RNNCC_OK;
-    m->built_from_cache = 1;
-    for (int b = 0; b < mb->n; b++) {
+    for (int b = 0; b < mb->n; b++) { /* as rt_modules_start ordered them: module i's parts at 2i, 2i+1, then the conversions */
         if (s == RNNCC_OK && !abandon) {
             int i = b / 2, part = b % 2;
             PartKernels k = {&m->module[i < m->nmodules ? i : 0], part};
             s = i < m->nmodules ? rt_build_load(m, &mb->build[b], get_kernels, &k, &m->module[i].lib[part])
                                 : rt_build_load(m, &mb->build[b], get_conversions, NULL, &m->convert_lib);
-            m->built_from_cache &= mb->build[b].from_cache;
         }
         rt_build_free(&mb->build[b]);
         sb_free(&mb->src[b]);
     }
-    m->build_ms = rt_now_ms() - mb->t0;
     mb->n = 0;
     return s;
 }
