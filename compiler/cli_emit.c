@@ -21,10 +21,11 @@ static void print_diags(const Diags *d) {
     sb_free(&err);
 }
 
-/* Plans, lays out and emits one cell into out; returns a CLI status. */
+/* Plans, lays out and emits one cell into out (a per-step unit: the parts cg_emit_unit takes);
+ * returns a CLI status. */
 static int emit_cell(CliSource *s, const IrCell *ic, const char **dims, int ndims, long long batch, int backward,
-                     rnncc_precision precision, int *cluster, int warps, long long chunk, int seqs, int handoff,
-                     int split, StrBuf *out) {
+                     int parts, rnncc_precision precision, int *cluster, int warps, long long chunk, int seqs,
+                     int handoff, int split, StrBuf *out) {
     const CgProducts products = (CgProducts)precision; /* the precision's products (codegen/cg.h) */
     Plan *plan = sched_plan(&s->arena, ic, &s->diags);
     if (!plan) {
@@ -48,7 +49,7 @@ static int emit_cell(CliSource *s, const IrCell *ic, const char **dims, int ndim
         return CLI_USAGE_ERROR;
     }
     PlanLayout *layout = sched_layout(&s->arena, plan, dimval, &s->diags);
-    if (layout && batch == 0) cg_emit_forward(&s->arena, plan, layout, out, &s->diags);
+    if (layout && batch == 0) cg_emit_unit(&s->arena, plan, layout, parts, out, &s->diags);
     if (!layout || s->diags.nerrors > before) {
         print_diags(&s->diags);
         return CLI_INPUT_ERROR;
@@ -181,7 +182,8 @@ int cli_emit(int argc, char **argv) {
                    "                  [-o FILE] FILE\n"
                    "Prints the CUDA translation unit of a cell in FILE (the only one, or --cell NAME) with every\n"
                    "dimension bound by --dim: the forward kernels, then the backward kernels derived from them.\n"
-                   "--forward or --backward print only that part (for reading; --ptx and --cubin compile the whole unit).\n"
+                   "--forward or --backward print only that part of it; with --ptx or --cubin they compile that\n"
+                   "part's own program, as the runtime does (it compiles the two side by side).\n"
                    "--ptx or --cubin compile it with NVRTC for ARCH (default sm_90) and write the result instead;\n"
                    "a CUBIN is binary and is written only to -o FILE or a pipe.\n"
                    "--persistent N prints instead the persistent backend's unit (one kernel for the whole step\n"
@@ -220,11 +222,6 @@ int cli_emit(int argc, char **argv) {
                 cluster ? "cluster" : warps ? "warps" : chunk ? "chunk" : seqs ? "seqs" : handoff >= 0 ? "handoff" : "split");
         return CLI_USAGE_ERROR;
     }
-    if (part && !batch && (ptx || cubin)) {
-        fprintf(stderr, "rnncc emit: error: --%s prints source; --ptx and --cubin compile the whole unit\n",
-                part == 'F' ? "forward" : "backward");
-        return CLI_USAGE_ERROR;
-    }
     if (optind != argc - 1) {
         fprintf(stderr, "rnncc emit: error: expected exactly one input file (argument FILE)\n");
         return CLI_USAGE_ERROR;
@@ -252,7 +249,9 @@ int cli_emit(int argc, char **argv) {
             status = CLI_USAGE_ERROR;
         } else {
             StrBuf out = {0};
-            status = emit_cell(&s, ic, dims, ndims, batch, part == 'B', precision, &cluster, warps, chunk, seqs,
+            /* compiled, a part is its own NVRTC program, as the runtime compiles it; printed, a slice of the whole */
+            int parts = (ptx || cubin) && part ? (part == 'F' ? CG_UNIT_FORWARD : CG_UNIT_BACKWARD) : CG_UNIT_WHOLE;
+            status = emit_cell(&s, ic, dims, ndims, batch, part == 'B', parts, precision, &cluster, warps, chunk, seqs,
                                handoff < 0 ? CG_HANDOFF_BARRIER : handoff, split, &out);
             if (!arch) arch = cluster > 1 ? "sm_90a" : "sm_90";
             else if (cluster > 1 && (ptx || cubin) && arch[strlen(arch) - 1] != 'a')

@@ -244,9 +244,18 @@ START_TEST(run_emit_schedule_arguments) {
     r = RUN(NULL, "run", "--seq", "5");
     ck_assert_int_eq(r.status, 2);
     ck_assert_str_eq(r.err, "rnncc run: error: expected exactly one input file (argument FILE)\n");
+    /* compiled, a part is the program the runtime compiles: its own kernels only */
     r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--backward", "--ptx");
-    ck_assert_int_eq(r.status, 2);
-    ck_assert_str_eq(r.err, "rnncc emit: error: --backward prints source; --ptx and --cubin compile the whole unit\n");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_ptr_nonnull(strstr(r.out, ".entry rnncc_lstm_bs1("));
+    ck_assert_ptr_null(strstr(r.out, ".entry rnncc_lstm_s1("));
+    r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--forward", "--ptx");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_ptr_nonnull(strstr(r.out, ".entry rnncc_lstm_s1("));
+    ck_assert_ptr_null(strstr(r.out, ".entry rnncc_lstm_bs1("));
+    r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--ptx");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert(strstr(r.out, ".entry rnncc_lstm_s1(") && strstr(r.out, ".entry rnncc_lstm_bs1("));
     r = RUN(NULL, "emit", "cells/gru.cell", "--dim", "I=4", "--dim", "H=8", "--backward");
     ck_assert_int_eq(r.status, 0);
     ck_assert(starts_with(r.out, "// ==== the backward kernels"));
