@@ -819,7 +819,7 @@ int cg_emit_unit(Arena *arena, const Plan *plan, const PlanLayout *layout, int p
     int errors = diags->nerrors;
     emit_header(&g);
     cg_emit_preamble(&g);
-    int gi = 0;
+    int gi;
     for (gi = 0; (parts & CG_UNIT_FORWARD) && gi < plan->ngroups; gi++) {
         if (gi) cg_emit(out, "%s", "");
         if (!emit_kernel(&g, gi)) goto fail;

@@ -43,8 +43,7 @@ void rt_build_start(rnncc_model *m, RtBuild *b, const char *source, const char *
     if (b->from_cache) return;
     /* 16 MB of stack, as a process's main thread commonly has: NVRTC's optimizer recurses */
     pthread_attr_t attr;
-    b->threaded = pthread_attr_init(&attr) == 0;
-    if (!b->threaded) return;
+    if (pthread_attr_init(&attr) != 0) return; /* no worker: rt_build_wait compiles it */
     b->threaded = pthread_attr_setstacksize(&attr, (size_t)16 << 20) == 0 &&
                   pthread_create(&b->thread, &attr, compile_thread, b) == 0;
     pthread_attr_destroy(&attr);

@@ -386,7 +386,8 @@ rnncc_status rt_build_load(rnncc_model *m, RtBuild *b, rnncc_status (*get)(rnncc
 /* Joins b's worker if it still runs, frees its CUBIN and result. */
 void rt_build_free(RtBuild *b);
 /* Loads a generated source's library, built for arch (NULL: the device's, m->arch), and runs
- * get(m, ctx) to look up its kernels (rt_build_start, rt_build_load on the calling thread's wait). */
+ * get(m, ctx) to look up its kernels (rt_build_start then rt_build_load: a miss compiles on a worker
+ * that this call waits for). */
 rnncc_status rt_module_library(rnncc_model *m, const char *source, const char *arch,
                                rnncc_status (*get)(rnncc_model *, void *), void *ctx, cudaLibrary_t *lib, int *from_cache);
 /* A monotonic clock in milliseconds. */

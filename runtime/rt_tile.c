@@ -244,8 +244,7 @@ static void search(Search *S, const CgPersistAsk *base) {
         a.cluster = m->persist_cluster ? m->persist_cluster : clusters[i];
         first[nfirst++] = a;
     }
-    int flags = m->persist_handoff < 0 && !base->backward;
-    if (flags) { /* steps handed off by flags, which take no clusters */
+    if (m->persist_handoff < 0 && !base->backward) { /* steps handed off by flags, which take no clusters */
         CgPersistAsk a = *base;
         a.handoff = CG_HANDOFF_FLAGS;
         if (try_clusters) a.split = m->persist_split == 1;
