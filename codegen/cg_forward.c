@@ -35,6 +35,12 @@ void cg_local_name(const IrCell *c, IrRef r, char kind, char *buf, size_t size) 
     snprintf(buf, size, "%c%u_%.*s%s", kind, r, len, name, suffix);
 }
 
+void cg_first_name(const Gen *g, int gi, IrRef r, char *buf, size_t size) {
+    char v[NAME_SIZE];
+    cg_local_name(g->c, r, 'v', v, sizeof v);
+    snprintf(buf, size, "q%d_%s", g->plan->groups[gi].index, v);
+}
+
 /* Refuses names that are not plain identifiers (the front end already does; this keeps a
  * cell built some other way from pasting text into the source). */
 static int check_one(Gen *g, const char *name, SrcLoc loc, int primed_ok) {
@@ -298,7 +304,11 @@ static void ensure_local(Gen *g, IrRef r) {
                    ? cg_value_summed(g->L, g->plan->gemms[g->plan->node[r].gemm].out_buffer)
                    : -1;
     if (into >= 0) cg_emit(g->out, "const float %s = a.summed ? 0.0f : %s;  // %s (in B%d's where a.summed)", name, expr, sb_str(&what), into);
-    else cg_emit(g->out, "const float %s = %s;  // %s", name, expr, sb_str(&what));
+    else if (g->first[r] == g->group + 1) { /* the thread's first item (i == threadIdx.x): loaded before the GEMMs */
+        char q[NAME_SIZE];
+        cg_first_name(g, g->group, r, q, sizeof q);
+        cg_emit(g->out, "const float %s = i == threadIdx.x ? %s : %s;  // %s", name, q, expr, sb_str(&what));
+    } else cg_emit(g->out, "const float %s = %s;  // %s", name, expr, sb_str(&what));
     if (what.failed) g->out->failed = 1;
     sb_free(&what);
 }
@@ -646,6 +656,7 @@ void cg_group_begin(Gen *g, int gi) {
     memset(g->computed, 0, g->c->nnodes);
     memset(g->loaded, 0, g->c->nnodes);
     for (int i = 0; i < grp->nnodes; i++) g->computed[grp->nodes[i]] = 1;
+    g->group = gi;
     g->uses_col = grp->program != SCHED_STEP;
     g->group_width = cg_group_width(g->L, gi);
 }
@@ -804,7 +815,8 @@ int cg_gen_init(Gen *g, Arena *arena, const Plan *plan, const PlanLayout *layout
     g->loaded = arena_alloc(arena, c->nnodes + 1u);
     g->listed = arena_alloc(arena, c->nnodes + (size_t)plan->ngemms + 1u);
     g->sent = arena_alloc(arena, c->nnodes + 1u);
-    if (!g->computed || !g->loaded || !g->listed || !g->sent) {
+    g->first = arena_alloc(arena, (c->nnodes + 1u) * sizeof *g->first);
+    if (!g->computed || !g->loaded || !g->listed || !g->sent || !g->first) {
         diag_error(diags, (SrcLoc){0, 0, 1}, "out of memory while generating code for cell '%s'", c->name);
         return 0;
     }

@@ -805,37 +805,102 @@ static int from_before_the_step(const Gen *g, IrRef r, int backward) {
     return n->op != IR_CONST && n->op != IR_PARAM && s->buffer >= 0 && s->program == SCHED_HOIST;
 }
 
-/* Prefetches into L1, for this block's items of step group gi, the values it reads that were
- * there before the step (hoisted results, inputs, states; backward: the forward values it
- * recomputes from, not the adjoints), so that its loads after the step's GEMMs find them on chip.
- * Only this block writes its items' states, so no line goes stale. */
+enum { CG_FIRST_MAX = 16 }; /* values a forward step group loads early for its first item (registers) */
+
+/* Emits RNN_ISSUED over the registers names holds (newline-separated), 16 to a statement. */
+static void emit_issued_names(StrBuf *out, const char *names) {
+    StrBuf line = {0};
+    int k = 0;
+    for (const char *p = names; *p;) {
+        const char *e = strchr(p, '\n');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        sb_printf(&line, "%s\"f\"(%.*s)", k % CG_ISSUED_OPERANDS ? ", " : "RNN_ISSUED(", (int)len, p);
+        p += len + (e != NULL);
+        if (++k % CG_ISSUED_OPERANDS == 0 || !*p) {
+            cg_emit(out, "%s);  // issued here, used after the GEMMs", sb_str(&line));
+            line.len = 0;
+        }
+    }
+    if (line.failed) out->failed = 1;
+    sb_free(&line);
+}
+
+/* For this block's items of step group gi, the values it reads that were there before the step
+ * (hoisted results, inputs, states; backward: the forward values it recomputes from, not the
+ * adjoints). A forward loads the thread's first item's (and its parameters), at most
+ * CG_FIRST_MAX, into registers q<K>_<local> (Gen.first) that the item's body takes: the step's
+ * GEMMs hide their trips to memory (bench/NOTES.md section 39). The rest it prefetches into L1,
+ * so that the loads after the GEMMs find them on chip. Only this block writes its items' states,
+ * so no value goes stale. */
 static void emit_prefetch(Gen *g, int gi, int backward) {
     const SchedGroup *grp = &g->plan->groups[gi];
     const IrCell *c = g->c;
     StrBuf *out = g->out;
-    char jd[NAME_SIZE], expr[EXPR_SIZE], gbuf[GUARD_SIZE];
+    char jd[NAME_SIZE], expr[EXPR_SIZE], gbuf[GUARD_SIZE], q[NAME_SIZE];
     int jdim = cg_group_jdim(g, gi);
     if (jdim < 0) return;
     int64_t J = cg_group_width(g->L, gi);
     cg_dim_code(c, jdim, jd, sizeof jd);
     cg_group_begin(g, gi);
-    StrBuf body = {0};
+    StrBuf body = {0}, first = {0}, names = {0}, decl = {0};
     body.indent = out->indent + 2;
+    first.indent = out->indent + 3;
+    int nfirst = 0, all_first = 1;
     for (int i = 0; i < grp->nnodes; i++) {
         const IrNode *n = &c->nodes[grp->nodes[i]];
         for (int a = 0; a < ir_ops[n->op].arity; a++) {
             IrRef r = n->args[a];
-            if (g->computed[r] || g->loaded[r] || !from_before_the_step(g, r, backward)) continue;
+            int before = from_before_the_step(g, r, backward);
+            if (g->computed[r] || g->loaded[r] || (!before && (backward || c->nodes[r].op != IR_PARAM))) continue;
             g->loaded[r] = 1;
             StrBuf what = {0};
             cg_value_expr(g, r, 0, expr, sizeof expr, &what);
-            cg_emit(&body, "%srnn_prefetch(&%s);  // %s", cg_guard(g, r, J, gbuf, sizeof gbuf), expr, sb_str(&what));
+            const char *gd = cg_guard(g, r, J, gbuf, sizeof gbuf);
+            if (!backward && !g->first[r] && nfirst < CG_FIRST_MAX) {
+                g->first[r] = gi + 1;
+                nfirst++;
+                cg_first_name(g, gi, r, q, sizeof q);
+                sb_printf(&decl, "%s%s = 0.0f", decl.len ? ", " : "", q);
+                sb_printf(&names, "%s\n", q);
+                cg_emit(&first, "%s%s = %s;  // %s", gd, q, expr, sb_str(&what));
+            } else if (before) {
+                all_first = 0;
+            }
+            if (before) cg_emit(&body, "%srnn_prefetch(&%s);  // %s", gd, expr, sb_str(&what));
             sb_free(&what);
         }
     }
+    if (first.len) {
+        cg_emit(out, "// K%d's values from before the step for this thread's first item, loaded while the GEMMs run",
+                grp->index);
+        cg_emit(out, "float %s;", sb_str(&decl));
+        cg_open(out, "{");
+        cg_emit(out, "const int j0 = (int)((long long)%s * s / G), nj = (int)((long long)%s * (s + 1) / G) - j0;", jd, jd);
+        cg_emit(out, "const long long i = threadIdx.x;");
+        cg_open(out, "if (i < (long long)a.N * nj) {");
+        cg_emit(out, "const long long n = i / nj;  // the sequence");
+        cg_emit(out, "const int j = j0 + (int)(i %% nj);  // the element");
+        cg_emit(out, "const int len = a.lengths ? a.lengths[n] : a.T;");
+        cg_open(out, "if (a.t < len) {");
+        if (g->uses_col) {
+            cg_emit(out, "const int pos = a.reverse ? len - 1 - a.t : a.t;");
+            cg_emit(out, "const long long col = (long long)pos * a.N + n;");
+        }
+        sb_putn(out, sb_str(&first), first.len);
+        cg_close(out, NULL);
+        cg_close(out, NULL);
+        emit_issued_names(out, sb_str(&names));
+        cg_close(out, NULL);
+    }
     if (body.len) {
-        cg_emit(out, "// K%d's values from before the step, into L1 while the GEMMs run", grp->index);
-        open_own_items(out, jd);
+        cg_emit(out, "// K%d's values from before the step%s, into L1 while the GEMMs run", grp->index,
+                first.len && all_first ? " for this thread's other items" : "");
+        cg_open(out, "{");
+        cg_emit(out, "const int j0 = (int)((long long)%s * s / G), nj = (int)((long long)%s * (s + 1) / G) - j0;", jd, jd);
+        cg_open(out, "for (long long i = threadIdx.x%s; i < (long long)a.N * nj; i += blockDim.x) {",
+                first.len && all_first ? " + blockDim.x" : "");
+        cg_emit(out, "const long long n = i / nj;  // the sequence");
+        cg_emit(out, "const int j = j0 + (int)(i %% nj);  // the element");
         cg_emit(out, "const int len = a.lengths ? a.lengths[n] : a.T;");
         cg_emit(out, "if (a.t >= len) continue;");
         if (g->uses_col) {
@@ -846,8 +911,11 @@ static void emit_prefetch(Gen *g, int gi, int backward) {
         cg_close(out, NULL);
         cg_close(out, NULL);
     }
-    if (body.failed) out->failed = 1;
+    if (body.failed || first.failed || names.failed || decl.failed) out->failed = 1;
     sb_free(&body);
+    sb_free(&first);
+    sb_free(&names);
+    sb_free(&decl);
 }
 
 /* Emits a grid barrier unless the block is right after one. */
@@ -969,6 +1037,7 @@ static int emit_forward_steps(Gen *g, const CgPersist *P) {
     const Plan *p = g->plan;
     StrBuf *out = g->out;
     int K = p->phases[SCHED_STEP], synced = 1; /* the step starts after the previous one's barrier */
+    memset(g->first, 0, (g->c->nnodes + 1u) * sizeof *g->first);
     cg_open(out, "for (int t = args.t; t < args.t_end; t++) {");
     emit_step_view(g, 0, 1);
     if (P->flags)
@@ -996,6 +1065,7 @@ static int emit_forward_steps(Gen *g, const CgPersist *P) {
         synced = 0;
     }
     cg_close(out, NULL);
+    memset(g->first, 0, (g->c->nnodes + 1u) * sizeof *g->first);
     return 1;
 }
 

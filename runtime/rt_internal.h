@@ -55,7 +55,7 @@ typedef struct RtPersist {
     int from_cache;
     double compile_ms;
     char why[512];             /* the plan in words, and why clusters or a split were refused */
-    char tile[256];             /* how the tile was chosen, in words ("" before the build) */
+    char tile[384];             /* how the tile was chosen, in words ("" before the build) */
     int tried;                  /* tiles the search built and timed (0: none, the rule's or the cached choice) */
     CgPersist rule_plan;        /* the tile the rule plans without a search: what the automatic choice
                                  * judges (cg_persist_preferred), so that it hangs neither on the search's

@@ -128,6 +128,8 @@ typedef struct Search {
     double best_us, rule_us;
     CgPersist tried[MAX_TRIED];
     int ntried, timed, failed;
+    int alone;                  /* builds that compiled one at a time (not prebuilt, not cached) */
+    double prebuild_ms, build_ms, probe_ms; /* where the search's time went */
     rnncc_status fatal;         /* the device broke during a probe (RNNCC_OK: it did not) */
 } Search;
 
@@ -162,7 +164,11 @@ static void try_tile(Search *S, const CgPersistAsk *ask) {
     memset(&c, 0, sizeof c);
     char why[256]; /* (a plan's few bytes stay in the model's arena) */
     if (!cg_persist_plan(&m->arena, m->layout[S->li], ask, &c.plan, why, sizeof why) || tried(S, &c.plan)) return;
-    if (rt_persist_build(m, S->li, ask, &c) != RNNCC_OK) {
+    double t0 = rt_now_ms();
+    rnncc_status built = rt_persist_build(m, S->li, ask, &c);
+    S->build_ms += rt_now_ms() - t0;
+    S->alone += !c.from_cache;
+    if (built != RNNCC_OK) {
         candidate_failed(S, &c);
         return;
     }
@@ -172,7 +178,10 @@ static void try_tile(Search *S, const CgPersistAsk *ask) {
     }
     S->tried[S->ntried++] = c.plan;
     double us = 0;
-    if (probe_time(m, S->li, &c, &S->scratch, &us) != RNNCC_OK) {
+    t0 = rt_now_ms();
+    rnncc_status probed = probe_time(m, S->li, &c, &S->scratch, &us);
+    S->probe_ms += rt_now_ms() - t0;
+    if (probed != RNNCC_OK) {
         candidate_failed(S, &c);
         return;
     }
@@ -193,6 +202,7 @@ static void try_tile(Search *S, const CgPersistAsk *ask) {
  * planned are skipped; a failure here is left for the search's own build to meet and report. */
 static void prebuild(Search *S, const CgPersistAsk *asks, int n) {
     rnncc_model *m = S->m;
+    double t0 = rt_now_ms();
     RtBuild b[PREBUILD_MAX];
     StrBuf src[PREBUILD_MAX];
     CgPersist planned[PREBUILD_MAX];
@@ -216,6 +226,7 @@ static void prebuild(Search *S, const CgPersistAsk *asks, int n) {
         rt_build_free(&b[j]);
         sb_free(&src[j]);
     }
+    S->prebuild_ms += rt_now_ms() - t0;
 }
 
 /* The coordinate search from base: clusters (unless forced), a backward's clusters splitting K
@@ -436,7 +447,10 @@ rnncc_status rt_tile_search(rnncc_model *m, int li, const CgPersistAsk *base, Rt
     if (S.rule_us > 0) snprintf(rule, sizeof rule, "the rule's %.2f", S.rule_us);
     char failed[40] = "";
     if (S.failed) snprintf(failed, sizeof failed, "; %d did not run", S.failed);
-    snprintf(p->tile, sizeof p->tile, "tile %s: the fastest of %d measured (%.2f us a step; %s; searched in %.1f s%s)",
-             tile, S.timed, S.best_us, rule, (rt_now_ms() - t0) / 1000.0, failed);
+    snprintf(p->tile, sizeof p->tile,
+             "tile %s: the fastest of %d measured (%.2f us a step; %s; searched in %.1f s: %.1f compiling side by side, "
+             "%.1f building (%d compiled alone), %.1f timing%s)",
+             tile, S.timed, S.best_us, rule, (rt_now_ms() - t0) / 1000.0, S.prebuild_ms / 1000.0, S.build_ms / 1000.0,
+             S.alone, S.probe_ms / 1000.0, failed);
     return RNNCC_OK;
 }

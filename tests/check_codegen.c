@@ -820,6 +820,90 @@ START_TEST(persistent_results_kept_and_loads_first) {
 }
 END_TEST
 
+/* The text between the first `from` at or after p and the next `to` after it (malloc'd; "" when
+ * either is missing). */
+static char *between(const char *p, const char *from, const char *to) {
+    const char *a = p ? strstr(p, from) : NULL, *b = a ? strstr(a + strlen(from), to) : NULL;
+    size_t n = a && b ? (size_t)(b - a) : 0;
+    char *t = malloc(n + 1);
+    ck_assert_ptr_nonnull(t);
+    memcpy(t, a ? a : "", n);
+    t[n] = 0;
+    return t;
+}
+
+/* A persistent forward loads the values a step group reads from before the step (hoisted results,
+ * states) and its parameters, for each thread's first item, into registers q<K>_<local> between
+ * the step's barrier and its GEMMs, fenced by RNN_ISSUED; that item's body takes them (`i ==
+ * threadIdx.x ? q..`), the other items' values are prefetched into L1 as before. At most 16 a group
+ * (the rest loaded and prefetched as before); each group its own registers; not in the backward
+ * or the per-step kernels (bench/NOTES.md section 39). */
+START_TEST(persistent_first_item_loaded_before_the_gemms) {
+    Src s;
+    src_open_file(&s, "cells/lstm.cell");
+    const char *dims[] = {"I=40", "H=72", "M=56"};
+    PlanLayout *L = layout_bound(&s, s.module->cells[0], dims, 2);
+    CgPersist P;
+    char why[256];
+    char *u = emit_persistent(&s, L, cg_persist_h100_ask(16, 0, CG_F16, 1), &P, why, sizeof why);
+    ck_assert_msg(u, "%s", why);
+    const char *bar = strstr(u, "rnn_grid_sync(args.sync, ++epoch);  // step t-1"), *gemm = strstr(u, "rnn_mv_mma<");
+    const char *decl = strstr(u, "float q1_v"), *fence = decl ? strstr(decl, "RNN_ISSUED(\"f\"(q1_") : NULL;
+    ck_assert(bar && decl && fence && gemm && bar < decl && decl < fence && fence < gemm);
+    static const char *const loaded[] = {"q1_v2_c = a.state_prev[1][n * RNN_DIM_H + j];  // state c",
+                                         "q1_v11_b_i = a.params[", "q1_v15 = a.buf[0][col * "};
+    for (int k = 0; k < 3; k++) {
+        const char *at = strstr(u, loaded[k]);
+        ck_assert_msg(at && decl < at && at < fence, "%s", loaded[k]);
+    }
+    ck_assert_ptr_nonnull(strstr(u, "const float v2_c = i == threadIdx.x ? q1_v2_c : a.state_prev[1][n * RNN_DIM_H + j];"));
+    ck_assert_ptr_nonnull(strstr(u, "const float v11_b_i = i == threadIdx.x ? q1_v11_b_i : a.params["));
+    ck_assert_int_eq(count(u, "i == threadIdx.x ? q1_"), 9); /* 4 hoisted, 4 biases, c */
+    /* every value was loaded early: the prefetches serve the other items only */
+    const char *other = strstr(u, "for (long long i = threadIdx.x + blockDim.x; i < (long long)a.N * nj; i += blockDim.x) {");
+    ck_assert(other && fence < other && other < gemm && strstr(other, "rnn_prefetch(&a.state_prev[1]") < gemm);
+    free(u);
+    u = emit_persistent(&s, L, cg_persist_h100_ask(16, 1, CG_F16, 1), &P, why, sizeof why);
+    ck_assert_msg(u, "%s", why);
+    ck_assert_ptr_null(strstr(u, "i == threadIdx.x ? q"));
+    free(u);
+    u = emit(&s, L);
+    ck_assert_ptr_null(strstr(u, "i == threadIdx.x ? q"));
+    free(u);
+    src_close(&s);
+    /* two step groups (mLSTM: m, then the gates): registers of their own, each declared once */
+    src_open_file(&s, "cells/mlstm.cell");
+    L = layout_bound(&s, s.module->cells[0], dims, 3);
+    u = emit_persistent(&s, L, cg_persist_h100_ask(16, 0, CG_FFMA, 1), &P, why, sizeof why);
+    ck_assert_msg(u, "%s", why);
+    ck_assert_int_eq(count(u, "float q1_"), 1);
+    ck_assert_int_eq(count(u, "float q2_"), 1);
+    char *k1 = between(u, "// K1 over this block's units", "// K2 over"), *k2 = between(u, "// K2 over this block's units", "RNN_PROF(4)");
+    ck_assert(*k1 && *k2 && strstr(k1, "? q1_") && !strstr(k1, "? q2_") && strstr(k2, "? q2_") && !strstr(k2, "? q1_"));
+    free(k1);
+    free(k2);
+    free(u);
+    src_close(&s);
+    /* 18 hoisted values in one group: 16 early, the other two loaded after the GEMMs; the prefetch
+     * covers every item */
+    src_open(&s, "wide.cell",
+             "cell wide(x[I]) -> h {\n    state h[H]\n    param U[H, H], W1[H, I], W2[H, I], W3[H, I], W4[H, I], W5[H, I], W6[H, I]\n"
+             "    param W7[H, I], W8[H, I], W9[H, I], W10[H, I], W11[H, I], W12[H, I], W13[H, I], W14[H, I]\n"
+             "    param W15[H, I], W16[H, I], W17[H, I], W18[H, I]\n"
+             "    h' = tanh(U @ h + W1 @ x + W2 @ x + W3 @ x + W4 @ x + W5 @ x + W6 @ x + W7 @ x + W8 @ x + W9 @ x\n"
+             "              + W10 @ x + W11 @ x + W12 @ x + W13 @ x + W14 @ x + W15 @ x + W16 @ x + W17 @ x + W18 @ x)\n}\n");
+    L = layout_bound(&s, s.module->cells[0], dims, 2);
+    u = emit_persistent(&s, L, cg_persist_h100_ask(16, 0, CG_FFMA, 1), &P, why, sizeof why);
+    ck_assert_msg(u, "%s", why);
+    ck_assert_int_eq(count(u, "i == threadIdx.x ? q1_"), 16);
+    ck_assert_int_eq(count(u, "rnn_prefetch(&a.buf[0]"), 18);
+    ck_assert_ptr_null(strstr(u, "i = threadIdx.x + blockDim.x"));
+    if (!SANITIZED) compile_ok(u, "wide", "sm_90");
+    free(u);
+    src_close(&s);
+}
+END_TEST
+
 /* The tile follows the request: warps a block (4, 8, 16; chunks in whole shares of them),
  * staging chunks no longer than asked, no more sequences a pass than asked; anything else is
  * refused with a reason. Plans of one request are the same tile, of another not. */
@@ -2412,6 +2496,7 @@ static Suite *codegen_suite(void) {
     tcase_add_test(tc, persistent_tiles_follow_the_ask);
     tcase_add_test(tc, persistent_plan_narrows_passes);
     tcase_add_test(tc, persistent_results_kept_and_loads_first);
+    tcase_add_test(tc, persistent_first_item_loaded_before_the_gemms);
     tcase_add_test(tc, persistent_clusters_need_alike_tails);
     tcase_add_test(tc, persistent_backward_splits_k);
     tcase_add_test(tc, persistent_odd_rows_copied_by_words);

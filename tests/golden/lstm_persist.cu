@@ -1000,10 +1000,35 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_p(const RnnArgs 
         a.state_next[1] = (float *)args.state_prev[1] + sn * args.N * RNN_DIM_H;
         a.buf[1] = args.buf[1] + t * args.buf_step[1];
         if (t > args.t) rnn_grid_sync(args.sync, ++epoch);  // step t-1 is complete everywhere
-        // K1's values from before the step, into L1 while the GEMMs run
+        // K1's values from before the step for this thread's first item, loaded while the GEMMs run
+        float q1_v15 = 0.0f, q1_v11_b_i = 0.0f, q1_v20 = 0.0f, q1_v12_b_f = 0.0f, q1_v25 = 0.0f, q1_v13_b_g = 0.0f, q1_v30 = 0.0f, q1_v14_b_o = 0.0f, q1_v2_c = 0.0f;
         {
             const int j0 = (int)((long long)RNN_DIM_H * s / G), nj = (int)((long long)RNN_DIM_H * (s + 1) / G) - j0;
-            for (long long i = threadIdx.x; i < (long long)a.N * nj; i += blockDim.x) {
+            const long long i = threadIdx.x;
+            if (i < (long long)a.N * nj) {
+                const long long n = i / nj;  // the sequence
+                const int j = j0 + (int)(i % nj);  // the element
+                const int len = a.lengths ? a.lengths[n] : a.T;
+                if (a.t < len) {
+                    const int pos = a.reverse ? len - 1 - a.t : a.t;
+                    const long long col = (long long)pos * a.N + n;
+                    q1_v15 = a.buf[0][col * 64 + j];  // W_i @ x: G0 block 0, hoisted
+                    q1_v11_b_i = a.params[1536 + j];  // param b_i [H]
+                    q1_v20 = a.buf[0][col * 64 + 16 + j];  // W_f @ x: G0 block 1, hoisted
+                    q1_v12_b_f = a.params[1552 + j];  // param b_f [H]
+                    q1_v25 = a.buf[0][col * 64 + 32 + j];  // W_g @ x: G0 block 2, hoisted
+                    q1_v13_b_g = a.params[1568 + j];  // param b_g [H]
+                    q1_v30 = a.buf[0][col * 64 + 48 + j];  // W_o @ x: G0 block 3, hoisted
+                    q1_v14_b_o = a.params[1584 + j];  // param b_o [H]
+                    q1_v2_c = a.state_prev[1][n * RNN_DIM_H + j];  // state c
+                }
+            }
+            RNN_ISSUED("f"(q1_v15), "f"(q1_v11_b_i), "f"(q1_v20), "f"(q1_v12_b_f), "f"(q1_v25), "f"(q1_v13_b_g), "f"(q1_v30), "f"(q1_v14_b_o), "f"(q1_v2_c));  // issued here, used after the GEMMs
+        }
+        // K1's values from before the step for this thread's other items, into L1 while the GEMMs run
+        {
+            const int j0 = (int)((long long)RNN_DIM_H * s / G), nj = (int)((long long)RNN_DIM_H * (s + 1) / G) - j0;
+            for (long long i = threadIdx.x + blockDim.x; i < (long long)a.N * nj; i += blockDim.x) {
                 const long long n = i / nj;  // the sequence
                 const int j = j0 + (int)(i % nj);  // the element
                 const int len = a.lengths ? a.lengths[n] : a.T;
@@ -1035,19 +1060,19 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_p(const RnnArgs 
                 }
                 const int pos = a.reverse ? len - 1 - a.t : a.t;  // the position this step reads
                 const long long col = (long long)pos * a.N + n;  // its column of x, y and hoisted buffers
-                const float v15 = a.buf[0][col * 64 + j];  // W_i @ x: G0 block 0, hoisted
+                const float v15 = i == threadIdx.x ? q1_v15 : a.buf[0][col * 64 + j];  // W_i @ x: G0 block 0, hoisted
                 const float v16 = rnn_res1[n * 8 + res1[0] + j];  // U_i @ h: G1 block 0
-                const float v11_b_i = a.params[1536 + j];  // param b_i [H]
-                const float v20 = a.buf[0][col * 64 + 16 + j];  // W_f @ x: G0 block 1, hoisted
+                const float v11_b_i = i == threadIdx.x ? q1_v11_b_i : a.params[1536 + j];  // param b_i [H]
+                const float v20 = i == threadIdx.x ? q1_v20 : a.buf[0][col * 64 + 16 + j];  // W_f @ x: G0 block 1, hoisted
                 const float v21 = rnn_res1[n * 8 + res1[1] + j];  // U_f @ h: G1 block 1
-                const float v12_b_f = a.params[1552 + j];  // param b_f [H]
-                const float v25 = a.buf[0][col * 64 + 32 + j];  // W_g @ x: G0 block 2, hoisted
+                const float v12_b_f = i == threadIdx.x ? q1_v12_b_f : a.params[1552 + j];  // param b_f [H]
+                const float v25 = i == threadIdx.x ? q1_v25 : a.buf[0][col * 64 + 32 + j];  // W_g @ x: G0 block 2, hoisted
                 const float v26 = rnn_res1[n * 8 + res1[2] + j];  // U_g @ h: G1 block 2
-                const float v13_b_g = a.params[1568 + j];  // param b_g [H]
-                const float v30 = a.buf[0][col * 64 + 48 + j];  // W_o @ x: G0 block 3, hoisted
+                const float v13_b_g = i == threadIdx.x ? q1_v13_b_g : a.params[1568 + j];  // param b_g [H]
+                const float v30 = i == threadIdx.x ? q1_v30 : a.buf[0][col * 64 + 48 + j];  // W_o @ x: G0 block 3, hoisted
                 const float v31 = rnn_res1[n * 8 + res1[3] + j];  // U_o @ h: G1 block 3
-                const float v14_b_o = a.params[1584 + j];  // param b_o [H]
-                const float v2_c = a.state_prev[1][n * RNN_DIM_H + j];  // state c
+                const float v14_b_o = i == threadIdx.x ? q1_v14_b_o : a.params[1584 + j];  // param b_o [H]
+                const float v2_c = i == threadIdx.x ? q1_v2_c : a.state_prev[1][n * RNN_DIM_H + j];  // state c
                 RNN_ISSUED("f"(v15), "f"(v16), "f"(v11_b_i), "f"(v20), "f"(v21), "f"(v12_b_f), "f"(v25), "f"(v26), "f"(v13_b_g), "f"(v30), "f"(v31), "f"(v14_b_o), "f"(v2_c));  // the loads above, issued together
                 // line 14: i = sigmoid(W_i @ x + U_i @ h + b_i)
                 const float v17 = rnn_op_add(v15, v16);
