@@ -762,14 +762,34 @@ static void emit_gemm_step(Gen *g, const CgPersist *P, int qi) {
             (long long)q->chunks, xk, ldx, flagged, o, ldo, map, P->backward, kept, q->res_cap, kept_only, split);
 }
 
-/* Opens `{ j0, nj; for each of this block's items i: n, j` over a quantity of length dim (code):
- * elements [dim*s/G, dim*(s+1)/G) of every sequence. The caller closes both. */
-static void open_own_items(StrBuf *out, const char *dim) {
+/* Which of this block's items a scope takes: all, the thread's first only, or the rest. */
+typedef enum { OWN_ALL, OWN_FIRST, OWN_OTHERS } OwnItems;
+
+/* Opens `{ j0, nj; for each of this block's items i (which of them: which): n, j` over a quantity
+ * of length dim (code): elements [dim*s/G, dim*(s+1)/G) of every sequence. The caller closes both. */
+static void open_own_items(StrBuf *out, const char *dim, OwnItems which) {
     cg_open(out, "{");
     cg_emit(out, "const int j0 = (int)((long long)%s * s / G), nj = (int)((long long)%s * (s + 1) / G) - j0;", dim, dim);
-    cg_open(out, "for (long long i = threadIdx.x; i < (long long)a.N * nj; i += blockDim.x) {");
+    if (which == OWN_FIRST) {
+        cg_emit(out, "const long long i = threadIdx.x;");
+        cg_open(out, "if (i < (long long)a.N * nj) {");
+    } else {
+        cg_open(out, "for (long long i = threadIdx.x%s; i < (long long)a.N * nj; i += blockDim.x) {",
+                which == OWN_OTHERS ? " + blockDim.x" : "");
+    }
     cg_emit(out, "const long long n = i / nj;  // the sequence");
     cg_emit(out, "const int j = j0 + (int)(i %% nj);  // the element");
+}
+
+/* Opens `if (sequence n runs at this step) {` with its position and column where the body uses
+ * them. The caller closes it. */
+static void open_live_item(const Gen *g) {
+    cg_emit(g->out, "const int len = a.lengths ? a.lengths[n] : a.T;");
+    cg_open(g->out, "if (a.t < len) {");
+    if (g->uses_col) {
+        cg_emit(g->out, "const int pos = a.reverse ? len - 1 - a.t : a.t;");
+        cg_emit(g->out, "const long long col = (long long)pos * a.N + n;");
+    }
 }
 
 /* Step group gi over this block's units and every sequence (backward: its backward). */
@@ -784,7 +804,7 @@ static int emit_group(Gen *g, int gi, int backward) {
         return 0;
     StrBuf *out = g->out;
     cg_emit(out, "// K%d%s over this block's units", g->plan->groups[gi].index, backward ? "'s backward" : "");
-    open_own_items(out, jd);
+    open_own_items(out, jd, OWN_ALL);
     if (backward) cg_emit_backward_step_item(g, gi, &body);
     else cg_emit_step_item(g, gi, &body);
     cg_close(out, NULL);
@@ -874,18 +894,8 @@ static void emit_prefetch(Gen *g, int gi, int backward) {
         cg_emit(out, "// K%d's values from before the step for this thread's first item, loaded while the GEMMs run",
                 grp->index);
         cg_emit(out, "float %s;", sb_str(&decl));
-        cg_open(out, "{");
-        cg_emit(out, "const int j0 = (int)((long long)%s * s / G), nj = (int)((long long)%s * (s + 1) / G) - j0;", jd, jd);
-        cg_emit(out, "const long long i = threadIdx.x;");
-        cg_open(out, "if (i < (long long)a.N * nj) {");
-        cg_emit(out, "const long long n = i / nj;  // the sequence");
-        cg_emit(out, "const int j = j0 + (int)(i %% nj);  // the element");
-        cg_emit(out, "const int len = a.lengths ? a.lengths[n] : a.T;");
-        cg_open(out, "if (a.t < len) {");
-        if (g->uses_col) {
-            cg_emit(out, "const int pos = a.reverse ? len - 1 - a.t : a.t;");
-            cg_emit(out, "const long long col = (long long)pos * a.N + n;");
-        }
+        open_own_items(out, jd, OWN_FIRST);
+        open_live_item(g);
         sb_putn(out, sb_str(&first), first.len);
         cg_close(out, NULL);
         cg_close(out, NULL);
@@ -895,19 +905,10 @@ static void emit_prefetch(Gen *g, int gi, int backward) {
     if (body.len) {
         cg_emit(out, "// K%d's values from before the step%s, into L1 while the GEMMs run", grp->index,
                 first.len && all_first ? " for this thread's other items" : "");
-        cg_open(out, "{");
-        cg_emit(out, "const int j0 = (int)((long long)%s * s / G), nj = (int)((long long)%s * (s + 1) / G) - j0;", jd, jd);
-        cg_open(out, "for (long long i = threadIdx.x%s; i < (long long)a.N * nj; i += blockDim.x) {",
-                first.len && all_first ? " + blockDim.x" : "");
-        cg_emit(out, "const long long n = i / nj;  // the sequence");
-        cg_emit(out, "const int j = j0 + (int)(i %% nj);  // the element");
-        cg_emit(out, "const int len = a.lengths ? a.lengths[n] : a.T;");
-        cg_emit(out, "if (a.t >= len) continue;");
-        if (g->uses_col) {
-            cg_emit(out, "const int pos = a.reverse ? len - 1 - a.t : a.t;");
-            cg_emit(out, "const long long col = (long long)pos * a.N + n;");
-        }
+        open_own_items(out, jd, first.len && all_first ? OWN_OTHERS : OWN_ALL);
+        open_live_item(g);
         sb_putn(out, sb_str(&body), body.len);
+        cg_close(out, NULL);
         cg_close(out, NULL);
         cg_close(out, NULL);
     }
@@ -1114,7 +1115,7 @@ static int emit_backward_steps(Gen *g, const CgPersist *P) {
     cg_emit(out, "// the next step's state adjoints start at zero (this block's elements)");
     for (int k = 0; k < c->nstates; k++) {
         cg_dim_code(c, c->states[k].shape.dims[0], d, sizeof d);
-        open_own_items(out, d);
+        open_own_items(out, d, OWN_ALL);
         cg_emit(out, "args.dstate_prev[%d][((t + 2) %% 3) * args.N * %s + n * %s + j] = 0.0f;", k, d, d);
         cg_close(out, NULL);
         cg_close(out, NULL);

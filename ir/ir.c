@@ -39,6 +39,22 @@ int64_t ir_node_len(const IrCell *c, IrRef ref, const int64_t *dimval) {
     return ir_shape_numel(&c->nodes[ref].shape, dimval);
 }
 
+int ir_cell_kinks(const IrCell *c, char *buf, size_t size) {
+    int n = 0, seen[IR_OP_COUNT] = {0};
+    size_t at = 0;
+    if (size) buf[0] = 0;
+    for (uint32_t i = 0; i < c->nnodes; i++) {
+        IrOp op = c->nodes[i].op;
+        if (seen[op] || !ir_op_has_kink(op)) continue;
+        seen[op] = 1;
+        n++;
+        int w = snprintf(buf + at, at < size ? size - at : 0, "%s%s", n > 1 ? ", " : "", ir_ops[op].name);
+        if (w > 0) at += (size_t)w;
+        if (at >= size) at = size ? size - 1 : 0;
+    }
+    return n;
+}
+
 int ir_bind_dims(const IrCell *c, const char *const *specs, int nspecs, int64_t *dimval, Diags *diags) {
     int ok = 1;
     for (int i = 0; i < c->ndims; i++) dimval[i] = c->dims[i].name ? 0 : c->dims[i].literal;

@@ -91,6 +91,10 @@ int64_t ir_shape_numel(const IrShape *s, const int64_t *dimval);
 /* Returns the length of a vector-shaped node given the dimension values. */
 int64_t ir_node_len(const IrCell *c, IrRef ref, const int64_t *dimval);
 
+/* Writes into buf (", "-separated, each once) the names of the ops of c whose derivatives jump
+ * (ir_op_has_kink); returns how many. */
+int ir_cell_kinks(const IrCell *c, char *buf, size_t size);
+
 /* Binds "NAME=VALUE" strings to the cell's symbolic dimensions (literals bind themselves);
  * every symbol must be bound, each to a positive value. Returns 1 when all are bound, else 0
  * with the errors in diags (no location). */

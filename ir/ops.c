@@ -19,6 +19,16 @@ int ir_op_find_function(const char *name) {
     return -1;
 }
 
+int ir_op_has_kink(IrOp op) {
+    static const char *const indicators[] = {"rnn_step(", "rnn_sign(", "rnn_le(", "rnn_ge(", "rnn_lt(", "rnn_gt(",
+                                             "rnn_inside(", "rnn_hardsigmoid_d("};
+    if ((int)op < 0 || op >= IR_OP_COUNT) return 0;
+    for (int d = 0; d < 3; d++)
+        for (size_t k = 0; k < sizeof indicators / sizeof *indicators; k++)
+            if (strstr(ir_ops[op].deriv[d], indicators[k])) return 1;
+    return 0;
+}
+
 /* Leaf and matvec rows have value 0 and are never evaluated here. */
 #if defined(__GNUC__)
 #pragma GCC diagnostic ignored "-Wunused-parameter"

@@ -33,6 +33,9 @@ int ir_op_find_function(const char *name);
 double ir_op_eval(IrOp op, double a, double b, double c);
 /* Writes the element-wise op's partial derivatives d/da, d/db, d/dc given the operands and result y. */
 void ir_op_deriv(IrOp op, double a, double b, double c, double y, double d[3]);
+/* 1 when the op's derivative jumps across a threshold (relu and abs at 0, min and max at ties, clamp
+ * and hardsigmoid at their bounds): its derivative text calls one of opmath.h's indicator functions. */
+int ir_op_has_kink(IrOp op);
 /* Returns true for an element-wise operator (infix, prefix or function). */
 static inline int ir_op_is_elementwise(IrOp op) { return ir_ops[op].kind >= OPK_INFIX; }
 

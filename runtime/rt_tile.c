@@ -167,7 +167,7 @@ static void try_tile(Search *S, const CgPersistAsk *ask) {
     double t0 = rt_now_ms();
     rnncc_status built = rt_persist_build(m, S->li, ask, &c);
     S->build_ms += rt_now_ms() - t0;
-    S->alone += !c.from_cache;
+    S->alone += c.state == 1 && !c.from_cache;
     if (built != RNNCC_OK) {
         candidate_failed(S, &c);
         return;

@@ -297,6 +297,7 @@ static rnncc_status run(rnncc_model *m, RtVerify *v, Bufs *b) {
 rnncc_status rt_verify(rnncc_model *m, RtVerify *v) {
     if (!m || m->failed) return RNNCC_ERR_INVALID_ARGUMENT;
     if (!v) return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "verify: v is NULL");
+    ir_cell_kinks(m->cell, v->kinks, sizeof v->kinks);
     int prev = -1;
     cudaGetDevice(&prev);
     cudaSetDevice(m->device);

@@ -22,6 +22,7 @@ typedef struct RtVerify {
     double out_err[8], state_err[8], worst;
     double dx_err, dh0_err, dw_err, grad_worst; /* backward: worst over states / parameters */
     char dw_worst_name[64];                     /* the parameter with the largest gradient error */
+    char kinks[96];     /* the cell's ops whose derivatives jump (ir_cell_kinks, ", "-separated; "" for none) */
     float median_ms;    /* per forward (with backward: forward + backward data + weights), when repeat > 0 */
 } RtVerify;
 

@@ -102,6 +102,10 @@ START_TEST(help_and_version) {
     r = RUN(NULL, "dump", "--help");
     ck_assert_int_eq(r.status, 0);
     ck_assert(starts_with(r.out, "usage: rnncc dump"));
+    r = RUN(NULL, "run", "--help"); /* says which failed checks a kink can explain (docs/training.md) */
+    ck_assert_int_eq(r.status, 0);
+    ck_assert(starts_with(r.out, "usage: rnncc run"));
+    ck_assert_ptr_nonnull(strstr(r.out, "(relu, abs, min, max, clamp, hardsigmoid)"));
 }
 END_TEST
 

@@ -167,6 +167,31 @@ static const IrNode *output_node(const IrModule *m, const IrCell **cell) {
     return &c->nodes[c->outputs[0].node];
 }
 
+/* The ops whose derivatives jump, found from the table's derivative texts (ir_op_has_kink), and a
+ * cell's list of them (ir_cell_kinks: what `rnncc run` names when a gradient check fails). */
+START_TEST(kinks_from_the_table) {
+    /* exactly these: `rnncc run --help` names them */
+    static const char *const kinked = " relu abs min max clamp hardsigmoid ";
+    for (int op = 0; op < IR_OP_COUNT; op++) {
+        char word[64];
+        snprintf(word, sizeof word, " %s ", ir_ops[op].name);
+        ck_assert_msg(ir_op_has_kink((IrOp)op) == (strstr(kinked, word) != NULL), "%s", ir_ops[op].name);
+    }
+    ck_assert(!ir_op_has_kink(IR_OP_COUNT) && !ir_op_has_kink((IrOp)-1));
+    const IrCell *c;
+    output_node(compile("cell t(x[I]) -> h { state h[H]\n param W[H, I], u[H]\n"
+                        " h' = relu(W @ x + u * h) + abs(max(h, u) + relu(h)) }"), &c);
+    char buf[64];
+    ck_assert_int_eq(ir_cell_kinks(c, buf, sizeof buf), 3);
+    ck_assert_str_eq(buf, "relu, max, abs"); /* in node order */
+    ck_assert_int_eq(ir_cell_kinks(c, buf, 8), 3); /* cut short, still terminated */
+    ck_assert_str_eq(buf, "relu, m");
+    output_node(compile("cell t(x[I]) -> h { state h[H]\n param W[H, I], U[H, H]\n h' = tanh(W @ x + U @ h) }"), &c);
+    ck_assert_int_eq(ir_cell_kinks(c, buf, sizeof buf), 0);
+    ck_assert_str_eq(buf, "");
+}
+END_TEST
+
 START_TEST(precedence_in_ir) {
     const IrCell *c;
     /* -W @ x is -(W @ x): a neg of a matvec, which a matrix could not be negated into. */
@@ -524,6 +549,7 @@ int main(void) {
     tcase_add_test(tc, deep_parentheses);
     tcase_add_test(tc, deep_expressions);
     tcase_add_test(tc, many_arguments);
+    tcase_add_test(tc, kinks_from_the_table);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

@@ -1166,9 +1166,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_pb(const RnnArgs
                         const long long n = i / nj;  // the sequence
                         const int j = j0 + (int)(i % nj);  // the element
                         const int len = a.lengths ? a.lengths[n] : a.T;
-                        if (a.t >= len) continue;
-                        const int pos = a.reverse ? len - 1 - a.t : a.t;
-                        const long long col = (long long)pos * a.N + n;
+                        if (a.t < len) {
+                            const int pos = a.reverse ? len - 1 - a.t : a.t;
+                            const long long col = (long long)pos * a.N + n;
                         rnn_prefetch(&a.buf[0][col * 64 + j]);  // W_i @ x: G0 block 0, hoisted
                         rnn_prefetch(&a.buf[1][n * 64 + j]);  // U_i @ h: G1 block 0
                         rnn_prefetch(&a.buf[0][col * 64 + 16 + j]);  // W_f @ x: G0 block 1, hoisted
@@ -1178,6 +1178,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_pb(const RnnArgs
                         rnn_prefetch(&a.buf[0][col * 64 + 48 + j]);  // W_o @ x: G0 block 3, hoisted
                         rnn_prefetch(&a.buf[1][n * 64 + 48 + j]);  // U_o @ h: G1 block 3
                         rnn_prefetch(&a.state_prev[1][n * RNN_DIM_H + j]);  // state c
+                        }
                     }
                 }
             }

@@ -1036,14 +1036,15 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_p(const RnnArgs 
                 const long long n = i / nj;  // the sequence
                 const int j = j0 + (int)(i % nj);  // the element
                 const int len = a.lengths ? a.lengths[n] : a.T;
-                if (a.t >= len) continue;
-                const int pos = a.reverse ? len - 1 - a.t : a.t;
-                const long long col = (long long)pos * a.N + n;
+                if (a.t < len) {
+                    const int pos = a.reverse ? len - 1 - a.t : a.t;
+                    const long long col = (long long)pos * a.N + n;
                 rnn_prefetch(&a.buf[0][col * 64 + j]);  // W_i @ x: G0 block 0, hoisted
                 rnn_prefetch(&a.buf[0][col * 64 + 16 + j]);  // W_f @ x: G0 block 1, hoisted
                 rnn_prefetch(&a.buf[0][col * 64 + 32 + j]);  // W_g @ x: G0 block 2, hoisted
                 rnn_prefetch(&a.buf[0][col * 64 + 48 + j]);  // W_o @ x: G0 block 3, hoisted
                 rnn_prefetch(&a.state_prev[1][n * RNN_DIM_H + j]);  // state c
+                }
             }
         }
         // G1: [U_i; U_f; U_g; U_o] @ h
