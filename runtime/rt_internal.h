@@ -53,7 +53,6 @@ typedef struct RtPersist {
     cudaLibrary_t lib;
     cudaKernel_t kernel;
     int from_cache;
-    double compile_ms;
     char why[512];             /* the plan in words, and why clusters or a split were refused */
     char tile[384];             /* how the tile was chosen, in words ("" before the build) */
     int tried;                  /* tiles the search built and timed (0: none, the rule's or the cached choice) */

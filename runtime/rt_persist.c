@@ -49,7 +49,6 @@ int rt_persist_source(rnncc_model *m, int li, const CgPersistAsk *ask, CgPersist
 /* Plans, generates, compiles (through the cache) and loads the persistent kernel that ask
  * describes for layout li; afterwards p->state is 1 when it is loaded, else -1 with p->why. */
 static rnncc_status load(rnncc_model *m, int li, const CgPersistAsk *ask, RtPersist *p) {
-    double t0 = rt_now_ms();
     p->state = -1;
     StrBuf src = {0};
     char arch[20];
@@ -60,7 +59,6 @@ static rnncc_status load(rnncc_model *m, int li, const CgPersistAsk *ask, RtPers
     }
     rnncc_status s = rt_module_library(m, sb_str(&src), arch, get_kernel, p, &p->lib, &p->from_cache);
     sb_free(&src);
-    p->compile_ms += rt_now_ms() - t0;
     if (s != RNNCC_OK) return failed(m, p, s);
     p->state = 1;
     return RNNCC_OK;
@@ -143,7 +141,6 @@ static CgProducts products_of(const rnncc_model *m) { return (CgProducts)m->prec
  * Afterwards p->state says whether it can run and p->why why. */
 static rnncc_status build(rnncc_model *m, int li, int64_t N, int backward, RtPersist *p) {
     p->state = -1;
-    p->compile_ms = 0;
     if (!m->coop) {
         snprintf(p->why, sizeof p->why, "the device has no cooperative launch");
         return RNNCC_OK;
