@@ -9,11 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "rt_internal.h"
 #include "rt_nvrtc.h"
 
-enum { SHORT_STEPS = 8, LONG_STEPS = 40, PROBE_RUNS = 5, MAX_TRIED = 16, PREBUILD_MAX = 8 };
+enum { SHORT_STEPS = 8, LONG_STEPS = 40, PROBE_RUNS = 5, MAX_TRIED = 16, PREBUILD_MAX = 10 };
 
 /* Memory a probe binds to: the regions of a pass of LONG_STEPS steps, all of it zeros. */
 typedef struct Scratch {
@@ -237,7 +238,7 @@ static void search(Search *S, const CgPersistAsk *base) {
     static const int clusters[] = {1, 2, 4}, warps[] = {8, 16, 4};
     /* the first rounds change only clusters, split and hand-off, each from base: their tiles are
      * known before any is timed, and compile side by side first */
-    CgPersistAsk first[7];
+    CgPersistAsk first[PREBUILD_MAX];
     int nfirst = 0, try_clusters = !m->persist_cluster && m->cluster_launch &&
                                    !(m->persist_handoff == CG_HANDOFF_FLAGS && !base->backward);
     first[nfirst++] = *base;
@@ -262,7 +263,14 @@ static void search(Search *S, const CgPersistAsk *base) {
         if (!m->persist_cluster) a.cluster = cg_persist_cluster(base->N, base->products, 0, CG_HANDOFF_FLAGS);
         first[nfirst++] = a;
     }
-    prebuild(S, first, nfirst);
+    /* a guess beside them where cores are spare: the warps round's tiles of base, which wins the first
+     * rounds more often than not, the backward's most of all (bench/NOTES.md section 39) */
+    int nbuild = nfirst;
+    for (int i = 0; !m->persist_warps && sysconf(_SC_NPROCESSORS_ONLN) >= nfirst + 3 && i < 3; i++) {
+        first[nbuild] = *base;
+        first[nbuild++].warps = warps[i];
+    }
+    prebuild(S, first, nbuild);
     S->best_ask = *base;
     try_tile(S, base);
     S->rule_us = S->best.state == 1 ? S->best_us : 0;
