@@ -409,7 +409,8 @@ void cg_issued_emit(Gen *g, CgIssued *iss) {
     for (int first = 0; first < iss->n; first += CG_ISSUED_OPERANDS) {
         int at = snprintf(line, sizeof line, "RNN_ISSUED(");
         for (int k = first; k < iss->n && k < first + CG_ISSUED_OPERANDS; k++) {
-            cg_local_name(g->c, iss->ref[k], iss->kind[k], name, sizeof name);
+            if (iss->kind[k] == 'q') cg_first_name(g, g->group, iss->ref[k], name, sizeof name);
+            else cg_local_name(g->c, iss->ref[k], iss->kind[k], name, sizeof name);
             at += snprintf(line + at, sizeof line - at, "%s\"f\"(%s)", k > first ? ", " : "", name);
         }
         cg_emit(g->out, "%s);  // the loads above, issued together", line);

@@ -75,8 +75,8 @@ int cg_item_reads(const IrCell *c, const SchedGroup *grp, int i, IrRef args[3]);
 /* The element-wise bodies load every value they read before any math, then RNN_ISSUED (the
  * prelude's empty asm) taking the loaded locals, so that the loads go out together: left to
  * the compiler, each sinks to its use, behind the math and the division's slow-path branch
- * before it (bench/NOTES.md section 30). CgIssued holds the locals (node, kind 'v', 'd' or 'o')
- * loaded since the last RNN_ISSUED. */
+ * before it (bench/NOTES.md section 30). CgIssued holds the locals (node, kind 'v', 'd' or 'o'; 'q':
+ * the current group's first-item register, cg_first_name) loaded since the last RNN_ISSUED. */
 enum {
     CG_ISSUED_OPERANDS = 16, /* operands one RNN_ISSUED takes */
     CG_ISSUED_MAX = 64       /* locals a CgIssued holds before it must be emitted */

@@ -827,24 +827,6 @@ static int from_before_the_step(const Gen *g, IrRef r, int backward) {
 
 enum { CG_FIRST_MAX = 16 }; /* values a forward step group loads early for its first item (registers) */
 
-/* Emits RNN_ISSUED over the registers names holds (newline-separated), 16 to a statement. */
-static void emit_issued_names(StrBuf *out, const char *names) {
-    StrBuf line = {0};
-    int k = 0;
-    for (const char *p = names; *p;) {
-        const char *e = strchr(p, '\n');
-        size_t len = e ? (size_t)(e - p) : strlen(p);
-        sb_printf(&line, "%s\"f\"(%.*s)", k % CG_ISSUED_OPERANDS ? ", " : "RNN_ISSUED(", (int)len, p);
-        p += len + (e != NULL);
-        if (++k % CG_ISSUED_OPERANDS == 0 || !*p) {
-            cg_emit(out, "%s);  // issued here, used after the GEMMs", sb_str(&line));
-            line.len = 0;
-        }
-    }
-    if (line.failed) out->failed = 1;
-    sb_free(&line);
-}
-
 /* For this block's items of step group gi, the values it reads that were there before the step
  * (hoisted results, inputs, states; backward: the forward values it recomputes from, not the
  * adjoints). A forward loads the thread's first item's (and its parameters), at most
@@ -862,7 +844,8 @@ static void emit_prefetch(Gen *g, int gi, int backward) {
     int64_t J = cg_group_width(g->L, gi);
     cg_dim_code(c, jdim, jd, sizeof jd);
     cg_group_begin(g, gi);
-    StrBuf body = {0}, first = {0}, names = {0}, decl = {0};
+    StrBuf body = {0}, first = {0}, decl = {0};
+    CgIssued issued = {0}; /* the first item's registers (at most CG_FIRST_MAX: never full) */
     body.indent = out->indent + 2;
     first.indent = out->indent + 3;
     int nfirst = 0, all_first = 1;
@@ -881,7 +864,7 @@ static void emit_prefetch(Gen *g, int gi, int backward) {
                 nfirst++;
                 cg_first_name(g, gi, r, q, sizeof q);
                 sb_printf(&decl, "%s%s = 0.0f", decl.len ? ", " : "", q);
-                sb_printf(&names, "%s\n", q);
+                cg_issued_add(g, &issued, 'q', r);
                 cg_emit(&first, "%s%s = %s;  // %s", gd, q, expr, sb_str(&what));
             } else if (before) {
                 all_first = 0;
@@ -899,7 +882,7 @@ static void emit_prefetch(Gen *g, int gi, int backward) {
         sb_putn(out, sb_str(&first), first.len);
         cg_close(out, NULL);
         cg_close(out, NULL);
-        emit_issued_names(out, sb_str(&names));
+        cg_issued_emit(g, &issued);
         cg_close(out, NULL);
     }
     if (body.len) {
@@ -912,10 +895,9 @@ static void emit_prefetch(Gen *g, int gi, int backward) {
         cg_close(out, NULL);
         cg_close(out, NULL);
     }
-    if (body.failed || first.failed || names.failed || decl.failed) out->failed = 1;
+    if (body.failed || first.failed || decl.failed) out->failed = 1;
     sb_free(&body);
     sb_free(&first);
-    sb_free(&names);
     sb_free(&decl);
 }
 
@@ -1038,7 +1020,6 @@ static int emit_forward_steps(Gen *g, const CgPersist *P) {
     const Plan *p = g->plan;
     StrBuf *out = g->out;
     int K = p->phases[SCHED_STEP], synced = 1; /* the step starts after the previous one's barrier */
-    memset(g->first, 0, (g->c->nnodes + 1u) * sizeof *g->first);
     cg_open(out, "for (int t = args.t; t < args.t_end; t++) {");
     emit_step_view(g, 0, 1);
     if (P->flags)
@@ -1066,7 +1047,7 @@ static int emit_forward_steps(Gen *g, const CgPersist *P) {
         synced = 0;
     }
     cg_close(out, NULL);
-    memset(g->first, 0, (g->c->nnodes + 1u) * sizeof *g->first);
+    memset(g->first, 0, (g->c->nnodes + 1u) * sizeof *g->first); /* the registers were this kernel's */
     return 1;
 }
 

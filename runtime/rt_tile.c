@@ -265,8 +265,8 @@ static void search(Search *S, const CgPersistAsk *base) {
     }
     /* a guess beside them where cores are spare: the warps round's tiles of base, which wins the first
      * rounds more often than not, the backward's most of all (bench/NOTES.md section 39) */
-    int nbuild = nfirst;
-    for (int i = 0; !m->persist_warps && sysconf(_SC_NPROCESSORS_ONLN) >= nfirst + 3 && i < 3; i++) {
+    int nbuild = nfirst, spare = sysconf(_SC_NPROCESSORS_ONLN) >= nfirst + 3;
+    for (int i = 0; !m->persist_warps && spare && i < 3; i++) {
         first[nbuild] = *base;
         first[nbuild++].warps = warps[i];
     }

@@ -1023,7 +1023,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_p(const RnnArgs 
                     q1_v2_c = a.state_prev[1][n * RNN_DIM_H + j];  // state c
                 }
             }
-            RNN_ISSUED("f"(q1_v15), "f"(q1_v11_b_i), "f"(q1_v20), "f"(q1_v12_b_f), "f"(q1_v25), "f"(q1_v13_b_g), "f"(q1_v30), "f"(q1_v14_b_o), "f"(q1_v2_c));  // issued here, used after the GEMMs
+            RNN_ISSUED("f"(q1_v15), "f"(q1_v11_b_i), "f"(q1_v20), "f"(q1_v12_b_f), "f"(q1_v25), "f"(q1_v13_b_g), "f"(q1_v30), "f"(q1_v14_b_o), "f"(q1_v2_c));  // the loads above, issued together
         }
         // K1's values from before the step for this thread's other items, into L1 while the GEMMs run
         {
