@@ -765,9 +765,15 @@ static void emit_gemm_step(Gen *g, const CgPersist *P, int qi) {
 /* Which of this block's items a scope takes: all, the thread's first only, or the rest. */
 typedef enum { OWN_ALL, OWN_FIRST, OWN_OTHERS } OwnItems;
 
+/* The suffix of the names emit_first_items gives a quantity of length dim (code): the dimension's
+ * name (RNN_DIM_H: H), or its literal. */
+static const char *dim_suffix(const char *dim) { return strncmp(dim, "RNN_DIM_", 8) == 0 ? dim + 8 : dim; }
+
 /* Opens `{ j0, nj; for each of this block's items i (which of them: which): n, j` over a quantity
- * of length dim (code): elements [dim*s/G, dim*(s+1)/G) of every sequence. The caller closes both. */
-static void open_own_items(StrBuf *out, const char *dim, OwnItems which) {
+ * of length dim (code): elements [dim*s/G, dim*(s+1)/G) of every sequence. The caller closes both.
+ * decoded: the thread's first item's n and j come from emit_first_items' registers, not from a
+ * division every step (bench/NOTES.md section 41). */
+static void open_own_items(StrBuf *out, const char *dim, OwnItems which, int decoded) {
     cg_open(out, "{");
     cg_emit(out, "const int j0 = (int)((long long)%s * s / G), nj = (int)((long long)%s * (s + 1) / G) - j0;", dim, dim);
     if (which == OWN_FIRST) {
@@ -777,8 +783,38 @@ static void open_own_items(StrBuf *out, const char *dim, OwnItems which) {
         cg_open(out, "for (long long i = threadIdx.x%s; i < (long long)a.N * nj; i += blockDim.x) {",
                 which == OWN_OTHERS ? " + blockDim.x" : "");
     }
-    cg_emit(out, "const long long n = i / nj;  // the sequence");
-    cg_emit(out, "const int j = j0 + (int)(i %% nj);  // the element");
+    const char *x = dim_suffix(dim);
+    if (decoded && which == OWN_FIRST) {
+        cg_emit(out, "const long long n = rnn_n1_%s;  // the sequence", x);
+        cg_emit(out, "const int j = rnn_j1_%s;  // the element", x);
+    } else if (decoded && which == OWN_ALL) {
+        cg_emit(out, "const long long n = i == threadIdx.x ? rnn_n1_%s : i / nj;  // the sequence", x);
+        cg_emit(out, "const int j = i == threadIdx.x ? rnn_j1_%s : j0 + (int)(i %% nj);  // the element", x);
+    } else {
+        cg_emit(out, "const long long n = i / nj;  // the sequence");
+        cg_emit(out, "const int j = j0 + (int)(i %% nj);  // the element");
+    }
+}
+
+/* Before a forward's step loop: for each length its step groups run over, the thread's first item
+ * (sequence rnn_n1_X, element rnn_j1_X), the same at every step, so that no step divides for it
+ * between its barrier and its loads, nor after its GEMMs. */
+static void emit_first_items(Gen *g) {
+    const Plan *p = g->plan;
+    char d[NAME_SIZE];
+    for (int gi = 0; gi < p->ngroups; gi++) {
+        int jdim = p->groups[gi].program == SCHED_STEP ? cg_group_jdim(g, gi) : -1, seen = 0;
+        for (int e = 0; jdim >= 0 && e < gi; e++)
+            seen |= p->groups[e].program == SCHED_STEP && cg_group_jdim(g, e) == jdim;
+        if (jdim < 0 || seen) continue;
+        cg_dim_code(g->c, jdim, d, sizeof d);
+        const char *x = dim_suffix(d);
+        cg_emit(g->out, "// this thread's first item of the groups over %s, the same every step (decoded once)", d);
+        cg_emit(g->out, "const int rnn_nj_%s = (int)((long long)%s * (s + 1) / G) - (int)((long long)%s * s / G);", x, d, d);
+        cg_emit(g->out, "const long long rnn_n1_%s = rnn_nj_%s ? threadIdx.x / rnn_nj_%s : 0;", x, x, x);
+        cg_emit(g->out, "const int rnn_j1_%s = (int)((long long)%s * s / G) + (rnn_nj_%s ? (int)(threadIdx.x %% rnn_nj_%s) : 0);",
+                x, d, x, x);
+    }
 }
 
 /* Opens `if (sequence n runs at this step) {` with its position and column where the body uses
@@ -804,7 +840,7 @@ static int emit_group(Gen *g, int gi, int backward) {
         return 0;
     StrBuf *out = g->out;
     cg_emit(out, "// K%d%s over this block's units", g->plan->groups[gi].index, backward ? "'s backward" : "");
-    open_own_items(out, jd, OWN_ALL);
+    open_own_items(out, jd, OWN_ALL, !backward);
     if (backward) cg_emit_backward_step_item(g, gi, &body);
     else cg_emit_step_item(g, gi, &body);
     cg_close(out, NULL);
@@ -877,7 +913,7 @@ static void emit_prefetch(Gen *g, int gi, int backward) {
         cg_emit(out, "// K%d's values from before the step for this thread's first item, loaded while the GEMMs run",
                 grp->index);
         cg_emit(out, "float %s;", sb_str(&decl));
-        open_own_items(out, jd, OWN_FIRST);
+        open_own_items(out, jd, OWN_FIRST, 1);
         open_live_item(g);
         sb_putn(out, sb_str(&first), first.len);
         cg_close(out, NULL);
@@ -888,7 +924,7 @@ static void emit_prefetch(Gen *g, int gi, int backward) {
     if (body.len) {
         cg_emit(out, "// K%d's values from before the step%s, into L1 while the GEMMs run", grp->index,
                 first.len && all_first ? " for this thread's other items" : "");
-        open_own_items(out, jd, first.len && all_first ? OWN_OTHERS : OWN_ALL);
+        open_own_items(out, jd, first.len && all_first ? OWN_OTHERS : OWN_ALL, !backward);
         open_live_item(g);
         sb_putn(out, sb_str(&body), body.len);
         cg_close(out, NULL);
@@ -927,6 +963,7 @@ static int emit_prologue(Gen *g, const CgPersist *P, const char *kname) {
     cg_emit(out, "if (G != %d || blockDim.x != %d) __trap();  // the launch contract (codegen/cg.h)", P->blocks,
             32 * P->warps);
     cg_emit(out, "RNN_PROF_START();  // (RNN_PROFILE only: persist.cuh)");
+    if (!P->backward) emit_first_items(g);
     if (!P->ngemms) return 1;
     cg_emit(out, "extern __shared__ float4 rnn_smem4[];");
     cg_emit(out, "float *const rnn_smem = (float *)rnn_smem4;");
@@ -1096,7 +1133,7 @@ static int emit_backward_steps(Gen *g, const CgPersist *P) {
     cg_emit(out, "// the next step's state adjoints start at zero (this block's elements)");
     for (int k = 0; k < c->nstates; k++) {
         cg_dim_code(c, c->states[k].shape.dims[0], d, sizeof d);
-        open_own_items(out, d, OWN_ALL);
+        open_own_items(out, d, OWN_ALL, 0);
         cg_emit(out, "args.dstate_prev[%d][((t + 2) %% 3) * args.N * %s + n * %s + j] = 0.0f;", k, d, d);
         cg_close(out, NULL);
         cg_close(out, NULL);

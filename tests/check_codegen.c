@@ -838,6 +838,53 @@ static char *between(const char *p, const char *from, const char *to) {
  * threadIdx.x ? q..`), the other items' values are prefetched into L1 as before. At most 16 a group
  * (the rest loaded and prefetched as before); each group its own registers; not in the backward
  * or the per-step kernels (bench/NOTES.md section 39). */
+/* A forward's step groups find their thread's first item (sequence, element) decoded once before
+ * the step loop, per length they run over; the other items divide as before; the backward does. */
+START_TEST(persistent_first_item_decoded_once) {
+    Src s;
+    src_open_file(&s, "cells/mlstm.cell");
+    const char *dims[] = {"I=40", "H=72", "M=56"};
+    PlanLayout *L = layout_bound(&s, s.module->cells[0], dims, 3);
+    CgPersist P;
+    char why[256];
+    char *u = emit_persistent(&s, L, cg_persist_h100_ask(16, 0, CG_F16, 1), &P, why, sizeof why);
+    ck_assert_msg(u, "%s", why);
+    const char *loop = strstr(u, "for (int t = args.t; t < args.t_end; t++) {");
+    ck_assert_ptr_nonnull(loop);
+    static const char *const decoded[] = {
+        "const int rnn_nj_H = (int)((long long)RNN_DIM_H * (s + 1) / G) - (int)((long long)RNN_DIM_H * s / G);",
+        "const long long rnn_n1_H = rnn_nj_H ? threadIdx.x / rnn_nj_H : 0;",
+        "const int rnn_j1_H = (int)((long long)RNN_DIM_H * s / G) + (rnn_nj_H ? (int)(threadIdx.x % rnn_nj_H) : 0);",
+        "const long long rnn_n1_M = rnn_nj_M ? threadIdx.x / rnn_nj_M : 0;"};
+    for (int k = 0; k < 4; k++) {
+        const char *at = strstr(u, decoded[k]);
+        ck_assert_msg(at && at < loop && count(u, decoded[k]) == 1, "%s", decoded[k]);
+    }
+    /* the first-item loads and each group's first item take them; no division for them in the loop */
+    ck_assert_int_eq(count(loop, "const long long n = rnn_n1_M;"), 1);
+    ck_assert_int_eq(count(loop, "const long long n = rnn_n1_H;"), 1);
+    ck_assert_int_eq(count(loop, "const long long n = i == threadIdx.x ? rnn_n1_M : i / nj;"), 1);
+    ck_assert_int_eq(count(loop, "const int j = i == threadIdx.x ? rnn_j1_H : j0 + (int)(i % nj);"), 1);
+    ck_assert_int_eq(count(loop, "const long long n = i / nj;"), 2); /* the prefetches of the other items */
+    free(u);
+    u = emit_persistent(&s, L, cg_persist_h100_ask(16, 1, CG_F16, 1), &P, why, sizeof why);
+    ck_assert_msg(u, "%s", why);
+    ck_assert_ptr_null(strstr(u, "rnn_n1_"));
+    free(u);
+    src_close(&s);
+    /* no step GEMM (IndRNN): decoded all the same */
+    src_open_file(&s, "cells/indrnn.cell");
+    L = layout_bound(&s, s.module->cells[0], dims, 2);
+    u = emit_persistent(&s, L, cg_persist_h100_ask(16, 0, CG_FFMA, 1), &P, why, sizeof why);
+    ck_assert_msg(u, "%s", why);
+    loop = strstr(u, "for (int t = args.t; t < args.t_end; t++) {");
+    const char *decl = strstr(u, "const long long rnn_n1_H = ");
+    ck_assert(loop && decl && decl < loop && strstr(loop, "? rnn_n1_H : i / nj;"));
+    free(u);
+    src_close(&s);
+}
+END_TEST
+
 START_TEST(persistent_first_item_loaded_before_the_gemms) {
     Src s;
     src_open_file(&s, "cells/lstm.cell");
@@ -2497,6 +2544,7 @@ static Suite *codegen_suite(void) {
     tcase_add_test(tc, persistent_plan_narrows_passes);
     tcase_add_test(tc, persistent_results_kept_and_loads_first);
     tcase_add_test(tc, persistent_first_item_loaded_before_the_gemms);
+    tcase_add_test(tc, persistent_first_item_decoded_once);
     tcase_add_test(tc, persistent_clusters_need_alike_tails);
     tcase_add_test(tc, persistent_backward_splits_k);
     tcase_add_test(tc, persistent_odd_rows_copied_by_words);

@@ -107,7 +107,16 @@ typedef struct RnnArgs {
 #define RNN_ISSUED(...) ((void)0)
 #endif
 
-RNN_DEV float rnn_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
+/* sigmoid's quotient: on the GPU __fdividef's (an approximate reciprocal, 2 ulp), since an IEEE
+ * division's refinement and slow-path check sat on every persistent step's critical path
+ * (bench/NOTES.md section 41: 3% of a flashrnn LSTM step); past 2^126 its denominator gives 0,
+ * where the true value is under 2^-126. */
+#if defined(__CUDA_ARCH__)
+#define RNN_SIGMOID_QUOTIENT(d) __fdividef(1.0f, (d))
+#else
+#define RNN_SIGMOID_QUOTIENT(d) (1.0f / (d))
+#endif
+RNN_DEV float rnn_sigmoid(float x) { return RNN_SIGMOID_QUOTIENT(1.0f + expf(-x)); }
 RNN_DEV float rnn_tanh(float x) { return tanhf(x); }
 RNN_DEV float rnn_relu(float x) { return x > 0 ? x : 0.0f; }
 RNN_DEV float rnn_step(float x) { return x > 0 ? 1.0f : 0.0f; }

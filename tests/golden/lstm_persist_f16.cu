@@ -99,7 +99,16 @@ typedef struct RnnArgs {
 #define RNN_ISSUED(...) ((void)0)
 #endif
 
-RNN_DEV float rnn_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
+/* sigmoid's quotient: on the GPU __fdividef's (an approximate reciprocal, 2 ulp), since an IEEE
+ * division's refinement and slow-path check sat on every persistent step's critical path
+ * (bench/NOTES.md section 41: 3% of a flashrnn LSTM step); past 2^126 its denominator gives 0,
+ * where the true value is under 2^-126. */
+#if defined(__CUDA_ARCH__)
+#define RNN_SIGMOID_QUOTIENT(d) __fdividef(1.0f, (d))
+#else
+#define RNN_SIGMOID_QUOTIENT(d) (1.0f / (d))
+#endif
+RNN_DEV float rnn_sigmoid(float x) { return RNN_SIGMOID_QUOTIENT(1.0f + expf(-x)); }
 RNN_DEV float rnn_tanh(float x) { return tanhf(x); }
 RNN_DEV float rnn_relu(float x) { return x > 0 ? x : 0.0f; }
 RNN_DEV float rnn_step(float x) { return x > 0 ? 1.0f : 0.0f; }
@@ -958,6 +967,10 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_p(const RnnArgs 
     const int s = blockIdx.x, G = gridDim.x;
     if (G != 16 || blockDim.x != 256) __trap();  // the launch contract (codegen/cg.h)
     RNN_PROF_START();  // (RNN_PROFILE only: persist.cuh)
+    // this thread's first item of the groups over RNN_DIM_H, the same every step (decoded once)
+    const int rnn_nj_H = (int)((long long)RNN_DIM_H * (s + 1) / G) - (int)((long long)RNN_DIM_H * s / G);
+    const long long rnn_n1_H = rnn_nj_H ? threadIdx.x / rnn_nj_H : 0;
+    const int rnn_j1_H = (int)((long long)RNN_DIM_H * s / G) + (rnn_nj_H ? (int)(threadIdx.x % rnn_nj_H) : 0);
     extern __shared__ float4 rnn_smem4[];
     float *const rnn_smem = (float *)rnn_smem4;
     if (!args.params16) __trap();  // 16-bit weights: the runtime's rounded copy (codegen/cg.h)
@@ -1010,8 +1023,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_p(const RnnArgs 
             const int j0 = (int)((long long)RNN_DIM_H * s / G), nj = (int)((long long)RNN_DIM_H * (s + 1) / G) - j0;
             const long long i = threadIdx.x;
             if (i < (long long)a.N * nj) {
-                const long long n = i / nj;  // the sequence
-                const int j = j0 + (int)(i % nj);  // the element
+                const long long n = rnn_n1_H;  // the sequence
+                const int j = rnn_j1_H;  // the element
                 const int len = a.lengths ? a.lengths[n] : a.T;
                 if (a.t < len) {
                     const int pos = a.reverse ? len - 1 - a.t : a.t;
@@ -1054,8 +1067,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_p(const RnnArgs 
         {
             const int j0 = (int)((long long)RNN_DIM_H * s / G), nj = (int)((long long)RNN_DIM_H * (s + 1) / G) - j0;
             for (long long i = threadIdx.x; i < (long long)a.N * nj; i += blockDim.x) {
-                const long long n = i / nj;  // the sequence
-                const int j = j0 + (int)(i % nj);  // the element
+                const long long n = i == threadIdx.x ? rnn_n1_H : i / nj;  // the sequence
+                const int j = i == threadIdx.x ? rnn_j1_H : j0 + (int)(i % nj);  // the element
                 const int len = a.lengths ? a.lengths[n] : a.T;
                 if (a.t >= len) {  // sequence n has ended: keep its states, zero its outputs and stored values
                     a.state_next[0][n * RNN_DIM_H + j] = a.state_prev[0][n * RNN_DIM_H + j];  // h' = h
