@@ -832,12 +832,6 @@ static char *between(const char *p, const char *from, const char *to) {
     return t;
 }
 
-/* A persistent forward loads the values a step group reads from before the step (hoisted results,
- * states) and its parameters, for each thread's first item, into registers q<K>_<local> between
- * the step's barrier and its GEMMs, fenced by RNN_ISSUED; that item's body takes them (`i ==
- * threadIdx.x ? q..`), the other items' values are prefetched into L1 as before. At most 16 a group
- * (the rest loaded and prefetched as before); each group its own registers; not in the backward
- * or the per-step kernels (bench/NOTES.md section 39). */
 /* A forward's step groups find their thread's first item (sequence, element) decoded once before
  * the step loop, per length they run over; the other items divide as before; the backward does. */
 START_TEST(persistent_first_item_decoded_once) {
@@ -885,6 +879,12 @@ START_TEST(persistent_first_item_decoded_once) {
 }
 END_TEST
 
+/* A persistent forward loads the values a step group reads from before the step (hoisted results,
+ * states) and its parameters, for each thread's first item, into registers q<K>_<local> between
+ * the step's barrier and its GEMMs, fenced by RNN_ISSUED; that item's body takes them (`i ==
+ * threadIdx.x ? q..`), the other items' values are prefetched into L1 as before. At most 16 a group
+ * (the rest loaded and prefetched as before); each group its own registers; not in the backward
+ * or the per-step kernels (bench/NOTES.md section 39). */
 START_TEST(persistent_first_item_loaded_before_the_gemms) {
     Src s;
     src_open_file(&s, "cells/lstm.cell");

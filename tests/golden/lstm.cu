@@ -109,7 +109,7 @@ typedef struct RnnArgs {
 
 /* sigmoid's quotient: on the GPU __fdividef's (an approximate reciprocal, 2 ulp), since an IEEE
  * division's refinement and slow-path check sat on every persistent step's critical path
- * (bench/NOTES.md section 41: 3% of a flashrnn LSTM step); past 2^126 its denominator gives 0,
+ * (bench/NOTES.md section 41: 3% of a flashrnn LSTM step). A denominator past 2^126 gives 0,
  * where the true value is under 2^-126. */
 #if defined(__CUDA_ARCH__)
 #define RNN_SIGMOID_QUOTIENT(d) __fdividef(1.0f, (d))
