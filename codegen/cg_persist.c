@@ -771,11 +771,14 @@ static const char *dim_suffix(const char *dim) { return strncmp(dim, "RNN_DIM_",
 
 /* Opens `{ j0, nj; for each of this block's items i (which of them: which): n, j` over a quantity
  * of length dim (code): elements [dim*s/G, dim*(s+1)/G) of every sequence. The caller closes both.
- * decoded: the thread's first item's n and j come from emit_first_items' registers, not from a
- * division every step (bench/NOTES.md section 41). */
+ * decoded: j0, nj and the thread's first item's n and j come from emit_first_items' registers, not
+ * from divisions every step (bench/NOTES.md section 41). */
 static void open_own_items(StrBuf *out, const char *dim, OwnItems which, int decoded) {
+    const char *x = dim_suffix(dim);
     cg_open(out, "{");
-    cg_emit(out, "const int j0 = (int)((long long)%s * s / G), nj = (int)((long long)%s * (s + 1) / G) - j0;", dim, dim);
+    if (decoded && which == OWN_FIRST) cg_emit(out, "const int nj = rnn_nj_%s;", x); /* its element: rnn_j1_X */
+    else if (decoded) cg_emit(out, "const int j0 = rnn_j0_%s, nj = rnn_nj_%s;", x, x);
+    else cg_emit(out, "const int j0 = (int)((long long)%s * s / G), nj = (int)((long long)%s * (s + 1) / G) - j0;", dim, dim);
     if (which == OWN_FIRST) {
         cg_emit(out, "const long long i = threadIdx.x;");
         cg_open(out, "if (i < (long long)a.N * nj) {");
@@ -783,7 +786,6 @@ static void open_own_items(StrBuf *out, const char *dim, OwnItems which, int dec
         cg_open(out, "for (long long i = threadIdx.x%s; i < (long long)a.N * nj; i += blockDim.x) {",
                 which == OWN_OTHERS ? " + blockDim.x" : "");
     }
-    const char *x = dim_suffix(dim);
     if (decoded && which == OWN_FIRST) {
         cg_emit(out, "const long long n = rnn_n1_%s;  // the sequence", x);
         cg_emit(out, "const int j = rnn_j1_%s;  // the element", x);
@@ -796,9 +798,10 @@ static void open_own_items(StrBuf *out, const char *dim, OwnItems which, int dec
     }
 }
 
-/* Before a forward's step loop: for each length its step groups run over, the thread's first item
- * (sequence rnn_n1_X, element rnn_j1_X), the same at every step, so that no step divides for it
- * between its barrier and its loads, nor after its GEMMs. */
+/* Before a forward's step loop: for each length its step groups run over, the block's first element
+ * and count (rnn_j0_X, rnn_nj_X) and the thread's first item (sequence rnn_n1_X, element rnn_j1_X),
+ * the same at every step, so that no step divides for them between its barrier and its loads, nor
+ * after its GEMMs. */
 static void emit_first_items(Gen *g) {
     const Plan *p = g->plan;
     char d[NAME_SIZE];
@@ -809,11 +812,12 @@ static void emit_first_items(Gen *g) {
         if (jdim < 0 || seen) continue;
         cg_dim_code(g->c, jdim, d, sizeof d);
         const char *x = dim_suffix(d);
-        cg_emit(g->out, "// this thread's first item of the groups over %s, the same every step (decoded once)", d);
-        cg_emit(g->out, "const int rnn_nj_%s = (int)((long long)%s * (s + 1) / G) - (int)((long long)%s * s / G);", x, d, d);
+        cg_emit(g->out, "// this block's elements of %s and this thread's first item over them, the same every step "
+                        "(decoded once)", d);
+        cg_emit(g->out, "const int rnn_j0_%s = (int)((long long)%s * s / G), rnn_nj_%s = (int)((long long)%s * (s + 1) / G) - rnn_j0_%s;",
+                x, d, x, d, x);
         cg_emit(g->out, "const long long rnn_n1_%s = rnn_nj_%s ? threadIdx.x / rnn_nj_%s : 0;", x, x, x);
-        cg_emit(g->out, "const int rnn_j1_%s = (int)((long long)%s * s / G) + (rnn_nj_%s ? (int)(threadIdx.x %% rnn_nj_%s) : 0);",
-                x, d, x, x);
+        cg_emit(g->out, "const int rnn_j1_%s = rnn_j0_%s + (rnn_nj_%s ? (int)(threadIdx.x %% rnn_nj_%s) : 0);", x, x, x, x);
     }
 }
 

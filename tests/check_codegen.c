@@ -846,9 +846,9 @@ START_TEST(persistent_first_item_decoded_once) {
     const char *loop = strstr(u, "for (int t = args.t; t < args.t_end; t++) {");
     ck_assert_ptr_nonnull(loop);
     static const char *const decoded[] = {
-        "const int rnn_nj_H = (int)((long long)RNN_DIM_H * (s + 1) / G) - (int)((long long)RNN_DIM_H * s / G);",
+        "const int rnn_j0_H = (int)((long long)RNN_DIM_H * s / G), rnn_nj_H = (int)((long long)RNN_DIM_H * (s + 1) / G) - rnn_j0_H;",
         "const long long rnn_n1_H = rnn_nj_H ? threadIdx.x / rnn_nj_H : 0;",
-        "const int rnn_j1_H = (int)((long long)RNN_DIM_H * s / G) + (rnn_nj_H ? (int)(threadIdx.x % rnn_nj_H) : 0);",
+        "const int rnn_j1_H = rnn_j0_H + (rnn_nj_H ? (int)(threadIdx.x % rnn_nj_H) : 0);",
         "const long long rnn_n1_M = rnn_nj_M ? threadIdx.x / rnn_nj_M : 0;"};
     for (int k = 0; k < 4; k++) {
         const char *at = strstr(u, decoded[k]);
@@ -860,6 +860,10 @@ START_TEST(persistent_first_item_decoded_once) {
     ck_assert_int_eq(count(loop, "const long long n = i == threadIdx.x ? rnn_n1_M : i / nj;"), 1);
     ck_assert_int_eq(count(loop, "const int j = i == threadIdx.x ? rnn_j1_H : j0 + (int)(i % nj);"), 1);
     ck_assert_int_eq(count(loop, "const long long n = i / nj;"), 2); /* the prefetches of the other items */
+    /* nor for the block's elements: every scope of the loop takes them from before it */
+    ck_assert_int_eq(count(loop, "* s / G"), 0);
+    ck_assert_int_eq(count(loop, "const int nj = rnn_nj_M;"), 1);
+    ck_assert_int_eq(count(loop, "const int j0 = rnn_j0_M, nj = rnn_nj_M;"), 2);
     free(u);
     u = emit_persistent(&s, L, cg_persist_h100_ask(16, 1, CG_F16, 1), &P, why, sizeof why);
     ck_assert_msg(u, "%s", why);

@@ -967,10 +967,10 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_p(const RnnArgs 
     const int s = blockIdx.x, G = gridDim.x;
     if (G != 16 || blockDim.x != 256) __trap();  // the launch contract (codegen/cg.h)
     RNN_PROF_START();  // (RNN_PROFILE only: persist.cuh)
-    // this thread's first item of the groups over RNN_DIM_H, the same every step (decoded once)
-    const int rnn_nj_H = (int)((long long)RNN_DIM_H * (s + 1) / G) - (int)((long long)RNN_DIM_H * s / G);
+    // this block's elements of RNN_DIM_H and this thread's first item over them, the same every step (decoded once)
+    const int rnn_j0_H = (int)((long long)RNN_DIM_H * s / G), rnn_nj_H = (int)((long long)RNN_DIM_H * (s + 1) / G) - rnn_j0_H;
     const long long rnn_n1_H = rnn_nj_H ? threadIdx.x / rnn_nj_H : 0;
-    const int rnn_j1_H = (int)((long long)RNN_DIM_H * s / G) + (rnn_nj_H ? (int)(threadIdx.x % rnn_nj_H) : 0);
+    const int rnn_j1_H = rnn_j0_H + (rnn_nj_H ? (int)(threadIdx.x % rnn_nj_H) : 0);
     extern __shared__ float4 rnn_smem4[];
     float *const rnn_smem = (float *)rnn_smem4;
     // G1 = [U_i; U_f; U_g; U_o] @ h: the rows of this block's units (at most 4), kept for every step
@@ -1017,7 +1017,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_p(const RnnArgs 
         // K1's values from before the step for this thread's first item, loaded while the GEMMs run
         float q1_v15 = 0.0f, q1_v11_b_i = 0.0f, q1_v20 = 0.0f, q1_v12_b_f = 0.0f, q1_v25 = 0.0f, q1_v13_b_g = 0.0f, q1_v30 = 0.0f, q1_v14_b_o = 0.0f, q1_v2_c = 0.0f;
         {
-            const int j0 = (int)((long long)RNN_DIM_H * s / G), nj = (int)((long long)RNN_DIM_H * (s + 1) / G) - j0;
+            const int nj = rnn_nj_H;
             const long long i = threadIdx.x;
             if (i < (long long)a.N * nj) {
                 const long long n = rnn_n1_H;  // the sequence
@@ -1041,7 +1041,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_p(const RnnArgs 
         }
         // K1's values from before the step for this thread's other items, into L1 while the GEMMs run
         {
-            const int j0 = (int)((long long)RNN_DIM_H * s / G), nj = (int)((long long)RNN_DIM_H * (s + 1) / G) - j0;
+            const int j0 = rnn_j0_H, nj = rnn_nj_H;
             for (long long i = threadIdx.x + blockDim.x; i < (long long)a.N * nj; i += blockDim.x) {
                 const long long n = i / nj;  // the sequence
                 const int j = j0 + (int)(i % nj);  // the element
@@ -1062,7 +1062,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_p(const RnnArgs 
         // K1 reads only the rows this block computed (rnn_mv ended with __syncthreads)
         // K1 over this block's units
         {
-            const int j0 = (int)((long long)RNN_DIM_H * s / G), nj = (int)((long long)RNN_DIM_H * (s + 1) / G) - j0;
+            const int j0 = rnn_j0_H, nj = rnn_nj_H;
             for (long long i = threadIdx.x; i < (long long)a.N * nj; i += blockDim.x) {
                 const long long n = i == threadIdx.x ? rnn_n1_H : i / nj;  // the sequence
                 const int j = i == threadIdx.x ? rnn_j1_H : j0 + (int)(i % nj);  // the element
