@@ -235,6 +235,7 @@ typedef struct CgPersistAsk {
                              * (RnnArgs.state16, dbuf16; the 16-bit modes), 0: it has no code for them */
     int split;              /* 1: a backward's clusters split K instead of sharing the staged operand
                              * (CgPersist.split; where the plan allows it) */
+    int blocks;             /* blocks at most (0: sms; the search's fewer-blocks tile, cg_persist_fewer_blocks) */
 } CgPersistAsk;
 
 /* How a persistent forward's steps meet (CgPersistAsk.handoff; bench/NOTES.md section 17): at a
@@ -305,6 +306,12 @@ typedef enum CgOverlap { CG_ALONE, CG_BIDIRECTIONAL, CG_WAVEFRONT } CgOverlap;
  * why says the rule in words. */
 int cg_persist_preferred(int64_t N, CgProducts products, int backward, CgOverlap overlap, const CgPersist *planned, char *why,
                          size_t why_size);
+/* The fewer-blocks tile of a forward P planned from ask: the fewest blocks (a multiple of its cluster)
+ * that leave each block the same work (every step GEMM's passes and 16-row tiles, or 8-row groups
+ * in FFMA, chunks, sequences a pass, and every step group's items a thread), so that fewer blocks
+ * stage the operand and meet at the barrier for the same product (bench/NOTES.md section 41: 2-5%
+ * on LSTMs whose rows fill the tiles); 0 where none does (a backward: 0). */
+int cg_persist_fewer_blocks(const PlanLayout *layout, const CgPersistAsk *ask, const CgPersist *P);
 /* Blocks per thread-block cluster for a pass over a batch of N by default, measured on an H100
  * (bench/NOTES.md section 11): pairs for FFMA products, and for tensor-core ones at 9-24 sequences
  * (a backward's: 9-32); none for a forward asked to hand off by flags (handoff: CG_HANDOFF_*),

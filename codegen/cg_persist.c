@@ -312,7 +312,8 @@ static int plan_for(Arena *arena, const PlanLayout *L, const CgPersistAsk *ask, 
         snprintf(why, why_size, "no device to size the persistent kernel for");
         return 0;
     }
-    P->blocks = (longest < sms ? (int)longest : sms) / cluster * cluster;
+    const int cap = ask->blocks > 0 && ask->blocks < sms ? ask->blocks : sms; /* the fewer-blocks tile's */
+    P->blocks = (longest < cap ? (int)longest : cap) / cluster * cluster;
     if (P->blocks < 1) {
         snprintf(why, why_size, "%lld blocks' work does not fill a cluster of %d", (long long)longest, cluster);
         return 0;
@@ -423,6 +424,46 @@ int cg_persist_plan(Arena *arena, const PlanLayout *L, const CgPersistAsk *ask, 
     size_t at = strlen(why); /* why the clusters, or the split, were refused, after what was planned */
     if (at < why_size) snprintf(why + at, why_size - at, "; %s%s%s", head, refused, also);
     return 1;
+}
+
+/* Does Q give each block P's work: the same step GEMMs in as many passes and 16-row tiles (8-row
+ * groups in FFMA), chunks and sequences a pass, and every step group's items a thread (a batch of N)? */
+static int same_work(const PlanLayout *L, const CgPersist *P, const CgPersist *Q, int64_t N) {
+    if (Q->ngemms != P->ngemms || Q->cluster != P->cluster || Q->split != P->split || Q->flags != P->flags ||
+        Q->warps != P->warps || Q->nw != P->nw || Q->kc_max != P->kc_max || Q->tiles != P->tiles)
+        return 0;
+    for (int qi = 0; qi < P->ngemms; qi++) {
+        const CgPersistGemm *a = &P->gemms[qi], *b = &Q->gemms[qi];
+        if (a->passes != b->passes || a->chunks != b->chunks ||
+            (P->mma ? (a->rw + 1) / 2 != (b->rw + 1) / 2 : a->rw != b->rw))
+            return 0;
+    }
+    const int64_t threads = 32 * (int64_t)P->warps;
+    for (int gi = 0; gi < L->plan->ngroups; gi++) {
+        if (L->plan->groups[gi].program != SCHED_STEP) continue;
+        int64_t J = cg_group_width(L, gi);
+        if (ceil_div(N * ceil_div(J, Q->blocks), threads) != ceil_div(N * ceil_div(J, P->blocks), threads)) return 0;
+    }
+    return 1;
+}
+
+int cg_persist_fewer_blocks(const PlanLayout *L, const CgPersistAsk *ask, const CgPersist *P) {
+    if (P->backward || P->blocks <= P->cluster) return 0;
+    Arena scratch;
+    arena_init(&scratch);
+    char why[256];
+    int fewest = 0;
+    CgPersistAsk fewer = *ask;
+    fewer.cluster = P->cluster; /* as planned (a cluster the plan refused: none) */
+    for (int G = P->blocks - P->cluster; G >= P->cluster; G -= P->cluster) { /* the work only grows as G falls */
+        CgPersist Q;
+        fewer.blocks = G;
+        if (!cg_persist_plan(&scratch, L, &fewer, &Q, why, sizeof why) || Q.blocks != G || !same_work(L, P, &Q, ask->N))
+            break;
+        fewest = G;
+    }
+    arena_free(&scratch);
+    return fewest;
 }
 
 int cg_persist_preferred(int64_t N, CgProducts products, int backward, CgOverlap overlap, const CgPersist *planned,

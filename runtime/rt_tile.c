@@ -232,7 +232,8 @@ static void prebuild(Search *S, const CgPersistAsk *asks, int n) {
 
 /* The coordinate search from base: clusters (unless forced), a backward's clusters splitting K
  * (unless forced), a forward's steps handed off by flags (unless forced; without clusters), warps
- * (unless forced), then shorter staging chunks and fewer sequences a pass while they gain. */
+ * (unless forced), a forward's fewer blocks for the same work a block, then shorter staging chunks
+ * and fewer sequences a pass while they gain. */
 static void search(Search *S, const CgPersistAsk *base) {
     rnncc_model *m = S->m;
     static const int clusters[] = {1, 2, 4}, warps[] = {8, 16, 4};
@@ -270,6 +271,15 @@ static void search(Search *S, const CgPersistAsk *base) {
         first[nbuild] = *base;
         first[nbuild++].warps = warps[i];
     }
+    CgPersist planned; /* and base's fewer-blocks tile, which the blocks round tries when base stays best */
+    char why[256];
+    int fewer = spare && !base->backward && cg_persist_plan(&m->arena, m->layout[S->li], base, &planned, why, sizeof why)
+                    ? cg_persist_fewer_blocks(m->layout[S->li], base, &planned)
+                    : 0;
+    if (fewer && nbuild < PREBUILD_MAX) {
+        first[nbuild] = *base;
+        first[nbuild++].blocks = fewer;
+    }
     prebuild(S, first, nbuild);
     S->best_ask = *base;
     try_tile(S, base);
@@ -291,6 +301,14 @@ static void search(Search *S, const CgPersistAsk *base) {
         for (int i = 0; i < 3; i++) try_tile(S, &w[i]);
     }
     if (S->best.state != 1) return;
+    /* a forward's fewest blocks that keep each block's work: less to stage, fewer at the barrier
+     * (bench/NOTES.md section 41; the GRU's more rows a block lose there, so timed, not a rule) */
+    fewer = base->backward ? 0 : cg_persist_fewer_blocks(m->layout[S->li], &S->best_ask, &S->best.plan);
+    if (fewer) {
+        CgPersistAsk a = S->best_ask;
+        a.blocks = fewer;
+        try_tile(S, &a);
+    }
     /* the chunk and sequence rounds go on while they gain, each from the last winner; what they would
      * try if the chunks gain (three caps at most) and, the chunks as they are, the sequences (two at
      * most), compiles first: a guess, so bounded */
@@ -350,7 +368,7 @@ static void hash_generated(RtHash *h, const rnncc_model *m, int li, const CgPers
 static void choice_key(const rnncc_model *m, int li, const CgPersistAsk *base, char key[33]) {
     RtHash h;
     rt_hash_init(&h);
-    rt_hash_add_str(&h, "rnncc persistent tile v1 " RNNCC_VERSION);
+    rt_hash_add_str(&h, "rnncc persistent tile v2 " RNNCC_VERSION);
     int major = 0, minor = 0, driver = 0;
     rt_nvrtc_version(&major, &minor);
     cudaDriverGetVersion(&driver);
@@ -378,14 +396,14 @@ static int choice_get(const rnncc_model *m, const char *key, const CgPersistAsk 
     char text[256];
     snprintf(text, sizeof text, "%.*s", (int)(len < sizeof text ? len : sizeof text - 1), (const char *)data);
     free(data);
-    int cluster = 0, split = -1, warps = 0, nw = -1, handoff = -1;
+    int cluster = 0, split = -1, warps = 0, nw = -1, handoff = -1, blocks = -1;
     long long kc = -1;
-    if (sscanf(text, "rnncc-tile cluster=%d split=%d warps=%d kc_cap=%lld nw_max=%d handoff=%d us=%lf tried=%d", &cluster,
-               &split, &warps, &kc, &nw, &handoff, us, tried) != 8)
+    if (sscanf(text, "rnncc-tile cluster=%d split=%d warps=%d kc_cap=%lld nw_max=%d handoff=%d blocks=%d us=%lf tried=%d",
+               &cluster, &split, &warps, &kc, &nw, &handoff, &blocks, us, tried) != 9)
         return 0;
     if ((cluster != 1 && cluster != 2 && cluster != 4) || (split != 0 && split != 1) || (warps != 4 && warps != 8 && warps != 16) ||
         (kc != 0 && (kc < 256 || kc > 65536)) || (nw != 0 && nw != 1 && nw != 2 && nw != 4 && nw != 8) ||
-        (handoff != CG_HANDOFF_BARRIER && handoff != CG_HANDOFF_FLAGS))
+        (handoff != CG_HANDOFF_BARRIER && handoff != CG_HANDOFF_FLAGS) || blocks < 0 || blocks > base->sms)
         return 0;
     *ask = *base;
     ask->cluster = cluster;
@@ -394,15 +412,16 @@ static int choice_get(const rnncc_model *m, const char *key, const CgPersistAsk 
     ask->kc_cap = kc;
     ask->nw_max = nw;
     ask->handoff = handoff;
+    ask->blocks = blocks;
     return 1;
 }
 
 static void choice_put(const rnncc_model *m, const char *key, const CgPersistAsk *ask, double us, int tried) {
     char text[256];
     int n = snprintf(text, sizeof text,
-                     "rnncc-tile cluster=%d split=%d warps=%d kc_cap=%lld nw_max=%d handoff=%d us=%.3f tried=%d\n",
+                     "rnncc-tile cluster=%d split=%d warps=%d kc_cap=%lld nw_max=%d handoff=%d blocks=%d us=%.3f tried=%d\n",
                      ask->cluster, ask->split, ask->warps ? ask->warps : CG_PERSIST_WARPS, (long long)ask->kc_cap, ask->nw_max,
-                     ask->handoff, us, tried);
+                     ask->handoff, ask->blocks, us, tried);
     if (n > 0 && (size_t)n < sizeof text) rt_cache_put(&m->cache, key, text, (size_t)n);
 }
 

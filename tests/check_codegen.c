@@ -832,6 +832,58 @@ static char *between(const char *p, const char *from, const char *to) {
     return t;
 }
 
+/* The search's fewer-blocks tile (bench/NOTES.md section 41): the fewest blocks that leave each
+ * block its rows' 16-row tiles (8-row groups in FFMA) and its items a thread; the ask's cap plans
+ * them; a backward has none. */
+START_TEST(persistent_fewer_blocks_keep_the_work) {
+    static const struct {
+        const char *cell, *h;
+        int64_t N;
+        CgProducts products;
+        int cluster, fewest;
+    } cases[] = {
+        {"cells/lstm.cell", "H=768", 16, CG_F16, 1, 96},   /* 24 rows a block -> 32: two tiles */
+        {"cells/lstm.cell", "H=768", 16, CG_F16, 2, 96},
+        {"cells/lstm.cell", "H=1024", 32, CG_F16, 2, 128}, /* 32 rows; 8 units x 32 = 256 items */
+        {"cells/gru.cell", "H=768", 16, CG_F16, 2, 78},    /* 3 x 6 = 18 rows -> 3 x 10 = 30, not 3 x 11 */
+        {"cells/gru.cell", "H=1024", 32, CG_F16, 2, 128},
+        {"cells/lstm.cell", "H=512", 64, CG_F16, 1, 128},
+        {"cells/lstm.cell", "H=1024", 4, CG_FFMA, 2, 128}, /* FFMA: 32 rows, rw 4 */
+        {"cells/lstm.cell", "H=1024", 64, CG_F16, 1, 128}, /* 2 items a thread at 132 and at 128 */
+        {"cells/lstm.cell", "H=1056", 4, CG_F16, 1, 0},    /* 32 rows at 132, 36 (three tiles) at 131 */
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        Src s;
+        src_open_file(&s, cases[k].cell);
+        const char *dims[] = {"I=64", cases[k].h};
+        PlanLayout *L = layout_bound(&s, s.module->cells[0], dims, 2);
+        CgPersistAsk ask = cg_persist_h100_ask(cases[k].N, 0, cases[k].products, cases[k].cluster);
+        CgPersist P, Q;
+        char why[256];
+        ck_assert_msg(cg_persist_plan(&s.arena, L, &ask, &P, why, sizeof why), "%s", why);
+        ck_assert_int_eq(P.blocks, 132);
+        int G = cg_persist_fewer_blocks(L, &ask, &P);
+        ck_assert_msg(G == cases[k].fewest, "%s %s N=%lld: %d blocks, not %d", cases[k].cell, cases[k].h,
+                      (long long)cases[k].N, G, cases[k].fewest);
+        if (G) {
+            ask.blocks = G;
+            char *u = emit_persistent(&s, L, ask, &Q, why, sizeof why);
+            ck_assert_msg(u, "%s", why);
+            char contract[64];
+            snprintf(contract, sizeof contract, "if (G != %d || blockDim.x != 256) __trap();", G);
+            ck_assert_msg(Q.blocks == G && strstr(u, contract), "%s", contract);
+            free(u);
+            ask.blocks = G - 1; /* one fewer than the fewest: more work a block */
+            ck_assert(cg_persist_plan(&s.arena, L, &ask, &Q, why, sizeof why) && Q.blocks < G);
+        }
+        ask = cg_persist_h100_ask(cases[k].N, 1, cases[k].products, cases[k].cluster);
+        ck_assert_msg(cg_persist_plan(&s.arena, L, &ask, &P, why, sizeof why), "%s", why);
+        ck_assert_int_eq(cg_persist_fewer_blocks(L, &ask, &P), 0);
+        src_close(&s);
+    }
+}
+END_TEST
+
 /* A forward's step groups find their thread's first item (sequence, element) decoded once before
  * the step loop, per length they run over; the other items divide as before; the backward does. */
 START_TEST(persistent_first_item_decoded_once) {
@@ -2549,6 +2601,7 @@ static Suite *codegen_suite(void) {
     tcase_add_test(tc, persistent_results_kept_and_loads_first);
     tcase_add_test(tc, persistent_first_item_loaded_before_the_gemms);
     tcase_add_test(tc, persistent_first_item_decoded_once);
+    tcase_add_test(tc, persistent_fewer_blocks_keep_the_work);
     tcase_add_test(tc, persistent_clusters_need_alike_tails);
     tcase_add_test(tc, persistent_backward_splits_k);
     tcase_add_test(tc, persistent_odd_rows_copied_by_words);
