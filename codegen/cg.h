@@ -335,13 +335,17 @@ int cg_persist_seqs_parse(const char *text);
 /* A hand-off given as text ("flags" or "barrier": RNNCC_PERSIST_HANDOFF, rnncc emit --handoff):
  * CG_HANDOFF_FLAGS or CG_HANDOFF_BARRIER; -1 for anything else. */
 int cg_persist_handoff_parse(const char *text);
-/* What the four parsers above take, in words, for the messages that refuse other values (the
+/* A cap on the blocks given as text (1 to 1024: RNNCC_PERSIST_BLOCKS, rnncc emit --blocks; more than
+ * the device's multiprocessors plans them all); 0 for anything else. */
+int cg_persist_blocks_parse(const char *text);
+/* What the parsers above take, in words, for the messages that refuse other values (the
  * environment variables' in runtime/rt_model.c, rnncc emit's options in compiler/cli_emit.c). */
 #define CG_PERSIST_CLUSTER_VALUES "1, 2 or 4"
 #define CG_PERSIST_WARPS_VALUES "4, 8 or 16"
 #define CG_PERSIST_CHUNK_VALUES "a number from 256 to 65536"
 #define CG_PERSIST_SEQS_VALUES "4, 8, 16 or 32"
 #define CG_PERSIST_HANDOFF_VALUES "flags or barrier"
+#define CG_PERSIST_BLOCKS_VALUES "a number from 1 to 1024"
 /* The request for a pass over a batch of N on an H100 (CG_H100_*), in clusters of cluster blocks
  * (0: cg_persist_cluster's rule, split as cg_persist_split says): what the CLI plans without a GPU. */
 CgPersistAsk cg_persist_h100_ask(int64_t N, int backward, CgProducts products, int cluster);

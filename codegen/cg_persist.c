@@ -528,6 +528,12 @@ int cg_persist_handoff_parse(const char *text) {
     return strcmp(text, "flags") == 0 ? CG_HANDOFF_FLAGS : strcmp(text, "barrier") == 0 ? CG_HANDOFF_BARRIER : -1;
 }
 
+int cg_persist_blocks_parse(const char *text) {
+    char *end;
+    long v = strtol(text, &end, 10);
+    return end != text && !*end && v >= 1 && v <= 1024 ? (int)v : 0;
+}
+
 int cg_persist_seqs_parse(const char *text) {
     return strcmp(text, "4") == 0 ? 4 : strcmp(text, "8") == 0 ? 8 : strcmp(text, "16") == 0 ? 16
          : strcmp(text, "32") == 0 ? 32 : 0;

@@ -21,11 +21,21 @@ static void print_diags(const Diags *d) {
     sb_free(&err);
 }
 
-/* Plans, lays out and emits one cell into out (a per-step unit: the parts cg_emit_unit takes);
- * returns a CLI status. */
+/* The persistent unit's tile as rnncc emit's options give it (0 or -1: not given). */
+typedef struct EmitTile {
+    int cluster;     /* --cluster C: blocks per cluster (0: the rule); the planned size on return */
+    int warps;       /* --warps W: warps a block (0: the default) */
+    long long chunk; /* --chunk K: staging chunks at most K long (0: the first layout that fits) */
+    int seqs;        /* --seqs S: at most S sequences a matrix-product pass (0: the batch class's) */
+    int handoff;     /* --handoff flags|barrier: how a forward's steps meet (-1: a barrier) */
+    int split;       /* --split: a backward's clusters split K */
+    int blocks;      /* --blocks G: at most G blocks (0: one a multiprocessor) */
+} EmitTile;
+
+/* Plans, lays out and emits one cell into out (a per-step unit: the parts cg_emit_unit takes; with
+ * batch, the persistent unit of tile t); returns a CLI status. */
 static int emit_cell(CliSource *s, const IrCell *ic, const char **dims, int ndims, long long batch, int backward,
-                     int parts, rnncc_precision precision, int *cluster, int warps, long long chunk, int seqs,
-                     int handoff, int split, StrBuf *out) {
+                     int parts, rnncc_precision precision, EmitTile *t, StrBuf *out) {
     const CgProducts products = (CgProducts)precision; /* the precision's products (codegen/cg.h) */
     Plan *plan = sched_plan(&s->arena, ic, &s->diags);
     if (!plan) {
@@ -57,30 +67,36 @@ static int emit_cell(CliSource *s, const IrCell *ic, const char **dims, int ndim
     if (batch == 0) return CLI_OK;
     CgPersist P;
     char why[512];
-    CgPersistAsk ask = cg_persist_h100_ask(batch, backward, products, *cluster); /* the rule's clusters and split, unless --cluster */
-    if (!*cluster) ask.cluster = cg_persist_cluster(batch, products, backward, handoff); /* a forward by flags takes none */
-    ask.warps = warps;
-    ask.kc_cap = chunk;
-    ask.nw_max = seqs / 4;
+    const int handoff = t->handoff < 0 ? CG_HANDOFF_BARRIER : t->handoff;
+    CgPersistAsk ask = cg_persist_h100_ask(batch, backward, products, t->cluster); /* the rule's clusters and split, unless --cluster */
+    if (!t->cluster) ask.cluster = cg_persist_cluster(batch, products, backward, handoff); /* a forward by flags takes none */
+    ask.warps = t->warps;
+    ask.kc_cap = t->chunk;
+    ask.nw_max = t->seqs / 4;
     ask.handoff = handoff;
-    ask.split |= split;
+    ask.split |= t->split;
+    ask.blocks = t->blocks;
     ask.twins = precision == RNNCC_FP16 || precision == RNNCC_BF16;
     if (!cg_persist_plan(&s->arena, layout, &ask, &P, why, sizeof why)) {
         fprintf(stderr, "rnncc emit: error: cell '%s' has no persistent %skernel on an H100: %s\n", ic->name,
                 backward ? "backward " : "", why);
         return CLI_INPUT_ERROR;
     }
-    if (*cluster > 1 && P.cluster != *cluster)
+    if (t->cluster > 1 && P.cluster != t->cluster)
         fprintf(stderr, "rnncc emit: note: cell '%s' is planned without clusters (--cluster %d): %s\n", ic->name,
-                *cluster, why);
-    if (split && P.cluster > 1 && !P.split)
+                t->cluster, why);
+    if (t->split && P.cluster > 1 && !P.split)
         fprintf(stderr, "rnncc emit: note: cell '%s' is planned with clusters sharing the staged operand (--split): %s\n",
                 ic->name, backward ? why : "only a backward's clusters split K");
     if (handoff == CG_HANDOFF_FLAGS && !P.flags)
         fprintf(stderr, "rnncc emit: note: cell '%s' is planned with grid barriers (--handoff flags): flags need a %s\n",
                 ic->name, backward ? "forward" : "plan with one phase of step GEMMs on states staged whole, no clusters, and "
                                                   "groups that read only their own block's units");
-    *cluster = P.cluster;
+    if (t->blocks && P.blocks != t->blocks)
+        fprintf(stderr, "rnncc emit: note: cell '%s' is planned on %d blocks (--blocks %d): at most one a multiprocessor of an "
+                        "H100, a multiple of the cluster (%d), and no more than the work has\n",
+                ic->name, P.blocks, t->blocks, P.cluster);
+    t->cluster = P.cluster;
     if (!cg_emit_persistent(&s->arena, plan, layout, &P, out, &s->diags)) {
         print_diags(&s->diags);
         return CLI_INPUT_ERROR;
@@ -124,15 +140,11 @@ int cli_emit(int argc, char **argv) {
         {"persistent", required_argument, 0, 'P'}, {"precision", required_argument, 0, 'r'},
         {"cluster", required_argument, 0, 'C'}, {"warps", required_argument, 0, 'W'},
         {"chunk", required_argument, 0, 'K'}, {"seqs", required_argument, 0, 'S'},
-        {"handoff", required_argument, 0, 'H'}, {"split", no_argument, 0, 'X'}, {"help", no_argument, 0, 'h'},
+        {"handoff", required_argument, 0, 'H'}, {"split", no_argument, 0, 'X'}, {"blocks", required_argument, 0, 'G'},
+        {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     const char *cell = NULL, *out_path = NULL, *arch = NULL;
-    int cluster = 0; /* --cluster C: blocks per cluster of the persistent unit (0: the rule) */
-    int warps = 0;   /* --warps W: warps a block of the persistent unit (0: the default) */
-    long long chunk = 0; /* --chunk K: its staging chunks at most K long (0: the first layout that fits) */
-    int seqs = 0;        /* --seqs S: at most S sequences a matrix-product pass (0: the batch class's) */
-    int handoff = -1;    /* --handoff flags|barrier: how a forward's steps meet (-1: not given, a barrier) */
-    int split = 0;       /* --split: a backward's clusters split K */
+    EmitTile tile = {.handoff = -1}; /* the persistent unit's tile options */
     const char *dims[MAX_DIMS];
     int ndims = 0, ptx = 0, cubin = 0, part = 0, c; /* part: 0 all, 'F' forward only, 'B' backward only */
     int precision_given = 0;
@@ -152,22 +164,25 @@ int cli_emit(int argc, char **argv) {
             precision_given = 1;
             break;
         case 'C':
-            if (!(cluster = cg_persist_cluster_parse(optarg))) return refused("--cluster", CG_PERSIST_CLUSTER_VALUES, optarg);
+            if (!(tile.cluster = cg_persist_cluster_parse(optarg))) return refused("--cluster", CG_PERSIST_CLUSTER_VALUES, optarg);
             break;
         case 'W':
-            if (!(warps = cg_persist_warps_parse(optarg))) return refused("--warps", CG_PERSIST_WARPS_VALUES, optarg);
+            if (!(tile.warps = cg_persist_warps_parse(optarg))) return refused("--warps", CG_PERSIST_WARPS_VALUES, optarg);
             break;
         case 'K':
-            if (!(chunk = cg_persist_chunk_parse(optarg))) return refused("--chunk", CG_PERSIST_CHUNK_VALUES, optarg);
+            if (!(tile.chunk = cg_persist_chunk_parse(optarg))) return refused("--chunk", CG_PERSIST_CHUNK_VALUES, optarg);
             break;
         case 'S':
-            if (!(seqs = cg_persist_seqs_parse(optarg))) return refused("--seqs", CG_PERSIST_SEQS_VALUES, optarg);
+            if (!(tile.seqs = cg_persist_seqs_parse(optarg))) return refused("--seqs", CG_PERSIST_SEQS_VALUES, optarg);
             break;
         case 'H':
-            if ((handoff = cg_persist_handoff_parse(optarg)) < 0)
+            if ((tile.handoff = cg_persist_handoff_parse(optarg)) < 0)
                 return refused("--handoff", CG_PERSIST_HANDOFF_VALUES, optarg);
             break;
-        case 'X': split = 1; break;
+        case 'X': tile.split = 1; break;
+        case 'G':
+            if (!(tile.blocks = cg_persist_blocks_parse(optarg))) return refused("--blocks", CG_PERSIST_BLOCKS_VALUES, optarg);
+            break;
         case 'F':
         case 'B': part = c; break;
         case 'D':
@@ -177,8 +192,8 @@ int cli_emit(int argc, char **argv) {
         case 'h':
             printf("usage: rnncc emit [--cell NAME] [--dim NAME=VALUE]... [--forward | --backward]\n"
                    "                  [--persistent N [--precision P] [--cluster C] [--warps W]\n"
-                   "                  [--chunk K] [--seqs S] [--handoff flags|barrier] [--split]] [--ptx | --cubin]\n"
-                   "                  [--arch ARCH]\n"
+                   "                  [--chunk K] [--seqs S] [--handoff flags|barrier] [--split] [--blocks G]]\n"
+                   "                  [--ptx | --cubin] [--arch ARCH]\n"
                    "                  [-o FILE] FILE\n"
                    "Prints the CUDA translation unit of a cell in FILE (the only one, or --cell NAME) with every\n"
                    "dimension bound by --dim: the forward kernels, then the backward kernels derived from them.\n"
@@ -204,7 +219,9 @@ int cli_emit(int argc, char **argv) {
                    "--split (a backward with --cluster 2 or 4) has block r of a cluster keep the cluster's rows\n"
                    "for the r-th part of K and stage only that part, the blocks adding up each other's partial\n"
                    "sums through distributed shared memory (RNNCC_PERSIST_SPLIT), where the rows fit one pass;\n"
-                   "without --cluster, a backward of 17-32 sequences splits K in pairs by rule.\n");
+                   "without --cluster, a backward of 17-32 sequences splits K in pairs by rule. --blocks G (1 to\n"
+                   "1024) plans at most G blocks (a multiple of the cluster; default one a multiprocessor), more\n"
+                   "work a block: the search's fewer-blocks tile.\n");
             return CLI_OK;
         default: return CLI_USAGE_ERROR;
         }
@@ -217,9 +234,10 @@ int cli_emit(int argc, char **argv) {
         fprintf(stderr, "rnncc emit: error: --precision applies to --persistent N (the per-step unit is the same for every precision)\n");
         return CLI_USAGE_ERROR;
     }
-    if ((cluster || warps || chunk || seqs || handoff >= 0 || split) && !batch) {
+    if ((tile.cluster || tile.warps || tile.chunk || tile.seqs || tile.handoff >= 0 || tile.split || tile.blocks) && !batch) {
         fprintf(stderr, "rnncc emit: error: --%s applies to --persistent N (the per-step unit has no tile)\n",
-                cluster ? "cluster" : warps ? "warps" : chunk ? "chunk" : seqs ? "seqs" : handoff >= 0 ? "handoff" : "split");
+                tile.cluster ? "cluster" : tile.warps ? "warps" : tile.chunk ? "chunk" : tile.seqs ? "seqs"
+                : tile.handoff >= 0 ? "handoff" : tile.split ? "split" : "blocks");
         return CLI_USAGE_ERROR;
     }
     if (optind != argc - 1) {
@@ -251,10 +269,9 @@ int cli_emit(int argc, char **argv) {
             StrBuf out = {0};
             /* compiled, a part is its own NVRTC program, as the runtime compiles it; printed, a slice of the whole */
             int parts = (ptx || cubin) && part ? (part == 'F' ? CG_UNIT_FORWARD : CG_UNIT_BACKWARD) : CG_UNIT_WHOLE;
-            status = emit_cell(&s, ic, dims, ndims, batch, part == 'B', parts, precision, &cluster, warps, chunk, seqs,
-                               handoff < 0 ? CG_HANDOFF_BARRIER : handoff, split, &out);
-            if (!arch) arch = cluster > 1 ? "sm_90a" : "sm_90";
-            else if (cluster > 1 && (ptx || cubin) && arch[strlen(arch) - 1] != 'a')
+            status = emit_cell(&s, ic, dims, ndims, batch, part == 'B', parts, precision, &tile, &out);
+            if (!arch) arch = tile.cluster > 1 ? "sm_90a" : "sm_90";
+            else if (tile.cluster > 1 && (ptx || cubin) && arch[strlen(arch) - 1] != 'a')
                 fprintf(stderr, "rnncc emit: note: the unit's clusters multicast their copies, a feature of "
                                 "architecture-specific targets (sm_90a); --arch %s may compile it slower or not at all\n",
                         arch);

@@ -273,7 +273,7 @@ static void search(Search *S, const CgPersistAsk *base) {
     }
     CgPersist planned; /* and base's fewer-blocks tile, which the blocks round tries when base stays best */
     char why[256];
-    int fewer = spare && !base->backward && cg_persist_plan(&m->arena, m->layout[S->li], base, &planned, why, sizeof why)
+    int fewer = spare && !base->backward && !m->persist_blocks && cg_persist_plan(&m->arena, m->layout[S->li], base, &planned, why, sizeof why)
                     ? cg_persist_fewer_blocks(m->layout[S->li], base, &planned)
                     : 0;
     if (fewer && nbuild < PREBUILD_MAX) {
@@ -303,7 +303,7 @@ static void search(Search *S, const CgPersistAsk *base) {
     if (S->best.state != 1) return;
     /* a forward's fewest blocks that keep each block's work: less to stage, fewer at the barrier
      * (bench/NOTES.md section 41; the GRU's more rows a block lose there, so timed, not a rule) */
-    fewer = base->backward ? 0 : cg_persist_fewer_blocks(m->layout[S->li], &S->best_ask, &S->best.plan);
+    fewer = base->backward || m->persist_blocks ? 0 : cg_persist_fewer_blocks(m->layout[S->li], &S->best_ask, &S->best.plan);
     if (fewer) {
         CgPersistAsk a = S->best_ask;
         a.blocks = fewer;
@@ -382,7 +382,7 @@ static void choice_key(const rnncc_model *m, int li, const CgPersistAsk *base, c
     int64_t fields[] = {base->N,          base->backward,   base->products,      base->sms,    base->smem_limit,
                         m->persist_cluster, m->persist_warps, m->persist_chunk,  m->persist_nw, m->cluster_launch,
                         m->profile_persist, major,            minor,              driver,        m->persist_handoff,
-                        base->twins,      m->persist_split};
+                        base->twins,      m->persist_split,  m->persist_blocks};
     rt_hash_add(&h, fields, sizeof fields);
     rt_hash_hex(&h, key);
 }

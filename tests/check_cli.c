@@ -517,6 +517,35 @@ START_TEST(run_emit_schedule_arguments) {
     r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--split");
     ck_assert_int_eq(r.status, 2);
     ck_assert_str_eq(r.err, "rnncc emit: error: --split applies to --persistent N (the per-step unit has no tile)\n");
+    /* --blocks G: at most G blocks (the search's fewer-blocks tile), a multiple of the cluster, at
+     * most one a multiprocessor; anything else refused */
+    r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=64", "--dim", "H=768", "--persistent", "16", "--precision", "fp16",
+            "--blocks", "96");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_str_eq(r.err, "");
+    ck_assert_ptr_nonnull(strstr(r.out, "if (G != 96 || blockDim.x != 256) __trap();"));
+    r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=64", "--dim", "H=768", "--persistent", "16", "--precision", "fp16",
+            "--blocks", "97", "--cluster", "2");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_str_eq(r.err, "rnncc emit: note: cell 'lstm' is planned on 96 blocks (--blocks 97): at most one a "
+                            "multiprocessor of an H100, a multiple of the cluster (2), and no more than the work has\n");
+    ck_assert_ptr_nonnull(strstr(r.out, "if (G != 96 || blockDim.x != 256) __trap();"));
+    r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=64", "--dim", "H=768", "--persistent", "16", "--blocks", "1024");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_ptr_nonnull(strstr(r.err, "is planned on 132 blocks (--blocks 1024)"));
+    ck_assert_ptr_nonnull(strstr(r.out, "if (G != 132 || blockDim.x != 256) __trap();"));
+    static const char *const bad_blocks[] = {"0", "1025", "96x", "", "-4"};
+    for (size_t i = 0; i < sizeof bad_blocks / sizeof *bad_blocks; i++) {
+        r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--persistent", "4", "--blocks",
+                bad_blocks[i]);
+        ck_assert_int_eq(r.status, 2);
+        char want[128];
+        snprintf(want, sizeof want, "rnncc emit: error: --blocks must be a number from 1 to 1024, not '%s'\n", bad_blocks[i]);
+        ck_assert_str_eq(r.err, want);
+    }
+    r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--blocks", "4");
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_str_eq(r.err, "rnncc emit: error: --blocks applies to --persistent N (the per-step unit has no tile)\n");
 }
 END_TEST
 

@@ -153,6 +153,8 @@ START_TEST(model_arguments_are_checked) {
         {"RNNCC_PERSIST_SEARCH", "yes", "the environment variable RNNCC_PERSIST_SEARCH is 'yes'; it must be 0 or 1"},
         {"RNNCC_PERSIST_HANDOFF", "none", "the environment variable RNNCC_PERSIST_HANDOFF is 'none'; it must be flags or barrier"},
         {"RNNCC_PERSIST_SPLIT", "2", "the environment variable RNNCC_PERSIST_SPLIT is '2'; it must be 0 or 1"},
+        {"RNNCC_PERSIST_BLOCKS", "0", "the environment variable RNNCC_PERSIST_BLOCKS is '0'; it must be a number from 1 to 1024"},
+        {"RNNCC_PERSIST_BLOCKS", "96 ", "RNNCC_PERSIST_BLOCKS is '96 '"},
     };
     for (size_t i = 0; i < sizeof tile_env / sizeof *tile_env; i++) {
         env_keep(tile_env[i][0], outer);
@@ -224,6 +226,7 @@ typedef struct Config {
     int seqs;           /* RNNCC_PERSIST_SEQS: sequences a pass at most (0: the batch class's) */
     int flags;          /* RNNCC_PERSIST_HANDOFF=flags: a forward's steps hand off by flagged words where the plan allows */
     int split;          /* RNNCC_PERSIST_SPLIT=1: a backward's clusters split K where the plan allows */
+    int blocks;         /* RNNCC_PERSIST_BLOCKS: blocks at most (0: one a multiprocessor) */
     int ws_offset;      /* bytes the workspace starts past cudaMalloc's (so not 16-byte aligned) */
 } Config;
 
@@ -231,11 +234,20 @@ typedef struct Config {
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 
 /* The tile environment variables of a config: names, and the values it sets (0: the caller's). */
-enum { TILE_ENVS = 6 };
+enum { TILE_ENVS = 7 };
 static const char *const tile_env_names[TILE_ENVS] = {"RNNCC_PERSIST_CLUSTER", "RNNCC_PERSIST_WARPS", "RNNCC_PERSIST_CHUNK",
-                                                      "RNNCC_PERSIST_SEQS", "RNNCC_PERSIST_HANDOFF", "RNNCC_PERSIST_SPLIT"};
+                                                      "RNNCC_PERSIST_SEQS",    "RNNCC_PERSIST_HANDOFF", "RNNCC_PERSIST_SPLIT",
+                                                      "RNNCC_PERSIST_BLOCKS"};
 static void tile_env_values(const Config *cf, int v[TILE_ENVS]) {
     v[0] = cf->cluster, v[1] = cf->warps, v[2] = cf->chunk, v[3] = cf->seqs, v[4] = cf->flags, v[5] = cf->split;
+    v[6] = cf->blocks;
+}
+
+/* The blocks of the tile a backend report (rnncc_model_backend's why) names ("G blocks of"); 0: none. */
+static int reported_blocks(const char *why) {
+    const char *p = strstr(why, " blocks of ");
+    while (p && p > why && p[-1] >= '0' && p[-1] <= '9') p--;
+    return p ? atoi(p) : 0;
 }
 
 static void verify(const char *path, const Config *cf) {
@@ -283,6 +295,12 @@ static void verify(const char *path, const Config *cf) {
         if (cf->chunk) snprintf(want, sizeof want, "staged in chunks of %d", cf->chunk);
         else snprintf(want, sizeof want, ", %d sequences a pass, ", cf->precision != RNNCC_FP32 && cf->seqs < 8 ? 8 : cf->seqs);
         ck_assert_msg(strstr(why, want), "%s: %s lacks '%s'", path, why, want);
+    }
+    /* the fewer-blocks tile: at most the cap, a multiple of the cluster */
+    if (cf->blocks && used == RNNCC_BACKEND_PERSISTENT) {
+        const int G = reported_blocks(why);
+        ck_assert_msg(G >= 1 && G <= cf->blocks && G > cf->blocks - (cluster > 1 ? cluster : 4), "%s: %s (cap %d)", path, why,
+                      cf->blocks);
     }
     const char *search = getenv("RNNCC_PERSIST_SEARCH"); /* the suite's default: 0 (main) */
     int searched = !search || strcmp(search, "0") != 0;
@@ -406,6 +424,13 @@ static const Config configs[] = {
     /* a backward's clusters splitting K (docs/backends.md), pairs and fours, both products, stacks both ways */
     {1, 0, 1, 1, 6, 9, 40, 256, RNNCC_FP32, 1, 0, PERSIST, 2, .split = 1},
     {2, 1, 1, 1, 5, 5, 40, 256, RNNCC_TF32, 1, 0, PERSIST, 4, .split = 1},
+    /* fewer blocks than multiprocessors, more work a block (the search's fewer-blocks tile): both
+     * products, training (the backward takes the cap too), a cap not a multiple of the pairs; not
+     * so few that a cell's weights outgrow a block (7 blocks: CIFG's 322 KB a block at H = 300), and
+     * tf32 training at a batch whose IndRNN gradients keep within bounds (N = 19: dx 0.058) */
+    {1, 0, 1, 1, 6, 9, 40, 300, RNNCC_FP32, 1, 0, PERSIST, 2, .blocks = 41},
+    {2, 1, 1, 0, 6, 19, 40, 300, RNNCC_TF32, 1, 0, PERSIST, 1, .blocks = 40},
+    {1, 0, 1, 1, 5, 24, 40, 120, RNNCC_TF32, 1, 0, PERSIST, 0, .blocks = 50},
 };
 
 /* The 16-bit modes (GEMM inputs rounded to fp16 or bf16, rt_half.c): both backends (the persistent
@@ -438,6 +463,9 @@ static const Config half_configs[] = {
      * and 224); in bf16 at the sizes of the row above: at H = 256 IndRNN's gradients (no GEMM, nothing
      * split) exceed the 16-bit bounds, fp16 0.076 > 0.05 and bf16 0.24 > 0.2 (its kink) */
     {1, 0, 1, 1, 6, 9, 40, 120, RNNCC_BF16, 1, 0, PERSIST, 2, .split = 1},
+    /* fewer blocks (the search's tile): 16-bit products with more rows a block, training and inference */
+    {1, 0, 1, 1, 6, 9, 40, 120, RNNCC_BF16, 1, 0, PERSIST, 0, .blocks = 24},
+    {1, 0, 1, 0, 6, 16, 40, 120, RNNCC_FP16, 1, 0, PERSIST, 0, .blocks = 30},
 };
 
 START_TEST(half_precisions_match_the_reference) {
@@ -665,6 +693,17 @@ START_TEST(tile_search_is_measured_and_cached) {
     setenv("RNNCC_PERSIST_SEARCH", "0", 1);
     ck_assert_int_eq(rnncc_model_backend(m, 4, &b, why, sizeof why), RNNCC_OK);
     ck_assert_msg(strstr(why, " of 4 warps") && strstr(why, " measured ("), "%s", why);
+    rnncc_model_destroy(m);
+    /* a forced cap on the blocks holds for every tile searched, forward and backward */
+    setenv("RNNCC_PERSIST_SEARCH", "1", 1);
+    m = tile_lstm("RNNCC_PERSIST_BLOCKS", "64");
+    setenv("RNNCC_PERSIST_SEARCH", "0", 1);
+    for (int backward = 0; backward < 2; backward++) {
+        ck_assert_int_eq(backward ? rnncc_model_backward_backend(m, 4, &b, why, sizeof why)
+                                  : rnncc_model_backend(m, 4, &b, why, sizeof why), RNNCC_OK);
+        ck_assert_msg(strstr(why, "tile 64 blocks of ") && strstr(why, " measured (") && !strstr(why, "132 blocks"), "%s",
+                      why);
+    }
     rnncc_model_destroy(m);
     if (*old) setenv("RNNCC_CACHE_DIR", old, 1);
     else unsetenv("RNNCC_CACHE_DIR");
@@ -1197,11 +1236,15 @@ int main(void) {
     tcase_add_test(api, no_gpu_is_a_clean_error);
     suite_add_tcase(s, api);
     if (gpu_present()) {
-        TCase *gpu = tcase_create("gpu");
-        tcase_set_timeout(gpu, 300);
+        /* CK_RUN_CASE=configs: the configuration table alone (a slice with RNNCC_TEST_CONFIGS) */
+        TCase *table = tcase_create("configs");
+        tcase_set_timeout(table, 300);
         int lo, hi;
         config_range((int)(sizeof configs / sizeof *configs), &lo, &hi);
-        tcase_add_loop_test(gpu, every_cell_matches_the_reference, lo, hi);
+        tcase_add_loop_test(table, every_cell_matches_the_reference, lo, hi);
+        suite_add_tcase(s, table);
+        TCase *gpu = tcase_create("gpu"); /* CK_RUN_CASE=gpu: the GPU tests but the table */
+        tcase_set_timeout(gpu, 300);
         tcase_add_test(gpu, random_cells_match_the_reference);
         tcase_add_test(gpu, clusters_share_chunked_operands);
         tcase_add_test(gpu, tiles_train_in_tf32);
