@@ -101,6 +101,16 @@ for w in 16 4; do
         --error-exitcode 9 ./build/rnncc run cells/mlstm.cell --dim I=16 --dim H=24 --dim M=20 --seq 5 --batch 3 --layers 2 \
         --bidirectional --varlen --train --repeat 1 --backend persistent
 done
+# fewer blocks than multiprocessors, more rows a block (the search's fewer-blocks tile, RNNCC_PERSIST_BLOCKS):
+# 16-bit and tf32 products, pairs, training
+for g in 96 7; do
+    blocks=(./build/rnncc run cells/lstm.cell --dim I=64 --dim H=200 --seq 5 --batch 16 --varlen --train --repeat 1
+        --precision fp16 --backend persistent)
+    RNNCC_PERSIST_BLOCKS=$g step "racecheck-blocks$g" racecheck_own "${blocks[@]}"
+    for tool in synccheck memcheck; do
+        RNNCC_PERSIST_BLOCKS=$g step "$tool-blocks$g" compute-sanitizer --tool $tool --error-exitcode 9 "${blocks[@]/fp16/tf32}"
+    done
+done
 # the search itself, on a cell and batch of its own (the suite takes the rule's tile but for a few cases)
 step train-searched env RNNCC_PERSIST_SEARCH=1 ./build/rnncc run cells/gru.cell --dim I=64 --dim H=512 --seq 20 --batch 8 \
     --layers 2 --bidirectional --varlen --train --repeat 3
