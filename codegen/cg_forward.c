@@ -357,9 +357,11 @@ static int emit_write(Gen *g, const SchedWrite *w) {
     if (w->kind == WRITE_STATE) {
         cg_emit(g->out, "a.state_next[%d][n * %s + j] = %s;  // %s'", w->index,
                 cg_dim_code(c, c->states[w->index].shape.dims[0], d, sizeof d), v, c->states[w->index].name);
-        if (cg_persist_flagged(g, w->index))
-            cg_emit(g->out, "rnn_flag_put(&rnn_flags_next%d[n * %s + j], %s, (unsigned)a.t + 1u);  // for step t+1's GEMM",
-                    w->index, d, v);
+        if (cg_persist_flagged(g, w->index)) { /* 16-bit words where the GEMM stages the twin */
+            const int w16 = cg_persist_flagged16(g, w->index);
+            cg_emit(g->out, "rnn_flag_put%s(&rnn_flags_next%d[n * %s + j], %s, (unsigned)a.t + 1u%s);  // for step t+1's GEMM",
+                    w16 ? "16" : "", w->index, d, v, w16 ? ", a.bf16" : "");
+        }
         if (g->twins && cg_state_multiplied(g->plan, w->index))
             cg_emit(g->out, "if (a.state16[%d]) rnn_put16(&a.state16[%d][n * %s + j], %s, a.bf16);  // its 16-bit twin",
                     w->index, w->index, d, v);
@@ -498,9 +500,11 @@ static void emit_finished(Gen *g, const SchedGroup *grp, int64_t J) {
         cg_dim_code(c, c->states[wr->index].shape.dims[0], d, sizeof d);
         cg_emit(g->out, "%sa.state_next[%d][n * %s + j] = a.state_prev[%d][n * %s + j];  // %s' = %s", gd, wr->index,
                 d, wr->index, d, c->states[wr->index].name, c->states[wr->index].name);
-        if (cg_persist_flagged(g, wr->index))
-            cg_emit(g->out, "%srnn_flag_put(&rnn_flags_next%d[n * %s + j], a.state_prev[%d][n * %s + j], (unsigned)a.t + 1u);",
-                    gd, wr->index, d, wr->index, d);
+        if (cg_persist_flagged(g, wr->index)) {
+            const int w16 = cg_persist_flagged16(g, wr->index);
+            cg_emit(g->out, "%srnn_flag_put%s(&rnn_flags_next%d[n * %s + j], a.state_prev[%d][n * %s + j], (unsigned)a.t + 1u%s);",
+                    gd, w16 ? "16" : "", wr->index, d, wr->index, d, w16 ? ", a.bf16" : "");
+        }
         if (g->twins && cg_state_multiplied(g->plan, wr->index))
             cg_emit(g->out, "%sif (a.state16[%d]) rnn_put16(&a.state16[%d][n * %s + j], a.state_prev[%d][n * %s + j], a.bf16);",
                     gd, wr->index, wr->index, d, wr->index, d);

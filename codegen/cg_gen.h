@@ -110,6 +110,9 @@ void cg_emit_step_item(Gen *g, int gi, StrBuf *body);
 /* In a persistent forward kernel with flags (g->persist): does a step GEMM stage state k, so that each
  * step also stores it as flagged words (rnn_flags_next<k>)? */
 int cg_persist_flagged(const Gen *g, int k);
+/* ... and does that GEMM stage it in 16 bits, so that its flagged words are 4-byte words of 16-bit
+ * values (rnn_flag_put16)? */
+int cg_persist_flagged16(const Gen *g, int k);
 /* Emits the persistent kernel, forward or backward as P says (cg_persist.c). Returns 1, or 0 on an error. */
 int cg_emit_persist_kernel(Gen *g, const CgPersist *P);
 

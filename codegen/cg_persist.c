@@ -329,14 +329,13 @@ static int plan_for(Arena *arena, const PlanLayout *L, const CgPersistAsk *ask, 
         CgPersistGemm *q = &P->gemms[k++];
         q->gemm = j;
         /* the multiplied operand staged from its 16-bit twin, which the kernel writes (twins): a forward's
-         * state where no flagged words are asked for (they hold fp32 values), a backward's result
-         * adjoint where its group alone sends it (cg_adjoint_twinned); where its rows are whole
-         * 16-byte pieces (else fp32 rows copy 4 or 16 bytes at a time, and clusters can share them) */
+         * state (handed off by flags: as 16-bit flagged words, persist.cuh rnn_flag_stage16), a
+         * backward's result adjoint where its group alone sends it (cg_adjoint_twinned); where its rows
+         * are whole 16-byte pieces (else fp32 rows copy 4 or 16 bytes at a time, and clusters can share them) */
         const int out = p->gemms[j].out_buffer;
         q->x16 = P->half && P->twins &&
                  (backward ? cg_adjoint_twinned(p, out) && L->gemm_rows[j] % 8 == 0 && L->buffer_width[out] % 8 == 0
-                           : ask->handoff != CG_HANDOFF_FLAGS && c->nodes[p->gemms[j].operand].op == IR_STATE &&
-                                 L->gemm_cols[j] % 8 == 0);
+                           : c->nodes[p->gemms[j].operand].op == IR_STATE && L->gemm_cols[j] % 8 == 0);
         /* forward: this block's result rows times the operand; backward: W^T's rows for this block's
          * operand elements (W's columns) times the result's adjoint */
         q->K = q->kfull = backward ? L->gemm_rows[j] : L->gemm_cols[j];
@@ -1058,6 +1057,8 @@ static int emit_prologue(Gen *g, const CgPersist *P, const char *kname) {
 
 int cg_persist_flagged(const Gen *g, int k) { return g->persist && g->persist->flags && cg_state_multiplied(g->plan, k); }
 
+int cg_persist_flagged16(const Gen *g, int k) { return cg_persist_flagged(g, k) && staged16(g, k); }
+
 /* Step t's view of the arguments: the per-step kernels' arguments at step t. */
 static void emit_step_view(Gen *g, int backward, int counted) {
     const IrCell *c = g->c;
@@ -1089,10 +1090,14 @@ static void emit_step_view(Gen *g, int backward, int counted) {
     for (int k = 0; k < c->nstates; k++) {
         if (!cg_persist_flagged(g, k)) continue;
         long long S = (long long)ir_shape_numel(&c->states[k].shape, g->L->dimval);
-        cg_emit(out, "unsigned long long *const rnn_flags_next%d = args.flags + (%lldLL + ((t + 1) & 1) * %lldLL) * args.N;"
-                     "  // state %s, flagged for step t+1", k, 2 * before, S, c->states[k].name);
-        cg_emit(out, "const unsigned long long *const rnn_flags_prev%d = args.flags + (%lldLL + (t & 1) * %lldLL) * args.N;",
-                k, 2 * before, S);
+        /* a state staged in 16 bits: 4-byte words, at the start of its slots of 8-byte words */
+        const int w16 = cg_persist_flagged16(g, k);
+        const char *type = w16 ? "unsigned" : "unsigned long long", *cast = w16 ? "(unsigned *)(" : "", *end = w16 ? ")" : "";
+        cg_emit(out, "%s *const rnn_flags_next%d = %sargs.flags + (%lldLL + ((t + 1) & 1) * %lldLL) * args.N%s;"
+                     "  // state %s, flagged for step t+1%s", type, k, cast, 2 * before, S, end, c->states[k].name,
+                w16 ? " (16-bit words)" : "");
+        cg_emit(out, "const %s *const rnn_flags_prev%d = %sargs.flags + (%lldLL + (t & 1) * %lldLL) * args.N%s;", type, k,
+                cast, 2 * before, S, end);
         before += S;
     }
     for (int b = 0; b < p->nbuffers; b++) {

@@ -638,12 +638,12 @@ START_TEST(persistent_units_compile) {
                 const char *at = strstr(u, mma ? "rnn_mv_mma<" : "rnn_mv_t<");
                 ck_assert_msg(!P.ngemms || at, "%s", c->name);
                 int any16 = 0, calls16 = 0;
-                for (int q = 0; q < P.ngemms; q++) { /* a forward's states staged 16-bit, unless flags are asked; a
+                for (int q = 0; q < P.ngemms; q++) { /* a forward's states staged 16-bit (with flags too); a
                                                       * backward's result adjoints where their group alone sends them */
                     const SchedGemm *gm = &plan->gemms[P.gemms[q].gemm];
                     int whole = P.gemms[q].K % 8 == 0 && L->buffer_width[gm->out_buffer] % 8 == 0;
                     int x16 = backward ? cg_adjoint_twinned(plan, gm->out_buffer) && whole
-                                       : b != 0 && c->nodes[gm->operand].op == IR_STATE && P.gemms[q].K % 8 == 0;
+                                       : c->nodes[gm->operand].op == IR_STATE && P.gemms[q].K % 8 == 0;
                     ck_assert_int_eq(P.gemms[q].x16, half && x16);
                     any16 |= P.gemms[q].x16;
                     char staged[64], trap[64];
@@ -685,7 +685,11 @@ START_TEST(persistent_units_compile) {
                     ck_assert_int_eq(P.flags, flagged);
                     ck_assert_int_eq(count(u, "rnn_grid_sync(args.sync"), !flagged);
                 }
-                ck_assert_int_eq(strstr(u, "rnn_flag_put(&rnn_flags_next") != NULL, P.flags);
+                /* flagged words: 16-bit ones where the state is staged from its twin, else 8-byte ones */
+                ck_assert_int_eq(strstr(u, "rnn_flag_put(&rnn_flags_next") || strstr(u, "rnn_flag_put16(&rnn_flags_next"),
+                                 P.flags);
+                ck_assert_int_eq(strstr(u, "rnn_flag_put16(&rnn_flags_next") != NULL, P.flags && any16);
+                ck_assert_int_eq(strstr(u, "rnn_flag_put(&rnn_flags_next") != NULL, P.flags && !any16);
                 ck_assert(!P.flags || (!backward && P.cluster == 1 && !count(u, "rnn_grid_sync(args.sync")));
                 backward_prefetch_placed(u, P.ngemms, backward, c->name);
                 if (of_result) {
@@ -738,6 +742,40 @@ START_TEST(persistent_handoff_by_flags) {
         ck_assert_msg(!strstr(tile, "flags"), "%s", tile);
         free(u);
     }
+    /* 16-bit products: h staged from its twin moves as 16-bit flagged words (4 bytes a value, half the
+     * 8-byte words' bytes), staged in 16 bits (the template's XH); a length not a multiple of 8, staged
+     * as floats, keeps 8-byte words */
+    for (int bf = 0; bf < 2; bf++) {
+        CgPersistAsk flags16 = cg_persist_h100_ask(4, 0, bf ? CG_BF16 : CG_F16, 1);
+        flags16.handoff = CG_HANDOFF_FLAGS;
+        flags16.twins = 1;
+        char *u = emit_persistent(&s, L, flags16, &P, why, sizeof why);
+        ck_assert_int_eq(P.flags, 1);
+        ck_assert_int_eq(P.gemms[0].x16, 1);
+        ck_assert_int_eq(count(u, "rnn_grid_sync(args.sync"), 0);
+        ck_assert_int_eq(count(u, "rnn_flag_put16(&rnn_flags_next0[n * RNN_DIM_H + j], "), 2);
+        ck_assert_ptr_null(strstr(u, "rnn_flag_put(&"));
+        ck_assert_ptr_nonnull(
+            strstr(u, "rnn_flag_put16(&rnn_flags_next0[n * RNN_DIM_H + j], v39_h_next, (unsigned)a.t + 1u, a.bf16);"));
+        ck_assert_ptr_nonnull(strstr(u, "unsigned *const rnn_flags_next0 = (unsigned *)(args.flags + (0LL + ((t + 1) & 1) * 72LL)"));
+        ck_assert_ptr_nonnull(strstr(u, "const unsigned *const rnn_flags_prev0 = (unsigned *)(args.flags + (0LL + (t & 1) * 72LL)"));
+        const char *call = strstr(u, "rnn_mv_mma<");
+        int rw, nw, prec, xh;
+        ck_assert(call && sscanf(call, "rnn_mv_mma<%d, %d, %d, %d,", &rw, &nw, &prec, &xh) == 4 && xh == 1);
+        ck_assert_ptr_nonnull(strstr(call, "rnn_x16_0, RNN_DIM_H, a.N, t > args.t ? rnn_flags_prev0 : NULL, (unsigned)t"));
+        if (!SANITIZED) compile_ok(u, "lstm", "sm_90");
+        free(u);
+    }
+    const char *odd[] = {"I=40", "H=68"};
+    PlanLayout *L68 = layout_bound(&s, s.module->cells[0], odd, 2);
+    CgPersistAsk flags32 = cg_persist_h100_ask(4, 0, CG_F16, 1);
+    flags32.handoff = CG_HANDOFF_FLAGS;
+    flags32.twins = 1;
+    char *u68 = emit_persistent(&s, L68, flags32, &P, why, sizeof why);
+    ck_assert(P.flags && !P.gemms[0].x16);
+    ck_assert_int_eq(count(u68, "rnn_flag_put(&rnn_flags_next0[n * RNN_DIM_H + j], "), 2);
+    ck_assert_ptr_null(strstr(u68, "rnn_flag_put16(&"));
+    free(u68);
     CgPersistAsk clustered = cg_persist_h100_ask(4, 0, 0, 2), backward = cg_persist_h100_ask(4, 1, 0, 1);
     clustered.handoff = backward.handoff = CG_HANDOFF_FLAGS;
     ck_assert(cg_persist_plan(&s.arena, L, &clustered, &P, why, sizeof why) && P.cluster == 2 && !P.flags);

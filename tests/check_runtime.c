@@ -466,6 +466,12 @@ static const Config half_configs[] = {
     /* fewer blocks (the search's tile): 16-bit products with more rows a block, training and inference */
     {1, 0, 1, 1, 6, 9, 40, 120, RNNCC_BF16, 1, 0, PERSIST, 0, .blocks = 24},
     {1, 0, 1, 0, 6, 16, 40, 120, RNNCC_FP16, 1, 0, PERSIST, 0, .blocks = 30},
+    /* steps handed off by 16-bit flagged words (h staged from its twin's values, persist.cuh
+     * rnn_flag_stage16): stacks both ways in training, several passes of sequences; a length not a
+     * multiple of 8 keeps 8-byte words */
+    {2, 1, 1, 1, 6, 5, 16, 24, RNNCC_BF16, 1, 0, PERSIST, 1, .flags = 1}, /* H = 120: IndRNN's kink, u 0.43 */
+    {1, 0, 1, 0, 7, 19, 40, 64, RNNCC_FP16, 1, 0, PERSIST, 1, .flags = 1},
+    {1, 0, 1, 0, 7, 6, 40, 36, RNNCC_FP16, 1, 0, PERSIST, 1, .flags = 1},
 };
 
 START_TEST(half_precisions_match_the_reference) {
@@ -515,6 +521,9 @@ START_TEST(flags_hand_off_any_state) {
         {1, 0, 1, 1, 9, 5, 16, 40, RNNCC_FP32, 1, 0, PERSIST, 1, .flags = 1},
         {2, 1, 1, 1, 6, 19, 16, 33, RNNCC_TF32, 1, 0, PERSIST, 0, .flags = 1},
         {1, 0, 1, 0, 7, 3, 16, 40, RNNCC_FP32, 1, 0, PERSIST, 0, .flags = 1, .ws_offset = 4},
+        /* 16-bit flagged words (4 bytes a value) beside the states' slots of 8-byte ones */
+        {1, 0, 1, 1, 9, 5, 16, 40, RNNCC_FP16, 1, 0, PERSIST, 1, .flags = 1},
+        {1, 0, 1, 0, 7, 3, 16, 40, RNNCC_BF16, 1, 0, PERSIST, 0, .flags = 1, .ws_offset = 4},
     };
     char dir[] = "/tmp/rnncc_flags_XXXXXX", path[64];
     ck_assert_ptr_nonnull(mkdtemp(dir));
@@ -1258,10 +1267,13 @@ int main(void) {
         tcase_add_test(gpu, weights_pass_after_the_ones_grow);
         tcase_add_test(gpu, summed_and_twinned_keep_less);
         suite_add_tcase(s, gpu);
-        TCase *half = tcase_create("half"); /* CK_RUN_CASE=half: the 16-bit GEMM inputs */
-        tcase_set_timeout(half, 300);
+        TCase *half_table = tcase_create("half_configs"); /* CK_RUN_CASE=half_configs: the 16-bit table alone */
+        tcase_set_timeout(half_table, 300);
         config_range((int)(sizeof half_configs / sizeof *half_configs), &lo, &hi);
-        tcase_add_loop_test(half, half_precisions_match_the_reference, lo, hi);
+        tcase_add_loop_test(half_table, half_precisions_match_the_reference, lo, hi);
+        suite_add_tcase(s, half_table);
+        TCase *half = tcase_create("half"); /* CK_RUN_CASE=half: the 16-bit GEMM inputs' other tests */
+        tcase_set_timeout(half, 300);
         tcase_add_test(half, random_cells_in_half_precisions);
         tcase_add_test(half, tiles_train_in_half_precisions);
         tcase_add_test(half, tile_search_in_half_precisions);

@@ -408,6 +408,82 @@ RNN_DEV unsigned long long rnn_flag_get(const unsigned long long *w) {
     return v;
 }
 
+/* The flagged words of a state staged from its 16-bit twin (CgPersist.flags with a 16-bit staged
+ * operand, CgPersistGemm.x16): one 4-byte word a value, its 16 bits (rnn_put16's rounding) low and
+ * the 16-bit flag of the step that reads it high, rnn_flag16 (never 0, the zeroed slots' value, and
+ * never step t-2's, the slot's last), so a step's state moves in half the bytes of 8-byte words. */
+RNN_DEV unsigned rnn_flag16(unsigned flag) { return 1u + flag % 65535u; }
+RNN_DEV void rnn_flag_put16(unsigned *w, float v, unsigned flag, int bf16) {
+    const unsigned word = (rnn_flag16(flag) << 16) | (bf16 ? rnn_round_bf16(v) : rnn_round_f16(v));
+    asm volatile("st.relaxed.gpu.global.b32 [%0], %1;" ::"l"(w), "r"(word) : "memory");
+}
+
+/* Loads the four flagged words at src (none where src is NULL; words past K: not loaded), at once
+ * where whole (16-byte aligned); does each of the four carry flag want (rnn_flag16)? */
+RNN_DEV void rnn_flag_load16(unsigned v[4], const unsigned *src, int k, int K, bool whole) {
+    if (!src) return;
+    if (whole) {
+        asm volatile("ld.relaxed.gpu.global.v4.b32 {%0, %1, %2, %3}, [%4];"
+                     : "=r"(v[0]), "=r"(v[1]), "=r"(v[2]), "=r"(v[3]) : "l"(src) : "memory");
+        return;
+    }
+#pragma unroll
+    for (int i = 0; i < 4; i++)
+        if (k + i < K) asm volatile("ld.relaxed.gpu.global.b32 %0, [%1];" : "=r"(v[i]) : "l"(src + i) : "memory");
+}
+RNN_DEV bool rnn_flag_all16(const unsigned v[4], unsigned want) {
+    return (v[0] >> 16) == want && (v[1] >> 16) == want && (v[2] >> 16) == want && (v[3] >> 16) == want;
+}
+
+/* rnn_flag_stage for 16-bit flagged words (F: column n's words at F + n*K) into tile 0 of xs
+ * ([NP][lds] halves): zeros past N and K; waits for each word to carry flag's rnn_flag16. A thread
+ * loads four words at once (16-byte aligned F and K a multiple of 4; one at a time otherwise) and
+ * has up to 8 fours in flight before it waits for any; the fours still missing a word are asked
+ * again together, one trip to L2 a round. Without clusters only (the plan). */
+RNN_DEV void rnn_flag_stage16(unsigned short *xs, const unsigned *F, unsigned flag, int N, int K, int n0, int NP, int KC,
+                              int lds) {
+#if RNN_CLUSTER > 1
+    __trap(); /* the plan hands off by flags only without clusters (codegen/cg_persist.c) */
+#endif
+    enum { U = 8 }; /* fours of words a thread has in flight */
+    const unsigned want = rnn_flag16(flag), arrived = want << 16; /* arrived: a zero that needs no wait */
+    const int fours = NP * KC / 4;
+    const bool whole = (K & 3) == 0 && (((unsigned long long)F) & 15) == 0;
+    for (int e0 = threadIdx.x; e0 < fours; e0 += U * RNN_P_THREADS) {
+        unsigned v[U][4];
+        const unsigned *src[U];
+        int kv[U];
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            const int e = 4 * (e0 + u * RNN_P_THREADS), n = e / KC, k = e - n * KC;
+            const int ok = e < 4 * fours && n0 + n < N && k < K;
+            src[u] = ok ? F + (long long)(n0 + n) * K + k : NULL;
+            kv[u] = k;
+            v[u][0] = v[u][1] = v[u][2] = v[u][3] = arrived;
+        }
+#pragma unroll
+        for (int u = 0; u < U; u++) rnn_flag_load16(v[u], src[u], kv[u], K, whole);
+        for (;;) { /* the fours still missing a word asked again at once: one trip to L2 a round */
+            int missing = 0;
+#pragma unroll
+            for (int u = 0; u < U; u++) missing |= src[u] && !rnn_flag_all16(v[u], want);
+            if (!missing) break;
+#ifdef RNN_FLAG_BACKOFF
+            __nanosleep(RNN_FLAG_BACKOFF);
+#endif
+#pragma unroll
+            for (int u = 0; u < U; u++)
+                if (src[u] && !rnn_flag_all16(v[u], want)) rnn_flag_load16(v[u], src[u], kv[u], K, whole);
+        }
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            const int e = 4 * (e0 + u * RNN_P_THREADS), n = e / KC, k = e - n * KC;
+            if (e < 4 * fours) /* 8-byte aligned: k a multiple of 4, lds even */
+                *(uint2 *)(xs + n * lds + k) = make_uint2((v[u][0] & 0xffffu) | (v[u][1] << 16), (v[u][2] & 0xffffu) | (v[u][3] << 16));
+        }
+    }
+}
+
 /* Stages columns n0 .. n0+NP-1, elements 0 .. KC-1 of a flagged operand (column n's words at
  * F + n*K) into tile 0 of xs ([NP][lds]), as rnn_mv_stage stages a whole operand: zeros past N and
  * K; waits for each word to carry flag. A thread loads two words at once (16-byte aligned F and even
@@ -861,10 +937,11 @@ template <int XH> struct rnn_staged { typedef float T; };          /* an operand
 template <> struct rnn_staged<1> { typedef unsigned short T; };    /* or as its 16-bit twin */
 /* With XH (16-bit products only), X is the operand's 16-bit twin (RnnArgs.state16), staged as it
  * is into tiles [NP][KC + RNN_PAD_16] halves (half the bytes from L2; the B fragments read as they
- * are, rows 64 bytes past 128s as the weights'), and F must be NULL. */
+ * are, rows 64 bytes past 128s as the weights'), and F (or NULL) its 16-bit flagged words
+ * (rnn_flag_stage16); without, F (or NULL) holds 8-byte flagged words (rnn_flag_stage). */
 template <int RW, int NW, int PREC, int XH, int LDR>
 RNN_DEV void rnn_mv_mma(const void *W, int ldw, int rows, int passes, int K, int KC, int chunks, const void *X,
-                        long long ldx, int N, const unsigned long long *F, unsigned flag, float *xs, float *red,
+                        long long ldx, int N, const void *F, unsigned flag, float *xs, float *red,
                         float *out, long long ldo, const int *rowmap, int acc, float *sres, int res_cap, int kept_only,
                         rnn_split *sp = nullptr) {
     constexpr int NP = 4 * NW, RPP = 8 * RW, MT = (RW + 1) / 2, NT = NP / 8, H = PREC != RNN_TF32, BF = PREC == RNN_BF16;
@@ -886,8 +963,8 @@ RNN_DEV void rnn_mv_mma(const void *W, int ldw, int rows, int passes, int K, int
                 for (int i = 0; i < MT; i++)
 #pragma unroll
                     for (int j = 0; j < NT; j++) c[h][i][j][0] = c[h][i][j][1] = c[h][i][j][2] = c[h][i][j][3] = 0.0f;
-            if (XH && F) __trap(); /* flagged words hold fp32 values: the plan stages them as floats */
-            if (F) rnn_flag_stage(xs, F, flag, N, K, n0, NP, KC, lds); /* staged whole (chunks == 1) */
+            if (F && XH) rnn_flag_stage16((unsigned short *)xs, (const unsigned *)F, flag, N, K, n0, NP, KC, lds); /* whole */
+            else if (F) rnn_flag_stage(xs, (const unsigned long long *)F, flag, N, K, n0, NP, KC, lds); /* (chunks == 1) */
             else rnn_mv_stage(xt, 0, xg, ldx, N, K, n0, 0, NP, KC, lds);
             for (int ch = 0; ch < chunks; ch++) {
                 const long long w0 = (long long)(p * RPP + g) * ldw + ch * KC + warp * kw + tk; /* elements */

@@ -7,9 +7,9 @@
 #   STEPS: an extended regular expression; only the steps whose names match it run (all by default),
 #   so that the checks can be split over several device calls of at most 10 minutes each.
 # The GPU suite alone runs past 4 minutes on a fresh machine (cold NVRTC cache): run its cases apart
-# (CK_RUN_CASE=configs, gpu, half, threads, graphs) and slices of a configuration table with
-# RNNCC_TEST_CONFIGS=FIRST-LAST (tests/check_runtime.c), e.g. RNNCC_TEST_CONFIGS=0-44 CK_RUN_CASE=configs
-# (the table alone; CK_RUN_CASE=gpu runs the case's other tests, half its table and tests).
+# (CK_RUN_CASE=configs, gpu, half_configs, half, threads, graphs) and slices of a configuration table
+# with RNNCC_TEST_CONFIGS=FIRST-LAST (tests/check_runtime.c), e.g. RNNCC_TEST_CONFIGS=0-44
+# CK_RUN_CASE=configs (the tables alone: configs, half_configs; gpu and half run the other tests).
 set -u
 only=${1:-.}
 export RNNCC_CACHE_DIR=${RNNCC_CACHE_DIR:-/tmp/rnncc-cache}
