@@ -87,6 +87,16 @@ for p in fp32 tf32; do
         --error-exitcode 9 ./build/rnncc run cells/gru.cell --dim I=40 --dim H=256 --seq 6 --batch 4 --layers 2 \
         --bidirectional --varlen --repeat 1 --precision $p --backend persistent
 done
+# flags carrying 16-bit values (a state staged from its twin: 4-byte words), training (racecheck on rnncc's
+# kernels only: cuBLAS's 16-bit weight-gradient kernels report their own)
+for p in fp16 bf16; do
+    flags16=(./build/rnncc run cells/lstm.cell --dim I=32 --dim H=200 --seq 6 --batch 12 --varlen --train --repeat 1
+        --precision $p --backend persistent)
+    RNNCC_PERSIST_HANDOFF=flags step "racecheck-flags-$p" racecheck_own "${flags16[@]}"
+    for tool in synccheck memcheck; do
+        RNNCC_PERSIST_HANDOFF=flags step "$tool-flags-$p" compute-sanitizer --tool $tool --error-exitcode 9 "${flags16[@]}"
+    done
+done
 # the other tiles the search tries (rt_tile.c): 16 and 4 warps a block, staging chunks of 256, both products
 for w in 16 4; do
     for tool in racecheck synccheck; do
