@@ -479,7 +479,8 @@ RNN_DEV void rnn_flag_stage16(unsigned short *xs, const unsigned *F, unsigned fl
         for (int u = 0; u < U; u++) {
             const int e = 4 * (e0 + u * RNN_P_THREADS), n = e / KC, k = e - n * KC;
             if (e < 4 * fours) /* 8-byte aligned: k a multiple of 4, lds even */
-                *(uint2 *)(xs + n * lds + k) = make_uint2((v[u][0] & 0xffffu) | (v[u][1] << 16), (v[u][2] & 0xffffu) | (v[u][3] << 16));
+                *(uint2 *)(xs + n * lds + k) =
+                    make_uint2((v[u][0] & 0xffffu) | (v[u][1] << 16), (v[u][2] & 0xffffu) | (v[u][3] << 16));
         }
     }
 }
