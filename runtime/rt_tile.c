@@ -273,7 +273,8 @@ static void search(Search *S, const CgPersistAsk *base) {
     }
     CgPersist planned; /* and base's fewer-blocks tile, which the blocks round tries when base stays best */
     char why[256];
-    int fewer = spare && !base->backward && !m->persist_blocks && cg_persist_plan(&m->arena, m->layout[S->li], base, &planned, why, sizeof why)
+    int fewer = spare && !base->backward && !m->persist_blocks &&
+                        cg_persist_plan(&m->arena, m->layout[S->li], base, &planned, why, sizeof why)
                     ? cg_persist_fewer_blocks(m->layout[S->li], base, &planned)
                     : 0;
     if (fewer && nbuild < PREBUILD_MAX) {
@@ -403,7 +404,8 @@ static int choice_get(const rnncc_model *m, const char *key, const CgPersistAsk 
         return 0;
     if ((cluster != 1 && cluster != 2 && cluster != 4) || (split != 0 && split != 1) || (warps != 4 && warps != 8 && warps != 16) ||
         (kc != 0 && (kc < 256 || kc > 65536)) || (nw != 0 && nw != 1 && nw != 2 && nw != 4 && nw != 8) ||
-        (handoff != CG_HANDOFF_BARRIER && handoff != CG_HANDOFF_FLAGS) || blocks < 0 || blocks > base->sms)
+        (handoff != CG_HANDOFF_BARRIER && handoff != CG_HANDOFF_FLAGS) || blocks < 0 ||
+        blocks > 1024) /* a cap (0: none); one past the device's multiprocessors plans them all */
         return 0;
     *ask = *base;
     ask->cluster = cluster;

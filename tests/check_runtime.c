@@ -714,6 +714,17 @@ START_TEST(tile_search_is_measured_and_cached) {
                       why);
     }
     rnncc_model_destroy(m);
+    /* a cap past the multiprocessors plans them all, and its choice is read back from the cache */
+    setenv("RNNCC_PERSIST_SEARCH", "1", 1);
+    m = tile_lstm("RNNCC_PERSIST_BLOCKS", "1000");
+    ck_assert_int_eq(rnncc_model_backend(m, 4, &b, why, sizeof why), RNNCC_OK); /* searched */
+    ck_assert_msg(strstr(why, " measured (") && m->persist[0][0][0].tried > 0, "%s", why);
+    again = tile_lstm("RNNCC_PERSIST_BLOCKS", "1000");
+    setenv("RNNCC_PERSIST_SEARCH", "0", 1);
+    ck_assert_int_eq(rnncc_model_backend(again, 4, &b, why, sizeof why), RNNCC_OK);
+    ck_assert_msg(strstr(why, "measured before") && again->persist[0][0][0].tried == 0, "%s", why);
+    rnncc_model_destroy(again);
+    rnncc_model_destroy(m);
     if (*old) setenv("RNNCC_CACHE_DIR", old, 1);
     else unsetenv("RNNCC_CACHE_DIR");
     remove_dir(dir);
