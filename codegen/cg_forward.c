@@ -349,6 +349,20 @@ int cg_emit_node(Gen *g, IrRef r, int store) {
     return 1;
 }
 
+/* The copies of state k's next value v (element n * d + j) that the next step's GEMMs read: its
+ * flagged word in a persistent forward with flags (16-bit where the GEMM stages the twin) and its
+ * 16-bit twin; guard (or "") opens each line. */
+static void emit_state_copies(Gen *g, const char *guard, int k, const char *d, const char *v) {
+    if (cg_persist_flagged(g, k)) {
+        const int w16 = cg_persist_flagged16(g, k);
+        cg_emit(g->out, "%srnn_flag_put%s(&rnn_flags_next%d[n * %s + j], %s, (unsigned)a.t + 1u%s);  // for step t+1's GEMM",
+                guard, w16 ? "16" : "", k, d, v, w16 ? ", a.bf16" : "");
+    }
+    if (g->twins && cg_state_multiplied(g->plan, k))
+        cg_emit(g->out, "%sif (a.state16[%d]) rnn_put16(&a.state16[%d][n * %s + j], %s, a.bf16);  // its 16-bit twin", guard,
+                k, k, d, v);
+}
+
 /* Writes one step result while the sequence runs: a state's next value or an output. */
 static int emit_write(Gen *g, const SchedWrite *w) {
     char v[NAME_SIZE], d[NAME_SIZE];
@@ -357,14 +371,7 @@ static int emit_write(Gen *g, const SchedWrite *w) {
     if (w->kind == WRITE_STATE) {
         cg_emit(g->out, "a.state_next[%d][n * %s + j] = %s;  // %s'", w->index,
                 cg_dim_code(c, c->states[w->index].shape.dims[0], d, sizeof d), v, c->states[w->index].name);
-        if (cg_persist_flagged(g, w->index)) { /* 16-bit words where the GEMM stages the twin */
-            const int w16 = cg_persist_flagged16(g, w->index);
-            cg_emit(g->out, "rnn_flag_put%s(&rnn_flags_next%d[n * %s + j], %s, (unsigned)a.t + 1u%s);  // for step t+1's GEMM",
-                    w16 ? "16" : "", w->index, d, v, w16 ? ", a.bf16" : "");
-        }
-        if (g->twins && cg_state_multiplied(g->plan, w->index))
-            cg_emit(g->out, "if (a.state16[%d]) rnn_put16(&a.state16[%d][n * %s + j], %s, a.bf16);  // its 16-bit twin",
-                    w->index, w->index, d, v);
+        emit_state_copies(g, "", w->index, d, v);
     } else {
         g->uses_col = 1;
         cg_emit(g->out, "if (a.y[%d]) a.y[%d][col * a.ldy[%d] + j] = %s;  // output %s", w->index, w->index, w->index, v,
@@ -500,14 +507,9 @@ static void emit_finished(Gen *g, const SchedGroup *grp, int64_t J) {
         cg_dim_code(c, c->states[wr->index].shape.dims[0], d, sizeof d);
         cg_emit(g->out, "%sa.state_next[%d][n * %s + j] = a.state_prev[%d][n * %s + j];  // %s' = %s", gd, wr->index,
                 d, wr->index, d, c->states[wr->index].name, c->states[wr->index].name);
-        if (cg_persist_flagged(g, wr->index)) {
-            const int w16 = cg_persist_flagged16(g, wr->index);
-            cg_emit(g->out, "%srnn_flag_put%s(&rnn_flags_next%d[n * %s + j], a.state_prev[%d][n * %s + j], (unsigned)a.t + 1u%s);",
-                    gd, w16 ? "16" : "", wr->index, d, wr->index, d, w16 ? ", a.bf16" : "");
-        }
-        if (g->twins && cg_state_multiplied(g->plan, wr->index))
-            cg_emit(g->out, "%sif (a.state16[%d]) rnn_put16(&a.state16[%d][n * %s + j], a.state_prev[%d][n * %s + j], a.bf16);",
-                    gd, wr->index, wr->index, d, wr->index, d);
+        char kept[2 * NAME_SIZE + 32];
+        snprintf(kept, sizeof kept, "a.state_prev[%d][n * %s + j]", wr->index, d);
+        emit_state_copies(g, gd, wr->index, d, kept);
     }
     for (int i = 0; i < grp->nnodes; i++) {
         IrRef r = grp->nodes[i];

@@ -1150,7 +1150,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_p(const RnnArgs 
                 const int len = a.lengths ? a.lengths[n] : a.T;
                 if (a.t >= len) {  // sequence n has ended: keep its states, zero its outputs and stored values
                     a.state_next[0][n * RNN_DIM_H + j] = a.state_prev[0][n * RNN_DIM_H + j];  // h' = h
-                    if (a.state16[0]) rnn_put16(&a.state16[0][n * RNN_DIM_H + j], a.state_prev[0][n * RNN_DIM_H + j], a.bf16);
+                    if (a.state16[0]) rnn_put16(&a.state16[0][n * RNN_DIM_H + j], a.state_prev[0][n * RNN_DIM_H + j], a.bf16);  // its 16-bit twin
                     a.state_next[1][n * RNN_DIM_H + j] = a.state_prev[1][n * RNN_DIM_H + j];  // c' = c
                     if (a.y[0]) a.y[0][((long long)a.t * a.N + n) * a.ldy[0] + j] = 0.0f;  // output h
                     continue;
