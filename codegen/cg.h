@@ -155,7 +155,8 @@ int64_t cg_backward_group_items(const PlanLayout *layout, int group, int64_t T, 
  * CgPersist.blocks blocks of 32 * CgPersist.warps threads in clusters of CgPersist.cluster blocks
  * and CgPersist.smem bytes of dynamic shared memory; a.sync points to a zeroed counter; with
  * CgPersist.flags, a.flags points to cg_persist_flag_words(layout, N) zeroed 8-byte words, 16-byte
- * aligned (state k's two slots of [N][S] after those of the multiplied states before it); state k of step t is read from slot
+ * aligned (state k's two slots of [N][S] after those of the multiplied states before it, then
+ * flagged buffer b's two slots of [N][buffer_width[b]], cg_flagged_buffer); state k of step t is read from slot
  * t % a.state_wrap (slot t when 0) of state_prev[k] (slots of [N][S] one after the other) and
  * written to the next slot; step buffer b of step t is buf[b] + t * buf_step[b] (dbuf[b] too).
  * The forward runs after the hoisted program (the per-step unit's kernels and cuBLAS); the
@@ -238,12 +239,13 @@ typedef struct CgPersistAsk {
     int blocks;             /* blocks at most (0: sms; the search's fewer-blocks tile, cg_persist_fewer_blocks) */
 } CgPersistAsk;
 
-/* How a persistent forward's steps meet (CgPersistAsk.handoff; bench/NOTES.md section 17): at a
- * grid barrier, then each block stages the states it multiplies; or, with flags, each state result
- * is also stored as a flagged word that the next step stages as soon as it carries the step's flag
- * (where the plan allows it: one phase of step GEMMs on states staged whole, no clusters, no group
- * reading another block's units). Flags win at small batches (small_b4) and lose where the
- * operand is large (twice the bytes staged); the tile search tries both. */
+/* How a persistent forward's steps meet (CgPersistAsk.handoff; bench/NOTES.md sections 17, 44): at
+ * a grid barrier, then each block stages the states it multiplies; or, with flags, each state result
+ * is also stored as a flagged word that the next step stages as soon as it carries the step's flag,
+ * and a later phase's operand (mLSTM's m) as one that the same step's next phase stages so (where the
+ * plan allows it: step GEMMs staged whole, phase 0's on states, no clusters, no group reading another
+ * block's units). Flags win at small batches (small_b4) and lose where the operand is large (twice
+ * the bytes staged); the tile search tries both. */
 enum { CG_HANDOFF_BARRIER = 0, CG_HANDOFF_FLAGS = 1 };
 
 /* The persistent kernel's shape for one layout, device, batch class and direction. */
@@ -271,8 +273,9 @@ typedef struct CgPersist {
     int64_t xs_floats;      /* shared memory of the staging tiles, the largest any GEMM's take */
     int64_t smem;           /* bytes of dynamic shared memory */
     int64_t weight_bytes;   /* the step GEMMs' weights, all blocks together */
-    int flags;              /* forward: 1 when step t's state results reach step t+1 as flagged words
-                             * (a.flags, persist.cuh rnn_flag_put) instead of through a grid barrier */
+    int flags;              /* forward: 1 when step t's state results reach step t+1, and a later phase's
+                             * operands that phase, as flagged words (a.flags, persist.cuh rnn_flag_put)
+                             * instead of through grid barriers */
     int split;              /* backward in clusters: 1 when block r of a cluster keeps the cluster's rows for
                              * the r-th part of K and stages only that part (the unit defines RNN_SPLIT,
                              * not RNN_CLUSTER; persist.cuh rnn_split_finish), 0 when the cluster shares
@@ -282,8 +285,12 @@ typedef struct CgPersist {
 } CgPersist;
 
 /* 8-byte words a persistent forward with flags needs at a.flags for a batch of N: two slots of
- * [N][S] for every state a step GEMM multiplies; -1 on overflow. */
+ * [N][S] for every state a step GEMM multiplies, then of [N][width] for every flagged buffer; -1 on
+ * overflow. */
 int64_t cg_persist_flag_words(const PlanLayout *layout, int64_t N);
+/* Is buffer b a later phase's step-GEMM operand that a forward with flags stores as flagged words
+ * too (8-byte words, slot t % 2, flag t + 1) for that phase to stage as they arrive? */
+int cg_flagged_buffer(const PlanLayout *layout, int b);
 /* Sequences per lane for a batch of N: 1, 2, 4 or 8 (the batch class; a plan may take fewer). */
 int cg_persist_nw(int64_t N);
 /* Plans the persistent kernel for what ask says. A cluster that cannot split K (ask.split) shares the

@@ -328,6 +328,14 @@ int cg_operand(Gen *g, IrRef r, char *buf, size_t size) {
 
 /* ---- kernels ------------------------------------------------------------------------- */
 
+/* The flagged word of buffer b's element n * d + j (value v) in a persistent forward with flags, for
+ * this step's later phase (cg_flagged_buffer); guard (or "") opens the line. */
+static void emit_buffer_copy(Gen *g, const char *guard, int b, const char *d, const char *v) {
+    if (cg_persist_buffer_flagged(g, b))
+        cg_emit(g->out, "%srnn_flag_put(&rnn_bflags%d[n * %s + j], %s, (unsigned)a.t + 1u);  // for this step's next phase",
+                guard, b, d, v);
+}
+
 /* Computes one element-wise node into its local (and, with store, its buffer when stored). */
 int cg_emit_node(Gen *g, IrRef r, int store) {
     const IrNode *n = &g->c->nodes[r];
@@ -343,9 +351,11 @@ int cg_emit_node(Gen *g, IrRef r, int store) {
     default:
         cg_emit(g->out, "const float %s = rnn_op_%s(%s, %s, %s);", name, ir_ops[n->op].name, args[0], args[1], args[2]);
     }
-    if (store && s->stored)
+    if (store && s->stored) {
         cg_emit(g->out, "a.buf[%d][%s * %s + j] = %s;  // stored for later kernels", s->buffer, column(g, s->program),
                 cg_dim_code(g->c, n->shape.dims[0], d, sizeof d), name);
+        emit_buffer_copy(g, "", s->buffer, d, name);
+    }
     return 1;
 }
 
@@ -517,8 +527,10 @@ static void emit_finished(Gen *g, const SchedGroup *grp, int64_t J) {
         if (!s->stored) continue;
         StrBuf what = {0};
         cg_put_value(c, r, &what);
-        cg_emit(g->out, "%sa.buf[%d][n * %s + j] = 0.0f;  // %s, stored: zero, never stale", cg_guard(g, r, J, gbuf, sizeof gbuf), s->buffer,
+        const char *gd = cg_guard(g, r, J, gbuf, sizeof gbuf);
+        cg_emit(g->out, "%sa.buf[%d][n * %s + j] = 0.0f;  // %s, stored: zero, never stale", gd, s->buffer,
                 cg_dim_code(c, c->nodes[r].shape.dims[0], d, sizeof d), sb_str(&what));
+        emit_buffer_copy(g, gd, s->buffer, d, "0.0f");
         if (what.failed) g->out->failed = 1;
         sb_free(&what);
     }

@@ -113,6 +113,9 @@ int cg_persist_flagged(const Gen *g, int k);
 /* ... and does that GEMM stage it in 16 bits, so that its flagged words are 4-byte words of 16-bit
  * values (rnn_flag_put16)? */
 int cg_persist_flagged16(const Gen *g, int k);
+/* In a persistent forward kernel with flags: is buffer b a later phase's GEMM operand, so that its
+ * stores also go out as flagged words (rnn_bflags<b>, cg_flagged_buffer)? */
+int cg_persist_buffer_flagged(const Gen *g, int b);
 /* Emits the persistent kernel, forward or backward as P says (cg_persist.c). Returns 1, or 0 on an error. */
 int cg_emit_persist_kernel(Gen *g, const CgPersist *P);
 

@@ -151,21 +151,65 @@ static int states_cross_blocks(const PlanLayout *L) {
     return step_args_any(L, state_not_j, 0);
 }
 
-/* Can a forward's steps hand off by flagged values (CG_HANDOFF_FLAGS)? When a step is its phase-0
- * GEMMs on states, staged whole, then one group that reads only its block's own rows and states:
- * the grid barrier at a step's start then guards only the states those GEMMs stage, and a flagged
- * word says itself when it has arrived. Clusters stage by multicast bulk copies, which cannot
- * check flags. */
+/* Does step group gi read an element-wise value that another step group computed over another width
+ * (so, for some elements, in another block)? Within one step only a barrier would guard that. */
+static int reads_foreign_values(const PlanLayout *L, int gi) {
+    const Plan *p = L->plan;
+    const IrCell *c = p->cell;
+    const SchedGroup *grp = &p->groups[gi];
+    for (int i = 0; i < grp->nnodes + grp->nwrites; i++) {
+        IrRef args[3];
+        for (int a = 0, na = cg_item_reads(c, grp, i, args); a < na; a++) {
+            const SchedNode *s = &p->node[args[a]]; /* s->group: the number of the step group computing it */
+            if (s->program != SCHED_STEP || s->gemm >= 0 || s->group == grp->index) continue;
+            int from = find_group(p, SCHED_STEP, s->group);
+            if (from < 0 || cg_group_width(L, from) != cg_group_width(L, gi)) return 1;
+        }
+    }
+    return 0;
+}
+
+/* Is step GEMM gm's operand a value of its step that moves as flagged words (cg_flagged_buffer):
+ * an element-wise node a later step group computes (not group 0: the plan refuses that), stored whole
+ * in a buffer as long as the GEMM's K? */
+static int operand_flaggable(const PlanLayout *L, const SchedGemm *gm) {
+    const Plan *p = L->plan;
+    const SchedNode *s = &p->node[gm->operand];
+    IrOp op = p->cell->nodes[gm->operand].op;
+    if (op == IR_STATE || op == IR_MATVEC || s->program != SCHED_STEP || s->buffer < 0) return 0;
+    int64_t K = L->gemm_cols[gm - p->gemms];
+    return s->group >= 1 && s->group <= gm->phase && /* the number of the step group computing it */
+           L->buffer_width[s->buffer] == K && ir_node_len(p->cell, gm->operand, L->dimval) == K;
+}
+
+/* Can a forward's steps hand off by flagged values (CG_HANDOFF_FLAGS)? When every step GEMM is staged
+ * whole from a value that says itself when it has arrived: phase 0's from states (step t-1's flagged
+ * words), a later phase's from a value its step computed (that step's flagged words: mLSTM's m,
+ * LSTMP's projected input); no group reads another block's rows, values or states; no group 0 before
+ * the first GEMMs. Each block writes a part of each multiplied state (their lengths at least the
+ * blocks), so a block that has staged step t-1's states knows that every block has left step t-2:
+ * two slots a flagged quantity suffice. Clusters stage by multicast bulk copies, which cannot check
+ * flags. */
 static int flags_allowed(const PlanLayout *L, const CgPersist *P) {
     const Plan *p = L->plan;
-    if (P->backward || P->cluster > 1 || P->ngemms == 0 || p->phases[SCHED_STEP] != 1) return 0;
+    const IrCell *c = p->cell;
+    if (P->backward || P->cluster > 1 || P->ngemms == 0) return 0;
     if (find_group(p, SCHED_STEP, 0) >= 0) return 0;
     for (int qi = 0; qi < P->ngemms; qi++) {
         const SchedGemm *gm = &p->gemms[P->gemms[qi].gemm];
-        if (gm->phase != 0 || P->gemms[qi].chunks != 1 || p->cell->nodes[gm->operand].op != IR_STATE) return 0;
+        if (P->gemms[qi].chunks != 1) return 0;
+        if (gm->phase == 0 ? c->nodes[gm->operand].op != IR_STATE : !operand_flaggable(L, gm)) return 0;
     }
-    int gi = find_group(p, SCHED_STEP, 1);
-    return !(gi >= 0 && reads_foreign_rows(L, gi, 0)) && !states_cross_blocks(L);
+    for (int k = 1; k <= p->phases[SCHED_STEP]; k++) {
+        int gi = find_group(p, SCHED_STEP, k);
+        if (gi < 0) continue;
+        for (int ph = 0; ph < k; ph++)
+            if (reads_foreign_rows(L, gi, ph)) return 0;
+        if (reads_foreign_values(L, gi)) return 0;
+    }
+    for (int k = 0; k < c->nstates; k++)
+        if (cg_state_multiplied(p, k) && ir_shape_numel(&c->states[k].shape, L->dimval) < P->blocks) return 0;
+    return !states_cross_blocks(L);
 }
 
 int cg_state_multiplied(const Plan *p, int k) {
@@ -176,6 +220,15 @@ int cg_state_multiplied(const Plan *p, int k) {
     return 0;
 }
 
+int cg_flagged_buffer(const PlanLayout *L, int b) {
+    const Plan *p = L->plan;
+    for (int j = 0; j < p->ngemms; j++)
+        if (p->gemms[j].program == SCHED_STEP && p->gemms[j].phase > 0 && p->node[p->gemms[j].operand].buffer == b &&
+            operand_flaggable(L, &p->gemms[j]))
+            return 1;
+    return 0;
+}
+
 int64_t cg_persist_flag_words(const PlanLayout *L, int64_t N) {
     const IrCell *c = L->plan->cell;
     int64_t words = 0, n;
@@ -183,6 +236,10 @@ int64_t cg_persist_flag_words(const PlanLayout *L, int64_t N) {
         if (cg_state_multiplied(L->plan, k) &&
             (__builtin_mul_overflow(2 * N, ir_shape_numel(&c->states[k].shape, L->dimval), &n) ||
              __builtin_add_overflow(words, n, &words)))
+            return -1;
+    for (int b = 0; b < L->plan->nbuffers; b++)
+        if (cg_flagged_buffer(L, b) &&
+            (__builtin_mul_overflow(2 * N, L->buffer_width[b], &n) || __builtin_add_overflow(words, n, &words)))
             return -1;
     return words;
 }
@@ -780,6 +837,9 @@ static void emit_gemm_step(Gen *g, const CgPersist *P, int qi) {
     const IrNode *operand = &g->c->nodes[gm->operand];
     if (!P->backward && operand->op == IR_STATE && cg_persist_flagged(g, operand->index)) /* the launch's first step: X */
         snprintf(flagged, sizeof flagged, "t > args.t ? rnn_flags_prev%d : NULL, (unsigned)t", operand->index);
+    else if (!P->backward && g->plan->node[gm->operand].buffer >= 0 &&
+             cg_persist_buffer_flagged(g, g->plan->node[gm->operand].buffer)) /* this step's, every step */
+        snprintf(flagged, sizeof flagged, "rnn_bflags%d, (unsigned)t + 1u", g->plan->node[gm->operand].buffer);
     char x16[NAME_SIZE];
     if (q->x16) { /* its 16-bit twin at this step (emit_step_view) */
         if (P->backward) snprintf(x16, sizeof x16, "a.dbuf16[%d]", gm->out_buffer);
@@ -1059,6 +1119,15 @@ int cg_persist_flagged(const Gen *g, int k) { return g->persist && g->persist->f
 
 int cg_persist_flagged16(const Gen *g, int k) { return cg_persist_flagged(g, k) && staged16(g, k); }
 
+int cg_persist_buffer_flagged(const Gen *g, int b) { return g->persist && g->persist->flags && cg_flagged_buffer(g->L, b); }
+
+/* The phase of the first step GEMM multiplying buffer b (for a comment). */
+static int buffer_phase(const Plan *p, int b) {
+    for (int j = 0; j < p->ngemms; j++)
+        if (p->gemms[j].program == SCHED_STEP && p->node[p->gemms[j].operand].buffer == b) return p->gemms[j].phase;
+    return -1;
+}
+
 /* Step t's view of the arguments: the per-step kernels' arguments at step t. */
 static void emit_step_view(Gen *g, int backward, int counted) {
     const IrCell *c = g->c;
@@ -1100,6 +1169,13 @@ static void emit_step_view(Gen *g, int backward, int counted) {
                 cast, 2 * before, S, end);
         before += S;
     }
+    for (int b = 0; b < p->nbuffers; b++) { /* then the flagged buffers' (cg_persist_flag_words) */
+        if (!cg_persist_buffer_flagged(g, b)) continue;
+        cg_emit(out, "unsigned long long *const rnn_bflags%d = args.flags + (%lldLL + (t & 1) * %lldLL) * args.N;"
+                     "  // buffer %d, flagged for this step's phase %d", b, 2 * before, (long long)g->L->buffer_width[b], b,
+                buffer_phase(g->plan, b));
+        before += g->L->buffer_width[b];
+    }
     for (int b = 0; b < p->nbuffers; b++) {
         if (p->buffers[b].program != SCHED_STEP) continue;
         cg_emit(out, "a.buf[%d] = args.buf[%d] + t * args.buf_step[%d];", b, b, b);
@@ -1134,7 +1210,10 @@ static int emit_forward_steps(Gen *g, const CgPersist *P) {
         if (!gemms_here) continue;
         char why[64];
         snprintf(why, sizeof why, "the phase-%d GEMMs read every block's results", k);
-        barrier(g, &synced, why);
+        if (P->flags && k > 0) /* flags_allowed: they stage this step's flagged words */
+            cg_emit(out, "// no barrier: the phase-%d GEMMs stage this step's values as flagged words, each saying itself that it has arrived", k);
+        else
+            barrier(g, &synced, why);
         for (int qi = 0; qi < P->ngemms; qi++)
             if (p->gemms[P->gemms[qi].gemm].phase == k) emit_gemm_step(g, P, qi);
         synced = 0;

@@ -90,8 +90,9 @@ static int emit_cell(CliSource *s, const IrCell *ic, const char **dims, int ndim
                 ic->name, backward ? why : "only a backward's clusters split K");
     if (handoff == CG_HANDOFF_FLAGS && !P.flags)
         fprintf(stderr, "rnncc emit: note: cell '%s' is planned with grid barriers (--handoff flags): flags need a %s\n",
-                ic->name, backward ? "forward" : "plan with one phase of step GEMMs on states staged whole, no clusters, and "
-                                                  "groups that read only their own block's units");
+                ic->name, backward ? "forward" : "plan with its step GEMMs staged whole (phase 0's on states), no clusters, no "
+                                                  "element-wise group before the first GEMMs, groups that read only their own "
+                                                  "block's units, and multiplied states at least as long as the blocks");
     if (t->blocks && P.blocks != t->blocks)
         fprintf(stderr, "rnncc emit: note: cell '%s' is planned on %d blocks (--blocks %d): at most one a multiprocessor of an "
                         "H100, a multiple of the cluster (%d), and no more than the work has\n",
@@ -215,7 +216,8 @@ int cli_emit(int argc, char **argv) {
                    "at least 8) takes at most S sequences a matrix-product pass: the tiles a model's search tries\n"
                    "(RNNCC_PERSIST_SEARCH, docs/backends.md). --handoff flags hands a forward's states on to\n"
                    "the next step as flagged words instead of meeting at a grid barrier (barrier, the default),\n"
-                   "where the plan allows it: no clusters, one phase of step GEMMs on states staged whole.\n"
+                   "and a later phase's operand (mLSTM's m) on to that phase so, where the plan allows it: no\n"
+                   "clusters, step GEMMs staged whole.\n"
                    "--split (a backward with --cluster 2 or 4) has block r of a cluster keep the cluster's rows\n"
                    "for the r-th part of K and stage only that part, the blocks adding up each other's partial\n"
                    "sums through distributed shared memory (RNNCC_PERSIST_SPLIT), where the rows fit one pass;\n"

@@ -73,10 +73,14 @@ rnncc_status rt_regions(rnncc_model *m, int64_t T, int64_t N, int training, RtRe
     Sizer ws = {0, 1}, rs = {0, 1};
     Sizer *keep = training ? &rs : &ws;
     r->lengths = take(&ws, N); /* ints are float-sized */
-    /* flagged state words, where a persistent forward may run (backend and rule; every layer's
-     * states are alike): 8 bytes, two floats, each, and 16 bytes to align them (rt_bind) */
+    /* flagged words of states and buffers, where a persistent forward may run (backend and rule): the
+     * most any layer takes, 8 bytes, two floats, each, and 16 bytes to align them (rt_bind) */
     int persistent = rt_persist_considered(m, N, 0, NULL, 0);
-    r->flag_words = persistent ? cg_persist_flag_words(m->layout[0], N) : 0;
+    r->flag_words = 0;
+    for (int u = 0; persistent && u < m->nunits && r->flag_words >= 0; u++) {
+        int64_t words = cg_persist_flag_words(m->units[u].layout, N);
+        r->flag_words = words < 0 ? -1 : words > r->flag_words ? words : r->flag_words;
+    }
     /* step results added into their hoisted partners' columns (rt_sums_values) in training, where no
      * persistent forward may run; not on fp32 GEMM operands (fp32, tf32) at 64 sequences or fewer,
      * where the GEMM's read of those columns cost more than the element-wise kernels saved

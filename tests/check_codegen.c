@@ -783,18 +783,108 @@ START_TEST(persistent_handoff_by_flags) {
     /* 8-byte words: two slots of [N][H] for h (c, which no GEMM multiplies, needs none) */
     ck_assert_int_eq(cg_persist_flag_words(L, 5), 2 * 5 * 72);
     src_close(&s);
-    src_open_file(&s, "cells/mgu.cell");
-    L = layout_bound(&s, s.module->cells[0], dims, 2);
-    CgPersistAsk two_phases = cg_persist_h100_ask(4, 0, 0, 1);
-    two_phases.handoff = CG_HANDOFF_FLAGS;
-    char *u = emit_persistent(&s, L, two_phases, &P, why, sizeof why);
-    ck_assert_int_eq(P.flags, 0);
-    ck_assert_int_ge(count(u, "rnn_grid_sync(args.sync"), 2);
-    free(u);
-    src_close(&s);
     ck_assert_int_eq(cg_persist_handoff_parse("flags"), CG_HANDOFF_FLAGS);
     ck_assert_int_eq(cg_persist_handoff_parse("barrier"), CG_HANDOFF_BARRIER);
     ck_assert_int_eq(cg_persist_handoff_parse("flag"), -1);
+}
+END_TEST
+
+/* A cell with two in-step phases (MGU's U_n @ (f * h), mLSTM's U @ m, LSTMP's projection) hands its
+ * later phase's operand on as flagged words of the step too (slot t & 1, flag t + 1, after the
+ * states' slots): no grid barrier at all, the ended sequences' zeros flagged as well (bench/NOTES.md
+ * section 44). Refused where a multiplied state is shorter than the blocks (a block that writes none
+ * of it could fall two steps behind), where the operand is staged in chunks, or where a group reads
+ * another group's value over another width (another block's elements). */
+START_TEST(persistent_phases_hand_off_by_flags) {
+    Src s;
+    CgPersist P;
+    char why[256];
+    src_open_file(&s, "cells/mgu.cell");
+    const char *dims[] = {"I=40", "H=72"};
+    PlanLayout *L = layout_bound(&s, s.module->cells[0], dims, 2);
+    for (int prec = CG_FFMA; prec <= CG_BF16; prec++) {
+        CgPersistAsk ask = cg_persist_h100_ask(4, 0, (CgProducts)prec, 1);
+        ask.handoff = CG_HANDOFF_FLAGS;
+        ask.twins = prec >= CG_F16;
+        char *u = emit_persistent(&s, L, ask, &P, why, sizeof why);
+        ck_assert_msg(u && P.flags == 1, "%s", why);
+        ck_assert_int_eq(count(u, "rnn_grid_sync(args.sync"), 0);
+        ck_assert_int_eq(count(u, "no barrier: the phase-1 GEMMs stage this step's values as flagged words"), 1);
+        const char *view = strstr(u, "unsigned long long *const rnn_bflags");
+        int b = -1;
+        ck_assert(view && sscanf(view, "unsigned long long *const rnn_bflags%d", &b) == 1 && b >= 0);
+        char line[160];
+        snprintf(line, sizeof line, "unsigned long long *const rnn_bflags%d = args.flags + (144LL + (t & 1) * 72LL) * args.N;", b);
+        ck_assert_msg(strstr(u, line), "%s", line);
+        snprintf(line, sizeof line, "rnn_flag_put(&rnn_bflags%d[n * RNN_DIM_H + j], ", b);
+        ck_assert_int_eq(count(u, line), 2); /* the running sequence's value, the ended one's zero */
+        snprintf(line, sizeof line, "rnn_flag_put(&rnn_bflags%d[n * RNN_DIM_H + j], 0.0f, (unsigned)a.t + 1u);", b);
+        ck_assert_msg(strstr(u, line), "%s", line);
+        snprintf(line, sizeof line, "a.buf[%d], %d, a.N, rnn_bflags%d, (unsigned)t + 1u, rnn_xs", b, 72, b);
+        ck_assert_msg(strstr(u, line), "%s", line);
+        ck_assert_int_eq(cg_flagged_buffer(L, b), 1);
+        if (!SANITIZED && (prec == CG_FFMA || prec == CG_F16)) compile_ok(u, "mgu", "sm_90");
+        free(u);
+    }
+    /* two slots of [N][H] for h, then two of [N][H] for f * h */
+    ck_assert_int_eq(cg_persist_flag_words(L, 5), 2 * 5 * 72 + 2 * 5 * 72);
+    CgPersistAsk chunked = cg_persist_h100_ask(4, 0, 0, 1);
+    chunked.handoff = CG_HANDOFF_FLAGS;
+    chunked.kc_cap = 256;
+    const char *wide[] = {"I=40", "H=600"};
+    PlanLayout *L600 = layout_bound(&s, s.module->cells[0], wide, 2);
+    ck_assert(cg_persist_plan(&s.arena, L600, &chunked, &P, why, sizeof why) && P.gemms[0].chunks > 1 && !P.flags);
+    src_close(&s);
+
+    src_open_file(&s, "cells/mlstm.cell");
+    const char *mdims[] = {"I=40", "H=144", "M=72"};
+    L = layout_bound(&s, s.module->cells[0], mdims, 3);
+    CgPersistAsk tf32 = cg_persist_h100_ask(4, 0, CG_TF32, 1);
+    tf32.handoff = CG_HANDOFF_FLAGS;
+    char *u = emit_persistent(&s, L, tf32, &P, why, sizeof why);
+    ck_assert_msg(u && P.flags == 1, "%s", why);
+    ck_assert_int_eq(count(u, "rnn_grid_sync(args.sync"), 0);
+    ck_assert_int_eq(count(u, "rnn_flag_put(&rnn_bflags"), 2);
+    ck_assert_ptr_nonnull(strstr(u, "* RNN_DIM_M + j], v19_m, (unsigned)a.t + 1u);  // for this step's next phase"));
+    if (!SANITIZED) compile_ok(u, "mlstm", "sm_90");
+    free(u);
+    src_close(&s);
+
+    /* LSTMP's state h is P long: with more blocks than P, a block would write none of it */
+    src_open_file(&s, "cells/lstmp.cell");
+    const char *pdims[] = {"I=40", "H=72", "P=36"};
+    L = layout_bound(&s, s.module->cells[0], pdims, 3);
+    CgPersistAsk proj = cg_persist_h100_ask(4, 0, 0, 1);
+    proj.handoff = CG_HANDOFF_FLAGS;
+    u = emit_persistent(&s, L, proj, &P, why, sizeof why);
+    ck_assert(u && P.blocks == 72 && !P.flags);
+    ck_assert_int_eq(count(u, "rnn_grid_sync(args.sync"), 2);
+    free(u);
+    proj.blocks = 36; /* the fewer-blocks tile: every block writes a part of h */
+    u = emit_persistent(&s, L, proj, &P, why, sizeof why);
+    ck_assert_msg(u && P.blocks == 36 && P.flags, "%s", why);
+    ck_assert_int_eq(count(u, "rnn_grid_sync(args.sync"), 0);
+    ck_assert_int_eq(count(u, "rnn_flag_put(&rnn_bflags"), 2);
+    free(u);
+    src_close(&s);
+
+    /* group 2 (H wide) reads m, which group 1 computed M wide: another block's elements; with M = H,
+     * its own */
+    const char *foreign = "cell foreign(x[I]) -> h, y {\n"
+                          "    state h[H]\n"
+                          "    param W[M, I], U[M, H], V[H, M], Z[M, M], b[H]\n"
+                          "    m = tanh(W @ x + U @ h)\n"
+                          "    y = m * (Z @ m)\n"
+                          "    h' = tanh(V @ m + b)\n"
+                          "}\n";
+    for (int same = 0; same < 2; same++) {
+        src_open(&s, "foreign.cell", foreign);
+        const char *fdims[] = {"I=16", "H=72", same ? "M=72" : "M=40"};
+        L = layout_bound(&s, s.module->cells[0], fdims, 3);
+        ck_assert(cg_persist_plan(&s.arena, L, &proj, &P, why, sizeof why) && P.blocks == 36);
+        ck_assert_int_eq(P.flags, same);
+        src_close(&s);
+    }
 }
 END_TEST
 
@@ -2633,6 +2723,7 @@ static Suite *codegen_suite(void) {
     tcase_add_test(tc, unit_parts_make_the_whole);
     tcase_add_test(tc, roundings_to_16_bits);
     tcase_add_test(tc, persistent_handoff_by_flags);
+    tcase_add_test(tc, persistent_phases_hand_off_by_flags);
     tcase_add_test(tc, persistent_plan_says_why_not);
     tcase_add_test(tc, persistent_tiles_follow_the_ask);
     tcase_add_test(tc, persistent_plan_narrows_passes);

@@ -306,9 +306,12 @@ static void verify(const char *path, const Config *cf) {
     int searched = !search || strcmp(search, "0") != 0;
     /* LSTM's and GRU's forward, staged whole, hands its steps off by flags where asked (which takes
      * clusters of 1 unless a size is forced, by the config or the caller), and by the rule's tile not
-     * (the search may take them) */
+     * (the search may take them); so do the two-phase MGU, mLSTM and LSTMP (every dimension but the
+     * input's the same: their states as long as the blocks at least) */
     if (used == RNNCC_BACKEND_PERSISTENT && !cf->chunk && (cluster <= 1 || !cf->flags) &&
-        (strstr(path, "/lstm.cell") || strstr(path, "/gru.cell")) && (cf->flags || !searched))
+        (strstr(path, "/lstm.cell") || strstr(path, "/gru.cell") || strstr(path, "/mgu.cell") ||
+         strstr(path, "/mlstm.cell") || strstr(path, "/lstmp.cell")) &&
+        (cf->flags || !searched))
         ck_assert_msg((strstr(why, "steps handed off by flags") != NULL) == cf->flags, "%s: %s", path, why);
     if (used == RNNCC_BACKEND_PERSISTENT)
         ck_assert_msg(strstr(why, searched ? "measured" : "by rule (RNNCC_PERSIST_SEARCH=0)"), "%s: %s", path, why);
