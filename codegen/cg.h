@@ -173,7 +173,10 @@ int64_t cg_backward_group_items(const PlanLayout *layout, int group, int64_t T, 
  * multiple of 8); a forward GEMM with CgPersistGemm.x16 stages state k from a.state16[k], its
  * twin's slots laid out as state_prev[k]'s (same wrap), slot a.t already holding the rounded
  * state; a backward one stages its result's adjoint from a.dbuf16[b] (b its out buffer, laid out
- * as dbuf[b]; the kernel writes it before it reads it); the kernel traps where any is NULL. */
+ * as dbuf[b]; the kernel writes it before it reads it); a forward one on a later phase's value
+ * (cg_flagged_buffer) stages that value's twin, which the kernel writes each step into slot 0 of
+ * the value's flagged-word slots at a.flags ([N][width] halves; cg_persist_uses_words); the kernel
+ * traps where any is NULL. */
 /* Warps of a persistent block unless asked otherwise (CgPersistAsk.warps: 4, 8 or 16). */
 enum { CG_PERSIST_WARPS = 8 };
 /* The H100 (SXM) the CLI sizes persistent kernels for when no device is asked: its
@@ -202,7 +205,9 @@ typedef struct CgPersistGemm {
                              * (inference) is not written for the sequences kept */
     int x16;                /* 16-bit products: the multiplied operand is staged from its 16-bit twin
                              * (half the bytes), not from its fp32 value: forward, a state
-                             * (RnnArgs.state16; no flags asked for); backward, the result's adjoint
+                             * (RnnArgs.state16; with flags, 16-bit flagged words) or, with no flags
+                             * asked for, a later phase's value of the step (its twin in its slots
+                             * at a.flags, cg_flagged_buffer); backward, the result's adjoint
                              * (RnnArgs.dbuf16; cg_adjoint_twinned); where K and its stride are
                              * multiples of 8 */
 } CgPersistGemm;
@@ -291,6 +296,9 @@ int64_t cg_persist_flag_words(const PlanLayout *layout, int64_t N);
 /* Is buffer b a later phase's step-GEMM operand that a forward with flags stores as flagged words
  * too (8-byte words, slot t % 2, flag t + 1) for that phase to stage as they arrive? */
 int cg_flagged_buffer(const PlanLayout *layout, int b);
+/* Does the persistent kernel P read or write a.flags: a forward with flags, or one staging such a
+ * buffer from its 16-bit twin, which lives in the buffer's slots there (slot 0, [N][width] halves)? */
+int cg_persist_uses_words(const PlanLayout *layout, const CgPersist *P);
 /* Sequences per lane for a batch of N: 1, 2, 4 or 8 (the batch class; a plan may take fewer). */
 int cg_persist_nw(int64_t N);
 /* Plans the persistent kernel for what ask says. A cluster that cannot split K (ask.split) shares the

@@ -328,11 +328,15 @@ int cg_operand(Gen *g, IrRef r, char *buf, size_t size) {
 
 /* ---- kernels ------------------------------------------------------------------------- */
 
-/* The flagged word of buffer b's element n * d + j (value v) in a persistent forward with flags, for
- * this step's later phase (cg_flagged_buffer); guard (or "") opens the line. */
+/* The copy of buffer b's element n * d + j (value v) that this step's later phase stages in a
+ * persistent forward (cg_flagged_buffer): its flagged word, or without flags its 16-bit twin where
+ * the phase stages that; guard (or "") opens the line. */
 static void emit_buffer_copy(Gen *g, const char *guard, int b, const char *d, const char *v) {
-    if (cg_persist_buffer_flagged(g, b))
+    if (cg_persist_buffer_flagged(g, b)) /* 8-byte words: no value staged from 16 bits with flags (the plan) */
         cg_emit(g->out, "%srnn_flag_put(&rnn_bflags%d[n * %s + j], %s, (unsigned)a.t + 1u);  // for this step's next phase",
+                guard, b, d, v);
+    else if (cg_persist_buffer16(g, b))
+        cg_emit(g->out, "%srnn_put16(&rnn_b16_%d[n * %s + j], %s, a.bf16);  // its 16-bit twin, for this step's next phase",
                 guard, b, d, v);
 }
 

@@ -116,6 +116,9 @@ int cg_persist_flagged16(const Gen *g, int k);
 /* In a persistent forward kernel with flags: is buffer b a later phase's GEMM operand, so that its
  * stores also go out as flagged words (rnn_bflags<b>, cg_flagged_buffer)? */
 int cg_persist_buffer_flagged(const Gen *g, int b);
+/* In a persistent forward kernel at barriers: is buffer b such an operand staged from 16 bits, so that
+ * its stores also go out as its 16-bit twin in its flagged words' slots (rnn_b16_<b>)? */
+int cg_persist_buffer16(const Gen *g, int b);
 /* Emits the persistent kernel, forward or backward as P says (cg_persist.c). Returns 1, or 0 on an error. */
 int cg_emit_persist_kernel(Gen *g, const CgPersist *P);
 

@@ -386,13 +386,18 @@ static int plan_for(Arena *arena, const PlanLayout *L, const CgPersistAsk *ask, 
         CgPersistGemm *q = &P->gemms[k++];
         q->gemm = j;
         /* the multiplied operand staged from its 16-bit twin, which the kernel writes (twins): a forward's
-         * state (handed off by flags: as 16-bit flagged words, persist.cuh rnn_flag_stage16), a
-         * backward's result adjoint where its group alone sends it (cg_adjoint_twinned); where its rows
-         * are whole 16-byte pieces (else fp32 rows copy 4 or 16 bytes at a time, and clusters can share them) */
+         * state (handed off by flags: as 16-bit flagged words, persist.cuh rnn_flag_stage16) or, unless
+         * flags are asked for, a later phase's value of the step (cg_flagged_buffer: the twin in its
+         * flagged words' slots; with flags its 8-byte words measured faster than 16-bit ones, bench/
+         * NOTES.md section 44), a backward's result adjoint where its group alone sends it
+         * (cg_adjoint_twinned); where its rows are whole 16-byte pieces (else fp32 rows copy 4 or 16
+         * bytes at a time, and clusters can share them) */
         const int out = p->gemms[j].out_buffer;
+        const IrOp op = c->nodes[p->gemms[j].operand].op;
+        const int value16 = ask->handoff != CG_HANDOFF_FLAGS && operand_flaggable(L, &p->gemms[j]);
         q->x16 = P->half && P->twins &&
                  (backward ? cg_adjoint_twinned(p, out) && L->gemm_rows[j] % 8 == 0 && L->buffer_width[out] % 8 == 0
-                           : c->nodes[p->gemms[j].operand].op == IR_STATE && L->gemm_cols[j] % 8 == 0);
+                           : (op == IR_STATE || value16) && L->gemm_cols[j] % 8 == 0);
         /* forward: this block's result rows times the operand; backward: W^T's rows for this block's
          * operand elements (W's columns) times the result's adjoint */
         q->K = q->kfull = backward ? L->gemm_rows[j] : L->gemm_cols[j];
@@ -840,11 +845,16 @@ static void emit_gemm_step(Gen *g, const CgPersist *P, int qi) {
     else if (!P->backward && g->plan->node[gm->operand].buffer >= 0 &&
              cg_persist_buffer_flagged(g, g->plan->node[gm->operand].buffer)) /* this step's, every step */
         snprintf(flagged, sizeof flagged, "rnn_bflags%d, (unsigned)t + 1u", g->plan->node[gm->operand].buffer);
-    char x16[NAME_SIZE];
+    char x16[NAME_SIZE], ld16[NAME_SIZE];
     if (q->x16) { /* its 16-bit twin at this step (emit_step_view) */
         if (P->backward) snprintf(x16, sizeof x16, "a.dbuf16[%d]", gm->out_buffer);
-        else snprintf(x16, sizeof x16, "rnn_x16_%d", operand->index);
+        else if (operand->op == IR_STATE) snprintf(x16, sizeof x16, "rnn_x16_%d", operand->index);
+        else snprintf(x16, sizeof x16, "rnn_b16_%d", g->plan->node[gm->operand].buffer);
         x = x16;
+        if (!P->backward && operand->op != IR_STATE) { /* the twin's rows are K long */
+            snprintf(ld16, sizeof ld16, "%lld", (long long)q->K);
+            ldx = ld16;
+        }
     }
     char prec[40] = ""; /* persist.cuh's RNN_TF32 .. RNN_BF16, and whether X is 16-bit; then the sums' stride */
     if (P->mma) snprintf(prec, sizeof prec, ", %d, %d", (int)P->products, q->x16);
@@ -1082,6 +1092,8 @@ static int emit_prologue(Gen *g, const CgPersist *P, const char *kname) {
         if (staged16(g, k))
             cg_emit(out, "if (!args.state16[%d]) __trap();  // state %s is staged from its 16-bit twin (codegen/cg.h)", k,
                     g->c->states[k].name);
+    if (cg_persist_uses_words(g->L, P))
+        cg_emit(out, "if (!args.flags) __trap();  // flagged words, or 16-bit twins in their slots (codegen/cg.h)");
     for (int qi = 0; P->backward && qi < P->ngemms; qi++) { /* once a buffer */
         int b = g->plan->gemms[P->gemms[qi].gemm].out_buffer, seen = 0;
         for (int e = 0; e < qi; e++) seen |= P->gemms[e].x16 && g->plan->gemms[P->gemms[e].gemm].out_buffer == b;
@@ -1121,6 +1133,23 @@ int cg_persist_flagged16(const Gen *g, int k) { return cg_persist_flagged(g, k) 
 
 int cg_persist_buffer_flagged(const Gen *g, int b) { return g->persist && g->persist->flags && cg_flagged_buffer(g->L, b); }
 
+int cg_persist_buffer16(const Gen *g, int b) {
+    const CgPersist *P = g->persist;
+    for (int qi = 0; P && qi < P->ngemms; qi++) {
+        const SchedGemm *gm = &g->plan->gemms[P->gemms[qi].gemm];
+        if (P->gemms[qi].x16 && g->c->nodes[gm->operand].op != IR_STATE && g->plan->node[gm->operand].buffer == b) return 1;
+    }
+    return 0;
+}
+
+int cg_persist_uses_words(const PlanLayout *L, const CgPersist *P) {
+    if (P->backward) return 0;
+    if (P->flags) return 1;
+    for (int qi = 0; qi < P->ngemms; qi++)
+        if (P->gemms[qi].x16 && L->plan->cell->nodes[L->plan->gemms[P->gemms[qi].gemm].operand].op != IR_STATE) return 1;
+    return 0;
+}
+
 /* The phase of the first step GEMM multiplying buffer b (for a comment). */
 static int buffer_phase(const Plan *p, int b) {
     for (int j = 0; j < p->ngemms; j++)
@@ -1157,8 +1186,12 @@ static void emit_step_view(Gen *g, int backward, int counted) {
     }
     long long before = 0; /* words of the flagged slots of states 0 .. k-1, per sequence (cg_persist_flag_words) */
     for (int k = 0; k < c->nstates; k++) {
-        if (!cg_persist_flagged(g, k)) continue;
+        if (!cg_state_multiplied(p, k)) continue;
         long long S = (long long)ir_shape_numel(&c->states[k].shape, g->L->dimval);
+        if (!cg_persist_flagged(g, k)) { /* its slots stay unused */
+            before += S;
+            continue;
+        }
         /* a state staged in 16 bits: 4-byte words, at the start of its slots of 8-byte words */
         const int w16 = cg_persist_flagged16(g, k);
         const char *type = w16 ? "unsigned" : "unsigned long long", *cast = w16 ? "(unsigned *)(" : "", *end = w16 ? ")" : "";
@@ -1170,11 +1203,17 @@ static void emit_step_view(Gen *g, int backward, int counted) {
         before += S;
     }
     for (int b = 0; b < p->nbuffers; b++) { /* then the flagged buffers' (cg_persist_flag_words) */
-        if (!cg_persist_buffer_flagged(g, b)) continue;
-        cg_emit(out, "unsigned long long *const rnn_bflags%d = args.flags + (%lldLL + (t & 1) * %lldLL) * args.N;"
-                     "  // buffer %d, flagged for this step's phase %d", b, 2 * before, (long long)g->L->buffer_width[b], b,
-                buffer_phase(g->plan, b));
-        before += g->L->buffer_width[b];
+        if (!cg_flagged_buffer(g->L, b)) continue;
+        const long long W = (long long)g->L->buffer_width[b];
+        const int flagged = cg_persist_buffer_flagged(g, b), w16 = cg_persist_buffer16(g, b);
+        if (flagged) /* 8-byte words (with flags asked for, the plan stages no value from 16 bits) */
+            cg_emit(out, "unsigned long long *const rnn_bflags%d = args.flags + (%lldLL + (t & 1) * %lldLL) * args.N;"
+                         "  // buffer %d, flagged for this step's phase %d", b, 2 * before, W, b, buffer_phase(g->plan, b));
+        else if (w16) /* without flags its slots hold its 16-bit twin, which the phase's GEMMs stage */
+            cg_emit(out, "unsigned short *const rnn_b16_%d = (unsigned short *)(args.flags + %lldLL * args.N);"
+                         "  // buffer %d's 16-bit twin, in its flagged words' slots, for this step's phase %d", b, 2 * before,
+                    b, buffer_phase(g->plan, b));
+        before += W;
     }
     for (int b = 0; b < p->nbuffers; b++) {
         if (p->buffers[b].program != SCHED_STEP) continue;

@@ -273,11 +273,11 @@ rnncc_status rt_persist_run(RtBind *b, RnnArgs *a) {
     a->sync = m->sync + b->lane;
     RT_CUDA(m, cudaMemsetAsync(a->sync, 0, sizeof *a->sync, b->stream));
     a->flags = b->flags;
-    if (p->plan.flags) { /* flags start at 1: a zero word has not arrived (persist.cuh) */
-        if (!b->flags || b->r->flag_words < cg_persist_flag_words(b->unit->layout, b->r->N))
-            return rt_fail(m, RNNCC_ERR_WORKSPACE, "the workspace was sized without the flagged state words a persistent forward needs");
+    if (cg_persist_uses_words(b->unit->layout, &p->plan) &&
+        (!b->flags || b->r->flag_words < cg_persist_flag_words(b->unit->layout, b->r->N)))
+        return rt_fail(m, RNNCC_ERR_WORKSPACE, "the workspace was sized without the flagged words a persistent forward needs");
+    if (p->plan.flags) /* flags start at 1: a zero word has not arrived (persist.cuh) */
         RT_CUDA(m, cudaMemsetAsync(a->flags, 0, (size_t)b->r->flag_words * 8, b->stream));
-    }
     void *args[] = {a};
     cudaLaunchAttribute attr[2];
     cudaLaunchConfig_t cfg = launch_config(p, b->stream, attr);

@@ -638,12 +638,15 @@ START_TEST(persistent_units_compile) {
                 const char *at = strstr(u, mma ? "rnn_mv_mma<" : "rnn_mv_t<");
                 ck_assert_msg(!P.ngemms || at, "%s", c->name);
                 int any16 = 0, calls16 = 0;
-                for (int q = 0; q < P.ngemms; q++) { /* a forward's states staged 16-bit (with flags too); a
+                for (int q = 0; q < P.ngemms; q++) { /* a forward's states staged 16-bit (with flags too) and,
+                                                      * at barriers, a later phase's value of the step; a
                                                       * backward's result adjoints where their group alone sends them */
                     const SchedGemm *gm = &plan->gemms[P.gemms[q].gemm];
                     int whole = P.gemms[q].K % 8 == 0 && L->buffer_width[gm->out_buffer] % 8 == 0;
+                    int vb = plan->node[gm->operand].buffer;
+                    int value = vb >= 0 && ask.handoff != CG_HANDOFF_FLAGS && cg_flagged_buffer(L, vb);
                     int x16 = backward ? cg_adjoint_twinned(plan, gm->out_buffer) && whole
-                                       : c->nodes[gm->operand].op == IR_STATE && P.gemms[q].K % 8 == 0;
+                                       : (c->nodes[gm->operand].op == IR_STATE || value) && P.gemms[q].K % 8 == 0;
                     ck_assert_int_eq(P.gemms[q].x16, half && x16);
                     any16 |= P.gemms[q].x16;
                     char staged[64], trap[64];
@@ -660,6 +663,8 @@ START_TEST(persistent_units_compile) {
                     ck_assert_int_eq(prec, (int)products);
                     ck_assert(ldr >= 8 * rw && ldr <= 8 * rw + 12 && ldr % 16 == 4);
                     const char *x = strstr(at, backward ? ", a.dbuf16[" : ", rnn_x16_"), *end = strchr(at, ';');
+                    const char *xb = backward ? NULL : strstr(at, ", rnn_b16_"); /* a later phase's value's twin */
+                    if (xb && (!x || xb < x)) x = xb;
                     ck_assert_int_eq(x16, x && end && x < end); /* X is the twin exactly when the template says so */
                     calls16 += x16;
                 }
@@ -791,8 +796,9 @@ END_TEST
 
 /* A cell with two in-step phases (MGU's U_n @ (f * h), mLSTM's U @ m, LSTMP's projection) hands its
  * later phase's operand on as flagged words of the step too (slot t & 1, flag t + 1, after the
- * states' slots): no grid barrier at all, the ended sequences' zeros flagged as well (bench/NOTES.md
- * section 44). Refused where a multiplied state is shorter than the blocks (a block that writes none
+ * states' slots; 16-bit words in fp16 and bf16): no grid barrier at all, the ended sequences' zeros
+ * flagged as well (bench/NOTES.md section 44). At barriers, the 16-bit modes stage it from its twin
+ * in those slots. Refused where a multiplied state is shorter than the blocks (a block that writes none
  * of it could fall two steps behind), where the operand is staged in chunks, or where a group reads
  * another group's value over another width (another block's elements). */
 START_TEST(persistent_phases_hand_off_by_flags) {
@@ -810,24 +816,58 @@ START_TEST(persistent_phases_hand_off_by_flags) {
         ck_assert_msg(u && P.flags == 1, "%s", why);
         ck_assert_int_eq(count(u, "rnn_grid_sync(args.sync"), 0);
         ck_assert_int_eq(count(u, "no barrier: the phase-1 GEMMs stage this step's values as flagged words"), 1);
-        const char *view = strstr(u, "unsigned long long *const rnn_bflags");
+        /* f * h staged as floats from 8-byte words in every precision (16-bit words measured slower) */
+        const int half = 0;
+        if (prec >= CG_F16) ck_assert(P.gemms[0].x16 && !P.gemms[1].x16);
+        const char *view = strstr(u, "*const rnn_bflags");
         int b = -1;
-        ck_assert(view && sscanf(view, "unsigned long long *const rnn_bflags%d", &b) == 1 && b >= 0);
+        ck_assert(view && sscanf(view, "*const rnn_bflags%d", &b) == 1 && b >= 0);
         char line[160];
-        snprintf(line, sizeof line, "unsigned long long *const rnn_bflags%d = args.flags + (144LL + (t & 1) * 72LL) * args.N;", b);
+        if (half)
+            snprintf(line, sizeof line, "unsigned *const rnn_bflags%d = (unsigned *)(args.flags + (144LL + (t & 1) * 72LL) * args.N);", b);
+        else
+            snprintf(line, sizeof line, "unsigned long long *const rnn_bflags%d = args.flags + (144LL + (t & 1) * 72LL) * args.N;", b);
         ck_assert_msg(strstr(u, line), "%s", line);
-        snprintf(line, sizeof line, "rnn_flag_put(&rnn_bflags%d[n * RNN_DIM_H + j], ", b);
+        snprintf(line, sizeof line, "rnn_flag_put%s(&rnn_bflags%d[n * RNN_DIM_H + j], ", half ? "16" : "", b);
         ck_assert_int_eq(count(u, line), 2); /* the running sequence's value, the ended one's zero */
-        snprintf(line, sizeof line, "rnn_flag_put(&rnn_bflags%d[n * RNN_DIM_H + j], 0.0f, (unsigned)a.t + 1u);", b);
+        snprintf(line, sizeof line, "rnn_flag_put%s(&rnn_bflags%d[n * RNN_DIM_H + j], 0.0f, (unsigned)a.t + 1u%s);",
+                 half ? "16" : "", b, half ? ", a.bf16" : "");
         ck_assert_msg(strstr(u, line), "%s", line);
-        snprintf(line, sizeof line, "a.buf[%d], %d, a.N, rnn_bflags%d, (unsigned)t + 1u, rnn_xs", b, 72, b);
+        if (half) snprintf(line, sizeof line, "1, NULL, 72, a.N, rnn_bflags%d, (unsigned)t + 1u, rnn_xs", b);
+        else snprintf(line, sizeof line, "a.buf[%d], %d, a.N, rnn_bflags%d, (unsigned)t + 1u, rnn_xs", b, 72, b);
         ck_assert_msg(strstr(u, line), "%s", line);
         ck_assert_int_eq(cg_flagged_buffer(L, b), 1);
+        ck_assert_int_eq(cg_persist_uses_words(L, &P), 1);
         if (!SANITIZED && (prec == CG_FFMA || prec == CG_F16)) compile_ok(u, "mgu", "sm_90");
         free(u);
     }
     /* two slots of [N][H] for h, then two of [N][H] for f * h */
     ck_assert_int_eq(cg_persist_flag_words(L, 5), 2 * 5 * 72 + 2 * 5 * 72);
+    /* at barriers, fp16 and bf16 stage f * h from its 16-bit twin, written into its slots (slot 0);
+     * fp32 leaves a.flags alone */
+    for (int prec = CG_FFMA; prec <= CG_BF16; prec += CG_BF16 - CG_FFMA) {
+        CgPersistAsk ask = cg_persist_h100_ask(4, 0, (CgProducts)prec, 1);
+        ask.twins = prec >= CG_F16;
+        char *u = emit_persistent(&s, L, ask, &P, why, sizeof why);
+        ck_assert_msg(u && !P.flags, "%s", why);
+        ck_assert_int_eq(cg_persist_uses_words(L, &P), prec == CG_BF16);
+        ck_assert_int_eq(count(u, "rnn_b16_"), prec == CG_BF16 ? 4 : 0);
+        if (prec == CG_BF16) {
+            ck_assert_int_eq(count(u, "if (!args.flags) __trap();"), 1);
+            const char *view = strstr(u, "unsigned short *const rnn_b16_");
+            int b = -1;
+            ck_assert(view && sscanf(view, "unsigned short *const rnn_b16_%d", &b) == 1 && b >= 0);
+            char line[160];
+            snprintf(line, sizeof line, "unsigned short *const rnn_b16_%d = (unsigned short *)(args.flags + 144LL * args.N);", b);
+            ck_assert_msg(strstr(u, line), "%s", line);
+            snprintf(line, sizeof line, "rnn_put16(&rnn_b16_%d[n * RNN_DIM_H + j], 0.0f, a.bf16);", b);
+            ck_assert_msg(strstr(u, line), "%s", line);
+            snprintf(line, sizeof line, ", 1, rnn_b16_%d, 72, a.N, NULL, 0u, rnn_xs", b);
+            ck_assert_msg(strstr(u, line), "%s", line);
+            if (!SANITIZED) compile_ok(u, "mgu", "sm_90");
+        }
+        free(u);
+    }
     CgPersistAsk chunked = cg_persist_h100_ask(4, 0, 0, 1);
     chunked.handoff = CG_HANDOFF_FLAGS;
     chunked.kc_cap = 256;

@@ -1051,6 +1051,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_p(const RnnArgs 
     const int rnn_j1_H = rnn_j0_H + (rnn_nj_H ? (int)(threadIdx.x % rnn_nj_H) : 0);
     extern __shared__ float4 rnn_smem4[];
     float *const rnn_smem = (float *)rnn_smem4;
+    if (!args.flags) __trap();  // flagged words, or 16-bit twins in their slots (codegen/cg.h)
     // G1 = [U_i; U_f; U_g; U_o] @ h: the rows of this block's units (at most 4), kept for every step
     float *const w1 = rnn_smem + 0;  // [8 rows][132]
     int *const map1 = (int *)(rnn_smem + 1056);  // local row -> stacked row
