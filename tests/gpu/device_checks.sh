@@ -166,6 +166,21 @@ for be in cublas persistent; do
     step "racecheck-whole-$be" racecheck_own ./build/rnncc run cells/lstm.cell \
         --dim I=32 --dim H=200 --seq 6 --batch 12 --layers 2 --bidirectional --train --repeat 1 --precision fp16 --backend $be
 done
+# a later phase's operand (mLSTM's m, LSTMP's projected input, MGU's f * h) handed off by flags, and at barriers
+# in 16 bits staged from its twin in its flagged words' slots (bench/NOTES.md section 44); training, stacks
+for p in fp32 fp16; do
+    RNNCC_PERSIST_HANDOFF=flags RNNCC_PERSIST_CLUSTER=1 step "racecheck-phases-flags-$p" racecheck_own ./build/rnncc run \
+        cells/mlstm.cell --dim I=32 --dim H=200 --dim M=152 --seq 6 --batch 12 --layers 2 --varlen --train --repeat 1 \
+        --precision $p --backend persistent
+    RNNCC_PERSIST_HANDOFF=flags RNNCC_PERSIST_CLUSTER=1 step "synccheck-phases-flags-$p" compute-sanitizer --tool synccheck \
+        --error-exitcode 9 ./build/rnncc run cells/lstmp.cell --dim I=32 --dim H=200 --dim P=136 --seq 6 --batch 12 --varlen \
+        --train --repeat 1 --precision $p --backend persistent
+done
+step memcheck-phases-twin-bf16 compute-sanitizer --tool memcheck --error-exitcode 9 ./build/rnncc run cells/mgu.cell \
+    --dim I=32 --dim H=200 --seq 6 --batch 12 --layers 2 --bidirectional --varlen --train --repeat 1 --precision bf16 \
+    --backend persistent
+RNNCC_PERSIST_CLUSTER=2 step racecheck-phases-twin-cluster2-fp16 racecheck_own ./build/rnncc run cells/mlstm.cell \
+    --dim I=32 --dim H=200 --dim M=152 --seq 6 --batch 12 --varlen --train --repeat 1 --precision fp16 --backend persistent
 # step results added into the hoisted GEMM's columns (fp32 operands past 64 sequences; the 16-bit modes
 # above): lengths, a stack, beside a reverse direction
 step memcheck-summed compute-sanitizer --tool memcheck --error-exitcode 9 ./build/rnncc run cells/lstm.cell \
