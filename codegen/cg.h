@@ -154,7 +154,8 @@ int64_t cg_backward_group_items(const PlanLayout *layout, int group, int64_t T, 
  * backward for steps a.t_end-1 down to a.t. Either is launched cooperatively with exactly
  * CgPersist.blocks blocks of 32 * CgPersist.warps threads in clusters of CgPersist.cluster blocks
  * and CgPersist.smem bytes of dynamic shared memory; a.sync points to a zeroed counter; with
- * CgPersist.flags, a.flags points to cg_persist_flag_words(layout, N) zeroed 8-byte words, 16-byte
+ * CgPersist.flags (or any value twin there, cg_persist_uses_words: then not necessarily zeroed),
+ * a.flags points to cg_persist_flag_words(layout, N) zeroed 8-byte words, 16-byte
  * aligned (state k's two slots of [N][S] after those of the multiplied states before it, then
  * flagged buffer b's two slots of [N][buffer_width[b]], cg_flagged_buffer); state k of step t is read from slot
  * t % a.state_wrap (slot t when 0) of state_prev[k] (slots of [N][S] one after the other) and
@@ -365,7 +366,7 @@ int cg_persist_blocks_parse(const char *text);
  * (0: cg_persist_cluster's rule, split as cg_persist_split says): what the CLI plans without a GPU. */
 CgPersistAsk cg_persist_h100_ask(int64_t N, int backward, CgProducts products, int cluster);
 /* Do a and b plan the same kernel shape (blocks, warps, cluster, sequences a pass, chunks, results
- * kept)? The tile search runs each shape once. */
+ * kept, operands staged from 16 bits, flags)? The tile search runs each shape once. */
 int cg_persist_same_tile(const CgPersist *a, const CgPersist *b);
 /* P's tile in words ("132 blocks of 8 warps in clusters of 2, 16 sequences a pass, operands staged
  * whole"), into buf. */

@@ -612,7 +612,9 @@ int cg_persist_same_tile(const CgPersist *a, const CgPersist *b) {
         a->ngemms != b->ngemms || a->smem != b->smem || a->flags != b->flags)
         return 0;
     for (int k = 0; k < a->ngemms; k++)
-        if (a->gemms[k].kc != b->gemms[k].kc || a->gemms[k].res_cap != b->gemms[k].res_cap) return 0;
+        if (a->gemms[k].kc != b->gemms[k].kc || a->gemms[k].res_cap != b->gemms[k].res_cap ||
+            a->gemms[k].x16 != b->gemms[k].x16) /* a later phase's value's twin is kept only without flags asked */
+            return 0;
     return 1;
 }
 

@@ -900,6 +900,15 @@ START_TEST(persistent_phases_hand_off_by_flags) {
     ck_assert(u && P.blocks == 72 && !P.flags);
     ck_assert_int_eq(count(u, "rnn_grid_sync(args.sync"), 2);
     free(u);
+    /* in bf16, flags asked for and refused keep the projection's input in fp32 rows; the barrier's
+     * plan stages its twin: two tiles to the search */
+    CgPersistAsk proj16 = cg_persist_h100_ask(4, 0, CG_BF16, 1), bar16 = proj16;
+    proj16.handoff = CG_HANDOFF_FLAGS;
+    proj16.twins = bar16.twins = 1;
+    CgPersist Q;
+    ck_assert(cg_persist_plan(&s.arena, L, &proj16, &P, why, sizeof why) && !P.flags && !P.gemms[1].x16);
+    ck_assert(cg_persist_plan(&s.arena, L, &bar16, &Q, why, sizeof why) && !Q.flags && Q.gemms[1].x16);
+    ck_assert(!cg_persist_same_tile(&P, &Q));
     proj.blocks = 36; /* the fewer-blocks tile: every block writes a part of h */
     u = emit_persistent(&s, L, proj, &P, why, sizeof why);
     ck_assert_msg(u && P.blocks == 36 && P.flags, "%s", why);

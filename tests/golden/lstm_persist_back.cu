@@ -397,7 +397,11 @@ RNN_DEV float rnn_fma4(float4 w, float4 x, float v) {
  * reader that sees the flag sees the value: no grid barrier between steps, no counter, one trip to
  * L2. Two slots, alternating by step, suffice: a block can write step t+1's word only after every
  * block has staged all of step t-1's (it needed all of step t's, which each block writes after
- * staging step t-1's). */
+ * staging step t-1's; the plan has every block write a part of each such state). A later phase's
+ * operand of the step (mLSTM's m) moves the same way, flag t+1 in slot t % 2 (bench/NOTES.md
+ * section 44). The reuse of a slot rests on order within each block: its relaxed loads of the slot
+ * complete (the polling loop waits on their values, and __syncthreads follows the staging) before
+ * any of its threads stores the word that lets another block move on. */
 RNN_DEV void rnn_flag_put(unsigned long long *w, float v, unsigned flag) {
     const unsigned long long word = ((unsigned long long)flag << 32) | __float_as_uint(v);
     asm volatile("st.relaxed.gpu.global.b64 [%0], %1;" ::"l"(w), "l"(word) : "memory");
