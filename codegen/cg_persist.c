@@ -229,19 +229,25 @@ int cg_flagged_buffer(const PlanLayout *L, int b) {
     return 0;
 }
 
-int64_t cg_persist_flag_words(const PlanLayout *L, int64_t N) {
+/* Words a sequence of one slot of each flagged quantity before state k's (k < nstates) or, k =
+ * nstates + b, before buffer b's; nstates + nbuffers: all of them. The one order of the flagged
+ * words: the states a step GEMM multiplies, then the flagged buffers, each two such slots; -1 on
+ * overflow. */
+static int64_t flag_words_before(const PlanLayout *L, int k) {
     const IrCell *c = L->plan->cell;
-    int64_t words = 0, n;
-    for (int k = 0; k < c->nstates; k++)
-        if (cg_state_multiplied(L->plan, k) &&
-            (__builtin_mul_overflow(2 * N, ir_shape_numel(&c->states[k].shape, L->dimval), &n) ||
-             __builtin_add_overflow(words, n, &words)))
+    int64_t words = 0;
+    for (int i = 0; i < k && i < c->nstates; i++)
+        if (cg_state_multiplied(L->plan, i) &&
+            __builtin_add_overflow(words, ir_shape_numel(&c->states[i].shape, L->dimval), &words))
             return -1;
-    for (int b = 0; b < L->plan->nbuffers; b++)
-        if (cg_flagged_buffer(L, b) &&
-            (__builtin_mul_overflow(2 * N, L->buffer_width[b], &n) || __builtin_add_overflow(words, n, &words)))
-            return -1;
+    for (int b = 0; b < k - c->nstates && b < L->plan->nbuffers; b++)
+        if (cg_flagged_buffer(L, b) && __builtin_add_overflow(words, L->buffer_width[b], &words)) return -1;
     return words;
+}
+
+int64_t cg_persist_flag_words(const PlanLayout *L, int64_t N) {
+    int64_t per = flag_words_before(L, L->plan->cell->nstates + L->plan->nbuffers), words;
+    return per < 0 || __builtin_mul_overflow(2 * N, per, &words) ? -1 : words;
 }
 
 /* Lays out shared memory with staging chunks of at most kc_cap columns (0: all of K at once);
@@ -579,21 +585,20 @@ int cg_persist_warps_parse(const char *text) {
     return strcmp(text, "4") == 0 ? 4 : strcmp(text, "8") == 0 ? 8 : strcmp(text, "16") == 0 ? 16 : 0;
 }
 
-int64_t cg_persist_chunk_parse(const char *text) {
+/* text as a whole decimal number in [lo, hi], or 0. */
+static long long whole_in_range(const char *text, long long lo, long long hi) {
     char *end;
     long long v = strtoll(text, &end, 10);
-    return end != text && !*end && v >= 256 && v <= 65536 ? v : 0;
+    return end != text && !*end && v >= lo && v <= hi ? v : 0;
 }
+
+int64_t cg_persist_chunk_parse(const char *text) { return whole_in_range(text, 256, 65536); }
 
 int cg_persist_handoff_parse(const char *text) {
     return strcmp(text, "flags") == 0 ? CG_HANDOFF_FLAGS : strcmp(text, "barrier") == 0 ? CG_HANDOFF_BARRIER : -1;
 }
 
-int cg_persist_blocks_parse(const char *text) {
-    char *end;
-    long v = strtol(text, &end, 10);
-    return end != text && !*end && v >= 1 && v <= 1024 ? (int)v : 0;
-}
+int cg_persist_blocks_parse(const char *text) { return (int)whole_in_range(text, 1, 1024); }
 
 int cg_persist_seqs_parse(const char *text) {
     return strcmp(text, "4") == 0 ? 4 : strcmp(text, "8") == 0 ? 8 : strcmp(text, "16") == 0 ? 16
@@ -1135,12 +1140,16 @@ int cg_persist_flagged16(const Gen *g, int k) { return cg_persist_flagged(g, k) 
 
 int cg_persist_buffer_flagged(const Gen *g, int b) { return g->persist && g->persist->flags && cg_flagged_buffer(g->L, b); }
 
+/* The buffer of forward GEMM qi's operand where it is a value staged from its 16-bit twin (a later
+ * phase's, cg_flagged_buffer: the twin in its flagged words' slots); else -1. */
+static int value_twin(const Plan *p, const CgPersist *P, int qi) {
+    const IrRef operand = p->gemms[P->gemms[qi].gemm].operand;
+    return !P->backward && P->gemms[qi].x16 && p->cell->nodes[operand].op != IR_STATE ? p->node[operand].buffer : -1;
+}
+
 int cg_persist_buffer16(const Gen *g, int b) {
-    const CgPersist *P = g->persist;
-    for (int qi = 0; P && qi < P->ngemms; qi++) {
-        const SchedGemm *gm = &g->plan->gemms[P->gemms[qi].gemm];
-        if (P->gemms[qi].x16 && g->c->nodes[gm->operand].op != IR_STATE && g->plan->node[gm->operand].buffer == b) return 1;
-    }
+    for (int qi = 0; g->persist && qi < g->persist->ngemms; qi++)
+        if (value_twin(g->plan, g->persist, qi) == b) return 1;
     return 0;
 }
 
@@ -1148,7 +1157,7 @@ int cg_persist_uses_words(const PlanLayout *L, const CgPersist *P) {
     if (P->backward) return 0;
     if (P->flags) return 1;
     for (int qi = 0; qi < P->ngemms; qi++)
-        if (P->gemms[qi].x16 && L->plan->cell->nodes[L->plan->gemms[P->gemms[qi].gemm].operand].op != IR_STATE) return 1;
+        if (value_twin(L->plan, P, qi) >= 0) return 1;
     return 0;
 }
 
@@ -1186,36 +1195,28 @@ static void emit_step_view(Gen *g, int backward, int counted) {
             cg_emit(out, "a.dstate_next[%d] = args.dstate_prev[%d] + ((t + 1) %% 3) * args.N * %s;", k, k, d);
         }
     }
-    long long before = 0; /* words of the flagged slots of states 0 .. k-1, per sequence (cg_persist_flag_words) */
-    for (int k = 0; k < c->nstates; k++) {
-        if (!cg_state_multiplied(p, k)) continue;
-        long long S = (long long)ir_shape_numel(&c->states[k].shape, g->L->dimval);
-        if (!cg_persist_flagged(g, k)) { /* its slots stay unused */
-            before += S;
-            continue;
-        }
+    for (int k = 0; k < c->nstates; k++) { /* the flagged words' slots (cg_persist_flag_words) */
+        if (!cg_persist_flagged(g, k)) continue;
+        const long long S = (long long)ir_shape_numel(&c->states[k].shape, g->L->dimval);
+        const long long at = 2 * (long long)flag_words_before(g->L, k);
         /* a state staged in 16 bits: 4-byte words, at the start of its slots of 8-byte words */
         const int w16 = cg_persist_flagged16(g, k);
         const char *type = w16 ? "unsigned" : "unsigned long long", *cast = w16 ? "(unsigned *)(" : "", *end = w16 ? ")" : "";
         cg_emit(out, "%s *const rnn_flags_next%d = %sargs.flags + (%lldLL + ((t + 1) & 1) * %lldLL) * args.N%s;"
-                     "  // state %s, flagged for step t+1%s", type, k, cast, 2 * before, S, end, c->states[k].name,
+                     "  // state %s, flagged for step t+1%s", type, k, cast, at, S, end, c->states[k].name,
                 w16 ? " (16-bit words)" : "");
         cg_emit(out, "const %s *const rnn_flags_prev%d = %sargs.flags + (%lldLL + (t & 1) * %lldLL) * args.N%s;", type, k,
-                cast, 2 * before, S, end);
-        before += S;
+                cast, at, S, end);
     }
-    for (int b = 0; b < p->nbuffers; b++) { /* then the flagged buffers' (cg_persist_flag_words) */
-        if (!cg_flagged_buffer(g->L, b)) continue;
-        const long long W = (long long)g->L->buffer_width[b];
-        const int flagged = cg_persist_buffer_flagged(g, b), w16 = cg_persist_buffer16(g, b);
-        if (flagged) /* 8-byte words (with flags asked for, the plan stages no value from 16 bits) */
+    for (int b = 0; b < p->nbuffers; b++) {
+        const long long W = (long long)g->L->buffer_width[b], at = 2 * (long long)flag_words_before(g->L, c->nstates + b);
+        if (cg_persist_buffer_flagged(g, b)) /* 8-byte words (with flags asked for, the plan stages no value from 16 bits) */
             cg_emit(out, "unsigned long long *const rnn_bflags%d = args.flags + (%lldLL + (t & 1) * %lldLL) * args.N;"
-                         "  // buffer %d, flagged for this step's phase %d", b, 2 * before, W, b, buffer_phase(g->plan, b));
-        else if (w16) /* without flags its slots hold its 16-bit twin, which the phase's GEMMs stage */
+                         "  // buffer %d, flagged for this step's phase %d", b, at, W, b, buffer_phase(g->plan, b));
+        else if (cg_persist_buffer16(g, b)) /* without flags its slots hold its 16-bit twin, which the phase's GEMMs stage */
             cg_emit(out, "unsigned short *const rnn_b16_%d = (unsigned short *)(args.flags + %lldLL * args.N);"
-                         "  // buffer %d's 16-bit twin, in its flagged words' slots, for this step's phase %d", b, 2 * before,
-                    b, buffer_phase(g->plan, b));
-        before += W;
+                         "  // buffer %d's 16-bit twin, in its flagged words' slots, for this step's phase %d", b, at, b,
+                    buffer_phase(g->plan, b));
     }
     for (int b = 0; b < p->nbuffers; b++) {
         if (p->buffers[b].program != SCHED_STEP) continue;
