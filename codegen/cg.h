@@ -204,6 +204,11 @@ typedef struct CgPersistGemm {
     int kept_only;          /* forward, res_cap > 0: nothing reads the results but this block's step
                              * groups (read_only_in_own_rows), so a step buffer reused from step to step
                              * (inference) is not written for the sequences kept */
+    int fuse;               /* forward on tensor cores, kept_only, one pass of rows and of the class's
+                             * sequences: only the group right after its phase reads the results, with no
+                             * product between, and it has enough items (sums_left_in_red), so that group
+                             * adds up the warps' partial sums itself (persist.cuh rnn_red_sum), and in
+                             * inference the product skips its own sums (RNN_IN_RED) */
     int x16;                /* 16-bit products: the multiplied operand is staged from its 16-bit twin
                              * (half the bytes), not from its fp32 value: forward, a state
                              * (RnnArgs.state16; with flags, 16-bit flagged words) or, with no flags
@@ -264,6 +269,8 @@ typedef struct CgPersist {
     int nw;                 /* sequences per lane in a matrix-product pass (1, 2, 4, 8): 4*nw a pass */
     int nw_class;           /* the batch class the kernel serves, cg_persist_nw(N): batches of at most
                              * 4*nw_class sequences (any number when 8); nw may be smaller or larger */
+    int64_t seqs_max;       /* the most sequences of its class (cg_persist_class): 4*nw_class, or 0 for
+                             * the class of batches over 32 sequences, which has no bound */
     CgProducts products;    /* CgPersistAsk.products */
     int mma;                /* 1: the products on tensor cores (`mma`, rnn_mv_mma); 0: FFMA (rnn_mv_t) */
     int half;               /* 1: 16-bit weights on chip (fp16 or bf16 products): ldw counts halves */
@@ -300,8 +307,12 @@ int cg_flagged_buffer(const PlanLayout *layout, int b);
 /* Does the persistent kernel P read or write a.flags: a forward with flags, or one staging such a
  * buffer from its 16-bit twin, which lives in the buffer's slots there (slot 0, [N][width] halves)? */
 int cg_persist_uses_words(const PlanLayout *layout, const CgPersist *P);
-/* Sequences per lane for a batch of N: 1, 2, 4 or 8 (the batch class; a plan may take fewer). */
+/* Sequences per lane for a batch of N: 1, 2, 4 or 8 (a plan may take fewer). */
 int cg_persist_nw(int64_t N);
+/* The batch class of N sequences, whose batches share one persistent kernel: 0 .. CG_PERSIST_CLASSES-1
+ * for at most 4, 8, 16 or 32 sequences, or more. */
+enum { CG_PERSIST_CLASSES = 5 };
+int cg_persist_class(int64_t N);
 /* Plans the persistent kernel for what ask says. A cluster that cannot split K (ask.split) shares the
  * staged operand instead, why then ending "; G1's K (...) not split: <the reason>"; a cluster the
  * layout cannot share (an operand length not a multiple of 4, or staged in chunks that overhang it)

@@ -222,8 +222,8 @@ static const char *column(Gen *g, int program) {
 /* The expression reading a value the current group does not compute, and what it is; with
  * adjoint, the expression of the place its adjoint is added to (same column, same element). */
 /* In a persistent forward kernel, a step GEMM's result in this block's own rows is read from
- * shared memory (rnn_res<gemm>, where the block's matrix product left it) instead of global
- * memory (expr), for the sequences the kernel keeps there. */
+ * shared memory (where the block's matrix product left it: cg_persist_result_expr) instead of
+ * global memory (expr), for the sequences the kernel keeps there. */
 static void persist_result(const Gen *g, IrRef r, char *expr, size_t size) {
     const SchedNode *s = &g->plan->node[r];
     const CgPersist *P = g->persist;
@@ -233,12 +233,7 @@ static void persist_result(const Gen *g, IrRef r, char *expr, size_t size) {
         if (q->gemm != s->gemm || !q->res_cap) continue;
         char global[EXPR_SIZE];
         snprintf(global, sizeof global, "%s", expr);
-        long long rp = (long long)q->passes * 8 * q->rw;
-        if (q->res_cap >= 64) /* the largest batch class has no bound: the rest from global memory */
-            snprintf(expr, size, "(n < %d ? rnn_res%d[n * %lld + res%d[%d] + j] : %s)", q->res_cap, q->gemm, rp, q->gemm,
-                     s->block, global);
-        else
-            snprintf(expr, size, "rnn_res%d[n * %lld + res%d[%d] + j]", q->gemm, rp, q->gemm, s->block);
+        cg_persist_result_expr(q, P, s->block, global, expr, size);
     }
 }
 

@@ -119,6 +119,12 @@ int cg_persist_buffer_flagged(const Gen *g, int b);
 /* In a persistent forward kernel at barriers: is buffer b such an operand staged from 16 bits, so that
  * its stores also go out as its 16-bit twin in its flagged words' slots (rnn_b16_<b>)? */
 int cg_persist_buffer16(const Gen *g, int b);
+/* In a persistent forward kernel: the expression of GEMM q's result, stacked block `block`, at sequence n
+ * and element j of this block's own rows, read from where the block's product left it (shared memory:
+ * rnn_res<gemm>, or the warps' partial sums themselves where CgPersistGemm.fuse), from global memory
+ * (the expression global) for sequences past the kept ones. */
+void cg_persist_result_expr(const CgPersistGemm *q, const CgPersist *P, int block, const char *global, char *expr,
+                            size_t size);
 /* Emits the persistent kernel, forward or backward as P says (cg_persist.c). Returns 1, or 0 on an error. */
 int cg_emit_persist_kernel(Gen *g, const CgPersist *P);
 

@@ -32,6 +32,8 @@ static const char *products_precision(CgProducts products) {
 
 int cg_persist_nw(int64_t N) { return N <= 4 ? 1 : N <= 8 ? 2 : N <= 16 ? 4 : 8; }
 
+int cg_persist_class(int64_t N) { return N <= 4 ? 0 : N <= 8 ? 1 : N <= 16 ? 2 : N <= 32 ? 3 : 4; }
+
 /* Floats between two sequences' partial sums of rpp rows (persist.cuh's LDR, which the kernels take
  * from here as a template argument, above rnn_mv_finish): rpp padded to 4 modulo 16 for the mma
  * product, 8 for FFMA, so that no two lanes' stores or loads share a bank; at most rpp + 12. */
@@ -106,6 +108,43 @@ static int find_group(const Plan *p, int prog, int k) {
     for (int gi = 0; gi < p->ngroups; gi++)
         if ((int)p->groups[gi].program == prog && p->groups[gi].index == k) return gi;
     return -1;
+}
+
+/* Does group gi read a result of GEMM j? */
+static int group_reads_gemm(const PlanLayout *L, int gi, int j) {
+    const Plan *p = L->plan;
+    const SchedGroup *grp = &p->groups[gi];
+    for (int i = 0; i < grp->nnodes + grp->nwrites; i++) {
+        IrRef args[3];
+        for (int a = 0, na = cg_item_reads(p->cell, grp, i, args); a < na; a++)
+            if (p->cell->nodes[args[a]].op == IR_MATVEC && p->node[args[a]].gemm == j) return 1;
+    }
+    return 0;
+}
+
+/* A fused step's group (CgPersistGemm.fuse) takes at least this many items a block: with one warp of
+ * them (small_b4: 4 sequences x 8 units), that warp adding up every partial sum it reads took longer
+ * than rnn_mv_finish's whole block (bench/NOTES.md section 45). */
+enum { FUSE_ITEMS = 64 };
+
+/* Can the group after forward GEMM qi's phase add up its warps' partial sums itself
+ * (CgPersistGemm.fuse)? Where its results stay on chip only (kept_only), in one pass of rows and, for
+ * every batch of the class, of sequences, that group alone reads them and no other product of the
+ * step runs between (the partial sums' area, rnn_red, holds the block's last product's); on tensor
+ * cores (FFMA products measured no gain), where the class's largest batch gives the group's blocks
+ * FUSE_ITEMS items. */
+static int sums_left_in_red(const PlanLayout *L, const CgPersist *P, int qi) {
+    const Plan *p = L->plan;
+    const CgPersistGemm *q = &P->gemms[qi];
+    const int phase = p->gemms[q->gemm].phase, next = find_group(p, SCHED_STEP, phase + 1);
+    if (P->backward || !P->mma || !q->kept_only || q->passes != 1 || !P->seqs_max || P->seqs_max > 4 * P->nw ||
+        next < 0 || !group_reads_gemm(L, next, q->gemm) || P->seqs_max * ceil_div(cg_group_width(L, next), P->blocks) < FUSE_ITEMS)
+        return 0;
+    for (int k = qi + 1; k < P->ngemms; k++)
+        if (p->gemms[P->gemms[k].gemm].phase == phase) return 0; /* a later product of its phase */
+    for (int gi = 0; gi < p->ngroups; gi++)
+        if (gi != next && group_reads_gemm(L, gi, q->gemm)) return 0;
+    return 1;
 }
 
 /* Does group gi read a result of a phase-`phase` step GEMM computed by another block? Not when
@@ -344,6 +383,7 @@ static int plan_for(Arena *arena, const PlanLayout *L, const CgPersistAsk *ask, 
     P->warps = ask->warps ? ask->warps : CG_PERSIST_WARPS;
     int nw_min = P->mma ? 2 : 1;         /* mma: whole 8-sequence tiles */
     P->nw_class = cg_persist_nw(N);
+    P->seqs_max = N <= 32 ? 4 * P->nw_class : 0;
     P->nw = P->nw_class > nw_min ? P->nw_class : nw_min;
     if (ask->nw_max && ask->nw_max < P->nw) P->nw = ask->nw_max > nw_min ? ask->nw_max : nw_min;
     if (why_size) why[0] = 0;
@@ -467,6 +507,7 @@ static int plan_for(Arena *arena, const PlanLayout *L, const CgPersistAsk *ask, 
         return 0;
     }
     P->flags = ask->handoff == CG_HANDOFF_FLAGS && flags_allowed(L, P);
+    for (int qi = 0; qi < P->ngemms; qi++) P->gemms[qi].fuse = sums_left_in_red(L, P, qi);
     char cl[48];
     snprintf(why, why_size, "step weights %.1f MB fit on chip: %d blocks of %d warps%s, %.0f KB of shared memory each, %s products",
              weights * wsize / 1e6, P->blocks, P->warps, in_clusters(P, cl), need / 1024.0,
@@ -617,7 +658,7 @@ int cg_persist_same_tile(const CgPersist *a, const CgPersist *b) {
         a->ngemms != b->ngemms || a->smem != b->smem || a->flags != b->flags)
         return 0;
     for (int k = 0; k < a->ngemms; k++)
-        if (a->gemms[k].kc != b->gemms[k].kc || a->gemms[k].res_cap != b->gemms[k].res_cap ||
+        if (a->gemms[k].kc != b->gemms[k].kc || a->gemms[k].res_cap != b->gemms[k].res_cap || a->gemms[k].fuse != b->gemms[k].fuse ||
             a->gemms[k].x16 != b->gemms[k].x16) /* a later phase's value's twin is kept only without flags asked */
             return 0;
     return 1;
@@ -728,8 +769,9 @@ static void emit_gemm_setup(Gen *g, const CgPersist *P, int qi) {
         }
         cg_emit(out, "int rows%d = 0;", q->gemm);
         if (q->res_cap) {
-            cg_emit(out, "float *const rnn_res%d = rnn_smem + %lld;  // results [%d sequences][%lld rows]", q->gemm,
-                    (long long)q->res_off, q->res_cap, (long long)q->passes * 8 * q->rw);
+            if (!q->fuse) /* else the group reads the partial sums (rnn_red_sum) */
+                cg_emit(out, "float *const rnn_res%d = rnn_smem + %lld;  // results [%d sequences][%lld rows]", q->gemm,
+                        (long long)q->res_off, q->res_cap, (long long)q->passes * 8 * q->rw);
             cg_emit(out, "int res%d[%d];  // per stacked block: its own row j's local row, minus j", q->gemm, gm->nproducts);
         }
         cg_open(out, "{");
@@ -828,6 +870,19 @@ static void emit_gemm_load(Gen *g, const CgPersist *P, int qi, int round) {
     cg_close(out, NULL);
 }
 
+void cg_persist_result_expr(const CgPersistGemm *q, const CgPersist *P, int block, const char *global, char *expr,
+                            size_t size) {
+    const long long rp = (long long)q->passes * 8 * q->rw;
+    if (q->fuse) /* every sequence of the class in one pass */
+        snprintf(expr, size, "rnn_red_sum<%d, %lld>(rnn_red, n, res%d[%d] + j)", 4 * P->nw,
+                 (long long)red_ld(8 * (int64_t)q->rw, P->mma), q->gemm, block);
+    else if (q->res_cap >= 64) /* the largest batch class has no bound: the rest from global memory */
+        snprintf(expr, size, "(n < %d ? rnn_res%d[n * %lld + res%d[%d] + j] : %s)", q->res_cap, q->gemm, rp, q->gemm,
+                 block, global);
+    else
+        snprintf(expr, size, "rnn_res%d[n * %lld + res%d[%d] + j]", q->gemm, rp, q->gemm, block);
+}
+
 /* One step's share of GEMM q: forward, its result rows; backward, d(operand) += W^T d(result). */
 static void emit_gemm_step(Gen *g, const CgPersist *P, int qi) {
     const CgPersistGemm *q = &P->gemms[qi];
@@ -866,9 +921,17 @@ static void emit_gemm_step(Gen *g, const CgPersist *P, int qi) {
     char prec[40] = ""; /* persist.cuh's RNN_TF32 .. RNN_BF16, and whether X is 16-bit; then the sums' stride */
     if (P->mma) snprintf(prec, sizeof prec, ", %d, %d", (int)P->products, q->x16);
     snprintf(prec + strlen(prec), sizeof prec - strlen(prec), ", %lld", (long long)red_ld(8 * (int64_t)q->rw, P->mma));
-    /* results read only from shared memory: stored for the sequences past res_cap, and in training */
-    char kept_only[NAME_SIZE] = "0";
-    if (q->kept_only) snprintf(kept_only, sizeof kept_only, "args.buf_step[%d] == 0", gm->out_buffer);
+    /* results read only from shared memory: stored for the sequences past res_cap, and in training; or,
+     * where the next group adds up the partial sums it reads itself (fuse), none kept, and none stored
+     * in inference */
+    char kept_only[NAME_SIZE + 64] = "RNN_TO_OUT";
+    if (q->fuse) {
+        snprintf(kept, sizeof kept, "NULL");
+        snprintf(kept_only, sizeof kept_only, "args.buf_step[%d] == 0 ? RNN_IN_RED : RNN_TO_OUT", gm->out_buffer);
+        cg_emit(g->out, "// K%d adds up the partial sums it reads itself (rnn_red_sum)", gm->phase + 1);
+    } else if (q->kept_only) {
+        snprintf(kept_only, sizeof kept_only, "args.buf_step[%d] == 0 ? RNN_KEPT_ONLY : RNN_TO_OUT", gm->out_buffer);
+    }
     char K[NAME_SIZE], xk[EXPR_SIZE + 64], map[NAME_SIZE], split[16] = "";
     snprintf(K, sizeof K, "%lld", (long long)q->K);
     snprintf(xk, sizeof xk, "%s", x);
@@ -882,7 +945,7 @@ static void emit_gemm_step(Gen *g, const CgPersist *P, int qi) {
     }
     cg_emit(g->out, "rnn_mv_%s<%d, %d%s>(w%d, %lld, rows%d, %d, %s, %lld, %lld, %s, %s, a.N, %s, rnn_xs, rnn_red, %s, %s, %s, %d, %s, %d, %s%s);",
             P->mma ? "mma" : "t", q->rw, P->nw, prec, q->gemm, (long long)q->ldw, q->gemm, q->passes, K, (long long)q->kc,
-            (long long)q->chunks, xk, ldx, flagged, o, ldo, map, P->backward, kept, q->res_cap, kept_only, split);
+            (long long)q->chunks, xk, ldx, flagged, o, ldo, map, P->backward, kept, q->fuse ? 0 : q->res_cap, kept_only, split);
 }
 
 /* Which of this block's items a scope takes: all, the thread's first only, or the rest. */

@@ -61,8 +61,8 @@ typedef struct RtPersist {
                                  * pick nor on which batch of the class came first */
 } RtPersist;
 
-/* Batch classes of the persistent kernel: CgPersist.nw = 1, 2, 4, 8. */
-enum { RT_PERSIST_CLASSES = 4 };
+/* Batch classes of the persistent kernel (cg_persist_class). */
+enum { RT_PERSIST_CLASSES = CG_PERSIST_CLASSES };
 
 /* One layer-direction: which layout and module it uses and where its weights start. */
 typedef struct RtUnit {

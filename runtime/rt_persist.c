@@ -8,8 +8,6 @@
 
 #include "rt_internal.h"
 
-static int class_of(int nw) { return nw == 1 ? 0 : nw == 2 ? 1 : nw == 4 ? 2 : 3; }
-
 static rnncc_status get_kernel(rnncc_model *m, void *ctx) {
     RtPersist *p = ctx;
     char name[256];
@@ -210,7 +208,7 @@ rnncc_status rt_persist_choose(rnncc_model *m, int64_t N, int backward, const Rt
     }
     RtPersist *p[2] = {NULL, NULL};
     for (int li = 0; li < m->nmodules; li++) {
-        p[li] = &m->persist[backward][li][class_of(cg_persist_nw(N))];
+        p[li] = &m->persist[backward][li][cg_persist_class(N)];
         if (p[li]->state == 0) RT_TRY(build(m, li, N, backward, p[li]));
         if (p[li]->state < 0) {
             if (m->backend == RNNCC_BACKEND_PERSISTENT)

@@ -953,7 +953,8 @@ START_TEST(persistent_results_kept_and_loads_first) {
     ck_assert_msg(u, "%s", why);
     ck_assert_int_eq(P.ngemms, 1);
     ck_assert(P.gemms[0].res_cap > 0 && P.gemms[0].kept_only);
-    ck_assert_ptr_nonnull(strstr(u, ", rnn_res1, 4, args.buf_step[1] == 0);")); /* batch class 4: 4 kept */
+    ck_assert_ptr_nonnull(strstr(u, ", rnn_res1, 4, args.buf_step[1] == 0 ? RNN_KEPT_ONLY : RNN_TO_OUT);")); /* 4 kept */
+    ck_assert(!P.gemms[0].fuse); /* 4 sequences x 1 unit: too few items to fuse */
     const char *body = strstr(u, "// K1 over this block's units"), *fence = body ? strstr(body, "RNN_ISSUED(") : NULL;
     ck_assert(body && fence);
     ck_assert_ptr_nonnull(strstr(fence, "\"f\"(v2_c));  // the loads above, issued together"));
@@ -994,6 +995,71 @@ START_TEST(persistent_results_kept_and_loads_first) {
     ck_assert_int_eq(count(u, ", args.buf_step["), 1);
     free(u);
     src_close(&s);
+}
+END_TEST
+
+/* Where only the group after a product reads its results (bench/NOTES.md section 45), the group adds
+ * up the warps' partial sums itself (rnn_red_sum) and the product skips its sums in inference: on
+ * tensor cores, with every batch of the class in one pass and enough items. Not for the class over 32
+ * sequences, one warp of items, FFMA, the backward, a result another group also reads (tworead's U @ h)
+ * or the earlier of two products of one phase (twogemm's U @ h). */
+START_TEST(persistent_sums_fused_in_the_group) {
+    Src s;
+    src_open_file(&s, "cells/lstm.cell");
+    const char *dims[] = {"I=64", "H=768"};
+    PlanLayout *L = layout_bound(&s, s.module->cells[0], dims, 2);
+    CgPersist P;
+    char why[256];
+    const struct { int64_t N; CgProducts products; int fuse; } rows[] = {
+        {16, CG_F16, 1}, {9, CG_BF16, 1}, {32, CG_TF32, 1}, {20, CG_F16, 1}, {33, CG_F16, 0}, {64, CG_F16, 0},
+        {8, CG_F16, 0} /* 8 x 6 units: 48 items */, {4, CG_F16, 0}, {16, CG_FFMA, 0}};
+    for (size_t r = 0; r < sizeof rows / sizeof *rows; r++) {
+        char *u = emit_persistent(&s, L, cg_persist_h100_ask(rows[r].N, 0, rows[r].products, 1), &P, why, sizeof why);
+        ck_assert_msg(u, "%s", why);
+        ck_assert_msg(P.gemms[0].fuse == rows[r].fuse, "row %zu", r);
+        ck_assert_int_eq(P.seqs_max, rows[r].N <= 32 ? 4 * cg_persist_nw(rows[r].N) : 0);
+        ck_assert_int_eq(count(u, "rnn_red_sum<"), (rows[r].fuse ? 4 : 0)); /* the four gates' reads */
+        if (rows[r].fuse) {
+            ck_assert_ptr_nonnull(strstr(u, ", map1, 0, NULL, 0, args.buf_step[1] == 0 ? RNN_IN_RED : RNN_TO_OUT);"));
+            ck_assert_ptr_null(strstr(u, "rnn_res1[n"));
+            char want[96];
+            snprintf(want, sizeof want, "const float v16 = rnn_red_sum<%d, 36>(rnn_red, n, res1[0] + j);", 4 * P.nw);
+            ck_assert_msg(strstr(u, want), "%s", want);
+            if (!SANITIZED && r < 3) compile_ok(u, "lstm", P.cluster > 1 ? "sm_90a" : "sm_90");
+        }
+        free(u);
+    }
+    char *u = emit_persistent(&s, L, cg_persist_h100_ask(16, 1, CG_F16, 1), &P, why, sizeof why);
+    ck_assert_msg(u && !P.gemms[0].fuse && !strstr(u, "RNN_IN_RED :"), "%s", why);
+    free(u);
+    src_close(&s);
+
+    const char *tworead = "cell tworead(x[I]) -> h {\n"
+                          "    state h[H]\n"
+                          "    param W[H, I], U[H, H], V[H, H], b[H]\n"
+                          "    a = U @ h\n"
+                          "    m = tanh(W @ x + a + b)\n"
+                          "    h' = tanh(V @ m) + 0.5 * a\n"
+                          "}\n";
+    const char *twogemm = "cell twogemm(x[I]) -> h, c {\n"
+                          "    state h[H], c[H]\n"
+                          "    param W[H, I], U[H, H], V[H, H], b[H]\n"
+                          "    c' = tanh(W @ x + U @ h + b)\n"
+                          "    h' = sigmoid(V @ c) * c'\n"
+                          "}\n";
+    for (int which = 0; which < 2; which++) {
+        src_open(&s, which ? "twogemm.cell" : "tworead.cell", which ? twogemm : tworead);
+        L = layout_bound(&s, s.module->cells[0], dims, 2);
+        u = emit_persistent(&s, L, cg_persist_h100_ask(16, 0, CG_F16, 1), &P, why, sizeof why);
+        ck_assert_msg(u, "%s", why);
+        ck_assert_int_eq(P.ngemms, 2);
+        ck_assert(P.gemms[0].kept_only && !P.gemms[0].fuse && P.gemms[1].fuse);
+        ck_assert_int_eq(count(u, "rnn_res1[n"), which ? 1 : 2); /* U @ h from the kept results */
+        ck_assert_int_eq(count(u, "rnn_red_sum<16, 20>(rnn_red, n, res2[0] + j)"), 1);
+        if (!SANITIZED) compile_ok(u, which ? "twogemm" : "tworead", P.cluster > 1 ? "sm_90a" : "sm_90");
+        free(u);
+        src_close(&s);
+    }
 }
 END_TEST
 
@@ -1524,7 +1590,7 @@ START_TEST(persistent_backward_splits_k) {
         ck_assert_ptr_null(strstr(u, "#define RNN_CLUSTER 4"));
         snprintf(want, sizeof want, "a.dbuf16[1] + rnn_rank * %d, 4096, a.N", 4096 / c);
         ck_assert_msg(strstr(u, want), "%s", want);
-        ck_assert_ptr_nonnull(strstr(u, "map1 + rnn_rank * 8, 1, NULL, 0, 0, &rnn_sp);"));
+        ck_assert_ptr_nonnull(strstr(u, "map1 + rnn_rank * 8, 1, NULL, 0, RNN_TO_OUT, &rnn_sp);"));
         if (!SANITIZED) compile_ok(u, "lstm", "sm_90a");
         free(u);
     }
@@ -2777,6 +2843,7 @@ static Suite *codegen_suite(void) {
     tcase_add_test(tc, persistent_tiles_follow_the_ask);
     tcase_add_test(tc, persistent_plan_narrows_passes);
     tcase_add_test(tc, persistent_results_kept_and_loads_first);
+    tcase_add_test(tc, persistent_sums_fused_in_the_group);
     tcase_add_test(tc, persistent_first_item_loaded_before_the_gemms);
     tcase_add_test(tc, persistent_first_item_decoded_once);
     tcase_add_test(tc, persistent_fewer_blocks_keep_the_work);

@@ -649,11 +649,31 @@ RNN_DEV void rnn_mv_release(int b) {
  * collide in a bank, ldr % 16 == 4 for the mma product (lanes t = 0..3 store sequences 2t and
  * 2t+1, rows g = 0..7), 8 for the FFMA one (quarters q = 0..3 store sequences j*4 + q). */
 
+/* kept_only of rnn_mv_t, rnn_mv_mma and rnn_mv_finish: RNN_TO_OUT (0) writes every result to out
+ * (and the kept sequences' to sres); RNN_KEPT_ONLY (1) only to sres for the kept sequences (nothing
+ * else reads them: an inference step's buffer); RNN_IN_RED (2, one pass over all the sequences)
+ * writes nothing. Either way the warps' partial sums stay in red until the block's next product
+ * (rnn_mv_finish only reads them), so a step whose element-wise code adds up the ones it reads
+ * itself (rnn_red_sum; codegen/cg.h CgPersistGemm.fuse) has its product write them only where
+ * another program reads them (training) and skip the sums in inference. */
+enum { RNN_TO_OUT = 0, RNN_KEPT_ONLY = 1, RNN_IN_RED = 2 };
+
+/* The sum over the warps of the partial sums in red ([RNN_WARPS][NP][LDR]) of sequence n, local row
+ * r: the result rnn_mv_finish would have kept, added in its order (so the same bits). */
+template <int NP, int LDR>
+RNN_DEV float rnn_red_sum(const float *red, long long n, int r) {
+    float v = 0.0f;
+#pragma unroll
+    for (int w = 0; w < RNN_WARPS; w++) v += red[(w * NP + n) * LDR + r];
+    return v;
+}
+
 /* The end of one pass of a block's matrix product: red [RNN_WARPS][NP][ldr] holds the warps'
  * partial sums of rows p*RPP .. and sequences n0 ..; adds them up and writes them (see rnn_mv_t):
  * consecutive threads take consecutive rows, so that the stores into out of a block's runs of
  * consecutive rows coalesce.
- * Every thread of the block must call it; it starts and ends with a __syncthreads. With clusters,
+ * Every thread of the block must call it; it starts and ends with a __syncthreads (RNN_IN_RED: it
+ * returns after the first). With clusters,
  * where another pass follows, the cluster meets (arriving before the sums, waiting after them)
  * before that pass's copies into tile 0: without it, compute-sanitizer racecheck reports those
  * copies against the reads of the pass before (8 sequences a pass, more than 8 sequences;
@@ -668,6 +688,10 @@ RNN_DEV void rnn_mv_finish(const float *red, int RPP, int ldr, int NP, int p, in
                            long long ldo, const int *rowmap, int acc, float *sres, int res_cap, int kept_only,
                            rnn_split *sp) {
     __syncthreads();
+    if (kept_only == RNN_IN_RED) {
+        RNN_PROF(3);
+        return;
+    }
     if (RNN_SPLIT > 1 && sp) {
         rnn_split_finish(red, RPP, ldr, NP, n0, N, out, ldo, rowmap, acc, sp);
         return;
@@ -683,7 +707,7 @@ RNN_DEV void rnn_mv_finish(const float *red, int RPP, int ldr, int NP, int p, in
 #pragma unroll
             for (int w = 0; w < RNN_WARPS; w++) v += red[(w * NP + n) * ldr + r];
             const bool kept = sres && n0 + n < res_cap;
-            if (!kept || !kept_only) {
+            if (!kept || kept_only == RNN_TO_OUT) {
                 float *o = out + (long long)(n0 + n) * ldo + rowmap[lr];
                 *o = acc ? *o + v : v;
             }
@@ -747,8 +771,8 @@ RNN_DEV void rnn_split_finish(const float *red, int RPP, int ldr, int NP, int n0
  * the warp's k (the quarters' sums meet by shuffles); with more sequences, lane (rg, ng) keeps
  * rows i*8 + rg and columns j*4 + ng over all of the warp's k. sres (or NULL): a copy of the
  * results of sequences n < res_cap at sres[n * passes*8*RW + r], for the block's element-wise
- * code; with kept_only, those results are not written to out (nothing else reads them: an
- * inference step's buffer). F (or NULL): X's flagged copy, staged instead with rnn_flag_stage (flag; only with chunks
+ * code; kept_only (RNN_TO_OUT, RNN_KEPT_ONLY or RNN_IN_RED: above rnn_red_sum) says which of them
+ * are written at all. F (or NULL): X's flagged copy, staged instead with rnn_flag_stage (flag; only with chunks
  * == 1). sp (a backward with split K, else NULL): the rows are the cluster's, W and X this block's
  * part of K, and rnn_split_finish ends each pass (rowmap: this block's own rows'). Every thread of
  * the block must call it; it ends with a __syncthreads. */
@@ -1275,7 +1299,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_pb(const RnnArgs
             }
         }
         // G1^T: [U_i; U_f; U_g; U_o]^T @ d(G1) -> d(h)
-        rnn_mv_t<1, 1, 8>(w1, 132, rows1, 1, 64, 128, 1, a.dbuf[1], 64, a.N, NULL, 0u, rnn_xs, rnn_red, a.dstate_prev[0], RNN_DIM_H, map1, 1, NULL, 0, 0);
+        rnn_mv_t<1, 1, 8>(w1, 132, rows1, 1, 64, 128, 1, a.dbuf[1], 64, a.N, NULL, 0u, rnn_xs, rnn_red, a.dstate_prev[0], RNN_DIM_H, map1, 1, NULL, 0, RNN_TO_OUT);
     }
     RNN_PROF_END();  // (RNN_PROFILE only)
 }
