@@ -153,7 +153,8 @@ int64_t cg_backward_group_items(const PlanLayout *layout, int group, int64_t T, 
  * a.t .. a.t_end-1 of the step program, backward `rnncc_<cell>_pb` runs the step program's
  * backward for steps a.t_end-1 down to a.t. Either is launched cooperatively with exactly
  * CgPersist.blocks blocks of 32 * CgPersist.warps threads in clusters of CgPersist.cluster blocks
- * and CgPersist.smem bytes of dynamic shared memory; a.sync points to a zeroed counter; with
+ * and CgPersist.smem bytes of dynamic shared memory, for a batch of its class (at most
+ * CgPersist.seqs_max sequences where a product is fused: the kernel traps past it); a.sync points to a zeroed counter; with
  * CgPersist.flags (or any value twin there, cg_persist_uses_words: then not necessarily zeroed),
  * a.flags points to cg_persist_flag_words(layout, N) zeroed 8-byte words, 16-byte
  * aligned (state k's two slots of [N][S] after those of the multiplied states before it, then
@@ -228,7 +229,7 @@ const char *cg_products_name(CgProducts products);
 
 /* What a persistent kernel is planned for: a batch, a direction, a precision and a device. */
 typedef struct CgPersistAsk {
-    int64_t N;              /* sequences in the batch (it sets the batch class, cg_persist_nw) */
+    int64_t N;              /* sequences in the batch (it sets the batch class, cg_persist_class) */
     int backward;           /* 0: the forward kernel; 1: the backward */
     CgProducts products;    /* FFMA, or tensor cores in tf32, fp16 or bf16 */
     int cluster;            /* blocks per thread-block cluster sharing the staged operand (1, 2, 4) */
@@ -267,10 +268,12 @@ typedef struct CgPersist {
     int cluster;            /* blocks per cluster (launched so: cudaLaunchAttributeClusterDimension);
                              * > 1: the unit defines RNN_CLUSTER and must be built for sm_90a */
     int nw;                 /* sequences per lane in a matrix-product pass (1, 2, 4, 8): 4*nw a pass */
-    int nw_class;           /* the batch class the kernel serves, cg_persist_nw(N): batches of at most
-                             * 4*nw_class sequences (any number when 8); nw may be smaller or larger */
+    int nw_class;           /* cg_persist_nw(N) of its batch class: batches of at most 4*nw_class sequences,
+                             * but for 8 (the class of 17-32 sequences and the one over 32, seqs_max); nw
+                             * may be smaller or larger */
     int64_t seqs_max;       /* the most sequences of its class (cg_persist_class): 4*nw_class, or 0 for
-                             * the class of batches over 32 sequences, which has no bound */
+                             * the class of batches over 32 sequences, which has no bound; a kernel
+                             * with a fused product (CgPersistGemm.fuse) traps on a batch past it */
     CgProducts products;    /* CgPersistAsk.products */
     int mma;                /* 1: the products on tensor cores (`mma`, rnn_mv_mma); 0: FFMA (rnn_mv_t) */
     int half;               /* 1: 16-bit weights on chip (fp16 or bf16 products): ldw counts halves */

@@ -876,7 +876,7 @@ void cg_persist_result_expr(const CgPersistGemm *q, const CgPersist *P, int bloc
     if (q->fuse) /* every sequence of the class in one pass */
         snprintf(expr, size, "rnn_red_sum<%d, %lld>(rnn_red, n, res%d[%d] + j)", 4 * P->nw,
                  (long long)red_ld(8 * (int64_t)q->rw, P->mma), q->gemm, block);
-    else if (q->res_cap >= 64) /* the largest batch class has no bound: the rest from global memory */
+    else if (q->res_cap >= 64) /* the classes of 8 sequences a lane keep 64 at most: the rest from global memory */
         snprintf(expr, size, "(n < %d ? rnn_res%d[n * %lld + res%d[%d] + j] : %s)", q->res_cap, q->gemm, rp, q->gemm,
                  block, global);
     else
@@ -1152,6 +1152,11 @@ static int emit_prologue(Gen *g, const CgPersist *P, const char *kname) {
     cg_emit(out, "const int s = blockIdx.x, G = gridDim.x;");
     cg_emit(out, "if (G != %d || blockDim.x != %d) __trap();  // the launch contract (codegen/cg.h)", P->blocks,
             32 * P->warps);
+    for (int qi = 0; qi < P->ngemms; qi++)
+        if (P->gemms[qi].fuse) { /* its group reads the partial sums of one pass of sequences */
+            cg_emit(out, "if (args.N > %lld) __trap();  // its batch class's batches only (codegen/cg.h)", (long long)P->seqs_max);
+            break;
+        }
     cg_emit(out, "RNN_PROF_START();  // (RNN_PROFILE only: persist.cuh)");
     if (!P->backward) emit_first_items(g);
     if (!P->ngemms) return 1;

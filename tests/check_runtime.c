@@ -375,7 +375,7 @@ static const Config configs[] = {
     {4, 0, 1, 1, 11, 3, 16, 24, RNNCC_FP32, 1, 0, CUBLAS, 0},
     {3, 0, 0, 0, 9, 2, 16, 24, RNNCC_FP32, 0, 0, CUBLAS, 0},
     {3, 0, 1, 1, 7, 3, 16, 24, RNNCC_FP32, 1, 1, CUBLAS, 0},
-    /* the persistent backend: each batch class (1, 2, 4, 8 sequences a lane), several passes
+    /* the persistent backend: each batch class (at most 4, 8, 16, 32 sequences, more), several passes
      * of rows and columns, K over several chunks and not a multiple of 4, uneven slices */
     {1, 0, 0, 0, 6, 3, 16, 24, RNNCC_FP32, 1, 0, PERSIST, 0},
     {1, 0, 1, 0, 9, 6, 16, 24, RNNCC_FP32, 0, 0, PERSIST, 0},
@@ -831,7 +831,8 @@ START_TEST(backend_choice_is_stated) {
         ck_assert_msg(b == RNNCC_BACKEND_PERSISTENT && strstr(why, "persistent (forced)"), "%s", why);
         rnncc_model_destroy(t);
     }
-    /* with the search on, the verdict is the rule's tile's, whichever batch of the class came first */
+    /* with the search on, the verdict is the rule's tile's, whichever batch of the class came first
+     * (40 and 48: the class over 32 sequences) */
     {
         const char *dims[] = {"I=16", "H=512"};
         rnncc_model_desc desc = {NULL, dims, 2, 1, 0, RNNCC_TF32, -1, RNNCC_BACKEND_AUTO};
@@ -839,7 +840,7 @@ START_TEST(backend_choice_is_stated) {
         setenv("RNNCC_PERSIST_SEARCH", "1", 1);
         ck_assert_msg(rnncc_model_create(p, &desc, &t) == RNNCC_OK, "%s", rnncc_model_error(t));
         setenv("RNNCC_PERSIST_SEARCH", "0", 1);
-        ck_assert_int_eq(rnncc_model_backend(t, 20, &b, why, sizeof why), RNNCC_OK);
+        ck_assert_int_eq(rnncc_model_backend(t, 40, &b, why, sizeof why), RNNCC_OK);
         ck_assert_msg(b == RNNCC_BACKEND_PERSISTENT, "%s", why);
         ck_assert_int_eq(rnncc_model_backend(t, 48, &b, why, sizeof why), RNNCC_OK);
         ck_assert_msg(b == RNNCC_BACKEND_PERSISTENT, "%s", why);
