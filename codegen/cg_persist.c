@@ -110,17 +110,27 @@ static int find_group(const Plan *p, int prog, int k) {
     return -1;
 }
 
-/* Does group gi read a result of GEMM j? */
-static int group_reads_gemm(const PlanLayout *L, int gi, int j) {
-    const Plan *p = L->plan;
-    const SchedGroup *grp = &p->groups[gi];
+/* Does group gi read, in a node or a write (cg_item_reads), a value r for which test(L, r, J, arg)
+ * holds (J: the group's width)? */
+static int group_reads_any(const PlanLayout *L, int gi, ArgTest test, int arg) {
+    const SchedGroup *grp = &L->plan->groups[gi];
+    const int64_t J = cg_group_width(L, gi);
     for (int i = 0; i < grp->nnodes + grp->nwrites; i++) {
         IrRef args[3];
-        for (int a = 0, na = cg_item_reads(p->cell, grp, i, args); a < na; a++)
-            if (p->cell->nodes[args[a]].op == IR_MATVEC && p->node[args[a]].gemm == j) return 1;
+        for (int a = 0, na = cg_item_reads(L->plan->cell, grp, i, args); a < na; a++)
+            if (test(L, args[a], J, arg)) return 1;
     }
     return 0;
 }
+
+/* r is a result of GEMM j. */
+static int result_of(const PlanLayout *L, IrRef r, int64_t J, int j) {
+    (void)J;
+    return L->plan->cell->nodes[r].op == IR_MATVEC && L->plan->node[r].gemm == j;
+}
+
+/* Does group gi read a result of GEMM j? */
+static int group_reads_gemm(const PlanLayout *L, int gi, int j) { return group_reads_any(L, gi, result_of, j); }
 
 /* A fused step's group (CgPersistGemm.fuse) takes at least this many items a block: with one warp of
  * them (small_b4: 4 sequences x 8 units), that warp adding up every partial sum it reads took longer
@@ -190,23 +200,18 @@ static int states_cross_blocks(const PlanLayout *L) {
     return step_args_any(L, state_not_j, 0);
 }
 
-/* Does step group gi read an element-wise value that another step group computed over another width
- * (so, for some elements, in another block)? Within one step only a barrier would guard that. */
-static int reads_foreign_values(const PlanLayout *L, int gi) {
-    const Plan *p = L->plan;
-    const IrCell *c = p->cell;
-    const SchedGroup *grp = &p->groups[gi];
-    for (int i = 0; i < grp->nnodes + grp->nwrites; i++) {
-        IrRef args[3];
-        for (int a = 0, na = cg_item_reads(c, grp, i, args); a < na; a++) {
-            const SchedNode *s = &p->node[args[a]]; /* s->group: the number of the step group computing it */
-            if (s->program != SCHED_STEP || s->gemm >= 0 || s->group == grp->index) continue;
-            int from = find_group(p, SCHED_STEP, s->group);
-            if (from < 0 || cg_group_width(L, from) != cg_group_width(L, gi)) return 1;
-        }
-    }
-    return 0;
+/* r is an element-wise value of the step that a step group computed over another width than J (so,
+ * for some elements, in another block). */
+static int foreign_value(const PlanLayout *L, IrRef r, int64_t J, int unused) {
+    (void)unused;
+    const SchedNode *s = &L->plan->node[r]; /* s->group: the number of the step group computing it */
+    if (s->program != SCHED_STEP || s->gemm >= 0) return 0;
+    int from = find_group(L->plan, SCHED_STEP, s->group);
+    return from < 0 || cg_group_width(L, from) != J;
 }
+
+/* Does step group gi read such a value? Within one step only a barrier would guard that. */
+static int reads_foreign_values(const PlanLayout *L, int gi) { return group_reads_any(L, gi, foreign_value, 0); }
 
 /* Is step GEMM gm's operand a value of its step that moves as flagged words (cg_flagged_buffer):
  * an element-wise node a later step group computes (not group 0: the plan refuses that), stored whole
@@ -874,7 +879,7 @@ void cg_persist_result_expr(const CgPersistGemm *q, const CgPersist *P, int bloc
                             size_t size) {
     const long long rp = (long long)q->passes * 8 * q->rw;
     if (q->fuse) /* every sequence of the class in one pass */
-        snprintf(expr, size, "rnn_red_sum<%d, %lld>(rnn_red, n, res%d[%d] + j)", 4 * P->nw,
+        snprintf(expr, size, "rnn_red_sum(rnn_red, %d, %lld, (int)n, res%d[%d] + j)", 4 * P->nw,
                  (long long)red_ld(8 * (int64_t)q->rw, P->mma), q->gemm, block);
     else if (q->res_cap >= 64) /* the classes of 8 sequences a lane keep 64 at most: the rest from global memory */
         snprintf(expr, size, "(n < %d ? rnn_res%d[n * %lld + res%d[%d] + j] : %s)", q->res_cap, q->gemm, rp, q->gemm,
@@ -900,7 +905,7 @@ static void emit_gemm_step(Gen *g, const CgPersist *P, int qi) {
     if (what.failed) g->out->failed = 1;
     sb_free(&what);
     char kept[NAME_SIZE] = "NULL", flagged[NAME_SIZE] = "NULL, 0u";
-    if (q->res_cap) snprintf(kept, sizeof kept, "rnn_res%d", q->gemm);
+    if (q->res_cap && !q->fuse) snprintf(kept, sizeof kept, "rnn_res%d", q->gemm);
     const IrNode *operand = &g->c->nodes[gm->operand];
     if (!P->backward && operand->op == IR_STATE && cg_persist_flagged(g, operand->index)) /* the launch's first step: X */
         snprintf(flagged, sizeof flagged, "t > args.t ? rnn_flags_prev%d : NULL, (unsigned)t", operand->index);
@@ -926,7 +931,6 @@ static void emit_gemm_step(Gen *g, const CgPersist *P, int qi) {
      * in inference */
     char kept_only[NAME_SIZE + 64] = "RNN_TO_OUT";
     if (q->fuse) {
-        snprintf(kept, sizeof kept, "NULL");
         snprintf(kept_only, sizeof kept_only, "args.buf_step[%d] == 0 ? RNN_IN_RED : RNN_TO_OUT", gm->out_buffer);
         cg_emit(g->out, "// K%d adds up the partial sums it reads itself (rnn_red_sum)", gm->phase + 1);
     } else if (q->kept_only) {

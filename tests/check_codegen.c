@@ -1018,14 +1018,14 @@ START_TEST(persistent_sums_fused_in_the_group) {
         ck_assert_msg(u, "%s", why);
         ck_assert_msg(P.gemms[0].fuse == rows[r].fuse, "row %zu", r);
         ck_assert_int_eq(P.seqs_max, rows[r].N <= 32 ? 4 * cg_persist_nw(rows[r].N) : 0);
-        ck_assert_int_eq(count(u, "rnn_red_sum<"), (rows[r].fuse ? 4 : 0)); /* the four gates' reads */
+        ck_assert_int_eq(count(u, "rnn_red_sum(rnn_red, "), (rows[r].fuse ? 4 : 0)); /* the four gates' reads */
         ck_assert_int_eq(count(u, "if (args.N > "), rows[r].fuse);
         if (rows[r].fuse) {
             ck_assert_ptr_nonnull(strstr(u, ", map1, 0, NULL, 0, args.buf_step[1] == 0 ? RNN_IN_RED : RNN_TO_OUT);"));
             ck_assert_ptr_null(strstr(u, "rnn_res1[n"));
             ck_assert_ptr_nonnull(strstr(u, P.seqs_max == 32 ? "if (args.N > 32) __trap();" : "if (args.N > 16) __trap();"));
             char want[96];
-            snprintf(want, sizeof want, "const float v16 = rnn_red_sum<%d, 36>(rnn_red, n, res1[0] + j);", 4 * P.nw);
+            snprintf(want, sizeof want, "const float v16 = rnn_red_sum(rnn_red, %d, 36, (int)n, res1[0] + j);", 4 * P.nw);
             ck_assert_msg(strstr(u, want), "%s", want);
             if (!SANITIZED && r < 3) compile_ok(u, "lstm", P.cluster > 1 ? "sm_90a" : "sm_90");
         }
@@ -1057,7 +1057,7 @@ START_TEST(persistent_sums_fused_in_the_group) {
         ck_assert_int_eq(P.ngemms, 2);
         ck_assert(P.gemms[0].kept_only && !P.gemms[0].fuse && P.gemms[1].fuse);
         ck_assert_int_eq(count(u, "rnn_res1[n"), which ? 1 : 2); /* U @ h from the kept results */
-        ck_assert_int_eq(count(u, "rnn_red_sum<16, 20>(rnn_red, n, res2[0] + j)"), 1);
+        ck_assert_int_eq(count(u, "rnn_red_sum(rnn_red, 16, 20, (int)n, res2[0] + j)"), 1);
         if (!SANITIZED) compile_ok(u, which ? "twogemm" : "tworead", P.cluster > 1 ? "sm_90a" : "sm_90");
         free(u);
         src_close(&s);

@@ -658,13 +658,12 @@ RNN_DEV void rnn_mv_release(int b) {
  * another program reads them (training) and skip the sums in inference. */
 enum { RNN_TO_OUT = 0, RNN_KEPT_ONLY = 1, RNN_IN_RED = 2 };
 
-/* The sum over the warps of the partial sums in red ([RNN_WARPS][NP][LDR]) of sequence n, local row
- * r: the result rnn_mv_finish would have kept, added in its order (so the same bits). */
-template <int NP, int LDR>
-RNN_DEV float rnn_red_sum(const float *red, long long n, int r) {
+/* The sum over the warps of the partial sums in red ([RNN_WARPS][np][ldr]) of sequence n, local row
+ * r of a pass: rnn_mv_finish's result, and a fused group's (the same bits either way). */
+RNN_DEV float rnn_red_sum(const float *red, int np, int ldr, int n, int r) {
     float v = 0.0f;
 #pragma unroll
-    for (int w = 0; w < RNN_WARPS; w++) v += red[(w * NP + n) * LDR + r];
+    for (int w = 0; w < RNN_WARPS; w++) v += red[(w * np + n) * ldr + r];
     return v;
 }
 
@@ -703,9 +702,7 @@ RNN_DEV void rnn_mv_finish(const float *red, int RPP, int ldr, int NP, int p, in
     for (int e = threadIdx.x; e < RPP * NP; e += RNN_P_THREADS) { /* consecutive threads, consecutive rows */
         const int n = e / RPP, r = e - n * RPP, lr = p * RPP + r;
         if (lr < rows && n0 + n < N) {
-            float v = 0.0f;
-#pragma unroll
-            for (int w = 0; w < RNN_WARPS; w++) v += red[(w * NP + n) * ldr + r];
+            const float v = rnn_red_sum(red, NP, ldr, n, r);
             const bool kept = sres && n0 + n < res_cap;
             if (!kept || kept_only == RNN_TO_OUT) {
                 float *o = out + (long long)(n0 + n) * ldo + rowmap[lr];
