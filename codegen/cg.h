@@ -210,6 +210,11 @@ typedef struct CgPersistGemm {
                              * product between, and it has enough items (sums_left_in_red), so that group
                              * adds up the warps' partial sums itself (persist.cuh rnn_red_sum), and in
                              * inference the product skips its own sums (RNN_IN_RED) */
+    int wregs;              /* forward on tensor cores, one pass of rows, staged whole, K not split: each warp
+                             * keeps the A fragments of its share of K in registers for every step (persist.cuh
+                             * rnn_wfrag: wregs steps of its k loop), so a step's product reads only the
+                             * operand from shared memory; 0: the weights are read from shared memory every
+                             * step (weights_in_registers' register budget) */
     int x16;                /* 16-bit products: the multiplied operand is staged from its 16-bit twin
                              * (half the bytes), not from its fp32 value: forward, a state
                              * (RnnArgs.state16; with flags, 16-bit flagged words) or, with no flags

@@ -157,6 +157,27 @@ static int sums_left_in_red(const PlanLayout *L, const CgPersist *P, int qi) {
     return 1;
 }
 
+/* Registers a thread may give to weights held across the steps (CgPersistGemm.wregs): what a block of
+ * this many warps may take a thread (65536 a multiprocessor, 255 at most) past the ~150 that the
+ * rest of the heaviest units take (deepbench's LSTM forward in fp16: 154 without). */
+static int wregs_budget(int warps) {
+    int cap = 65536 / (32 * warps);
+    if (cap > 255) cap = 255;
+    return cap > 150 ? cap - 150 : 0;
+}
+
+/* The steps of rnn_mv_mma's k loop whose A fragments each warp of forward GEMM qi keeps in registers
+ * (CgPersistGemm.wregs), or 0: tensor cores, one pass of rows, staged whole, K not split, and the
+ * fragments (8 registers a 16-row tile and step) within what the GEMMs before it left of the budget. */
+static int weights_in_registers(const CgPersist *P, int qi, int *left) {
+    const CgPersistGemm *q = &P->gemms[qi];
+    if (P->backward || !P->mma || P->split || q->passes != 1 || q->chunks != 1) return 0;
+    const int64_t steps = q->kc / ((P->half ? 32 : 16) * (int64_t)P->warps), regs = steps * 8 * ((q->rw + 1) / 2);
+    if (steps < 1 || regs > *left) return 0;
+    *left -= (int)regs;
+    return (int)steps;
+}
+
 /* Does group gi read a result of a phase-`phase` step GEMM computed by another block? Not when
  * every such stacked block is exactly J long: the block then computed those rows itself. */
 static int reads_foreign_rows(const PlanLayout *L, int gi, int phase) {
@@ -513,10 +534,15 @@ static int plan_for(Arena *arena, const PlanLayout *L, const CgPersistAsk *ask, 
     }
     P->flags = ask->handoff == CG_HANDOFF_FLAGS && flags_allowed(L, P);
     for (int qi = 0; qi < P->ngemms; qi++) P->gemms[qi].fuse = sums_left_in_red(L, P, qi);
+    int left = wregs_budget(P->warps);
+    for (int qi = 0; qi < P->ngemms; qi++) P->gemms[qi].wregs = weights_in_registers(P, qi, &left);
     char cl[48];
-    snprintf(why, why_size, "step weights %.1f MB fit on chip: %d blocks of %d warps%s, %.0f KB of shared memory each, %s products",
+    int held = 0;
+    for (int qi = 0; qi < P->ngemms; qi++) held += P->gemms[qi].wregs > 0;
+    snprintf(why, why_size, "step weights %.1f MB fit on chip: %d blocks of %d warps%s, %.0f KB of shared memory each, %s products%s",
              weights * wsize / 1e6, P->blocks, P->warps, in_clusters(P, cl), need / 1024.0,
-             cg_products_name(P->products));
+             cg_products_name(P->products), !held ? "" : held == P->ngemms ? ", weights held in registers" :
+             ", some weights held in registers");
     return 1;
 }
 
@@ -926,6 +952,11 @@ static void emit_gemm_step(Gen *g, const CgPersist *P, int qi) {
     char prec[40] = ""; /* persist.cuh's RNN_TF32 .. RNN_BF16, and whether X is 16-bit; then the sums' stride */
     if (P->mma) snprintf(prec, sizeof prec, ", %d, %d", (int)P->products, q->x16);
     snprintf(prec + strlen(prec), sizeof prec - strlen(prec), ", %lld", (long long)red_ld(8 * (int64_t)q->rw, P->mma));
+    char wfrag[40] = ""; /* the A fragments from registers (rnn_wfrag): their steps, and the fragments */
+    if (q->wregs) {
+        snprintf(prec + strlen(prec), sizeof prec - strlen(prec), ", %d", q->wregs);
+        snprintf(wfrag, sizeof wfrag, ", nullptr, &rnn_wf%d", q->gemm);
+    }
     /* results read only from shared memory: stored for the sequences past res_cap, and in training; or,
      * where the next group adds up the partial sums it reads itself (fuse), none kept, and none stored
      * in inference */
@@ -947,9 +978,10 @@ static void emit_gemm_step(Gen *g, const CgPersist *P, int qi) {
         snprintf(split, sizeof split, ", &rnn_sp");
         cg_emit(g->out, "rnn_sp.ro = %lld, rnn_sp.rows = rows%d;  // this GEMM's exchange", (long long)q->ro, q->gemm);
     }
-    cg_emit(g->out, "rnn_mv_%s<%d, %d%s>(w%d, %lld, rows%d, %d, %s, %lld, %lld, %s, %s, a.N, %s, rnn_xs, rnn_red, %s, %s, %s, %d, %s, %d, %s%s);",
+    cg_emit(g->out, "rnn_mv_%s<%d, %d%s>(w%d, %lld, rows%d, %d, %s, %lld, %lld, %s, %s, a.N, %s, rnn_xs, rnn_red, %s, %s, %s, %d, %s, %d, %s%s%s);",
             P->mma ? "mma" : "t", q->rw, P->nw, prec, q->gemm, (long long)q->ldw, q->gemm, q->passes, K, (long long)q->kc,
-            (long long)q->chunks, xk, ldx, flagged, o, ldo, map, P->backward, kept, q->fuse ? 0 : q->res_cap, kept_only, split);
+            (long long)q->chunks, xk, ldx, flagged, o, ldo, map, P->backward, kept, q->fuse ? 0 : q->res_cap, kept_only, split,
+            wfrag);
 }
 
 /* Which of this block's items a scope takes: all, the thread's first only, or the rest. */
@@ -1201,6 +1233,14 @@ static int emit_prologue(Gen *g, const CgPersist *P, const char *kname) {
                 (long long)P->xs_floats, P->cluster);
     }
     cg_emit(out, "__syncthreads();");
+    for (int qi = 0; qi < P->ngemms; qi++) {
+        const CgPersistGemm *q = &P->gemms[qi];
+        if (!q->wregs) continue;
+        cg_emit(out, "// G%d's weights: each warp's A fragments of its share of K, in registers for every step", q->gemm);
+        cg_emit(out, "rnn_wfrag<%d, %d, %s> rnn_wf%d;", q->wregs, (q->rw + 1) / 2, P->half ? "uint4" : "float4", q->gemm);
+        cg_emit(out, "rnn_wfrag_load<%d, %d, %d>(rnn_wf%d, w%d, %lld, %lld);", q->wregs, q->rw, (int)P->products, q->gemm,
+                q->gemm, (long long)q->ldw, (long long)q->kc);
+    }
     cg_emit(out, "RNN_PROF(5);");
     if (!P->flags) cg_emit(out, "unsigned epoch = 0;  // grid barriers passed");
     return 1;

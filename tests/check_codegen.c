@@ -658,8 +658,11 @@ START_TEST(persistent_units_compile) {
                 for (; P.ngemms && mma && at; at = strstr(at + 1, "rnn_mv_mma<")) {
                     /* the products' precision, whether the operand is 16-bit and the partial sums' stride (8*RW
                      * padded to 4 modulo 16, persist.cuh's LDR): the template's last arguments */
-                    int rw = 0, nwa = 0, prec = 0, x16 = 0, ldr = 0;
-                    ck_assert_int_eq(sscanf(at, "rnn_mv_mma<%d, %d, %d, %d, %d>(", &rw, &nwa, &prec, &x16, &ldr), 5);
+                    int rw = 0, nwa = 0, prec = 0, x16 = 0, ldr = 0, ki = 0;
+                    int n5 = 0, n6 = 0; /* and the steps of weights held in registers (CgPersistGemm.wregs) */
+                    sscanf(at, "rnn_mv_mma<%d, %d, %d, %d, %d>(%n", &rw, &nwa, &prec, &x16, &ldr, &n5);
+                    sscanf(at, "rnn_mv_mma<%d, %d, %d, %d, %d, %d>(%n", &rw, &nwa, &prec, &x16, &ldr, &ki, &n6);
+                    ck_assert(n5 > 0 || (n6 > 0 && ki > 0));
                     ck_assert_int_eq(prec, (int)products);
                     ck_assert(ldr >= 8 * rw && ldr <= 8 * rw + 12 && ldr % 16 == 4);
                     const char *x = strstr(at, backward ? ", a.dbuf16[" : ", rnn_x16_"), *end = strchr(at, ';');
@@ -1021,7 +1024,7 @@ START_TEST(persistent_sums_fused_in_the_group) {
         ck_assert_int_eq(count(u, "rnn_red_sum(rnn_red, "), (rows[r].fuse ? 4 : 0)); /* the four gates' reads */
         ck_assert_int_eq(count(u, "if (args.N > "), rows[r].fuse);
         if (rows[r].fuse) {
-            ck_assert_ptr_nonnull(strstr(u, ", map1, 0, NULL, 0, args.buf_step[1] == 0 ? RNN_IN_RED : RNN_TO_OUT);"));
+            ck_assert_ptr_nonnull(strstr(u, ", map1, 0, NULL, 0, args.buf_step[1] == 0 ? RNN_IN_RED : RNN_TO_OUT"));
             ck_assert_ptr_null(strstr(u, "rnn_res1[n"));
             ck_assert_ptr_nonnull(strstr(u, P.seqs_max == 32 ? "if (args.N > 32) __trap();" : "if (args.N > 16) __trap();"));
             char want[96];
@@ -1059,6 +1062,72 @@ START_TEST(persistent_sums_fused_in_the_group) {
         ck_assert_int_eq(count(u, "rnn_res1[n"), which ? 1 : 2); /* U @ h from the kept results */
         ck_assert_int_eq(count(u, "rnn_red_sum(rnn_red, 16, 20, (int)n, res2[0] + j)"), 1);
         if (!SANITIZED) compile_ok(u, which ? "twogemm" : "tworead", P.cluster > 1 ? "sm_90a" : "sm_90");
+        free(u);
+        src_close(&s);
+    }
+}
+END_TEST
+
+/* A persistent forward on tensor cores keeps each warp's A fragments in registers (CgPersistGemm.wregs:
+ * the steps of its k loop) where its rows take one pass and its operand is staged whole, within the
+ * register budget (65536 a multiprocessor over the block's threads, less 150), the GEMMs in order;
+ * not in FFMA, the backward, chunks, 16 warps (128 registers a thread), nor tf32 at H=1024 (128). */
+START_TEST(persistent_weights_in_registers) {
+    static const struct {
+        const char *cell;
+        int64_t H, N;
+        CgProducts products;
+        int cluster, warps, kc_cap, backward;
+        int wregs[2]; /* per step GEMM */
+        const char *frag;  /* the first GEMM's declaration, or NULL */
+    } rows[] = {
+        {"cells/lstm.cell", 768, 16, CG_F16, 1, 0, 0, 0, {3}, "rnn_wfrag<3, 2, uint4> rnn_wf1;"},
+        {"cells/lstm.cell", 768, 16, CG_F16, 2, 0, 0, 0, {3}, "rnn_wfrag<3, 2, uint4> rnn_wf1;"},
+        {"cells/lstm.cell", 768, 16, CG_TF32, 2, 0, 0, 0, {6}, "rnn_wfrag<6, 2, float4> rnn_wf1;"},
+        {"cells/gru.cell", 768, 9, CG_BF16, 1, 0, 0, 0, {3}, "rnn_wfrag<3, 2, uint4> rnn_wf1;"},
+        {"cells/lstm.cell", 1024, 32, CG_F16, 2, 0, 0, 0, {4}, "rnn_wfrag<4, 2, uint4> rnn_wf1;"},
+        {"cells/lstm.cell", 512, 4, CG_F16, 1, 4, 0, 0, {4}, "rnn_wfrag<4, 1, uint4> rnn_wf1;"}, /* 4 warps: 128 k */
+        {"cells/lstm.cell", 1024, 4, CG_F16, 1, 4, 0, 0, {0}, NULL}, /* 4 warps: 8 steps x 2 tiles x 8 = 128 */
+        {"cells/mlstm.cell", 768, 16, CG_F16, 1, 0, 0, 0, {3, 3}, "rnn_wfrag<3, 1, uint4> rnn_wf1;"}, /* 6 + 12 rows */
+        {"cells/lstm.cell", 1024, 32, CG_TF32, 1, 0, 0, 0, {0}, NULL}, /* 8 steps x 2 tiles x 8 = 128 > 105 */
+        {"cells/lstm.cell", 1024, 4, CG_F16, 1, 16, 0, 0, {0}, NULL},  /* 16 warps: no budget */
+        {"cells/lstm.cell", 768, 16, CG_F16, 1, 0, 256, 0, {0}, NULL}, /* chunks of 256 */
+        {"cells/lstm.cell", 768, 16, CG_FFMA, 1, 0, 0, 0, {0}, NULL},
+        {"cells/lstm.cell", 768, 16, CG_F16, 1, 0, 0, 1, {0}, NULL},   /* the backward */
+    };
+    for (size_t r = 0; r < sizeof rows / sizeof *rows; r++) {
+        Src s;
+        src_open_file(&s, rows[r].cell);
+        char h[16], m[16];
+        snprintf(h, sizeof h, "H=%lld", (long long)rows[r].H);
+        snprintf(m, sizeof m, "M=%lld", (long long)rows[r].H);
+        const char *dims[] = {"I=64", h, m};
+        PlanLayout *L = layout_bound(&s, s.module->cells[0], dims, strstr(rows[r].cell, "mlstm") ? 3 : 2);
+        CgPersistAsk ask = cg_persist_h100_ask(rows[r].N, rows[r].backward, rows[r].products, rows[r].cluster);
+        ask.warps = rows[r].warps;
+        ask.kc_cap = rows[r].kc_cap;
+        ask.twins = rows[r].products == CG_F16 || rows[r].products == CG_BF16; /* as the runtime asks */
+        CgPersist P;
+        char why[256];
+        char *u = emit_persistent(&s, L, ask, &P, why, sizeof why);
+        ck_assert_msg(u, "row %zu: %s", r, why);
+        int held = 0;
+        for (int q = 0; q < P.ngemms; q++) {
+            ck_assert_msg(P.gemms[q].wregs == rows[r].wregs[q], "row %zu G%d: %d (rw %d passes %d chunks %lld kc %lld warps %d split %d)", r, q, P.gemms[q].wregs, P.gemms[q].rw, P.gemms[q].passes, (long long)P.gemms[q].chunks, (long long)P.gemms[q].kc, P.warps, P.split);
+            held += P.gemms[q].wregs > 0;
+            char load[96], call[64];
+            snprintf(load, sizeof load, "rnn_wfrag_load<%d, %d, %d>(rnn_wf%d, w%d, %lld, %lld);", P.gemms[q].wregs,
+                     P.gemms[q].rw, (int)P.products, P.gemms[q].gemm, P.gemms[q].gemm, (long long)P.gemms[q].ldw,
+                     (long long)P.gemms[q].kc);
+            snprintf(call, sizeof call, ", nullptr, &rnn_wf%d);", P.gemms[q].gemm);
+            ck_assert_int_eq(count(u, load), P.gemms[q].wregs > 0);
+            ck_assert_int_eq(count(u, call), P.gemms[q].wregs > 0);
+        }
+        ck_assert_int_eq(strstr(why, "weights held in registers") != NULL, held > 0);
+        ck_assert_int_eq(count(u, "> rnn_wf"), held); /* the declarations */
+        if (rows[r].frag) ck_assert_msg(strstr(u, rows[r].frag), "row %zu: %s", r, rows[r].frag);
+        if (!SANITIZED && held && (r == 1 || r == 2 || r == 7))
+            compile_ok(u, s.module->cells[0]->name, P.cluster > 1 ? "sm_90a" : "sm_90");
         free(u);
         src_close(&s);
     }
@@ -2846,6 +2915,7 @@ static Suite *codegen_suite(void) {
     tcase_add_test(tc, persistent_plan_narrows_passes);
     tcase_add_test(tc, persistent_results_kept_and_loads_first);
     tcase_add_test(tc, persistent_sums_fused_in_the_group);
+    tcase_add_test(tc, persistent_weights_in_registers);
     tcase_add_test(tc, persistent_first_item_loaded_before_the_gemms);
     tcase_add_test(tc, persistent_first_item_decoded_once);
     tcase_add_test(tc, persistent_fewer_blocks_keep_the_work);

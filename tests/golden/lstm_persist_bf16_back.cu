@@ -945,6 +945,14 @@ RNN_DEV void rnn_mma_a(V a[MT][2], const E *w, int ld) {
     }
 }
 
+/* A warp's A fragments (rnn_mma_a's, V: uint4 for 16-bit weights, float4 for tf32) of one pass of a
+ * block's rows over the warp's whole share of K: KI steps of rnn_mv_mma's k loop, held in registers
+ * for every step of the kernel (codegen/cg.h CgPersistGemm.wregs), so that a step's product reads
+ * only its operand from shared memory. */
+template <int PREC> struct rnn_wv { typedef uint4 T; };
+template <> struct rnn_wv<1> { typedef float4 T; }; /* RNN_TF32 (below) */
+template <int KI, int MT, typename V> struct rnn_wfrag { V a[KI > 0 ? KI : 1][MT][2]; };
+
 /* rnn_mv_t on tensor cores, fp32 sums, with PREC's inputs: RNN_TF32 (W already rounded to tf32 by
  * rnn_to_tf32, ldw = KP + RNN_PAD_MMA floats, tiles [NP][KC + RNN_PAD_MMA]) or RNN_F16 / RNN_BF16 (W:
  * 16-bit values, the runtime's rounded copy of the parameters, RnnArgs.params16, ldw = KP +
@@ -965,11 +973,14 @@ template <> struct rnn_staged<1> { typedef unsigned short T; };    /* or as its 
  * is into tiles [NP][KC + RNN_PAD_16] halves (half the bytes from L2; the B fragments read as they
  * are, rows 64 bytes past 128s as the weights'), and F (or NULL) its 16-bit flagged words
  * (rnn_flag_stage16); without, F (or NULL) holds 8-byte flagged words (rnn_flag_stage). */
-template <int RW, int NW, int PREC, int XH, int LDR>
+/* With KI > 0, the weights' A fragments come from fr (rnn_wfrag_load's, before the step loop), not
+ * from W: one pass of rows, K staged whole, KI steps of KS a warp (the kernel traps otherwise). */
+template <int RW, int NW, int PREC, int XH, int LDR, int KI = 0>
 RNN_DEV void rnn_mv_mma(const void *W, int ldw, int rows, int passes, int K, int KC, int chunks, const void *X,
                         long long ldx, int N, const void *F, unsigned flag, float *xs, float *red,
                         float *out, long long ldo, const int *rowmap, int acc, float *sres, int res_cap, int kept_only,
-                        rnn_split *sp = nullptr) {
+                        rnn_split *sp = nullptr,
+                        const rnn_wfrag<KI, (RW + 1) / 2, typename rnn_wv<PREC>::T> *fr = nullptr) {
     constexpr int NP = 4 * NW, RPP = 8 * RW, MT = (RW + 1) / 2, NT = NP / 8, H = PREC != RNN_TF32, BF = PREC == RNN_BF16;
     constexpr int KS = H ? 32 : 16; /* k a step of the two products */
     static_assert(LDR >= RPP, "rnn_mv_mma: a pass's partial sums fit their stride");
@@ -980,6 +991,7 @@ RNN_DEV void rnn_mv_mma(const void *W, int ldw, int rows, int passes, int K, int
     const XT *const xg = (const XT *)X;
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, tk = (lane & 3) * (KS / 4);
     const int lds = KC + (XH ? RNN_PAD_16 : H ? RNN_PAD_FFMA : RNN_PAD_MMA), kw = KC / RNN_WARPS;
+    if (KI > 0 && (passes != 1 || chunks != 1 || kw != KI * KS || !fr)) __trap(); /* fr's contract (above) */
     for (int p = 0; p < passes; p++) {
         for (int n0 = 0; n0 < N; n0 += NP) {
             float c[2][MT][NT][4]; /* two independent sums per tile: twice the mma in flight */
@@ -996,12 +1008,10 @@ RNN_DEV void rnn_mv_mma(const void *W, int ldw, int rows, int passes, int K, int
                 const long long w0 = (long long)(p * RPP + g) * ldw + ch * KC + warp * kw + tk; /* elements */
                 const XT *const xq = rnn_mv_chunk(xt, xg, ldx, N, K, n0, ch, chunks, NP, KC, lds) + g * lds + warp * kw + tk;
                 const float *const xp = (const float *)xq; /* XH = 0 */
-                if (H) {
-                    const unsigned short *wp = (const unsigned short *)W + w0;
-#pragma unroll 2
-                    for (int kk = 0; kk < kw; kk += KS) {
-                        uint4 a[MT][2], b[NT];
-                        rnn_mma_a<MT, RPP>(a, wp + kk, ldw);
+                if constexpr (H) {
+                    /* one k step: the operand's B fragments at kk, and the products with the weights' a */
+                    auto step = [&](const uint4 (&a)[MT][2], int kk) {
+                        uint4 b[NT];
 #pragma unroll
                         for (int j = 0; j < NT; j++) {
                             if (XH) {
@@ -1019,13 +1029,22 @@ RNN_DEV void rnn_mv_mma(const void *W, int ldw, int rows, int passes, int K, int
                                 rnn_mma16<BF>(c[0][i][j], a[i][0].x, a[i][1].x, a[i][0].y, a[i][1].y, b[j].x, b[j].y);
                                 rnn_mma16<BF>(c[1][i][j], a[i][0].z, a[i][1].z, a[i][0].w, a[i][1].w, b[j].z, b[j].w);
                             }
+                    };
+                    if constexpr (KI > 0) {
+#pragma unroll
+                        for (int ki = 0; ki < KI; ki++) step(fr->a[ki], ki * KS);
+                    } else {
+                        const unsigned short *wp = (const unsigned short *)W + w0;
+#pragma unroll 2
+                        for (int kk = 0; kk < kw; kk += KS) {
+                            uint4 a[MT][2];
+                            rnn_mma_a<MT, RPP>(a, wp + kk, ldw);
+                            step(a, kk);
+                        }
                     }
                 } else {
-                    const float *wp = (const float *)W + w0;
-#pragma unroll 4 /* a warp is mostly alone on its scheduler: loads of later k in flight hide latency */
-                    for (int kk = 0; kk < kw; kk += KS) {
-                        float4 a[MT][2], b[NT];
-                        rnn_mma_a<MT, RPP>(a, wp + kk, ldw);
+                    auto step = [&](const float4 (&a)[MT][2], int kk) {
+                        float4 b[NT];
 #pragma unroll
                         for (int j = 0; j < NT; j++) {
                             const float4 x = *(const float4 *)(xp + j * 8 * lds + kk);
@@ -1038,6 +1057,18 @@ RNN_DEV void rnn_mv_mma(const void *W, int ldw, int rows, int passes, int K, int
                                 rnn_mma_tf32(c[0][i][j], a[i][0].x, a[i][1].x, a[i][0].y, a[i][1].y, b[j].x, b[j].y);
                                 rnn_mma_tf32(c[1][i][j], a[i][0].z, a[i][1].z, a[i][0].w, a[i][1].w, b[j].z, b[j].w);
                             }
+                    };
+                    if constexpr (KI > 0) {
+#pragma unroll
+                        for (int ki = 0; ki < KI; ki++) step(fr->a[ki], ki * KS);
+                    } else {
+                        const float *wp = (const float *)W + w0;
+#pragma unroll 4 /* a warp is mostly alone on its scheduler: loads of later k in flight hide latency */
+                        for (int kk = 0; kk < kw; kk += KS) {
+                            float4 a[MT][2];
+                            rnn_mma_a<MT, RPP>(a, wp + kk, ldw);
+                            step(a, kk);
+                        }
                     }
                 }
                 rnn_mv_release(ch & 1); /* the tile is refilled two chunks later */
@@ -1058,6 +1089,21 @@ RNN_DEV void rnn_mv_mma(const void *W, int ldw, int rows, int passes, int K, int
                 }
             rnn_mv_finish(red, RPP, LDR, NP, p, passes, rows, n0, N, out, ldo, rowmap, acc, sres, res_cap, kept_only, sp);
         }
+    }
+}
+
+/* Before the step loop (every thread of the block, after the weights have landed and been rounded):
+ * this warp's A fragments of rnn_mv_mma's first pass of rows for K staged whole (KC columns, KC /
+ * RNN_WARPS a warp), from the weights W on chip (ldw elements a row), into fr. */
+template <int KI, int RW, int PREC>
+RNN_DEV void rnn_wfrag_load(rnn_wfrag<KI, (RW + 1) / 2, typename rnn_wv<PREC>::T> &fr, const void *W, int ldw, int KC) {
+    constexpr int MT = (RW + 1) / 2, RPP = 8 * RW, KS = PREC != RNN_TF32 ? 32 : 16;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const long long w0 = (long long)(lane >> 2) * ldw + warp * (KC / RNN_WARPS) + (lane & 3) * (KS / 4);
+#pragma unroll
+    for (int ki = 0; ki < KI; ki++) {
+        if constexpr (PREC != RNN_TF32) rnn_mma_a<MT, RPP>(fr.a[ki], (const unsigned short *)W + w0 + ki * KS, ldw);
+        else rnn_mma_a<MT, RPP>(fr.a[ki], (const float *)W + w0 + ki * KS, ldw);
     }
 }
 
