@@ -340,8 +340,15 @@ START_TEST(run_emit_schedule_arguments) {
     ck_assert_ptr_nonnull(strstr(r.out, "  forward backend (batch 65, tf32, on an H100): cuBLAS per step: batch 65 > 64 (tf32)"));
     r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--persistent", "4", "--precision", "tf32");
     ck_assert_int_eq(r.status, 0);
-    ck_assert_ptr_nonnull(strstr(r.out, "rnn_mv_mma<1, 2, 1, 0, 20>(w1, "));
+    ck_assert_ptr_nonnull(strstr(r.out, "rnn_mv_mma<1, 2, 1, 0, 20, 1>(w1, ")); /* its weights in registers */
+    ck_assert_ptr_nonnull(strstr(r.out, "args.buf_step[1] == 0 ? RNN_KEPT_ONLY : RNN_TO_OUT, nullptr, &rnn_wf1);"));
     ck_assert_ptr_nonnull(strstr(r.out, "tf32 tensor-core products);"));
+    /* the schedule says where the forward holds its weights in registers; the backward does not */
+    r = RUN(NULL, "dump", "--schedule", "--dim", "I=8", "--dim", "H=768", "--batch", "16", "--precision", "fp16",
+            "cells/lstm.cell");
+    ck_assert_ptr_nonnull(strstr(r.out, "fp16 tensor-core products, weights held in registers\n  backward backend "));
+    const char *held = strstr(r.out, "weights held in registers");
+    ck_assert(held && !strstr(held + 1, "weights held in registers"));
     /* the 16-bit precisions round every GEMM's inputs; their persistent kernels hold 16-bit weights
      * (read from the runtime's rounded copy) and run 16-bit products, and their units write the
      * 16-bit twins of h (forward) and of the GEMM results' adjoints (backward) */
@@ -350,7 +357,7 @@ START_TEST(run_emit_schedule_arguments) {
     ck_assert_ptr_null(strstr(t.out, "rnn_put16(&a.state16"));
     r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--persistent", "4", "--precision", "bf16");
     ck_assert_int_eq(r.status, 0);
-    ck_assert_ptr_nonnull(strstr(r.out, "rnn_mv_mma<1, 2, 3, 1, 20>(w1, 288, rows1, 1, 8, 256, 1, rnn_x16_0, RNN_DIM_H, "));
+    ck_assert_ptr_nonnull(strstr(r.out, "rnn_mv_mma<1, 2, 3, 1, 20, 1>(w1, 288, rows1, 1, 8, 256, 1, rnn_x16_0, RNN_DIM_H, "));
     ck_assert_ptr_nonnull(strstr(r.out, "bf16 tensor-core products);"));
     ck_assert_ptr_nonnull(strstr(r.out, "unsigned short *const w1 = (unsigned short *)(rnn_smem + 0);"));
     ck_assert_ptr_nonnull(strstr(r.out, "rnn_cp16(&w1[r * 288 + k], args.params16 + "));

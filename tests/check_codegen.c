@@ -956,7 +956,7 @@ START_TEST(persistent_results_kept_and_loads_first) {
     ck_assert_msg(u, "%s", why);
     ck_assert_int_eq(P.ngemms, 1);
     ck_assert(P.gemms[0].res_cap > 0 && P.gemms[0].kept_only);
-    ck_assert_ptr_nonnull(strstr(u, ", rnn_res1, 4, args.buf_step[1] == 0 ? RNN_KEPT_ONLY : RNN_TO_OUT);")); /* 4 kept */
+    ck_assert_ptr_nonnull(strstr(u, ", rnn_res1, 4, args.buf_step[1] == 0 ? RNN_KEPT_ONLY : RNN_TO_OUT")); /* 4 kept */
     ck_assert(!P.gemms[0].fuse); /* 4 sequences x 1 unit: too few items to fuse */
     const char *body = strstr(u, "// K1 over this block's units"), *fence = body ? strstr(body, "RNN_ISSUED(") : NULL;
     ck_assert(body && fence);

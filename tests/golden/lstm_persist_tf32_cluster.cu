@@ -974,6 +974,24 @@ template <> struct rnn_staged<1> { typedef unsigned short T; };    /* or as its 
  * is into tiles [NP][KC + RNN_PAD_16] halves (half the bytes from L2; the B fragments read as they
  * are, rows 64 bytes past 128s as the weights'), and F (or NULL) its 16-bit flagged words
  * (rnn_flag_stage16); without, F (or NULL) holds 8-byte flagged words (rnn_flag_stage). */
+/* rnn_mv_mma's k loop over a warp's share (kw) of one chunk: step(a, kk) at each k step of KS, the
+ * weights' A fragments a from fr (KI > 0: all KI steps, unrolled) or read from shared memory at wp
+ * (ldw elements a row; the loop unrolled U times). */
+template <int KI, int MT, int RPP, int KS, int U, typename V, typename E, typename S>
+RNN_DEV void rnn_mma_k(const rnn_wfrag<KI, MT, V> *fr, const E *wp, int ldw, int kw, S &step) {
+    if constexpr (KI > 0) {
+#pragma unroll
+        for (int ki = 0; ki < KI; ki++) step(fr->a[ki], ki * KS);
+    } else {
+#pragma unroll U
+        for (int kk = 0; kk < kw; kk += KS) {
+            V a[MT][2];
+            rnn_mma_a<MT, RPP>(a, wp + kk, ldw);
+            step(a, kk);
+        }
+    }
+}
+
 /* With KI > 0, the weights' A fragments come from fr (rnn_wfrag_load's, before the step loop), not
  * from W: one pass of rows, K staged whole, KI steps of KS a warp (the kernel traps otherwise). */
 template <int RW, int NW, int PREC, int XH, int LDR, int KI = 0>
@@ -1031,18 +1049,7 @@ RNN_DEV void rnn_mv_mma(const void *W, int ldw, int rows, int passes, int K, int
                                 rnn_mma16<BF>(c[1][i][j], a[i][0].z, a[i][1].z, a[i][0].w, a[i][1].w, b[j].z, b[j].w);
                             }
                     };
-                    if constexpr (KI > 0) {
-#pragma unroll
-                        for (int ki = 0; ki < KI; ki++) step(fr->a[ki], ki * KS);
-                    } else {
-                        const unsigned short *wp = (const unsigned short *)W + w0;
-#pragma unroll 2
-                        for (int kk = 0; kk < kw; kk += KS) {
-                            uint4 a[MT][2];
-                            rnn_mma_a<MT, RPP>(a, wp + kk, ldw);
-                            step(a, kk);
-                        }
-                    }
+                    rnn_mma_k<KI, MT, RPP, KS, 2>(fr, (const unsigned short *)W + w0, ldw, kw, step);
                 } else {
                     auto step = [&](const float4 (&a)[MT][2], int kk) {
                         float4 b[NT];
@@ -1059,18 +1066,8 @@ RNN_DEV void rnn_mv_mma(const void *W, int ldw, int rows, int passes, int K, int
                                 rnn_mma_tf32(c[1][i][j], a[i][0].z, a[i][1].z, a[i][0].w, a[i][1].w, b[j].z, b[j].w);
                             }
                     };
-                    if constexpr (KI > 0) {
-#pragma unroll
-                        for (int ki = 0; ki < KI; ki++) step(fr->a[ki], ki * KS);
-                    } else {
-                        const float *wp = (const float *)W + w0;
-#pragma unroll 4 /* a warp is mostly alone on its scheduler: loads of later k in flight hide latency */
-                        for (int kk = 0; kk < kw; kk += KS) {
-                            float4 a[MT][2];
-                            rnn_mma_a<MT, RPP>(a, wp + kk, ldw);
-                            step(a, kk);
-                        }
-                    }
+                    /* unrolled 4: a warp is mostly alone on its scheduler; loads of later k in flight hide latency */
+                    rnn_mma_k<KI, MT, RPP, KS, 4>(fr, (const float *)W + w0, ldw, kw, step);
                 }
                 rnn_mv_release(ch & 1); /* the tile is refilled two chunks later */
                 RNN_PROF(2);
