@@ -953,6 +953,24 @@ template <int PREC> struct rnn_wv { typedef uint4 T; };
 template <> struct rnn_wv<1> { typedef float4 T; }; /* RNN_TF32 (below) */
 template <int KI, int MT, typename V> struct rnn_wfrag { V a[KI > 0 ? KI : 1][MT][2]; };
 
+/* rnn_mv_mma's k loop over a warp's share (kw) of one chunk: step(a, kk) at each k step of KS, the
+ * weights' A fragments a from fr (KI > 0: all KI steps, unrolled) or read from shared memory at wp
+ * (ldw elements a row; the loop unrolled U times). */
+template <int KI, int MT, int RPP, int KS, int U, typename V, typename E, typename S>
+RNN_DEV void rnn_mma_k(const rnn_wfrag<KI, MT, V> *fr, const E *wp, int ldw, int kw, S &step) {
+    if constexpr (KI > 0) {
+#pragma unroll
+        for (int ki = 0; ki < KI; ki++) step(fr->a[ki], ki * KS);
+    } else {
+#pragma unroll U
+        for (int kk = 0; kk < kw; kk += KS) {
+            V a[MT][2];
+            rnn_mma_a<MT, RPP>(a, wp + kk, ldw);
+            step(a, kk);
+        }
+    }
+}
+
 /* rnn_mv_t on tensor cores, fp32 sums, with PREC's inputs: RNN_TF32 (W already rounded to tf32 by
  * rnn_to_tf32, ldw = KP + RNN_PAD_MMA floats, tiles [NP][KC + RNN_PAD_MMA]) or RNN_F16 / RNN_BF16 (W:
  * 16-bit values, the runtime's rounded copy of the parameters, RnnArgs.params16, ldw = KP +
@@ -973,24 +991,6 @@ template <> struct rnn_staged<1> { typedef unsigned short T; };    /* or as its 
  * is into tiles [NP][KC + RNN_PAD_16] halves (half the bytes from L2; the B fragments read as they
  * are, rows 64 bytes past 128s as the weights'), and F (or NULL) its 16-bit flagged words
  * (rnn_flag_stage16); without, F (or NULL) holds 8-byte flagged words (rnn_flag_stage). */
-/* rnn_mv_mma's k loop over a warp's share (kw) of one chunk: step(a, kk) at each k step of KS, the
- * weights' A fragments a from fr (KI > 0: all KI steps, unrolled) or read from shared memory at wp
- * (ldw elements a row; the loop unrolled U times). */
-template <int KI, int MT, int RPP, int KS, int U, typename V, typename E, typename S>
-RNN_DEV void rnn_mma_k(const rnn_wfrag<KI, MT, V> *fr, const E *wp, int ldw, int kw, S &step) {
-    if constexpr (KI > 0) {
-#pragma unroll
-        for (int ki = 0; ki < KI; ki++) step(fr->a[ki], ki * KS);
-    } else {
-#pragma unroll U
-        for (int kk = 0; kk < kw; kk += KS) {
-            V a[MT][2];
-            rnn_mma_a<MT, RPP>(a, wp + kk, ldw);
-            step(a, kk);
-        }
-    }
-}
-
 /* With KI > 0, the weights' A fragments come from fr (rnn_wfrag_load's, before the step loop), not
  * from W: one pass of rows, K staged whole, KI steps of KS a warp (the kernel traps otherwise). */
 template <int RW, int NW, int PREC, int XH, int LDR, int KI = 0>
