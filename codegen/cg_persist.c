@@ -157,25 +157,43 @@ static int sums_left_in_red(const PlanLayout *L, const CgPersist *P, int qi) {
     return 1;
 }
 
-/* Registers a thread may give to weights held across the steps (CgPersistGemm.wregs): what a block of
- * this many warps may take a thread (65536 a multiprocessor, 255 at most) past the ~150 that the
- * rest of the heaviest units take (deepbench's LSTM forward in fp16: 154 without). */
-static int wregs_budget(int warps) {
-    int cap = 65536 / (32 * warps);
-    if (cap > 255) cap = 255;
-    return cap > 150 ? cap - 150 : 0;
+/* The steps of rnn_mv_mma's k loop whose A fragments each warp of forward GEMM qi could keep in
+ * registers (CgPersistGemm.wregs), and their registers (8 a 16-row tile and step) in *regs; 0 where
+ * it cannot: FFMA, the backward, split K, more than one pass of rows, or chunks. */
+static int fragment_steps(const CgPersist *P, int qi, int64_t *regs) {
+    const CgPersistGemm *q = &P->gemms[qi];
+    *regs = 0;
+    if (P->backward || !P->mma || P->split || q->passes != 1 || q->chunks != 1) return 0;
+    const int64_t steps = q->kc / ((P->half ? 32 : 16) * (int64_t)P->warps);
+    *regs = steps * 8 * ((q->rw + 1) / 2);
+    return (int)steps;
 }
 
-/* The steps of rnn_mv_mma's k loop whose A fragments each warp of forward GEMM qi keeps in registers
- * (CgPersistGemm.wregs), or 0: tensor cores, one pass of rows, staged whole, K not split, and the
- * fragments (8 registers a 16-row tile and step) within what the GEMMs before it left of the budget. */
-static int weights_in_registers(const CgPersist *P, int qi, int *left) {
-    const CgPersistGemm *q = &P->gemms[qi];
-    if (P->backward || !P->mma || P->split || q->passes != 1 || q->chunks != 1) return 0;
-    const int64_t steps = q->kc / ((P->half ? 32 : 16) * (int64_t)P->warps), regs = steps * 8 * ((q->rw + 1) / 2);
-    if (steps < 1 || regs > *left) return 0;
-    *left -= (int)regs;
-    return (int)steps;
+/* Which step GEMMs keep their weights' fragments in registers (CgPersistGemm.wregs): those needing
+ * most first, within a budget of what a block of this many warps may take a thread (65536 a
+ * multiprocessor, 255 at most) past the ~150 the rest of the heaviest units take (deepbench's LSTM
+ * forward in fp16: 154 without), less rnn_mv_mma's sums past a pass of 16 sequences (8 registers a
+ * 16-row tile and 8 sequences: at 32 a pass, mLSTM's two GEMMs' fragments spilled). */
+static void weights_in_registers(CgPersist *P) {
+    int cap = 65536 / (32 * P->warps), mt = 0;
+    if (cap > 255) cap = 255;
+    for (int qi = 0; qi < P->ngemms; qi++) {
+        P->gemms[qi].wregs = 0;
+        if ((P->gemms[qi].rw + 1) / 2 > mt) mt = (P->gemms[qi].rw + 1) / 2;
+    }
+    const int nt = P->nw / 2; /* 8-sequence tiles a pass */
+    int64_t left = cap - 150 - (nt > 2 ? 8 * mt * (nt - 2) : 0);
+    for (;;) {
+        int best = -1, steps = 0;
+        int64_t most = 0, regs = 0;
+        for (int qi = 0; qi < P->ngemms; qi++) {
+            const int k = P->gemms[qi].wregs ? 0 : fragment_steps(P, qi, &regs);
+            if (k > 0 && regs <= left && regs > most) best = qi, steps = k, most = regs;
+        }
+        if (best < 0) return;
+        P->gemms[best].wregs = steps;
+        left -= most;
+    }
 }
 
 /* Does group gi read a result of a phase-`phase` step GEMM computed by another block? Not when
@@ -534,8 +552,7 @@ static int plan_for(Arena *arena, const PlanLayout *L, const CgPersistAsk *ask, 
     }
     P->flags = ask->handoff == CG_HANDOFF_FLAGS && flags_allowed(L, P);
     for (int qi = 0; qi < P->ngemms; qi++) P->gemms[qi].fuse = sums_left_in_red(L, P, qi);
-    int left = wregs_budget(P->warps);
-    for (int qi = 0; qi < P->ngemms; qi++) P->gemms[qi].wregs = weights_in_registers(P, qi, &left);
+    weights_in_registers(P);
     char cl[48];
     int held = 0;
     for (int qi = 0; qi < P->ngemms; qi++) held += P->gemms[qi].wregs > 0;
