@@ -663,6 +663,10 @@ START_TEST(persistent_units_compile) {
                     sscanf(at, "rnn_mv_mma<%d, %d, %d, %d, %d>(%n", &rw, &nwa, &prec, &x16, &ldr, &n5);
                     sscanf(at, "rnn_mv_mma<%d, %d, %d, %d, %d, %d>(%n", &rw, &nwa, &prec, &x16, &ldr, &ki, &n6);
                     ck_assert(n5 > 0 || (n6 > 0 && ki > 0));
+                    int gq = -1; /* the GEMM it multiplies (its weights w<gemm>): fragments exactly as planned */
+                    ck_assert_int_eq(sscanf(at + (n6 > 0 ? n6 : n5), "w%d", &gq), 1);
+                    for (int q = 0; q < P.ngemms; q++)
+                        if (P.gemms[q].gemm == gq) ck_assert_int_eq(n6 > 0 ? ki : 0, P.gemms[q].wregs);
                     ck_assert_int_eq(prec, (int)products);
                     ck_assert(ldr >= 8 * rw && ldr <= 8 * rw + 12 && ldr % 16 == 4);
                     const char *x = strstr(at, backward ? ", a.dbuf16[" : ", rnn_x16_"), *end = strchr(at, ';');
@@ -956,7 +960,8 @@ START_TEST(persistent_results_kept_and_loads_first) {
     ck_assert_msg(u, "%s", why);
     ck_assert_int_eq(P.ngemms, 1);
     ck_assert(P.gemms[0].res_cap > 0 && P.gemms[0].kept_only);
-    ck_assert_ptr_nonnull(strstr(u, ", rnn_res1, 4, args.buf_step[1] == 0 ? RNN_KEPT_ONLY : RNN_TO_OUT")); /* 4 kept */
+    ck_assert_ptr_nonnull(strstr(u, P.gemms[0].wregs ? ", rnn_res1, 4, args.buf_step[1] == 0 ? RNN_KEPT_ONLY : RNN_TO_OUT, nullptr, &rnn_wf1);"
+                                                     : ", rnn_res1, 4, args.buf_step[1] == 0 ? RNN_KEPT_ONLY : RNN_TO_OUT);")); /* 4 kept */
     ck_assert(!P.gemms[0].fuse); /* 4 sequences x 1 unit: too few items to fuse */
     const char *body = strstr(u, "// K1 over this block's units"), *fence = body ? strstr(body, "RNN_ISSUED(") : NULL;
     ck_assert(body && fence);
@@ -1024,7 +1029,8 @@ START_TEST(persistent_sums_fused_in_the_group) {
         ck_assert_int_eq(count(u, "rnn_red_sum(rnn_red, "), (rows[r].fuse ? 4 : 0)); /* the four gates' reads */
         ck_assert_int_eq(count(u, "if (args.N > "), rows[r].fuse);
         if (rows[r].fuse) {
-            ck_assert_ptr_nonnull(strstr(u, ", map1, 0, NULL, 0, args.buf_step[1] == 0 ? RNN_IN_RED : RNN_TO_OUT"));
+            ck_assert_ptr_nonnull(strstr(u, P.gemms[0].wregs ? ", map1, 0, NULL, 0, args.buf_step[1] == 0 ? RNN_IN_RED : RNN_TO_OUT, nullptr, &rnn_wf1);"
+                                                             : ", map1, 0, NULL, 0, args.buf_step[1] == 0 ? RNN_IN_RED : RNN_TO_OUT);"));
             ck_assert_ptr_null(strstr(u, "rnn_res1[n"));
             ck_assert_ptr_nonnull(strstr(u, P.seqs_max == 32 ? "if (args.N > 32) __trap();" : "if (args.N > 16) __trap();"));
             char want[96];
@@ -1128,6 +1134,20 @@ START_TEST(persistent_weights_in_registers) {
             ck_assert_int_eq(count(u, call), P.gemms[q].wregs > 0);
         }
         ck_assert_int_eq(strstr(why, "weights held in registers") != NULL, held > 0);
+        /* read once every thread's weights have landed (and, in tf32, been rounded where they landed):
+         * after the prologue's last __syncthreads, just before the step loop */
+        const char *first = strstr(u, "rnn_wfrag_load<"), *loop = strstr(u, "RNN_PROF(5);");
+        if (held) {
+            ck_assert(first && loop && first < loop);
+            const char *sync = strstr(u, "rnn_cp_wait_all();  // this thread's copies of the weights"), *last = NULL;
+            ck_assert(sync && sync < first);
+            for (const char *x = strstr(sync, "__syncthreads();"); x && x < first; x = strstr(x + 1, "__syncthreads();"))
+                last = x;
+            ck_assert(last);
+            const char *round = strstr(u, "] = rnn_to_tf32(w");
+            ck_assert_int_eq(round != NULL, rows[r].products == CG_TF32);
+            ck_assert(!round || round < last);
+        }
         ck_assert_int_eq(count(u, "> rnn_wf"), held); /* the declarations */
         if (rows[r].frag) ck_assert_msg(strstr(u, rows[r].frag), "row %zu: %s", r, rows[r].frag);
         if (!SANITIZED && held && (r == 1 || r == 2 || r == 7 || r == 8))

@@ -985,6 +985,7 @@ RNN_DEV void rnn_mma_k(const rnn_wfrag<KI, MT, V> *fr, const E *wp, int ldw, int
  * bytes), its first product taking 8t .. 8t+3 as logical k = 2t, 2t+1, 2t+8, 2t+9, the second 8t+4
  * .. 8t+7. */
 enum { RNN_TF32 = 1, RNN_F16 = 2, RNN_BF16 = 3 }; /* codegen/cg.h's CgProducts */
+static_assert(RNN_TF32 == 1, "rnn_wv<1> (above) is tf32's");
 template <int XH> struct rnn_staged { typedef float T; };          /* an operand staged as floats */
 template <> struct rnn_staged<1> { typedef unsigned short T; };    /* or as its 16-bit twin */
 /* With XH (16-bit products only), X is the operand's 16-bit twin (RnnArgs.state16), staged as it
