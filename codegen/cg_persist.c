@@ -44,6 +44,9 @@ static int64_t red_ld(int64_t rpp, int mma) { return rpp + ((mma ? 4 : 8) - rpp 
  * weights, a warp's 32 k a step. */
 static int64_t k_grain(const CgPersist *P) { return (P->half ? 32 : 16) * (int64_t)P->warps; }
 
+/* The 16-row tiles of a tensor-core pass of 8*rw rows (persist.cuh rnn_mv_mma's MT). */
+static int mma_tiles(int rw) { return (rw + 1) / 2; }
+
 /* Are a backward's weight rows (cols elements) whole 16-byte pieces, so that their columns load
  * through rnn_load_transposed? (Split K loads only so.) */
 static int rows_in_pieces(const CgPersist *P, int64_t cols) { return cols % (16 / (P->half ? 2 : 4)) == 0; }
@@ -164,8 +167,8 @@ static int fragment_steps(const CgPersist *P, int qi, int64_t *regs) {
     const CgPersistGemm *q = &P->gemms[qi];
     *regs = 0;
     if (P->backward || !P->mma || P->split || q->passes != 1 || q->chunks != 1) return 0;
-    const int64_t steps = q->kc / ((P->half ? 32 : 16) * (int64_t)P->warps);
-    *regs = steps * 8 * ((q->rw + 1) / 2);
+    const int64_t steps = q->kc / k_grain(P);
+    *regs = steps * 8 * mma_tiles(q->rw);
     return (int)steps;
 }
 
@@ -179,7 +182,7 @@ static void weights_in_registers(CgPersist *P) {
     if (cap > 255) cap = 255;
     for (int qi = 0; qi < P->ngemms; qi++) {
         P->gemms[qi].wregs = 0;
-        if ((P->gemms[qi].rw + 1) / 2 > mt) mt = (P->gemms[qi].rw + 1) / 2;
+        if (mma_tiles(P->gemms[qi].rw) > mt) mt = mma_tiles(P->gemms[qi].rw);
     }
     const int nt = P->nw / 2; /* 8-sequence tiles a pass */
     int64_t left = cap - 150 - (nt > 2 ? 8 * mt * (nt - 2) : 0);
@@ -591,7 +594,7 @@ static int same_work(const PlanLayout *L, const CgPersist *P, const CgPersist *Q
     for (int qi = 0; qi < P->ngemms; qi++) {
         const CgPersistGemm *a = &P->gemms[qi], *b = &Q->gemms[qi];
         if (a->passes != b->passes || a->chunks != b->chunks ||
-            (P->mma ? (a->rw + 1) / 2 != (b->rw + 1) / 2 : a->rw != b->rw))
+            (P->mma ? mma_tiles(a->rw) != mma_tiles(b->rw) : a->rw != b->rw))
             return 0;
     }
     const int64_t threads = 32 * (int64_t)P->warps;
@@ -1254,7 +1257,7 @@ static int emit_prologue(Gen *g, const CgPersist *P, const char *kname) {
         const CgPersistGemm *q = &P->gemms[qi];
         if (!q->wregs) continue;
         cg_emit(out, "// G%d's weights: each warp's A fragments of its share of K, in registers for every step", q->gemm);
-        cg_emit(out, "rnn_wfrag<%d, %d, %s> rnn_wf%d;", q->wregs, (q->rw + 1) / 2, P->half ? "uint4" : "float4", q->gemm);
+        cg_emit(out, "rnn_wfrag<%d, %d, %s> rnn_wf%d;", q->wregs, mma_tiles(q->rw), P->half ? "uint4" : "float4", q->gemm);
         cg_emit(out, "rnn_wfrag_load<%d, %d, %d>(rnn_wf%d, w%d, %lld, %lld);", q->wregs, q->rw, (int)P->products, q->gemm,
                 q->gemm, (long long)q->ldw, (long long)q->kc);
     }
