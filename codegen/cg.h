@@ -254,6 +254,10 @@ typedef struct CgPersistAsk {
     int split;              /* 1: a backward's clusters split K instead of sharing the staged operand
                              * (CgPersist.split; where the plan allows it) */
     int blocks;             /* blocks at most (0: sms; the search's fewer-blocks tile, cg_persist_fewer_blocks) */
+    int wregs;              /* registers a thread the step weights' A fragments may take (CgPersistGemm.wregs):
+                             * 0 the budget of the rule (about 105 at 4 and 8 warps, none at 16), -1 none, 1 to
+                             * 255 at most so many (past the budget a kernel may spill: the runtime then builds it
+                             * again with none) */
 } CgPersistAsk;
 
 /* How a persistent forward's steps meet (CgPersistAsk.handoff; bench/NOTES.md sections 17, 44): at
@@ -341,6 +345,9 @@ typedef enum CgOverlap { CG_ALONE, CG_BIDIRECTIONAL, CG_WAVEFRONT } CgOverlap;
  * why says the rule in words. */
 int cg_persist_preferred(int64_t N, CgProducts products, int backward, CgOverlap overlap, const CgPersist *planned, char *why,
                          size_t why_size);
+/* Registers a thread of P's kernel the step weights it holds in registers take (CgPersistGemm.wregs;
+ * 0: none). */
+int cg_persist_held_registers(const CgPersist *P);
 /* The fewer-blocks tile of a forward P planned from ask: the fewest blocks (a multiple of its cluster)
  * that leave each block the same work (every step GEMM's passes and 16-row tiles, or 8-row groups
  * in FFMA, chunks, sequences a pass, and every step group's items a thread), so that fewer blocks
@@ -373,6 +380,9 @@ int cg_persist_handoff_parse(const char *text);
 /* A cap on the blocks given as text (1 to 1024: RNNCC_PERSIST_BLOCKS, rnncc emit --blocks; more than
  * the device's multiprocessors plans them all); 0 for anything else. */
 int cg_persist_blocks_parse(const char *text);
+/* A cap on the registers of held weights given as text ("0" to "255": RNNCC_PERSIST_WREGS, rnncc emit
+ * --wregs), as CgPersistAsk.wregs takes it: -1 for "0" (none), R for R; 0 for anything else. */
+int cg_persist_wregs_parse(const char *text);
 /* What the parsers above take, in words, for the messages that refuse other values (the
  * environment variables' in runtime/rt_model.c, rnncc emit's options in compiler/cli_emit.c). */
 #define CG_PERSIST_CLUSTER_VALUES "1, 2 or 4"
@@ -381,6 +391,7 @@ int cg_persist_blocks_parse(const char *text);
 #define CG_PERSIST_SEQS_VALUES "4, 8, 16 or 32"
 #define CG_PERSIST_HANDOFF_VALUES "flags or barrier"
 #define CG_PERSIST_BLOCKS_VALUES "a number from 1 to 1024"
+#define CG_PERSIST_WREGS_VALUES "a number from 0 to 255"
 /* The request for a pass over a batch of N on an H100 (CG_H100_*), in clusters of cluster blocks
  * (0: cg_persist_cluster's rule, split as cg_persist_split says): what the CLI plans without a GPU. */
 CgPersistAsk cg_persist_h100_ask(int64_t N, int backward, CgProducts products, int cluster);

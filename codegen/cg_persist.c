@@ -172,12 +172,22 @@ static int fragment_steps(const CgPersist *P, int qi, int64_t *regs) {
     return (int)steps;
 }
 
+int cg_persist_held_registers(const CgPersist *P) {
+    int regs = 0;
+    for (int qi = 0; qi < P->ngemms; qi++) regs += P->gemms[qi].wregs * 8 * mma_tiles(P->gemms[qi].rw);
+    return regs;
+}
+
 /* Which step GEMMs keep their weights' fragments in registers (CgPersistGemm.wregs): those needing
  * most first, within a budget of what a block of this many warps may take a thread (65536 a
- * multiprocessor, 255 at most) past the ~150 the rest of the heaviest units take (deepbench's LSTM
- * forward in fp16: 154 without), less rnn_mv_mma's sums past a pass of 16 sequences (8 registers a
- * 16-row tile and 8 sequences: at 32 a pass, mLSTM's two GEMMs' fragments spilled). */
-static void weights_in_registers(CgPersist *P) {
+ * multiprocessor, 255 at most) past what the rest of the unit takes, less rnn_mv_mma's sums past a
+ * pass of 16 sequences (8 registers a 16-row tile and 8 sequences: at 32 a pass, mLSTM's two GEMMs'
+ * fragments spilled); or within asked registers (CgPersistAsk.wregs: -1 none). The rest, from ptxas
+ * over every shipped cell's forward at 8-32 sequences, H = 640-1024, 4 and 8 warps, tf32 and fp16
+ * (bench/NOTES.md section 47): 127 with one step GEMM (LSTM, GRU, peephole: none spilled, so 128 at
+ * 4 and 8 warps: deepbench's and small_b4's tf32 fragments), 150 with more (mLSTM and LSTMP spilled at
+ * 127). A kernel that spills all the same is built again holding fewer (runtime/rt_persist.c). */
+static void weights_in_registers(CgPersist *P, int asked) {
     int cap = 65536 / (32 * P->warps), mt = 0;
     if (cap > 255) cap = 255;
     for (int qi = 0; qi < P->ngemms; qi++) {
@@ -185,7 +195,8 @@ static void weights_in_registers(CgPersist *P) {
         if (mma_tiles(P->gemms[qi].rw) > mt) mt = mma_tiles(P->gemms[qi].rw);
     }
     const int nt = P->nw / 2; /* 8-sequence tiles a pass */
-    int64_t left = cap - 150 - (nt > 2 ? 8 * mt * (nt - 2) : 0);
+    const int rest = P->ngemms > 1 ? 150 : 127; /* registers a thread the rest of the unit takes (above) */
+    int64_t left = asked ? (asked < 0 ? 0 : asked) : cap - rest - (nt > 2 ? 8 * mt * (nt - 2) : 0);
     for (;;) {
         int best = -1, steps = 0;
         int64_t most = 0, regs = 0;
@@ -555,7 +566,7 @@ static int plan_for(Arena *arena, const PlanLayout *L, const CgPersistAsk *ask, 
     }
     P->flags = ask->handoff == CG_HANDOFF_FLAGS && flags_allowed(L, P);
     for (int qi = 0; qi < P->ngemms; qi++) P->gemms[qi].fuse = sums_left_in_red(L, P, qi);
-    weights_in_registers(P);
+    weights_in_registers(P, ask->wregs);
     char cl[48];
     int held = 0;
     for (int qi = 0; qi < P->ngemms; qi++) held += P->gemms[qi].wregs > 0;
@@ -691,6 +702,8 @@ int cg_persist_handoff_parse(const char *text) {
 }
 
 int cg_persist_blocks_parse(const char *text) { return (int)whole_in_range(text, 1, 1024); }
+
+int cg_persist_wregs_parse(const char *text) { return strcmp(text, "0") == 0 ? -1 : (int)whole_in_range(text, 1, 255); }
 
 int cg_persist_seqs_parse(const char *text) {
     return strcmp(text, "4") == 0 ? 4 : strcmp(text, "8") == 0 ? 8 : strcmp(text, "16") == 0 ? 16

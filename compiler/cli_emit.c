@@ -30,6 +30,7 @@ typedef struct EmitTile {
     int handoff;     /* --handoff flags|barrier: how a forward's steps meet (-1: a barrier) */
     int split;       /* --split: a backward's clusters split K */
     int blocks;      /* --blocks G: at most G blocks (0: one a multiprocessor) */
+    int wregs;       /* --wregs R: registers of weights held in registers (CgPersistAsk.wregs; 0: the rule's) */
 } EmitTile;
 
 /* Plans, lays out and emits one cell into out (a per-step unit: the parts cg_emit_unit takes; with
@@ -76,6 +77,7 @@ static int emit_cell(CliSource *s, const IrCell *ic, const char **dims, int ndim
     ask.handoff = handoff;
     ask.split |= t->split;
     ask.blocks = t->blocks;
+    ask.wregs = t->wregs;
     ask.twins = precision == RNNCC_FP16 || precision == RNNCC_BF16;
     if (!cg_persist_plan(&s->arena, layout, &ask, &P, why, sizeof why)) {
         fprintf(stderr, "rnncc emit: error: cell '%s' has no persistent %skernel on an H100: %s\n", ic->name,
@@ -142,7 +144,7 @@ int cli_emit(int argc, char **argv) {
         {"cluster", required_argument, 0, 'C'}, {"warps", required_argument, 0, 'W'},
         {"chunk", required_argument, 0, 'K'}, {"seqs", required_argument, 0, 'S'},
         {"handoff", required_argument, 0, 'H'}, {"split", no_argument, 0, 'X'}, {"blocks", required_argument, 0, 'G'},
-        {"help", no_argument, 0, 'h'},
+        {"wregs", required_argument, 0, 'R'}, {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     const char *cell = NULL, *out_path = NULL, *arch = NULL;
     EmitTile tile = {.handoff = -1}; /* the persistent unit's tile options */
@@ -184,6 +186,9 @@ int cli_emit(int argc, char **argv) {
         case 'G':
             if (!(tile.blocks = cg_persist_blocks_parse(optarg))) return refused("--blocks", CG_PERSIST_BLOCKS_VALUES, optarg);
             break;
+        case 'R':
+            if (!(tile.wregs = cg_persist_wregs_parse(optarg))) return refused("--wregs", CG_PERSIST_WREGS_VALUES, optarg);
+            break;
         case 'F':
         case 'B': part = c; break;
         case 'D':
@@ -193,7 +198,8 @@ int cli_emit(int argc, char **argv) {
         case 'h':
             printf("usage: rnncc emit [--cell NAME] [--dim NAME=VALUE]... [--forward | --backward]\n"
                    "                  [--persistent N [--precision P] [--cluster C] [--warps W]\n"
-                   "                  [--chunk K] [--seqs S] [--handoff flags|barrier] [--split] [--blocks G]]\n"
+                   "                  [--chunk K] [--seqs S] [--handoff flags|barrier] [--split] [--blocks G]\n"
+                   "                  [--wregs R]]\n"
                    "                  [--ptx | --cubin] [--arch ARCH]\n"
                    "                  [-o FILE] FILE\n"
                    "Prints the CUDA translation unit of a cell in FILE (the only one, or --cell NAME) with every\n"
@@ -223,7 +229,11 @@ int cli_emit(int argc, char **argv) {
                    "sums through distributed shared memory (RNNCC_PERSIST_SPLIT), where the rows fit one pass;\n"
                    "without --cluster, a backward of 17-32 sequences splits K in pairs by rule. --blocks G (1 to\n"
                    "1024) plans at most G blocks (a multiple of the cluster; default one a multiprocessor), more\n"
-                   "work a block: the search's fewer-blocks tile.\n");
+                   "work a block: the search's fewer-blocks tile. --wregs R (0 to 255; default a budget, about\n"
+                   "105 at 4 and 8 warps) lets a tensor-core forward hold at most R registers a thread of step\n"
+                   "weights for every step instead of reading them from shared memory (0: none;\n"
+                   "RNNCC_PERSIST_WREGS; a kernel past its budget may spill, which the runtime then builds again\n"
+                   "without).\n");
             return CLI_OK;
         default: return CLI_USAGE_ERROR;
         }
@@ -236,10 +246,11 @@ int cli_emit(int argc, char **argv) {
         fprintf(stderr, "rnncc emit: error: --precision applies to --persistent N (the per-step unit is the same for every precision)\n");
         return CLI_USAGE_ERROR;
     }
-    if ((tile.cluster || tile.warps || tile.chunk || tile.seqs || tile.handoff >= 0 || tile.split || tile.blocks) && !batch) {
+    if ((tile.cluster || tile.warps || tile.chunk || tile.seqs || tile.handoff >= 0 || tile.split || tile.blocks ||
+         tile.wregs) && !batch) {
         fprintf(stderr, "rnncc emit: error: --%s applies to --persistent N (the per-step unit has no tile)\n",
                 tile.cluster ? "cluster" : tile.warps ? "warps" : tile.chunk ? "chunk" : tile.seqs ? "seqs"
-                : tile.handoff >= 0 ? "handoff" : tile.split ? "split" : "blocks");
+                : tile.handoff >= 0 ? "handoff" : tile.split ? "split" : tile.blocks ? "blocks" : "wregs");
         return CLI_USAGE_ERROR;
     }
     if (optind != argc - 1) {

@@ -231,7 +231,8 @@ static rnncc_status backend_from_env(rnncc_model *m) {
  * RNNCC_PERSIST_SEQS=4|8|16|32 at most so many sequences a pass, RNNCC_PERSIST_HANDOFF=flags|barrier
  * how a forward's steps meet (flags where the plan allows), RNNCC_PERSIST_SPLIT=1|0 a backward's
  * clusters to split K instead of sharing copies (where the plan allows) or not, RNNCC_PERSIST_BLOCKS=G
- * (1 to 1024) at most G blocks (the fewer-blocks tile; a multiple of the cluster); RNNCC_PERSIST_SEARCH=0 turns the
+ * (1 to 1024) at most G blocks (the fewer-blocks tile; a multiple of the cluster), RNNCC_PERSIST_WREGS=R (0 to
+ * 255) at most R registers a thread of step weights held in registers; RNNCC_PERSIST_SEARCH=0 turns the
  * measured search off (the rule's tile, cg_persist_cluster and cg_persist_split, with what is forced). */
 static rnncc_status tile_from_env(rnncc_model *m) {
     const char *c = getenv("RNNCC_PERSIST_CLUSTER"), *w = getenv("RNNCC_PERSIST_WARPS"), *s = getenv("RNNCC_PERSIST_SEARCH");
@@ -259,6 +260,10 @@ static rnncc_status tile_from_env(rnncc_model *m) {
     if (g && *g && !(m->persist_blocks = cg_persist_blocks_parse(g)))
         return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT,
                        "the environment variable RNNCC_PERSIST_BLOCKS is '%.64s'; it must be " CG_PERSIST_BLOCKS_VALUES, g);
+    const char *r = getenv("RNNCC_PERSIST_WREGS");
+    if (r && *r && !(m->persist_wregs = cg_persist_wregs_parse(r)))
+        return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT,
+                       "the environment variable RNNCC_PERSIST_WREGS is '%.64s'; it must be " CG_PERSIST_WREGS_VALUES, r);
     const char *sk = getenv("RNNCC_PERSIST_SPLIT");
     if (sk && *sk && strcmp(sk, "0") != 0 && strcmp(sk, "1") != 0)
         return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT,

@@ -93,11 +93,22 @@ static rnncc_status resident_blocks(rnncc_model *m, const RtPersist *p, int *blo
     return RNNCC_OK;
 }
 
+/* The bytes of local memory a thread of p's kernel takes: spilled registers (the generated kernels
+ * have no stack frame otherwise; bench/NOTES.md section 47). */
+static rnncc_status local_bytes(rnncc_model *m, const RtPersist *p, size_t *bytes) {
+    struct cudaFuncAttributes fa;
+    RT_CUDA(m, cudaFuncGetAttributes(&fa, (const void *)p->kernel));
+    *bytes = fa.localSizeBytes;
+    return RNNCC_OK;
+}
+
 rnncc_status rt_persist_build(rnncc_model *m, int li, const CgPersistAsk *asked, RtPersist *p) {
     CgPersistAsk ask = *asked;
     p->state = -1;
     if (!m->cluster_launch) ask.cluster = 1; /* before compute capability 9.0 */
-    for (int attempt = 0; attempt < 3; attempt++) {
+    size_t spilled = 0; /* the local bytes of the last build with weights in registers that spilled */
+    int spilled_regs = 0; /* and its held weights' registers */
+    for (int attempt = 0, spills = 0; attempt < 3 + spills; attempt++) {
         if (p->lib) cudaLibraryUnload(p->lib);
         p->lib = NULL;
         rnncc_status s = load(m, li, &ask, p);
@@ -115,6 +126,26 @@ rnncc_status rt_persist_build(rnncc_model *m, int li, const CgPersistAsk *asked,
             continue;
         }
         if (p->state < 0) return RNNCC_OK; /* cg_persist_plan tried without clusters too */
+        size_t local = 0;
+        RT_TRY(local_bytes(m, p, &local));
+        const int held = cg_persist_held_registers(&p->plan);
+        if (local && held && spills < 8) { /* the held weights pushed other values out: hold fewer (the GEMMs needing most first) */
+            spilled = local, spilled_regs = held;
+            ask.wregs = held > 1 ? held - 1 : -1;
+            spills++;
+            continue;
+        }
+        if (spilled) {
+            size_t at = strlen(p->why);
+            if (held)
+                snprintf(p->why + at, sizeof p->why - at,
+                         " (%d registers a thread: holding %d, the kernel spilled %zu bytes a thread)", held, spilled_regs,
+                         spilled);
+            else
+                snprintf(p->why + at, sizeof p->why - at,
+                         "; weights read from shared memory (holding %d registers of them, the kernel spilled %zu bytes a thread)",
+                         spilled_regs, spilled);
+        }
         int resident = 0;
         RT_TRY(resident_blocks(m, p, &resident));
         if (resident >= p->plan.blocks) return RNNCC_OK; /* a step barrier needs every block resident at once */
@@ -151,7 +182,7 @@ static rnncc_status build(rnncc_model *m, int li, int64_t N, int backward, RtPer
                                                        : !m->persist_cluster && cg_persist_split(N, backward),
                         .warps = m->persist_warps, .kc_cap = m->persist_chunk, .nw_max = m->persist_nw,
                         .handoff = m->persist_handoff < 0 ? CG_HANDOFF_BARRIER : m->persist_handoff,
-                        .twins = rt_half(m), .blocks = m->persist_blocks};
+                        .twins = rt_half(m), .blocks = m->persist_blocks, .wregs = m->persist_wregs};
     char why[256];
     CgPersist rule_plan; /* kept in p after the search or build, which overwrite p */
     if (!cg_persist_plan(&m->arena, m->layout[li], &ask, &rule_plan, why, sizeof why)) rule_plan.nw = 0;

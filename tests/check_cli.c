@@ -553,6 +553,29 @@ START_TEST(run_emit_schedule_arguments) {
     r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--blocks", "4");
     ck_assert_int_eq(r.status, 2);
     ck_assert_str_eq(r.err, "rnncc emit: error: --blocks applies to --persistent N (the per-step unit has no tile)\n");
+    /* --wregs R: at most R registers a thread of weights held in registers (0: none), 0 to 255 */
+    static const struct { const char *wregs; int held; } wregs[] = {{NULL, 1}, {"0", 0}, {"47", 0}, {"48", 1}, {"255", 1}};
+    for (size_t i = 0; i < sizeof wregs / sizeof *wregs; i++) {
+        if (wregs[i].wregs)
+            r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=64", "--dim", "H=768", "--persistent", "16", "--precision",
+                    "fp16", "--forward", "--wregs", wregs[i].wregs);
+        else
+            r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=64", "--dim", "H=768", "--persistent", "16", "--precision",
+                    "fp16", "--forward");
+        ck_assert_int_eq(r.status, 0);
+        ck_assert_int_eq(strstr(r.out, "rnn_wfrag_load<3, 3, 2>(rnn_wf1, w1, 800, 768);") != NULL, wregs[i].held);
+    }
+    static const char *const bad_wregs[] = {"256", "-1", "1x", ""};
+    for (size_t i = 0; i < sizeof bad_wregs / sizeof *bad_wregs; i++) {
+        r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--persistent", "4", "--wregs", bad_wregs[i]);
+        ck_assert_int_eq(r.status, 2);
+        char want[128];
+        snprintf(want, sizeof want, "rnncc emit: error: --wregs must be a number from 0 to 255, not '%s'\n", bad_wregs[i]);
+        ck_assert_str_eq(r.err, want);
+    }
+    r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--wregs", "4");
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_str_eq(r.err, "rnncc emit: error: --wregs applies to --persistent N (the per-step unit has no tile)\n");
 }
 END_TEST
 

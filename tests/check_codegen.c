@@ -1085,25 +1085,33 @@ START_TEST(persistent_weights_in_registers) {
         int64_t H, N;
         CgProducts products;
         int cluster, warps, kc_cap, backward;
+        int asked;    /* CgPersistAsk.wregs (0: the budget, -1: none) */
         int wregs[2]; /* per step GEMM */
         const char *frag;  /* the first GEMM's declaration, or NULL */
     } rows[] = {
-        {"cells/lstm.cell", 768, 16, CG_F16, 1, 0, 0, 0, {3}, "rnn_wfrag<3, 2, uint4> rnn_wf1;"},
-        {"cells/lstm.cell", 768, 16, CG_F16, 2, 0, 0, 0, {3}, "rnn_wfrag<3, 2, uint4> rnn_wf1;"},
-        {"cells/lstm.cell", 768, 16, CG_TF32, 2, 0, 0, 0, {6}, "rnn_wfrag<6, 2, float4> rnn_wf1;"},
-        {"cells/gru.cell", 768, 9, CG_BF16, 1, 0, 0, 0, {3}, "rnn_wfrag<3, 2, uint4> rnn_wf1;"},
-        {"cells/lstm.cell", 1024, 32, CG_F16, 2, 0, 0, 0, {4}, "rnn_wfrag<4, 2, uint4> rnn_wf1;"},
-        {"cells/lstm.cell", 512, 4, CG_F16, 1, 4, 0, 0, {4}, "rnn_wfrag<4, 1, uint4> rnn_wf1;"}, /* 4 warps: 128 k */
-        {"cells/lstm.cell", 1024, 4, CG_F16, 1, 4, 0, 0, {0}, NULL}, /* 4 warps: 8 steps x 2 tiles x 8 = 128 */
-        {"cells/mlstm.cell", 768, 16, CG_F16, 1, 0, 0, 0, {3, 3}, "rnn_wfrag<3, 1, uint4> rnn_wf1;"}, /* 6 + 12 rows */
+        {"cells/lstm.cell", 768, 16, CG_F16, 1, 0, 0, 0, 0, {3}, "rnn_wfrag<3, 2, uint4> rnn_wf1;"},
+        {"cells/lstm.cell", 768, 16, CG_F16, 2, 0, 0, 0, 0, {3}, "rnn_wfrag<3, 2, uint4> rnn_wf1;"},
+        {"cells/lstm.cell", 768, 16, CG_TF32, 2, 0, 0, 0, 0, {6}, "rnn_wfrag<6, 2, float4> rnn_wf1;"},
+        {"cells/gru.cell", 768, 9, CG_BF16, 1, 0, 0, 0, 0, {3}, "rnn_wfrag<3, 2, uint4> rnn_wf1;"},
+        {"cells/lstm.cell", 1024, 32, CG_F16, 2, 0, 0, 0, 0, {4}, "rnn_wfrag<4, 2, uint4> rnn_wf1;"},
+        {"cells/lstm.cell", 512, 4, CG_F16, 1, 4, 0, 0, 0, {4}, "rnn_wfrag<4, 1, uint4> rnn_wf1;"}, /* 4 warps: 128 k */
+        {"cells/lstm.cell", 1024, 4, CG_F16, 1, 4, 0, 0, 0, {8}, "rnn_wfrag<8, 2, uint4> rnn_wf1;"}, /* 4 warps: 8 x 2 x 8 = 128 */
+        {"cells/mlstm.cell", 768, 16, CG_F16, 1, 0, 0, 0, 0, {3, 3}, "rnn_wfrag<3, 1, uint4> rnn_wf1;"}, /* 6 + 12 rows */
         /* 32 a pass: 32 more registers of sums, so the budget (73) takes the larger GEMM's 64 only (the
          * two together spilled) */
-        {"cells/mlstm.cell", 1024, 32, CG_F16, 1, 0, 0, 0, {0, 4}, "rnn_wfrag<4, 2, uint4> rnn_wf2;"},
-        {"cells/lstm.cell", 1024, 32, CG_TF32, 1, 0, 0, 0, {0}, NULL}, /* 8 steps x 2 tiles x 8 = 128 > 105 */
-        {"cells/lstm.cell", 1024, 4, CG_F16, 1, 16, 0, 0, {0}, NULL},  /* 16 warps: no budget */
-        {"cells/lstm.cell", 768, 16, CG_F16, 1, 0, 256, 0, {0}, NULL}, /* chunks of 256 */
-        {"cells/lstm.cell", 768, 16, CG_FFMA, 1, 0, 0, 0, {0}, NULL},
-        {"cells/lstm.cell", 768, 16, CG_F16, 1, 0, 0, 1, {0}, NULL},   /* the backward */
+        {"cells/mlstm.cell", 1024, 32, CG_F16, 1, 0, 0, 0, 0, {0, 4}, "rnn_wfrag<4, 2, uint4> rnn_wf2;"},
+        {"cells/lstm.cell", 1024, 32, CG_TF32, 1, 0, 0, 0, 0, {8}, "rnn_wfrag<8, 2, float4> rnn_wf1;"}, /* 8 x 2 x 8 = 128 */
+        {"cells/lstm.cell", 1024, 4, CG_F16, 1, 16, 0, 0, 0, {0}, NULL},  /* 16 warps: no budget */
+        {"cells/lstm.cell", 768, 16, CG_F16, 1, 0, 256, 0, 0, {0}, NULL}, /* chunks of 256 */
+        {"cells/lstm.cell", 768, 16, CG_FFMA, 1, 0, 0, 0, 0, {0}, NULL},
+        {"cells/lstm.cell", 768, 16, CG_F16, 1, 0, 0, 1, 0, {0}, NULL},   /* the backward */
+        /* asked (RNNCC_PERSIST_WREGS, emit --wregs): none; under the need; a cap past the budget (both
+         * GEMMs: 96) and under it */
+        {"cells/lstm.cell", 768, 16, CG_F16, 1, 0, 0, 0, -1, {0}, NULL},
+        {"cells/lstm.cell", 1024, 32, CG_TF32, 1, 0, 0, 0, 127, {0}, NULL},
+        {"cells/mlstm.cell", 1024, 32, CG_F16, 1, 0, 0, 0, 96, {4, 4}, NULL},
+        {"cells/mlstm.cell", 1024, 32, CG_F16, 1, 0, 0, 0, 95, {0, 4}, NULL},
+        {"cells/lstm.cell", 768, 16, CG_F16, 1, 0, 0, 0, 47, {0}, NULL}, /* 48 needed */
     };
     for (size_t r = 0; r < sizeof rows / sizeof *rows; r++) {
         Src s;
@@ -1116,6 +1124,7 @@ START_TEST(persistent_weights_in_registers) {
         CgPersistAsk ask = cg_persist_h100_ask(rows[r].N, rows[r].backward, rows[r].products, rows[r].cluster);
         ask.warps = rows[r].warps;
         ask.kc_cap = rows[r].kc_cap;
+        ask.wregs = rows[r].asked;
         ask.twins = rows[r].products == CG_F16 || rows[r].products == CG_BF16; /* as the runtime asks */
         CgPersist P;
         char why[256];
