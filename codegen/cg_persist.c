@@ -184,9 +184,10 @@ int cg_persist_held_registers(const CgPersist *P) {
  * pass of 16 sequences (8 registers a 16-row tile and 8 sequences: at 32 a pass, mLSTM's two GEMMs'
  * fragments spilled); or within asked registers (CgPersistAsk.wregs: -1 none). The rest, from ptxas
  * over every shipped cell's forward at 8-32 sequences, H = 640-1024, 4 and 8 warps, tf32 and fp16
- * (bench/NOTES.md section 47): 127 with one step GEMM (LSTM, GRU, peephole: none spilled, so 128 at
- * 4 and 8 warps: deepbench's and small_b4's tf32 fragments), 150 with more (mLSTM and LSTMP spilled at
- * 127). A kernel that spills all the same is built again holding fewer (runtime/rt_persist.c). */
+ * (bench/NOTES.md section 47): 127 (so 128 at 4 and 8 warps: deepbench's and small_b4's tf32
+ * fragments), but 150 with several step GEMMs at 32 sequences a pass or on 4 warps, where mLSTM and
+ * LSTMP spilled at 127 (LSTM, GRU and peephole never did, nor these two at 8 warps and at most 16 a
+ * pass). A kernel that spills all the same is built again holding fewer (runtime/rt_persist.c). */
 static void weights_in_registers(CgPersist *P, int asked) {
     int cap = 65536 / (32 * P->warps), mt = 0;
     if (cap > 255) cap = 255;
@@ -195,7 +196,7 @@ static void weights_in_registers(CgPersist *P, int asked) {
         if (mma_tiles(P->gemms[qi].rw) > mt) mt = mma_tiles(P->gemms[qi].rw);
     }
     const int nt = P->nw / 2; /* 8-sequence tiles a pass */
-    const int rest = P->ngemms > 1 ? 150 : 127; /* registers a thread the rest of the unit takes (above) */
+    const int rest = P->ngemms > 1 && (nt > 2 || P->warps < 8) ? 150 : 127; /* the rest of the unit (above) */
     int64_t left = asked ? (asked < 0 ? 0 : asked) : cap - rest - (nt > 2 ? 8 * mt * (nt - 2) : 0);
     for (;;) {
         int best = -1, steps = 0;
