@@ -255,9 +255,10 @@ typedef struct CgPersistAsk {
                              * (CgPersist.split; where the plan allows it) */
     int blocks;             /* blocks at most (0: sms; the search's fewer-blocks tile, cg_persist_fewer_blocks) */
     int wregs;              /* registers a thread the step weights' A fragments may take (CgPersistGemm.wregs):
-                             * 0 the budget of the rule (about 105 at 4 and 8 warps, none at 16), -1 none, 1 to
-                             * 255 at most so many (past the budget a kernel may spill: the runtime then builds it
-                             * again with none) */
+                             * 0 the rule's budget (weights_in_registers: 128 at 4 and 8 warps, 105 with several
+                             * step GEMMs at 32 sequences a pass or on 4 warps, none at 16), -1 none, 1 to 255 at
+                             * most so many (past the budget a kernel may spill: the runtime then builds it
+                             * again holding fewer) */
 } CgPersistAsk;
 
 /* How a persistent forward's steps meet (CgPersistAsk.handoff; bench/NOTES.md sections 17, 44): at

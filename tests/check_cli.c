@@ -71,6 +71,22 @@ static Run run(const char *input, const char *const *args) {
 
 #define RUN(input, ...) run(input, (const char *const[]){__VA_ARGS__, NULL})
 
+/* A tile option of rnncc emit (opt, "--blocks"): each of the n bad values refused with the values it
+ * takes (values, as in the message), and the option refused without --persistent N. */
+static void tile_option_refused(const char *opt, const char *values, const char *const *bad, size_t n) {
+    char want[160];
+    for (size_t i = 0; i < n; i++) {
+        Run r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--persistent", "4", opt, bad[i]);
+        ck_assert_int_eq(r.status, 2);
+        snprintf(want, sizeof want, "rnncc emit: error: %s must be %s, not '%s'\n", opt, values, bad[i]);
+        ck_assert_str_eq(r.err, want);
+    }
+    Run r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", opt, "4");
+    ck_assert_int_eq(r.status, 2);
+    snprintf(want, sizeof want, "rnncc emit: error: %s applies to --persistent N (the per-step unit has no tile)\n", opt);
+    ck_assert_str_eq(r.err, want);
+}
+
 static char *read_file(const char *path) {
     FILE *f = fopen(path, "rb");
     ck_assert_msg(f != NULL, "cannot open %s (run from the repository root)", path);
@@ -542,17 +558,7 @@ START_TEST(run_emit_schedule_arguments) {
     ck_assert_ptr_nonnull(strstr(r.err, "is planned on 132 blocks (--blocks 1024)"));
     ck_assert_ptr_nonnull(strstr(r.out, "if (G != 132 || blockDim.x != 256) __trap();"));
     static const char *const bad_blocks[] = {"0", "1025", "96x", "", "-4"};
-    for (size_t i = 0; i < sizeof bad_blocks / sizeof *bad_blocks; i++) {
-        r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--persistent", "4", "--blocks",
-                bad_blocks[i]);
-        ck_assert_int_eq(r.status, 2);
-        char want[128];
-        snprintf(want, sizeof want, "rnncc emit: error: --blocks must be a number from 1 to 1024, not '%s'\n", bad_blocks[i]);
-        ck_assert_str_eq(r.err, want);
-    }
-    r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--blocks", "4");
-    ck_assert_int_eq(r.status, 2);
-    ck_assert_str_eq(r.err, "rnncc emit: error: --blocks applies to --persistent N (the per-step unit has no tile)\n");
+    tile_option_refused("--blocks", "a number from 1 to 1024", bad_blocks, sizeof bad_blocks / sizeof *bad_blocks);
     /* --wregs R: at most R registers a thread of weights held in registers (0: none), 0 to 255 */
     static const struct { const char *wregs; int held; } wregs[] = {{NULL, 1}, {"0", 0}, {"47", 0}, {"48", 1}, {"255", 1}};
     for (size_t i = 0; i < sizeof wregs / sizeof *wregs; i++) {
@@ -566,16 +572,7 @@ START_TEST(run_emit_schedule_arguments) {
         ck_assert_int_eq(strstr(r.out, "rnn_wfrag_load<3, 3, 2>(rnn_wf1, w1, 800, 768);") != NULL, wregs[i].held);
     }
     static const char *const bad_wregs[] = {"256", "-1", "1x", ""};
-    for (size_t i = 0; i < sizeof bad_wregs / sizeof *bad_wregs; i++) {
-        r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--persistent", "4", "--wregs", bad_wregs[i]);
-        ck_assert_int_eq(r.status, 2);
-        char want[128];
-        snprintf(want, sizeof want, "rnncc emit: error: --wregs must be a number from 0 to 255, not '%s'\n", bad_wregs[i]);
-        ck_assert_str_eq(r.err, want);
-    }
-    r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--wregs", "4");
-    ck_assert_int_eq(r.status, 2);
-    ck_assert_str_eq(r.err, "rnncc emit: error: --wregs applies to --persistent N (the per-step unit has no tile)\n");
+    tile_option_refused("--wregs", "a number from 0 to 255", bad_wregs, sizeof bad_wregs / sizeof *bad_wregs);
 }
 END_TEST
 
