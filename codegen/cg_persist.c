@@ -160,6 +160,10 @@ static int sums_left_in_red(const PlanLayout *L, const CgPersist *P, int qi) {
     return 1;
 }
 
+/* The registers a thread the A fragments of `steps` k steps of a pass of 8*rw rows take: 8 a 16-row
+ * tile and step (persist.cuh rnn_wfrag). */
+static int64_t fragment_registers(int64_t steps, int rw) { return steps * 8 * mma_tiles(rw); }
+
 /* The steps of rnn_mv_mma's k loop whose A fragments each warp of forward GEMM qi could keep in
  * registers (CgPersistGemm.wregs), and their registers (8 a 16-row tile and step) in *regs; 0 where
  * it cannot: FFMA, the backward, split K, more than one pass of rows, or chunks. */
@@ -168,14 +172,14 @@ static int fragment_steps(const CgPersist *P, int qi, int64_t *regs) {
     *regs = 0;
     if (P->backward || !P->mma || P->split || q->passes != 1 || q->chunks != 1) return 0;
     const int64_t steps = q->kc / k_grain(P);
-    *regs = steps * 8 * mma_tiles(q->rw);
+    *regs = fragment_registers(steps, q->rw);
     return (int)steps;
 }
 
 int cg_persist_held_registers(const CgPersist *P) {
-    int regs = 0;
-    for (int qi = 0; qi < P->ngemms; qi++) regs += P->gemms[qi].wregs * 8 * mma_tiles(P->gemms[qi].rw);
-    return regs;
+    int64_t regs = 0;
+    for (int qi = 0; qi < P->ngemms; qi++) regs += fragment_registers(P->gemms[qi].wregs, P->gemms[qi].rw);
+    return (int)regs;
 }
 
 /* Which step GEMMs keep their weights' fragments in registers (CgPersistGemm.wregs): those needing

@@ -1089,6 +1089,19 @@ START_TEST(persistent_sums_fused_in_the_group) {
 }
 END_TEST
 
+/* Opens a shipped cell (path) into s and lays it out at I = 64 and H = size, mLSTM's M = size and
+ * LSTMP's P = size / 2. */
+static PlanLayout *layout_at_size(Src *s, const char *path, int64_t size) {
+    src_open_file(s, path);
+    char h[24], m[24], pj[24];
+    snprintf(h, sizeof h, "H=%lld", (long long)size);
+    snprintf(m, sizeof m, "M=%lld", (long long)size);
+    snprintf(pj, sizeof pj, "P=%lld", (long long)size / 2);
+    const int mlstm = strstr(path, "mlstm") != NULL, lstmp = strstr(path, "lstmp") != NULL;
+    const char *dims[] = {"I=64", h, mlstm ? m : pj};
+    return layout_bound(s, s->module->cells[0], dims, mlstm || lstmp ? 3 : 2);
+}
+
 /* A persistent forward on tensor cores keeps each warp's A fragments in registers (CgPersistGemm.wregs:
  * the steps of its k loop) where its rows take one pass and its operand is staged whole, within the
  * register budget (65536 a multiprocessor over the block's threads, less 150, less the sums past 16
@@ -1132,12 +1145,7 @@ START_TEST(persistent_weights_in_registers) {
     };
     for (size_t r = 0; r < sizeof rows / sizeof *rows; r++) {
         Src s;
-        src_open_file(&s, rows[r].cell);
-        char h[16], m[16];
-        snprintf(h, sizeof h, "H=%lld", (long long)rows[r].H);
-        snprintf(m, sizeof m, "M=%lld", (long long)rows[r].H);
-        const char *dims[] = {"I=64", h, m};
-        PlanLayout *L = layout_bound(&s, s.module->cells[0], dims, strstr(rows[r].cell, "mlstm") ? 3 : 2);
+        PlanLayout *L = layout_at_size(&s, rows[r].cell, rows[r].H);
         CgPersistAsk ask = cg_persist_h100_ask(rows[r].N, rows[r].backward, rows[r].products, rows[r].cluster);
         ask.warps = rows[r].warps;
         ask.kc_cap = rows[r].kc_cap;
@@ -1203,14 +1211,7 @@ START_TEST(persistent_rule_units_do_not_spill) {
     };
     for (size_t r = 0; r < sizeof rows / sizeof *rows; r++) {
         Src s;
-        src_open_file(&s, rows[r].cell);
-        char h[24], m[24], pj[24];
-        snprintf(h, sizeof h, "H=%lld", (long long)rows[r].H);
-        snprintf(m, sizeof m, "M=%lld", (long long)rows[r].H);
-        snprintf(pj, sizeof pj, "P=%lld", (long long)rows[r].H / 2);
-        const char *dims[] = {"I=64", h, strstr(rows[r].cell, "mlstm") ? m : pj};
-        const int nd = strstr(rows[r].cell, "mlstm") || strstr(rows[r].cell, "lstmp") ? 3 : 2;
-        PlanLayout *L = layout_bound(&s, s.module->cells[0], dims, nd);
+        PlanLayout *L = layout_at_size(&s, rows[r].cell, rows[r].H);
         CgPersistAsk ask = cg_persist_h100_ask(rows[r].N, 0, rows[r].products, 0);
         ask.twins = rows[r].products == CG_F16;
         CgPersist P;
