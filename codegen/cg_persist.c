@@ -1132,9 +1132,10 @@ enum { CG_FIRST_MAX = 16 }; /* values a forward step group loads early for its f
  * adjoints). A forward loads the thread's first item's (and its parameters), at most
  * CG_FIRST_MAX, into registers q<K>_<local> (Gen.first) that the item's body takes: the step's
  * GEMMs hide their trips to memory (bench/NOTES.md section 39). The rest it prefetches into L1,
- * so that the loads after the GEMMs find them on chip. Only this block writes its items' states,
- * so no value goes stale. */
-static void emit_prefetch(Gen *g, int gi, int backward) {
+ * so that the loads after the GEMMs find them on chip; into *rest where given (emitted after the
+ * barrier, whose acquire may drop L1's lines), else after the first item's loads. Only this block
+ * writes its items' states, so no value goes stale. */
+static void emit_prefetch(Gen *g, int gi, int backward, StrBuf *rest) {
     const SchedGroup *grp = &g->plan->groups[gi];
     const IrCell *c = g->c;
     StrBuf *out = g->out;
@@ -1174,8 +1175,8 @@ static void emit_prefetch(Gen *g, int gi, int backward) {
         }
     }
     if (first.len) {
-        cg_emit(out, "// K%d's values from before the step for this thread's first item, loaded while the GEMMs run",
-                grp->index);
+        cg_emit(out, "// K%d's values from before the step for this thread's first item, loaded while %s", grp->index,
+                rest ? "the other blocks arrive and the GEMMs run" : "the GEMMs run");
         cg_emit(out, "float %s;", sb_str(&decl));
         open_own_items(out, jd, OWN_FIRST, 1);
         open_live_item(g);
@@ -1186,14 +1187,18 @@ static void emit_prefetch(Gen *g, int gi, int backward) {
         cg_close(out, NULL);
     }
     if (body.len) {
-        cg_emit(out, "// K%d's values from before the step%s, into L1 while the GEMMs run", grp->index,
+        StrBuf *dst = rest ? rest : out;
+        dst->indent = out->indent;
+        g->out = dst; /* open_live_item writes to g->out */
+        cg_emit(dst, "// K%d's values from before the step%s, into L1 while the GEMMs run", grp->index,
                 first.len && all_first ? " for this thread's other items" : "");
-        open_own_items(out, jd, first.len && all_first ? OWN_OTHERS : OWN_ALL, !backward);
+        open_own_items(dst, jd, first.len && all_first ? OWN_OTHERS : OWN_ALL, !backward);
         open_live_item(g);
-        sb_putn(out, sb_str(&body), body.len);
-        cg_close(out, NULL);
-        cg_close(out, NULL);
-        cg_close(out, NULL);
+        sb_putn(dst, sb_str(&body), body.len);
+        cg_close(dst, NULL);
+        cg_close(dst, NULL);
+        cg_close(dst, NULL);
+        g->out = out;
     }
     if (body.failed || first.failed || decl.failed) out->failed = 1;
     sb_free(&body);
@@ -1383,13 +1388,24 @@ static int emit_forward_steps(Gen *g, const CgPersist *P) {
     int K = p->phases[SCHED_STEP], synced = 1; /* the step starts after the previous one's barrier */
     cg_open(out, "for (int t = args.t; t < args.t_end; t++) {");
     emit_step_view(g, 0, 1);
+    /* the step groups' values from before the step: each thread's first item's into registers while
+     * the barrier's other blocks arrive (its own block's values: the arrival's __syncthreads orders
+     * their stores of step t-1 before), the rest into L1 after the barrier, whose acquire may drop
+     * L1's lines; the step's GEMMs hide their latency (bench/NOTES.md section 48) */
+    StrBuf rest = {0};
+    int barrier_here = !P->flags && P->ngemms;
     if (P->flags)
         cg_emit(out, "// no barrier: step t-1's states arrive as flagged words, each saying itself that it has (persist.cuh)");
-    else if (P->ngemms)
-        cg_emit(out, "if (t > args.t) rnn_grid_sync(args.sync, ++epoch);  // step t-1 is complete everywhere");
-    /* after the barrier, whose acquire may drop L1's lines; the step's GEMMs hide the latency */
+    else if (barrier_here)
+        cg_emit(out, "if (t > args.t) rnn_grid_arrive(args.sync);  // this block is done with step t-1");
     for (int gi = 0; P->ngemms && gi < p->ngroups; gi++)
-        if (p->groups[gi].program == SCHED_STEP) emit_prefetch(g, gi, 0);
+        if (p->groups[gi].program == SCHED_STEP) emit_prefetch(g, gi, 0, barrier_here ? &rest : NULL);
+    if (barrier_here) {
+        cg_emit(out, "if (t > args.t) rnn_grid_wait(args.sync, ++epoch);  // step t-1 is complete everywhere");
+        sb_putn(out, sb_str(&rest), rest.len);
+    }
+    if (rest.failed) out->failed = 1;
+    sb_free(&rest);
     for (int k = 0; k <= K; k++) {
         int gi = find_group(p, SCHED_STEP, k), gemms_here = 0;
         for (int qi = 0; qi < P->ngemms; qi++) gemms_here += p->gemms[P->gemms[qi].gemm].phase == k;
@@ -1434,7 +1450,7 @@ static void emit_backward_prefetch(Gen *g) {
     cg_open(&scope, "{");
     cg_emit(&scope, "const int t = t_prev;");
     emit_step_view(g, 1, 0);
-    emit_prefetch(g, gi, 1);
+    emit_prefetch(g, gi, 1, NULL);
     cg_close(&scope, NULL);
     cg_close(&scope, NULL);
     g->out = out;

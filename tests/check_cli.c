@@ -479,11 +479,11 @@ START_TEST(run_emit_schedule_arguments) {
             "--handoff", "flags");
     ck_assert_int_eq(r.status, 0);
     ck_assert_ptr_nonnull(strstr(r.out, "rnn_flag_put(&rnn_flags_next0["));
-    ck_assert_ptr_null(strstr(r.out, "rnn_grid_sync(args.sync"));
+    ck_assert_ptr_null(strstr(r.out, "rnn_grid_wait(args.sync"));
     r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--persistent", "4", "--cluster", "1");
     ck_assert_int_eq(r.status, 0);
     ck_assert_ptr_null(strstr(r.out, "rnn_flag_put(&rnn_flags_next0["));
-    ck_assert_ptr_nonnull(strstr(r.out, "rnn_grid_sync(args.sync"));
+    ck_assert_ptr_nonnull(strstr(r.out, "rnn_grid_wait(args.sync"));
     /* flags asked for without a cluster size take none; a backward unit keeps its barriers, and says so */
     r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--persistent", "4", "--handoff", "flags");
     ck_assert_int_eq(r.status, 0);

@@ -495,6 +495,13 @@ END_TEST
 
 static int count(const char *hay, const char *needle);
 
+/* The grid barriers of unit u: whole ones, and a forward step's halves (rnn_grid_wait, which must
+ * follow as many rnn_grid_arrive calls). */
+static int barriers(const char *u) {
+    ck_assert_int_eq(count(u, "rnn_grid_arrive(args.sync)"), count(u, "rnn_grid_wait(args.sync"));
+    return count(u, "rnn_grid_sync(args.sync") + count(u, "rnn_grid_wait(args.sync");
+}
+
 /* The weight loops' index lines ("const int r = e / ..." or "const int k = e / ..."), in order:
  * one a GEMM for the copies, then (tf32) one a GEMM for the rounding, which must repeat the
  * copies' mapping, for a thread may read unsynchronised only what it copied itself. */
@@ -708,17 +715,17 @@ START_TEST(persistent_units_compile) {
                 int flagged = strcmp(c->name, "lstm") == 0 && !backward && b == 0;
                 if (strcmp(c->name, "lstm") == 0) {
                     ck_assert_int_eq(P.flags, flagged);
-                    ck_assert_int_eq(count(u, "rnn_grid_sync(args.sync"), !flagged);
+                    ck_assert_int_eq(barriers(u), !flagged);
                 }
                 /* flagged words: 16-bit ones where the state is staged from its twin, else 8-byte ones */
                 ck_assert_int_eq(strstr(u, "rnn_flag_put(&rnn_flags_next") || strstr(u, "rnn_flag_put16(&rnn_flags_next"),
                                  P.flags);
                 ck_assert_int_eq(strstr(u, "rnn_flag_put16(&rnn_flags_next") != NULL, P.flags && any16);
                 ck_assert_int_eq(strstr(u, "rnn_flag_put(&rnn_flags_next") != NULL, P.flags && !any16);
-                ck_assert(!P.flags || (!backward && P.cluster == 1 && !count(u, "rnn_grid_sync(args.sync")));
+                ck_assert(!P.flags || (!backward && P.cluster == 1 && !barriers(u)));
                 backward_prefetch_placed(u, P.ngemms, backward, c->name);
                 if (of_result) {
-                    ck_assert_msg(count(u, "rnn_grid_sync(args.sync") >= 2, "%s: too few barriers", c->name);
+                    ck_assert_msg(barriers(u) >= 2, "%s: too few barriers", c->name);
                     ck_assert_int_eq(P.flags, 0);
                 }
                 /* 16 warps cap a thread at 128 registers, where ptxas may spill a few bytes (CIFG's fp16
@@ -750,7 +757,7 @@ START_TEST(persistent_handoff_by_flags) {
         flags.handoff = CG_HANDOFF_FLAGS;
         char *u = emit_persistent(&s, L, flags, &P, why, sizeof why);
         ck_assert_int_eq(P.flags, 1);
-        ck_assert_int_eq(count(u, "rnn_grid_sync(args.sync"), 0);
+        ck_assert_int_eq(barriers(u), 0);
         ck_assert_int_eq(count(u, "a.state_next[0][n * RNN_DIM_H + j] = "), 2);
         ck_assert_int_eq(count(u, "rnn_flag_put(&rnn_flags_next0[n * RNN_DIM_H + j], "), 2);
         ck_assert_int_eq(count(u, "rnn_flag_put(&rnn_flags_next1"), 0); /* c stays in its block */
@@ -761,7 +768,7 @@ START_TEST(persistent_handoff_by_flags) {
         free(u);
         u = emit_persistent(&s, L, cg_persist_h100_ask(4, 0, tf32, 1), &Q, why, sizeof why);
         ck_assert_int_eq(Q.flags, 0);
-        ck_assert_int_eq(count(u, "rnn_grid_sync(args.sync"), 1);
+        ck_assert_int_eq(barriers(u), 1);
         ck_assert_ptr_null(strstr(u, "rnn_flag_put(&"));
         ck_assert_ptr_nonnull(strstr(u, ", NULL, 0u, rnn_xs"));
         ck_assert(!cg_persist_same_tile(&P, &Q));
@@ -779,7 +786,7 @@ START_TEST(persistent_handoff_by_flags) {
         char *u = emit_persistent(&s, L, flags16, &P, why, sizeof why);
         ck_assert_int_eq(P.flags, 1);
         ck_assert_int_eq(P.gemms[0].x16, 1);
-        ck_assert_int_eq(count(u, "rnn_grid_sync(args.sync"), 0);
+        ck_assert_int_eq(barriers(u), 0);
         ck_assert_int_eq(count(u, "rnn_flag_put16(&rnn_flags_next0[n * RNN_DIM_H + j], "), 2);
         ck_assert_ptr_null(strstr(u, "rnn_flag_put(&"));
         ck_assert_ptr_nonnull(
@@ -836,7 +843,7 @@ START_TEST(persistent_phases_hand_off_by_flags) {
         ask.twins = prec >= CG_F16;
         char *u = emit_persistent(&s, L, ask, &P, why, sizeof why);
         ck_assert_msg(u && P.flags == 1, "%s", why);
-        ck_assert_int_eq(count(u, "rnn_grid_sync(args.sync"), 0);
+        ck_assert_int_eq(barriers(u), 0);
         ck_assert_int_eq(count(u, "no barrier: the phase-1 GEMMs stage this step's values as flagged words"), 1);
         /* f * h staged as floats from 8-byte words in every precision (16-bit words measured slower) */
         const int half = 0;
@@ -905,7 +912,7 @@ START_TEST(persistent_phases_hand_off_by_flags) {
     tf32.handoff = CG_HANDOFF_FLAGS;
     char *u = emit_persistent(&s, L, tf32, &P, why, sizeof why);
     ck_assert_msg(u && P.flags == 1, "%s", why);
-    ck_assert_int_eq(count(u, "rnn_grid_sync(args.sync"), 0);
+    ck_assert_int_eq(barriers(u), 0);
     ck_assert_int_eq(count(u, "rnn_flag_put(&rnn_bflags"), 2);
     ck_assert_ptr_nonnull(strstr(u, "* RNN_DIM_M + j], v19_m, (unsigned)a.t + 1u);  // for this step's next phase"));
     if (!SANITIZED) compile_ok(u, "mlstm", "sm_90");
@@ -920,7 +927,7 @@ START_TEST(persistent_phases_hand_off_by_flags) {
     proj.handoff = CG_HANDOFF_FLAGS;
     u = emit_persistent(&s, L, proj, &P, why, sizeof why);
     ck_assert(u && P.blocks == 72 && !P.flags);
-    ck_assert_int_eq(count(u, "rnn_grid_sync(args.sync"), 2);
+    ck_assert_int_eq(barriers(u), 2);
     free(u);
     /* in bf16, flags asked for and refused keep the projection's input in fp32 rows; the barrier's
      * plan stages its twin: two tiles to the search */
@@ -934,7 +941,7 @@ START_TEST(persistent_phases_hand_off_by_flags) {
     proj.blocks = 36; /* the fewer-blocks tile: every block writes a part of h */
     u = emit_persistent(&s, L, proj, &P, why, sizeof why);
     ck_assert_msg(u && P.blocks == 36 && P.flags, "%s", why);
-    ck_assert_int_eq(count(u, "rnn_grid_sync(args.sync"), 0);
+    ck_assert_int_eq(barriers(u), 0);
     ck_assert_int_eq(count(u, "rnn_flag_put(&rnn_bflags"), 2);
     free(u);
     src_close(&s);
@@ -1356,9 +1363,12 @@ START_TEST(persistent_first_item_loaded_before_the_gemms) {
     char why[256];
     char *u = emit_persistent(&s, L, cg_persist_h100_ask(16, 0, CG_F16, 1), &P, why, sizeof why);
     ck_assert_msg(u, "%s", why);
-    const char *bar = strstr(u, "rnn_grid_sync(args.sync, ++epoch);  // step t-1"), *gemm = strstr(u, "rnn_mv_mma<");
+    /* the first item's loads go out between the barrier's halves (while the other blocks arrive) */
+    const char *bar = strstr(u, "if (t > args.t) rnn_grid_arrive(args.sync);"), *gemm = strstr(u, "rnn_mv_mma<");
+    const char *wait = strstr(u, "if (t > args.t) rnn_grid_wait(args.sync, ++epoch);  // step t-1");
     const char *decl = strstr(u, "float q1_v"), *fence = decl ? strstr(decl, "RNN_ISSUED(\"f\"(q1_") : NULL;
-    ck_assert(bar && decl && fence && gemm && bar < decl && decl < fence && fence < gemm);
+    ck_assert(bar && decl && fence && wait && gemm && bar < decl && decl < fence && fence < wait && wait < gemm);
+    ck_assert_ptr_null(strstr(u, "rnn_grid_sync(args.sync, ++epoch);  // step t-1"));
     static const char *const loaded[] = {"q1_v2_c = a.state_prev[1][n * RNN_DIM_H + j];  // state c",
                                          "q1_v11_b_i = a.params[", "q1_v15 = a.buf[0][col * "};
     for (int k = 0; k < 3; k++) {
@@ -1370,7 +1380,8 @@ START_TEST(persistent_first_item_loaded_before_the_gemms) {
     ck_assert_int_eq(count(u, "i == threadIdx.x ? q1_"), 9); /* 4 hoisted, 4 biases, c */
     /* every value was loaded early: the prefetches serve the other items only */
     const char *other = strstr(u, "for (long long i = threadIdx.x + blockDim.x; i < (long long)a.N * nj; i += blockDim.x) {");
-    ck_assert(other && fence < other && other < gemm && strstr(other, "rnn_prefetch(&a.state_prev[1]") < gemm);
+    /* into L1 after the barrier's acquire, which may drop L1's lines */
+    ck_assert(other && wait < other && other < gemm && strstr(other, "rnn_prefetch(&a.state_prev[1]") < gemm);
     free(u);
     u = emit_persistent(&s, L, cg_persist_h100_ask(16, 1, CG_F16, 1), &P, why, sizeof why);
     ck_assert_msg(u, "%s", why);

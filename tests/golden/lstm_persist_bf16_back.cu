@@ -230,17 +230,21 @@ __shared__ long long rnn_prof_last;
 #define RNN_PROF_END() ((void)0)
 #endif
 
-/* Grid-wide barrier of a cooperative launch (all blocks co-resident): returns once every block
- * has arrived at barrier number epoch (1, 2, ... within one launch). *count is zero at launch.
- * Thread 0 of each block arrives with a release (after the block's __syncthreads, so it releases
- * the whole block's writes) and waits with acquire loads; the closing __syncthreads passes that
- * on, so global writes before the barrier are visible to every thread after it. The counter may wrap: the
+/* Grid-wide barrier of a cooperative launch (all blocks co-resident), in two halves so that a
+ * block may issue loads of its own values between them: rnn_grid_arrive, then rnn_grid_wait
+ * returns once every block has arrived at barrier number epoch (1, 2, ... within one launch).
+ * *count is zero at launch. Thread 0 of each block arrives with a release (after the block's
+ * __syncthreads, so it releases the whole block's writes, and the block's threads see each
+ * other's) and waits with acquire loads; the closing __syncthreads passes that on, so global
+ * writes before the barrier are visible to every thread after it. The counter may wrap: the
  * comparison is modular. */
-RNN_DEV void rnn_grid_sync(unsigned *count, unsigned epoch) {
+RNN_DEV void rnn_grid_arrive(unsigned *count) {
     __syncthreads();
+    if (threadIdx.x == 0) asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(count) : "memory");
+}
+RNN_DEV void rnn_grid_wait(unsigned *count, unsigned epoch) {
     if (threadIdx.x == 0) {
         const unsigned target = epoch * gridDim.x;
-        asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(count) : "memory");
         unsigned v;
         do {
             asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(count) : "memory");
@@ -248,6 +252,11 @@ RNN_DEV void rnn_grid_sync(unsigned *count, unsigned epoch) {
     }
     __syncthreads();
     RNN_PROF(0);
+}
+/* Both halves: the whole barrier. */
+RNN_DEV void rnn_grid_sync(unsigned *count, unsigned epoch) {
+    rnn_grid_arrive(count);
+    rnn_grid_wait(count, epoch);
 }
 
 /* The shared-memory address (state space .shared) of a generic pointer into shared memory. */

@@ -230,17 +230,21 @@ __shared__ long long rnn_prof_last;
 #define RNN_PROF_END() ((void)0)
 #endif
 
-/* Grid-wide barrier of a cooperative launch (all blocks co-resident): returns once every block
- * has arrived at barrier number epoch (1, 2, ... within one launch). *count is zero at launch.
- * Thread 0 of each block arrives with a release (after the block's __syncthreads, so it releases
- * the whole block's writes) and waits with acquire loads; the closing __syncthreads passes that
- * on, so global writes before the barrier are visible to every thread after it. The counter may wrap: the
+/* Grid-wide barrier of a cooperative launch (all blocks co-resident), in two halves so that a
+ * block may issue loads of its own values between them: rnn_grid_arrive, then rnn_grid_wait
+ * returns once every block has arrived at barrier number epoch (1, 2, ... within one launch).
+ * *count is zero at launch. Thread 0 of each block arrives with a release (after the block's
+ * __syncthreads, so it releases the whole block's writes, and the block's threads see each
+ * other's) and waits with acquire loads; the closing __syncthreads passes that on, so global
+ * writes before the barrier are visible to every thread after it. The counter may wrap: the
  * comparison is modular. */
-RNN_DEV void rnn_grid_sync(unsigned *count, unsigned epoch) {
+RNN_DEV void rnn_grid_arrive(unsigned *count) {
     __syncthreads();
+    if (threadIdx.x == 0) asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(count) : "memory");
+}
+RNN_DEV void rnn_grid_wait(unsigned *count, unsigned epoch) {
     if (threadIdx.x == 0) {
         const unsigned target = epoch * gridDim.x;
-        asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(count) : "memory");
         unsigned v;
         do {
             asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(count) : "memory");
@@ -248,6 +252,11 @@ RNN_DEV void rnn_grid_sync(unsigned *count, unsigned epoch) {
     }
     __syncthreads();
     RNN_PROF(0);
+}
+/* Both halves: the whole barrier. */
+RNN_DEV void rnn_grid_sync(unsigned *count, unsigned epoch) {
+    rnn_grid_arrive(count);
+    rnn_grid_wait(count, epoch);
 }
 
 /* The shared-memory address (state space .shared) of a generic pointer into shared memory. */
@@ -1166,8 +1175,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_p(const RnnArgs 
         a.state_prev[1] = args.state_prev[1] + sp * args.N * RNN_DIM_H;  // state c
         a.state_next[1] = (float *)args.state_prev[1] + sn * args.N * RNN_DIM_H;
         a.buf[1] = args.buf[1] + t * args.buf_step[1];
-        if (t > args.t) rnn_grid_sync(args.sync, ++epoch);  // step t-1 is complete everywhere
-        // K1's values from before the step for this thread's first item, loaded while the GEMMs run
+        if (t > args.t) rnn_grid_arrive(args.sync);  // this block is done with step t-1
+        // K1's values from before the step for this thread's first item, loaded while the other blocks arrive and the GEMMs run
         float q1_v15 = 0.0f, q1_v11_b_i = 0.0f, q1_v20 = 0.0f, q1_v12_b_f = 0.0f, q1_v25 = 0.0f, q1_v13_b_g = 0.0f, q1_v30 = 0.0f, q1_v14_b_o = 0.0f, q1_v2_c = 0.0f;
         {
             const int nj = rnn_nj_H;
@@ -1192,6 +1201,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_p(const RnnArgs 
             }
             RNN_ISSUED("f"(q1_v15), "f"(q1_v11_b_i), "f"(q1_v20), "f"(q1_v12_b_f), "f"(q1_v25), "f"(q1_v13_b_g), "f"(q1_v30), "f"(q1_v14_b_o), "f"(q1_v2_c));  // the loads above, issued together
         }
+        if (t > args.t) rnn_grid_wait(args.sync, ++epoch);  // step t-1 is complete everywhere
         // K1's values from before the step for this thread's other items, into L1 while the GEMMs run
         {
             const int j0 = rnn_j0_H, nj = rnn_nj_H;
