@@ -148,7 +148,7 @@ int cg_value_summed(const PlanLayout *layout, int b);
 /* The backward kernel's work items: N*J for either kind; -1 on overflow or bad arguments. */
 int64_t cg_backward_group_items(const PlanLayout *layout, int group, int64_t T, int64_t N);
 
-/* ---- the persistent backend (codegen/cg_persist.c; docs/backends.md) ----------------------
+/* ---- the persistent backend (codegen/cg_persist_plan.c, cg_persist.c; docs/backends.md) ----------
  * A unit of its own (cg_emit_persistent) holds one kernel: forward `rnncc_<cell>_p` runs steps
  * a.t .. a.t_end-1 of the step program, backward `rnncc_<cell>_pb` runs the step program's
  * backward for steps a.t_end-1 down to a.t. Either is launched cooperatively with exactly

@@ -127,6 +127,27 @@ void cg_persist_result_expr(const CgPersistGemm *q, const CgPersist *P, int bloc
                             size_t size);
 /* Emits the persistent kernel, forward or backward as P says (cg_persist.c). Returns 1, or 0 on an error. */
 int cg_emit_persist_kernel(Gen *g, const CgPersist *P);
+/* The persistent planner's helpers the emitter shares (cg_persist_plan.c): */
+/* Rows of stacked block b of GEMM gm (its parameter's rows). */
+int64_t cg_persist_block_rows(const PlanLayout *L, const SchedGemm *gm, int b);
+/* Floats between two sequences' partial sums of rpp rows (persist.cuh's LDR): rpp padded to 4
+ * modulo 16 for the mma product, 8 for FFMA, so that no two lanes share a bank. */
+int64_t cg_persist_red_ld(int64_t rpp, int mma);
+/* The 16-row tiles of a tensor-core pass of 8*rw rows (persist.cuh rnn_mv_mma's MT). */
+int cg_persist_mma_tiles(int rw);
+/* Are a backward's weight rows (cols elements) whole 16-byte pieces (rnn_load_transposed)? */
+int cg_persist_rows_in_pieces(const CgPersist *P, int64_t cols);
+/* The plan's group of program prog and index k, or -1. */
+int cg_persist_find_group(const Plan *p, int prog, int k);
+/* Does group gi read a result of a phase-`phase` step GEMM computed by another block? */
+int cg_persist_reads_foreign_rows(const PlanLayout *L, int gi, int phase);
+/* Does a step group read or write a state of another length than its J (blocks' shares differ)? */
+int cg_persist_states_cross_blocks(const PlanLayout *L);
+/* Words a sequence of one slot of each flagged quantity before state k's (k < nstates) or buffer
+ * k - nstates's; -1 on overflow. */
+int64_t cg_persist_flag_words_before(const PlanLayout *L, int k);
+/* " in clusters of C" when P has clusters, else "" (into buf). */
+const char *cg_persist_in_clusters(const CgPersist *P, char buf[48]);
 
 /* The backward body of group gi (recompute, seeds, sweep, sends for one item) into body, at indent. */
 int cg_emit_backward_body(Gen *g, int gi, StrBuf *body, int indent);

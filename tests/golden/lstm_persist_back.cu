@@ -456,7 +456,7 @@ RNN_DEV bool rnn_flag_all16(const unsigned v[4], unsigned want) {
 RNN_DEV void rnn_flag_stage16(unsigned short *xs, const unsigned *F, unsigned flag, int N, int K, int n0, int NP, int KC,
                               int lds) {
 #if RNN_CLUSTER > 1
-    __trap(); /* the plan hands off by flags only without clusters (codegen/cg_persist.c) */
+    __trap(); /* the plan hands off by flags only without clusters (codegen/cg_persist_plan.c) */
 #endif
     enum { U = 8 }; /* fours of words a thread has in flight */
     const unsigned want = rnn_flag16(flag), arrived = want << 16; /* arrived: a zero that needs no wait */
@@ -507,7 +507,7 @@ RNN_DEV void rnn_flag_stage16(unsigned short *xs, const unsigned *F, unsigned fl
 RNN_DEV void rnn_flag_stage(float *xs, const unsigned long long *F, unsigned flag, int N, int K, int n0, int NP, int KC,
                             int lds) {
 #if RNN_CLUSTER > 1
-    __trap(); /* the plan hands off by flags only without clusters (codegen/cg_persist.c) */
+    __trap(); /* the plan hands off by flags only without clusters (codegen/cg_persist_plan.c) */
 #endif
     enum { U = 8 }; /* pairs of words a thread has in flight */
     const int pairs = NP * KC / 2, even = (K & 1) == 0;
@@ -653,8 +653,8 @@ RNN_DEV void rnn_mv_release(int b) {
 
 /* The partial sums' row stride, LDR (ldr; a template argument of rnn_mv_t and rnn_mv_mma): the
  * floats between two sequences' partial sums of a pass's RPP rows in red ([RNN_WARPS][NP][ldr]),
- * which codegen/cg_persist.c's red_ld gives and sizes red by: RPP padded so that neither the
- * products' stores into red nor rnn_mv_finish's loads (consecutive threads on consecutive rows)
+ * which codegen/cg_persist_plan.c's cg_persist_red_ld gives and sizes red by: RPP padded so that
+ * neither the products' stores into red nor rnn_mv_finish's loads (consecutive threads on consecutive rows)
  * collide in a bank, ldr % 16 == 4 for the mma product (lanes t = 0..3 store sequences 2t and
  * 2t+1, rows g = 0..7), 8 for the FFMA one (quarters q = 0..3 store sequences j*4 + q). */
 

@@ -1,0 +1,753 @@
+/* The persistent backend's tile: which rows, passes, chunks, warps, clusters and hand-off a layer's
+ * persistent kernel takes (cg_persist_plan and its rules, the knobs' parsers, the tile's words),
+ * for cg_persist.c to emit and the runtime to launch (contract in codegen/cg.h, design in
+ * docs/backends.md).
+ * Key idea: block s owns elements [L*s/G, L*(s+1)/G) of every length-L quantity, so it computes
+ * the rows of every step GEMM that produce its own units; the plan sizes that share (rows a pass,
+ * sequences a pass, staged chunks, weights held in registers) to the device's shared memory and
+ * registers, and says why where the layer does not fit. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cg_gen.h"
+
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* Rows of stacked block b of GEMM gm (its parameter's rows). */
+int64_t cg_persist_block_rows(const PlanLayout *L, const SchedGemm *gm, int b) {
+    const IrCell *c = L->plan->cell;
+    return L->param_rows[c->nodes[c->nodes[gm->products[b]].args[0]].index];
+}
+
+const char *cg_products_name(CgProducts products) {
+    static const char *const names[] = {"fp32 FFMA", "tf32 tensor-core", "fp16 tensor-core", "bf16 tensor-core"};
+    return products >= CG_FFMA && products <= CG_BF16 ? names[products] : "unknown";
+}
+
+/* The products' input precision in a word: "fp32", "tf32", "fp16" or "bf16". */
+static const char *products_precision(CgProducts products) {
+    static const char *const names[] = {"fp32", "tf32", "fp16", "bf16"};
+    return products >= CG_FFMA && products <= CG_BF16 ? names[products] : "unknown";
+}
+
+int cg_persist_nw(int64_t N) { return N <= 4 ? 1 : N <= 8 ? 2 : N <= 16 ? 4 : 8; }
+
+int cg_persist_class(int64_t N) { return N <= 4 ? 0 : N <= 8 ? 1 : N <= 16 ? 2 : N <= 32 ? 3 : 4; }
+
+/* Floats between two sequences' partial sums of rpp rows (persist.cuh's LDR, which the kernels take
+ * from here as a template argument, above rnn_mv_finish): rpp padded to 4 modulo 16 for the mma
+ * product, 8 for FFMA, so that no two lanes' stores or loads share a bank; at most rpp + 12. */
+int64_t cg_persist_red_ld(int64_t rpp, int mma) { return rpp + ((mma ? 4 : 8) - rpp % 16 + 16) % 16; }
+
+/* Columns of K a block's warps take a step, which staging chunks and a split K's parts come in whole:
+ * rnn_mv_t, rnn_mv_mma: warps' shares of whole 16-byte loads a quarter-warp (16 k) or, with 16-bit
+ * weights, a warp's 32 k a step. */
+static int64_t k_grain(const CgPersist *P) { return (P->half ? 32 : 16) * (int64_t)P->warps; }
+
+/* The 16-row tiles of a tensor-core pass of 8*rw rows (persist.cuh rnn_mv_mma's MT). */
+int cg_persist_mma_tiles(int rw) { return (rw + 1) / 2; }
+
+/* Are a backward's weight rows (cols elements) whole 16-byte pieces, so that their columns load
+ * through rnn_load_transposed? (Split K loads only so.) */
+int cg_persist_rows_in_pieces(const CgPersist *P, int64_t cols) { return cols % (16 / (P->half ? 2 : 4)) == 0; }
+
+/* Bytes of dynamic shared memory: fixed part, two staging tiles, the partial sums. */
+static int64_t smem_bytes(const CgPersist *P) {
+    if (P->ngemms == 0) return 0;
+    int64_t np = 4 * (int64_t)P->nw;
+    return (P->fixed_floats + P->xs_floats + P->warps * np * cg_persist_red_ld(P->rpp_max, P->mma)) * (int64_t)sizeof(float);
+}
+
+/* Does a node of a step group (J wide) take an argument r for which test(L, r, J, arg) holds? */
+typedef int (*ArgTest)(const PlanLayout *L, IrRef r, int64_t J, int arg);
+static int step_args_any(const PlanLayout *L, ArgTest test, int arg) {
+    const Plan *p = L->plan;
+    const IrCell *c = p->cell;
+    for (int gi = 0; gi < p->ngroups; gi++) {
+        const SchedGroup *grp = &p->groups[gi];
+        if (grp->program != SCHED_STEP) continue;
+        int64_t J = cg_group_width(L, gi);
+        for (int i = 0; i < grp->nnodes; i++) {
+            const IrNode *n = &c->nodes[grp->nodes[i]];
+            for (int a = 0; a < ir_ops[n->op].arity; a++)
+                if (test(L, n->args[a], J, arg)) return 1;
+        }
+    }
+    return 0;
+}
+
+/* r is a result of GEMM j as long as J (so in the rows the group's block computed). */
+static int own_rows_of(const PlanLayout *L, IrRef r, int64_t J, int j) {
+    const IrCell *c = L->plan->cell;
+    return c->nodes[r].op == IR_MATVEC && L->plan->node[r].gemm == j && ir_node_len(c, r, L->dimval) == J;
+}
+
+/* Does a step group read a result of GEMM j as long as its own J (so in the rows its block computed)? */
+static int read_in_own_rows(const PlanLayout *L, int j) { return step_args_any(L, own_rows_of, j); }
+
+/* Is every read of GEMM j's results a step group's in the rows its block computed (so from shared
+ * memory, for the sequences kept there)? Not where a group of any other program reads them, a
+ * group writes one out as it is, or another GEMM multiplies one. */
+static int read_only_in_own_rows(const PlanLayout *L, int j) {
+    const Plan *p = L->plan;
+    const IrCell *c = p->cell;
+    for (int k = 0; k < p->ngemms; k++)
+        if (c->nodes[p->gemms[k].operand].op == IR_MATVEC && p->node[p->gemms[k].operand].gemm == j) return 0;
+    for (int gi = 0; gi < p->ngroups; gi++) {
+        const SchedGroup *grp = &p->groups[gi];
+        int64_t J = cg_group_width(L, gi);
+        for (int i = 0; i < grp->nnodes + grp->nwrites; i++) {
+            IrRef args[3];
+            for (int a = 0, na = cg_item_reads(c, grp, i, args); a < na; a++) {
+                if (c->nodes[args[a]].op != IR_MATVEC || p->node[args[a]].gemm != j) continue;
+                if (i >= grp->nnodes || grp->program != SCHED_STEP || !own_rows_of(L, args[a], J, j)) return 0;
+            }
+        }
+    }
+    return 1;
+}
+
+int cg_persist_find_group(const Plan *p, int prog, int k) {
+    for (int gi = 0; gi < p->ngroups; gi++)
+        if ((int)p->groups[gi].program == prog && p->groups[gi].index == k) return gi;
+    return -1;
+}
+
+/* Does group gi read, in a node or a write (cg_item_reads), a value r for which test(L, r, J, arg)
+ * holds (J: the group's width)? */
+static int group_reads_any(const PlanLayout *L, int gi, ArgTest test, int arg) {
+    const SchedGroup *grp = &L->plan->groups[gi];
+    const int64_t J = cg_group_width(L, gi);
+    for (int i = 0; i < grp->nnodes + grp->nwrites; i++) {
+        IrRef args[3];
+        for (int a = 0, na = cg_item_reads(L->plan->cell, grp, i, args); a < na; a++)
+            if (test(L, args[a], J, arg)) return 1;
+    }
+    return 0;
+}
+
+/* r is a result of GEMM j. */
+static int result_of(const PlanLayout *L, IrRef r, int64_t J, int j) {
+    (void)J;
+    return L->plan->cell->nodes[r].op == IR_MATVEC && L->plan->node[r].gemm == j;
+}
+
+/* Does group gi read a result of GEMM j? */
+static int group_reads_gemm(const PlanLayout *L, int gi, int j) { return group_reads_any(L, gi, result_of, j); }
+
+/* A fused step's group (CgPersistGemm.fuse) takes at least this many items a block: with one warp of
+ * them (small_b4: 4 sequences x 8 units), that warp adding up every partial sum it reads took longer
+ * than rnn_mv_finish's whole block (bench/NOTES.md section 45). */
+enum { FUSE_ITEMS = 64 };
+
+/* Can the group after forward GEMM qi's phase add up its warps' partial sums itself
+ * (CgPersistGemm.fuse)? Where its results stay on chip only (kept_only), in one pass of rows and, for
+ * every batch of the class, of sequences, that group alone reads them and no other product of the
+ * step runs between (the partial sums' area, rnn_red, holds the block's last product's); on tensor
+ * cores (FFMA products measured no gain), where the class's largest batch gives the group's blocks
+ * FUSE_ITEMS items. */
+static int sums_left_in_red(const PlanLayout *L, const CgPersist *P, int qi) {
+    const Plan *p = L->plan;
+    const CgPersistGemm *q = &P->gemms[qi];
+    const int phase = p->gemms[q->gemm].phase, next = cg_persist_find_group(p, SCHED_STEP, phase + 1);
+    if (P->backward || !P->mma || !q->kept_only || q->passes != 1 || !P->seqs_max || P->seqs_max > 4 * P->nw ||
+        next < 0 || !group_reads_gemm(L, next, q->gemm) || P->seqs_max * ceil_div(cg_group_width(L, next), P->blocks) < FUSE_ITEMS)
+        return 0;
+    for (int k = qi + 1; k < P->ngemms; k++)
+        if (p->gemms[P->gemms[k].gemm].phase == phase) return 0; /* a later product of its phase */
+    for (int gi = 0; gi < p->ngroups; gi++)
+        if (gi != next && group_reads_gemm(L, gi, q->gemm)) return 0;
+    return 1;
+}
+
+/* The registers a thread the A fragments of `steps` k steps of a pass of 8*rw rows take: 8 a 16-row
+ * tile and step (persist.cuh rnn_wfrag). */
+static int64_t fragment_registers(int64_t steps, int rw) { return steps * 8 * cg_persist_mma_tiles(rw); }
+
+/* The steps of rnn_mv_mma's k loop whose A fragments each warp of forward GEMM qi could keep in
+ * registers (CgPersistGemm.wregs), and their registers (8 a 16-row tile and step) in *regs; 0 where
+ * it cannot: FFMA, the backward, split K, more than one pass of rows, or chunks. */
+static int fragment_steps(const CgPersist *P, int qi, int64_t *regs) {
+    const CgPersistGemm *q = &P->gemms[qi];
+    *regs = 0;
+    if (P->backward || !P->mma || P->split || q->passes != 1 || q->chunks != 1) return 0;
+    const int64_t steps = q->kc / k_grain(P);
+    *regs = fragment_registers(steps, q->rw);
+    return (int)steps;
+}
+
+int cg_persist_held_registers(const CgPersist *P) {
+    int64_t regs = 0;
+    for (int qi = 0; qi < P->ngemms; qi++) regs += fragment_registers(P->gemms[qi].wregs, P->gemms[qi].rw);
+    return (int)regs;
+}
+
+/* Which step GEMMs keep their weights' fragments in registers (CgPersistGemm.wregs): those needing
+ * most first, within a budget of what a block of this many warps may take a thread (65536 a
+ * multiprocessor, 255 at most) past what the rest of the unit takes, less rnn_mv_mma's sums past a
+ * pass of 16 sequences (8 registers a 16-row tile and 8 sequences: at 32 a pass, mLSTM's two GEMMs'
+ * fragments spilled); or within asked registers (CgPersistAsk.wregs: -1 none). The rest, from ptxas
+ * over every shipped cell's forward at 8-32 sequences, H = 640-1024, 4 and 8 warps, tf32 and fp16
+ * (bench/NOTES.md section 47): 127 (so 128 at 4 and 8 warps: deepbench's and small_b4's tf32
+ * fragments), but 150 with several step GEMMs at 32 sequences a pass or on 4 warps, where mLSTM and
+ * LSTMP spilled at 127 (LSTM, GRU and peephole never did, nor these two at 8 warps and at most 16 a
+ * pass). A kernel that spills all the same is built again holding fewer (runtime/rt_persist.c). */
+static void weights_in_registers(CgPersist *P, int asked) {
+    int cap = 65536 / (32 * P->warps), mt = 0;
+    if (cap > 255) cap = 255;
+    for (int qi = 0; qi < P->ngemms; qi++) {
+        P->gemms[qi].wregs = 0;
+        if (cg_persist_mma_tiles(P->gemms[qi].rw) > mt) mt = cg_persist_mma_tiles(P->gemms[qi].rw);
+    }
+    const int nt = P->nw / 2; /* 8-sequence tiles a pass */
+    const int rest = P->ngemms > 1 && (nt > 2 || P->warps < 8) ? 150 : 127; /* the rest of the unit (above) */
+    int64_t left = asked ? (asked < 0 ? 0 : asked) : cap - rest - (nt > 2 ? 8 * mt * (nt - 2) : 0);
+    for (;;) {
+        int best = -1, steps = 0;
+        int64_t most = 0, regs = 0;
+        for (int qi = 0; qi < P->ngemms; qi++) {
+            const int k = P->gemms[qi].wregs ? 0 : fragment_steps(P, qi, &regs);
+            if (k > 0 && regs <= left && regs > most) best = qi, steps = k, most = regs;
+        }
+        if (best < 0) return;
+        P->gemms[best].wregs = steps;
+        left -= most;
+    }
+}
+
+/* Does group gi read a result of a phase-`phase` step GEMM computed by another block? Not when
+ * every such stacked block is exactly J long: the block then computed those rows itself. */
+int cg_persist_reads_foreign_rows(const PlanLayout *L, int gi, int phase) {
+    const Plan *p = L->plan;
+    const IrCell *c = p->cell;
+    const SchedGroup *grp = &p->groups[gi];
+    int64_t J = cg_group_width(L, gi);
+    for (int i = 0; i < grp->nnodes + grp->nwrites; i++) {
+        IrRef args[3];
+        int na = cg_item_reads(c, grp, i, args);
+        for (int a = 0; a < na; a++) {
+            const SchedNode *s = &p->node[args[a]];
+            if (c->nodes[args[a]].op != IR_MATVEC) continue;
+            const SchedGemm *gm = &p->gemms[s->gemm];
+            if (gm->program == SCHED_STEP && gm->phase == phase && ir_node_len(c, args[a], L->dimval) != J) return 1;
+        }
+    }
+    return 0;
+}
+
+/* r is a state of another length than J. */
+static int state_not_j(const PlanLayout *L, IrRef r, int64_t J, int unused) {
+    (void)unused;
+    const IrCell *c = L->plan->cell;
+    return c->nodes[r].op == IR_STATE && ir_node_len(c, r, L->dimval) != J;
+}
+
+/* Does a step group read or write a state of another length than its J? Then the blocks'
+ * shares of that state (and of its adjoint) differ between the group (J) and the rest (the
+ * state's length). */
+int cg_persist_states_cross_blocks(const PlanLayout *L) {
+    const Plan *p = L->plan;
+    for (int gi = 0; gi < p->ngroups; gi++) {
+        const SchedGroup *grp = &p->groups[gi];
+        if (grp->program != SCHED_STEP) continue;
+        for (int w = 0; w < grp->nwrites; w++)
+            if (grp->writes[w].kind == WRITE_STATE &&
+                ir_node_len(p->cell, grp->writes[w].node, L->dimval) != cg_group_width(L, gi))
+                return 1;
+    }
+    return step_args_any(L, state_not_j, 0);
+}
+
+/* r is an element-wise value of the step that a step group computed over another width than J (so,
+ * for some elements, in another block). */
+static int foreign_value(const PlanLayout *L, IrRef r, int64_t J, int unused) {
+    (void)unused;
+    const SchedNode *s = &L->plan->node[r]; /* s->group: the number of the step group computing it */
+    if (s->program != SCHED_STEP || s->gemm >= 0) return 0;
+    int from = cg_persist_find_group(L->plan, SCHED_STEP, s->group);
+    return from < 0 || cg_group_width(L, from) != J;
+}
+
+/* Does step group gi read such a value? Within one step only a barrier would guard that. */
+static int reads_foreign_values(const PlanLayout *L, int gi) { return group_reads_any(L, gi, foreign_value, 0); }
+
+/* Is step GEMM gm's operand a value of its step that moves as flagged words (cg_flagged_buffer):
+ * an element-wise node a later step group computes (not group 0: the plan refuses that), stored whole
+ * in a buffer as long as the GEMM's K? */
+static int operand_flaggable(const PlanLayout *L, const SchedGemm *gm) {
+    const Plan *p = L->plan;
+    const SchedNode *s = &p->node[gm->operand];
+    IrOp op = p->cell->nodes[gm->operand].op;
+    if (op == IR_STATE || op == IR_MATVEC || s->program != SCHED_STEP || s->buffer < 0) return 0;
+    int64_t K = L->gemm_cols[gm - p->gemms];
+    return s->group >= 1 && s->group <= gm->phase && /* the number of the step group computing it */
+           L->buffer_width[s->buffer] == K && ir_node_len(p->cell, gm->operand, L->dimval) == K;
+}
+
+/* Can a forward's steps hand off by flagged values (CG_HANDOFF_FLAGS)? When every step GEMM is staged
+ * whole from a value that says itself when it has arrived: phase 0's from states (step t-1's flagged
+ * words), a later phase's from a value its step computed (that step's flagged words: mLSTM's m,
+ * LSTMP's projected input); no group reads another block's rows, values or states; no group 0 before
+ * the first GEMMs. Each block writes a part of each multiplied state (their lengths at least the
+ * blocks), so a block that has staged step t-1's states knows that every block has left step t-2:
+ * two slots a flagged quantity suffice. Clusters stage by multicast bulk copies, which cannot check
+ * flags. */
+static int flags_allowed(const PlanLayout *L, const CgPersist *P) {
+    const Plan *p = L->plan;
+    const IrCell *c = p->cell;
+    if (P->backward || P->cluster > 1 || P->ngemms == 0) return 0;
+    if (cg_persist_find_group(p, SCHED_STEP, 0) >= 0) return 0;
+    for (int qi = 0; qi < P->ngemms; qi++) {
+        const SchedGemm *gm = &p->gemms[P->gemms[qi].gemm];
+        if (P->gemms[qi].chunks != 1) return 0;
+        if (gm->phase == 0 ? c->nodes[gm->operand].op != IR_STATE : !operand_flaggable(L, gm)) return 0;
+    }
+    for (int k = 1; k <= p->phases[SCHED_STEP]; k++) {
+        int gi = cg_persist_find_group(p, SCHED_STEP, k);
+        if (gi < 0) continue;
+        for (int ph = 0; ph < k; ph++)
+            if (cg_persist_reads_foreign_rows(L, gi, ph)) return 0;
+        if (reads_foreign_values(L, gi)) return 0;
+    }
+    for (int k = 0; k < c->nstates; k++)
+        if (cg_state_multiplied(p, k) && ir_shape_numel(&c->states[k].shape, L->dimval) < P->blocks) return 0;
+    return !cg_persist_states_cross_blocks(L);
+}
+
+int cg_state_multiplied(const Plan *p, int k) {
+    for (int j = 0; j < p->ngemms; j++) {
+        const IrNode *n = &p->cell->nodes[p->gemms[j].operand];
+        if (p->gemms[j].program == SCHED_STEP && n->op == IR_STATE && n->index == k) return 1;
+    }
+    return 0;
+}
+
+int cg_flagged_buffer(const PlanLayout *L, int b) {
+    const Plan *p = L->plan;
+    for (int j = 0; j < p->ngemms; j++)
+        if (p->gemms[j].program == SCHED_STEP && p->gemms[j].phase > 0 && p->node[p->gemms[j].operand].buffer == b &&
+            operand_flaggable(L, &p->gemms[j]))
+            return 1;
+    return 0;
+}
+
+/* Words a sequence of one slot of each flagged quantity before state k's (k < nstates) or, k =
+ * nstates + b, before buffer b's; nstates + nbuffers: all of them. The one order of the flagged
+ * words: the states a step GEMM multiplies, then the flagged buffers, each two such slots; -1 on
+ * overflow. */
+int64_t cg_persist_flag_words_before(const PlanLayout *L, int k) {
+    const IrCell *c = L->plan->cell;
+    int64_t words = 0;
+    for (int i = 0; i < k && i < c->nstates; i++)
+        if (cg_state_multiplied(L->plan, i) &&
+            __builtin_add_overflow(words, ir_shape_numel(&c->states[i].shape, L->dimval), &words))
+            return -1;
+    for (int b = 0; b < k - c->nstates && b < L->plan->nbuffers; b++)
+        if (cg_flagged_buffer(L, b) && __builtin_add_overflow(words, L->buffer_width[b], &words)) return -1;
+    return words;
+}
+
+int64_t cg_persist_flag_words(const PlanLayout *L, int64_t N) {
+    int64_t per = cg_persist_flag_words_before(L, L->plan->cell->nstates + L->plan->nbuffers), words;
+    return per < 0 || __builtin_mul_overflow(2 * N, per, &words) ? -1 : words;
+}
+
+/* Lays out shared memory with staging chunks of at most kc_cap columns (0: all of K at once);
+ * with res, room for the forward's step results of the batch class's sequences (at most 64). */
+static void lay_out(const PlanLayout *L, CgPersist *P, int64_t kc_cap, int64_t budget, int res) {
+    int64_t off = 0;
+    P->kc_max = P->rpp_max = P->xs_floats = 0;
+    P->tiles = 1;
+    for (int k = 0; k < P->ngemms; k++) {
+        CgPersistGemm *q = &P->gemms[k];
+        int64_t grain = k_grain(P);
+        int64_t whole = ceil_div(q->K, grain) * grain;
+        q->kc = kc_cap && whole > kc_cap ? ceil_div(kc_cap, grain) * grain : whole;
+        q->chunks = ceil_div(q->K, q->kc);
+        if (q->chunks > 1) P->tiles = 2;
+        q->ldw = q->chunks * q->kc + P->pad;
+        q->w_off = off;
+        if (off <= budget) off += ceil_div((int64_t)q->passes * 8 * q->rw * q->ldw, P->half ? 2 : 1); /* floats */
+        if (q->kc > P->kc_max) P->kc_max = q->kc;
+        if (8 * q->rw > P->rpp_max) P->rpp_max = 8 * q->rw;
+    }
+    for (int k = 0; k < P->ngemms; k++) { /* the staging tiles: the most any GEMM's take ([NP][kc + pad] each) */
+        const CgPersistGemm *q = &P->gemms[k];
+        int64_t row = q->x16 ? ceil_div(q->kc + P->pad, 2) : q->kc + P->xpad; /* floats: halves padded as the weights' */
+        int64_t floats = P->tiles * 4 * (int64_t)P->nw * row;
+        if (floats > P->xs_floats) P->xs_floats = floats;
+    }
+    for (int k = 0; k < P->ngemms && off <= budget; k++) {
+        P->gemms[k].map_off = off;
+        off += ceil_div(P->gemms[k].rows, 4) * 4;
+    }
+    for (int k = 0; k < P->ngemms && off <= budget; k++) {
+        CgPersistGemm *q = &P->gemms[k];
+        q->res_cap = res && !P->backward && read_in_own_rows(L, q->gemm) ? (P->nw_class < 8 ? 4 * P->nw_class : 64) : 0;
+        q->kept_only = q->res_cap && read_only_in_own_rows(L, q->gemm);
+        q->res_off = off;
+        off += (int64_t)q->res_cap * q->passes * 8 * q->rw;
+    }
+    P->xch_off = off;
+    int64_t ro_max = 0; /* the exchange areas, [2][cluster][4*nw][ro]: the largest any GEMM takes */
+    for (int k = 0; P->split && k < P->ngemms; k++)
+        if (P->gemms[k].ro > ro_max) ro_max = P->gemms[k].ro;
+    off += 2 * (int64_t)P->cluster * 4 * P->nw * ro_max;
+    P->fixed_floats = off;
+}
+
+/* Can blocks in clusters share every staged operand? Bulk copies move whole 16-byte pieces and
+ * write only elements below K: a chunk must end at K, or (staged whole) every GEMM's tile rows
+ * must have the same length, so the elements past K stay the zeros rnn_cluster_init wrote. */
+static int cluster_can_share(const CgPersist *P) {
+    if (P->ngemms == 0) return 0; /* nothing staged: nothing to share */
+    int tail = 0; /* a GEMM whose staged rows end before the tile's */
+    for (int k = 0; k < P->ngemms; k++) {
+        if (P->gemms[k].K % (P->gemms[k].x16 ? 8 : 4)) return 0; /* whole 16-byte pieces */
+        tail |= P->gemms[k].K != P->gemms[k].chunks * P->gemms[k].kc;
+    }
+    for (int k = 0; tail && k < P->ngemms; k++) /* then every GEMM's rows must be laid out alike */
+        if (P->gemms[k].chunks > 1 || P->gemms[k].K != P->gemms[0].K || P->gemms[k].kc != P->gemms[0].kc ||
+            P->gemms[k].x16 != P->gemms[0].x16)
+            return 0;
+    return 1;
+}
+
+/* " in clusters of C" when P has clusters, else "" (into buf). */
+const char *cg_persist_in_clusters(const CgPersist *P, char buf[48]) {
+    buf[0] = 0;
+    if (P->cluster > 1) snprintf(buf, 48, " in clusters of %d%s", P->cluster, P->split ? " splitting K" : "");
+    return buf;
+}
+
+/* cg_persist_plan for clusters of `cluster` blocks (1: none). */
+static int plan_for(Arena *arena, const PlanLayout *L, const CgPersistAsk *ask, int cluster, CgPersist *P, char *why,
+                    size_t why_size) {
+    const Plan *p = L->plan;
+    const IrCell *c = p->cell;
+    const int64_t N = ask->N;
+    const int backward = ask->backward, sms = ask->sms;
+    /* with clusters the unit's own shared variables (persist.cuh: barriers) take 64 bytes */
+    const int64_t smem_limit = ask->smem_limit - (cluster > 1 ? 64 : 0);
+    memset(P, 0, sizeof *P);
+    P->backward = backward;
+    P->cluster = cluster;
+    P->products = ask->products;
+    P->mma = ask->products != CG_FFMA;
+    P->half = ask->products == CG_F16 || ask->products == CG_BF16;
+    P->twins = ask->twins != 0;
+    P->split = ask->split && backward && cluster > 1;
+    P->pad = P->half ? 32 : P->mma ? 16 : 4; /* RNN_PAD_16, RNN_PAD_MMA, RNN_PAD_FFMA (persist.cuh) */
+    P->xpad = P->mma && !P->half ? 16 : 4;
+    if (ask->products < CG_FFMA || ask->products > CG_BF16) {
+        snprintf(why, why_size, "products %d; the persistent kernel takes fp32, tf32, fp16 or bf16", (int)ask->products);
+        return 0;
+    }
+    P->warps = ask->warps ? ask->warps : CG_PERSIST_WARPS;
+    int nw_min = P->mma ? 2 : 1;         /* mma: whole 8-sequence tiles */
+    P->nw_class = cg_persist_nw(N);
+    P->seqs_max = N <= 32 ? 4 * P->nw_class : 0;
+    P->nw = P->nw_class > nw_min ? P->nw_class : nw_min;
+    if (ask->nw_max && ask->nw_max < P->nw) P->nw = ask->nw_max > nw_min ? ask->nw_max : nw_min;
+    if (why_size) why[0] = 0;
+    if (P->warps != 4 && P->warps != 8 && P->warps != 16) {
+        snprintf(why, why_size, "%d warps a block; the persistent kernel takes 4, 8 or 16", P->warps);
+        return 0;
+    }
+    if (ask->kc_cap && ask->kc_cap < 256) {
+        snprintf(why, why_size, "staging chunks of %lld columns; at least 256", (long long)ask->kc_cap);
+        return 0;
+    }
+    int64_t longest = 1, weights = 0;
+    for (int gi = 0; gi < p->ngroups; gi++)
+        if (p->groups[gi].program == SCHED_STEP && cg_group_width(L, gi) > longest) longest = cg_group_width(L, gi);
+    for (int j = 0; j < p->ngemms; j++) {
+        if (p->gemms[j].program != SCHED_STEP) continue;
+        IrOp op = c->nodes[p->gemms[j].operand].op;
+        if (op != IR_STATE && op != IR_MATVEC && p->node[p->gemms[j].operand].buffer < 0) {
+            snprintf(why, why_size, "step GEMM G%d multiplies a value that has no buffer", j);
+            return 0;
+        }
+        P->ngemms++;
+        weights += L->gemm_rows[j] * L->gemm_cols[j];
+        if (backward && L->gemm_cols[j] > longest) longest = L->gemm_cols[j]; /* blocks own operand elements */
+        for (int b = 0; !backward && b < p->gemms[j].nproducts; b++) /* blocks own result rows */
+            if (cg_persist_block_rows(L, &p->gemms[j], b) > longest) longest = cg_persist_block_rows(L, &p->gemms[j], b);
+    }
+    if (sms < 1 || smem_limit < 1) {
+        snprintf(why, why_size, "no device to size the persistent kernel for");
+        return 0;
+    }
+    const int cap = ask->blocks > 0 && ask->blocks < sms ? ask->blocks : sms; /* the fewer-blocks tile's */
+    P->blocks = (longest < cap ? (int)longest : cap) / cluster * cluster;
+    if (P->blocks < 1) {
+        snprintf(why, why_size, "%lld blocks' work does not fill a cluster of %d", (long long)longest, cluster);
+        return 0;
+    }
+    P->gemms = arena_array(arena, (size_t)P->ngemms + 1, sizeof *P->gemms);
+    if (!P->gemms) {
+        snprintf(why, why_size, "out of memory");
+        return 0;
+    }
+    int64_t k = 0, budget = smem_limit / (int64_t)sizeof(float);
+    for (int j = 0; j < p->ngemms; j++) {
+        if (p->gemms[j].program != SCHED_STEP) continue;
+        CgPersistGemm *q = &P->gemms[k++];
+        q->gemm = j;
+        /* the multiplied operand staged from its 16-bit twin, which the kernel writes (twins): a forward's
+         * state (handed off by flags: as 16-bit flagged words, persist.cuh rnn_flag_stage16) or, unless
+         * flags are asked for, a later phase's value of the step (cg_flagged_buffer: the twin in its
+         * flagged words' slots; with flags its 8-byte words measured faster than 16-bit ones, bench/
+         * NOTES.md section 44), a backward's result adjoint where its group alone sends it
+         * (cg_adjoint_twinned); where its rows are whole 16-byte pieces (else fp32 rows copy 4 or 16
+         * bytes at a time, and clusters can share them) */
+        const int out = p->gemms[j].out_buffer;
+        const IrOp op = c->nodes[p->gemms[j].operand].op;
+        const int value16 = ask->handoff != CG_HANDOFF_FLAGS && operand_flaggable(L, &p->gemms[j]);
+        q->x16 = P->half && P->twins &&
+                 (backward ? cg_adjoint_twinned(p, out) && L->gemm_rows[j] % 8 == 0 && L->buffer_width[out] % 8 == 0
+                           : (op == IR_STATE || value16) && L->gemm_cols[j] % 8 == 0);
+        /* forward: this block's result rows times the operand; backward: W^T's rows for this block's
+         * operand elements (W's columns) times the result's adjoint */
+        q->K = q->kfull = backward ? L->gemm_rows[j] : L->gemm_cols[j];
+        if (backward) q->rows = ceil_div(L->gemm_cols[j], P->blocks);
+        for (int b = 0; !backward && b < p->gemms[j].nproducts; b++)
+            q->rows += ceil_div(cg_persist_block_rows(L, &p->gemms[j], b), P->blocks);
+        if (P->split) { /* the cluster's rows, each block's ro apart, for a cluster-th of K in whole grains */
+            q->ro = q->rows;
+            q->rows = cluster * q->ro;
+            q->K = ceil_div(ceil_div(q->kfull, cluster), k_grain(P)) * k_grain(P);
+            const char *no = q->kfull <= (cluster - 1) * q->K ? "a block would get no part of it"
+                             : q->rows > 32 ? "the cluster's rows take two passes or more"
+                             : !cg_persist_rows_in_pieces(P, L->gemm_cols[j]) ? "weight rows not whole 16-byte pieces"
+                                                                    : NULL;
+            if (no) {
+                snprintf(why, why_size, "G%d's K (%lld, %lld rows a block) not split: %s", j, (long long)q->kfull,
+                         (long long)q->ro, no);
+                return 0;
+            }
+        }
+        q->passes = (int)(q->rows > budget ? 1 : ceil_div(q->rows > 0 ? q->rows : 1, 32));
+        q->rw = (int)ceil_div(q->rows > 0 ? q->rows : 1, 8 * (int64_t)q->passes);
+        if (q->rw > 4 || q->K > budget) { /* more than fits anyway: keep the numbers small */
+            q->rw = 4;
+            q->passes = (int)(budget / 32 + 1);
+        }
+    }
+    /* the first layout that fits: the operand staged whole (one wait a step) before in chunks, and
+     * long chunks before short ones (each chunk is a wait and two block barriers: 16 chunks of
+     * 256 cost a 4096-long backward 4.4 us a step of staging, bench/NOTES.md); GEMM results kept
+     * in shared memory before not; the batch class's sequences a pass before fewer */
+    static const struct { int64_t kc_cap; int res; } tries[] = {{0, 1},    {0, 0},    {2048, 1}, {2048, 0}, {1024, 1},
+                                                               {1024, 0}, {512, 1},  {512, 0},  {256, 1},  {256, 0}};
+    /* chunks of at most kc_cap asked for: that length first (whole 256s, so every warp's share is
+     * whole; an operand no longer is staged whole), then the shorter ones of the list */
+    const int64_t asked = ask->kc_cap / 256 * 256;
+    for (int fits = 0;; P->nw /= 2) {
+        for (int res = 1; asked && res >= 0 && !fits; res--) {
+            lay_out(L, P, asked, budget, res);
+            fits = P->fixed_floats <= budget && smem_bytes(P) <= smem_limit;
+        }
+        for (size_t t = 0; t < sizeof tries / sizeof *tries && !fits; t++) {
+            if (asked && (!tries[t].kc_cap || tries[t].kc_cap >= asked)) continue;
+            lay_out(L, P, tries[t].kc_cap, budget, tries[t].res);
+            fits = P->fixed_floats <= budget && smem_bytes(P) <= smem_limit;
+        }
+        if (fits || P->nw / 2 < nw_min) break;
+    }
+    const int wsize = P->half ? 2 : 4; /* bytes a weight on chip */
+    P->weight_bytes = weights * wsize;
+    int64_t need = P->fixed_floats > budget ? P->fixed_floats * (int64_t)sizeof(float) : smem_bytes(P);
+    P->smem = need;
+    if (need > smem_limit) {
+        snprintf(why, why_size,
+                 "step weights %.1f MB need %.0f KB of shared memory per block on %d blocks; a block has %.0f KB",
+                 weights * wsize / 1e6, need / 1024.0, P->blocks, smem_limit / 1024.0);
+        return 0;
+    }
+    if (cluster > 1 && !P->split && !cluster_can_share(P)) {
+        snprintf(why, why_size, "clusters cannot share the staged operands (lengths not whole 16-byte pieces, or chunks past them)");
+        return 0;
+    }
+    P->flags = ask->handoff == CG_HANDOFF_FLAGS && flags_allowed(L, P);
+    for (int qi = 0; qi < P->ngemms; qi++) P->gemms[qi].fuse = sums_left_in_red(L, P, qi);
+    weights_in_registers(P, ask->wregs);
+    char cl[48];
+    int held = 0;
+    for (int qi = 0; qi < P->ngemms; qi++) held += P->gemms[qi].wregs > 0;
+    snprintf(why, why_size, "step weights %.1f MB fit on chip: %d blocks of %d warps%s, %.0f KB of shared memory each, %s products%s",
+             weights * wsize / 1e6, P->blocks, P->warps, cg_persist_in_clusters(P, cl), need / 1024.0,
+             cg_products_name(P->products), !held ? "" : held == P->ngemms ? ", weights held in registers" :
+             ", some weights held in registers");
+    return 1;
+}
+
+int cg_persist_plan(Arena *arena, const PlanLayout *L, const CgPersistAsk *ask, CgPersist *P, char *why,
+                    size_t why_size) {
+    if (ask->cluster <= 1) return plan_for(arena, L, ask, 1, P, why, why_size);
+    if (plan_for(arena, L, ask, ask->cluster, P, why, why_size)) return 1;
+    char refused[256], also[256] = "", head[40] = "";
+    snprintf(refused, sizeof refused, "%s", why_size ? why : "");
+    CgPersistAsk shared = *ask; /* K not split: the cluster shares the staged operand instead, where it can */
+    shared.split = 0;
+    int planned = ask->split && ask->backward && plan_for(arena, L, &shared, ask->cluster, P, why, why_size);
+    if (!planned) {
+        if (ask->split && ask->backward && why_size) snprintf(also, sizeof also, "; %s", why);
+        if (!plan_for(arena, L, ask, 1, P, why, why_size)) return 0;
+        snprintf(head, sizeof head, "clusters of %d refused: ", ask->cluster);
+    }
+    size_t at = strlen(why); /* why the clusters, or the split, were refused, after what was planned */
+    if (at < why_size) snprintf(why + at, why_size - at, "; %s%s%s", head, refused, also);
+    return 1;
+}
+
+/* Does Q give each block P's work: the same step GEMMs in as many passes and 16-row tiles (8-row
+ * groups in FFMA), chunks and sequences a pass, and every step group's items a thread (a batch of N)? */
+static int same_work(const PlanLayout *L, const CgPersist *P, const CgPersist *Q, int64_t N) {
+    if (Q->ngemms != P->ngemms || Q->cluster != P->cluster || Q->split != P->split || Q->flags != P->flags ||
+        Q->warps != P->warps || Q->nw != P->nw || Q->kc_max != P->kc_max || Q->tiles != P->tiles)
+        return 0;
+    for (int qi = 0; qi < P->ngemms; qi++) {
+        const CgPersistGemm *a = &P->gemms[qi], *b = &Q->gemms[qi];
+        if (a->passes != b->passes || a->chunks != b->chunks ||
+            (P->mma ? cg_persist_mma_tiles(a->rw) != cg_persist_mma_tiles(b->rw) : a->rw != b->rw))
+            return 0;
+    }
+    const int64_t threads = 32 * (int64_t)P->warps;
+    for (int gi = 0; gi < L->plan->ngroups; gi++) {
+        if (L->plan->groups[gi].program != SCHED_STEP) continue;
+        int64_t J = cg_group_width(L, gi);
+        if (ceil_div(N * ceil_div(J, Q->blocks), threads) != ceil_div(N * ceil_div(J, P->blocks), threads)) return 0;
+    }
+    return 1;
+}
+
+int cg_persist_fewer_blocks(const PlanLayout *L, const CgPersistAsk *ask, const CgPersist *P) {
+    if (P->backward || P->blocks <= P->cluster) return 0;
+    Arena scratch;
+    arena_init(&scratch);
+    char why[256];
+    int fewest = 0;
+    CgPersistAsk fewer = *ask;
+    fewer.cluster = P->cluster; /* as planned (a cluster the plan refused: none) */
+    for (int G = P->blocks - P->cluster; G >= P->cluster; G -= P->cluster) { /* the work only grows as G falls */
+        CgPersist Q;
+        fewer.blocks = G;
+        if (!cg_persist_plan(&scratch, L, &fewer, &Q, why, sizeof why) || Q.blocks != G || !same_work(L, P, &Q, ask->N))
+            break;
+        fewest = G;
+    }
+    arena_free(&scratch);
+    return fewest;
+}
+
+int cg_persist_preferred(int64_t N, CgProducts products, int backward, CgOverlap overlap, const CgPersist *planned,
+                         char *why, size_t why_size) {
+    /* per step, a bidirectional layer's two directions (two streams) and a stack's layers (a
+     * wavefront) overlap; persistent kernels, each taking every multiprocessor, run one after the
+     * other: at 64 sequences per step wins, at 32 persistent (bench/NOTES.md section 15). A lone
+     * backward (its clusters splitting K, cg_persist_split) wins at 20-32 sequences, in every
+     * precision, and loses at 48-64 (section 33); one beside another direction or layer keeps 16 */
+    const int tensor = products != CG_FFMA;
+    int64_t limit = backward ? (overlap == CG_ALONE ? 32 : 16) : overlap != CG_ALONE ? 32 : 64;
+    if (N > limit) {
+        snprintf(why, why_size, "batch %lld > %lld (%s%s%s), where per-step %s GEMMs win", (long long)N, (long long)limit,
+                 products_precision(products), backward ? ", backward" : "",
+                 backward ? "" : overlap == CG_BIDIRECTIONAL ? ", bidirectional" : overlap == CG_WAVEFRONT ? ", stacked" : "",
+                 tensor ? "tensor-core" : "cuBLAS");
+        return 0;
+    }
+    /* tensor-core forward at 33-64 sequences: only when a pass takes 32 of them (fastrnns, H=512,
+     * wins; at H=1024 a tf32 pass takes 16 and loses by 3-39%, bench/NOTES.md section 14) */
+    if (tensor && !backward && N > 32 && planned && 4 * planned->nw < 32) {
+        snprintf(why, why_size, "batch %lld > 32 (%s) in passes of %d sequences (not 32), where per-step tensor-core GEMMs win",
+                 (long long)N, products_precision(products), 4 * planned->nw);
+        return 0;
+    }
+    return 1;
+}
+
+int cg_persist_cluster(int64_t N, CgProducts products, int backward, int handoff) {
+    if (handoff == CG_HANDOFF_FLAGS && !backward) return 1; /* multicast copies cannot check a flag */
+    /* Measured on an H100 (bench/NOTES.md section 11): pairs sharing the operand gain 5-17% with
+     * FFMA products (small_b4, fastrnns, flashrnn; deepbench's inference loses 5%, its training
+     * gains 2%) and with tensor-core ones at 16-20 sequences (flashrnn, ds2); they are even at 4
+     * and lose at 32 with tensor cores (deepbench). Forward and backward alike, but for a backward
+     * of 17-32 sequences, whose pairs split K (cg_persist_split; section 33). */
+    if (products == CG_FFMA) return 2;
+    return N > 8 && N <= (cg_persist_split(N, backward) ? 32 : 24) ? 2 : 1;
+}
+
+int cg_persist_split(int64_t N, int backward) {
+    /* bench/NOTES.md sections 32-33: pairs splitting K beat the rule's other tiles at 20-32
+     * sequences (deepbench tf32 30.0 against 36.9 us a training step, fp16 22.8 against 25.0) and
+     * lose at 16 (flashrnn fp16, +8%) and 64 (fastrnns fp16, +6%) */
+    return backward && N > 16 && N <= 32;
+}
+
+int cg_persist_cluster_parse(const char *text) {
+    return strcmp(text, "1") == 0 ? 1 : strcmp(text, "2") == 0 ? 2 : strcmp(text, "4") == 0 ? 4 : 0;
+}
+
+int cg_persist_warps_parse(const char *text) {
+    return strcmp(text, "4") == 0 ? 4 : strcmp(text, "8") == 0 ? 8 : strcmp(text, "16") == 0 ? 16 : 0;
+}
+
+/* text as a whole decimal number in [lo, hi], or 0. */
+static long long whole_in_range(const char *text, long long lo, long long hi) {
+    char *end;
+    long long v = strtoll(text, &end, 10);
+    return end != text && !*end && v >= lo && v <= hi ? v : 0;
+}
+
+int64_t cg_persist_chunk_parse(const char *text) { return whole_in_range(text, 256, 65536); }
+
+int cg_persist_handoff_parse(const char *text) {
+    return strcmp(text, "flags") == 0 ? CG_HANDOFF_FLAGS : strcmp(text, "barrier") == 0 ? CG_HANDOFF_BARRIER : -1;
+}
+
+int cg_persist_blocks_parse(const char *text) { return (int)whole_in_range(text, 1, 1024); }
+
+int cg_persist_wregs_parse(const char *text) { return strcmp(text, "0") == 0 ? -1 : (int)whole_in_range(text, 1, 255); }
+
+int cg_persist_seqs_parse(const char *text) {
+    return strcmp(text, "4") == 0 ? 4 : strcmp(text, "8") == 0 ? 8 : strcmp(text, "16") == 0 ? 16
+         : strcmp(text, "32") == 0 ? 32 : 0;
+}
+
+CgPersistAsk cg_persist_h100_ask(int64_t N, int backward, CgProducts products, int cluster) {
+    return (CgPersistAsk){.N = N, .backward = backward, .products = products, .sms = CG_H100_SMS,
+                          .smem_limit = CG_H100_SMEM,
+                          .cluster = cluster ? cluster : cg_persist_cluster(N, products, backward, CG_HANDOFF_BARRIER),
+                          .split = !cluster && cg_persist_split(N, backward)};
+}
+
+int cg_persist_same_tile(const CgPersist *a, const CgPersist *b) {
+    if (a->blocks != b->blocks || a->warps != b->warps || a->cluster != b->cluster || a->split != b->split || a->nw != b->nw ||
+        a->ngemms != b->ngemms || a->smem != b->smem || a->flags != b->flags)
+        return 0;
+    for (int k = 0; k < a->ngemms; k++)
+        if (a->gemms[k].kc != b->gemms[k].kc || a->gemms[k].res_cap != b->gemms[k].res_cap || a->gemms[k].fuse != b->gemms[k].fuse ||
+            a->gemms[k].x16 != b->gemms[k].x16) /* a later phase's value's twin is kept only without flags asked */
+            return 0;
+    return 1;
+}
+
+void cg_persist_tile_text(const CgPersist *P, char *buf, size_t size) {
+    char cl[48], staged[48];
+    if (P->tiles == 1) snprintf(staged, sizeof staged, "operands staged whole");
+    else snprintf(staged, sizeof staged, "staged in chunks of %lld", (long long)P->kc_max);
+    snprintf(buf, size, "%d blocks of %d warps%s, %d sequences a pass, %s%s", P->blocks, P->warps, cg_persist_in_clusters(P, cl),
+             4 * P->nw, staged, P->flags ? ", steps handed off by flags" : "");
+}
+
+int cg_persist_kernel_name(const Plan *plan, int backward, char *buf, size_t size) {
+    if (!plan || !buf || size == 0) return -1;
+    int n = snprintf(buf, size, "rnncc_%s_p%s", plan->cell->name, backward ? "b" : "");
+    if (n < 0 || (size_t)n >= size) {
+        buf[0] = 0;
+        return -1;
+    }
+    return n;
+}
