@@ -80,6 +80,12 @@ static int cmp_double(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
+/* The median of the n values at t (which it sorts). */
+static double median(double *t, int n) {
+    qsort(t, (size_t)n, sizeof *t, cmp_double);
+    return t[n / 2];
+}
+
 /* The median over PROBE_RUNS launches of `steps` steps of candidate p, in µs. */
 static rnncc_status probe_median(rnncc_model *m, int li, const RtPersist *p, Scratch *s, int steps, double *us) {
     cudaStream_t st = m->streams[0];
@@ -93,8 +99,7 @@ static rnncc_status probe_median(rnncc_model *m, int li, const RtPersist *p, Scr
         RT_CUDA(m, cudaEventElapsedTime(&ms, m->tevents[0], m->tevents[1]));
         t[i] = ms * 1000.0;
     }
-    qsort(t, PROBE_RUNS, sizeof *t, cmp_double);
-    *us = t[PROBE_RUNS / 2];
+    *us = median(t, PROBE_RUNS);
     return RNNCC_OK;
 }
 
@@ -358,12 +363,6 @@ static void search(Search *S, const CgPersistAsk *base) {
     }
 }
 
-/* The median of CONFIRM_ROUNDS probes of p, taken in turn with another tile's by the caller. */
-static double median3(double *t) {
-    qsort(t, CONFIRM_ROUNDS, sizeof *t, cmp_double);
-    return t[CONFIRM_ROUNDS / 2];
-}
-
 /* The confirming rounds, where the search's best is not the rule's tile: both timed again in
  * turn, CONFIRM_ROUNDS times each, after every other probe (so with the clocks up, which a search
  * starting on an idle GPU does not have for its first tiles); the searched tile stays only if its
@@ -385,7 +384,7 @@ static void confirm(Search *S, const CgPersistAsk *base) {
         }
     }
     S->probe_ms += rt_now_ms() - t0;
-    double mb = median3(tb), mr = median3(tr);
+    double mb = median(tb, CONFIRM_ROUNDS), mr = median(tr, CONFIRM_ROUNDS);
     S->rule_us = mr;
     if (mb < mr * (1.0 - CONFIRM_MARGIN)) {
         S->confirmed = 1;
