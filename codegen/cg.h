@@ -210,11 +210,13 @@ typedef struct CgPersistGemm {
                              * product between, and it has enough items (sums_left_in_red), so that group
                              * adds up the warps' partial sums itself (persist.cuh rnn_red_sum), and in
                              * inference the product skips its own sums (RNN_IN_RED) */
-    int wregs;              /* forward on tensor cores, one pass of rows, staged whole, K not split: each warp
+    int wregs;              /* one pass of rows, staged whole: on tensor cores (forward, K not split) each warp
                              * keeps the A fragments of its share of K in registers for every step (persist.cuh
-                             * rnn_wfrag: wregs steps of its k loop), so a step's product reads only the
-                             * operand from shared memory; 0: the weights are read from shared memory every
-                             * step (weights_in_registers' register budget) */
+                             * rnn_wfrag: wregs steps of its k loop, all of them), so a step's product reads only
+                             * the operand from shared memory; with FFMA (forward or backward) each lane keeps
+                             * its weights of the first wregs steps of its k loop (rnn_ffrag, 4 registers a row
+                             * and step); 0: the weights are read from shared memory every step
+                             * (weights_in_registers' register budget) */
     int x16;                /* 16-bit products: the multiplied operand is staged from its 16-bit twin
                              * (half the bytes), not from its fp32 value: forward, a state
                              * (RnnArgs.state16; with flags, 16-bit flagged words) or, with no flags
@@ -254,9 +256,9 @@ typedef struct CgPersistAsk {
     int split;              /* 1: a backward's clusters split K instead of sharing the staged operand
                              * (CgPersist.split; where the plan allows it) */
     int blocks;             /* blocks at most (0: sms; the search's fewer-blocks tile, cg_persist_fewer_blocks) */
-    int wregs;              /* registers a thread the step weights' A fragments may take (CgPersistGemm.wregs):
+    int wregs;              /* registers a thread the step weights it holds may take (CgPersistGemm.wregs):
                              * 0 the rule's budget (weights_in_registers: 128 at 4 and 8 warps, 105 with several
-                             * step GEMMs at 32 sequences a pass or on 4 warps, none at 16), -1 none, 1 to 255 at
+                             * step GEMMs at 32 sequences a pass or on 4 warps, FFMA 127, none at 16), -1 none, 1 to 255 at
                              * most so many (past the budget a kernel may spill: the runtime then builds it
                              * again holding fewer) */
 } CgPersistAsk;

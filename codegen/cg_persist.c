@@ -249,10 +249,10 @@ static void emit_gemm_step(Gen *g, const CgPersist *P, int qi) {
     char prec[40] = ""; /* persist.cuh's RNN_TF32 .. RNN_BF16, and whether X is 16-bit; then the sums' stride */
     if (P->mma) snprintf(prec, sizeof prec, ", %d, %d", (int)P->products, q->x16);
     snprintf(prec + strlen(prec), sizeof prec - strlen(prec), ", %lld", (long long)cg_persist_red_ld(8 * (int64_t)q->rw, P->mma));
-    char wfrag[40] = ""; /* the A fragments from registers (rnn_wfrag): their steps, and the fragments */
+    char wfrag[40] = ""; /* the weights from registers (rnn_wfrag, rnn_ffrag): their steps, and the registers */
     if (q->wregs) {
         snprintf(prec + strlen(prec), sizeof prec - strlen(prec), ", %d", q->wregs);
-        snprintf(wfrag, sizeof wfrag, ", nullptr, &rnn_wf%d", q->gemm);
+        snprintf(wfrag, sizeof wfrag, "%s, &rnn_wf%d", P->split ? "" : ", nullptr", q->gemm);
     }
     /* results read only from shared memory: stored for the sequences past res_cap, and in training; or,
      * where the next group adds up the partial sums it reads itself (fuse), none kept, and none stored
@@ -538,6 +538,14 @@ static int emit_prologue(Gen *g, const CgPersist *P, const char *kname) {
     for (int qi = 0; qi < P->ngemms; qi++) {
         const CgPersistGemm *q = &P->gemms[qi];
         if (!q->wregs) continue;
+        if (!P->mma) {
+            cg_emit(out, "// G%d's weights: each lane's of the first %d steps of its k loop, in registers for every step", q->gemm,
+                    q->wregs);
+            cg_emit(out, "rnn_ffrag<%d, %d> rnn_wf%d;", q->wregs, q->rw, q->gemm);
+            cg_emit(out, "rnn_ffrag_load<%d, %d, %d>(rnn_wf%d, w%d, %lld, %lld);", q->wregs, q->rw, P->nw, q->gemm, q->gemm,
+                    (long long)q->ldw, (long long)q->kc);
+            continue;
+        }
         cg_emit(out, "// G%d's weights: each warp's A fragments of its share of K, in registers for every step", q->gemm);
         cg_emit(out, "rnn_wfrag<%d, %d, %s> rnn_wf%d;", q->wregs, cg_persist_mma_tiles(q->rw), P->half ? "uint4" : "float4", q->gemm);
         cg_emit(out, "rnn_wfrag_load<%d, %d, %d>(rnn_wf%d, w%d, %lld, %lld);", q->wregs, q->rw, (int)P->products, q->gemm,

@@ -40,6 +40,13 @@ int cg_persist_class(int64_t N) { return N <= 4 ? 0 : N <= 8 ? 1 : N <= 16 ? 2 :
  * product, 8 for FFMA, so that no two lanes' stores or loads share a bank; at most rpp + 12. */
 int64_t cg_persist_red_ld(int64_t rpp, int mma) { return rpp + ((mma ? 4 : 8) - rpp % 16 + 16) % 16; }
 
+/* Registers a thread of an FFMA kernel takes past the weights it holds (weights_in_registers; bench/
+ * NOTES.md section 49): 128 (small_b4's LSTM holds 7 of its 8 steps and 31 of 32 backward; the
+ * device measured holding all no faster), but 190 with several step GEMMs at 32 sequences a pass or
+ * on 4 warps (random cells of three and four GEMMs at 64 sequences on 4 warps spilled holding 96-112,
+ * not 64: ptxas's choices there are erratic). */
+enum { CG_FFMA_REST = 128, CG_FFMA_REST_MANY = 190 };
+
 /* Columns of K a block's warps take a step, which staging chunks and a split K's parts come in whole:
  * rnn_mv_t, rnn_mv_mma: warps' shares of whole 16-byte loads a quarter-warp (16 k) or, with 16-bit
  * weights, a warp's 32 k a step. */
@@ -161,38 +168,42 @@ static int sums_left_in_red(const PlanLayout *L, const CgPersist *P, int qi) {
     return 1;
 }
 
-/* The registers a thread the A fragments of `steps` k steps of a pass of 8*rw rows take: 8 a 16-row
- * tile and step (persist.cuh rnn_wfrag). */
-static int64_t fragment_registers(int64_t steps, int rw) { return steps * 8 * cg_persist_mma_tiles(rw); }
+/* The registers a thread holds a k step of a pass of 8*rw rows in: tensor cores, A fragments, 8 a
+ * 16-row tile (persist.cuh rnn_wfrag); FFMA, a float4 a row (rnn_ffrag). */
+static int64_t step_registers(const CgPersist *P, int rw) { return P->mma ? 8 * cg_persist_mma_tiles(rw) : 4 * rw; }
 
-/* The steps of rnn_mv_mma's k loop whose A fragments each warp of forward GEMM qi could keep in
- * registers (CgPersistGemm.wregs), and their registers (8 a 16-row tile and step) in *regs; 0 where
- * it cannot: FFMA, the backward, split K, more than one pass of rows, or chunks. */
+/* The steps of its k loop whose weights each lane of step GEMM qi could keep in registers
+ * (CgPersistGemm.wregs), and their registers in *regs; 0 where it cannot: more than one pass of rows,
+ * or chunks; on tensor cores also the backward and split K (rnn_mv_mma's fragments are a forward's). */
 static int fragment_steps(const CgPersist *P, int qi, int64_t *regs) {
     const CgPersistGemm *q = &P->gemms[qi];
     *regs = 0;
-    if (P->backward || !P->mma || P->split || q->passes != 1 || q->chunks != 1) return 0;
-    const int64_t steps = q->kc / k_grain(P);
-    *regs = fragment_registers(steps, q->rw);
+    if (q->passes != 1 || q->chunks != 1 || (P->mma && (P->backward || P->split))) return 0;
+    /* tensor cores: k_grain a step and block; FFMA: 16 a warp's step with at most 8 sequences a pass
+     * (a lane's quarter of them every fourth float4), else 4 (persist.cuh rnn_mv_t's KS) */
+    const int64_t steps = P->mma ? q->kc / k_grain(P) : q->kc / P->warps / (P->nw <= 2 ? 16 : 4);
+    *regs = steps * step_registers(P, q->rw);
     return (int)steps;
 }
 
 int cg_persist_held_registers(const CgPersist *P) {
     int64_t regs = 0;
-    for (int qi = 0; qi < P->ngemms; qi++) regs += fragment_registers(P->gemms[qi].wregs, P->gemms[qi].rw);
+    for (int qi = 0; qi < P->ngemms; qi++) regs += P->gemms[qi].wregs * step_registers(P, P->gemms[qi].rw);
     return (int)regs;
 }
 
-/* Which step GEMMs keep their weights' fragments in registers (CgPersistGemm.wregs): those needing
- * most first, within a budget of what a block of this many warps may take a thread (65536 a
- * multiprocessor, 255 at most) past what the rest of the unit takes, less rnn_mv_mma's sums past a
- * pass of 16 sequences (8 registers a 16-row tile and 8 sequences: at 32 a pass, mLSTM's two GEMMs'
- * fragments spilled); or within asked registers (CgPersistAsk.wregs: -1 none). The rest, from ptxas
- * over every shipped cell's forward at 8-32 sequences, H = 640-1024, 4 and 8 warps, tf32 and fp16
- * (bench/NOTES.md section 47): 127 (so 128 at 4 and 8 warps: deepbench's and small_b4's tf32
- * fragments), but 150 with several step GEMMs at 32 sequences a pass or on 4 warps, where mLSTM and
- * LSTMP spilled at 127 (LSTM, GRU and peephole never did, nor these two at 8 warps and at most 16 a
- * pass). A kernel that spills all the same is built again holding fewer (runtime/rt_persist.c). */
+/* Which step GEMMs keep their weights in registers (CgPersistGemm.wregs): those needing most first,
+ * within a budget of what a block of this many warps may take a thread (65536 a multiprocessor, 255
+ * at most) past what the rest of the unit takes, less rnn_mv_mma's sums past a pass of 16 sequences
+ * (8 registers a 16-row tile and 8 sequences: at 32 a pass, mLSTM's two GEMMs' fragments spilled);
+ * or within asked registers (CgPersistAsk.wregs: -1 none). Tensor cores hold all of a GEMM's steps
+ * or none; FFMA as many of its first steps as fit. The rest, from ptxas over every shipped cell's
+ * forward at 8-32 sequences, H = 640-1024, 4 and 8 warps, tf32 and fp16 (bench/NOTES.md section 47):
+ * 127 (so 128 at 4 and 8 warps: deepbench's and small_b4's tf32 fragments), but 150 with several
+ * step GEMMs at 32 sequences a pass or on 4 warps, where mLSTM and LSTMP spilled at 127 (LSTM, GRU
+ * and peephole never did, nor these two at 8 warps and at most 16 a pass); FFMA: CG_FFMA_REST and
+ * CG_FFMA_REST_MANY (section 49). A kernel that spills all the same is built again holding fewer
+ * (runtime/rt_persist.c). */
 static void weights_in_registers(CgPersist *P, int asked) {
     int cap = 65536 / (32 * P->warps), mt = 0;
     if (cap > 255) cap = 255;
@@ -201,13 +212,19 @@ static void weights_in_registers(CgPersist *P, int asked) {
         if (cg_persist_mma_tiles(P->gemms[qi].rw) > mt) mt = cg_persist_mma_tiles(P->gemms[qi].rw);
     }
     const int nt = P->nw / 2; /* 8-sequence tiles a pass */
-    const int rest = P->ngemms > 1 && (nt > 2 || P->warps < 8) ? 150 : 127; /* the rest of the unit (above) */
-    int64_t left = asked ? (asked < 0 ? 0 : asked) : cap - rest - (nt > 2 ? 8 * mt * (nt - 2) : 0);
+    const int many = P->ngemms > 1 && (nt > 2 || P->warps < 8); /* several GEMMs at 32 a pass, or on 4 warps */
+    const int rest = P->mma ? (many ? 150 : 127) : many ? CG_FFMA_REST_MANY : CG_FFMA_REST; /* (above) */
+    int64_t left = asked ? (asked < 0 ? 0 : asked) : cap - rest - (P->mma && nt > 2 ? 8 * mt * (nt - 2) : 0);
     for (;;) {
         int best = -1, steps = 0;
         int64_t most = 0, regs = 0;
         for (int qi = 0; qi < P->ngemms; qi++) {
-            const int k = P->gemms[qi].wregs ? 0 : fragment_steps(P, qi, &regs);
+            int k = P->gemms[qi].wregs ? 0 : fragment_steps(P, qi, &regs);
+            if (k > 0 && !P->mma && regs > left) { /* FFMA: the first steps that fit */
+                const int64_t per = step_registers(P, P->gemms[qi].rw);
+                k = (int)(left / per);
+                regs = k * per;
+            }
             if (k > 0 && regs <= left && regs > most) best = qi, steps = k, most = regs;
         }
         if (best < 0) return;

@@ -230,8 +230,9 @@ int cli_emit(int argc, char **argv) {
                    "without --cluster, a backward of 17-32 sequences splits K in pairs by rule. --blocks G (1 to\n"
                    "1024) plans at most G blocks (a multiple of the cluster; default one a multiprocessor), more\n"
                    "work a block: the search's fewer-blocks tile. --wregs R (0 to 255; default a budget, 128 at\n"
-                   "4 and 8 warps, less for some) lets a tensor-core forward hold at most R registers a thread of\n"
-                   "step weights for every step instead of reading them from shared memory (0: none;\n"
+                   "4 and 8 warps, less for some) lets a tensor-core forward, or an FFMA forward or backward,\n"
+                   "hold at most R registers a thread of step weights for every step instead of reading them\n"
+                   "from shared memory (0: none;\n"
                    "RNNCC_PERSIST_WREGS; a kernel past its budget may spill, which the runtime then builds again\n"
                    "holding fewer).\n");
             return CLI_OK;

@@ -324,7 +324,7 @@ START_TEST(run_emit_schedule_arguments) {
     ck_assert_int_eq(r.status, 0);
     ck_assert_ptr_nonnull(strstr(r.out, "  forward backend (batch 4, fp32, on an H100): persistent: step weights 16.8 MB "
                                         "fit on chip: 132 blocks of 8 warps in clusters of 2, 150 KB of shared memory each, fp32 FFMA "
-                                        "products\n"));
+                                        "products, weights held in registers\n"));
     ck_assert_ptr_nonnull(strstr(r.out, "  backward backend (batch 4, fp32, on an H100): persistent: step weights 16.8 MB "
                                         "fit on chip: 132 blocks of 8 warps in clusters of 2, "));
     r = RUN(NULL, "dump", "--schedule", "--dim", "I=8", "--dim", "H=1024", "--batch", "128", "cells/lstm.cell");
@@ -466,10 +466,10 @@ START_TEST(run_emit_schedule_arguments) {
     r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--persistent", "4", "--seqs", "5");
     ck_assert_int_eq(r.status, 2);
     ck_assert_str_eq(r.err, "rnncc emit: error: --seqs must be 4, 8, 16 or 32, not '5'\n");
-    /* 32 sequences, 8 a pass: NW = 2 */
+    /* 32 sequences, 8 a pass: NW = 2; each lane's one step of weights (a quarter of the warp's 16 k) held */
     r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=64", "--persistent", "32", "--seqs", "8");
     ck_assert_int_eq(r.status, 0);
-    ck_assert_ptr_nonnull(strstr(r.out, "rnn_mv_t<1, 2, 8>("));
+    ck_assert_ptr_nonnull(strstr(r.out, "rnn_mv_t<1, 2, 8, 1>("));
     ck_assert_ptr_nonnull(strstr(r.out, ", 8 sequences a matrix-product pass, "));
     r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--warps", "16");
     ck_assert_int_eq(r.status, 2);

@@ -695,6 +695,15 @@ START_TEST(persistent_units_compile) {
                     ck_assert_int_eq(x16, x && end && x < end); /* X is the twin exactly when the template says so */
                     calls16 += x16;
                 }
+                for (; P.ngemms && !mma && at; at = strstr(at + 1, "rnn_mv_t<")) { /* FFMA: the steps held, as planned */
+                    int rw = 0, nwa = 0, ldr = 0, ki = 0, n3 = 0, n4 = 0, gq = -1;
+                    sscanf(at, "rnn_mv_t<%d, %d, %d>(%n", &rw, &nwa, &ldr, &n3);
+                    sscanf(at, "rnn_mv_t<%d, %d, %d, %d>(%n", &rw, &nwa, &ldr, &ki, &n4);
+                    ck_assert(n3 > 0 || (n4 > 0 && ki > 0));
+                    ck_assert_int_eq(sscanf(at + (n4 > 0 ? n4 : n3), "w%d", &gq), 1);
+                    for (int q = 0; q < P.ngemms; q++)
+                        if (P.gemms[q].gemm == gq) ck_assert_int_eq(n4 > 0 ? ki : 0, P.gemms[q].wregs);
+                }
                 ck_assert_int_eq(calls16 > 0, any16);
                 ck_assert_int_eq(strstr(u, "const unsigned short *const rnn_x16_") != NULL, any16 && !backward);
                 /* weights copied asynchronously, then (tf32 only) rounded where they landed; 16-bit weights
@@ -1109,11 +1118,13 @@ static PlanLayout *layout_at_size(Src *s, const char *path, int64_t size) {
     return layout_bound(s, s->module->cells[0], dims, mlstm || lstmp ? 3 : 2);
 }
 
-/* A persistent forward on tensor cores keeps each warp's A fragments in registers (CgPersistGemm.wregs:
- * the steps of its k loop) where its rows take one pass and its operand is staged whole, within the
- * register budget (65536 a multiprocessor over the block's threads, less 150, less the sums past 16
- * sequences a pass), the GEMMs needing most first; not in FFMA, the backward, chunks, 16 warps (128
- * registers a thread), nor tf32 at H=1024 (128). */
+/* A persistent kernel keeps its step weights in registers (CgPersistGemm.wregs: the steps of its k
+ * loop) where a GEMM's rows take one pass and its operand is staged whole, within the register budget
+ * (65536 a multiprocessor over the block's threads, less the rest of the unit, less on tensor cores the
+ * sums past 16 sequences a pass), the GEMMs needing most first. Tensor cores: a forward's warps' A
+ * fragments, all of a GEMM's steps or none; not the backward, chunks, 16 warps (128 registers a
+ * thread), nor tf32 at H=1024 (128). FFMA (rnn_ffrag): forward and backward, split K too, each lane
+ * as many of its first steps as fit (4 registers a row and step). */
 START_TEST(persistent_weights_in_registers) {
     static const struct {
         const char *cell;
@@ -1123,32 +1134,48 @@ START_TEST(persistent_weights_in_registers) {
         int asked;    /* CgPersistAsk.wregs (0: the budget, -1: none) */
         int wregs[2]; /* per step GEMM */
         const char *frag;  /* the first GEMM's declaration, or NULL */
+        int split, compile; /* a backward's clusters split K; compile the unit with NVRTC */
     } rows[] = {
-        {"cells/lstm.cell", 768, 16, CG_F16, 1, 0, 0, 0, 0, {3}, "rnn_wfrag<3, 2, uint4> rnn_wf1;"},
-        {"cells/lstm.cell", 768, 16, CG_F16, 2, 0, 0, 0, 0, {3}, "rnn_wfrag<3, 2, uint4> rnn_wf1;"},
-        {"cells/lstm.cell", 768, 16, CG_TF32, 2, 0, 0, 0, 0, {6}, "rnn_wfrag<6, 2, float4> rnn_wf1;"},
-        {"cells/gru.cell", 768, 9, CG_BF16, 1, 0, 0, 0, 0, {3}, "rnn_wfrag<3, 2, uint4> rnn_wf1;"},
-        {"cells/lstm.cell", 1024, 32, CG_F16, 2, 0, 0, 0, 0, {4}, "rnn_wfrag<4, 2, uint4> rnn_wf1;"},
-        {"cells/lstm.cell", 512, 4, CG_F16, 1, 4, 0, 0, 0, {4}, "rnn_wfrag<4, 1, uint4> rnn_wf1;"}, /* 4 warps: 128 k */
-        {"cells/lstm.cell", 1024, 4, CG_F16, 1, 4, 0, 0, 0, {8}, "rnn_wfrag<8, 2, uint4> rnn_wf1;"}, /* 4 warps: 8 x 2 x 8 = 128 */
-        {"cells/mlstm.cell", 768, 16, CG_F16, 1, 0, 0, 0, 0, {3, 3}, "rnn_wfrag<3, 1, uint4> rnn_wf1;"}, /* 6 + 12 rows */
+        {"cells/lstm.cell", 768, 16, CG_F16, 1, 0, 0, 0, 0, {3}, "rnn_wfrag<3, 2, uint4> rnn_wf1;", 0, 0},
+        {"cells/lstm.cell", 768, 16, CG_F16, 2, 0, 0, 0, 0, {3}, "rnn_wfrag<3, 2, uint4> rnn_wf1;", 0, 0},
+        {"cells/lstm.cell", 768, 16, CG_TF32, 2, 0, 0, 0, 0, {6}, "rnn_wfrag<6, 2, float4> rnn_wf1;", 0, 0},
+        {"cells/gru.cell", 768, 9, CG_BF16, 1, 0, 0, 0, 0, {3}, "rnn_wfrag<3, 2, uint4> rnn_wf1;", 0, 0},
+        {"cells/lstm.cell", 1024, 32, CG_F16, 2, 0, 0, 0, 0, {4}, "rnn_wfrag<4, 2, uint4> rnn_wf1;", 0, 0},
+        {"cells/lstm.cell", 512, 4, CG_F16, 1, 4, 0, 0, 0, {4}, "rnn_wfrag<4, 1, uint4> rnn_wf1;", 0, 0}, /* 4 warps: 128 k */
+        {"cells/lstm.cell", 1024, 4, CG_F16, 1, 4, 0, 0, 0, {8}, "rnn_wfrag<8, 2, uint4> rnn_wf1;", 0, 0}, /* 4 warps: 8 x 2 x 8 = 128 */
+        {"cells/mlstm.cell", 768, 16, CG_F16, 1, 0, 0, 0, 0, {3, 3}, "rnn_wfrag<3, 1, uint4> rnn_wf1;", 0, 0}, /* 6 + 12 rows */
         /* 32 a pass: 32 more registers of sums, so the budget (73) takes the larger GEMM's 64 only (the
          * two together spilled) */
-        {"cells/mlstm.cell", 1024, 32, CG_F16, 1, 0, 0, 0, 0, {0, 4}, "rnn_wfrag<4, 2, uint4> rnn_wf2;"},
-        {"cells/lstm.cell", 1024, 32, CG_TF32, 1, 0, 0, 0, 0, {8}, "rnn_wfrag<8, 2, float4> rnn_wf1;"}, /* 8 x 2 x 8 = 128 */
+        {"cells/mlstm.cell", 1024, 32, CG_F16, 1, 0, 0, 0, 0, {0, 4}, "rnn_wfrag<4, 2, uint4> rnn_wf2;", 0, 0},
+        {"cells/lstm.cell", 1024, 32, CG_TF32, 1, 0, 0, 0, 0, {8}, "rnn_wfrag<8, 2, float4> rnn_wf1;", 0, 0}, /* 8 x 2 x 8 = 128 */
         /* two GEMMs at 16 a pass on 8 warps: 128 too, both (40 + 80; 105 took the gates' alone) */
-        {"cells/mlstm.cell", 640, 16, CG_TF32, 1, 0, 0, 0, 0, {5, 5}, "rnn_wfrag<5, 1, float4> rnn_wf1;"},
-        {"cells/lstm.cell", 1024, 4, CG_F16, 1, 16, 0, 0, 0, {0}, NULL},  /* 16 warps: no budget */
-        {"cells/lstm.cell", 768, 16, CG_F16, 1, 0, 256, 0, 0, {0}, NULL}, /* chunks of 256 */
-        {"cells/lstm.cell", 768, 16, CG_FFMA, 1, 0, 0, 0, 0, {0}, NULL},
-        {"cells/lstm.cell", 768, 16, CG_F16, 1, 0, 0, 1, 0, {0}, NULL},   /* the backward */
+        {"cells/mlstm.cell", 640, 16, CG_TF32, 1, 0, 0, 0, 0, {5, 5}, "rnn_wfrag<5, 1, float4> rnn_wf1;", 0, 0},
+        {"cells/lstm.cell", 1024, 4, CG_F16, 1, 16, 0, 0, 0, {0}, NULL, 0, 0},  /* 16 warps: no budget */
+        {"cells/lstm.cell", 768, 16, CG_F16, 1, 0, 256, 0, 0, {0}, NULL, 0, 0}, /* chunks of 256 */
+        {"cells/lstm.cell", 768, 16, CG_F16, 1, 0, 0, 1, 0, {0}, NULL, 0, 0},   /* the backward */
         /* asked (RNNCC_PERSIST_WREGS, emit --wregs): none; under the need; a cap past the budget (both
          * GEMMs: 96) and under it */
-        {"cells/lstm.cell", 768, 16, CG_F16, 1, 0, 0, 0, -1, {0}, NULL},
-        {"cells/lstm.cell", 1024, 32, CG_TF32, 1, 0, 0, 0, 127, {0}, NULL},
-        {"cells/mlstm.cell", 1024, 32, CG_F16, 1, 0, 0, 0, 96, {4, 4}, NULL},
-        {"cells/mlstm.cell", 1024, 32, CG_F16, 1, 0, 0, 0, 95, {0, 4}, NULL},
-        {"cells/lstm.cell", 768, 16, CG_F16, 1, 0, 0, 0, 47, {0}, NULL}, /* 48 needed */
+        {"cells/lstm.cell", 768, 16, CG_F16, 1, 0, 0, 0, -1, {0}, NULL, 0, 0},
+        {"cells/lstm.cell", 1024, 32, CG_TF32, 1, 0, 0, 0, 127, {0}, NULL, 0, 0},
+        {"cells/mlstm.cell", 1024, 32, CG_F16, 1, 0, 0, 0, 96, {4, 4}, NULL, 0, 0},
+        {"cells/mlstm.cell", 1024, 32, CG_F16, 1, 0, 0, 0, 95, {0, 4}, NULL, 0, 0},
+        {"cells/lstm.cell", 768, 16, CG_F16, 1, 0, 0, 0, 47, {0}, NULL, 0, 0}, /* 48 needed */
+        /* FFMA (128 a thread for the rest of the unit: 127 left): 16 a pass, 24 rows (rw 3), a lane's 4
+         * sequences over all of the warp's 96 k, 12 registers a step: the first 10 of 24 */
+        {"cells/lstm.cell", 768, 16, CG_FFMA, 1, 0, 0, 0, 0, {10}, "rnn_ffrag<10, 3> rnn_wf1;", 0, 1},
+        /* 4 a pass: a lane's quarter of the 128 k (every fourth float4), 8 steps of 4 rows: 7 */
+        {"cells/lstm.cell", 1024, 4, CG_FFMA, 1, 0, 0, 0, 0, {7}, "rnn_ffrag<7, 4> rnn_wf1;", 0, 1},
+        {"cells/lstm.cell", 1024, 4, CG_FFMA, 1, 0, 0, 0, 128, {8}, "rnn_ffrag<8, 4> rnn_wf1;", 0, 0}, /* all of them */
+        /* the backward: 8 rows of 4096 k (32 steps, 4 registers each), or split K, 16 rows of 2048 */
+        {"cells/lstm.cell", 1024, 4, CG_FFMA, 2, 0, 0, 1, 0, {31}, "rnn_ffrag<31, 1> rnn_wf1;", 0, 1},
+        {"cells/lstm.cell", 1024, 4, CG_FFMA, 2, 0, 0, 1, 0, {15}, "rnn_ffrag<15, 2> rnn_wf1;", 1, 1},
+        /* two GEMMs, 4 a pass: 6 steps of 8 and of 24 rows (24 + 72 registers), both whole */
+        {"cells/mlstm.cell", 768, 4, CG_FFMA, 1, 0, 0, 0, 0, {6, 6}, "rnn_ffrag<6, 1> rnn_wf1;", 0, 1},
+        {"cells/mlstm.cell", 768, 4, CG_FFMA, 1, 0, 0, 0, 80, {2, 6}, "rnn_ffrag<2, 1> rnn_wf1;", 0, 0}, /* 72, then 8 */
+        {"cells/lstm.cell", 1024, 4, CG_FFMA, 1, 16, 0, 0, 0, {0}, NULL, 0, 0},  /* 16 warps: no budget */
+        {"cells/lstm.cell", 1024, 4, CG_FFMA, 1, 0, 256, 0, 0, {0}, NULL, 0, 0}, /* chunks of 256 */
+        {"cells/lstm.cell", 1024, 4, CG_FFMA, 1, 0, 0, 0, -1, {0}, NULL, 0, 0},  /* none asked */
+        {"cells/lstm.cell", 1024, 4, CG_FFMA, 1, 0, 0, 0, 15, {0}, NULL, 0, 0},  /* under one step */
     };
     for (size_t r = 0; r < sizeof rows / sizeof *rows; r++) {
         Src s;
@@ -1157,6 +1184,7 @@ START_TEST(persistent_weights_in_registers) {
         ask.warps = rows[r].warps;
         ask.kc_cap = rows[r].kc_cap;
         ask.wregs = rows[r].asked;
+        ask.split = rows[r].split;
         ask.twins = rows[r].products == CG_F16 || rows[r].products == CG_BF16; /* as the runtime asks */
         CgPersist P;
         char why[256];
@@ -1166,18 +1194,19 @@ START_TEST(persistent_weights_in_registers) {
         for (int q = 0; q < P.ngemms; q++) {
             ck_assert_msg(P.gemms[q].wregs == rows[r].wregs[q], "row %zu G%d: %d (rw %d passes %d chunks %lld kc %lld warps %d split %d)", r, q, P.gemms[q].wregs, P.gemms[q].rw, P.gemms[q].passes, (long long)P.gemms[q].chunks, (long long)P.gemms[q].kc, P.warps, P.split);
             held += P.gemms[q].wregs > 0;
-            char load[96], call[64];
-            snprintf(load, sizeof load, "rnn_wfrag_load<%d, %d, %d>(rnn_wf%d, w%d, %lld, %lld);", P.gemms[q].wregs,
-                     P.gemms[q].rw, (int)P.products, P.gemms[q].gemm, P.gemms[q].gemm, (long long)P.gemms[q].ldw,
-                     (long long)P.gemms[q].kc);
-            snprintf(call, sizeof call, ", nullptr, &rnn_wf%d);", P.gemms[q].gemm);
+            char load[96], call[64]; /* tensor cores: <steps, rw, products>; FFMA: <steps, rw, sequences a lane> */
+            snprintf(load, sizeof load, "rnn_%cfrag_load<%d, %d, %d>(rnn_wf%d, w%d, %lld, %lld);", P.mma ? 'w' : 'f',
+                     P.gemms[q].wregs, P.gemms[q].rw, P.mma ? (int)P.products : P.nw, P.gemms[q].gemm, P.gemms[q].gemm,
+                     (long long)P.gemms[q].ldw, (long long)P.gemms[q].kc);
+            snprintf(call, sizeof call, ", %s, &rnn_wf%d);", P.split ? "&rnn_sp" : "nullptr", P.gemms[q].gemm);
             ck_assert_int_eq(count(u, load), P.gemms[q].wregs > 0);
             ck_assert_int_eq(count(u, call), P.gemms[q].wregs > 0);
         }
         ck_assert_int_eq(strstr(why, "weights held in registers") != NULL, held > 0);
         /* read once every thread's weights have landed (and, in tf32, been rounded where they landed):
          * after the prologue's last __syncthreads, just before the step loop */
-        const char *first = strstr(u, "rnn_wfrag_load<"), *loop = strstr(u, "RNN_PROF(5);");
+        ck_assert_int_eq(P.split, rows[r].split);
+        const char *first = strstr(u, P.mma ? "rnn_wfrag_load<" : "rnn_ffrag_load<"), *loop = strstr(u, "RNN_PROF(5);");
         if (held) {
             ck_assert(first && loop && first < loop);
             const char *sync = strstr(u, "rnn_cp_wait_all();  // this thread's copies of the weights"), *last = NULL;
@@ -1191,7 +1220,7 @@ START_TEST(persistent_weights_in_registers) {
         }
         ck_assert_int_eq(count(u, "> rnn_wf"), held); /* the declarations */
         if (rows[r].frag) ck_assert_msg(strstr(u, rows[r].frag), "row %zu: %s", r, rows[r].frag);
-        if (!SANITIZED && held && (r == 1 || r == 2 || r == 7 || r == 8))
+        if (!SANITIZED && held && (r == 1 || r == 2 || r == 7 || r == 8 || rows[r].compile))
             compile_ok(u, s.module->cells[0]->name, P.cluster > 1 ? "sm_90a" : "sm_90");
         free(u);
         src_close(&s);
@@ -1199,8 +1228,9 @@ START_TEST(persistent_weights_in_registers) {
 }
 END_TEST
 
-/* The rule's persistent forwards at the sizes where the register budget binds (weights_in_registers:
- * 128 registers of fragments, 105 for two GEMMs at 32 sequences a pass) compile without spilling:
+/* The rule's persistent units at the sizes where the register budget binds (weights_in_registers:
+ * 128 registers of fragments, 105 for two GEMMs at 32 sequences a pass; FFMA, forward and backward,
+ * 127 past CG_FFMA_REST) compile without spilling:
  * compile_ok refuses ptxas's spill warning (runtime/rt_nvrtc.c). The runtime would rebuild a
  * spilling kernel holding fewer; this keeps the rule from needing it on the shipped cells. */
 START_TEST(persistent_rule_units_do_not_spill) {
@@ -1209,17 +1239,24 @@ START_TEST(persistent_rule_units_do_not_spill) {
         const char *cell;
         int64_t H, N;
         CgProducts products;
+        int backward;
     } rows[] = {
-        {"cells/lstm.cell", 1024, 32, CG_TF32},     {"cells/lstm.cell", 1024, 4, CG_TF32},
-        {"cells/lstm.cell", 1024, 32, CG_F16},      {"cells/gru.cell", 1024, 4, CG_TF32},
-        {"cells/peephole.cell", 1024, 32, CG_TF32}, {"cells/mlstm.cell", 640, 16, CG_TF32},
-        {"cells/mlstm.cell", 1024, 32, CG_F16},     {"cells/lstmp.cell", 768, 16, CG_TF32},
-        {"cells/lstmp.cell", 1024, 32, CG_F16},     {"cells/mgu.cell", 1024, 4, CG_TF32},
+        {"cells/lstm.cell", 1024, 32, CG_TF32, 0},     {"cells/lstm.cell", 1024, 4, CG_TF32, 0},
+        {"cells/lstm.cell", 1024, 32, CG_F16, 0},      {"cells/gru.cell", 1024, 4, CG_TF32, 0},
+        {"cells/peephole.cell", 1024, 32, CG_TF32, 0}, {"cells/mlstm.cell", 640, 16, CG_TF32, 0},
+        {"cells/mlstm.cell", 1024, 32, CG_F16, 0},     {"cells/lstmp.cell", 768, 16, CG_TF32, 0},
+        {"cells/lstmp.cell", 1024, 32, CG_F16, 0},     {"cells/mgu.cell", 1024, 4, CG_TF32, 0},
+        /* FFMA (rnn_ffrag), forward and backward */
+        {"cells/lstm.cell", 1024, 4, CG_FFMA, 0},      {"cells/lstm.cell", 1024, 4, CG_FFMA, 1},
+        {"cells/lstm.cell", 768, 16, CG_FFMA, 0},      {"cells/lstm.cell", 1024, 32, CG_FFMA, 0},
+        {"cells/lstm.cell", 512, 64, CG_FFMA, 0},      {"cells/gru.cell", 1024, 4, CG_FFMA, 1},
+        {"cells/mlstm.cell", 768, 4, CG_FFMA, 0},      {"cells/mlstm.cell", 768, 4, CG_FFMA, 1},
+        {"cells/lstmp.cell", 768, 16, CG_FFMA, 0},     {"cells/peephole.cell", 1024, 32, CG_FFMA, 0},
     };
     for (size_t r = 0; r < sizeof rows / sizeof *rows; r++) {
         Src s;
         PlanLayout *L = layout_at_size(&s, rows[r].cell, rows[r].H);
-        CgPersistAsk ask = cg_persist_h100_ask(rows[r].N, 0, rows[r].products, 0);
+        CgPersistAsk ask = cg_persist_h100_ask(rows[r].N, rows[r].backward, rows[r].products, 0);
         ask.twins = rows[r].products == CG_F16;
         CgPersist P;
         char why[256];

@@ -443,8 +443,10 @@ static const Config configs[] = {
     {2, 1, 1, 0, 6, 19, 40, 300, RNNCC_TF32, 1, 0, PERSIST, 1, .blocks = 40},
     {1, 0, 1, 1, 5, 24, 40, 120, RNNCC_TF32, 1, 0, PERSIST, 0, .blocks = 50},
     /* weights held in up to 255 registers a thread (RNNCC_PERSIST_WREGS): every cell, those whose kernel
-     * spills (mLSTM's) built again without */
+     * spills (mLSTM's) built again holding fewer */
     {1, 0, 1, 0, 6, 9, 40, 576, RNNCC_TF32, 1, 0, PERSIST, 0, .warps = 4, .wregs = 255},
+    /* FFMA's weights (rnn_ffrag) in up to 255 registers, forward and backward, training */
+    {1, 0, 1, 1, 6, 9, 40, 576, RNNCC_FP32, 1, 0, PERSIST, 0, .warps = 4, .wregs = 255},
 };
 
 /* The 16-bit modes (GEMM inputs rounded to fp16 or bf16, rt_half.c): both backends (the persistent

@@ -766,6 +766,25 @@ RNN_DEV void rnn_split_finish(const float *red, int RPP, int ldr, int NP, int n0
 #endif
 }
 
+/* A lane's weights for the first KI steps of rnn_mv_t's k loop (RW rows, a float4 each a step) of
+ * one pass of a block's rows, held in registers for every step of the kernel (codegen/cg.h
+ * CgPersistGemm.wregs), so that those steps read only the operand from shared memory. */
+template <int KI, int RW> struct rnn_ffrag { float4 w[KI > 0 ? KI : 1][RW]; };
+
+/* Before the step loop (every thread, after the weights have landed): this lane's first KI steps of
+ * rnn_mv_t's first pass of rows for K staged whole (KC columns, KC / RNN_WARPS a warp; NW: as
+ * rnn_mv_t's, which sets the lane's k), from the weights W on chip (ldw floats a row), into fr. */
+template <int KI, int RW, int NW>
+RNN_DEV void rnn_ffrag_load(rnn_ffrag<KI, RW> &fr, const float *W, int ldw, int KC) {
+    constexpr int SPLIT = NW <= 2, KS = SPLIT ? 16 : 4;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const float *wp = W + (lane & 7) * ldw + warp * (KC / RNN_WARPS) + (SPLIT ? (lane >> 3) * 4 : 0);
+#pragma unroll
+    for (int ki = 0; ki < KI; ki++)
+#pragma unroll
+        for (int i = 0; i < RW; i++) fr.w[ki][i] = *(const float4 *)(wp + i * 8 * ldw + ki * KS);
+}
+
 /* The block's share of one GEMM: for r < rows and n < N,
  *     out[n*ldo + rowmap[r]] (=, or += when acc) = sum_{k < K} W[r*ldw + k] * X[n*ldx + k]
  * W: the block's rows in shared memory, zero beyond rows and K up to RP = passes*8*RW rows and
@@ -780,17 +799,21 @@ RNN_DEV void rnn_split_finish(const float *red, int RPP, int ldr, int NP, int n0
  * code; kept_only (RNN_TO_OUT, RNN_KEPT_ONLY or RNN_IN_RED: above rnn_red_sum) says which of them
  * are written at all. F (or NULL): X's flagged copy, staged instead with rnn_flag_stage (flag; only with chunks
  * == 1). sp (a backward with split K, else NULL): the rows are the cluster's, W and X this block's
- * part of K, and rnn_split_finish ends each pass (rowmap: this block's own rows'). Every thread of
- * the block must call it; it ends with a __syncthreads. */
-template <int RW, int NW, int LDR>
+ * part of K, and rnn_split_finish ends each pass (rowmap: this block's own rows'). With KI > 0, the
+ * first KI steps of each lane's k loop take their weights from fr (rnn_ffrag_load's, before the step
+ * loop), the rest from W: one pass of rows, K staged whole (the kernel traps otherwise). Every thread
+ * of the block must call it; it ends with a __syncthreads. */
+template <int RW, int NW, int LDR, int KI = 0>
 RNN_DEV void rnn_mv_t(const float *W, int ldw, int rows, int passes, int K, int KC, int chunks, const float *X,
                       long long ldx, int N, const unsigned long long *F, unsigned flag, float *xs, float *red,
                       float *out, long long ldo, const int *rowmap, int acc, float *sres, int res_cap, int kept_only,
-                      rnn_split *sp = nullptr) {
+                      rnn_split *sp = nullptr, const rnn_ffrag<KI, RW> *fr = nullptr) {
     constexpr int NP = 4 * NW, RPP = 8 * RW, SPLIT = NW <= 2, NC = SPLIT ? NP : NW; /* NC: columns a lane keeps */
+    constexpr int KS = SPLIT ? 16 : 4; /* k a step of a lane's loop */
     static_assert(LDR >= RPP, "rnn_mv_t: a pass's partial sums fit their stride");
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, rg = lane & 7, q = lane >> 3;
-    const int lds = KC + RNN_PAD_FFMA, kw = KC / RNN_WARPS;
+    const int lds = KC + RNN_PAD_FFMA, kw = KC / RNN_WARPS, k0 = SPLIT ? q * 4 : 0;
+    if (KI > 0 && (passes != 1 || chunks != 1 || kw < KI * KS || !fr)) __trap(); /* fr's contract (above) */
     for (int p = 0; p < passes; p++) {
         for (int n0 = 0; n0 < N; n0 += NP) {
             float sum[RW][NC];
@@ -803,33 +826,27 @@ RNN_DEV void rnn_mv_t(const float *W, int ldw, int rows, int passes, int K, int 
             for (int c = 0; c < chunks; c++) {
                 const float *wp = W + (p * RPP + rg) * ldw + c * KC + warp * kw;
                 const float *xp = rnn_mv_chunk(xs, X, ldx, N, K, n0, c, chunks, NP, KC, lds) + warp * kw;
-                if (SPLIT) {
+                if (!SPLIT) xp += q * lds;
+                /* one k step: the operand's values at kk, and the products with the weights' w */
+                auto step = [&](const float4 (&w)[RW], int kk) {
+                    float4 x[NC];
+#pragma unroll
+                    for (int j = 0; j < NC; j++) x[j] = *(const float4 *)(xp + j * (SPLIT ? 1 : 4) * lds + kk);
+#pragma unroll
+                    for (int i = 0; i < RW; i++)
+#pragma unroll
+                        for (int j = 0; j < NC; j++) sum[i][j] = rnn_fma4(w[i], x[j], sum[i][j]);
+                };
+                if constexpr (KI > 0) {
+#pragma unroll
+                    for (int ki = 0; ki < KI; ki++) step(fr->w[ki], k0 + ki * KS);
+                }
 #pragma unroll 2
-                    for (int kk = q * 4; kk < kw; kk += 16) {
-                        float4 w[RW], x[NP];
+                for (int kk = k0 + KI * KS; kk < kw; kk += KS) {
+                    float4 w[RW];
 #pragma unroll
-                        for (int i = 0; i < RW; i++) w[i] = *(const float4 *)(wp + i * 8 * ldw + kk);
-#pragma unroll
-                        for (int j = 0; j < NP; j++) x[j] = *(const float4 *)(xp + j * lds + kk);
-#pragma unroll
-                        for (int i = 0; i < RW; i++)
-#pragma unroll
-                            for (int j = 0; j < NC; j++) sum[i][j] = rnn_fma4(w[i], x[j], sum[i][j]);
-                    }
-                } else {
-                    xp += q * lds;
-#pragma unroll 2
-                    for (int kk = 0; kk < kw; kk += 4) {
-                        float4 w[RW], x[NW];
-#pragma unroll
-                        for (int i = 0; i < RW; i++) w[i] = *(const float4 *)(wp + i * 8 * ldw + kk);
-#pragma unroll
-                        for (int j = 0; j < NW; j++) x[j] = *(const float4 *)(xp + j * 4 * lds + kk);
-#pragma unroll
-                        for (int i = 0; i < RW; i++)
-#pragma unroll
-                            for (int j = 0; j < NC; j++) sum[i][j] = rnn_fma4(w[i], x[j], sum[i][j]);
-                    }
+                    for (int i = 0; i < RW; i++) w[i] = *(const float4 *)(wp + i * 8 * ldw + kk);
+                    step(w, kk);
                 }
                 rnn_mv_release(c & 1); /* the tile is refilled two chunks later */
                 RNN_PROF(2);
