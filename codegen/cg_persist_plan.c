@@ -41,11 +41,14 @@ int cg_persist_class(int64_t N) { return N <= 4 ? 0 : N <= 8 ? 1 : N <= 16 ? 2 :
 int64_t cg_persist_red_ld(int64_t rpp, int mma) { return rpp + ((mma ? 4 : 8) - rpp % 16 + 16) % 16; }
 
 /* Registers a thread of an FFMA kernel takes past the weights it holds (weights_in_registers; bench/
- * NOTES.md section 49): 128 (small_b4's LSTM holds 7 of its 8 steps and 31 of 32 backward; the
- * device measured holding all no faster), but 190 with several step GEMMs at 32 sequences a pass or
- * on 4 warps (random cells of three and four GEMMs at 64 sequences on 4 warps spilled holding 96-112,
- * not 64: ptxas's choices there are erratic). */
-enum { CG_FFMA_REST = 128, CG_FFMA_REST_MANY = 190 };
+ * NOTES.md section 49, ptxas over every shipped cell at 1-64 sequences, H = 256-1024, 4 and 8 warps,
+ * clusters, split K): 128 for one step GEMM at most 8 sequences a pass on 8 warps (small_b4's LSTM
+ * holds 7 of its 8 steps and 31 of 32 backward; the device measured holding all no faster); 150
+ * with more than 8 a pass or on 4 warps (at 128 the peephole LSTM and GRU's split backward spilled
+ * 8-20 bytes); 170 with several step GEMMs (mLSTM and LSTMP spilled at 128, LSTMP at 150 too); 190
+ * with several step GEMMs at 32 a pass or on 4 warps (random cells of three and four GEMMs at 64
+ * sequences on 4 warps spilled holding 96-112, not 64: ptxas's choices there are erratic). */
+enum { CG_FFMA_REST = 128, CG_FFMA_REST_MORE = 150, CG_FFMA_REST_TWO = 170, CG_FFMA_REST_MANY = 190 };
 
 /* Columns of K a block's warps take a step, which staging chunks and a split K's parts come in whole:
  * rnn_mv_t, rnn_mv_mma: warps' shares of whole 16-byte loads a quarter-warp (16 k) or, with 16-bit
@@ -202,7 +205,7 @@ int cg_persist_held_registers(const CgPersist *P) {
  * 127 (so 128 at 4 and 8 warps: deepbench's and small_b4's tf32 fragments), but 150 with several
  * step GEMMs at 32 sequences a pass or on 4 warps, where mLSTM and LSTMP spilled at 127 (LSTM, GRU
  * and peephole never did, nor these two at 8 warps and at most 16 a pass); FFMA: CG_FFMA_REST and
- * CG_FFMA_REST_MANY (section 49). A kernel that spills all the same is built again holding fewer
+ * the larger ones beside it (section 49). A kernel that spills all the same is built again holding fewer
  * (runtime/rt_persist.c). */
 static void weights_in_registers(CgPersist *P, int asked) {
     int cap = 65536 / (32 * P->warps), mt = 0;
@@ -213,7 +216,11 @@ static void weights_in_registers(CgPersist *P, int asked) {
     }
     const int nt = P->nw / 2; /* 8-sequence tiles a pass */
     const int many = P->ngemms > 1 && (nt > 2 || P->warps < 8); /* several GEMMs at 32 a pass, or on 4 warps */
-    const int rest = P->mma ? (many ? 150 : 127) : many ? CG_FFMA_REST_MANY : CG_FFMA_REST; /* (above) */
+    const int rest = P->mma                      ? (many ? 150 : 127) /* (above) */
+                     : many                      ? CG_FFMA_REST_MANY
+                     : P->ngemms > 1             ? CG_FFMA_REST_TWO
+                     : P->nw > 2 || P->warps < 8 ? CG_FFMA_REST_MORE
+                                                 : CG_FFMA_REST;
     int64_t left = asked ? (asked < 0 ? 0 : asked) : cap - rest - (P->mma && nt > 2 ? 8 * mt * (nt - 2) : 0);
     for (;;) {
         int best = -1, steps = 0;

@@ -131,8 +131,9 @@ rnncc_status rt_persist_build(rnncc_model *m, int li, const CgPersistAsk *asked,
         const int held = cg_persist_held_registers(&p->plan);
         if (local && held && spills < 8) { /* the held weights pushed other values out: hold fewer (the GEMMs needing most first) */
             spilled = local, spilled_regs = held;
-            /* at least the registers spilled fewer: FFMA holds 4 registers a step, so one at a time
-             * would take a build for each step of a cap far past the budget (RNNCC_PERSIST_WREGS=255) */
+            /* fewer by the registers spilled (its local bytes over 4), at least one: FFMA holds 4 a step,
+             * so one at a time would take a build a step under a cap far past the budget
+             * (RNNCC_PERSIST_WREGS=255) */
             const int fewer = local / 4 > 1 ? (int)(local / 4) : 1;
             ask.wregs = held > fewer ? held - fewer : -1;
             spills++;

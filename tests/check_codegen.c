@@ -1160,17 +1160,19 @@ START_TEST(persistent_weights_in_registers) {
         {"cells/mlstm.cell", 1024, 32, CG_F16, 1, 0, 0, 0, 96, {4, 4}, NULL, 0, 0},
         {"cells/mlstm.cell", 1024, 32, CG_F16, 1, 0, 0, 0, 95, {0, 4}, NULL, 0, 0},
         {"cells/lstm.cell", 768, 16, CG_F16, 1, 0, 0, 0, 47, {0}, NULL, 0, 0}, /* 48 needed */
-        /* FFMA (128 a thread for the rest of the unit: 127 left): 16 a pass, 24 rows (rw 3), a lane's 4
-         * sequences over all of the warp's 96 k, 12 registers a step: the first 10 of 24 */
-        {"cells/lstm.cell", 768, 16, CG_FFMA, 1, 0, 0, 0, 0, {10}, "rnn_ffrag<10, 3> rnn_wf1;", 0, 1},
+        /* FFMA (the rest of the unit 128 a thread, 150 past 8 sequences a pass, 170 with two GEMMs): 16 a
+         * pass, 24 rows (rw 3), a lane's 4 sequences over all of the warp's 96 k, 12 registers a step:
+         * the first 8 of 24 (105 left) */
+        {"cells/lstm.cell", 768, 16, CG_FFMA, 1, 0, 0, 0, 0, {8}, "rnn_ffrag<8, 3> rnn_wf1;", 0, 1},
         /* 4 a pass: a lane's quarter of the 128 k (every fourth float4), 8 steps of 4 rows: 7 */
         {"cells/lstm.cell", 1024, 4, CG_FFMA, 1, 0, 0, 0, 0, {7}, "rnn_ffrag<7, 4> rnn_wf1;", 0, 1},
         {"cells/lstm.cell", 1024, 4, CG_FFMA, 1, 0, 0, 0, 128, {8}, "rnn_ffrag<8, 4> rnn_wf1;", 0, 0}, /* all of them */
         /* the backward: 8 rows of 4096 k (32 steps, 4 registers each), or split K, 16 rows of 2048 */
         {"cells/lstm.cell", 1024, 4, CG_FFMA, 2, 0, 0, 1, 0, {31}, "rnn_ffrag<31, 1> rnn_wf1;", 0, 1},
         {"cells/lstm.cell", 1024, 4, CG_FFMA, 2, 0, 0, 1, 0, {15}, "rnn_ffrag<15, 2> rnn_wf1;", 1, 1},
-        /* two GEMMs, 4 a pass: 6 steps of 8 and of 24 rows (24 + 72 registers), both whole */
-        {"cells/mlstm.cell", 768, 4, CG_FFMA, 1, 0, 0, 0, 0, {6, 6}, "rnn_ffrag<6, 1> rnn_wf1;", 0, 1},
+        /* two GEMMs, 4 a pass (85 left): 6 steps of 8 and of 24 rows (24 + 72 registers); the larger's
+         * whole, then 3 of the other's */
+        {"cells/mlstm.cell", 768, 4, CG_FFMA, 1, 0, 0, 0, 0, {3, 6}, "rnn_ffrag<3, 1> rnn_wf1;", 0, 1},
         {"cells/mlstm.cell", 768, 4, CG_FFMA, 1, 0, 0, 0, 80, {2, 6}, "rnn_ffrag<2, 1> rnn_wf1;", 0, 0}, /* 72, then 8 */
         {"cells/lstm.cell", 1024, 4, CG_FFMA, 1, 16, 0, 0, 0, {0}, NULL, 0, 0},  /* 16 warps: no budget */
         {"cells/lstm.cell", 1024, 4, CG_FFMA, 1, 0, 256, 0, 0, {0}, NULL, 0, 0}, /* chunks of 256 */
@@ -1252,6 +1254,9 @@ START_TEST(persistent_rule_units_do_not_spill) {
         {"cells/lstm.cell", 512, 64, CG_FFMA, 0},      {"cells/gru.cell", 1024, 4, CG_FFMA, 1},
         {"cells/mlstm.cell", 768, 4, CG_FFMA, 0},      {"cells/mlstm.cell", 768, 4, CG_FFMA, 1},
         {"cells/lstmp.cell", 768, 16, CG_FFMA, 0},     {"cells/peephole.cell", 1024, 32, CG_FFMA, 0},
+        /* where the first budget (128 for the rest everywhere) spilled */
+        {"cells/lstmp.cell", 1024, 16, CG_FFMA, 0},    {"cells/mlstm.cell", 1024, 4, CG_FFMA, 0},
+        {"cells/peephole.cell", 768, 32, CG_FFMA, 0},
     };
     for (size_t r = 0; r < sizeof rows / sizeof *rows; r++) {
         Src s;
