@@ -259,8 +259,8 @@ typedef struct CgPersistAsk {
     int wregs;              /* registers a thread the step weights it holds may take (CgPersistGemm.wregs):
                              * 0 the rule's budget (weights_in_registers: 128 at 4 and 8 warps, 105 with several
                              * step GEMMs at 32 sequences a pass or on 4 warps; FFMA 127, 105, 85 or 65 by the
-                             * unit's shape; none at 16), -1 none, 1 to 255 at most so many (past the budget a kernel may spill: the runtime then builds it
-                             * again holding fewer) */
+                             * unit's shape; none at 16), -1 none, 1 to 255 at most so many (past the budget a
+                             * kernel may spill: the runtime then builds it again holding fewer) */
 } CgPersistAsk;
 
 /* How a persistent forward's steps meet (CgPersistAsk.handoff; bench/NOTES.md sections 17, 44): at
