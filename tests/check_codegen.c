@@ -586,6 +586,16 @@ static char *emit_persistent(Src *s, const PlanLayout *L, CgPersistAsk ask, CgPe
     return sb_take(&out);
 }
 
+/* A product call's arguments (args: just past its template) start with the weights w<gemm> of the
+ * GEMM it multiplies; the steps it takes from registers (ki: its template's last argument, 0 when
+ * it has none) are exactly the plan's (CgPersistGemm.wregs). */
+static void held_as_planned(const CgPersist *P, const char *args, int ki) {
+    int gq = -1;
+    ck_assert_int_eq(sscanf(args, "w%d", &gq), 1);
+    for (int q = 0; q < P->ngemms; q++)
+        if (P->gemms[q].gemm == gq) ck_assert_int_eq(ki, P->gemms[q].wregs);
+}
+
 /* Every shipped cell and a dozen random ones have a persistent unit, forward and backward, FFMA
  * and tf32 tensor-core products, for each batch class that NVRTC compiles without warnings; it
  * defines the kernel its contract names, with one grid barrier per step for one GEMM phase whose
@@ -683,10 +693,7 @@ START_TEST(persistent_units_compile) {
                     sscanf(at, "rnn_mv_mma<%d, %d, %d, %d, %d>(%n", &rw, &nwa, &prec, &x16, &ldr, &n5);
                     sscanf(at, "rnn_mv_mma<%d, %d, %d, %d, %d, %d>(%n", &rw, &nwa, &prec, &x16, &ldr, &ki, &n6);
                     ck_assert(n5 > 0 || (n6 > 0 && ki > 0));
-                    int gq = -1; /* the GEMM it multiplies (its weights w<gemm>): fragments exactly as planned */
-                    ck_assert_int_eq(sscanf(at + (n6 > 0 ? n6 : n5), "w%d", &gq), 1);
-                    for (int q = 0; q < P.ngemms; q++)
-                        if (P.gemms[q].gemm == gq) ck_assert_int_eq(n6 > 0 ? ki : 0, P.gemms[q].wregs);
+                    held_as_planned(&P, at + (n6 > 0 ? n6 : n5), n6 > 0 ? ki : 0);
                     ck_assert_int_eq(prec, (int)products);
                     ck_assert(ldr >= 8 * rw && ldr <= 8 * rw + 12 && ldr % 16 == 4);
                     const char *x = strstr(at, backward ? ", a.dbuf16[" : ", rnn_x16_"), *end = strchr(at, ';');
@@ -696,13 +703,11 @@ START_TEST(persistent_units_compile) {
                     calls16 += x16;
                 }
                 for (; P.ngemms && !mma && at; at = strstr(at + 1, "rnn_mv_t<")) { /* FFMA: the steps held, as planned */
-                    int rw = 0, nwa = 0, ldr = 0, ki = 0, n3 = 0, n4 = 0, gq = -1;
+                    int rw = 0, nwa = 0, ldr = 0, ki = 0, n3 = 0, n4 = 0;
                     sscanf(at, "rnn_mv_t<%d, %d, %d>(%n", &rw, &nwa, &ldr, &n3);
                     sscanf(at, "rnn_mv_t<%d, %d, %d, %d>(%n", &rw, &nwa, &ldr, &ki, &n4);
                     ck_assert(n3 > 0 || (n4 > 0 && ki > 0));
-                    ck_assert_int_eq(sscanf(at + (n4 > 0 ? n4 : n3), "w%d", &gq), 1);
-                    for (int q = 0; q < P.ngemms; q++)
-                        if (P.gemms[q].gemm == gq) ck_assert_int_eq(n4 > 0 ? ki : 0, P.gemms[q].wregs);
+                    held_as_planned(&P, at + (n4 > 0 ? n4 : n3), n4 > 0 ? ki : 0);
                 }
                 ck_assert_int_eq(calls16 > 0, any16);
                 ck_assert_int_eq(strstr(u, "const unsigned short *const rnn_x16_") != NULL, any16 && !backward);
