@@ -159,7 +159,8 @@ int64_t cg_backward_group_items(const PlanLayout *layout, int group, int64_t T, 
  * a.flags points to cg_persist_flag_words(layout, N) zeroed 8-byte words, 16-byte
  * aligned (state k's two slots of [N][S] after those of the multiplied states before it, then
  * flagged buffer b's two slots of [N][buffer_width[b]], cg_flagged_buffer); state k of step t is read from slot
- * t % a.state_wrap (slot t when 0) of state_prev[k] (slots of [N][S] one after the other) and
+ * t % a.state_wrap (slot t when 0; else a power of two: the kernel traps otherwise) of
+ * state_prev[k] (slots of [N][S] one after the other) and
  * written to the next slot; step buffer b of step t is buf[b] + t * buf_step[b] (dbuf[b] too).
  * The forward runs after the hoisted program (the per-step unit's kernels and cuBLAS); the
  * backward before the hoisted program's backward, with the per-step backward's arguments

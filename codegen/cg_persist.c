@@ -490,6 +490,8 @@ static int emit_prologue(Gen *g, const CgPersist *P, const char *kname) {
     cg_emit(out, "const int s = blockIdx.x, G = gridDim.x;");
     cg_emit(out, "if (G != %d || blockDim.x != %d) __trap();  // the launch contract (codegen/cg.h)", P->blocks,
             32 * P->warps);
+    cg_emit(out, "if (args.state_wrap < 0 || (args.state_wrap & (args.state_wrap - 1))) __trap();  // state slots: 0 or a "
+                 "power of two (codegen/cg.h)");
     for (int qi = 0; qi < P->ngemms; qi++)
         if (P->gemms[qi].fuse) { /* its group reads the partial sums of one pass of sequences */
             cg_emit(out, "if (args.N > %lld) __trap();  // its batch class's batches only (codegen/cg.h)", (long long)P->seqs_max);
@@ -599,8 +601,10 @@ static void emit_step_view(Gen *g, int backward, int counted) {
     cg_emit(out, "RnnArgs a = args;  // this step's view: the per-step kernels' arguments at step t");
     if (counted) cg_emit(out, "RNN_PROF_STEP();");
     cg_emit(out, "a.t = t;");
-    cg_emit(out, "const long long sp = args.state_wrap ? t %% args.state_wrap : t;");
-    cg_emit(out, "const long long sn = args.state_wrap ? (t + 1) %% args.state_wrap : t + 1;");
+    /* a mask, not a division by a value known only at run time: that division sat on every
+     * inference step's critical path, before the barrier (bench/NOTES.md section 50) */
+    cg_emit(out, "const long long sp = args.state_wrap ? t & (args.state_wrap - 1) : t;  // a power of two (codegen/cg.h)");
+    cg_emit(out, "const long long sn = args.state_wrap ? (t + 1) & (args.state_wrap - 1) : t + 1;");
     for (int k = 0; k < c->nstates; k++) {
         cg_dim_code(c, c->states[k].shape.dims[0], d, sizeof d);
         cg_emit(out, "a.state_prev[%d] = args.state_prev[%d] + sp * args.N * %s;  // state %s", k, k, d, c->states[k].name);

@@ -1395,6 +1395,32 @@ START_TEST(persistent_first_item_decoded_once) {
 }
 END_TEST
 
+/* A step finds its state slots by a mask, not by dividing by a value known only at run time (that
+ * division sat before every inference step's barrier: bench/NOTES.md section 50); the kernel traps
+ * on a slot count that is not 0 or a power of two, before its step loop; forward and backward. */
+START_TEST(persistent_state_slots_take_a_mask) {
+    Src s;
+    src_open_file(&s, "cells/lstm.cell");
+    const char *dims[] = {"I=40", "H=72"};
+    PlanLayout *L = layout_bound(&s, s.module->cells[0], dims, 2);
+    CgPersist P;
+    char why[256];
+    for (int backward = 0; backward < 2; backward++) {
+        char *u = emit_persistent(&s, L, cg_persist_h100_ask(16, backward, CG_F16, 1), &P, why, sizeof why);
+        ck_assert_msg(u, "%s", why);
+        ck_assert_ptr_null(strstr(u, "% args.state_wrap"));
+        const char *trap = strstr(u, "if (args.state_wrap < 0 || (args.state_wrap & (args.state_wrap - 1))) __trap();");
+        const char *loop = strstr(u, backward ? "for (int t = args.t_end - 1; t >= args.t; t--) {"
+                                              : "for (int t = args.t; t < args.t_end; t++) {");
+        const char *sp = strstr(u, "const long long sp = args.state_wrap ? t & (args.state_wrap - 1) : t;");
+        const char *sn = strstr(u, "const long long sn = args.state_wrap ? (t + 1) & (args.state_wrap - 1) : t + 1;");
+        ck_assert_msg(trap && loop && sp && sn && trap < loop && loop < sp && sp < sn, "backward %d", backward);
+        free(u);
+    }
+    src_close(&s);
+}
+END_TEST
+
 /* A persistent forward loads the values a step group reads from before the step (hoisted results,
  * states) and its parameters, for each thread's first item, into registers q<K>_<local> between
  * the step's barrier and its GEMMs, fenced by RNN_ISSUED; that item's body takes them (`i ==
@@ -3069,6 +3095,7 @@ static Suite *codegen_suite(void) {
     tcase_add_test(tc, persistent_rule_units_do_not_spill);
     tcase_add_test(tc, persistent_first_item_loaded_before_the_gemms);
     tcase_add_test(tc, persistent_first_item_decoded_once);
+    tcase_add_test(tc, persistent_state_slots_take_a_mask);
     tcase_add_test(tc, persistent_fewer_blocks_keep_the_work);
     tcase_add_test(tc, persistent_clusters_need_alike_tails);
     tcase_add_test(tc, persistent_backward_splits_k);

@@ -61,7 +61,8 @@ typedef struct RnnArgs {
     int bf16;
     /* persistent kernels only (codegen/cg_persist.c): one launch runs steps t .. t_end-1 */
     int t_end;
-    int state_wrap;                      /* state slots: step t reads slot t % state_wrap (0: slot t), from state_prev[k] */
+    int state_wrap;                      /* state slots: step t reads slot t % state_wrap (0: slot t; else a power
+                                          * of two, which the kernels take as a mask), from state_prev[k] */
     long long buf_step[RNN_MAX_BUFFERS]; /* floats between consecutive steps' copies of a step buffer (0: reused) */
     unsigned *sync;                      /* the grid barrier's counter, zeroed before each launch */
     unsigned long long *flags;           /* forward with flags: state results as flagged words, zeroed before each launch */

@@ -53,7 +53,8 @@ typedef struct RnnArgs {
     int bf16;
     /* persistent kernels only (codegen/cg_persist.c): one launch runs steps t .. t_end-1 */
     int t_end;
-    int state_wrap;                      /* state slots: step t reads slot t % state_wrap (0: slot t), from state_prev[k] */
+    int state_wrap;                      /* state slots: step t reads slot t % state_wrap (0: slot t; else a power
+                                          * of two, which the kernels take as a mask), from state_prev[k] */
     long long buf_step[RNN_MAX_BUFFERS]; /* floats between consecutive steps' copies of a step buffer (0: reused) */
     unsigned *sync;                      /* the grid barrier's counter, zeroed before each launch */
     unsigned long long *flags;           /* forward with flags: state results as flagged words, zeroed before each launch */
@@ -1139,6 +1140,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_p(const RnnArgs 
 {
     const int s = blockIdx.x, G = gridDim.x;
     if (G != 16 || blockDim.x != 256) __trap();  // the launch contract (codegen/cg.h)
+    if (args.state_wrap < 0 || (args.state_wrap & (args.state_wrap - 1))) __trap();  // state slots: 0 or a power of two (codegen/cg.h)
     RNN_PROF_START();  // (RNN_PROFILE only: persist.cuh)
     // this block's elements of RNN_DIM_H and this thread's first item over them, the same every step (decoded once)
     const int rnn_j0_H = (int)((long long)RNN_DIM_H * s / G), rnn_nj_H = (int)((long long)RNN_DIM_H * (s + 1) / G) - rnn_j0_H;
@@ -1183,8 +1185,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_p(const RnnArgs 
         RnnArgs a = args;  // this step's view: the per-step kernels' arguments at step t
         RNN_PROF_STEP();
         a.t = t;
-        const long long sp = args.state_wrap ? t % args.state_wrap : t;
-        const long long sn = args.state_wrap ? (t + 1) % args.state_wrap : t + 1;
+        const long long sp = args.state_wrap ? t & (args.state_wrap - 1) : t;  // a power of two (codegen/cg.h)
+        const long long sn = args.state_wrap ? (t + 1) & (args.state_wrap - 1) : t + 1;
         a.state_prev[0] = args.state_prev[0] + sp * args.N * RNN_DIM_H;  // state h
         a.state_next[0] = (float *)args.state_prev[0] + sn * args.N * RNN_DIM_H;
         if (args.state16[0]) a.state16[0] = args.state16[0] + sn * args.N * RNN_DIM_H;  // its twin's slot
