@@ -232,9 +232,8 @@ int cli_emit(int argc, char **argv) {
                    "work a block: the search's fewer-blocks tile. --wregs R (0 to 255; default a budget, 128 at\n"
                    "4 and 8 warps, less for some) lets a tensor-core forward, or an FFMA forward or backward,\n"
                    "hold at most R registers a thread of step weights for every step instead of reading them\n"
-                   "from shared memory (0: none;\n"
-                   "RNNCC_PERSIST_WREGS; a kernel past its budget may spill, which the runtime then builds again\n"
-                   "holding fewer).\n");
+                   "from shared memory (0: none; RNNCC_PERSIST_WREGS; a kernel past its budget may spill, which\n"
+                   "the runtime then builds again holding fewer).\n");
             return CLI_OK;
         default: return CLI_USAGE_ERROR;
         }

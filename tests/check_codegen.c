@@ -1237,7 +1237,7 @@ END_TEST
 
 /* The rule's persistent units at the sizes where the register budget binds (weights_in_registers:
  * 128 registers of fragments, 105 for two GEMMs at 32 sequences a pass; FFMA, forward and backward,
- * 127 past CG_FFMA_REST) compile without spilling:
+ * 255 less CG_FFMA_REST or the larger rest its shape takes: 127, 105, 85, 65) compile without spilling:
  * compile_ok refuses ptxas's spill warning (runtime/rt_nvrtc.c). The runtime would rebuild a
  * spilling kernel holding fewer; this keeps the rule from needing it on the shipped cells. */
 START_TEST(persistent_rule_units_do_not_spill) {
