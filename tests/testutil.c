@@ -169,7 +169,9 @@ double tu_max_rel_err(const double *a, const double *b, size_t n, double floor) 
 
 int tu_run_suite(Suite *s) {
     SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
+    /* CK_VERBOSITY=verbose prints each test as it ends (Check's CK_ENV prints them all at the end) */
+    const char *verbosity = getenv("CK_VERBOSITY");
+    srunner_run_all(sr, verbosity && strcmp(verbosity, "verbose") == 0 ? CK_VERBOSE : CK_ENV);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);
     return failed ? 1 : 0;
