@@ -290,14 +290,13 @@ static const char *dim_suffix(const char *dim) { return strncmp(dim, "RNN_DIM_",
 
 /* Opens `{ j0, nj; for each of this block's items i (which of them: which): n, j` over a quantity
  * of length dim (code): elements [dim*s/G, dim*(s+1)/G) of every sequence. The caller closes both.
- * decoded: j0, nj and the thread's first item's n and j come from emit_first_items' registers, not
- * from divisions every step (bench/NOTES.md section 41). */
-static void open_own_items(StrBuf *out, const char *dim, OwnItems which, int decoded) {
+ * j0, nj and the thread's first item's n and j come from emit_first_items' registers, not from
+ * divisions every step (bench/NOTES.md section 41; the backward: section 51). */
+static void open_own_items(StrBuf *out, const char *dim, OwnItems which) {
     const char *x = dim_suffix(dim);
     cg_open(out, "{");
-    if (decoded && which == OWN_FIRST) cg_emit(out, "const int nj = rnn_nj_%s;", x); /* its element: rnn_j1_X */
-    else if (decoded) cg_emit(out, "const int j0 = rnn_j0_%s, nj = rnn_nj_%s;", x, x);
-    else cg_emit(out, "const int j0 = (int)((long long)%s * s / G), nj = (int)((long long)%s * (s + 1) / G) - j0;", dim, dim);
+    if (which == OWN_FIRST) cg_emit(out, "const int nj = rnn_nj_%s;", x); /* its element: rnn_j1_X */
+    else cg_emit(out, "const int j0 = rnn_j0_%s, nj = rnn_nj_%s;", x, x);
     if (which == OWN_FIRST) {
         cg_emit(out, "const long long i = threadIdx.x;");
         cg_open(out, "if (i < (long long)a.N * nj) {");
@@ -305,10 +304,10 @@ static void open_own_items(StrBuf *out, const char *dim, OwnItems which, int dec
         cg_open(out, "for (long long i = threadIdx.x%s; i < (long long)a.N * nj; i += blockDim.x) {",
                 which == OWN_OTHERS ? " + blockDim.x" : "");
     }
-    if (decoded && which == OWN_FIRST) {
+    if (which == OWN_FIRST) {
         cg_emit(out, "const long long n = rnn_n1_%s;  // the sequence", x);
         cg_emit(out, "const int j = rnn_j1_%s;  // the element", x);
-    } else if (decoded && which == OWN_ALL) {
+    } else if (which == OWN_ALL) {
         cg_emit(out, "const long long n = i == threadIdx.x ? rnn_n1_%s : i / nj;  // the sequence", x);
         cg_emit(out, "const int j = i == threadIdx.x ? rnn_j1_%s : j0 + (int)(i %% nj);  // the element", x);
     } else {
@@ -317,18 +316,31 @@ static void open_own_items(StrBuf *out, const char *dim, OwnItems which, int dec
     }
 }
 
-/* Before a forward's step loop: for each length its step groups run over, the block's first element
+/* The dimension of the n-th length a kernel's steps run over (step groups' lengths, then, in the
+ * backward, whose steps zero their states' adjoints, the states' lengths), or -1 for none. */
+static int step_length(Gen *g, int backward, int n) {
+    const Plan *p = g->plan;
+    if (n < p->ngroups) return p->groups[n].program == SCHED_STEP ? cg_group_jdim(g, n) : -1;
+    return backward && n < p->ngroups + g->c->nstates ? g->c->states[n - p->ngroups].shape.dims[0] : -1;
+}
+
+/* step_length's n-th, or -1 where an earlier one had the same dimension. */
+static int own_length(Gen *g, int backward, int n) {
+    const int dim = step_length(g, backward, n);
+    for (int e = 0; dim >= 0 && e < n; e++)
+        if (step_length(g, backward, e) == dim) return -1;
+    return dim;
+}
+
+/* Before the step loop: for each length its steps run over (own_length), the block's first element
  * and count (rnn_j0_X, rnn_nj_X) and the thread's first item (sequence rnn_n1_X, element rnn_j1_X),
  * the same at every step, so that no step divides for them between its barrier and its loads, nor
- * after its GEMMs. */
-static void emit_first_items(Gen *g) {
-    const Plan *p = g->plan;
+ * after its GEMMs (bench/NOTES.md section 41; the backward: section 51). */
+static void emit_first_items(Gen *g, int backward) {
     char d[NAME_SIZE];
-    for (int gi = 0; gi < p->ngroups; gi++) {
-        int jdim = p->groups[gi].program == SCHED_STEP ? cg_group_jdim(g, gi) : -1, seen = 0;
-        for (int e = 0; jdim >= 0 && e < gi; e++)
-            seen |= p->groups[e].program == SCHED_STEP && cg_group_jdim(g, e) == jdim;
-        if (jdim < 0 || seen) continue;
+    for (int n = 0; n < g->plan->ngroups + (backward ? g->c->nstates : 0); n++) {
+        int jdim = own_length(g, backward, n);
+        if (jdim < 0) continue;
         cg_dim_code(g->c, jdim, d, sizeof d);
         const char *x = dim_suffix(d);
         cg_emit(g->out, "// this block's elements of %s and this thread's first item over them, the same every step "
@@ -363,7 +375,7 @@ static int emit_group(Gen *g, int gi, int backward) {
         return 0;
     StrBuf *out = g->out;
     cg_emit(out, "// K%d%s over this block's units", g->plan->groups[gi].index, backward ? "'s backward" : "");
-    open_own_items(out, jd, OWN_ALL, !backward);
+    open_own_items(out, jd, OWN_ALL);
     if (backward) cg_emit_backward_step_item(g, gi, &body);
     else cg_emit_step_item(g, gi, &body);
     cg_close(out, NULL);
@@ -437,7 +449,7 @@ static void emit_prefetch(Gen *g, int gi, int backward, StrBuf *rest) {
         cg_emit(out, "// K%d's values from before the step for this thread's first item, loaded while %s", grp->index,
                 rest ? "the other blocks arrive and the GEMMs run" : "the GEMMs run");
         cg_emit(out, "float %s;", sb_str(&decl));
-        open_own_items(out, jd, OWN_FIRST, 1);
+        open_own_items(out, jd, OWN_FIRST);
         open_live_item(g);
         sb_putn(out, sb_str(&first), first.len);
         cg_close(out, NULL);
@@ -451,7 +463,7 @@ static void emit_prefetch(Gen *g, int gi, int backward, StrBuf *rest) {
         g->out = dst; /* open_live_item writes to g->out */
         cg_emit(dst, "// K%d's values from before the step%s, into L1 while the GEMMs run", grp->index,
                 first.len && all_first ? " for this thread's other items" : "");
-        open_own_items(dst, jd, first.len && all_first ? OWN_OTHERS : OWN_ALL, !backward);
+        open_own_items(dst, jd, first.len && all_first ? OWN_OTHERS : OWN_ALL);
         open_live_item(g);
         sb_putn(dst, sb_str(&body), body.len);
         cg_close(dst, NULL);
@@ -498,7 +510,7 @@ static int emit_prologue(Gen *g, const CgPersist *P, const char *kname) {
             break;
         }
     cg_emit(out, "RNN_PROF_START();  // (RNN_PROFILE only: persist.cuh)");
-    if (!P->backward) emit_first_items(g);
+    emit_first_items(g, P->backward);
     if (!P->ngemms) return 1;
     cg_emit(out, "extern __shared__ float4 rnn_smem4[];");
     cg_emit(out, "float *const rnn_smem = (float *)rnn_smem4;");
@@ -747,7 +759,7 @@ static int emit_backward_steps(Gen *g, const CgPersist *P) {
     cg_emit(out, "// the next step's state adjoints start at zero (this block's elements)");
     for (int k = 0; k < c->nstates; k++) {
         cg_dim_code(c, c->states[k].shape.dims[0], d, sizeof d);
-        open_own_items(out, d, OWN_ALL, 0);
+        open_own_items(out, d, OWN_ALL);
         cg_emit(out, "args.dstate_prev[%d][((t + 2) %% 3) * args.N * %s + n * %s + j] = 0.0f;", k, d, d);
         cg_close(out, NULL);
         cg_close(out, NULL);

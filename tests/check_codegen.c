@@ -1344,8 +1344,9 @@ START_TEST(persistent_fewer_blocks_keep_the_work) {
 }
 END_TEST
 
-/* A forward's step groups find their thread's first item (sequence, element) decoded once before
- * the step loop, per length they run over; the other items divide as before; the backward does. */
+/* A persistent kernel's step groups find their thread's first item (sequence, element) decoded once
+ * before the step loop, per length they run over (a backward's states' lengths too); the other
+ * items divide as before. */
 START_TEST(persistent_first_item_decoded_once) {
     Src s;
     src_open_file(&s, "cells/mlstm.cell");
@@ -1377,9 +1378,21 @@ START_TEST(persistent_first_item_decoded_once) {
     ck_assert_int_eq(count(loop, "const int nj = rnn_nj_M;"), 1);
     ck_assert_int_eq(count(loop, "const int j0 = rnn_j0_M, nj = rnn_nj_M;"), 2);
     free(u);
+    /* the backward too (bench/NOTES.md section 51): its groups (m's over M, the gates'
+     * over H), the prefetches of the next step's values and the zeroing of its states' adjoints */
     u = emit_persistent(&s, L, cg_persist_h100_ask(16, 1, CG_F16, 1), &P, why, sizeof why);
     ck_assert_msg(u, "%s", why);
-    ck_assert_ptr_null(strstr(u, "rnn_n1_"));
+    loop = strstr(u, "for (int t = args.t_end - 1; t >= args.t; t--) {");
+    ck_assert_ptr_nonnull(loop);
+    for (int k = 0; k < 4; k++) {
+        const char *at = strstr(u, decoded[k]);
+        ck_assert_msg(at && at < loop && count(u, decoded[k]) == 1, "%s", decoded[k]);
+    }
+    ck_assert_int_eq(count(loop, "* s / G"), 0);
+    ck_assert_int_eq(count(loop, "const long long n = i / nj;"), 0);
+    ck_assert_int_eq(count(loop, "const long long n = i == threadIdx.x ? rnn_n1_M : i / nj;"), 1);
+    /* h's and c's zeroing, the gates, the prefetch */
+    ck_assert_int_eq(count(loop, "const long long n = i == threadIdx.x ? rnn_n1_H : i / nj;"), 4);
     free(u);
     src_close(&s);
     /* no step GEMM (IndRNN): decoded all the same */

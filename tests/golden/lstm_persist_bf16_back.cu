@@ -1143,6 +1143,10 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_pb(const RnnArgs
     if (G != 16 || blockDim.x != 256) __trap();  // the launch contract (codegen/cg.h)
     if (args.state_wrap < 0 || (args.state_wrap & (args.state_wrap - 1))) __trap();  // state slots: 0 or a power of two (codegen/cg.h)
     RNN_PROF_START();  // (RNN_PROFILE only: persist.cuh)
+    // this block's elements of RNN_DIM_H and this thread's first item over them, the same every step (decoded once)
+    const int rnn_j0_H = (int)((long long)RNN_DIM_H * s / G), rnn_nj_H = (int)((long long)RNN_DIM_H * (s + 1) / G) - rnn_j0_H;
+    const long long rnn_n1_H = rnn_nj_H ? threadIdx.x / rnn_nj_H : 0;
+    const int rnn_j1_H = rnn_j0_H + (rnn_nj_H ? (int)(threadIdx.x % rnn_nj_H) : 0);
     extern __shared__ float4 rnn_smem4[];
     float *const rnn_smem = (float *)rnn_smem4;
     if (!args.params16) __trap();  // 16-bit weights: the runtime's rounded copy (codegen/cg.h)
@@ -1181,27 +1185,27 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_pb(const RnnArgs
         if (args.dbuf16[1]) a.dbuf16[1] = args.dbuf16[1] + t * args.buf_step[1];
         // the next step's state adjoints start at zero (this block's elements)
         {
-            const int j0 = (int)((long long)RNN_DIM_H * s / G), nj = (int)((long long)RNN_DIM_H * (s + 1) / G) - j0;
+            const int j0 = rnn_j0_H, nj = rnn_nj_H;
             for (long long i = threadIdx.x; i < (long long)a.N * nj; i += blockDim.x) {
-                const long long n = i / nj;  // the sequence
-                const int j = j0 + (int)(i % nj);  // the element
+                const long long n = i == threadIdx.x ? rnn_n1_H : i / nj;  // the sequence
+                const int j = i == threadIdx.x ? rnn_j1_H : j0 + (int)(i % nj);  // the element
                 args.dstate_prev[0][((t + 2) % 3) * args.N * RNN_DIM_H + n * RNN_DIM_H + j] = 0.0f;
             }
         }
         {
-            const int j0 = (int)((long long)RNN_DIM_H * s / G), nj = (int)((long long)RNN_DIM_H * (s + 1) / G) - j0;
+            const int j0 = rnn_j0_H, nj = rnn_nj_H;
             for (long long i = threadIdx.x; i < (long long)a.N * nj; i += blockDim.x) {
-                const long long n = i / nj;  // the sequence
-                const int j = j0 + (int)(i % nj);  // the element
+                const long long n = i == threadIdx.x ? rnn_n1_H : i / nj;  // the sequence
+                const int j = i == threadIdx.x ? rnn_j1_H : j0 + (int)(i % nj);  // the element
                 args.dstate_prev[1][((t + 2) % 3) * args.N * RNN_DIM_H + n * RNN_DIM_H + j] = 0.0f;
             }
         }
         // K1's backward over this block's units
         {
-            const int j0 = (int)((long long)RNN_DIM_H * s / G), nj = (int)((long long)RNN_DIM_H * (s + 1) / G) - j0;
+            const int j0 = rnn_j0_H, nj = rnn_nj_H;
             for (long long i = threadIdx.x; i < (long long)a.N * nj; i += blockDim.x) {
-                const long long n = i / nj;  // the sequence
-                const int j = j0 + (int)(i % nj);  // the element
+                const long long n = i == threadIdx.x ? rnn_n1_H : i / nj;  // the sequence
+                const int j = i == threadIdx.x ? rnn_j1_H : j0 + (int)(i % nj);  // the element
                 const int len = a.lengths ? a.lengths[n] : a.T;
                 if (a.t >= len) {  // sequence n had ended: its states were carried, so are their adjoints
                     a.dstate_prev[0][n * RNN_DIM_H + j] += a.dstate_next[0][n * RNN_DIM_H + j];  // d(h) += d(h')
@@ -1359,10 +1363,10 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_pb(const RnnArgs
                 if (args.dbuf16[1]) a.dbuf16[1] = args.dbuf16[1] + t * args.buf_step[1];
                 // K1's values from before the step, into L1 while the GEMMs run
                 {
-                    const int j0 = (int)((long long)RNN_DIM_H * s / G), nj = (int)((long long)RNN_DIM_H * (s + 1) / G) - j0;
+                    const int j0 = rnn_j0_H, nj = rnn_nj_H;
                     for (long long i = threadIdx.x; i < (long long)a.N * nj; i += blockDim.x) {
-                        const long long n = i / nj;  // the sequence
-                        const int j = j0 + (int)(i % nj);  // the element
+                        const long long n = i == threadIdx.x ? rnn_n1_H : i / nj;  // the sequence
+                        const int j = i == threadIdx.x ? rnn_j1_H : j0 + (int)(i % nj);  // the element
                         const int len = a.lengths ? a.lengths[n] : a.T;
                         if (a.t < len) {
                             const int pos = a.reverse ? len - 1 - a.t : a.t;
