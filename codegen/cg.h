@@ -359,9 +359,10 @@ int cg_persist_held_registers(const CgPersist *P);
  * on LSTMs whose rows fill the tiles); 0 where none does (a backward: 0). */
 int cg_persist_fewer_blocks(const PlanLayout *layout, const CgPersistAsk *ask, const CgPersist *P);
 /* Blocks per thread-block cluster for a pass over a batch of N by default, measured on an H100
- * (bench/NOTES.md section 11): pairs for FFMA products, and for tensor-core ones at 9-24 sequences
- * (a backward's: 9-32); none for a forward asked to hand off by flags (handoff: CG_HANDOFF_*),
- * which clusters cannot. */
+ * (bench/NOTES.md sections 11 and 52): pairs for FFMA products; for tensor-core ones a forward's
+ * fours at 9-24 sequences and a backward's pairs at 9-32; none for a forward asked to hand off by
+ * flags (handoff: CG_HANDOFF_*), which clusters cannot. The runtime takes pairs where the fours
+ * would read the step weights from shared memory and pairs would not (rt_persist.c). */
 int cg_persist_cluster(int64_t N, CgProducts products, int backward, int handoff);
 /* Does the rule's tile of a pass over a batch of N have its clusters split K (CgPersistAsk.split)?
  * A backward's at 17-32 sequences, in every precision (bench/NOTES.md sections 32-33). */

@@ -700,7 +700,15 @@ int cg_persist_cluster(int64_t N, CgProducts products, int backward, int handoff
      * and lose at 32 with tensor cores (deepbench). Forward and backward alike, but for a backward
      * of 17-32 sequences, whose pairs split K (cg_persist_split; section 33). */
     if (products == CG_FFMA) return 2;
-    return N > 8 && N <= (cg_persist_split(N, backward) ? 32 : 24) ? 2 : 1;
+    if (N <= 8) return 1;
+    if (backward) return N <= 32 ? 2 : 1;
+    /* a forward's fours beat pairs at 9-24 sequences with tensor cores (section 52: 4-12% a step at
+     * H = 768-1024 in fp16, bf16 and tf32; even at ds2's GRU in tf32) where they hold the step
+     * weights in registers as pairs do; where fewer clusters of 4 than of 2 can be resident and the
+     * weights move to shared memory (LSTM fp16 at H = 1024: 120 blocks) they lose by half, and the
+     * runtime takes pairs again. A backward's fours gained 2-3% at LSTM fp16 and lost 58% at GRU
+     * tf32 (H = 1024: 8 sequences a pass, chunks of 256): it keeps pairs */
+    return N <= 24 ? 4 : 1;
 }
 
 int cg_persist_split(int64_t N, int backward) {

@@ -199,13 +199,32 @@ static rnncc_status build(rnncc_model *m, int li, int64_t N, int backward, RtPer
         return s;
     }
     rnncc_status s = rt_persist_build(m, li, &ask, p);
+    /* the rule's fours lose to pairs by half where fewer of them can be resident and their step
+     * weights move to shared memory while the pairs' stay in registers (bench/NOTES.md section 52) */
+    int fours_unheld = 0;
+    if (s == RNNCC_OK && p->state == 1 && !m->persist_cluster && ask.cluster == 4 && p->plan.cluster == 4 &&
+        !cg_persist_held_registers(&p->plan)) {
+        CgPersistAsk pairs = ask;
+        pairs.cluster = 2;
+        CgPersist planned;
+        if (cg_persist_plan(&m->arena, m->layout[li], &pairs, &planned, why, sizeof why) &&
+            cg_persist_held_registers(&planned)) {
+            fours_unheld = 1;
+            s = rt_persist_build(m, li, &pairs, p);
+            if (s == RNNCC_OK && p->state != 1) { /* the pairs did not build after all: the fours again */
+                fours_unheld = 0;
+                s = rt_persist_build(m, li, &ask, p);
+            }
+        }
+    }
     p->rule_plan = rule_plan;
     RT_TRY(s);
     if (p->state != 1) return RNNCC_OK;
     char tile[160];
     cg_persist_tile_text(&p->plan, tile, sizeof tile);
-    snprintf(p->tile, sizeof p->tile, "tile %s: by rule (%s)", tile,
-             m->persist_search ? "built during a graph capture, which cannot time" : "RNNCC_PERSIST_SEARCH=0");
+    snprintf(p->tile, sizeof p->tile, "tile %s: by rule (%s)%s", tile,
+             m->persist_search ? "built during a graph capture, which cannot time" : "RNNCC_PERSIST_SEARCH=0",
+             fours_unheld ? ", in pairs: its clusters of 4 would read the step weights from shared memory" : "");
     return RNNCC_OK;
 }
 

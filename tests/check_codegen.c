@@ -1716,8 +1716,17 @@ START_TEST(persistent_rule_splits_a_backward_of_17_to_32) {
     ck_assert_int_eq(cg_persist_split(32, 0), 0);
     ck_assert_int_eq(cg_persist_cluster(32, CG_TF32, 1, CG_HANDOFF_BARRIER), 2);
     ck_assert_int_eq(cg_persist_cluster(32, CG_TF32, 0, CG_HANDOFF_BARRIER), 1);
-    ck_assert_int_eq(cg_persist_cluster(24, CG_F16, 0, CG_HANDOFF_BARRIER), 2);
     ck_assert_int_eq(cg_persist_cluster(33, CG_F16, 1, CG_HANDOFF_BARRIER), 1);
+    /* a forward's tensor cores at 9-24 sequences in fours (section 52), a backward's at 9-32 in
+     * pairs; FFMA in pairs; a forward handing off by flags in none */
+    ck_assert_int_eq(cg_persist_cluster(8, CG_F16, 0, CG_HANDOFF_BARRIER), 1);
+    ck_assert_int_eq(cg_persist_cluster(9, CG_TF32, 0, CG_HANDOFF_BARRIER), 4);
+    ck_assert_int_eq(cg_persist_cluster(24, CG_F16, 0, CG_HANDOFF_BARRIER), 4);
+    ck_assert_int_eq(cg_persist_cluster(16, CG_BF16, 1, CG_HANDOFF_BARRIER), 2);
+    ck_assert_int_eq(cg_persist_cluster(9, CG_TF32, 1, CG_HANDOFF_BARRIER), 2);
+    ck_assert_int_eq(cg_persist_cluster(25, CG_TF32, 0, CG_HANDOFF_BARRIER), 1);
+    ck_assert_int_eq(cg_persist_cluster(16, CG_FFMA, 0, CG_HANDOFF_BARRIER), 2);
+    ck_assert_int_eq(cg_persist_cluster(16, CG_F16, 0, CG_HANDOFF_FLAGS), 1);
     Src s;
     src_open_file(&s, "cells/lstm.cell");
     const char *dims[] = {"I=8", "H=1024"};

@@ -472,7 +472,7 @@ static const Config half_configs[] = {
     {1, 0, 1, 1, 6, 9, 40, 120, RNNCC_BF16, 1, 0, PERSIST, 2, .warps = 4, .seqs = 8}, /* fp16: IndRNN's kink */
     {1, 0, 1, 1, 7, 4, 16, 40, RNNCC_FP16, 1, 0, PERSIST, 1, .flags = 1, .ws_offset = 4},
     /* inference: h's twins in a workspace 4 bytes off 16 (staged 16 bits at a time), alone and in
-     * clusters of 2 (the rule's at 9 sequences) */
+     * clusters of 4 (the rule's at 9 sequences) */
     {1, 0, 1, 0, 6, 9, 40, 120, RNNCC_FP16, 1, 0, PERSIST, 1, .ws_offset = 4},
     {1, 0, 1, 0, 6, 9, 40, 120, RNNCC_BF16, 1, 0, PERSIST, 0, .ws_offset = 4},
     /* a backward's clusters splitting K from the adjoint's 16-bit twin (LSTM: K = 480 in parts of 256
