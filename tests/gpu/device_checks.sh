@@ -6,10 +6,10 @@
 # Usage (repository root): bash tests/gpu/device_checks.sh [STEPS]
 #   STEPS: an extended regular expression; only the steps whose names match it run (all by default),
 #   so that the checks can be split over several device calls of at most 10 minutes each.
-# The GPU suite alone runs past 4 minutes on a fresh machine (cold NVRTC cache): run its cases apart
-# (CK_RUN_CASE=configs, gpu, half_configs, half, threads, graphs) and slices of a configuration table
-# with RNNCC_TEST_CONFIGS=FIRST-LAST (tests/check_runtime.c), e.g. RNNCC_TEST_CONFIGS=0-44
-# CK_RUN_CASE=configs (the tables alone: configs, half_configs; gpu and half run the other tests).
+# The GPU suite one case after another runs past 9 minutes on a fresh machine (cold NVRTC caches);
+# suite_in_slices runs its cases (CK_RUN_CASE) and slices of its tables (RNNCC_TEST_CONFIGS=FIRST-LAST,
+# tests/check_runtime.c) side by side, each with its own cache: about 4 minutes (`gpu`'s 234 s is the
+# longest), the tables alone 125 s on 16 cores (bench/NOTES.md section 51).
 set -u
 only=${1:-.}
 export RNNCC_CACHE_DIR=${RNNCC_CACHE_DIR:-/tmp/rnncc-cache}
@@ -36,8 +36,31 @@ racecheck_own() {
     printf '%s\n' "$log"
     [ $rc -eq 0 ] && ! grep -Eq 'access at (void )?rnn' <<< "$log"
 }
+# suite_in_slices [NAME=VALUE...]: the GPU suite (every case of tests/check_runtime.c's main) in slices run
+# side by side with the environment given, each with its own kernel cache, its log in $OUT/slice-*.log
+# (CK_VERBOSITY=verbose: each test as it ends, so a slice cut off shows how far it got); fails if one
+# fails or runs no test
+suite_in_slices() {
+    local pids=() names=() i rc=0 tag=${RANDOM}
+    slice() { # slice NAME NAME=VALUE...
+        local name=$1; shift
+        env "$@" RNNCC_CACHE_DIR="$RNNCC_CACHE_DIR/slice-$name" CK_VERBOSITY=verbose ./build/tests/check_runtime \
+            > "$OUT/slice-$tag-$name.log" 2>&1 &
+        pids+=($!) names+=("$name")
+    }
+    local r
+    for r in 0-11 12-22 23-30 31-38 39-46 47-54 55-61 62-9999; do slice "configs-$r" "$@" CK_RUN_CASE=configs RNNCC_TEST_CONFIGS=$r; done
+    for r in 0-7 8-14 15-9999; do slice "half_configs-$r" "$@" CK_RUN_CASE=half_configs RNNCC_TEST_CONFIGS=$r; done
+    for r in api gpu half threads graphs; do slice "$r" "$@" CK_RUN_CASE=$r; done
+    for i in "${!pids[@]}"; do
+        # a slice that ran no test (no GPU, a case renamed, a table shorter than its slices) fails too
+        if wait "${pids[$i]}" && grep -Eq '^100%: Checks: [1-9]' "$OUT/slice-$tag-${names[$i]}.log"; then echo "ok      ${names[$i]}: $(grep -E '^[0-9]+%' "$OUT/slice-$tag-${names[$i]}.log")"
+        else echo "FAILED  ${names[$i]}: $OUT/slice-$tag-${names[$i]}.log"; grep -E ':[FE]:' "$OUT/slice-$tag-${names[$i]}.log" | head -5; rc=1; fi
+    done
+    return $rc
+}
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-step gpu-tests ./build/tests/check_runtime
+step gpu-tests suite_in_slices
 for tool in racecheck initcheck synccheck; do
     for be in cublas persistent; do
         step "$tool-$be" compute-sanitizer --tool $tool --error-exitcode 9 ./build/rnncc run cells/mlstm.cell --dim I=16 \
@@ -130,10 +153,11 @@ step memcheck-searched env RNNCC_PERSIST_SEARCH=1 RNNCC_CACHE_DIR=/tmp/rnncc-cac
 step memcheck-cluster2 env RNNCC_PERSIST_CLUSTER=2 compute-sanitizer --tool memcheck --error-exitcode 9 ./build/rnncc run \
     cells/gru.cell --dim I=40 --dim H=300 --seq 4 --batch 19 --layers 2 --bidirectional --varlen --train --repeat 1 \
     --backend persistent
-# the whole GPU suite with every persistent kernel without clusters (the rule pairs FFMA products
-# and tensor-core ones at 9-24 sequences), and with every one in pairs
-step gpu-tests-cluster1 env RNNCC_PERSIST_CLUSTER=1 ./build/tests/check_runtime
-step gpu-tests-cluster2 env RNNCC_PERSIST_CLUSTER=2 ./build/tests/check_runtime
+# the whole GPU suite with every persistent kernel without clusters (the rule pairs FFMA products and
+# a backward's tensor-core ones at 9-32 sequences, and takes fours for a forward's at 9-24), and with
+# every one in pairs
+step gpu-tests-cluster1 suite_in_slices RNNCC_PERSIST_CLUSTER=1
+step gpu-tests-cluster2 suite_in_slices RNNCC_PERSIST_CLUSTER=2
 step memcheck-persistent-tf32 compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 ./build/rnncc run \
     cells/gru.cell --dim I=40 --dim H=300 --seq 4 --batch 19 --layers 2 --bidirectional --varlen --train --repeat 1 \
     --precision tf32 --backend persistent
