@@ -185,6 +185,9 @@ enum { CG_PERSIST_WARPS = 8 };
 /* The H100 (SXM) the CLI sizes persistent kernels for when no device is asked: its
  * multiprocessors and the shared memory one block may take (227 KB). */
 enum { CG_H100_SMS = 132, CG_H100_SMEM = 232448 };
+/* The blocks of the clusters of 4 an H100 holds at once at one block a multiprocessor: 30 clusters
+ * (cudaOccupancyMaxActiveClusters on an H100 and an H200; bench/NOTES.md section 52). */
+enum { CG_H100_FOUR_BLOCKS = 120 };
 
 /* One step GEMM as the persistent kernel keeps it on chip. */
 typedef struct CgPersistGemm {
@@ -352,6 +355,9 @@ int cg_persist_preferred(int64_t N, CgProducts products, int backward, CgOverlap
 /* Registers a thread of P's kernel the step weights it holds in registers take (CgPersistGemm.wregs;
  * 0: none). */
 int cg_persist_held_registers(const CgPersist *P);
+/* Does fours, the rule's tile in clusters of 4 planned from ask, yield to pairs: it holds no step
+ * weights in registers and a plan of ask in pairs would hold some (bench/NOTES.md section 52)? */
+int cg_persist_fours_yield(Arena *arena, const PlanLayout *layout, const CgPersistAsk *ask, const CgPersist *fours);
 /* The fewer-blocks tile of a forward P planned from ask: the fewest blocks (a multiple of its cluster)
  * that leave each block the same work (every step GEMM's passes and 16-row tiles, or 8-row groups
  * in FFMA, chunks, sequences a pass, and every step group's items a thread), so that fewer blocks

@@ -189,6 +189,15 @@ static int fragment_steps(const CgPersist *P, int qi, int64_t *regs) {
     return (int)steps;
 }
 
+int cg_persist_fours_yield(Arena *arena, const PlanLayout *layout, const CgPersistAsk *ask, const CgPersist *fours) {
+    if (fours->cluster != 4 || cg_persist_held_registers(fours)) return 0;
+    CgPersistAsk pairs = *ask;
+    pairs.cluster = 2;
+    CgPersist planned;
+    char why[256];
+    return cg_persist_plan(arena, layout, &pairs, &planned, why, sizeof why) && cg_persist_held_registers(&planned);
+}
+
 int cg_persist_held_registers(const CgPersist *P) {
     int64_t regs = 0;
     for (int qi = 0; qi < P->ngemms; qi++) regs += P->gemms[qi].wregs * step_registers(P, P->gemms[qi].rw);
@@ -697,13 +706,13 @@ int cg_persist_cluster(int64_t N, CgProducts products, int backward, int handoff
     /* Measured on an H100 (bench/NOTES.md section 11): pairs sharing the operand gain 5-17% with
      * FFMA products (small_b4, fastrnns, flashrnn; deepbench's inference loses 5%, its training
      * gains 2%) and with tensor-core ones at 16-20 sequences (flashrnn, ds2); they are even at 4
-     * and lose at 32 with tensor cores (deepbench). Forward and backward alike, but for a backward
-     * of 17-32 sequences, whose pairs split K (cg_persist_split; section 33). */
+     * and lose at 32 with tensor cores (deepbench). A backward's pairs at 17-32 sequences split K
+     * (cg_persist_split; section 33); a forward's tensor cores take fours since section 52 (below). */
     if (products == CG_FFMA) return 2;
     if (N <= 8) return 1;
     if (backward) return N <= 32 ? 2 : 1;
     /* a forward's fours beat pairs at 9-24 sequences with tensor cores (section 52: 4-12% a step at
-     * H = 768-1024 in fp16, bf16 and tf32; even at ds2's GRU in tf32) where they hold the step
+     * H = 768-800 in fp16, bf16 and tf32; level at ds2's GRU in tf32) where they hold the step
      * weights in registers as pairs do; where fewer clusters of 4 than of 2 can be resident and the
      * weights move to shared memory (LSTM fp16 at H = 1024: 120 blocks) they lose by half, and the
      * runtime takes pairs again. A backward's fours gained 2-3% at LSTM fp16 and lost 58% at GRU

@@ -58,7 +58,8 @@ typedef struct RtPersist {
     int tried;                  /* tiles the search built and timed (0: none, the rule's or the cached choice) */
     CgPersist rule_plan;        /* the tile the rule plans without a search: what the automatic choice
                                  * judges (cg_persist_preferred), so that it hangs neither on the search's
-                                 * pick nor on which batch of the class came first */
+                                 * pick nor on which batch of the class came first (the rule's own
+                                 * clusters, before build's fallback from fours to pairs) */
 } RtPersist;
 
 /* Batch classes of the persistent kernel (cg_persist_class). */

@@ -170,7 +170,8 @@ static CgProducts products_of(const rnncc_model *m) { return (CgProducts)m->prec
 
 /* Builds the persistent kernel (backward: the backward one) of layout li for batches of N: the
  * tile the search measured best (rt_tile.c), or with RNNCC_PERSIST_SEARCH=0 the rule's (clusters
- * by cg_persist_cluster, split as cg_persist_split says; or RNNCC_PERSIST_CLUSTER and _SPLIT).
+ * by cg_persist_cluster, split as cg_persist_split says; or RNNCC_PERSIST_CLUSTER and _SPLIT; the
+ * rule's fours become pairs where only the pairs hold the step weights in registers).
  * Afterwards p->state says whether it can run and p->why why. */
 static rnncc_status build(rnncc_model *m, int li, int64_t N, int backward, RtPersist *p) {
     p->state = -1;
@@ -201,20 +202,17 @@ static rnncc_status build(rnncc_model *m, int li, int64_t N, int backward, RtPer
     rnncc_status s = rt_persist_build(m, li, &ask, p);
     /* the rule's fours lose to pairs by half where fewer of them can be resident and their step
      * weights move to shared memory while the pairs' stay in registers (bench/NOTES.md section 52) */
-    int fours_unheld = 0;
-    if (s == RNNCC_OK && p->state == 1 && !m->persist_cluster && ask.cluster == 4 && p->plan.cluster == 4 &&
-        !cg_persist_held_registers(&p->plan)) {
+    int in_pairs = 0;
+    if (s == RNNCC_OK && p->state == 1 && !m->persist_cluster && ask.cluster == 4 &&
+        cg_persist_fours_yield(&m->arena, m->layout[li], &ask, &p->plan)) {
         CgPersistAsk pairs = ask;
         pairs.cluster = 2;
-        CgPersist planned;
-        if (cg_persist_plan(&m->arena, m->layout[li], &pairs, &planned, why, sizeof why) &&
-            cg_persist_held_registers(&planned)) {
-            fours_unheld = 1;
-            s = rt_persist_build(m, li, &pairs, p);
-            if (s == RNNCC_OK && p->state != 1) { /* the pairs did not build after all: the fours again */
-                fours_unheld = 0;
-                s = rt_persist_build(m, li, &ask, p);
-            }
+        s = rt_persist_build(m, li, &pairs, p);
+        /* kept only as planned: pairs (not without clusters) holding weights in registers */
+        in_pairs = s == RNNCC_OK && p->state == 1 && p->plan.cluster == 2 && cg_persist_held_registers(&p->plan);
+        if (!in_pairs) { /* the fours again, which built */
+            m->error[0] = 0;
+            s = rt_persist_build(m, li, &ask, p);
         }
     }
     p->rule_plan = rule_plan;
@@ -224,7 +222,7 @@ static rnncc_status build(rnncc_model *m, int li, int64_t N, int backward, RtPer
     cg_persist_tile_text(&p->plan, tile, sizeof tile);
     snprintf(p->tile, sizeof p->tile, "tile %s: by rule (%s)%s", tile,
              m->persist_search ? "built during a graph capture, which cannot time" : "RNNCC_PERSIST_SEARCH=0",
-             fours_unheld ? ", in pairs: its clusters of 4 would read the step weights from shared memory" : "");
+             in_pairs ? ", in pairs: its clusters of 4 would read the step weights from shared memory" : "");
     return RNNCC_OK;
 }
 

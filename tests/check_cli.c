@@ -338,12 +338,22 @@ START_TEST(run_emit_schedule_arguments) {
     ck_assert_ptr_nonnull(strstr(r.out, "  forward backend (batch 4, tf32, on an H100): persistent: step weights 16.8 MB "
                                         "fit on chip: 132 blocks of 8 warps, "));
     ck_assert_ptr_nonnull(strstr(r.out, "tf32 tensor-core products\n"));
-    /* tensor-core products run in clusters of 4 at 9-24 sequences only (cg_persist_cluster; the
-     * runtime takes pairs where the fours' resident blocks cannot hold the weights in registers) */
+    /* a forward's tensor-core products run in clusters of 4 at 9-24 sequences only (cg_persist_cluster),
+     * on the 120 blocks whose fours an H100 holds at once; in pairs where those fours would not hold
+     * the step weights in registers and pairs would (H = 1024), as the runtime does */
     r = RUN(NULL, "dump", "--schedule", "--dim", "I=8", "--dim", "H=768", "--batch", "16", "--precision", "tf32",
             "cells/lstm.cell");
     ck_assert_ptr_nonnull(strstr(r.out, "  forward backend (batch 16, tf32, on an H100): persistent: step weights 9.4 MB "
-                                        "fit on chip: 132 blocks of 8 warps in clusters of 4, "));
+                                        "fit on chip: 120 blocks of 8 warps in clusters of 4, "));
+    ck_assert_ptr_null(strstr(r.out, "in pairs: "));
+    ck_assert_ptr_nonnull(strstr(r.out, "  backward backend (batch 16, tf32, on an H100): persistent: step weights 9.4 MB "
+                                        "fit on chip: 132 blocks of 8 warps in clusters of 2, "));
+    r = RUN(NULL, "dump", "--schedule", "--dim", "I=8", "--dim", "H=1024", "--batch", "16", "--precision", "fp16",
+            "cells/lstm.cell");
+    ck_assert_ptr_nonnull(strstr(r.out, "  forward backend (batch 16, fp16, on an H100): persistent: step weights 8.4 MB "
+                                        "fit on chip: 132 blocks of 8 warps in clusters of 2, "));
+    ck_assert_ptr_nonnull(strstr(r.out, ", weights held in registers; in pairs: its clusters of 4 would read the step "
+                                        "weights from shared memory\n"));
     r = RUN(NULL, "dump", "--schedule", "--dim", "I=8", "--dim", "H=1024", "--batch", "48", "--precision", "tf32",
             "cells/lstm.cell");
     ck_assert_ptr_nonnull(strstr(r.out, "  forward backend (batch 48, tf32, on an H100): cuBLAS per step: batch 48 > 32 (tf32) in "

@@ -1344,6 +1344,14 @@ START_TEST(persistent_fewer_blocks_keep_the_work) {
 }
 END_TEST
 
+/* Each of unit u's n lines occurs once, before loop (its step loop's opening). */
+static void each_once_before(const char *u, const char *loop, const char *const *lines, int n) {
+    for (int k = 0; k < n; k++) {
+        const char *at = strstr(u, lines[k]);
+        ck_assert_msg(at && at < loop && count(u, lines[k]) == 1, "%s", lines[k]);
+    }
+}
+
 /* A persistent kernel's step groups find their thread's first item (sequence, element) decoded once
  * before the step loop, per length they run over (a backward's states' lengths too); the other
  * items divide as before. */
@@ -1363,10 +1371,7 @@ START_TEST(persistent_first_item_decoded_once) {
         "const long long rnn_n1_H = rnn_nj_H ? threadIdx.x / rnn_nj_H : 0;",
         "const int rnn_j1_H = rnn_j0_H + (rnn_nj_H ? (int)(threadIdx.x % rnn_nj_H) : 0);",
         "const long long rnn_n1_M = rnn_nj_M ? threadIdx.x / rnn_nj_M : 0;"};
-    for (int k = 0; k < 4; k++) {
-        const char *at = strstr(u, decoded[k]);
-        ck_assert_msg(at && at < loop && count(u, decoded[k]) == 1, "%s", decoded[k]);
-    }
+    each_once_before(u, loop, decoded, 4);
     /* the first-item loads and each group's first item take them; no division for them in the loop */
     ck_assert_int_eq(count(loop, "const long long n = rnn_n1_M;"), 1);
     ck_assert_int_eq(count(loop, "const long long n = rnn_n1_H;"), 1);
@@ -1384,10 +1389,7 @@ START_TEST(persistent_first_item_decoded_once) {
     ck_assert_msg(u, "%s", why);
     loop = strstr(u, "for (int t = args.t_end - 1; t >= args.t; t--) {");
     ck_assert_ptr_nonnull(loop);
-    for (int k = 0; k < 4; k++) {
-        const char *at = strstr(u, decoded[k]);
-        ck_assert_msg(at && at < loop && count(u, decoded[k]) == 1, "%s", decoded[k]);
-    }
+    each_once_before(u, loop, decoded, 4);
     ck_assert_int_eq(count(loop, "* s / G"), 0);
     ck_assert_int_eq(count(loop, "const long long n = i / nj;"), 0);
     ck_assert_int_eq(count(loop, "const long long n = i == threadIdx.x ? rnn_n1_M : i / nj;"), 1);
@@ -1703,6 +1705,32 @@ START_TEST(persistent_odd_rows_copied_by_words) {
             free(u);
             src_close(&s);
         }
+}
+END_TEST
+
+/* The premise of the runtime's fallback from the rule's fours to pairs (rt_persist.c, bench/NOTES.md
+ * section 52): an fp16 LSTM forward at 16 sequences in the 30 clusters of 4 an H100 holds at once
+ * (120 blocks) keeps its step weights in registers at H = 768 but not at H = 1024, where pairs at 132
+ * blocks do. */
+START_TEST(persistent_fours_hold_weights_or_pairs_do) {
+    for (int wide = 0; wide < 2; wide++) {
+        Src s;
+        src_open_file(&s, "cells/lstm.cell");
+        const char *dims[] = {"I=8", wide ? "H=1024" : "H=768"};
+        PlanLayout *L = layout_bound(&s, s.module->cells[0], dims, 2);
+        CgPersist P;
+        char why[512];
+        CgPersistAsk ask = cg_persist_h100_ask(16, 0, CG_F16, 0);
+        ck_assert_int_eq(ask.cluster, 4);
+        ask.sms = 120;
+        ck_assert_msg(cg_persist_plan(&s.arena, L, &ask, &P, why, sizeof why), "%s", why);
+        ck_assert_msg(P.cluster == 4 && P.blocks == 120, "%s", why);
+        ck_assert_msg((cg_persist_held_registers(&P) == 0) == wide, "%s", why);
+        ask = cg_persist_h100_ask(16, 0, CG_F16, 2);
+        ck_assert_msg(cg_persist_plan(&s.arena, L, &ask, &P, why, sizeof why), "%s", why);
+        ck_assert_msg(P.cluster == 2 && P.blocks == 132 && cg_persist_held_registers(&P) > 0, "%s", why);
+        src_close(&s);
+    }
 }
 END_TEST
 
@@ -3124,6 +3152,7 @@ static Suite *codegen_suite(void) {
     tcase_add_test(tc, persistent_odd_rows_copied_by_words);
     tcase_add_test(tc, persistent_rule_reads_the_plan);
     tcase_add_test(tc, persistent_rule_splits_a_backward_of_17_to_32);
+    tcase_add_test(tc, persistent_fours_hold_weights_or_pairs_do);
     tcase_add_test(tc, lstm_backward_routes);
     tcase_add_test(tc, keywords_are_refused);
     tcase_add_test(tc, generator_refuses_bad_names);

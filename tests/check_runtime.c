@@ -785,6 +785,38 @@ START_TEST(tile_search_in_half_precisions) {
 }
 END_TEST
 
+/* The rule's clusters of 4 for a forward with tensor cores at 9-24 sequences (bench/NOTES.md section
+ * 52): kept for an fp16 LSTM at H = 768; at H = 1024 the 30 clusters of 4 an H100 or H200 holds at
+ * once (120 blocks) cannot keep the step weights in registers and pairs at 132 can, so the runtime
+ * takes pairs and says so (asserted where the device has 132 multiprocessors). */
+START_TEST(rule_fours_yield_to_pairs_holding_weights) {
+    int sms = 0;
+    ck_assert_int_eq(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), cudaSuccess);
+    rnncc_program *p = compile_ok("cells/lstm.cell");
+    for (int wide = 0; wide < 2; wide++) {
+        const char *dims[] = {"I=8", wide ? "H=1024" : "H=768"};
+        rnncc_model_desc desc = {NULL, dims, 2, 1, 0, RNNCC_FP16, -1, RNNCC_BACKEND_AUTO};
+        rnncc_model *m = NULL;
+        ck_assert_msg(rnncc_model_create(p, &desc, &m) == RNNCC_OK, "%s", rnncc_model_error(m));
+        rnncc_backend b;
+        char why[640];
+        ck_assert_int_eq(rnncc_model_backend(m, 16, &b, why, sizeof why), RNNCC_OK);
+        ck_assert_msg(b == RNNCC_BACKEND_PERSISTENT && strstr(why, "by rule (RNNCC_PERSIST_SEARCH=0)"), "%s", why);
+        const char *pairs = "by rule (RNNCC_PERSIST_SEARCH=0), in pairs: its clusters of 4 would read the step "
+                            "weights from shared memory";
+        if (!wide)
+            ck_assert_msg(strstr(why, " in clusters of 4, ") && !strstr(why, pairs), "%s", why);
+        else if (sms == 132)
+            ck_assert_msg(strstr(why, " in clusters of 2, ") && strstr(why, "weights held in registers") &&
+                              strstr(why, pairs), "%s", why);
+        else /* another device: either, and the words match the tile */
+            ck_assert_msg(!strstr(why, pairs) || strstr(why, " in clusters of 2, "), "%s", why);
+        rnncc_model_destroy(m);
+    }
+    rnncc_program_destroy(p);
+}
+END_TEST
+
 /* The backend choice: forced, automatic by batch size, and a model too large for the chip. */
 START_TEST(backend_choice_is_stated) {
     rnncc_program *p = compile_ok("cells/lstm.cell");
@@ -1300,6 +1332,7 @@ int main(void) {
         tcase_add_test(gpu, tiles_train_in_tf32);
         tcase_add_test(gpu, flags_hand_off_any_state);
         tcase_add_test(gpu, backend_choice_is_stated);
+        tcase_add_test(gpu, rule_fours_yield_to_pairs_holding_weights);
         tcase_add_test(gpu, tile_search_is_measured_and_cached);
         tcase_add_test(gpu, parameters_round_trip);
         tcase_add_test(gpu, bad_calls_leave_the_model_usable);

@@ -169,9 +169,12 @@ double tu_max_rel_err(const double *a, const double *b, size_t n, double floor) 
 
 int tu_run_suite(Suite *s) {
     SRunner *sr = srunner_create(s);
-    /* CK_VERBOSITY=verbose prints each test as it ends (Check's CK_ENV prints them all at the end) */
+    /* CK_VERBOSITY=verbose: each test as it ends, on stdout in TAP ("ok 3 - file:case:test: Passed"),
+     * then the normal summary (Check's verbose stdout output comes all at the end, its TAP log at once) */
     const char *verbosity = getenv("CK_VERBOSITY");
-    srunner_run_all(sr, verbosity && strcmp(verbosity, "verbose") == 0 ? CK_VERBOSE : CK_ENV);
+    const int verbose = verbosity && strcmp(verbosity, "verbose") == 0;
+    if (verbose) srunner_set_tap(sr, "-");
+    srunner_run_all(sr, verbose ? CK_NORMAL : CK_ENV);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);
     return failed ? 1 : 0;

@@ -56,8 +56,8 @@ int64_t tu_state_len(const TuProblem *tp, int k);
  * Returns the text's length, or -1 if size is too small. */
 int tu_random_cell(uint64_t seed, char *buf, size_t size);
 
-/* Runs a Check suite, output as CK_VERBOSITY says (normal when unset; verbose prints each test as it
- * ends); returns the process's exit status (0 = all passed). */
+/* Runs a Check suite, output as CK_VERBOSITY says (normal when unset; verbose: each test in TAP as it
+ * ends, then the normal summary); returns the process's exit status (0 = all passed). */
 struct Suite;
 int tu_run_suite(struct Suite *s);
 

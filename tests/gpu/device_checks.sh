@@ -8,8 +8,8 @@
 #   so that the checks can be split over several device calls of at most 10 minutes each.
 # The GPU suite one case after another runs past 9 minutes on a fresh machine (cold NVRTC caches);
 # suite_in_slices runs its cases (CK_RUN_CASE) and slices of its tables (RNNCC_TEST_CONFIGS=FIRST-LAST,
-# tests/check_runtime.c) side by side, each with its own cache: about 4 minutes (`gpu`'s 234 s is the
-# longest), the tables alone 125 s on 16 cores (bench/NOTES.md section 51).
+# tests/check_runtime.c) side by side, each with its own cache. Measured on an H100 (bench/NOTES.md
+# section 51): the tables so 125 s on 16 cores, `gpu` alone 234 s; all of them at once not yet timed.
 set -u
 only=${1:-.}
 export RNNCC_CACHE_DIR=${RNNCC_CACHE_DIR:-/tmp/rnncc-cache}
@@ -38,8 +38,8 @@ racecheck_own() {
 }
 # suite_in_slices [NAME=VALUE...]: the GPU suite (every case of tests/check_runtime.c's main) in slices run
 # side by side with the environment given, each with its own kernel cache, its log in $OUT/slice-*.log
-# (CK_VERBOSITY=verbose: each test as it ends, so a slice cut off shows how far it got); fails if one
-# fails or runs no test
+# (CK_VERBOSITY=verbose: each test in TAP as it ends, so a slice cut off shows how far it got); fails if
+# one fails or runs no test
 suite_in_slices() {
     local pids=() names=() i rc=0 tag=${RANDOM}
     slice() { # slice NAME NAME=VALUE...
@@ -51,11 +51,14 @@ suite_in_slices() {
     local r
     for r in 0-11 12-22 23-30 31-38 39-46 47-54 55-61 62-9999; do slice "configs-$r" "$@" CK_RUN_CASE=configs RNNCC_TEST_CONFIGS=$r; done
     for r in 0-7 8-14 15-9999; do slice "half_configs-$r" "$@" CK_RUN_CASE=half_configs RNNCC_TEST_CONFIGS=$r; done
-    for r in api gpu half threads graphs; do slice "$r" "$@" CK_RUN_CASE=$r; done
+    # the other cases, each whole: every tcase_create of the suite's source but the tables
+    for r in $(grep -o 'tcase_create("[a-z_]*")' tests/check_runtime.c | cut -d'"' -f2 | grep -vx 'configs\|half_configs'); do
+        slice "$r" "$@" CK_RUN_CASE=$r
+    done
     for i in "${!pids[@]}"; do
         # a slice that ran no test (no GPU, a case renamed, a table shorter than its slices) fails too
         if wait "${pids[$i]}" && grep -Eq '^100%: Checks: [1-9]' "$OUT/slice-$tag-${names[$i]}.log"; then echo "ok      ${names[$i]}: $(grep -E '^[0-9]+%' "$OUT/slice-$tag-${names[$i]}.log")"
-        else echo "FAILED  ${names[$i]}: $OUT/slice-$tag-${names[$i]}.log"; grep -E ':[FE]:' "$OUT/slice-$tag-${names[$i]}.log" | head -5; rc=1; fi
+        else echo "FAILED  ${names[$i]}: $OUT/slice-$tag-${names[$i]}.log"; grep -E '^not ok' "$OUT/slice-$tag-${names[$i]}.log" | head -5; rc=1; fi
     done
     return $rc
 }
