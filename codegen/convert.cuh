@@ -6,7 +6,9 @@
  * dimension rows) of 16-bit values, rounded to nearest even by the prelude's rnn_round_f16 and
  * rnn_round_bf16 (the generated kernels' twins round alike). Key idea: a conversion is
  * a pass over memory, so each thread moves four consecutive elements of a column with one
- * 16-byte load and one 8-byte store where rows, ld and both pointers allow it (vec4), else one;
+ * 16-byte load and one 8-byte store where rows, ld and both pointers allow it (vec4), else one,
+ * for RNN_CONVERT_ITEMS such items a block's width apart, their loads issued before any store (the
+ * unit defines it as CG_CONVERT_ITEMS, codegen/cg.h, by which runtime/rt_half.c sizes its grid);
  * a 2-D grid, x along a column's elements and y over the columns, both grid-stride, so that no
  * index is divided (64-bit division made these two kernels half of a unit's compile time).
  * Compiled by NVRTC only (__CUDACC__). */
@@ -17,17 +19,30 @@
     name(const float *__restrict__ src, long long ld, long long rows, long long cols,                   \
          unsigned short *__restrict__ dst, int vec4) {                                                  \
         const long long per = vec4 ? rows / 4 : rows; /* a thread's items in a column */                \
+        const long long stride = (long long)gridDim.x * blockDim.x * RNN_CONVERT_ITEMS;                 \
         for (long long c = blockIdx.y; c < cols; c += gridDim.y) {                                      \
             const float *s = src + c * ld;                                                              \
             unsigned short *d = dst + c * rows;                                                         \
-            for (long long r = (long long)blockIdx.x * blockDim.x + threadIdx.x; r < per;               \
-                 r += (long long)gridDim.x * blockDim.x) {                                              \
-                if (vec4) {                                                                             \
-                    const float4 v = *(const float4 *)(s + 4 * r);                                      \
-                    *(uint2 *)(d + 4 * r) = make_uint2((unsigned)rnd(v.x) | (unsigned)rnd(v.y) << 16,   \
-                                                       (unsigned)rnd(v.z) | (unsigned)rnd(v.w) << 16); \
+            for (long long r0 = (long long)blockIdx.x * blockDim.x * RNN_CONVERT_ITEMS + threadIdx.x;   \
+                 r0 < per; r0 += stride) {                                                              \
+                if (vec4) { /* every load of the thread's items before any store */                     \
+                    float4 v[RNN_CONVERT_ITEMS];                                                        \
+                    _Pragma("unroll") for (int i = 0; i < RNN_CONVERT_ITEMS; i++) {                     \
+                        const long long r = r0 + (long long)i * blockDim.x;                             \
+                        if (r < per) v[i] = *(const float4 *)(s + 4 * r);                               \
+                    }                                                                                   \
+                    _Pragma("unroll") for (int i = 0; i < RNN_CONVERT_ITEMS; i++) {                     \
+                        const long long r = r0 + (long long)i * blockDim.x;                             \
+                        if (r < per)                                                                    \
+                            *(uint2 *)(d + 4 * r) =                                                     \
+                                make_uint2((unsigned)rnd(v[i].x) | (unsigned)rnd(v[i].y) << 16,         \
+                                           (unsigned)rnd(v[i].z) | (unsigned)rnd(v[i].w) << 16);        \
+                    }                                                                                   \
                 } else {                                                                                \
-                    d[r] = rnd(s[r]);                                                                   \
+                    _Pragma("unroll") for (int i = 0; i < RNN_CONVERT_ITEMS; i++) {                     \
+                        const long long r = r0 + (long long)i * blockDim.x;                             \
+                        if (r < per) d[r] = rnd(s[r]);                                                  \
+                    }                                                                                   \
                 }                                                                                       \
             }                                                                                           \
         }                                                                                               \

@@ -188,9 +188,10 @@ typedef enum rnncc_wgrad_mode {
     RNNCC_WGRAD_ADD = 1,         /* dweights += the gradient (accumulate over batches) */
 } rnncc_wgrad_mode;
 
-/* Backward through time after a training forward (same model, io sizes and reserve): writes dx
- * and dh0, and keeps in the reserve what rnncc_backward_weights needs. The workspace is
- * sized by rnncc_workspace_size(..., training = 1, ...). Asynchronous on stream. */
+/* Backward through time after a training forward (same model, weights, io sizes and reserve;
+ * in fp16 and bf16 it multiplies by the forward's 16-bit weights, kept in the reserve): writes dx
+ * and dh0, and keeps in the reserve what rnncc_backward_weights needs. The workspace is sized by
+ * rnncc_workspace_size(..., training = 1, ...) and need not hold the forward's. Async on stream. */
 rnncc_status rnncc_backward_data(rnncc_model *model, const rnncc_grad_io *io, void *workspace, size_t workspace_bytes,
                                  void *reserve, size_t reserve_bytes, void *stream);
 /* Weight gradients after rnncc_backward_data, into dweights (device; the layout and size of

@@ -193,7 +193,7 @@ rnncc_status rt_join_lanes(rnncc_model *m) {
 rnncc_status rt_issue_forward(rnncc_model *m, const rnncc_io *io, const RtRegions *r, char *ws, char *reserve) {
     const RtPersist *persist[2];
     RT_TRY(rt_persist_choose(m, io->N, 0, persist, NULL, 0));
-    RT_TRY(rt_half_begin(m, r, ws, 1));
+    RT_TRY(rt_half_begin(m, r, ws, reserve, RT_HALF_CONVERT));
     /* a persistent kernel takes every multiprocessor, so layers cannot overlap: one launch a layer */
     if (m->wavefront && io->T > 0 && !persist[0]) return issue_wavefront(m, io, r, ws, reserve);
     return issue_layers(m, io, r, ws, reserve, persist);

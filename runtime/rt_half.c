@@ -1,7 +1,8 @@
 /* GEMM operands in 16 bits for the reduced-precision modes (RNNCC_FP16, RNNCC_BF16): what cuDNN's
  * TENSOR_OP_MATH_ALLOW_CONVERSION does with fp32 data. Key idea: the data stay fp32 everywhere (the
  * caller's tensors, states, buffers, element-wise math, GEMM outputs); only a GEMM's inputs are
- * rounded, into the workspace, just before it: the weights once a pass (rt_half_begin), every other
+ * rounded, into the workspace, just before it: the weights once a forward (rt_half_begin; in training
+ * into the reserve, where the backward reads the same copy), every other
  * operand into its lane's scratch (rt_half_operand), by the generated unit's rnncc_to_f16/bf16,
  * unless the kernel that wrote it also wrote its 16-bit twin (RnnArgs.state16, dbuf16): the
  * multiplied states and the adjoints of GEMM results, which every step GEMM, the backward's input
@@ -16,15 +17,15 @@ _Static_assert(CG_BLOCK_SIZE == 256, "convert.cuh's __launch_bounds__(256) must 
 int rt_half(const rnncc_model *m) { return m->precision == RNNCC_FP16 || m->precision == RNNCC_BF16; }
 
 /* Converts the rows x cols matrix src (column-major, leading dimension ld) into dst, packed: a
- * 2-D grid, x along a column (vec4: four elements a thread), y over the columns, both grid-stride
- * and together at most CG_MAX_GRID_BLOCKS blocks. */
+ * 2-D grid, x along a column (CG_CONVERT_ITEMS items a thread, vec4: four elements an item), y over
+ * the columns, both grid-stride and together at most CG_MAX_GRID_BLOCKS blocks. */
 static rnncc_status convert(rnncc_model *m, cudaStream_t stream, const float *src, int64_t ld, int64_t rows, int64_t cols,
                             void *dst) {
     if (rows <= 0 || cols <= 0) return RNNCC_OK;
     long long lld = ld, lrows = rows, lcols = cols;
     int vec4 = rows % 4 == 0 && (cols == 1 || ld % 4 == 0) && (uintptr_t)src % 16 == 0 && (uintptr_t)dst % 8 == 0;
     void *args[] = {&src, &lld, &lrows, &lcols, &dst, &vec4};
-    int64_t per = vec4 ? rows / 4 : rows, x = (per + CG_BLOCK_SIZE - 1) / CG_BLOCK_SIZE;
+    int64_t per = vec4 ? rows / 4 : rows, x = (per + CG_BLOCK_SIZE * CG_CONVERT_ITEMS - 1) / (CG_BLOCK_SIZE * CG_CONVERT_ITEMS);
     if (x > CG_MAX_GRID_BLOCKS) x = CG_MAX_GRID_BLOCKS;
     int64_t y = CG_MAX_GRID_BLOCKS / x;
     if (y > cols) y = cols;
@@ -34,15 +35,17 @@ static rnncc_status convert(rnncc_model *m, cudaStream_t stream, const float *sr
     return RNNCC_OK;
 }
 
-rnncc_status rt_half_begin(rnncc_model *m, const RtRegions *r, char *ws, int weights) {
+rnncc_status rt_half_begin(rnncc_model *m, const RtRegions *r, char *ws, char *reserve, RtHalfWeights weights) {
     m->half_weights = NULL;
     for (int l = 0; l < 2; l++)
         for (int w = 0; w < 2; w++) m->half_scratch[l][w] = r->half_ops[l][w] ? ws + r->half_ops[l][w] : NULL; /* 0: the lengths' place */
     m->half_len[0] = r->half_len[0];
     m->half_len[1] = r->half_len[1];
-    if (!rt_half(m) || !weights) return RNNCC_OK;
-    /* 16-byte aligned: persistent kernels copy weight rows from it 16 bytes at a time */
-    m->half_weights = rt_align16(ws + r->half_weights);
+    if (!rt_half(m) || weights == RT_HALF_NO_WEIGHTS) return RNNCC_OK;
+    /* 16-byte aligned: persistent kernels copy weight rows from it 16 bytes at a time; in training the
+     * reserve's (rt_regions), which the forward fills and its backward reads as it is */
+    m->half_weights = rt_align16((r->reserve ? reserve : ws) + r->half_weights);
+    if (weights == RT_HALF_KEPT) return RNNCC_OK;
     return convert(m, m->streams[0], m->weights, m->weight_count, m->weight_count, 1, m->half_weights);
 }
 

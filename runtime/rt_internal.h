@@ -83,8 +83,9 @@ typedef struct RtRegions {
     int64_t flag_words;         /* a persistent forward's flagged state words a lane (cg_persist_flag_words), or 0
                                    where none can run (the cuBLAS backend, or the rule's batch limit) */
     size_t flags[2];            /* workspace, per lane: where those words start (16 bytes more, for alignment) */
-    /* 16-bit GEMM operands (RNNCC_FP16, RNNCC_BF16; rt_half.c), else 0: the weights' copy, and per lane a
-     * scratch for each of a GEMM's two operands (A: only lane 0 in training, for the weight gradients) */
+    /* 16-bit GEMM operands (RNNCC_FP16, RNNCC_BF16; rt_half.c), else 0: the weights' copy (keep: the
+     * reserve in training), and per lane a scratch for each of a GEMM's two operands (workspace; A: only
+     * lane 0 in training, for the weight gradients) */
     size_t half_weights;
     size_t half_ops[2][2];
     int64_t half_len[2];        /* elements of each scratch A, B (0: none) */
@@ -296,9 +297,15 @@ int rt_half(const rnncc_model *m);
 /* Whether the bound unit's backward kernels store the adjoints they twin as twins alone
  * (RnnArgs.twins_only): in the 16-bit modes, per step (a persistent backward may stage fp32 rows). */
 static inline int rt_twins_only(const RtBind *b) { return rt_half(b->m) && !b->persist; }
-/* Points the model at a pass's 16-bit operand regions of ws (rt_half); with weights, issues the
- * conversion of the weights on stream 0 (before the pass forks its lanes). */
-rnncc_status rt_half_begin(rnncc_model *m, const RtRegions *r, char *ws, int weights);
+/* What a pass does with the weights' 16-bit copy (rt_half_begin). */
+typedef enum RtHalfWeights {
+    RT_HALF_NO_WEIGHTS, /* none: the pass multiplies activations only (the weight gradients) */
+    RT_HALF_CONVERT,    /* rounds the weights into it (a forward; in training it is kept in the reserve) */
+    RT_HALF_KEPT,       /* reads the forward's copy from the reserve (a backward: none converted) */
+} RtHalfWeights;
+/* Points the model at a pass's 16-bit operand regions of ws and reserve (rt_half); with
+ * RT_HALF_CONVERT, issues the conversion of the weights on stream 0 (before the pass forks its lanes). */
+rnncc_status rt_half_begin(rnncc_model *m, const RtRegions *r, char *ws, char *reserve, RtHalfWeights weights);
 /* p rounded up to a multiple of 16 bytes (regions a caller's workspace holds, sized 16 bytes more,
  * that kernels read 16 bytes at a time). */
 static inline char *rt_align16(char *p) { return (char *)(((uintptr_t)p + 15) & ~(uintptr_t)15); }

@@ -150,7 +150,9 @@ rnncc_status rt_regions(rnncc_model *m, int64_t T, int64_t N, int training, RtRe
                 if (a > len[0]) len[0] = a;
                 if (b > len[1]) len[1] = b;
             }
-        r->half_weights = take16(&ws, m->weight_count + 8); /* + 16 bytes: rt_half_begin aligns it (a caller's ws need not be) */
+        /* + 16 bytes: rt_half_begin aligns it (a caller's ws need not be); in training in the reserve,
+         * where the backward finds the forward's copy and converts none (rt_half_begin) */
+        r->half_weights = take16(keep, m->weight_count + 8);
         for (int d = 0; d < lanes; d++)
             for (int w = 0; w < 2; w++)
                 if (len[w] > 0 && (w == 1 || d == 0)) r->half_ops[d][w] = take16(&ws, len[w]);

@@ -430,6 +430,10 @@ START_TEST(conversions_are_a_unit_of_their_own) {
     StrBuf conv = {0};
     ck_assert(cg_emit_convert(&conv));
     ck_assert_ptr_nonnull(strstr(sb_str(&conv), "RNN_CONVERT_KERNEL(rnncc_to_f16, rnn_round_f16)"));
+    /* the items a thread moves, by which runtime/rt_half.c sizes the grid */
+    char items[64];
+    snprintf(items, sizeof items, "#define RNN_CONVERT_ITEMS %d\n", CG_CONVERT_ITEMS);
+    ck_assert_ptr_nonnull(strstr(sb_str(&conv), items));
     ck_assert_ptr_null(strstr(sb_str(&conv), "RNN_DIM_"));
     const char *arches[] = {"sm_80", "sm_90"};
     for (int i = 0; i < 2; i++) {

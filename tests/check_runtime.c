@@ -950,15 +950,18 @@ START_TEST(backend_choice_is_stated) {
 }
 END_TEST
 
-/* Creates the small LSTM used by the cases below, on the backend given. */
-static rnncc_model *small_lstm_on(rnncc_backend backend) {
+/* Creates the small LSTM used by the cases below (I = 8, H = 16), in the precision and on the backend given. */
+static rnncc_model *small_lstm_in(rnncc_precision precision, rnncc_backend backend) {
     rnncc_program *p = compile_ok("cells/lstm.cell");
-    rnncc_model_desc desc = {NULL, lstm_dims, 2, 1, 0, RNNCC_FP32, -1, backend};
+    rnncc_model_desc desc = {NULL, lstm_dims, 2, 1, 0, precision, -1, backend};
     rnncc_model *m = NULL;
     ck_assert_msg(rnncc_model_create(p, &desc, &m) == RNNCC_OK, "%s", rnncc_model_error(m));
     rnncc_program_destroy(p);
     return m;
 }
+
+/* The same in fp32. */
+static rnncc_model *small_lstm_on(rnncc_backend backend) { return small_lstm_in(RNNCC_FP32, backend); }
 
 /* The same on the automatic backend. */
 static rnncc_model *small_lstm(void) { return small_lstm_on(RNNCC_BACKEND_AUTO); }
@@ -1119,6 +1122,74 @@ static void train_pass(rnncc_model *m, int64_t T, int64_t N, float *x, float *y,
  * for a larger T*N: the captured pass that read the old vector is dropped (a replay would read
  * freed memory, which on an H100 still held its ones, so only the dropped graph shows it), and
  * the same small pass after a larger one gives the same gradients. */
+/* In the 16-bit modes a training forward keeps the weights' 16-bit copy in the reserve, where its
+ * backward reads it and converts none (runtime/rt_half.c); inference keeps it in the workspace. So a
+ * backward needs nothing of the forward's workspace: filled with NaNs between them, both backends'
+ * gradients come out bit for bit as without. */
+START_TEST(half_weights_kept_in_the_reserve) {
+    const rnncc_backend backends[] = {RNNCC_BACKEND_PERSISTENT, RNNCC_BACKEND_CUBLAS};
+    const int64_t T = 5, N = 3;
+    for (int bi = 0; bi < 2; bi++) {
+        rnncc_model *m = small_lstm_in(RNNCC_FP16, backends[bi]);
+        int64_t count = 0;
+        float *w = rnncc_model_weights(m, &count);
+        const size_t copy = (size_t)(count + 8) * 2; /* the copy and its alignment (rt_regions) */
+        RtRegions r;
+        ck_assert_int_eq(rt_regions(m, T, N, 1, &r), RNNCC_OK);
+        ck_assert_uint_le(r.half_weights + copy, r.reserve);
+        rt_regions_free(&r);
+        ck_assert_int_eq(rt_regions(m, T, N, 0, &r), RNNCC_OK);
+        ck_assert_uint_eq(r.reserve, 0);
+        ck_assert_uint_le(r.half_weights + copy, r.workspace);
+        rt_regions_free(&r);
+        size_t wsb = 0, rsb = 0, n = (size_t)(T * N * 16), nx = (size_t)(T * N * 8); /* [T][N][H], [T][N][I] */
+        ck_assert_int_eq(rnncc_workspace_size(m, T, N, 1, &wsb), RNNCC_OK);
+        ck_assert_int_eq(rnncc_reserve_size(m, T, N, &rsb), RNNCC_OK);
+        float *h = malloc((n > (size_t)count ? n : (size_t)count) * sizeof(float));
+        for (int64_t i = 0; i < count; i++) h[i] = (float)((i * 37 % 101) - 50) / 400.0f;
+        ck_assert_int_eq(cudaMemcpy(w, h, (size_t)count * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+        float *x, *y, *dy, *dx, *dw;
+        void *ws, *rs;
+        ck_assert_int_eq(cudaMalloc((void **)&x, n * sizeof(float)), cudaSuccess);
+        ck_assert_int_eq(cudaMalloc((void **)&y, n * sizeof(float)), cudaSuccess);
+        ck_assert_int_eq(cudaMalloc((void **)&dy, n * sizeof(float)), cudaSuccess);
+        ck_assert_int_eq(cudaMalloc((void **)&dx, n * sizeof(float)), cudaSuccess);
+        ck_assert_int_eq(cudaMalloc((void **)&dw, (size_t)count * sizeof(float)), cudaSuccess);
+        ck_assert_int_eq(cudaMalloc(&ws, wsb), cudaSuccess);
+        ck_assert_int_eq(cudaMalloc(&rs, rsb), cudaSuccess);
+        for (size_t i = 0; i < n; i++) h[i] = (float)((int)(i * 13 % 29) - 14) / 14.0f;
+        ck_assert_int_eq(cudaMemcpy(x, h, n * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+        ck_assert_int_eq(cudaMemcpy(dy, h, n * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+        float *ys[] = {y};
+        const float *dys[] = {dy};
+        rnncc_io io = {T, N, x, ys, NULL, NULL, NULL};
+        rnncc_grad_io gio = {T, N, NULL, x, dys, NULL, dx, NULL};
+        float *got[2][2]; /* [run][dx, dw] */
+        for (int run = 0; run < 2; run++) {
+            ck_assert_msg(rnncc_forward(m, &io, ws, wsb, rs, rsb, NULL) == RNNCC_OK, "%s", rnncc_model_error(m));
+            if (run) ck_assert_int_eq(cudaMemset(ws, 0xff, wsb), cudaSuccess); /* NaNs */
+            ck_assert_msg(rnncc_backward_data(m, &gio, ws, wsb, rs, rsb, NULL) == RNNCC_OK, "%s", rnncc_model_error(m));
+            ck_assert_msg(rnncc_backward_weights(m, &gio, dw, RNNCC_WGRAD_SET, ws, wsb, rs, rsb, NULL) == RNNCC_OK, "%s",
+                          rnncc_model_error(m));
+            ck_assert_int_eq(cudaDeviceSynchronize(), cudaSuccess);
+            got[run][0] = malloc(n * sizeof(float));
+            got[run][1] = malloc((size_t)count * sizeof(float));
+            ck_assert_int_eq(cudaMemcpy(got[run][0], dx, n * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+            ck_assert_int_eq(cudaMemcpy(got[run][1], dw, (size_t)count * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+        }
+        for (size_t i = 0; i < nx; i++)
+            ck_assert_msg(got[0][0][i] == got[1][0][i], "backend %d, dx %zu: %g then %g", bi, i, got[0][0][i], got[1][0][i]);
+        for (int64_t i = 0; i < count; i++)
+            ck_assert_msg(got[0][1][i] == got[1][1][i], "backend %d, weight %lld: %g then %g", bi, (long long)i, got[0][1][i],
+                          got[1][1][i]);
+        for (int run = 0; run < 2; run++) free(got[run][0]), free(got[run][1]);
+        cudaFree(x); cudaFree(y); cudaFree(dy); cudaFree(dx); cudaFree(dw); cudaFree(ws); cudaFree(rs);
+        free(h);
+        rnncc_model_destroy(m);
+    }
+}
+END_TEST
+
 START_TEST(weights_pass_after_the_ones_grow) {
     rnncc_model *m = small_lstm();
     int64_t count = 0;
@@ -1340,6 +1411,7 @@ int main(void) {
         tcase_add_test(gpu, runs_on_a_user_stream);
         tcase_add_test(gpu, weights_pass_after_the_ones_grow);
         tcase_add_test(gpu, summed_and_twinned_keep_less);
+        tcase_add_test(gpu, half_weights_kept_in_the_reserve);
         suite_add_tcase(s, gpu);
         TCase *half_table = tcase_create("half_configs"); /* CK_RUN_CASE=half_configs: the 16-bit table alone */
         tcase_set_timeout(half_table, 300);
