@@ -198,6 +198,25 @@ int cg_persist_fours_yield(Arena *arena, const PlanLayout *layout, const CgPersi
     return cg_persist_plan(arena, layout, &pairs, &planned, why, sizeof why) && cg_persist_held_registers(&planned);
 }
 
+int cg_persist_h100_plan(Arena *arena, const PlanLayout *layout, CgPersistAsk *ask, int by_rule, CgPersist *P, char *why,
+                         size_t why_size, int *in_pairs) {
+    *in_pairs = 0;
+    CgPersistAsk asked = *ask;
+    if (asked.cluster == 4 && asked.sms > CG_H100_FOUR_BLOCKS) asked.sms = CG_H100_FOUR_BLOCKS;
+    if (!cg_persist_plan(arena, layout, &asked, P, why, why_size)) return 0;
+    if (!by_rule || !cg_persist_fours_yield(arena, layout, ask, P)) return 1;
+    CgPersistAsk pairs = *ask;
+    pairs.cluster = 2;
+    CgPersist planned;
+    char pairs_why[256];
+    if (!cg_persist_plan(arena, layout, &pairs, &planned, pairs_why, sizeof pairs_why)) return 1;
+    *P = planned;
+    snprintf(why, why_size, "%s", pairs_why);
+    ask->cluster = 2;
+    *in_pairs = 1;
+    return 1;
+}
+
 int cg_persist_held_registers(const CgPersist *P) {
     int64_t regs = 0;
     for (int qi = 0; qi < P->ngemms; qi++) regs += P->gemms[qi].wregs * step_registers(P, P->gemms[qi].rw);

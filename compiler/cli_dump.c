@@ -73,17 +73,8 @@ static int dump_schedule(CliSource *s, const IrCell *ic, int dot, const char **d
         CgPersist P;
         char why[256], rule[160];
         const char *pass = backward ? "backward" : "forward";
-        CgPersistAsk ask = cg_persist_h100_ask(batch, backward, products, 0), asked = ask;
-        /* as the runtime builds the rule's tile (rt_persist.c): fours on the blocks of the clusters
-         * of 4 an H100 holds at once, pairs where those would not hold the step weights in
-         * registers and pairs would */
-        if (ask.cluster == 4) asked.sms = CG_H100_FOUR_BLOCKS;
-        int fits = cg_persist_plan(&s->arena, layout, &asked, &P, why, sizeof why), in_pairs = 0;
-        if (fits && ask.cluster == 4 && cg_persist_fours_yield(&s->arena, layout, &ask, &P)) {
-            ask.cluster = 2;
-            fits = cg_persist_plan(&s->arena, layout, &ask, &P, why, sizeof why);
-            in_pairs = 1;
-        }
+        CgPersistAsk ask = cg_persist_h100_ask(batch, backward, products, 0);
+        int in_pairs, fits = cg_persist_h100_plan(&s->arena, layout, &ask, 1, &P, why, sizeof why, &in_pairs);
         sb_printf(out, "  %s backend (batch %lld, %s, on an H100): ", pass, batch, prec);
         if (!fits) sb_printf(out, "cuBLAS per step: %s\n", why);
         else if (!cg_persist_preferred(batch, products, backward, CG_ALONE, &P, rule, sizeof rule))

@@ -79,11 +79,15 @@ static int emit_cell(CliSource *s, const IrCell *ic, const char **dims, int ndim
     ask.blocks = t->blocks;
     ask.wregs = t->wregs;
     ask.twins = precision == RNNCC_FP16 || precision == RNNCC_BF16;
-    if (!cg_persist_plan(&s->arena, layout, &ask, &P, why, sizeof why)) {
+    int in_pairs; /* planned as the runtime builds it: fours on the blocks an H100 holds, or the rule's pairs */
+    if (!cg_persist_h100_plan(&s->arena, layout, &ask, !t->cluster, &P, why, sizeof why, &in_pairs)) {
         fprintf(stderr, "rnncc emit: error: cell '%s' has no persistent %skernel on an H100: %s\n", ic->name,
                 backward ? "backward " : "", why);
         return CLI_INPUT_ERROR;
     }
+    if (in_pairs)
+        fprintf(stderr, "rnncc emit: note: cell '%s' is planned in pairs: its clusters of 4 would read the step weights from "
+                        "shared memory (--cluster 4 plans them)\n", ic->name);
     if (t->cluster > 1 && P.cluster != t->cluster)
         fprintf(stderr, "rnncc emit: note: cell '%s' is planned without clusters (--cluster %d): %s\n", ic->name,
                 t->cluster, why);
@@ -214,9 +218,10 @@ int cli_emit(int argc, char **argv) {
                    "fp32) gives the unit whose matrix products run on tensor cores with inputs of that precision,\n"
                    "as a model of that precision runs it (fp16 and bf16: the weights held on chip in 16 bits, and\n"
                    "the kernel writes 16-bit twins of the GEMM inputs it stores whole).\n"
-                   "--cluster C (1, 2 or 4; default the runtime's rule, planned for 132 blocks: the runtime takes\n"
-                   "pairs where fewer fours can be resident and would not hold the weights in registers) groups its\n"
-                   "blocks in clusters of C that fetch the step's operand once and share it; such a unit compiles\n"
+                   "--cluster C (1, 2 or 4; default the runtime's rule, planned as the runtime builds it: fours on\n"
+                   "the 120 blocks whose clusters an H100 holds at once, pairs where those would not hold the step\n"
+                   "weights in registers and pairs would, with a note) groups its blocks in clusters of C that\n"
+                   "fetch the step's operand once and share it (4: on 120 blocks too); such a unit compiles\n"
                    "for sm_90a (the default --arch then). --warps W (4, 8 or 16; default 8) sets the warps a block,\n"
                    "--chunk K (256 to 65536) stages operands in chunks of at most K columns (16-bit products with 16\n"
                    "warps: whole 512s), --seqs S (4, 8, 16 or 32; tensor cores at least 8) takes at most S sequences\n"

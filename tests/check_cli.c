@@ -446,6 +446,23 @@ START_TEST(run_emit_schedule_arguments) {
     ck_assert_int_eq(r.status, 0);
     ck_assert_ptr_nonnull(strstr(r.err, "rnncc emit: note: cell 'lstm' is planned without clusters (--cluster 4): "));
     ck_assert_ptr_null(strstr(r.out, "rnn_cluster_init(rnn_xs"));
+    /* emit plans as dump and the runtime do: the rule's fours on the 120 blocks an H100 holds at once
+     * (H = 768), pairs with a note where those would not hold the step weights in registers (H = 1024),
+     * and fours asked for on 120 blocks whatever they hold */
+    r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=8", "--dim", "H=768", "--persistent", "16", "--precision", "fp16");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_ptr_nonnull(strstr(r.out, "// (120 blocks in clusters of 4, "));
+    ck_assert_str_eq(r.err, "");
+    r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=8", "--dim", "H=1024", "--persistent", "16", "--precision", "fp16");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_ptr_nonnull(strstr(r.out, "// (132 blocks in clusters of 2, "));
+    ck_assert_str_eq(r.err, "rnncc emit: note: cell 'lstm' is planned in pairs: its clusters of 4 would read the step weights "
+                            "from shared memory (--cluster 4 plans them)\n");
+    r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=8", "--dim", "H=1024", "--persistent", "16", "--precision", "fp16",
+            "--cluster", "4");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_ptr_nonnull(strstr(r.out, "// (120 blocks in clusters of 4, "));
+    ck_assert_str_eq(r.err, "");
     r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--persistent", "4", "--cluster", "3");
     ck_assert_int_eq(r.status, 2);
     ck_assert_str_eq(r.err, "rnncc emit: error: --cluster must be 1, 2 or 4, not '3'\n");
@@ -580,7 +597,7 @@ START_TEST(run_emit_schedule_arguments) {
             r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=64", "--dim", "H=768", "--persistent", "16", "--precision",
                     "fp16", "--forward");
         ck_assert_int_eq(r.status, 0);
-        ck_assert_int_eq(strstr(r.out, "rnn_wfrag_load<3, 3, 2>(rnn_wf1, w1, 800, 768);") != NULL, wregs[i].held);
+        ck_assert_int_eq(strstr(r.out, "rnn_wfrag_load<3, 4, 2>(rnn_wf1, w1, 800, 768);") != NULL, wregs[i].held);
     }
     static const char *const bad_wregs[] = {"256", "-1", "1x", ""};
     tile_option_refused("--wregs", "a number from 0 to 255", bad_wregs, sizeof bad_wregs / sizeof *bad_wregs);

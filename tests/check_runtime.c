@@ -1122,6 +1122,52 @@ static void train_pass(rnncc_model *m, int64_t T, int64_t N, float *x, float *y,
  * for a larger T*N: the captured pass that read the old vector is dropped (a replay would read
  * freed memory, which on an H100 still held its ones, so only the dropped graph shows it), and
  * the same small pass after a larger one gives the same gradients. */
+/* Device buffers for training passes of the small LSTM (I = 8, H = 16) of up to T steps and N
+ * sequences: the input x and the output adjoint dy filled alike, the output y, the input adjoint dx,
+ * weight gradients dw, the workspace and the reserve. */
+typedef struct TrainBufs {
+    float *x, *y, *dy, *dx, *dw;
+    void *ws, *rs;
+    size_t wsb, rsb;
+} TrainBufs;
+
+static TrainBufs train_bufs(rnncc_model *m, int64_t T, int64_t N) {
+    TrainBufs b;
+    int64_t count = 0;
+    rnncc_model_weights(m, &count);
+    ck_assert_int_eq(rnncc_workspace_size(m, T, N, 1, &b.wsb), RNNCC_OK);
+    ck_assert_int_eq(rnncc_reserve_size(m, T, N, &b.rsb), RNNCC_OK);
+    size_t n = (size_t)(T * N * 16);
+    ck_assert_int_eq(cudaMalloc((void **)&b.x, n * sizeof(float)), cudaSuccess);
+    ck_assert_int_eq(cudaMalloc((void **)&b.y, n * sizeof(float)), cudaSuccess);
+    ck_assert_int_eq(cudaMalloc((void **)&b.dy, n * sizeof(float)), cudaSuccess);
+    ck_assert_int_eq(cudaMalloc((void **)&b.dx, n * sizeof(float)), cudaSuccess);
+    ck_assert_int_eq(cudaMalloc((void **)&b.dw, (size_t)count * sizeof(float)), cudaSuccess);
+    ck_assert_int_eq(cudaMalloc(&b.ws, b.wsb), cudaSuccess);
+    ck_assert_int_eq(cudaMalloc(&b.rs, b.rsb), cudaSuccess);
+    float *h = malloc(n * sizeof(float));
+    for (size_t i = 0; i < n; i++) h[i] = (float)((int)(i * 13 % 29) - 14) / 14.0f;
+    ck_assert_int_eq(cudaMemcpy(b.x, h, n * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+    ck_assert_int_eq(cudaMemcpy(b.dy, h, n * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+    free(h);
+    return b;
+}
+
+/* Sets every weight of m to a value of its own in [-0.125, 0.125]; returns their count. */
+static int64_t fill_weights(rnncc_model *m) {
+    int64_t count = 0;
+    float *w = rnncc_model_weights(m, &count);
+    float *h = malloc((size_t)count * sizeof(float));
+    for (int64_t i = 0; i < count; i++) h[i] = (float)((i * 37 % 101) - 50) / 400.0f;
+    ck_assert_int_eq(cudaMemcpy(w, h, (size_t)count * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+    free(h);
+    return count;
+}
+
+static void train_bufs_free(TrainBufs *b) {
+    cudaFree(b->x); cudaFree(b->y); cudaFree(b->dy); cudaFree(b->dx); cudaFree(b->dw); cudaFree(b->ws); cudaFree(b->rs);
+}
+
 /* In the 16-bit modes a training forward keeps the weights' 16-bit copy in the reserve, where its
  * backward reads it and converts none (runtime/rt_half.c); inference keeps it in the workspace. So a
  * backward needs nothing of the forward's workspace: filled with NaNs between them, both backends'
@@ -1131,8 +1177,7 @@ START_TEST(half_weights_kept_in_the_reserve) {
     const int64_t T = 5, N = 3;
     for (int bi = 0; bi < 2; bi++) {
         rnncc_model *m = small_lstm_in(RNNCC_FP16, backends[bi]);
-        int64_t count = 0;
-        float *w = rnncc_model_weights(m, &count);
+        int64_t count = fill_weights(m);
         const size_t copy = (size_t)(count + 8) * 2; /* the copy and its alignment (rt_regions) */
         RtRegions r;
         ck_assert_int_eq(rt_regions(m, T, N, 1, &r), RNNCC_OK);
@@ -1142,40 +1187,24 @@ START_TEST(half_weights_kept_in_the_reserve) {
         ck_assert_uint_eq(r.reserve, 0);
         ck_assert_uint_le(r.half_weights + copy, r.workspace);
         rt_regions_free(&r);
-        size_t wsb = 0, rsb = 0, n = (size_t)(T * N * 16), nx = (size_t)(T * N * 8); /* [T][N][H], [T][N][I] */
-        ck_assert_int_eq(rnncc_workspace_size(m, T, N, 1, &wsb), RNNCC_OK);
-        ck_assert_int_eq(rnncc_reserve_size(m, T, N, &rsb), RNNCC_OK);
-        float *h = malloc((n > (size_t)count ? n : (size_t)count) * sizeof(float));
-        for (int64_t i = 0; i < count; i++) h[i] = (float)((i * 37 % 101) - 50) / 400.0f;
-        ck_assert_int_eq(cudaMemcpy(w, h, (size_t)count * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
-        float *x, *y, *dy, *dx, *dw;
-        void *ws, *rs;
-        ck_assert_int_eq(cudaMalloc((void **)&x, n * sizeof(float)), cudaSuccess);
-        ck_assert_int_eq(cudaMalloc((void **)&y, n * sizeof(float)), cudaSuccess);
-        ck_assert_int_eq(cudaMalloc((void **)&dy, n * sizeof(float)), cudaSuccess);
-        ck_assert_int_eq(cudaMalloc((void **)&dx, n * sizeof(float)), cudaSuccess);
-        ck_assert_int_eq(cudaMalloc((void **)&dw, (size_t)count * sizeof(float)), cudaSuccess);
-        ck_assert_int_eq(cudaMalloc(&ws, wsb), cudaSuccess);
-        ck_assert_int_eq(cudaMalloc(&rs, rsb), cudaSuccess);
-        for (size_t i = 0; i < n; i++) h[i] = (float)((int)(i * 13 % 29) - 14) / 14.0f;
-        ck_assert_int_eq(cudaMemcpy(x, h, n * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
-        ck_assert_int_eq(cudaMemcpy(dy, h, n * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
-        float *ys[] = {y};
-        const float *dys[] = {dy};
-        rnncc_io io = {T, N, x, ys, NULL, NULL, NULL};
-        rnncc_grad_io gio = {T, N, NULL, x, dys, NULL, dx, NULL};
+        size_t n = (size_t)(T * N * 16), nx = (size_t)(T * N * 8); /* [T][N][H], [T][N][I] */
+        TrainBufs b = train_bufs(m, T, N);
+        float *ys[] = {b.y};
+        const float *dys[] = {b.dy};
+        rnncc_io io = {T, N, b.x, ys, NULL, NULL, NULL};
+        rnncc_grad_io gio = {T, N, NULL, b.x, dys, NULL, b.dx, NULL};
         float *got[2][2]; /* [run][dx, dw] */
         for (int run = 0; run < 2; run++) {
-            ck_assert_msg(rnncc_forward(m, &io, ws, wsb, rs, rsb, NULL) == RNNCC_OK, "%s", rnncc_model_error(m));
-            if (run) ck_assert_int_eq(cudaMemset(ws, 0xff, wsb), cudaSuccess); /* NaNs */
-            ck_assert_msg(rnncc_backward_data(m, &gio, ws, wsb, rs, rsb, NULL) == RNNCC_OK, "%s", rnncc_model_error(m));
-            ck_assert_msg(rnncc_backward_weights(m, &gio, dw, RNNCC_WGRAD_SET, ws, wsb, rs, rsb, NULL) == RNNCC_OK, "%s",
-                          rnncc_model_error(m));
+            ck_assert_msg(rnncc_forward(m, &io, b.ws, b.wsb, b.rs, b.rsb, NULL) == RNNCC_OK, "%s", rnncc_model_error(m));
+            if (run) ck_assert_int_eq(cudaMemset(b.ws, 0xff, b.wsb), cudaSuccess); /* NaNs */
+            ck_assert_msg(rnncc_backward_data(m, &gio, b.ws, b.wsb, b.rs, b.rsb, NULL) == RNNCC_OK, "%s", rnncc_model_error(m));
+            ck_assert_msg(rnncc_backward_weights(m, &gio, b.dw, RNNCC_WGRAD_SET, b.ws, b.wsb, b.rs, b.rsb, NULL) == RNNCC_OK,
+                          "%s", rnncc_model_error(m));
             ck_assert_int_eq(cudaDeviceSynchronize(), cudaSuccess);
             got[run][0] = malloc(n * sizeof(float));
             got[run][1] = malloc((size_t)count * sizeof(float));
-            ck_assert_int_eq(cudaMemcpy(got[run][0], dx, n * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
-            ck_assert_int_eq(cudaMemcpy(got[run][1], dw, (size_t)count * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+            ck_assert_int_eq(cudaMemcpy(got[run][0], b.dx, n * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+            ck_assert_int_eq(cudaMemcpy(got[run][1], b.dw, (size_t)count * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
         }
         for (size_t i = 0; i < nx; i++)
             ck_assert_msg(got[0][0][i] == got[1][0][i], "backend %d, dx %zu: %g then %g", bi, i, got[0][0][i], got[1][0][i]);
@@ -1183,8 +1212,7 @@ START_TEST(half_weights_kept_in_the_reserve) {
             ck_assert_msg(got[0][1][i] == got[1][1][i], "backend %d, weight %lld: %g then %g", bi, (long long)i, got[0][1][i],
                           got[1][1][i]);
         for (int run = 0; run < 2; run++) free(got[run][0]), free(got[run][1]);
-        cudaFree(x); cudaFree(y); cudaFree(dy); cudaFree(dx); cudaFree(dw); cudaFree(ws); cudaFree(rs);
-        free(h);
+        train_bufs_free(&b);
         rnncc_model_destroy(m);
     }
 }
@@ -1192,39 +1220,20 @@ END_TEST
 
 START_TEST(weights_pass_after_the_ones_grow) {
     rnncc_model *m = small_lstm();
-    int64_t count = 0;
-    float *w = rnncc_model_weights(m, &count);
-    float *hw = malloc((size_t)count * sizeof(float));
-    for (int64_t i = 0; i < count; i++) hw[i] = (float)((i * 37 % 101) - 50) / 400.0f;
-    ck_assert_int_eq(cudaMemcpy(w, hw, (size_t)count * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
-    size_t wsb = 0, rsb = 0;
-    ck_assert_int_eq(rnncc_workspace_size(m, 40, 50, 1, &wsb), RNNCC_OK);
-    ck_assert_int_eq(rnncc_reserve_size(m, 40, 50, &rsb), RNNCC_OK);
-    float *x, *y, *dy, *dw;
-    void *ws, *rs;
-    size_t big = 40 * 50 * 16;
-    ck_assert_int_eq(cudaMalloc((void **)&x, big * sizeof(float)), cudaSuccess);
-    ck_assert_int_eq(cudaMalloc((void **)&y, big * sizeof(float)), cudaSuccess);
-    ck_assert_int_eq(cudaMalloc((void **)&dy, big * sizeof(float)), cudaSuccess);
-    ck_assert_int_eq(cudaMalloc((void **)&dw, (size_t)count * sizeof(float)), cudaSuccess);
-    ck_assert_int_eq(cudaMalloc(&ws, wsb), cudaSuccess);
-    ck_assert_int_eq(cudaMalloc(&rs, rsb), cudaSuccess);
-    float *h = malloc(big * sizeof(float));
-    for (size_t i = 0; i < big; i++) h[i] = (float)((int)(i * 13 % 29) - 14) / 14.0f;
-    ck_assert_int_eq(cudaMemcpy(x, h, big * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
-    ck_assert_int_eq(cudaMemcpy(dy, h, big * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+    int64_t count = fill_weights(m);
+    TrainBufs b = train_bufs(m, 40, 50);
     float *first = malloc((size_t)count * sizeof(float)), *again = malloc((size_t)count * sizeof(float));
-    train_pass(m, 2, 2, x, y, dy, ws, wsb, rs, rsb, dw); /* direct */
-    train_pass(m, 2, 2, x, y, dy, ws, wsb, rs, rsb, dw); /* captured */
-    ck_assert_int_eq(cudaMemcpy(first, dw, (size_t)count * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+    train_pass(m, 2, 2, b.x, b.y, b.dy, b.ws, b.wsb, b.rs, b.rsb, b.dw); /* direct */
+    train_pass(m, 2, 2, b.x, b.y, b.dy, b.ws, b.wsb, b.rs, b.rsb, b.dw); /* captured */
+    ck_assert_int_eq(cudaMemcpy(first, b.dw, (size_t)count * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
     ck_assert_ptr_nonnull(m->graph[2].exec);
-    train_pass(m, 40, 50, x, y, dy, ws, wsb, rs, rsb, dw); /* the ones grow to 2000 */
+    train_pass(m, 40, 50, b.x, b.y, b.dy, b.ws, b.wsb, b.rs, b.rsb, b.dw); /* the ones grow to 2000 */
     ck_assert_ptr_null(m->graph[2].exec);
-    train_pass(m, 2, 2, x, y, dy, ws, wsb, rs, rsb, dw);
-    ck_assert_int_eq(cudaMemcpy(again, dw, (size_t)count * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+    train_pass(m, 2, 2, b.x, b.y, b.dy, b.ws, b.wsb, b.rs, b.rsb, b.dw);
+    ck_assert_int_eq(cudaMemcpy(again, b.dw, (size_t)count * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
     for (int64_t i = 0; i < count; i++) ck_assert_msg(again[i] == first[i], "weight %lld: %g then %g", (long long)i, first[i], again[i]);
-    cudaFree(x); cudaFree(y); cudaFree(dy); cudaFree(dw); cudaFree(ws); cudaFree(rs);
-    free(h); free(hw); free(first); free(again);
+    train_bufs_free(&b);
+    free(first); free(again);
     rnncc_model_destroy(m);
 }
 END_TEST
