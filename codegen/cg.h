@@ -360,11 +360,14 @@ int cg_persist_preferred(int64_t N, CgProducts products, int backward, CgOverlap
  * 0: none). */
 int cg_persist_held_registers(const CgPersist *P);
 /* Does fours, the rule's tile in clusters of 4 planned from ask, yield to pairs: it holds no step
- * weights in registers and a plan of ask in pairs would hold some (bench/NOTES.md section 52)? */
+ * weights in registers and a plan of ask in pairs would come out in pairs holding some (bench/NOTES.md
+ * section 52)? */
 int cg_persist_fours_yield(Arena *arena, const PlanLayout *layout, const CgPersistAsk *ask, const CgPersist *fours);
 /* cg_persist_plan of ask as the runtime builds it on an H100 (rt_persist.c): clusters of 4 on the
- * CG_H100_FOUR_BLOCKS blocks whose clusters it holds at once; where the size is the rule's (by_rule),
- * pairs (ask->cluster becomes 2, *in_pairs 1) where cg_persist_fours_yield. Used by rnncc dump and emit. */
+ * CG_H100_FOUR_BLOCKS blocks whose clusters it holds at once, or on every multiprocessor without
+ * clusters (ask->cluster becomes 1) where those do not fit or come out without clusters; where the
+ * size is the rule's (by_rule), pairs (ask->cluster becomes 2, *in_pairs 1) where
+ * cg_persist_fours_yield. Used by rnncc dump and emit. */
 int cg_persist_h100_plan(Arena *arena, const PlanLayout *layout, CgPersistAsk *ask, int by_rule, CgPersist *P, char *why,
                          size_t why_size, int *in_pairs);
 /* The fewer-blocks tile of a forward P planned from ask: the fewest blocks (a multiple of its cluster)

@@ -195,7 +195,8 @@ int cg_persist_fours_yield(Arena *arena, const PlanLayout *layout, const CgPersi
     pairs.cluster = 2;
     CgPersist planned;
     char why[256];
-    return cg_persist_plan(arena, layout, &pairs, &planned, why, sizeof why) && cg_persist_held_registers(&planned);
+    return cg_persist_plan(arena, layout, &pairs, &planned, why, sizeof why) && planned.cluster == 2 &&
+           cg_persist_held_registers(&planned);
 }
 
 int cg_persist_h100_plan(Arena *arena, const PlanLayout *layout, CgPersistAsk *ask, int by_rule, CgPersist *P, char *why,
@@ -203,7 +204,21 @@ int cg_persist_h100_plan(Arena *arena, const PlanLayout *layout, CgPersistAsk *a
     *in_pairs = 0;
     CgPersistAsk asked = *ask;
     if (asked.cluster == 4 && asked.sms > CG_H100_FOUR_BLOCKS) asked.sms = CG_H100_FOUR_BLOCKS;
-    if (!cg_persist_plan(arena, layout, &asked, P, why, why_size)) return 0;
+    const int fits = cg_persist_plan(arena, layout, &asked, P, why, why_size);
+    if (asked.sms != ask->sms && (!fits || P->cluster == 1)) {
+        /* as rt_persist_build: planned for the blocks whose clusters are resident, it did not fit or
+         * came out without clusters, and without clusters every multiprocessor serves better; the
+         * words keep why the clusters were refused */
+        char refused[256] = "";
+        const char *reason = fits ? strstr(why, "; clusters of") : NULL;
+        if (reason) snprintf(refused, sizeof refused, "%s", reason);
+        ask->cluster = 1;
+        if (!cg_persist_plan(arena, layout, ask, P, why, why_size)) return 0;
+        const size_t at = strlen(why);
+        if (at < why_size) snprintf(why + at, why_size - at, "%s", refused);
+        return 1;
+    }
+    if (!fits) return 0;
     if (!by_rule || !cg_persist_fours_yield(arena, layout, ask, P)) return 1;
     CgPersistAsk pairs = *ask;
     pairs.cluster = 2;

@@ -7,8 +7,9 @@
  * rnn_round_bf16 (the generated kernels' twins round alike). Key idea: a conversion is
  * a pass over memory, so each thread moves four consecutive elements of a column with one
  * 16-byte load and one 8-byte store where rows, ld and both pointers allow it (vec4), else one,
- * for RNN_CONVERT_ITEMS such items a block's width apart, their loads issued before any store (the
- * unit defines it as CG_CONVERT_ITEMS, codegen/cg.h, by which runtime/rt_half.c sizes its grid);
+ * for RNN_CONVERT_ITEMS such items a block's width apart (the unit defines it as CG_CONVERT_ITEMS,
+ * codegen/cg.h, by which runtime/rt_half.c sizes its grid), the four-element items' loads issued
+ * before any of their stores, single elements each loaded and stored in turn;
  * a 2-D grid, x along a column's elements and y over the columns, both grid-stride, so that no
  * index is divided (64-bit division made these two kernels half of a unit's compile time).
  * Compiled by NVRTC only (__CUDACC__). */

@@ -71,7 +71,7 @@ static int dump_schedule(CliSource *s, const IrCell *ic, int dot, const char **d
     const CgProducts products = (CgProducts)precision; /* the precision's products (codegen/cg.h) */
     for (int backward = 0; backward < 2; backward++) {
         CgPersist P;
-        char why[256], rule[160];
+        char why[512], rule[160];
         const char *pass = backward ? "backward" : "forward";
         CgPersistAsk ask = cg_persist_h100_ask(batch, backward, products, 0);
         int in_pairs, fits = cg_persist_h100_plan(&s->arena, layout, &ask, 1, &P, why, sizeof why, &in_pairs);

@@ -44,7 +44,8 @@ rnncc_status rt_half_begin(rnncc_model *m, const RtRegions *r, char *ws, char *r
     if (!rt_half(m) || weights == RT_HALF_NO_WEIGHTS) return RNNCC_OK;
     /* 16-byte aligned: persistent kernels copy weight rows from it 16 bytes at a time; in training the
      * reserve's (rt_regions), which the forward fills and its backward reads as it is */
-    m->half_weights = rt_align16((r->reserve ? reserve : ws) + r->half_weights);
+    char *holder = r->reserve ? reserve : ws; /* training: the reserve; inference: the workspace (rt_regions) */
+    m->half_weights = rt_align16(holder + r->half_weights);
     if (weights == RT_HALF_KEPT) return RNNCC_OK;
     return convert(m, m->streams[0], m->weights, m->weight_count, m->weight_count, 1, m->half_weights);
 }

@@ -47,7 +47,7 @@ typedef struct Bufs {
     /* backward */
     double *gy[RNN_MAX_OUTPUTS], *ghT[RNN_MAX_STATES], *rdx, *rdh0[RNN_MAX_STATES], ***rdp;
     float *ddy[RNN_MAX_OUTPUTS], *ddhT[RNN_MAX_STATES], *ddx, *ddh0[RNN_MAX_STATES], *ddw, *hostw;
-    void *ws, *ws_base, *reserve; /* ws: ws_base + RtVerify.ws_offset */
+    void *ws, *ws_base, *reserve, *rs_base; /* ws: ws_base + RtVerify.ws_offset; reserve: rs_base + .rs_offset */
     float *times;
     cudaEvent_t e0, e1;
 } Bufs;
@@ -61,7 +61,7 @@ static void free_bufs(const rnncc_model *m, Bufs *b) {
     for (int i = 0; i < RNN_MAX_STATES; i++) { free(b->h0[i]); free(b->rh[i]); cudaFree(b->dh0[i]); cudaFree(b->dhT[i]); }
     for (int i = 0; i < RNN_MAX_OUTPUTS; i++) { free(b->ry[i]); cudaFree(b->dy[i]); }
     free(b->x); free(b->xf); free(b->host); free(b->lengths); free(b->lengths64); free(b->times);
-    cudaFree(b->dx); cudaFree(b->ws_base); cudaFree(b->reserve);
+    cudaFree(b->dx); cudaFree(b->ws_base); cudaFree(b->rs_base);
     for (int i = 0; i < RNN_MAX_OUTPUTS; i++) { free(b->gy[i]); cudaFree(b->ddy[i]); }
     for (int i = 0; i < RNN_MAX_STATES; i++) { free(b->ghT[i]); free(b->rdh0[i]); cudaFree(b->ddhT[i]); cudaFree(b->ddh0[i]); }
     for (int u = 0; b->rdp && u < m->nunits; u++) {
@@ -237,7 +237,8 @@ static rnncc_status run(rnncc_model *m, RtVerify *v, Bufs *b) {
     if (v->training) RT_TRY(rnncc_reserve_size(m, T, N, &rsb));
     RT_CUDA(m, cudaMalloc(&b->ws_base, wsb + (size_t)v->ws_offset + 4));
     b->ws = (char *)b->ws_base + v->ws_offset;
-    if (v->training) RT_CUDA(m, cudaMalloc(&b->reserve, rsb ? rsb : 4));
+    if (v->training) RT_CUDA(m, cudaMalloc(&b->rs_base, rsb + (size_t)v->rs_offset + 4));
+    if (v->training) b->reserve = (char *)b->rs_base + v->rs_offset;
     rnncc_io io = {T, N, b->dx, b->dy, b->lengths, v->random_h0 ? (const float *const *)b->dh0 : NULL, b->dhT};
     RT_CUDA(m, cudaEventCreate(&b->e0));
     RT_CUDA(m, cudaEventCreate(&b->e1));

@@ -463,6 +463,25 @@ START_TEST(run_emit_schedule_arguments) {
     ck_assert_int_eq(r.status, 0);
     ck_assert_ptr_nonnull(strstr(r.out, "// (120 blocks in clusters of 4, "));
     ck_assert_str_eq(r.err, "");
+    /* where the fours come out without clusters (H = 1023: lengths not whole 16-byte pieces), every
+     * multiprocessor takes a block, as the runtime plans (not the 120 the fours would have had); dump too */
+    r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=8", "--dim", "H=1023", "--persistent", "16", "--precision", "fp16");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_ptr_nonnull(strstr(r.out, "// (132 blocks, "));
+    ck_assert_str_eq(r.err, "");
+    r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=8", "--dim", "H=1023", "--persistent", "16", "--precision", "fp16",
+            "--cluster", "4");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_ptr_nonnull(strstr(r.out, "// (132 blocks, "));
+    ck_assert_ptr_nonnull(strstr(r.err, "rnncc emit: note: cell 'lstm' is planned without clusters (--cluster 4): step "
+                                        "weights 8.4 MB fit on chip: 132 blocks of 8 warps, "));
+    ck_assert_ptr_nonnull(strstr(r.err, "; clusters of 4 refused: clusters cannot share the staged operands"));
+    r = RUN(NULL, "dump", "--schedule", "--dim", "I=8", "--dim", "H=1023", "--batch", "16", "--precision", "fp16",
+            "cells/lstm.cell");
+    ck_assert_ptr_nonnull(strstr(r.out, "  forward backend (batch 16, fp16, on an H100): persistent: step weights 8.4 MB "
+                                        "fit on chip: 132 blocks of 8 warps, "));
+    ck_assert_ptr_nonnull(strstr(r.out, "; clusters of 4 refused: clusters cannot share the staged operands (lengths not "
+                                        "whole 16-byte pieces, or chunks past them)\n  backward backend"));
     r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--persistent", "4", "--cluster", "3");
     ck_assert_int_eq(r.status, 2);
     ck_assert_str_eq(r.err, "rnncc emit: error: --cluster must be 1, 2 or 4, not '3'\n");

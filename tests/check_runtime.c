@@ -230,6 +230,7 @@ typedef struct Config {
     int split;          /* RNNCC_PERSIST_SPLIT=1: a backward's clusters split K where the plan allows */
     int blocks;         /* RNNCC_PERSIST_BLOCKS: blocks at most (0: one a multiprocessor) */
     int ws_offset;      /* bytes the workspace starts past cudaMalloc's (so not 16-byte aligned) */
+    int rs_offset;      /* and the reserve (where training keeps the 16-bit weights' copy) */
     int wregs;          /* RNNCC_PERSIST_WREGS: registers of weights held in registers (0: the rule's budget) */
 } Config;
 
@@ -333,7 +334,7 @@ static void verify(const char *path, const Config *cf) {
             ck_assert_msg(strstr(why, "splitting K"), "%s: %s", path, why);
     }
     RtVerify v = {.T = cf->T, .N = cf->N, .varlen = cf->varlen, .random_h0 = 1, .backward = cf->backward, .seed = 11,
-                  .ws_offset = cf->ws_offset};
+                  .ws_offset = cf->ws_offset, .rs_offset = cf->rs_offset};
     s = rt_verify(m, &v);
     ck_assert_msg(s == RNNCC_OK, "%s: %s", path, rnncc_model_error(m));
     double bound = rt_verify_bound(cf->precision, 0);
@@ -451,8 +452,9 @@ static const Config configs[] = {
 
 /* The 16-bit modes (GEMM inputs rounded to fp16 or bf16, rt_half.c): both backends (the persistent
  * one's 16-bit products and hoisted GEMMs), training, stacks as a wavefront and layer after layer,
- * both directions, no steps, lengths not a multiple of 4 (a scalar conversion), a workspace not
- * 16-byte aligned (the weights' 16-bit copy is aligned within it). */
+ * both directions, no steps, lengths not a multiple of 4 (a scalar conversion), a workspace and a
+ * reserve not 16-byte aligned (the weights' 16-bit copy, in the reserve in training and in the
+ * workspace in inference, is aligned within it). */
 static const Config half_configs[] = {
     /* layers bidir varlen backward T  N  in size precision graphs nowave backend */
     {1, 0, 0, 0, 6, 3, 16, 24, RNNCC_FP16, 1, 0, CUBLAS, 0},
@@ -461,7 +463,7 @@ static const Config half_configs[] = {
     {3, 0, 1, 1, 9, 4, 32, 64, RNNCC_FP16, 1, 0, CUBLAS, 0},
     {3, 0, 1, 1, 7, 3, 16, 24, RNNCC_FP16, 0, 1, CUBLAS, 0},
     {2, 0, 0, 1, 0, 3, 16, 24, RNNCC_FP16, 1, 0, CUBLAS, 0},
-    {1, 0, 1, 1, 8, 4, 32, 64, RNNCC_FP16, 1, 0, CUBLAS, 0, .ws_offset = 4},
+    {1, 0, 1, 1, 8, 4, 32, 64, RNNCC_FP16, 1, 0, CUBLAS, 0, .ws_offset = 4, .rs_offset = 4},
     {1, 0, 1, 1, 7, 5, 16, 24, RNNCC_BF16, 1, 0, CUBLAS, 0},
     {2, 1, 1, 1, 6, 5, 37, 37, RNNCC_BF16, 1, 0, CUBLAS, 0},
     {2, 1, 1, 1, 6, 5, 16, 24, RNNCC_FP16, 1, 0, PERSIST, 0},
@@ -470,7 +472,7 @@ static const Config half_configs[] = {
      * operands in tiles_train_in_half_precisions */
     {1, 0, 1, 1, 6, 9, 40, 120, RNNCC_BF16, 1, 0, PERSIST, 0, .warps = 16},
     {1, 0, 1, 1, 6, 9, 40, 120, RNNCC_BF16, 1, 0, PERSIST, 2, .warps = 4, .seqs = 8}, /* fp16: IndRNN's kink */
-    {1, 0, 1, 1, 7, 4, 16, 40, RNNCC_FP16, 1, 0, PERSIST, 1, .flags = 1, .ws_offset = 4},
+    {1, 0, 1, 1, 7, 4, 16, 40, RNNCC_FP16, 1, 0, PERSIST, 1, .flags = 1, .ws_offset = 4, .rs_offset = 4},
     /* inference: h's twins in a workspace 4 bytes off 16 (staged 16 bits at a time), alone and in
      * clusters of 4 (the rule's at 9 sequences) */
     {1, 0, 1, 0, 6, 9, 40, 120, RNNCC_FP16, 1, 0, PERSIST, 1, .ws_offset = 4},
@@ -1118,10 +1120,6 @@ static void train_pass(rnncc_model *m, int64_t T, int64_t N, float *x, float *y,
     ck_assert_int_eq(cudaDeviceSynchronize(), cudaSuccess);
 }
 
-/* The weight-gradient pass sums the biases' adjoints with a device vector of ones, which grows
- * for a larger T*N: the captured pass that read the old vector is dropped (a replay would read
- * freed memory, which on an H100 still held its ones, so only the dropped graph shows it), and
- * the same small pass after a larger one gives the same gradients. */
 /* Device buffers for training passes of the small LSTM (I = 8, H = 16) of up to T steps and N
  * sequences: the input x and the output adjoint dy filled alike, the output y, the input adjoint dx,
  * weight gradients dw, the workspace and the reserve. */
@@ -1206,18 +1204,38 @@ START_TEST(half_weights_kept_in_the_reserve) {
             ck_assert_int_eq(cudaMemcpy(got[run][0], b.dx, n * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
             ck_assert_int_eq(cudaMemcpy(got[run][1], b.dw, (size_t)count * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
         }
-        for (size_t i = 0; i < nx; i++)
+        size_t nonzero = 0;
+        for (size_t i = 0; i < nx; i++) {
             ck_assert_msg(got[0][0][i] == got[1][0][i], "backend %d, dx %zu: %g then %g", bi, i, got[0][0][i], got[1][0][i]);
+            nonzero += got[0][0][i] != 0;
+        }
+        ck_assert_uint_gt(nonzero, 0);
         for (int64_t i = 0; i < count; i++)
             ck_assert_msg(got[0][1][i] == got[1][1][i], "backend %d, weight %lld: %g then %g", bi, (long long)i, got[0][1][i],
                           got[1][1][i]);
         for (int run = 0; run < 2; run++) free(got[run][0]), free(got[run][1]);
+        /* the backward reads the reserve's copy: zeroed after the forward, it makes every dx 0 (the
+         * input weights' products), where a backward converting the weights again would not */
+        ck_assert_int_eq(rt_regions(m, T, N, 1, &r), RNNCC_OK);
+        char *kept = rt_align16((char *)b.rs + r.half_weights);
+        rt_regions_free(&r);
+        ck_assert_msg(rnncc_forward(m, &io, b.ws, b.wsb, b.rs, b.rsb, NULL) == RNNCC_OK, "%s", rnncc_model_error(m));
+        ck_assert_int_eq(cudaMemset(kept, 0, (size_t)count * 2), cudaSuccess);
+        ck_assert_msg(rnncc_backward_data(m, &gio, b.ws, b.wsb, b.rs, b.rsb, NULL) == RNNCC_OK, "%s", rnncc_model_error(m));
+        float *dx = malloc(n * sizeof(float));
+        ck_assert_int_eq(cudaMemcpy(dx, b.dx, n * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+        for (size_t i = 0; i < nx; i++) ck_assert_msg(dx[i] == 0, "backend %d, dx %zu: %g, not 0", bi, i, dx[i]);
+        free(dx);
         train_bufs_free(&b);
         rnncc_model_destroy(m);
     }
 }
 END_TEST
 
+/* The weight-gradient pass sums the biases' adjoints with a device vector of ones, which grows
+ * for a larger T*N: the captured pass that read the old vector is dropped (a replay would read
+ * freed memory, which on an H100 still held its ones, so only the dropped graph shows it), and
+ * the same small pass after a larger one gives the same gradients. */
 START_TEST(weights_pass_after_the_ones_grow) {
     rnncc_model *m = small_lstm();
     int64_t count = fill_weights(m);
