@@ -365,7 +365,8 @@ static rnncc_status weights_job(void *p) {
                     const unsigned short *dres16 = rt_dbuf16_at(&b, ob, 0);
                     if (dres16) /* the 16-bit twin, which every kernel writes (the fp32 adjoint only where not twins_only) */
                         RT_TRY(rt_gemm(m, 0, m->streams[0], CUBLAS_OP_N, CUBLAS_OP_N, rows, 1, cols, dres,
-                                       L->buffer_width[ob], m->ones, cols, dp, rows, 1, dres16 + L->block_row[f], NULL));
+                                       L->buffer_width[ob], m->ones, cols, dp, rows, 1, dres16 + L->block_row[f],
+                                       m->ones16));
                     else
                         RT_CUBLAS(m, cublasSgemv(b.blas, CUBLAS_OP_N, (int)rows, (int)cols, &one, dres,
                                                  (int)L->buffer_width[ob], m->ones, 1, &one, dp, 1));
@@ -378,23 +379,34 @@ static rnncc_status weights_job(void *p) {
     return RNNCC_OK;
 }
 
-/* Grows the model's device vector of ones to at least n (synchronously, outside any graph). The
- * captured weights pass read the old vector: it is dropped, to be captured again. */
+/* Grows the model's device vector of ones to at least n, and in the 16-bit modes its 16-bit twin
+ * (the folded biases' GEMM reads it as it is, converting none), synchronously, outside any graph.
+ * The captured weights pass read the old vectors: it is dropped, to be captured again. */
 static rnncc_status ensure_ones(rnncc_model *m, int64_t n) {
     if (m->ones_len >= n) return RNNCC_OK;
     float *host = malloc((size_t)n * sizeof(float) + 4);
-    if (!host) return rt_fail(m, RNNCC_ERR_NOMEM, "out of host memory");
-    for (int64_t i = 0; i < n; i++) host[i] = 1;
+    unsigned short *host16 = malloc((size_t)n * sizeof(unsigned short) + 2);
+    if (!host || !host16) {
+        free(host), free(host16);
+        return rt_fail(m, RNNCC_ERR_NOMEM, "out of host memory");
+    }
+    const unsigned short one16 = m->precision == RNNCC_BF16 ? 0x3F80 : 0x3C00; /* 1.0 in bf16, in fp16 */
+    for (int64_t i = 0; i < n; i++) host[i] = 1, host16[i] = one16;
     RtGraph *g = &m->graph[2];
     if (g->exec) cudaGraphExecDestroy(g->exec);
     g->exec = NULL;
     g->keylen = 0;
     if (m->ones) cudaFree(m->ones);
+    if (m->ones16) cudaFree(m->ones16);
     m->ones = NULL;
+    m->ones16 = NULL;
     m->ones_len = 0;
     cudaError_t e = cudaMalloc((void **)&m->ones, (size_t)n * sizeof(float));
     if (e == cudaSuccess) e = cudaMemcpy(m->ones, host, (size_t)n * sizeof(float), cudaMemcpyHostToDevice);
-    free(host);
+    if (e == cudaSuccess && rt_half(m)) e = cudaMalloc((void **)&m->ones16, (size_t)n * sizeof(unsigned short));
+    if (e == cudaSuccess && rt_half(m))
+        e = cudaMemcpy(m->ones16, host16, (size_t)n * sizeof(unsigned short), cudaMemcpyHostToDevice);
+    free(host), free(host16);
     if (e != cudaSuccess) return rt_cuda_fail(m, e, "allocating the ones vector", __FILE__, __LINE__);
     m->ones_len = n;
     return RNNCC_OK;

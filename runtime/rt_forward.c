@@ -211,7 +211,10 @@ static size_t graph_key(const rnncc_model *m, const rnncc_io *io, const void *ws
     size_t n = 0;
 #define PUT(v) do { memcpy(key + n, &(v), sizeof(v)); n += sizeof(v); } while (0)
     const void *x = io->x, *len = io->lengths ? ws : NULL;
-    PUT(io->T); PUT(io->N); PUT(x); PUT(ws); PUT(reserve); PUT(len);
+    /* whether the pass converts the weights into the model's kept copy (a graph captured with the
+     * conversion would redo it every replay; one without, never) */
+    const int converts = m->half_kept && !m->half_kept_fresh;
+    PUT(io->T); PUT(io->N); PUT(x); PUT(ws); PUT(reserve); PUT(len); PUT(converts);
     for (int o = 0; o < m->cell->noutputs; o++) { const void *y = io->y ? io->y[o] : NULL; PUT(y); }
     for (int k = 0; k < m->cell->nstates; k++) {
         const void *h0 = io->h0 ? io->h0[k] : NULL, *hT = io->hT ? io->hT[k] : NULL;
@@ -342,7 +345,9 @@ static rnncc_status forward(rnncc_model *m, const rnncc_io *io, void *ws, size_t
     unsigned char key[sizeof m->graph[0].key];
     size_t keylen = graph_key(m, io, ws, reserve, key);
     ForwardJob job = {m, io, r, ws, reserve};
-    return rt_run(m, &m->graph[0], key, keylen, forward_job, &job, stream);
+    RT_TRY(rt_run(m, &m->graph[0], key, keylen, forward_job, &job, stream));
+    if (m->half_kept) m->half_kept_fresh = 1; /* this pass converted them, if they had changed */
+    return RNNCC_OK;
 }
 
 rnncc_status rnncc_forward(rnncc_model *m, const rnncc_io *io, void *ws, size_t wsb, void *reserve, size_t rsb, void *stream) {

@@ -42,6 +42,11 @@ rnncc_status rt_half_begin(rnncc_model *m, const RtRegions *r, char *ws, char *r
     m->half_len[0] = r->half_len[0];
     m->half_len[1] = r->half_len[1];
     if (!rt_half(m) || weights == RT_HALF_NO_WEIGHTS) return RNNCC_OK;
+    if (m->half_kept) { /* the model's own copy (cudaMalloc's: aligned), converted when the weights changed */
+        m->half_weights = m->half_kept;
+        if (weights == RT_HALF_KEPT || m->half_kept_fresh) return RNNCC_OK;
+        return convert(m, m->streams[0], m->weights, m->weight_count, m->weight_count, 1, m->half_weights);
+    }
     /* 16-byte aligned: persistent kernels copy weight rows from it 16 bytes at a time; in training the
      * reserve's (rt_regions), which the forward fills and its backward reads as it is */
     char *holder = r->reserve ? reserve : ws; /* training: the reserve; inference: the workspace (rt_regions) */

@@ -183,9 +183,9 @@ float *rt_gemm_weights(const RtBind *b, float *base, int j);
 /* The graph of one forward pass, reused while its arguments stay the same. */
 typedef struct RtGraph {
     cudaGraphExec_t exec;
-    unsigned char key[256];     /* the arguments the graph was captured with */
+    unsigned char key[320];     /* the arguments the graph was captured with */
     size_t keylen;
-    unsigned char seen[256];    /* the arguments of the last direct run: seen twice, they are captured */
+    unsigned char seen[320];    /* the arguments of the last direct run: seen twice, they are captured */
     size_t seenlen;
 } RtGraph;
 
@@ -225,6 +225,7 @@ struct rnncc_model {
     int capturing;              /* a graph capture is under way: no timing, no synchronisation */
     int spoiled_captures;       /* captures another thread's call invalidated (run directly instead) */
     float *ones;                /* device: ones for summing accumulators over sequences */
+    unsigned short *ones16;     /* device, in the 16-bit modes: the same ones in the model's 16 bits */
     int64_t ones_len;
     int use_graphs;             /* RNNCC_GRAPHS=0 turns graph capture off */
     int wavefront;              /* unidirectional stacks: layer l+1 runs chunk c while layer l runs c+1
@@ -259,6 +260,11 @@ struct rnncc_model {
     void *half_weights;
     void *half_scratch[2][2];
     int64_t half_len[2];
+    /* rnncc_model_keep_half_weights: the weights' 16-bit copy the model keeps between passes (device;
+     * NULL: rounded into the workspace or reserve every forward), and whether it holds the weights as
+     * they are (cleared by rnncc_model_set_param and rnncc_model_weights_changed) */
+    void *half_kept;
+    int half_kept_fresh;
 };
 
 /* Records a formatted message in the model and returns status. */
@@ -303,8 +309,10 @@ typedef enum RtHalfWeights {
     RT_HALF_CONVERT,    /* rounds the weights into it (a forward; in training it is kept in the reserve) */
     RT_HALF_KEPT,       /* reads the forward's copy from the reserve (a backward: none converted) */
 } RtHalfWeights;
-/* Points the model at a pass's 16-bit operand regions of ws and reserve (rt_half); with
- * RT_HALF_CONVERT, issues the conversion of the weights on stream 0 (before the pass forks its lanes). */
+/* Points the model at a pass's 16-bit operand regions of ws and reserve (rt_half), or at the model's
+ * kept copy of the weights (rnncc_model_keep_half_weights); with RT_HALF_CONVERT, issues the
+ * conversion of the weights on stream 0 (before the pass forks its lanes), unless the kept copy is
+ * fresh. */
 rnncc_status rt_half_begin(rnncc_model *m, const RtRegions *r, char *ws, char *reserve, RtHalfWeights weights);
 /* p rounded up to a multiple of 16 bytes (regions a caller's workspace holds, sized 16 bytes more,
  * that kernels read 16 bytes at a time). */

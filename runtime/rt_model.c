@@ -328,6 +328,8 @@ void rnncc_model_destroy(rnncc_model *m) {
         for (int i = 0; i < 2; i++) if (m->cublas[i]) cublasDestroy(m->cublas[i]);
         rt_exclusive_end();
         if (m->ones) cudaFree(m->ones);
+        if (m->ones16) cudaFree(m->ones16);
+        if (m->half_kept) cudaFree(m->half_kept);
         for (int i = 0; i < m->nmodules; i++) rt_module_unload(&m->module[i]);
         if (m->convert_lib) cudaLibraryUnload(m->convert_lib);
         rt_persist_unload(m);
@@ -401,6 +403,7 @@ rnncc_status rnncc_model_set_param(rnncc_model *m, const char *name, int layer, 
     int64_t off;
     RT_TRY(find_param(m, name, layer, dir, count, values, &off));
     RT_CUDA(m, cudaMemcpy(m->weights + off, values, (size_t)count * sizeof(float), cudaMemcpyHostToDevice));
+    m->half_kept_fresh = 0;
     return RNNCC_OK;
 }
 
@@ -409,6 +412,40 @@ rnncc_status rnncc_model_get_param(rnncc_model *m, const char *name, int layer, 
     int64_t off;
     RT_TRY(find_param(m, name, layer, dir, count, values, &off));
     RT_CUDA(m, cudaMemcpy(values, m->weights + off, (size_t)count * sizeof(float), cudaMemcpyDeviceToHost));
+    return RNNCC_OK;
+}
+
+rnncc_status rnncc_model_keep_half_weights(rnncc_model *m, int keep) {
+    CHECK_MODEL(m);
+    if (keep != 0 && keep != 1)
+        return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "keep must be 0 or 1, not %d", keep);
+    if (!rt_half(m) || keep == (m->half_kept != NULL)) return RNNCC_OK;
+    /* the captured passes read the other copy: dropped, to be captured again */
+    for (int i = 0; i < 3; i++) {
+        if (m->graph[i].exec) cudaGraphExecDestroy(m->graph[i].exec);
+        memset(&m->graph[i], 0, sizeof m->graph[i]);
+    }
+    int prev = -1;
+    cudaGetDevice(&prev);
+    cudaError_t e = cudaSetDevice(m->device);
+    if (e == cudaSuccess && !keep) { /* passes issued may still read it */
+        e = cudaStreamSynchronize(m->streams[0]);
+        if (e == cudaSuccess) e = cudaStreamSynchronize(m->streams[1]);
+        if (e == cudaSuccess) e = cudaFree(m->half_kept);
+        if (e == cudaSuccess) m->half_kept = NULL;
+    } else if (e == cudaSuccess) {
+        m->half_kept_fresh = 0;
+        e = cudaMalloc(&m->half_kept, (size_t)m->weight_count * sizeof(unsigned short));
+        if (e != cudaSuccess) m->half_kept = NULL;
+    }
+    if (prev >= 0 && prev != m->device) cudaSetDevice(prev);
+    if (e != cudaSuccess) return rt_cuda_fail(m, e, keep ? "allocating the weights' 16-bit copy" : "freeing it", __FILE__, __LINE__);
+    return RNNCC_OK;
+}
+
+rnncc_status rnncc_model_weights_changed(rnncc_model *m) {
+    CHECK_MODEL(m);
+    m->half_kept_fresh = 0;
     return RNNCC_OK;
 }
 

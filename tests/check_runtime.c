@@ -125,6 +125,8 @@ START_TEST(model_arguments_are_checked) {
     rnncc_model_desc ok = {NULL, lstm_dims, 2, 1, 0, RNNCC_FP32, -1, RNNCC_BACKEND_AUTO}, d;
     expect_create_fails(NULL, &ok, RNNCC_ERR_INVALID_ARGUMENT, "program is NULL");
     expect_create_fails(p, NULL, RNNCC_ERR_INVALID_ARGUMENT, "desc is NULL");
+    ck_assert_int_eq(rnncc_model_keep_half_weights(NULL, 1), RNNCC_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(rnncc_model_weights_changed(NULL), RNNCC_ERR_INVALID_ARGUMENT);
     d = ok; d.layers = 0;
     expect_create_fails(p, &d, RNNCC_ERR_INVALID_ARGUMENT, "desc->layers");
     d = ok; d.bidirectional = 3;
@@ -1232,6 +1234,98 @@ START_TEST(half_weights_kept_in_the_reserve) {
 }
 END_TEST
 
+/* An inference forward of m over b's x (T steps, N sequences) with b's workspace; y into out. */
+static void forward_y(rnncc_model *m, const TrainBufs *b, int64_t T, int64_t N, float *out) {
+    float *ys[] = {b->y};
+    rnncc_io io = {T, N, b->x, ys, NULL, NULL, NULL};
+    ck_assert_msg(rnncc_forward(m, &io, b->ws, b->wsb, NULL, 0, NULL) == RNNCC_OK, "%s", rnncc_model_error(m));
+    ck_assert_int_eq(cudaMemcpy(out, b->y, (size_t)(T * N * 16) * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+}
+
+/* A training forward and backward data of m over b's buffers; dx into out. */
+static void backward_dx(rnncc_model *m, const TrainBufs *b, int64_t T, int64_t N, float *out) {
+    float *ys[] = {b->y};
+    const float *dys[] = {b->dy};
+    rnncc_io io = {T, N, b->x, ys, NULL, NULL, NULL};
+    rnncc_grad_io gio = {T, N, NULL, b->x, dys, NULL, b->dx, NULL};
+    ck_assert_msg(rnncc_forward(m, &io, b->ws, b->wsb, b->rs, b->rsb, NULL) == RNNCC_OK, "%s", rnncc_model_error(m));
+    ck_assert_msg(rnncc_backward_data(m, &gio, b->ws, b->wsb, b->rs, b->rsb, NULL) == RNNCC_OK, "%s", rnncc_model_error(m));
+    ck_assert_int_eq(cudaMemcpy(out, b->dx, (size_t)(T * N * 8) * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+}
+
+/* rnncc_model_keep_half_weights: the model rounds its weights to 16 bits once, and again only after
+ * they change (rnncc_model_weights_changed, rnncc_model_set_param): bit for bit what a model that
+ * rounds them every forward gives, through graph capture and replay (four passes each), in
+ * inference and training, on both backends; weights written through rnncc_model_weights and not
+ * announced are not seen (the copy is kept, which is how this test knows it is used). */
+START_TEST(half_weights_kept_by_the_model) {
+    const rnncc_backend backends[] = {RNNCC_BACKEND_PERSISTENT, RNNCC_BACKEND_CUBLAS};
+    const int64_t T = 5, N = 3, ny = T * N * 16, nx = T * N * 8;
+    float *want = malloc((size_t)ny * sizeof(float)), *got = malloc((size_t)ny * sizeof(float));
+    float *dx_want = malloc((size_t)nx * sizeof(float)), *dx_got = malloc((size_t)nx * sizeof(float));
+    for (int bi = 0; bi < 2; bi++) {
+        rnncc_model *m = small_lstm_in(RNNCC_FP16, backends[bi]);
+        int64_t count = fill_weights(m);
+        ck_assert_int_eq(rnncc_model_keep_half_weights(m, 2), RNNCC_ERR_INVALID_ARGUMENT);
+        ck_assert_str_eq(rnncc_model_error(m), "keep must be 0 or 1, not 2");
+        TrainBufs b = train_bufs(m, T, N);
+        float *w = rnncc_model_weights(m, NULL), *host = malloc((size_t)count * sizeof(float));
+        ck_assert_int_eq(cudaMemcpy(host, w, (size_t)count * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+        forward_y(m, &b, T, N, want); /* rounded every forward */
+        backward_dx(m, &b, T, N, dx_want);
+        ck_assert_int_eq(rnncc_model_keep_half_weights(m, 1), RNNCC_OK);
+        for (int run = 0; run < 4; run++) {
+            forward_y(m, &b, T, N, got);
+            ck_assert_msg(memcmp(got, want, (size_t)ny * sizeof(float)) == 0, "backend %d, run %d: y differs", bi, run);
+            backward_dx(m, &b, T, N, dx_got);
+            ck_assert_msg(memcmp(dx_got, dx_want, (size_t)nx * sizeof(float)) == 0, "backend %d, run %d: dx differs", bi, run);
+        }
+        /* the first parameter (W_i, which only a GEMM reads: the vectors are read in fp32) halved
+         * through the pointer: not seen until announced */
+        rnncc_param_info info;
+        ck_assert_int_eq(rnncc_model_param_info(m, 0, &info), RNNCC_OK);
+        ck_assert_int_gt(info.cols, 1);
+        float *first = host + info.offset;
+        const int64_t nfirst = info.rows * info.cols;
+        for (int64_t i = 0; i < nfirst; i++) first[i] *= 0.5f;
+        ck_assert_int_eq(cudaMemcpy(w + info.offset, first, (size_t)nfirst * sizeof(float), cudaMemcpyHostToDevice),
+                         cudaSuccess);
+        forward_y(m, &b, T, N, got);
+        ck_assert_msg(memcmp(got, want, (size_t)ny * sizeof(float)) == 0, "backend %d: unannounced weights were seen", bi);
+        ck_assert_int_eq(rnncc_model_weights_changed(m), RNNCC_OK);
+        float *halved = malloc((size_t)ny * sizeof(float));
+        forward_y(m, &b, T, N, halved);
+        ck_assert_msg(memcmp(halved, want, (size_t)ny * sizeof(float)) != 0, "backend %d: announced weights not seen", bi);
+        for (int run = 0; run < 3; run++) {
+            forward_y(m, &b, T, N, got);
+            ck_assert_msg(memcmp(got, halved, (size_t)ny * sizeof(float)) == 0, "backend %d, run %d: y moved", bi, run);
+        }
+        ck_assert_int_eq(rnncc_model_keep_half_weights(m, 0), RNNCC_OK);
+        forward_y(m, &b, T, N, got);
+        ck_assert_msg(memcmp(got, halved, (size_t)ny * sizeof(float)) == 0, "backend %d: kept copy differs", bi);
+        /* rnncc_model_set_param announces itself: W_i doubled back gives the first outputs again */
+        ck_assert_int_eq(rnncc_model_keep_half_weights(m, 1), RNNCC_OK);
+        forward_y(m, &b, T, N, got);
+        for (int64_t i = 0; i < nfirst; i++) first[i] *= 2;
+        ck_assert_int_eq(rnncc_model_set_param(m, info.name, info.layer, info.direction, first, nfirst), RNNCC_OK);
+        for (int run = 0; run < 4; run++) {
+            forward_y(m, &b, T, N, got);
+            ck_assert_msg(memcmp(got, want, (size_t)ny * sizeof(float)) == 0, "backend %d, run %d: set_param not seen", bi,
+                          run);
+        }
+        free(halved), free(host);
+        train_bufs_free(&b);
+        rnncc_model_destroy(m);
+    }
+    /* fp32: nothing to keep */
+    rnncc_model *m = small_lstm();
+    ck_assert_int_eq(rnncc_model_keep_half_weights(m, 1), RNNCC_OK);
+    ck_assert_int_eq(rnncc_model_weights_changed(m), RNNCC_OK);
+    rnncc_model_destroy(m);
+    free(want), free(got), free(dx_want), free(dx_got);
+}
+END_TEST
+
 /* The weight-gradient pass sums the biases' adjoints with a device vector of ones, which grows
  * for a larger T*N: the captured pass that read the old vector is dropped (a replay would read
  * freed memory, which on an H100 still held its ones, so only the dropped graph shows it), and
@@ -1450,6 +1544,7 @@ int main(void) {
         tcase_add_test(half, random_cells_in_half_precisions);
         tcase_add_test(half, tiles_train_in_half_precisions);
         tcase_add_test(half, tile_search_in_half_precisions);
+        tcase_add_test(half, half_weights_kept_by_the_model);
         suite_add_tcase(s, half);
         TCase *threads = tcase_create("threads"); /* CK_RUN_CASE=threads runs these alone */
         tcase_set_timeout(threads, 300);
