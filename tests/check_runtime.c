@@ -1124,11 +1124,11 @@ static void train_pass(rnncc_model *m, int64_t T, int64_t N, float *x, float *y,
 
 /* Device buffers for training passes of the small LSTM (I = 8, H = 16) of up to T steps and N
  * sequences: the input x and the output adjoint dy filled alike, the output y, the input adjoint dx,
- * weight gradients dw, the workspace and the reserve. */
+ * weight gradients dw, the workspace and the reserve, and an inference forward's workspace. */
 typedef struct TrainBufs {
     float *x, *y, *dy, *dx, *dw;
-    void *ws, *rs;
-    size_t wsb, rsb;
+    void *ws, *rs, *iws; /* iws: an inference forward's workspace */
+    size_t wsb, rsb, iwsb;
 } TrainBufs;
 
 static TrainBufs train_bufs(rnncc_model *m, int64_t T, int64_t N) {
@@ -1137,6 +1137,8 @@ static TrainBufs train_bufs(rnncc_model *m, int64_t T, int64_t N) {
     rnncc_model_weights(m, &count);
     ck_assert_int_eq(rnncc_workspace_size(m, T, N, 1, &b.wsb), RNNCC_OK);
     ck_assert_int_eq(rnncc_reserve_size(m, T, N, &b.rsb), RNNCC_OK);
+    ck_assert_int_eq(rnncc_workspace_size(m, T, N, 0, &b.iwsb), RNNCC_OK);
+    ck_assert_int_eq(cudaMalloc(&b.iws, b.iwsb), cudaSuccess);
     size_t n = (size_t)(T * N * 16);
     ck_assert_int_eq(cudaMalloc((void **)&b.x, n * sizeof(float)), cudaSuccess);
     ck_assert_int_eq(cudaMalloc((void **)&b.y, n * sizeof(float)), cudaSuccess);
@@ -1166,6 +1168,7 @@ static int64_t fill_weights(rnncc_model *m) {
 
 static void train_bufs_free(TrainBufs *b) {
     cudaFree(b->x); cudaFree(b->y); cudaFree(b->dy); cudaFree(b->dx); cudaFree(b->dw); cudaFree(b->ws); cudaFree(b->rs);
+    cudaFree(b->iws);
 }
 
 /* In the 16-bit modes a training forward keeps the weights' 16-bit copy in the reserve, where its
@@ -1234,11 +1237,11 @@ START_TEST(half_weights_kept_in_the_reserve) {
 }
 END_TEST
 
-/* An inference forward of m over b's x (T steps, N sequences) with b's workspace; y into out. */
+/* An inference forward of m over b's x (T steps, N sequences) with b's inference workspace; y into out. */
 static void forward_y(rnncc_model *m, const TrainBufs *b, int64_t T, int64_t N, float *out) {
     float *ys[] = {b->y};
     rnncc_io io = {T, N, b->x, ys, NULL, NULL, NULL};
-    ck_assert_msg(rnncc_forward(m, &io, b->ws, b->wsb, NULL, 0, NULL) == RNNCC_OK, "%s", rnncc_model_error(m));
+    ck_assert_msg(rnncc_forward(m, &io, b->iws, b->iwsb, NULL, 0, NULL) == RNNCC_OK, "%s", rnncc_model_error(m));
     ck_assert_int_eq(cudaMemcpy(out, b->y, (size_t)(T * N * 16) * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
 }
 
