@@ -129,9 +129,10 @@ rnncc_status rnncc_model_get_param(rnncc_model *model, const char *name, int lay
  * that keeps its 16-bit weights must be told of writes through it (rnncc_model_weights_changed). */
 float *rnncc_model_weights(rnncc_model *model, int64_t *count);
 /* keep = 1: in fp16 and bf16, the model keeps the weights rounded to 16 bits (2 bytes a weight of
- * device memory) and rounds them again only after they change, not every forward (about 15 us of
- * an H100/H200 pass at I = H = 1024); for weights that stay fixed over many passes, as in inference.
- * keep = 0 (the default) frees it. No effect in fp32 and tf32. */
+ * device memory) and rounds them again only after they change, not every forward (13-19 us of an
+ * H200 pass at I = H = 1024); for weights that stay fixed over many passes, as in inference.
+ * keep = 0 (the default) frees it. No effect in fp32 and tf32. It allocates or synchronises: not
+ * while a CUDA graph is being captured. */
 rnncc_status rnncc_model_keep_half_weights(rnncc_model *model, int keep);
 /* Tells a model that keeps its 16-bit weights that the weights were written through
  * rnncc_model_weights (rnncc_model_set_param tells it itself): the next forward rounds them again.
@@ -186,7 +187,8 @@ rnncc_status rnncc_forward(rnncc_model *model, const rnncc_io *io, void *workspa
 typedef struct rnncc_grad_io {
     int64_t T, N;
     const int *lengths;          /* host [N] or NULL, as in the forward */
-    const float *x;              /* (device) the forward's input [T][N][I] (weight gradients read it) */
+    const float *x;              /* (device) the forward's input [T][N][I] (weight gradients read it; in fp16 and
+                                    bf16 as the forward rounded it into the reserve, where x is the forward's) */
     const float *const *dy;      /* per output of the last layer (device) [T][N][D*dirs]; NULL or NULL entries: zero */
     const float *const *dhT;     /* per state (device) [layers*dirs][N][S]; NULL or NULL entries: zero */
     float *dx;                   /* (device) [T][N][I]; NULL: not written */

@@ -97,8 +97,12 @@ static rnncc_status unit_begin(RtBind *is, const rnncc_io *io) {
         const float *h0 = io->h0 && io->h0[k] ? io->h0[k] + (size_t)u * (bytes / sizeof(float)) : NULL;
         if (h0) RT_CUDA(m, cudaMemcpyAsync(rt_state_slot(is, k, 0), h0, bytes, cudaMemcpyDeviceToDevice, is->stream));
         else RT_CUDA(m, cudaMemsetAsync(rt_state_slot(is, k, 0), 0, bytes, is->stream));
-        if (is->states16[k]) /* the first step's GEMM reads it rounded; the kernels write every later slot's */
+        /* the first step's GEMM reads it rounded (zeros: 16 zero bits, no kernel); the kernels write every
+         * later slot's */
+        if (is->states16[k] && h0)
             RT_TRY(rt_half_twin(m, is->stream, rt_state_slot(is, k, 0), (int64_t)(bytes / sizeof(float)), is->states16[k]));
+        else if (is->states16[k])
+            RT_CUDA(m, cudaMemsetAsync(is->states16[k], 0, bytes / 2, is->stream));
     }
     return RNNCC_OK;
 }
@@ -194,6 +198,7 @@ rnncc_status rt_issue_forward(rnncc_model *m, const rnncc_io *io, const RtRegion
     const RtPersist *persist[2];
     RT_TRY(rt_persist_choose(m, io->N, 0, persist, NULL, 0));
     RT_TRY(rt_half_begin(m, r, ws, reserve, RT_HALF_CONVERT));
+    RT_TRY(rt_half_input(m, r, reserve, io->x, 1)); /* training: x rounded once for its GEMMs, forward and weights */
     /* a persistent kernel takes every multiprocessor, so layers cannot overlap: one launch a layer */
     if (m->wavefront && io->T > 0 && !persist[0]) return issue_wavefront(m, io, r, ws, reserve);
     return issue_layers(m, io, r, ws, reserve, persist);

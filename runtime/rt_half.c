@@ -2,8 +2,9 @@
  * TENSOR_OP_MATH_ALLOW_CONVERSION does with fp32 data. Key idea: the data stay fp32 everywhere (the
  * caller's tensors, states, buffers, element-wise math, GEMM outputs); only a GEMM's inputs are
  * rounded, into the workspace, just before it: the weights once a forward (rt_half_begin; in training
- * into the reserve, where the backward reads the same copy), every other
- * operand into its lane's scratch (rt_half_operand), by the generated unit's rnncc_to_f16/bf16,
+ * into the reserve, where the backward reads the same copy; or once until they change, into the
+ * model's own copy), in training layer 0's input once a pass into the reserve (rt_half_input), every
+ * other operand into its lane's scratch (rt_half_operand), by the generated unit's rnncc_to_f16/bf16,
  * unless the kernel that wrote it also wrote its 16-bit twin (RnnArgs.state16, dbuf16): the
  * multiplied states and the adjoints of GEMM results, which every step GEMM, the backward's input
  * GEMMs and the weight gradients then read as they are. */
@@ -37,6 +38,7 @@ static rnncc_status convert(rnncc_model *m, cudaStream_t stream, const float *sr
 
 rnncc_status rt_half_begin(rnncc_model *m, const RtRegions *r, char *ws, char *reserve, RtHalfWeights weights) {
     m->half_weights = NULL;
+    m->half_x = NULL;
     for (int l = 0; l < 2; l++)
         for (int w = 0; w < 2; w++) m->half_scratch[l][w] = r->half_ops[l][w] ? ws + r->half_ops[l][w] : NULL; /* 0: the lengths' place */
     m->half_len[0] = r->half_len[0];
@@ -55,12 +57,22 @@ rnncc_status rt_half_begin(rnncc_model *m, const RtRegions *r, char *ws, char *r
     return convert(m, m->streams[0], m->weights, m->weight_count, m->weight_count, 1, m->half_weights);
 }
 
+rnncc_status rt_half_input(rnncc_model *m, const RtRegions *r, char *reserve, const float *x, int convert) {
+    m->half_x = NULL;
+    if (!rt_half(m) || !r->reserve || !x) return RNNCC_OK;
+    m->half_x_src = x;
+    m->half_x_len = r->T * r->N * ir_shape_numel(&m->cell->inputs[0].shape, m->dimval[0]);
+    m->half_x = rt_align16(reserve + r->half_x); /* 16-byte aligned, as the weights' copy */
+    return convert ? rt_half_twin(m, m->streams[0], x, m->half_x_len, m->half_x) : RNNCC_OK;
+}
+
 const unsigned short *rt_half_params(const rnncc_model *m, int64_t off) {
     return m->half_weights ? (const unsigned short *)m->half_weights + off : NULL;
 }
 
 void rt_half_end(rnncc_model *m) {
     m->half_weights = NULL;
+    m->half_x = NULL;
     memset(m->half_scratch, 0, sizeof m->half_scratch);
 }
 
@@ -77,6 +89,12 @@ rnncc_status rt_half_operand(rnncc_model *m, int lane, int which, cudaStream_t s
     }
     if (m->half_weights && p >= m->weights && p < m->weights + m->weight_count) { /* converted at the pass's start */
         *out = (const uint16_t *)m->half_weights + (p - m->weights);
+        *ldout = ld;
+        return RNNCC_OK;
+    }
+    if (m->half_x && p >= m->half_x_src && rows <= ld && cols > 0 &&
+        (p - m->half_x_src) + (cols - 1) * ld + rows <= m->half_x_len) { /* a block of x, rounded by the forward */
+        *out = (const uint16_t *)m->half_x + (p - m->half_x_src);
         *ldout = ld;
         return RNNCC_OK;
     }

@@ -87,6 +87,7 @@ typedef struct RtRegions {
      * reserve in training), and per lane a scratch for each of a GEMM's two operands (workspace; A: only
      * lane 0 in training, for the weight gradients) */
     size_t half_weights;
+    size_t half_x;              /* training: layer 0's input rounded to 16 bits (reserve; rt_half_input) */
     size_t half_ops[2][2];
     int64_t half_len[2];        /* elements of each scratch A, B (0: none) */
     int summed;                 /* training where no persistent forward may run (rt_persist_considered), in the
@@ -265,6 +266,11 @@ struct rnncc_model {
      * they are (cleared by rnncc_model_set_param and rnncc_model_weights_changed) */
     void *half_kept;
     int half_kept_fresh;
+    /* a training pass's layer-0 input x (half_x_len floats from half_x_src) rounded to 16 bits in the
+     * reserve (rt_half_input; NULL: none) */
+    const float *half_x_src;
+    void *half_x;
+    int64_t half_x_len;
 };
 
 /* Records a formatted message in the model and returns status. */
@@ -317,6 +323,10 @@ rnncc_status rt_half_begin(rnncc_model *m, const RtRegions *r, char *ws, char *r
 /* p rounded up to a multiple of 16 bytes (regions a caller's workspace holds, sized 16 bytes more,
  * that kernels read 16 bytes at a time). */
 static inline char *rt_align16(char *p) { return (char *)(((uintptr_t)p + 15) & ~(uintptr_t)15); }
+/* In a training pass of the 16-bit modes, points the model at layer 0's input x rounded to 16 bits in
+ * the reserve (convert: the forward rounds it there on stream 0, before its lanes fork), which every
+ * GEMM multiplying x then reads (the hoisted one, the weight gradients); nothing otherwise. */
+rnncc_status rt_half_input(rnncc_model *m, const RtRegions *r, char *reserve, const float *x, int convert);
 /* Forgets the pass's 16-bit operand regions (before the workspace they point into is freed). */
 void rt_half_end(rnncc_model *m);
 /* The 16-bit form of GEMM operand p (rows x cols, leading dimension ld): its twin (laid out as p),

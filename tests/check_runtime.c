@@ -1218,11 +1218,12 @@ START_TEST(half_weights_kept_in_the_reserve) {
         for (int64_t i = 0; i < count; i++)
             ck_assert_msg(got[0][1][i] == got[1][1][i], "backend %d, weight %lld: %g then %g", bi, (long long)i, got[0][1][i],
                           got[1][1][i]);
-        for (int run = 0; run < 2; run++) free(got[run][0]), free(got[run][1]);
         /* the backward reads the reserve's copy: zeroed after the forward, it makes every dx 0 (the
-         * input weights' products), where a backward converting the weights again would not */
+         * input weights' products), where a backward converting the weights again would not; and the
+         * weight gradients read x as the forward rounded it into the reserve: zeroed, W_i's gradient
+         * is 0 (dW_i = dgate_i x^T) */
         ck_assert_int_eq(rt_regions(m, T, N, 1, &r), RNNCC_OK);
-        char *kept = rt_align16((char *)b.rs + r.half_weights);
+        char *kept = rt_align16((char *)b.rs + r.half_weights), *kept_x = rt_align16((char *)b.rs + r.half_x);
         rt_regions_free(&r);
         ck_assert_msg(rnncc_forward(m, &io, b.ws, b.wsb, b.rs, b.rsb, NULL) == RNNCC_OK, "%s", rnncc_model_error(m));
         ck_assert_int_eq(cudaMemset(kept, 0, (size_t)count * 2), cudaSuccess);
@@ -1231,6 +1232,22 @@ START_TEST(half_weights_kept_in_the_reserve) {
         ck_assert_int_eq(cudaMemcpy(dx, b.dx, n * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
         for (size_t i = 0; i < nx; i++) ck_assert_msg(dx[i] == 0, "backend %d, dx %zu: %g, not 0", bi, i, dx[i]);
         free(dx);
+        rnncc_param_info info;
+        ck_assert_int_eq(rnncc_model_param_info(m, 0, &info), RNNCC_OK); /* W_i */
+        ck_assert_int_eq(cudaMemset(kept_x, 0, nx * 2), cudaSuccess);
+        ck_assert_msg(rnncc_backward_weights(m, &gio, b.dw, RNNCC_WGRAD_SET, b.ws, b.wsb, b.rs, b.rsb, NULL) == RNNCC_OK,
+                      "%s", rnncc_model_error(m));
+        float *dwi = malloc((size_t)(info.rows * info.cols) * sizeof(float));
+        ck_assert_int_eq(cudaMemcpy(dwi, b.dw + info.offset, (size_t)(info.rows * info.cols) * sizeof(float),
+                                    cudaMemcpyDeviceToHost), cudaSuccess);
+        size_t was_nonzero = 0;
+        for (int64_t i = 0; i < info.rows * info.cols; i++) {
+            ck_assert_msg(dwi[i] == 0, "backend %d, dW_i %lld: %g, not 0", bi, (long long)i, dwi[i]);
+            was_nonzero += got[0][1][info.offset + i] != 0;
+        }
+        ck_assert_uint_gt(was_nonzero, 0);
+        free(dwi);
+        for (int run = 0; run < 2; run++) free(got[run][0]), free(got[run][1]);
         train_bufs_free(&b);
         rnncc_model_destroy(m);
     }
@@ -1326,6 +1343,45 @@ START_TEST(half_weights_kept_by_the_model) {
     ck_assert_int_eq(rnncc_model_weights_changed(m), RNNCC_OK);
     rnncc_model_destroy(m);
     free(want), free(got), free(dx_want), free(dx_got);
+}
+END_TEST
+
+/* Zero initial states (io->h0 NULL) take 16 zero bits as their first slot's twin, set without a
+ * kernel (rt_forward.c unit_begin): bit for bit the outputs of explicit zero states, which are
+ * rounded, in inference and training, on both backends. */
+START_TEST(zero_states_in_half_precisions) {
+    const rnncc_backend backends[] = {RNNCC_BACKEND_PERSISTENT, RNNCC_BACKEND_CUBLAS};
+    const int64_t T = 5, N = 3, ny = T * N * 16;
+    float *want = malloc((size_t)ny * sizeof(float)), *got = malloc((size_t)ny * sizeof(float));
+    for (int bi = 0; bi < 2; bi++) {
+        rnncc_model *m = small_lstm_in(RNNCC_BF16, backends[bi]);
+        fill_weights(m);
+        TrainBufs b = train_bufs(m, T, N);
+        float *zeros = NULL;
+        ck_assert_int_eq(cudaMalloc((void **)&zeros, (size_t)N * 16 * sizeof(float)), cudaSuccess);
+        ck_assert_int_eq(cudaMemset(zeros, 0, (size_t)N * 16 * sizeof(float)), cudaSuccess);
+        float *ys[] = {b.y};
+        const float *h0[] = {zeros, zeros};
+        for (int training = 0; training < 2; training++) {
+            for (int given = 0; given < 2; given++) {
+                rnncc_io io = {T, N, b.x, ys, NULL, given ? h0 : NULL, NULL};
+                /* NaNs in the buffers first, so that a twin left unset shows */
+                ck_assert_int_eq(cudaMemset(training ? b.rs : b.iws, 0xff, training ? b.rsb : b.iwsb), cudaSuccess);
+                ck_assert_msg(rnncc_forward(m, &io, training ? b.ws : b.iws, training ? b.wsb : b.iwsb,
+                                            training ? b.rs : NULL, training ? b.rsb : 0, NULL) == RNNCC_OK,
+                              "%s", rnncc_model_error(m));
+                ck_assert_int_eq(cudaMemcpy(given ? got : want, b.y, (size_t)ny * sizeof(float), cudaMemcpyDeviceToHost),
+                                 cudaSuccess);
+            }
+            for (int64_t i = 0; i < ny; i++)
+                ck_assert_msg(got[i] == want[i] && want[i] == want[i], "backend %d, training %d, y %lld: %g, explicit zeros %g",
+                              bi, training, (long long)i, want[i], got[i]);
+        }
+        cudaFree(zeros);
+        train_bufs_free(&b);
+        rnncc_model_destroy(m);
+    }
+    free(want), free(got);
 }
 END_TEST
 
@@ -1548,6 +1604,7 @@ int main(void) {
         tcase_add_test(half, tiles_train_in_half_precisions);
         tcase_add_test(half, tile_search_in_half_precisions);
         tcase_add_test(half, half_weights_kept_by_the_model);
+        tcase_add_test(half, zero_states_in_half_precisions);
         suite_add_tcase(s, half);
         TCase *threads = tcase_create("threads"); /* CK_RUN_CASE=threads runs these alone */
         tcase_set_timeout(threads, 300);
