@@ -324,6 +324,7 @@ rnncc_status rt_run(rnncc_model *m, RtGraph *g, const void *key, size_t keylen, 
             return run_direct(m, g, key, keylen, issue, ctx, stream);
     }
     RT_CUDA(m, cudaGraphLaunch(g->exec, stream));
+    RT_CUDA(m, cudaEventRecord(m->events[4], stream)); /* the last pass on the caller's stream */
     return RNNCC_OK;
 }
 
@@ -351,7 +352,13 @@ static rnncc_status forward(rnncc_model *m, const rnncc_io *io, void *ws, size_t
     size_t keylen = graph_key(m, io, ws, reserve, key);
     ForwardJob job = {m, io, r, ws, reserve};
     RT_TRY(rt_run(m, &m->graph[0], key, keylen, forward_job, &job, stream));
-    if (m->half_kept) m->half_kept_fresh = 1; /* this pass converted them, if they had changed */
+    /* this pass converted them, if they had changed; not where the caller captures it into a graph of
+     * its own, which converts only when launched (until the model sees an uncaptured forward, every
+     * forward converts) */
+    enum cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+    if (stream) RT_CUDA(m, cudaStreamIsCapturing(stream, &st));
+    if (m->half_kept && st == cudaStreamCaptureStatusNone) m->half_kept_fresh = 1;
+    if (reserve && rt_half(m)) m->half_train_copy = m->half_kept ? 2 : 1;
     return RNNCC_OK;
 }
 

@@ -44,7 +44,11 @@ rnncc_status rt_half_begin(rnncc_model *m, const RtRegions *r, char *ws, char *r
     m->half_len[0] = r->half_len[0];
     m->half_len[1] = r->half_len[1];
     if (!rt_half(m) || weights == RT_HALF_NO_WEIGHTS) return RNNCC_OK;
-    if (m->half_kept) { /* the model's own copy (cudaMalloc's: aligned), converted when the weights changed */
+    if (weights == RT_HALF_KEPT && m->half_train_copy && m->half_train_copy != (m->half_kept ? 2 : 1))
+        return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT,
+                       "rnncc_model_keep_half_weights changed since the training forward: its backward would read a "
+                       "16-bit copy of the weights that forward did not write; run the forward again");
+    if (m->half_kept && weights != RT_HALF_CONVERT_HERE) { /* the model's own copy (cudaMalloc's: aligned) */
         m->half_weights = m->half_kept;
         if (weights == RT_HALF_KEPT || m->half_kept_fresh) return RNNCC_OK;
         return convert(m, m->streams[0], m->weights, m->weight_count, m->weight_count, 1, m->half_weights);

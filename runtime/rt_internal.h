@@ -219,7 +219,8 @@ struct rnncc_model {
     cublasHandle_t cublas[2];   /* one per stream lane */
     void *cublas_ws[2];         /* device: cuBLAS workspaces, so graph capture never allocates */
     cudaStream_t streams[2];    /* the lanes' streams (directions, or a wavefront's layer parities); captured */
-    cudaEvent_t events[4];
+    cudaEvent_t events[5];      /* 0-1: the lanes' fork and join; 2-3: the caller's stream joined; 4: the last
+                                   pass issued on the caller's stream (rnncc_model_keep_half_weights waits) */
     cudaEvent_t tevents[2];     /* timing GEMM candidates */
     RtGraph graph[3];           /* forward, backward data, backward weights */
     RtGemmCache gemm;           /* cuBLASLt descriptors and timed algorithms per GEMM shape */
@@ -266,6 +267,9 @@ struct rnncc_model {
      * they are (cleared by rnncc_model_set_param and rnncc_model_weights_changed) */
     void *half_kept;
     int half_kept_fresh;
+    int half_train_copy;        /* the copy the last training forward wrote: 0 none yet, 1 the reserve's, 2
+                                   the kept one, -1 keep changed since (rnncc_backward_data refuses 1 or 2
+                                   when the model now reads the other, and -1) */
     /* a training pass's layer-0 input x (half_x_len floats from half_x_src) rounded to 16 bits in the
      * reserve (rt_half_input; NULL: none) */
     const float *half_x_src;
@@ -313,6 +317,8 @@ static inline int rt_twins_only(const RtBind *b) { return rt_half(b->m) && !b->p
 typedef enum RtHalfWeights {
     RT_HALF_NO_WEIGHTS, /* none: the pass multiplies activations only (the weight gradients) */
     RT_HALF_CONVERT,    /* rounds the weights into it (a forward; in training it is kept in the reserve) */
+    RT_HALF_CONVERT_HERE, /* as RT_HALF_CONVERT, into the pass's regions even where the model keeps a copy
+                             (the tile search's probes, which must not touch a copy passes may read) */
     RT_HALF_KEPT,       /* reads the forward's copy from the reserve (a backward: none converted) */
 } RtHalfWeights;
 /* Points the model at a pass's 16-bit operand regions of ws and reserve (rt_half), or at the model's

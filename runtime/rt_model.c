@@ -195,7 +195,8 @@ static rnncc_status setup_handles(rnncc_model *m, const struct cudaDeviceProp *p
         RT_CUBLAS(m, cublasSetWorkspace(m->cublas[i], m->cublas_ws[i], RT_CUBLAS_WS));
         RT_CUDA(m, cudaStreamCreateWithFlags(&m->streams[i], cudaStreamNonBlocking));
     }
-    for (int i = 0; i < 4; i++) RT_CUDA(m, cudaEventCreateWithFlags(&m->events[i], cudaEventDisableTiming));
+    for (size_t i = 0; i < sizeof m->events / sizeof m->events[0]; i++)
+        RT_CUDA(m, cudaEventCreateWithFlags(&m->events[i], cudaEventDisableTiming));
     for (int i = 0; i < 2; i++) RT_CUDA(m, cudaEventCreate(&m->tevents[i]));
     const char *g = getenv("RNNCC_GRAPHS"), *w = getenv("RNNCC_WAVEFRONT"), *pp = getenv("RNNCC_PROFILE_PERSIST");
     m->use_graphs = !(g && strcmp(g, "0") == 0);
@@ -338,7 +339,7 @@ void rnncc_model_destroy(rnncc_model *m) {
             if (m->cublas_ws[i]) cudaFree(m->cublas_ws[i]);
             if (m->streams[i]) cudaStreamDestroy(m->streams[i]);
         }
-        for (int i = 0; i < 4; i++) if (m->events[i]) cudaEventDestroy(m->events[i]);
+        for (size_t i = 0; i < sizeof m->events / sizeof m->events[0]; i++) if (m->events[i]) cudaEventDestroy(m->events[i]);
         for (int i = 0; i < 2; i++) if (m->tevents[i]) cudaEventDestroy(m->tevents[i]);
         for (int i = 0; m->wave_events && i < m->layers * RT_WAVE_CHUNKS; i++)
             if (m->wave_events[i]) cudaEventDestroy(m->wave_events[i]);
@@ -402,7 +403,11 @@ rnncc_status rnncc_model_set_param(rnncc_model *m, const char *name, int layer, 
     CHECK_MODEL(m);
     int64_t off;
     RT_TRY(find_param(m, name, layer, dir, count, values, &off));
-    RT_CUDA(m, cudaMemcpy(m->weights + off, values, (size_t)count * sizeof(float), cudaMemcpyHostToDevice));
+    /* on stream 0 and waited for: a pageable cudaMemcpy may return before the data land, and the next
+     * pass's conversion (on stream 0) must read them */
+    RT_CUDA(m, cudaMemcpyAsync(m->weights + off, values, (size_t)count * sizeof(float), cudaMemcpyHostToDevice,
+                               m->streams[0]));
+    RT_CUDA(m, cudaStreamSynchronize(m->streams[0]));
     m->half_kept_fresh = 0;
     return RNNCC_OK;
 }
@@ -428,9 +433,12 @@ rnncc_status rnncc_model_keep_half_weights(rnncc_model *m, int keep) {
     int prev = -1;
     cudaGetDevice(&prev);
     cudaError_t e = cudaSetDevice(m->device);
-    if (e == cudaSuccess && !keep) { /* passes issued may still read it */
+    if (m->half_train_copy) m->half_train_copy = -1; /* a training forward's backward would read the other copy */
+    if (e == cudaSuccess && !keep) { /* passes issued may still read it: on the model's streams, or replayed on
+                                      * the caller's, whose last is recorded (rt_run) */
         e = cudaStreamSynchronize(m->streams[0]);
         if (e == cudaSuccess) e = cudaStreamSynchronize(m->streams[1]);
+        if (e == cudaSuccess) e = cudaEventSynchronize(m->events[4]);
         if (e == cudaSuccess) e = cudaFree(m->half_kept);
         if (e == cudaSuccess) m->half_kept = NULL;
     } else if (e == cudaSuccess) {

@@ -505,7 +505,7 @@ rnncc_status rt_tile_search(rnncc_model *m, int li, const CgPersistAsk *base, Rt
     S.li = li;
     rnncc_status s = scratch_alloc(m, base->N, base->backward, &S.scratch);
     /* 16-bit products read the weights' 16-bit copy (RnnArgs.params16): the scratch's, for the probes */
-    if (s == RNNCC_OK) s = rt_half_begin(m, &S.scratch.r, S.scratch.ws, S.scratch.reserve, RT_HALF_CONVERT);
+    if (s == RNNCC_OK) s = rt_half_begin(m, &S.scratch.r, S.scratch.ws, S.scratch.reserve, RT_HALF_CONVERT_HERE);
     if (s == RNNCC_OK) search(&S, base);
     if (s == RNNCC_OK) confirm(&S, base);
     rt_half_end(m);

@@ -1275,14 +1275,17 @@ static void backward_dx(rnncc_model *m, const TrainBufs *b, int64_t T, int64_t N
 
 /* rnncc_model_keep_half_weights: the model rounds its weights to 16 bits once, and again only after
  * they change (rnncc_model_weights_changed, rnncc_model_set_param): bit for bit what a model that
- * rounds them every forward gives, through graph capture and replay (four passes each), in
- * inference and training, on both backends; weights written through rnncc_model_weights and not
- * announced are not seen (the copy is kept, which is how this test knows it is used). */
+ * rounds them every forward gives, through graph capture and replay (four passes of each kind, an
+ * inference graph captured without the conversion before every change), in inference and training,
+ * on both backends; weights written through rnncc_model_weights and not announced are not seen (the
+ * copy is kept, which is how this test knows it is used); a backward after keep changed since its
+ * forward is refused. */
 START_TEST(half_weights_kept_by_the_model) {
     const rnncc_backend backends[] = {RNNCC_BACKEND_PERSISTENT, RNNCC_BACKEND_CUBLAS};
     const int64_t T = 5, N = 3, ny = T * N * 16, nx = T * N * 8;
-    float *want = malloc((size_t)ny * sizeof(float)), *got = malloc((size_t)ny * sizeof(float));
-    float *dx_want = malloc((size_t)nx * sizeof(float)), *dx_got = malloc((size_t)nx * sizeof(float));
+    const size_t ybytes = (size_t)ny * sizeof(float), xbytes = (size_t)nx * sizeof(float);
+    float *want = malloc(ybytes), *halved = malloc(ybytes), *got = malloc(ybytes);
+    float *dx_want = malloc(xbytes), *dx_got = malloc(xbytes);
     for (int bi = 0; bi < 2; bi++) {
         rnncc_model *m = small_lstm_in(RNNCC_FP16, backends[bi]);
         int64_t count = fill_weights(m);
@@ -1291,49 +1294,64 @@ START_TEST(half_weights_kept_by_the_model) {
         TrainBufs b = train_bufs(m, T, N);
         float *w = rnncc_model_weights(m, NULL), *host = malloc((size_t)count * sizeof(float));
         ck_assert_int_eq(cudaMemcpy(host, w, (size_t)count * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
-        forward_y(m, &b, T, N, want); /* rounded every forward */
-        backward_dx(m, &b, T, N, dx_want);
-        ck_assert_int_eq(rnncc_model_keep_half_weights(m, 1), RNNCC_OK);
-        for (int run = 0; run < 4; run++) {
-            forward_y(m, &b, T, N, got);
-            ck_assert_msg(memcmp(got, want, (size_t)ny * sizeof(float)) == 0, "backend %d, run %d: y differs", bi, run);
-            backward_dx(m, &b, T, N, dx_got);
-            ck_assert_msg(memcmp(dx_got, dx_want, (size_t)nx * sizeof(float)) == 0, "backend %d, run %d: dx differs", bi, run);
-        }
-        /* the first parameter (W_i, which only a GEMM reads: the vectors are read in fp32) halved
-         * through the pointer: not seen until announced */
+        /* the references, rounded every forward: as filled, and with W_i (the first parameter, which only
+         * a GEMM reads: the vectors are read in fp32) halved */
         rnncc_param_info info;
         ck_assert_int_eq(rnncc_model_param_info(m, 0, &info), RNNCC_OK);
         ck_assert_int_gt(info.cols, 1);
         float *first = host + info.offset;
         const int64_t nfirst = info.rows * info.cols;
+        forward_y(m, &b, T, N, want);
+        backward_dx(m, &b, T, N, dx_want);
+        for (int64_t i = 0; i < nfirst; i++) first[i] *= 0.5f;
+        ck_assert_int_eq(rnncc_model_set_param(m, info.name, info.layer, info.direction, first, nfirst), RNNCC_OK);
+        forward_y(m, &b, T, N, halved);
+        ck_assert_msg(memcmp(halved, want, ybytes) != 0, "backend %d: W_i halved changes nothing", bi);
+        for (int64_t i = 0; i < nfirst; i++) first[i] *= 2;
+        ck_assert_int_eq(rnncc_model_set_param(m, info.name, info.layer, info.direction, first, nfirst), RNNCC_OK);
+        /* kept: inference forwards direct, direct (no conversion), captured, replayed; then training */
+        ck_assert_int_eq(rnncc_model_keep_half_weights(m, 1), RNNCC_OK);
+        for (int run = 0; run < 4; run++) {
+            forward_y(m, &b, T, N, got);
+            ck_assert_msg(memcmp(got, want, ybytes) == 0, "backend %d, run %d: y differs", bi, run);
+        }
+        ck_assert_ptr_nonnull(m->graph[0].exec);
+        for (int run = 0; run < 4; run++) {
+            backward_dx(m, &b, T, N, dx_got);
+            ck_assert_msg(memcmp(dx_got, dx_want, xbytes) == 0, "backend %d, run %d: dx differs", bi, run);
+        }
+        for (int run = 0; run < 4; run++) forward_y(m, &b, T, N, got); /* inference captured again, no conversion */
+        ck_assert_ptr_nonnull(m->graph[0].exec);
+        /* W_i halved through the pointer: not seen until announced, then seen by every pass after */
         for (int64_t i = 0; i < nfirst; i++) first[i] *= 0.5f;
         ck_assert_int_eq(cudaMemcpy(w + info.offset, first, (size_t)nfirst * sizeof(float), cudaMemcpyHostToDevice),
                          cudaSuccess);
         forward_y(m, &b, T, N, got);
-        ck_assert_msg(memcmp(got, want, (size_t)ny * sizeof(float)) == 0, "backend %d: unannounced weights were seen", bi);
+        ck_assert_msg(memcmp(got, want, ybytes) == 0, "backend %d: unannounced weights were seen", bi);
         ck_assert_int_eq(rnncc_model_weights_changed(m), RNNCC_OK);
-        float *halved = malloc((size_t)ny * sizeof(float));
-        forward_y(m, &b, T, N, halved);
-        ck_assert_msg(memcmp(halved, want, (size_t)ny * sizeof(float)) != 0, "backend %d: announced weights not seen", bi);
-        for (int run = 0; run < 3; run++) {
+        for (int run = 0; run < 4; run++) {
             forward_y(m, &b, T, N, got);
-            ck_assert_msg(memcmp(got, halved, (size_t)ny * sizeof(float)) == 0, "backend %d, run %d: y moved", bi, run);
+            ck_assert_msg(memcmp(got, halved, ybytes) == 0, "backend %d, run %d: announced weights not seen", bi, run);
         }
-        ck_assert_int_eq(rnncc_model_keep_half_weights(m, 0), RNNCC_OK);
-        forward_y(m, &b, T, N, got);
-        ck_assert_msg(memcmp(got, halved, (size_t)ny * sizeof(float)) == 0, "backend %d: kept copy differs", bi);
-        /* rnncc_model_set_param announces itself: W_i doubled back gives the first outputs again */
-        ck_assert_int_eq(rnncc_model_keep_half_weights(m, 1), RNNCC_OK);
-        forward_y(m, &b, T, N, got);
+        /* rnncc_model_set_param announces itself, after a captured pass too */
         for (int64_t i = 0; i < nfirst; i++) first[i] *= 2;
         ck_assert_int_eq(rnncc_model_set_param(m, info.name, info.layer, info.direction, first, nfirst), RNNCC_OK);
         for (int run = 0; run < 4; run++) {
             forward_y(m, &b, T, N, got);
-            ck_assert_msg(memcmp(got, want, (size_t)ny * sizeof(float)) == 0, "backend %d, run %d: set_param not seen", bi,
-                          run);
+            ck_assert_msg(memcmp(got, want, ybytes) == 0, "backend %d, run %d: set_param not seen", bi, run);
         }
-        free(halved), free(host);
+        /* keep changed between a training forward and its backward: refused, by name */
+        float *ys[] = {b.y};
+        const float *dys[] = {b.dy};
+        rnncc_io io = {T, N, b.x, ys, NULL, NULL, NULL};
+        rnncc_grad_io gio = {T, N, NULL, b.x, dys, NULL, b.dx, NULL};
+        ck_assert_int_eq(rnncc_forward(m, &io, b.ws, b.wsb, b.rs, b.rsb, NULL), RNNCC_OK);
+        ck_assert_int_eq(rnncc_model_keep_half_weights(m, 0), RNNCC_OK);
+        ck_assert_int_eq(rnncc_backward_data(m, &gio, b.ws, b.wsb, b.rs, b.rsb, NULL), RNNCC_ERR_INVALID_ARGUMENT);
+        ck_assert_ptr_nonnull(strstr(rnncc_model_error(m), "rnncc_model_keep_half_weights changed since the training forward"));
+        backward_dx(m, &b, T, N, dx_got); /* a forward again: the model goes on */
+        ck_assert_msg(memcmp(dx_got, dx_want, xbytes) == 0, "backend %d: dx differs after keep 0", bi);
+        free(host);
         train_bufs_free(&b);
         rnncc_model_destroy(m);
     }
@@ -1342,7 +1360,7 @@ START_TEST(half_weights_kept_by_the_model) {
     ck_assert_int_eq(rnncc_model_keep_half_weights(m, 1), RNNCC_OK);
     ck_assert_int_eq(rnncc_model_weights_changed(m), RNNCC_OK);
     rnncc_model_destroy(m);
-    free(want), free(got), free(dx_want), free(dx_got);
+    free(want), free(halved), free(got), free(dx_want), free(dx_got);
 }
 END_TEST
 
@@ -1390,7 +1408,8 @@ END_TEST
  * freed memory, which on an H100 still held its ones, so only the dropped graph shows it), and
  * the same small pass after a larger one gives the same gradients. */
 START_TEST(weights_pass_after_the_ones_grow) {
-    rnncc_model *m = small_lstm();
+    /* _i 0: fp32; 1: fp16, whose folded biases' GEMM reads the ones' 16-bit twin, which grows with them */
+    rnncc_model *m = _i ? small_lstm_in(RNNCC_FP16, RNNCC_BACKEND_AUTO) : small_lstm();
     int64_t count = fill_weights(m);
     TrainBufs b = train_bufs(m, 40, 50);
     float *first = malloc((size_t)count * sizeof(float)), *again = malloc((size_t)count * sizeof(float));
@@ -1589,7 +1608,7 @@ int main(void) {
         tcase_add_test(gpu, bad_calls_leave_the_model_usable);
         tcase_add_test(gpu, zero_steps_returns_the_initial_state);
         tcase_add_test(gpu, runs_on_a_user_stream);
-        tcase_add_test(gpu, weights_pass_after_the_ones_grow);
+        tcase_add_loop_test(gpu, weights_pass_after_the_ones_grow, 0, 2);
         tcase_add_test(gpu, summed_and_twinned_keep_less);
         tcase_add_test(gpu, half_weights_kept_in_the_reserve);
         suite_add_tcase(s, gpu);
