@@ -324,7 +324,8 @@ rnncc_status rt_run(rnncc_model *m, RtGraph *g, const void *key, size_t keylen, 
             return run_direct(m, g, key, keylen, issue, ctx, stream);
     }
     RT_CUDA(m, cudaGraphLaunch(g->exec, stream));
-    RT_CUDA(m, cudaEventRecord(m->events[4], stream)); /* the last pass on the caller's stream */
+    /* the last replay on the caller's stream, which may read the model's kept 16-bit weights */
+    if (m->half_kept) RT_CUDA(m, cudaEventRecord(m->events[4], stream));
     return RNNCC_OK;
 }
 

@@ -220,7 +220,8 @@ struct rnncc_model {
     void *cublas_ws[2];         /* device: cuBLAS workspaces, so graph capture never allocates */
     cudaStream_t streams[2];    /* the lanes' streams (directions, or a wavefront's layer parities); captured */
     cudaEvent_t events[5];      /* 0-1: the lanes' fork and join; 2-3: the caller's stream joined; 4: the last
-                                   pass issued on the caller's stream (rnncc_model_keep_half_weights waits) */
+                                   replay on the caller's stream while the model keeps its 16-bit weights
+                                   (rnncc_model_keep_half_weights waits for it before freeing them) */
     cudaEvent_t tevents[2];     /* timing GEMM candidates */
     RtGraph graph[3];           /* forward, backward data, backward weights */
     RtGemmCache gemm;           /* cuBLASLt descriptors and timed algorithms per GEMM shape */

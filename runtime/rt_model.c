@@ -403,11 +403,7 @@ rnncc_status rnncc_model_set_param(rnncc_model *m, const char *name, int layer, 
     CHECK_MODEL(m);
     int64_t off;
     RT_TRY(find_param(m, name, layer, dir, count, values, &off));
-    /* on stream 0 and waited for: a pageable cudaMemcpy may return before the data land, and the next
-     * pass's conversion (on stream 0) must read them */
-    RT_CUDA(m, cudaMemcpyAsync(m->weights + off, values, (size_t)count * sizeof(float), cudaMemcpyHostToDevice,
-                               m->streams[0]));
-    RT_CUDA(m, cudaStreamSynchronize(m->streams[0]));
+    RT_CUDA(m, cudaMemcpy(m->weights + off, values, (size_t)count * sizeof(float), cudaMemcpyHostToDevice));
     m->half_kept_fresh = 0;
     return RNNCC_OK;
 }
