@@ -48,16 +48,13 @@ rnncc_status rt_half_begin(rnncc_model *m, const RtRegions *r, char *ws, char *r
         return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT,
                        "rnncc_model_keep_half_weights changed since the training forward: its backward would read a "
                        "16-bit copy of the weights that forward did not write; run the forward again");
-    if (m->half_kept && weights != RT_HALF_CONVERT_HERE) { /* the model's own copy (cudaMalloc's: aligned) */
-        m->half_weights = m->half_kept;
-        if (weights == RT_HALF_KEPT || m->half_kept_fresh) return RNNCC_OK;
-        return convert(m, m->streams[0], m->weights, m->weight_count, m->weight_count, 1, m->half_weights);
-    }
-    /* 16-byte aligned: persistent kernels copy weight rows from it 16 bytes at a time; in training the
-     * reserve's (rt_regions), which the forward fills and its backward reads as it is */
-    char *holder = r->reserve ? reserve : ws; /* training: the reserve; inference: the workspace (rt_regions) */
-    m->half_weights = rt_align16(holder + r->half_weights);
-    if (weights == RT_HALF_KEPT) return RNNCC_OK;
+    /* the model's own copy (cudaMalloc's: aligned), or the pass's, 16-byte aligned (persistent kernels
+     * copy weight rows from it 16 bytes at a time): in training the reserve's (rt_regions), which the
+     * forward fills and its backward reads as it is; in inference the workspace's */
+    const int kept = m->half_kept && weights != RT_HALF_CONVERT_HERE;
+    char *holder = r->reserve ? reserve : ws;
+    m->half_weights = kept ? m->half_kept : rt_align16(holder + r->half_weights);
+    if (weights == RT_HALF_KEPT || (kept && m->half_kept_fresh)) return RNNCC_OK;
     return convert(m, m->streams[0], m->weights, m->weight_count, m->weight_count, 1, m->half_weights);
 }
 

@@ -237,8 +237,10 @@ static rnncc_status run(rnncc_model *m, RtVerify *v, Bufs *b) {
     if (v->training) RT_TRY(rnncc_reserve_size(m, T, N, &rsb));
     RT_CUDA(m, cudaMalloc(&b->ws_base, wsb + (size_t)v->ws_offset + 4));
     b->ws = (char *)b->ws_base + v->ws_offset;
-    if (v->training) RT_CUDA(m, cudaMalloc(&b->rs_base, rsb + (size_t)v->rs_offset + 4));
-    if (v->training) b->reserve = (char *)b->rs_base + v->rs_offset;
+    if (v->training) {
+        RT_CUDA(m, cudaMalloc(&b->rs_base, rsb + (size_t)v->rs_offset + 4));
+        b->reserve = (char *)b->rs_base + v->rs_offset;
+    }
     rnncc_io io = {T, N, b->dx, b->dy, b->lengths, v->random_h0 ? (const float *const *)b->dh0 : NULL, b->dhT};
     RT_CUDA(m, cudaEventCreate(&b->e0));
     RT_CUDA(m, cudaEventCreate(&b->e1));
