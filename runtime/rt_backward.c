@@ -403,14 +403,13 @@ static rnncc_status ensure_ones(rnncc_model *m, int64_t n) {
     m->ones16 = NULL;
     m->ones_len = 0;
     cudaError_t e = cudaMalloc((void **)&m->ones, (size_t)n * sizeof(float));
-    if (e == cudaSuccess) e = cudaMemcpy(m->ones, host, (size_t)n * sizeof(float), cudaMemcpyHostToDevice);
     if (e == cudaSuccess && rt_half(m)) e = cudaMalloc((void **)&m->ones16, (size_t)n * sizeof(unsigned short));
-    if (e == cudaSuccess && rt_half(m))
-        e = cudaMemcpy(m->ones16, host16, (size_t)n * sizeof(unsigned short), cudaMemcpyHostToDevice);
+    rnncc_status s = e != cudaSuccess ? rt_cuda_fail(m, e, "allocating the ones vector", __FILE__, __LINE__)
+                                      : rt_upload(m, m->ones, host, (size_t)n * sizeof(float));
+    if (s == RNNCC_OK && rt_half(m)) s = rt_upload(m, m->ones16, host16, (size_t)n * sizeof(unsigned short));
     free(host), free(host16);
-    if (e != cudaSuccess) return rt_cuda_fail(m, e, "allocating the ones vector", __FILE__, __LINE__);
-    m->ones_len = n;
-    return RNNCC_OK;
+    if (s == RNNCC_OK) m->ones_len = n;
+    return s;
 }
 
 /* The graph key of a backward call: every argument its captured work depends on. */

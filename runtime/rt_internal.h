@@ -282,6 +282,9 @@ struct rnncc_model {
 rnncc_status rt_fail(rnncc_model *m, rnncc_status status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 rnncc_status rt_cuda_fail(rnncc_model *m, cudaError_t e, const char *call, const char *file, int line);
 rnncc_status rt_cublas_fail(rnncc_model *m, cublasStatus_t e, const char *call, const char *file, int line);
+/* Writes bytes from host memory src (zeros where src is NULL) to the model's device memory dst on its
+ * stream 0 and waits: landed, and after every earlier such write, whichever stream reads them next. */
+rnncc_status rt_upload(rnncc_model *m, void *dst, const void *src, size_t bytes);
 
 /* Every CUDA and cuBLAS call goes through these: on failure they record the call, its
  * status and file:line in the model and return a status from the enclosing function. */

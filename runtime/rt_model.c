@@ -27,6 +27,17 @@ rnncc_status rt_cublas_fail(rnncc_model *m, cublasStatus_t e, const char *call, 
     return rt_fail(m, RNNCC_ERR_CUBLAS, "%s:%d: %s failed: %s", file, line, call, cublasGetStatusString(e));
 }
 
+/* Not cudaMemcpy or cudaMemset: on the legacy stream they are not ordered before the model's
+ * non-blocking streams, a pageable copy may return before its DMA lands, and a memset returns at once;
+ * a copy on stream 0 could then land before an earlier memset and be zeroed (bench/NOTES.md section 55). */
+rnncc_status rt_upload(rnncc_model *m, void *dst, const void *src, size_t bytes) {
+    if (bytes == 0) return RNNCC_OK;
+    if (src) RT_CUDA(m, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, m->streams[0]));
+    else RT_CUDA(m, cudaMemsetAsync(dst, 0, bytes, m->streams[0]));
+    RT_CUDA(m, cudaStreamSynchronize(m->streams[0]));
+    return RNNCC_OK;
+}
+
 const char *rnncc_model_error(const rnncc_model *m) { return m ? m->error : "model is NULL"; }
 
 /* Binds the dimensions of layer 0 and of layers > 0 (whose input is the previous layer's first
@@ -188,13 +199,13 @@ static rnncc_status setup_handles(rnncc_model *m, const struct cudaDeviceProp *p
     if (__builtin_mul_overflow((size_t)m->weight_count, sizeof(float), &bytes))
         return rt_fail(m, RNNCC_ERR_OVERFLOW, "desc: the weights overflow");
     RT_CUDA(m, cudaMalloc((void **)&m->weights, bytes ? bytes : 4));
-    RT_CUDA(m, cudaMemset(m->weights, 0, bytes));
     RT_TRY(create_handles(m));
     for (int i = 0; i < 2; i++) {
         RT_CUDA(m, cudaMalloc(&m->cublas_ws[i], RT_CUBLAS_WS));
         RT_CUBLAS(m, cublasSetWorkspace(m->cublas[i], m->cublas_ws[i], RT_CUBLAS_WS));
         RT_CUDA(m, cudaStreamCreateWithFlags(&m->streams[i], cudaStreamNonBlocking));
     }
+    RT_TRY(rt_upload(m, m->weights, NULL, bytes));
     for (size_t i = 0; i < sizeof m->events / sizeof m->events[0]; i++)
         RT_CUDA(m, cudaEventCreateWithFlags(&m->events[i], cudaEventDisableTiming));
     for (int i = 0; i < 2; i++) RT_CUDA(m, cudaEventCreate(&m->tevents[i]));
@@ -403,7 +414,7 @@ rnncc_status rnncc_model_set_param(rnncc_model *m, const char *name, int layer, 
     CHECK_MODEL(m);
     int64_t off;
     RT_TRY(find_param(m, name, layer, dir, count, values, &off));
-    RT_CUDA(m, cudaMemcpy(m->weights + off, values, (size_t)count * sizeof(float), cudaMemcpyHostToDevice));
+    RT_TRY(rt_upload(m, m->weights + off, values, (size_t)count * sizeof(float)));
     m->half_kept_fresh = 0;
     return RNNCC_OK;
 }

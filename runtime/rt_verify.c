@@ -249,6 +249,9 @@ static rnncc_status run(rnncc_model *m, RtVerify *v, Bufs *b) {
     cudaStream_t stream = (cudaStream_t)v->stream;
     rnncc_grad_io gio = {T, N, b->lengths, b->dx, NULL, NULL, NULL, NULL};
     if (v->backward) RT_TRY(prepare_backward(m, b, &seed, &gio));
+    /* the inputs written above (cudaMemcpy, cudaMemset: the legacy stream) have landed before the
+     * passes run on stream, which may be a non-blocking one */
+    RT_CUDA(m, cudaStreamSynchronize(cudaStreamLegacy));
     for (int r = repeat ? -3 : 0; r < (repeat ? repeat : 1); r++) {
         /* NaN in every float of the reserve before each checked pass (untimed): what a pass reads
          * before it writes it shows, stale values of an earlier pass included */
