@@ -12,6 +12,8 @@
  * before any of their stores, single elements each loaded and stored in turn;
  * a 2-D grid, x along a column's elements and y over the columns, both grid-stride, so that no
  * index is divided (64-bit division made these two kernels half of a unit's compile time).
+ * Beside them, rnncc_states_f16/bf16 stage a layer-direction's states in one launch (RnnStateCopies:
+ * its initial states from h0 or zeros with their twins, or its final states; runtime/rt_half.c).
  * Compiled by NVRTC only (__CUDACC__). */
 #if defined(__CUDACC__)
 
@@ -51,4 +53,31 @@
 
 RNN_CONVERT_KERNEL(rnncc_to_f16, rnn_round_f16)
 RNN_CONVERT_KERNEL(rnncc_to_bf16, rnn_round_bf16)
+
+/* States staged in one launch (RnnStateCopies, runtime/rnn_args.h): blockIdx.y picks the copy, x
+ * strides over its floats, four at a time where its length and pointers allow. */
+#define RNN_STATES_KERNEL(name, rnd)                                                                    \
+    extern "C" __global__ void __launch_bounds__(256) name(RnnStateCopies a) {                          \
+        if ((int)blockIdx.y >= a.count) return;                                                         \
+        const RnnStateCopy c = a.c[blockIdx.y];                                                         \
+        const int vec4 = c.n % 4 == 0 && ((unsigned long long)c.src | (unsigned long long)c.dst) % 16 == 0 && \
+                         (unsigned long long)c.dst16 % 8 == 0;                                          \
+        const long long per = vec4 ? c.n / 4 : c.n, stride = (long long)gridDim.x * blockDim.x;         \
+        for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < per; i += stride) {    \
+            if (vec4) {                                                                                 \
+                const float4 v = c.src ? ((const float4 *)c.src)[i] : make_float4(0.f, 0.f, 0.f, 0.f);  \
+                if (c.dst) ((float4 *)c.dst)[i] = v;                                                    \
+                if (c.dst16)                                                                            \
+                    ((uint2 *)c.dst16)[i] = make_uint2((unsigned)rnd(v.x) | (unsigned)rnd(v.y) << 16,   \
+                                                       (unsigned)rnd(v.z) | (unsigned)rnd(v.w) << 16);  \
+            } else {                                                                                    \
+                const float v = c.src ? c.src[i] : 0.f;                                                 \
+                if (c.dst) c.dst[i] = v;                                                                \
+                if (c.dst16) c.dst16[i] = rnd(v);                                                       \
+            }                                                                                           \
+        }                                                                                               \
+    }
+
+RNN_STATES_KERNEL(rnncc_states_f16, rnn_round_f16)
+RNN_STATES_KERNEL(rnncc_states_bf16, rnn_round_bf16)
 #endif

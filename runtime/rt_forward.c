@@ -92,19 +92,14 @@ static rnncc_status unit_begin(RtBind *is, const rnncc_io *io) {
     const IrCell *c = m->cell;
     int u = is->unit->layer * m->dirs + is->unit->dir;
     RT_CUBLAS(m, cublasSetStream(is->blas, is->stream));
+    RnnStateCopies a = {.count = c->nstates};
     for (int k = 0; k < c->nstates; k++) {
-        size_t bytes = (size_t)(io->N * ir_shape_numel(&c->states[k].shape, m->dimval[0])) * sizeof(float);
-        const float *h0 = io->h0 && io->h0[k] ? io->h0[k] + (size_t)u * (bytes / sizeof(float)) : NULL;
-        if (h0) RT_CUDA(m, cudaMemcpyAsync(rt_state_slot(is, k, 0), h0, bytes, cudaMemcpyDeviceToDevice, is->stream));
-        else RT_CUDA(m, cudaMemsetAsync(rt_state_slot(is, k, 0), 0, bytes, is->stream));
-        /* the first step's GEMM reads it rounded (zeros: 16 zero bits, no kernel); the kernels write every
-         * later slot's */
-        if (is->states16[k] && h0)
-            RT_TRY(rt_half_twin(m, is->stream, rt_state_slot(is, k, 0), (int64_t)(bytes / sizeof(float)), is->states16[k]));
-        else if (is->states16[k])
-            RT_CUDA(m, cudaMemsetAsync(is->states16[k], 0, bytes / 2, is->stream));
+        int64_t n = io->N * ir_shape_numel(&c->states[k].shape, m->dimval[0]);
+        /* slot 0, and its 16-bit twin, which the first step's GEMM reads (the kernels write every later
+         * slot's): from h0, or zeros */
+        a.c[k] = (RnnStateCopy){io->h0 && io->h0[k] ? io->h0[k] + u * n : NULL, rt_state_slot(is, k, 0), is->states16[k], n};
     }
-    return RNNCC_OK;
+    return rt_copy_states(m, is->stream, &a);
 }
 
 /* Steps t0 .. t1-1 of a layer-direction, after the hoisted program over the same steps'
@@ -123,13 +118,13 @@ static rnncc_status unit_end(RtBind *is, const rnncc_io *io) {
     rnncc_model *m = is->m;
     const IrCell *c = m->cell;
     int u = is->unit->layer * m->dirs + is->unit->dir;
+    RnnStateCopies a = {.count = 0};
     for (int k = 0; k < c->nstates; k++) {
         if (!io->hT || !io->hT[k]) continue;
-        size_t bytes = (size_t)(io->N * ir_shape_numel(&c->states[k].shape, m->dimval[0])) * sizeof(float);
-        RT_CUDA(m, cudaMemcpyAsync(io->hT[k] + (size_t)u * (bytes / sizeof(float)), rt_state_slot(is, k, io->T), bytes,
-                                   cudaMemcpyDeviceToDevice, is->stream));
+        int64_t n = io->N * ir_shape_numel(&c->states[k].shape, m->dimval[0]);
+        a.c[a.count++] = (RnnStateCopy){rt_state_slot(is, k, io->T), io->hT[k] + u * n, NULL, n};
     }
-    return RNNCC_OK;
+    return rt_copy_states(m, is->stream, &a);
 }
 
 /* Layers one after the other; the two directions of a layer on two streams. */

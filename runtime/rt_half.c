@@ -36,6 +36,21 @@ static rnncc_status convert(rnncc_model *m, cudaStream_t stream, const float *sr
     return RNNCC_OK;
 }
 
+rnncc_status rt_copy_states(rnncc_model *m, cudaStream_t stream, const RnnStateCopies *a) {
+    if (a->count <= 0) return RNNCC_OK;
+    int64_t most = 0; /* blocks along x for the longest copy, four floats a thread */
+    for (int i = 0; i < a->count; i++) most = a->c[i].n > most ? a->c[i].n : most;
+    int64_t x = (most / 4 + CG_BLOCK_SIZE - 1) / CG_BLOCK_SIZE;
+    if (x < 1) x = 1;
+    if (x > CG_MAX_GRID_BLOCKS / a->count) x = CG_MAX_GRID_BLOCKS / a->count;
+    RnnStateCopies copy = *a;
+    void *args[] = {&copy};
+    cudaLaunchConfig_t cfg = {.gridDim = {(unsigned)x, (unsigned)a->count, 1}, .blockDim = {CG_BLOCK_SIZE, 1, 1}, .stream = stream};
+    RT_CUDA(m, cudaLaunchKernelExC(&cfg, (const void *)m->states_half[m->precision == RNNCC_BF16], args));
+    RT_CUDA(m, cudaGetLastError());
+    return RNNCC_OK;
+}
+
 rnncc_status rt_half_begin(rnncc_model *m, const RtRegions *r, char *ws, char *reserve, RtHalfWeights weights) {
     m->half_weights = NULL;
     m->half_x = NULL;

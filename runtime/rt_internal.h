@@ -210,8 +210,9 @@ struct rnncc_model {
     const PlanLayout *layout[2];
     RtModule module[2];
     int nmodules;
-    cudaLibrary_t convert_lib;  /* the 16-bit modes' operand conversions (cg_emit_convert) */
+    cudaLibrary_t convert_lib;  /* the 16-bit modes' operand conversions and every mode's state staging (cg_emit_convert) */
     cudaKernel_t to_half[2];    /* rnncc_to_f16, rnncc_to_bf16 in it (rt_half.c) */
+    cudaKernel_t states_half[2]; /* rnncc_states_f16, rnncc_states_bf16 in it (rt_copy_states) */
     RtUnit *units;              /* [layers * dirs] */
     int nunits;
     int64_t weight_count;
@@ -314,6 +315,9 @@ void rt_gemm_cache_free(RtGemmCache *cache);
 
 /* 1 when the model's GEMMs take 16-bit operands (RNNCC_FP16, RNNCC_BF16). */
 int rt_half(const rnncc_model *m);
+/* Issues a's copies (runtime/rnn_args.h; twins rounded to bf16 in RNNCC_BF16, else fp16) on stream,
+ * in one launch of the conversion unit's rnncc_states_f16/bf16. */
+rnncc_status rt_copy_states(rnncc_model *m, cudaStream_t stream, const RnnStateCopies *a);
 /* Whether the bound unit's backward kernels store the adjoints they twin as twins alone
  * (RnnArgs.twins_only): in the 16-bit modes, per step (a persistent backward may stage fp32 rows). */
 static inline int rt_twins_only(const RtBind *b) { return rt_half(b->m) && !b->persist; }

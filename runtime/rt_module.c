@@ -40,6 +40,8 @@ static rnncc_status get_conversions(rnncc_model *m, void *ctx) {
     (void)ctx;
     RT_CUDA(m, cudaLibraryGetKernel(&m->to_half[0], m->convert_lib, "rnncc_to_f16"));
     RT_CUDA(m, cudaLibraryGetKernel(&m->to_half[1], m->convert_lib, "rnncc_to_bf16"));
+    RT_CUDA(m, cudaLibraryGetKernel(&m->states_half[0], m->convert_lib, "rnncc_states_f16"));
+    RT_CUDA(m, cudaLibraryGetKernel(&m->states_half[1], m->convert_lib, "rnncc_states_bf16"));
     return RNNCC_OK;
 }
 
@@ -69,7 +71,7 @@ rnncc_status rt_modules_start(rnncc_model *m, RtModuleBuilds *mb) {
         if (!out->kernels || !out->bkernels) return rt_fail(m, RNNCC_ERR_NOMEM, "out of host memory");
         for (int part = 0; part < 2; part++) RT_TRY(start_one(m, mb, m->layout[i], part));
     }
-    if (rt_half(m)) RT_TRY(start_one(m, mb, NULL, 0));
+    RT_TRY(start_one(m, mb, NULL, 0)); /* conversions and state staging: every precision stages states */
     return RNNCC_OK;
 }
 

@@ -60,6 +60,22 @@ typedef struct RnnArgs {
     unsigned long long *flags;           /* forward with flags: state results as flagged words, zeroed before each launch */
 } RnnArgs;
 
+/* The 16-bit modes' state staging kernels' argument (codegen/convert.cuh, runtime/rt_half.c): up to
+ * RNN_STATE_COPIES copies of n floats, each from src (NULL: zeros) to dst and, where dst16 is not
+ * NULL, rounded to 16 bits into dst16: a layer-direction's initial states and their twins, or its
+ * final states, in one launch. */
+#define RNN_STATE_COPIES RNN_MAX_STATES
+typedef struct RnnStateCopy {
+    const float *src;
+    float *dst;
+    unsigned short *dst16;
+    long long n;
+} RnnStateCopy;
+typedef struct RnnStateCopies {
+    RnnStateCopy c[RNN_STATE_COPIES];
+    int count;
+} RnnStateCopies;
+
 #endif
 /* rnncc CUDA prelude: float twins of ir/opmath.h's rnn_* helpers (keep the two in step),
  * prepended to every generated translation unit after runtime/rnn_args.h.
