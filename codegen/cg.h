@@ -10,8 +10,9 @@
  * op the cell uses (and `rnn_dop_<op>_<i>`, its partial derivatives, for the backward pass),
  * then the forward kernels, then (after the line CG_BACKWARD_MARK) the backward kernels. The
  * runtime compiles the two halves as separate NVRTC programs at once (cg_emit_unit's parts); the
- * operand conversions `rnncc_to_f16` and `rnncc_to_bf16` the reduced-precision GEMMs read
- * (codegen/convert.cuh) are a unit of their own, the same for every cell (cg_emit_convert).
+ * operand conversions `rnncc_to_f16` and `rnncc_to_bf16` the reduced-precision GEMMs read, and
+ * the state staging `rnncc_states_f16/bf16` of every precision (codegen/convert.cuh), are a unit of
+ * their own, the same for every cell (cg_emit_convert).
  *
  * Launch contract (the runtime launches exactly this; the CPU executor follows the same):
  *   - Names: hoisted group k is `rnncc_<cell>_h<k>`, step group k is `rnncc_<cell>_s<k>`
@@ -112,8 +113,8 @@ enum { CG_UNIT_FORWARD = 1, CG_UNIT_BACKWARD = 2, CG_UNIT_WHOLE = 3 };
 int cg_emit_unit(Arena *arena, const Plan *plan, const PlanLayout *layout, int parts, StrBuf *out, Diags *diags);
 /* cg_emit_unit of the whole unit, forward and backward kernels (the name is historical). */
 int cg_emit_forward(Arena *arena, const Plan *plan, const PlanLayout *layout, StrBuf *out, Diags *diags);
-/* Writes the operand conversion unit (prelude and codegen/convert.cuh: rnncc_to_f16, rnncc_to_bf16),
- * the same text for every cell and dimension. Returns 0 when out ran out of memory. */
+/* Writes the conversion unit (prelude and codegen/convert.cuh: rnncc_to_f16, rnncc_to_bf16 and the state
+ * staging rnncc_states_f16, rnncc_states_bf16), the same text for every cell, dimension and precision. Returns 0 when out ran out of memory. */
 int cg_emit_convert(StrBuf *out);
 
 /* Writes the kernel name of plan->groups[group] into buf. Returns the name's length, or -1
@@ -434,8 +435,8 @@ int cg_emit_persistent(Arena *arena, const Plan *plan, const PlanLayout *layout,
                        Diags *diags);
 /* The persistent helpers (codegen/persist.cuh, embedded by the Makefile). */
 extern const char cg_persist_text[];
-/* The fp32 -> fp16/bf16 operand conversion kernels rnncc_to_f16 and rnncc_to_bf16 (codegen/convert.cuh,
- * embedded by the Makefile), the body of cg_emit_convert's unit. */
+/* The fp32 -> fp16/bf16 operand conversion kernels rnncc_to_f16 and rnncc_to_bf16 and the state staging
+ * kernels (codegen/convert.cuh, embedded by the Makefile), the body of cg_emit_convert's unit. */
 extern const char cg_convert_text[];
 
 #endif

@@ -1,6 +1,7 @@
 /* rnncc operand conversion: fp32 matrices rounded to fp16 or bf16 for the cuBLAS GEMMs of the
- * reduced-precision modes (RNNCC_FP16, RNNCC_BF16; runtime/rt_half.c). After the prelude, a unit
- * of its own (cg_emit_convert), the same for every cell; NVRTC compiles it with no #includes.
+ * reduced-precision modes (RNNCC_FP16, RNNCC_BF16; runtime/rt_half.c), and every precision's state
+ * staging. After the prelude, a unit of its own (cg_emit_convert), the same for every cell and
+ * precision; NVRTC compiles it with no #includes.
  *
  * A column-major matrix of rows x cols with leading dimension ld becomes a packed one (leading
  * dimension rows) of 16-bit values, rounded to nearest even by the prelude's rnn_round_f16 and

@@ -55,7 +55,7 @@ typedef struct RnnArgs {
     unsigned long long *flags;           /* forward with flags: state results as flagged words, zeroed before each launch */
 } RnnArgs;
 
-/* The 16-bit modes' state staging kernels' argument (codegen/convert.cuh, runtime/rt_half.c): up to
+/* The state staging kernels' argument (codegen/convert.cuh, runtime/rt_half.c; every precision): up to
  * RNN_STATE_COPIES copies of n floats, each from src (NULL: zeros) to dst and, where dst16 is not
  * NULL, rounded to 16 bits into dst16: a layer-direction's initial states and their twins, or its
  * final states, in one launch. */

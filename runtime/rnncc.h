@@ -119,7 +119,9 @@ typedef struct rnncc_param_info {
 int rnncc_model_param_count(const rnncc_model *model);
 /* Fills *info for tensor index (0 <= index < rnncc_model_param_count). */
 rnncc_status rnncc_model_param_info(const rnncc_model *model, int index, rnncc_param_info *info);
-/* Copies count floats from host memory into the named parameter (count must be rows*cols). */
+/* Copies count floats from host memory into the named parameter (count must be rows*cols); returns
+ * once they are on the device. Passes issued before on the legacy or a blocking stream read the old
+ * values; a pass still running on a non-blocking stream must be waited for first. */
 rnncc_status rnncc_model_set_param(rnncc_model *model, const char *name, int layer, int direction,
                                    const float *values, int64_t count);
 /* Copies the named parameter into host memory. */

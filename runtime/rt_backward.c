@@ -381,8 +381,9 @@ static rnncc_status weights_job(void *p) {
 }
 
 /* Grows the model's device vector of ones to at least n, and in the 16-bit modes its 16-bit twin
- * (the folded biases' GEMM reads it as it is, converting none), synchronously, outside any graph.
- * The captured weights pass read the old vectors: it is dropped, to be captured again. */
+ * (the folded biases' GEMM reads it as it is, converting none), synchronously, before rt_run captures
+ * anything (a caller's capture that holds stream 0 already is refused: rt_upload). The captured
+ * weights pass read the old vectors: it is dropped, to be captured again. */
 static rnncc_status ensure_ones(rnncc_model *m, int64_t n) {
     if (m->ones_len >= n) return RNNCC_OK;
     float *host = malloc((size_t)n * sizeof(float) + 4);
@@ -405,8 +406,9 @@ static rnncc_status ensure_ones(rnncc_model *m, int64_t n) {
     cudaError_t e = cudaMalloc((void **)&m->ones, (size_t)n * sizeof(float));
     if (e == cudaSuccess && rt_half(m)) e = cudaMalloc((void **)&m->ones16, (size_t)n * sizeof(unsigned short));
     rnncc_status s = e != cudaSuccess ? rt_cuda_fail(m, e, "allocating the ones vector", __FILE__, __LINE__)
-                                      : rt_upload(m, m->ones, host, (size_t)n * sizeof(float));
-    if (s == RNNCC_OK && rt_half(m)) s = rt_upload(m, m->ones16, host16, (size_t)n * sizeof(unsigned short));
+                                      : rt_upload(m, "rnncc_backward_weights's ones vector", m->ones, host, (size_t)n * sizeof(float));
+    if (s == RNNCC_OK && rt_half(m))
+        s = rt_upload(m, "rnncc_backward_weights's ones vector", m->ones16, host16, (size_t)n * sizeof(unsigned short));
     free(host), free(host16);
     if (s == RNNCC_OK) m->ones_len = n;
     return s;

@@ -7,7 +7,8 @@
  * other operand into its lane's scratch (rt_half_operand), by the generated unit's rnncc_to_f16/bf16,
  * unless the kernel that wrote it also wrote its 16-bit twin (RnnArgs.state16, dbuf16): the
  * multiplied states and the adjoints of GEMM results, which every step GEMM, the backward's input
- * GEMMs and the weight gradients then read as they are. */
+ * GEMMs and the weight gradients then read as they are. Here too, for every precision: rt_copy_states,
+ * a unit's states (and their twins) staged in one launch. */
 #include <string.h>
 
 #include "rt_internal.h"
@@ -46,7 +47,7 @@ rnncc_status rt_copy_states(rnncc_model *m, cudaStream_t stream, const RnnStateC
     RnnStateCopies copy = *a;
     void *args[] = {&copy};
     cudaLaunchConfig_t cfg = {.gridDim = {(unsigned)x, (unsigned)a->count, 1}, .blockDim = {CG_BLOCK_SIZE, 1, 1}, .stream = stream};
-    RT_CUDA(m, cudaLaunchKernelExC(&cfg, (const void *)m->states_half[m->precision == RNNCC_BF16], args));
+    RT_CUDA(m, cudaLaunchKernelExC(&cfg, (const void *)m->stage_states[m->precision == RNNCC_BF16], args));
     RT_CUDA(m, cudaGetLastError());
     return RNNCC_OK;
 }

@@ -210,9 +210,9 @@ struct rnncc_model {
     const PlanLayout *layout[2];
     RtModule module[2];
     int nmodules;
-    cudaLibrary_t convert_lib;  /* the 16-bit modes' operand conversions and every mode's state staging (cg_emit_convert) */
+    cudaLibrary_t convert_lib;  /* the 16-bit modes' operand conversions, every mode's state staging (cg_emit_convert) */
     cudaKernel_t to_half[2];    /* rnncc_to_f16, rnncc_to_bf16 in it (rt_half.c) */
-    cudaKernel_t states_half[2]; /* rnncc_states_f16, rnncc_states_bf16 in it (rt_copy_states) */
+    cudaKernel_t stage_states[2]; /* rnncc_states_f16, rnncc_states_bf16 in it (rt_copy_states; fp32 and tf32 run the first, no twins) */
     RtUnit *units;              /* [layers * dirs] */
     int nunits;
     int64_t weight_count;
@@ -220,9 +220,10 @@ struct rnncc_model {
     cublasHandle_t cublas[2];   /* one per stream lane */
     void *cublas_ws[2];         /* device: cuBLAS workspaces, so graph capture never allocates */
     cudaStream_t streams[2];    /* the lanes' streams (directions, or a wavefront's layer parities); captured */
-    cudaEvent_t events[5];      /* 0-1: the lanes' fork and join; 2-3: the caller's stream joined; 4: the last
+    cudaEvent_t events[6];      /* 0-1: the lanes' fork and join; 2-3: the caller's stream joined; 4: the last
                                    replay on the caller's stream while the model keeps its 16-bit weights
-                                   (rnncc_model_keep_half_weights waits for it before freeing them) */
+                                   (rnncc_model_keep_half_weights waits for it before freeing them); 5: the
+                                   legacy stream, which rt_upload's writes wait for */
     cudaEvent_t tevents[2];     /* timing GEMM candidates */
     RtGraph graph[3];           /* forward, backward data, backward weights */
     RtGemmCache gemm;           /* cuBLASLt descriptors and timed algorithms per GEMM shape */
@@ -284,8 +285,10 @@ rnncc_status rt_fail(rnncc_model *m, rnncc_status status, const char *fmt, ...) 
 rnncc_status rt_cuda_fail(rnncc_model *m, cudaError_t e, const char *call, const char *file, int line);
 rnncc_status rt_cublas_fail(rnncc_model *m, cublasStatus_t e, const char *call, const char *file, int line);
 /* Writes bytes from host memory src (zeros where src is NULL) to the model's device memory dst on its
- * stream 0 and waits: landed, and after every earlier such write, whichever stream reads them next. */
-rnncc_status rt_upload(rnncc_model *m, void *dst, const void *src, size_t bytes);
+ * stream 0, after the work issued before on the legacy and blocking streams, and waits: landed, and
+ * after every earlier such write, whichever stream reads them next. Refused (what names the write)
+ * while a caller's graph capture holds stream 0. Passes on non-blocking streams must have ended. */
+rnncc_status rt_upload(rnncc_model *m, const char *what, void *dst, const void *src, size_t bytes);
 
 /* Every CUDA and cuBLAS call goes through these: on failure they record the call, its
  * status and file:line in the model and return a status from the enclosing function. */
@@ -358,8 +361,8 @@ rnncc_status rt_half_twin(rnncc_model *m, cudaStream_t stream, const float *src,
 rnncc_status rt_regions(rnncc_model *m, int64_t T, int64_t N, int training, RtRegions *r);
 void rt_regions_free(RtRegions *r);
 
-/* The per-step units of every layout (forward and backward parts) and, in the 16-bit modes,
- * the conversion unit, generated and set building at once (rt_build_start), builds[] holding at
+/* The per-step units of every layout (forward and backward parts) and the conversion unit (the
+ * 16-bit modes' conversions, every mode's state staging), generated and set building at once (rt_build_start), builds[] holding at
  * least RT_MODULE_BUILDS; the caller may do other work before rt_modules_finish. */
 enum { RT_MODULE_BUILDS = 5 };
 typedef struct RtModuleBuilds {

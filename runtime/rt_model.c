@@ -29,9 +29,19 @@ rnncc_status rt_cublas_fail(rnncc_model *m, cublasStatus_t e, const char *call, 
 
 /* Not cudaMemcpy or cudaMemset: on the legacy stream they are not ordered before the model's
  * non-blocking streams, a pageable copy may return before its DMA lands, and a memset returns at once;
- * a copy on stream 0 could then land before an earlier memset and be zeroed (bench/NOTES.md section 55). */
-rnncc_status rt_upload(rnncc_model *m, void *dst, const void *src, size_t bytes) {
+ * a copy on stream 0 could then land before an earlier memset and be zeroed (bench/NOTES.md section 55).
+ * Stream 0 first waits for the legacy stream, which waits for every blocking stream's earlier work: a
+ * pass still running on the caller's stream (a replayed graph runs there alone) reads the old values. */
+rnncc_status rt_upload(rnncc_model *m, const char *what, void *dst, const void *src, size_t bytes) {
     if (bytes == 0) return RNNCC_OK;
+    enum cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+    RT_CUDA(m, cudaStreamIsCapturing(m->streams[0], &st));
+    if (st != cudaStreamCaptureStatusNone)
+        return rt_fail(m, RNNCC_ERR_UNSUPPORTED,
+                       "%s: not written while the caller's graph capture holds the model's stream (a pass captured "
+                       "before it in the same capture): end the capture first, or run this call before it", what);
+    RT_CUDA(m, cudaEventRecord(m->events[5], cudaStreamLegacy));
+    RT_CUDA(m, cudaStreamWaitEvent(m->streams[0], m->events[5], 0));
     if (src) RT_CUDA(m, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, m->streams[0]));
     else RT_CUDA(m, cudaMemsetAsync(dst, 0, bytes, m->streams[0]));
     RT_CUDA(m, cudaStreamSynchronize(m->streams[0]));
@@ -205,7 +215,7 @@ static rnncc_status setup_handles(rnncc_model *m, const struct cudaDeviceProp *p
         RT_CUBLAS(m, cublasSetWorkspace(m->cublas[i], m->cublas_ws[i], RT_CUBLAS_WS));
         RT_CUDA(m, cudaStreamCreateWithFlags(&m->streams[i], cudaStreamNonBlocking));
     }
-    RT_TRY(rt_upload(m, m->weights, NULL, bytes));
+    RT_TRY(rt_upload(m, "zeroing the weights", m->weights, NULL, bytes));
     for (size_t i = 0; i < sizeof m->events / sizeof m->events[0]; i++)
         RT_CUDA(m, cudaEventCreateWithFlags(&m->events[i], cudaEventDisableTiming));
     for (int i = 0; i < 2; i++) RT_CUDA(m, cudaEventCreate(&m->tevents[i]));
@@ -414,7 +424,7 @@ rnncc_status rnncc_model_set_param(rnncc_model *m, const char *name, int layer, 
     CHECK_MODEL(m);
     int64_t off;
     RT_TRY(find_param(m, name, layer, dir, count, values, &off));
-    RT_TRY(rt_upload(m, m->weights + off, values, (size_t)count * sizeof(float)));
+    RT_TRY(rt_upload(m, "rnncc_model_set_param", m->weights + off, values, (size_t)count * sizeof(float)));
     m->half_kept_fresh = 0;
     return RNNCC_OK;
 }

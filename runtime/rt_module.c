@@ -1,5 +1,5 @@
 /* Kernels for each dimension binding: generate the CUDA sources (a unit's forward and backward
- * parts, and the 16-bit modes' conversions), build them through the on-disk cache, all at once
+ * parts, and the conversion unit: the 16-bit modes' conversions, every mode's state staging), build them through the on-disk cache, all at once
  * (rt_build.c), load them with the CUDA runtime. Key idea: the cache key covers everything that
  * determines the binary (source, options, architecture, NVRTC and rnncc versions), so a hit can
  * never be a stale binary; parts compiled apart compile side by side. */
@@ -40,8 +40,8 @@ static rnncc_status get_conversions(rnncc_model *m, void *ctx) {
     (void)ctx;
     RT_CUDA(m, cudaLibraryGetKernel(&m->to_half[0], m->convert_lib, "rnncc_to_f16"));
     RT_CUDA(m, cudaLibraryGetKernel(&m->to_half[1], m->convert_lib, "rnncc_to_bf16"));
-    RT_CUDA(m, cudaLibraryGetKernel(&m->states_half[0], m->convert_lib, "rnncc_states_f16"));
-    RT_CUDA(m, cudaLibraryGetKernel(&m->states_half[1], m->convert_lib, "rnncc_states_bf16"));
+    RT_CUDA(m, cudaLibraryGetKernel(&m->stage_states[0], m->convert_lib, "rnncc_states_f16"));
+    RT_CUDA(m, cudaLibraryGetKernel(&m->stage_states[1], m->convert_lib, "rnncc_states_bf16"));
     return RNNCC_OK;
 }
 

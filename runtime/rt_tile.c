@@ -38,7 +38,7 @@ static void scratch_free(Scratch *s) {
 static rnncc_status zeros(rnncc_model *m, void **p, size_t bytes) {
     if (bytes == 0) bytes = sizeof(float);
     RT_CUDA(m, cudaMalloc(p, bytes));
-    return rt_upload(m, *p, NULL, bytes);
+    return rt_upload(m, "the tile search's scratch", *p, NULL, bytes);
 }
 
 static rnncc_status scratch_alloc(rnncc_model *m, int64_t N, int backward, Scratch *s) {

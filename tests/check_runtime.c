@@ -1276,6 +1276,52 @@ static void backward_dx(rnncc_model *m, const TrainBufs *b, int64_t T, int64_t N
     ck_assert_int_eq(cudaMemcpy(out, b->dx, (size_t)(T * N * 8) * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
 }
 
+/* rnncc_model_set_param right after a pass issued on the legacy stream (a replayed graph of 3000
+ * per-step steps, milliseconds long) and not waited for: that pass reads the old weights bit for bit
+ * (the write waits for it), the next pass the new ones. */
+START_TEST(set_param_waits_for_passes_before_it) {
+    const int64_t T = 3000, N = 2, ny = T * N * 16;
+    rnncc_model *m = small_lstm_on(RNNCC_BACKEND_CUBLAS);
+    fill_weights(m);
+    TrainBufs b = train_bufs(m, T, N);
+    float *want = malloc((size_t)ny * sizeof(float)), *got = malloc((size_t)ny * sizeof(float)), wf[128];
+    for (int i = 0; i < 3; i++) forward_y(m, &b, T, N, want); /* direct, captured, replayed */
+    ck_assert_int_eq(rnncc_model_get_param(m, "W_f", 0, 0, wf, 128), RNNCC_OK);
+    for (int i = 0; i < 128; i++) wf[i] = -2 * wf[i];
+    float *ys[] = {b.y};
+    rnncc_io io = {T, N, b.x, ys, NULL, NULL, NULL};
+    ck_assert_msg(rnncc_forward(m, &io, b.iws, b.iwsb, NULL, 0, NULL) == RNNCC_OK, "%s", rnncc_model_error(m));
+    ck_assert_int_eq(rnncc_model_set_param(m, "W_f", 0, 0, wf, 128), RNNCC_OK);
+    ck_assert_int_eq(cudaMemcpy(got, b.y, (size_t)ny * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+    ck_assert_msg(memcmp(got, want, (size_t)ny * sizeof(float)) == 0, "set_param changed the weights of a pass issued before it");
+    forward_y(m, &b, T, N, got);
+    ck_assert_msg(memcmp(got, want, (size_t)ny * sizeof(float)) != 0, "the next pass did not read set_param's weights");
+    free(want), free(got);
+    train_bufs_free(&b);
+    rnncc_model_destroy(m);
+}
+END_TEST
+
+/* A write of the model's own from the host (rt_upload) while a graph capture holds its stream 0, as a
+ * caller's capture of an earlier pass would: refused by name, and the model goes on. */
+START_TEST(model_writes_refused_while_captured) {
+    rnncc_model *m = small_lstm();
+    float w[128] = {0};
+    ck_assert_int_eq(cudaStreamBeginCapture(m->streams[0], cudaStreamCaptureModeRelaxed), cudaSuccess);
+    ck_assert_int_eq(rnncc_model_set_param(m, "W_f", 0, 0, w, 128), RNNCC_ERR_UNSUPPORTED);
+    ck_assert_msg(strstr(rnncc_model_error(m), "rnncc_model_set_param: not written while the caller's graph capture holds"),
+                  "%s", rnncc_model_error(m));
+    cudaGraph_t g = NULL;
+    ck_assert_int_eq(cudaStreamEndCapture(m->streams[0], &g), cudaSuccess);
+    cudaGraphDestroy(g);
+    RtVerify v = {.T = 6, .N = 3, .varlen = 1, .random_h0 = 1, .backward = 1, .seed = 7};
+    ck_assert_msg(rt_verify(m, &v) == RNNCC_OK, "%s", rnncc_model_error(m));
+    ck_assert_double_le(v.worst, 1e-5);
+    ck_assert_double_le(v.grad_worst, 1e-4);
+    rnncc_model_destroy(m);
+}
+END_TEST
+
 /* rnncc_model_keep_half_weights: the model rounds its weights to 16 bits once, and again only after
  * they change (rnncc_model_weights_changed, rnncc_model_set_param): bit for bit what a model that
  * rounds them every forward gives, through graph capture and replay (four passes of each kind, an
@@ -1609,7 +1655,6 @@ int main(void) {
         tcase_add_test(gpu, parameters_round_trip);
         tcase_add_test(gpu, bad_calls_leave_the_model_usable);
         tcase_add_test(gpu, zero_steps_returns_the_initial_state);
-        tcase_add_loop_test(gpu, runs_on_a_user_stream, 0, 2);
         tcase_add_loop_test(gpu, weights_pass_after_the_ones_grow, 0, 2);
         tcase_add_test(gpu, summed_and_twinned_keep_less);
         tcase_add_test(gpu, half_weights_kept_in_the_reserve);
@@ -1631,6 +1676,12 @@ int main(void) {
         tcase_add_test(random, random_cells_match_the_reference);
         tcase_add_test(random, random_cells_in_half_precisions);
         suite_add_tcase(s, random);
+        TCase *streams = tcase_create("streams"); /* CK_RUN_CASE=streams: what orders the model's writes and passes */
+        tcase_set_timeout(streams, 120);
+        tcase_add_loop_test(streams, runs_on_a_user_stream, 0, 2);
+        tcase_add_test(streams, set_param_waits_for_passes_before_it);
+        tcase_add_test(streams, model_writes_refused_while_captured);
+        suite_add_tcase(s, streams);
         TCase *threads = tcase_create("threads"); /* CK_RUN_CASE=threads runs these alone */
         tcase_set_timeout(threads, 300);
         tcase_add_test(threads, models_on_two_threads);
