@@ -114,7 +114,8 @@ int cg_emit_unit(Arena *arena, const Plan *plan, const PlanLayout *layout, int p
 /* cg_emit_unit of the whole unit, forward and backward kernels (the name is historical). */
 int cg_emit_forward(Arena *arena, const Plan *plan, const PlanLayout *layout, StrBuf *out, Diags *diags);
 /* Writes the conversion unit (prelude and codegen/convert.cuh: rnncc_to_f16, rnncc_to_bf16 and the state
- * staging rnncc_states_f16, rnncc_states_bf16), the same text for every cell, dimension and precision. Returns 0 when out ran out of memory. */
+ * staging rnncc_states_f16, rnncc_states_bf16), the same text for every cell, dimension and precision.
+ * Returns 0 when out ran out of memory. */
 int cg_emit_convert(StrBuf *out);
 
 /* Writes the kernel name of plan->groups[group] into buf. Returns the name's length, or -1

@@ -212,7 +212,8 @@ struct rnncc_model {
     int nmodules;
     cudaLibrary_t convert_lib;  /* the 16-bit modes' operand conversions, every mode's state staging (cg_emit_convert) */
     cudaKernel_t to_half[2];    /* rnncc_to_f16, rnncc_to_bf16 in it (rt_half.c) */
-    cudaKernel_t stage_states[2]; /* rnncc_states_f16, rnncc_states_bf16 in it (rt_copy_states; fp32 and tf32 run the first, no twins) */
+    cudaKernel_t stage_states[2]; /* rnncc_states_f16, rnncc_states_bf16 in it (rt_copy_states; fp32 and
+                                     tf32 run the first, with no twins) */
     RtUnit *units;              /* [layers * dirs] */
     int nunits;
     int64_t weight_count;
@@ -362,8 +363,9 @@ rnncc_status rt_regions(rnncc_model *m, int64_t T, int64_t N, int training, RtRe
 void rt_regions_free(RtRegions *r);
 
 /* The per-step units of every layout (forward and backward parts) and the conversion unit (the
- * 16-bit modes' conversions, every mode's state staging), generated and set building at once (rt_build_start), builds[] holding at
- * least RT_MODULE_BUILDS; the caller may do other work before rt_modules_finish. */
+ * 16-bit modes' conversions, every mode's state staging), generated and set building at once
+ * (rt_build_start), builds[] holding at least RT_MODULE_BUILDS; the caller may do other work
+ * before rt_modules_finish. */
 enum { RT_MODULE_BUILDS = 5 };
 typedef struct RtModuleBuilds {
     RtBuild build[RT_MODULE_BUILDS];

@@ -1,6 +1,6 @@
 /* Kernels for each dimension binding: generate the CUDA sources (a unit's forward and backward
- * parts, and the conversion unit: the 16-bit modes' conversions, every mode's state staging), build them through the on-disk cache, all at once
- * (rt_build.c), load them with the CUDA runtime. Key idea: the cache key covers everything that
+ * parts, and the conversion unit: the 16-bit modes' conversions, every mode's state staging), build
+ * them through the on-disk cache, all at once (rt_build.c), load them with the CUDA runtime. Key idea: the cache key covers everything that
  * determines the binary (source, options, architecture, NVRTC and rnncc versions), so a hit can
  * never be a stale binary; parts compiled apart compile side by side. */
 #include <stdio.h>
