@@ -215,9 +215,9 @@ static rnncc_status setup_handles(rnncc_model *m, const struct cudaDeviceProp *p
         RT_CUBLAS(m, cublasSetWorkspace(m->cublas[i], m->cublas_ws[i], RT_CUBLAS_WS));
         RT_CUDA(m, cudaStreamCreateWithFlags(&m->streams[i], cudaStreamNonBlocking));
     }
-    RT_TRY(rt_upload(m, "zeroing the weights", m->weights, NULL, bytes));
     for (size_t i = 0; i < sizeof m->events / sizeof m->events[0]; i++)
         RT_CUDA(m, cudaEventCreateWithFlags(&m->events[i], cudaEventDisableTiming));
+    RT_TRY(rt_upload(m, "zeroing the weights", m->weights, NULL, bytes)); /* after the streams and events it uses */
     for (int i = 0; i < 2; i++) RT_CUDA(m, cudaEventCreate(&m->tevents[i]));
     const char *g = getenv("RNNCC_GRAPHS"), *w = getenv("RNNCC_WAVEFRONT"), *pp = getenv("RNNCC_PROFILE_PERSIST");
     m->use_graphs = !(g && strcmp(g, "0") == 0);
