@@ -287,8 +287,9 @@ rnncc_status rt_cuda_fail(rnncc_model *m, cudaError_t e, const char *call, const
 rnncc_status rt_cublas_fail(rnncc_model *m, cublasStatus_t e, const char *call, const char *file, int line);
 /* Writes bytes from host memory src (zeros where src is NULL) to the model's device memory dst on its
  * stream 0, after the work issued before on the legacy and blocking streams, and waits: landed, and
- * after every earlier such write, whichever stream reads them next. Refused (what names the write)
- * while a caller's graph capture holds stream 0. Passes on non-blocking streams must have ended. */
+ * after every earlier such write, whichever stream reads them next (on the model's device, whichever
+ * is current). Refused (what names the write) while a caller's graph capture holds stream 0. Passes on
+ * non-blocking streams must have ended, and on blocking ones too while a blocking stream is captured. */
 rnncc_status rt_upload(rnncc_model *m, const char *what, void *dst, const void *src, size_t bytes);
 
 /* Every CUDA and cuBLAS call goes through these: on failure they record the call, its

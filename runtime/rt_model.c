@@ -31,21 +31,38 @@ rnncc_status rt_cublas_fail(rnncc_model *m, cublasStatus_t e, const char *call, 
  * non-blocking streams, a pageable copy may return before its DMA lands, and a memset returns at once;
  * a copy on stream 0 could then land before an earlier memset and be zeroed (bench/NOTES.md section 55).
  * Stream 0 first waits for the legacy stream, which waits for every blocking stream's earlier work: a
- * pass still running on the caller's stream (a replayed graph runs there alone) reads the old values. */
-rnncc_status rt_upload(rnncc_model *m, const char *what, void *dst, const void *src, size_t bytes) {
-    if (bytes == 0) return RNNCC_OK;
+ * pass still running on the caller's stream (a replayed graph runs there alone) reads the old values.
+ * Not while a blocking stream is being captured (the legacy stream is unusable then, and touching it
+ * would spoil that capture): the write then waits for the model's streams alone. */
+static rnncc_status upload_on_device(rnncc_model *m, const char *what, void *dst, const void *src, size_t bytes) {
     enum cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
     RT_CUDA(m, cudaStreamIsCapturing(m->streams[0], &st));
     if (st != cudaStreamCaptureStatusNone)
         return rt_fail(m, RNNCC_ERR_UNSUPPORTED,
                        "%s: not written while the caller's graph capture holds the model's stream (a pass captured "
                        "before it in the same capture): end the capture first, or run this call before it", what);
-    RT_CUDA(m, cudaEventRecord(m->events[5], cudaStreamLegacy));
-    RT_CUDA(m, cudaStreamWaitEvent(m->streams[0], m->events[5], 0));
+    cudaError_t e = cudaStreamIsCapturing(cudaStreamLegacy, &st); /* cudaErrorStreamCaptureImplicit: unusable */
+    if (e == cudaErrorStreamCaptureImplicit) cudaGetLastError();
+    else RT_CUDA(m, e);
+    if (e == cudaSuccess && st == cudaStreamCaptureStatusNone) {
+        RT_CUDA(m, cudaEventRecord(m->events[5], cudaStreamLegacy));
+        RT_CUDA(m, cudaStreamWaitEvent(m->streams[0], m->events[5], 0));
+    }
     if (src) RT_CUDA(m, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, m->streams[0]));
     else RT_CUDA(m, cudaMemsetAsync(dst, 0, bytes, m->streams[0]));
     RT_CUDA(m, cudaStreamSynchronize(m->streams[0]));
     return RNNCC_OK;
+}
+
+rnncc_status rt_upload(rnncc_model *m, const char *what, void *dst, const void *src, size_t bytes) {
+    if (bytes == 0) return RNNCC_OK;
+    int prev = -1; /* the legacy stream is the current device's: the model's, for the call */
+    cudaGetDevice(&prev);
+    cudaError_t e = prev == m->device ? cudaSuccess : cudaSetDevice(m->device);
+    rnncc_status s = e != cudaSuccess ? rt_cuda_fail(m, e, "cudaSetDevice", __FILE__, __LINE__)
+                                      : upload_on_device(m, what, dst, src, bytes);
+    if (prev >= 0 && prev != m->device) cudaSetDevice(prev);
+    return s;
 }
 
 const char *rnncc_model_error(const rnncc_model *m) { return m ? m->error : "model is NULL"; }

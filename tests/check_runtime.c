@@ -1276,22 +1276,22 @@ static void backward_dx(rnncc_model *m, const TrainBufs *b, int64_t T, int64_t N
     ck_assert_int_eq(cudaMemcpy(out, b->dx, (size_t)(T * N * 8) * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
 }
 
-/* rnncc_model_set_param right after a pass issued on the legacy stream (a replayed graph of 3000
- * per-step steps, milliseconds long) and not waited for: that pass reads the old weights bit for bit
- * (the write waits for it), the next pass the new ones. */
+/* rnncc_model_set_param of a recurrent weight (read every step) right after a pass issued on the
+ * legacy stream (a replayed graph of 3000 per-step steps, milliseconds long) and not waited for: that
+ * pass reads the old weights bit for bit (the write waits for it), the next pass the new ones. */
 START_TEST(set_param_waits_for_passes_before_it) {
     const int64_t T = 3000, N = 2, ny = T * N * 16;
     rnncc_model *m = small_lstm_on(RNNCC_BACKEND_CUBLAS);
     fill_weights(m);
     TrainBufs b = train_bufs(m, T, N);
-    float *want = malloc((size_t)ny * sizeof(float)), *got = malloc((size_t)ny * sizeof(float)), wf[128];
+    float *want = malloc((size_t)ny * sizeof(float)), *got = malloc((size_t)ny * sizeof(float)), uf[256];
     for (int i = 0; i < 3; i++) forward_y(m, &b, T, N, want); /* direct, captured, replayed */
-    ck_assert_int_eq(rnncc_model_get_param(m, "W_f", 0, 0, wf, 128), RNNCC_OK);
-    for (int i = 0; i < 128; i++) wf[i] = -2 * wf[i];
+    ck_assert_int_eq(rnncc_model_get_param(m, "U_f", 0, 0, uf, 256), RNNCC_OK); /* read every step */
+    for (int i = 0; i < 256; i++) uf[i] = -2 * uf[i];
     float *ys[] = {b.y};
     rnncc_io io = {T, N, b.x, ys, NULL, NULL, NULL};
     ck_assert_msg(rnncc_forward(m, &io, b.iws, b.iwsb, NULL, 0, NULL) == RNNCC_OK, "%s", rnncc_model_error(m));
-    ck_assert_int_eq(rnncc_model_set_param(m, "W_f", 0, 0, wf, 128), RNNCC_OK);
+    ck_assert_int_eq(rnncc_model_set_param(m, "U_f", 0, 0, uf, 256), RNNCC_OK);
     ck_assert_int_eq(cudaMemcpy(got, b.y, (size_t)ny * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
     ck_assert_msg(memcmp(got, want, (size_t)ny * sizeof(float)) == 0, "set_param changed the weights of a pass issued before it");
     forward_y(m, &b, T, N, got);
