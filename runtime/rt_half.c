@@ -74,13 +74,13 @@ rnncc_status rt_half_begin(rnncc_model *m, const RtRegions *r, char *ws, char *r
     return convert(m, m->streams[0], m->weights, m->weight_count, m->weight_count, 1, m->half_weights);
 }
 
-rnncc_status rt_half_input(rnncc_model *m, const RtRegions *r, char *reserve, const float *x, int convert) {
+rnncc_status rt_half_input(rnncc_model *m, const RtRegions *r, char *reserve, const float *x, int round_now) {
     m->half_x = NULL;
     if (!rt_half(m) || !r->reserve || !x) return RNNCC_OK;
     m->half_x_src = x;
     m->half_x_len = r->T * r->N * ir_shape_numel(&m->cell->inputs[0].shape, m->dimval[0]);
     m->half_x = rt_align16(reserve + r->half_x); /* 16-byte aligned, as the weights' copy */
-    return convert ? rt_half_twin(m, m->streams[0], x, m->half_x_len, m->half_x) : RNNCC_OK;
+    return round_now ? convert(m, m->streams[0], x, m->half_x_len, m->half_x_len, 1, m->half_x) : RNNCC_OK;
 }
 
 const unsigned short *rt_half_params(const rnncc_model *m, int64_t off) {
@@ -91,10 +91,6 @@ void rt_half_end(rnncc_model *m) {
     m->half_weights = NULL;
     m->half_x = NULL;
     memset(m->half_scratch, 0, sizeof m->half_scratch);
-}
-
-rnncc_status rt_half_twin(rnncc_model *m, cudaStream_t stream, const float *src, int64_t n, unsigned short *dst) {
-    return convert(m, stream, src, n, n, 1, dst);
 }
 
 rnncc_status rt_half_operand(rnncc_model *m, int lane, int which, cudaStream_t stream, const float *p, int64_t ld,

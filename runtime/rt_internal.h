@@ -343,9 +343,9 @@ rnncc_status rt_half_begin(rnncc_model *m, const RtRegions *r, char *ws, char *r
  * that kernels read 16 bytes at a time). */
 static inline char *rt_align16(char *p) { return (char *)(((uintptr_t)p + 15) & ~(uintptr_t)15); }
 /* In a training pass of the 16-bit modes, points the model at layer 0's input x rounded to 16 bits in
- * the reserve (convert: the forward rounds it there on stream 0, before its lanes fork), which every
+ * the reserve (round_now: the forward rounds it there on stream 0, before its lanes fork), which every
  * GEMM multiplying x then reads (the hoisted one, the weight gradients); nothing otherwise. */
-rnncc_status rt_half_input(rnncc_model *m, const RtRegions *r, char *reserve, const float *x, int convert);
+rnncc_status rt_half_input(rnncc_model *m, const RtRegions *r, char *reserve, const float *x, int round_now);
 /* Forgets the pass's 16-bit operand regions (before the workspace they point into is freed). */
 void rt_half_end(rnncc_model *m);
 /* The 16-bit form of GEMM operand p (rows x cols, leading dimension ld): its twin (laid out as p),
@@ -356,8 +356,6 @@ rnncc_status rt_half_operand(rnncc_model *m, int lane, int which, cudaStream_t s
 /* The weights' 16-bit copy of this pass from float offset off of the packed weights (RnnArgs.params16),
  * or NULL when the pass has none. */
 const unsigned short *rt_half_params(const rnncc_model *m, int64_t off);
-/* Rounds n floats at src into the twin dst (a state's first slot, which no kernel writes). */
-rnncc_status rt_half_twin(rnncc_model *m, cudaStream_t stream, const float *src, int64_t n, unsigned short *dst);
 
 /* Computes the regions of a forward pass of T steps over N sequences. */
 rnncc_status rt_regions(rnncc_model *m, int64_t T, int64_t N, int training, RtRegions *r);
