@@ -380,13 +380,14 @@ int cg_persist_h100_plan(Arena *arena, const PlanLayout *layout, CgPersistAsk *a
 int cg_persist_fewer_blocks(const PlanLayout *layout, const CgPersistAsk *ask, const CgPersist *P);
 /* Blocks per thread-block cluster for a pass over a batch of N by default, measured on an H100
  * (bench/NOTES.md sections 11 and 52): pairs for FFMA products; for tensor-core ones a forward's
- * fours at 9-24 sequences and a backward's pairs at 9-32; none for a forward asked to hand off by
+ * fours at 9-24 sequences and a backward's fours at 9-16, pairs at 17-32; none for a forward asked to hand off by
  * flags (handoff: CG_HANDOFF_*), which clusters cannot. The runtime takes pairs where the fours
  * would read the step weights from shared memory and pairs would not (rt_persist.c). */
 int cg_persist_cluster(int64_t N, CgProducts products, int backward, int handoff);
-/* Does the rule's tile of a pass over a batch of N have its clusters split K (CgPersistAsk.split)?
- * A backward's at 17-32 sequences, in every precision (bench/NOTES.md sections 32-33). */
-int cg_persist_split(int64_t N, int backward);
+/* Does the rule's tile of a pass over a batch of N with `products` have its clusters split K
+ * (CgPersistAsk.split)? A backward's at 17-32 sequences, on tensor cores at 9-32 (bench/NOTES.md
+ * sections 32-33 and 58). */
+int cg_persist_split(int64_t N, CgProducts products, int backward);
 /* A cluster size given as text ("1", "2" or "4": RNNCC_PERSIST_CLUSTER, rnncc emit --cluster); 0 for
  * anything else. */
 int cg_persist_cluster_parse(const char *text);

@@ -488,6 +488,11 @@ const char *cg_persist_in_clusters(const CgPersist *P, char buf[48]) {
     return buf;
 }
 
+/* The most rows a pass of P's product takes: 32 (8 a warp's row group, 4 groups), 40 for a tensor-core
+ * backward that splits K (one pass of the cluster's rows: clusters of 4 hold 9 rows a block at H = 1024
+ * on the 120 blocks whose clusters an H100 holds at once; rnn_mv_mma's fifth row group is half an mma tile). */
+static int split_rows_max(const CgPersist *P) { return P->split && P->mma ? 40 : 32; }
+
 /* cg_persist_plan for clusters of `cluster` blocks (1: none). */
 static int plan_for(Arena *arena, const PlanLayout *L, const CgPersistAsk *ask, int cluster, CgPersist *P, char *why,
                     size_t why_size) {
@@ -586,7 +591,7 @@ static int plan_for(Arena *arena, const PlanLayout *L, const CgPersistAsk *ask, 
             q->rows = cluster * q->ro;
             q->K = ceil_div(ceil_div(q->kfull, cluster), k_grain(P)) * k_grain(P);
             const char *no = q->kfull <= (cluster - 1) * q->K ? "a block would get no part of it"
-                             : q->rows > 32 ? "the cluster's rows take two passes or more"
+                             : q->rows > split_rows_max(P) ? "the cluster's rows take two passes or more"
                              : !cg_persist_rows_in_pieces(P, L->gemm_cols[j]) ? "weight rows not whole 16-byte pieces"
                                                                     : NULL;
             if (no) {
@@ -595,9 +600,9 @@ static int plan_for(Arena *arena, const PlanLayout *L, const CgPersistAsk *ask, 
                 return 0;
             }
         }
-        q->passes = (int)(q->rows > budget ? 1 : ceil_div(q->rows > 0 ? q->rows : 1, 32));
+        q->passes = (int)(q->rows > budget || P->split ? 1 : ceil_div(q->rows > 0 ? q->rows : 1, 32));
         q->rw = (int)ceil_div(q->rows > 0 ? q->rows : 1, 8 * (int64_t)q->passes);
-        if (q->rw > 4 || q->K > budget) { /* more than fits anyway: keep the numbers small */
+        if (q->rw > split_rows_max(P) / 8 || q->K > budget) { /* more than fits anyway: keep the numbers small */
             q->rw = 4;
             q->passes = (int)(budget / 32 + 1);
         }
@@ -741,24 +746,27 @@ int cg_persist_cluster(int64_t N, CgProducts products, int backward, int handoff
      * FFMA products (small_b4, fastrnns, flashrnn; deepbench's inference loses 5%, its training
      * gains 2%) and with tensor-core ones at 16-20 sequences (flashrnn, ds2); they are even at 4
      * and lose at 32 with tensor cores (deepbench). A backward's pairs at 17-32 sequences split K
-     * (cg_persist_split; section 33); a forward's tensor cores take fours since section 52 (below). */
+     * (cg_persist_split; section 33), its fours at 9-16 (section 58: 2-13% a training step against
+     * pairs sharing the operand at H = 512-1024 in fp16, bf16 and tf32, level at tf32 H = 1024; fours
+     * splitting K lost 10% at deepbench, 3% at ds2's LSTM); a forward's tensor cores take fours since
+     * section 52 (below). */
     if (products == CG_FFMA) return 2;
     if (N <= 8) return 1;
-    if (backward) return N <= 32 ? 2 : 1;
+    if (backward) return N <= 16 ? 4 : N <= 32 ? 2 : 1;
     /* a forward's fours beat pairs at 9-24 sequences with tensor cores (section 52: 4-12% a step at
      * H = 768-800 in fp16, bf16 and tf32; level at ds2's GRU in tf32) where they hold the step
      * weights in registers as pairs do; where fewer clusters of 4 than of 2 can be resident and the
      * weights move to shared memory (LSTM fp16 at H = 1024: 120 blocks) they lose by half, and the
-     * runtime takes pairs again. A backward's fours gained 2-3% at LSTM fp16 and lost 58% at GRU
-     * tf32 (H = 1024: 8 sequences a pass, chunks of 256): it keeps pairs */
+     * runtime takes pairs again */
     return N <= 24 ? 4 : 1;
 }
 
-int cg_persist_split(int64_t N, int backward) {
+int cg_persist_split(int64_t N, CgProducts products, int backward) {
     /* bench/NOTES.md sections 32-33: pairs splitting K beat the rule's other tiles at 20-32
      * sequences (deepbench tf32 30.0 against 36.9 us a training step, fp16 22.8 against 25.0) and
-     * lose at 16 (flashrnn fp16, +8%) and 64 (fastrnns fp16, +6%) */
-    return backward && N > 16 && N <= 32;
+     * lose at 16 (flashrnn fp16, +8%) and 64 (fastrnns fp16, +6%); section 58: on tensor cores
+     * fours splitting K win at 9-16 (cg_persist_cluster) */
+    return backward && N <= 32 && (N > 16 || (products != CG_FFMA && N > 8));
 }
 
 int cg_persist_cluster_parse(const char *text) {
@@ -795,7 +803,7 @@ CgPersistAsk cg_persist_h100_ask(int64_t N, int backward, CgProducts products, i
     return (CgPersistAsk){.N = N, .backward = backward, .products = products, .sms = CG_H100_SMS,
                           .smem_limit = CG_H100_SMEM,
                           .cluster = cluster ? cluster : cg_persist_cluster(N, products, backward, CG_HANDOFF_BARRIER),
-                          .split = !cluster && cg_persist_split(N, backward)};
+                          .split = !cluster && cg_persist_split(N, products, backward)};
 }
 
 int cg_persist_same_tile(const CgPersist *a, const CgPersist *b) {

@@ -184,7 +184,7 @@ static rnncc_status build(rnncc_model *m, int li, int64_t N, int backward, RtPer
                         .cluster = m->persist_cluster ? m->persist_cluster
                                                       : cg_persist_cluster(N, products, backward, m->persist_handoff),
                         .split = m->persist_split >= 0 ? m->persist_split
-                                                       : !m->persist_cluster && cg_persist_split(N, backward),
+                                                       : !m->persist_cluster && cg_persist_split(N, products, backward),
                         .warps = m->persist_warps, .kc_cap = m->persist_chunk, .nw_max = m->persist_nw,
                         .handoff = m->persist_handoff < 0 ? CG_HANDOFF_BARRIER : m->persist_handoff,
                         .twins = rt_half(m), .blocks = m->persist_blocks, .wregs = m->persist_wregs};

@@ -346,8 +346,9 @@ START_TEST(run_emit_schedule_arguments) {
     ck_assert_ptr_nonnull(strstr(r.out, "  forward backend (batch 16, tf32, on an H100): persistent: step weights 9.4 MB "
                                         "fit on chip: 120 blocks of 8 warps in clusters of 4, "));
     ck_assert_ptr_null(strstr(r.out, "in pairs: "));
+    /* a backward's at 9-16 sequences in fours splitting K (section 58), on those 120 blocks too */
     ck_assert_ptr_nonnull(strstr(r.out, "  backward backend (batch 16, tf32, on an H100): persistent: step weights 9.4 MB "
-                                        "fit on chip: 132 blocks of 8 warps in clusters of 2, "));
+                                        "fit on chip: 120 blocks of 8 warps in clusters of 4 splitting K, "));
     r = RUN(NULL, "dump", "--schedule", "--dim", "I=8", "--dim", "H=1024", "--batch", "16", "--precision", "fp16",
             "cells/lstm.cell");
     ck_assert_ptr_nonnull(strstr(r.out, "  forward backend (batch 16, fp16, on an H100): persistent: step weights 8.4 MB "
@@ -580,6 +581,11 @@ START_TEST(run_emit_schedule_arguments) {
             "cells/lstm.cell");
     ck_assert_ptr_nonnull(strstr(r.out, "  backward backend (batch 32, fp16, on an H100): persistent: step weights 8.4 MB "
                                         "fit on chip: 132 blocks of 8 warps in clusters of 2 splitting K, "));
+    /* at 9-16 sequences on tensor cores in fours (bench/NOTES.md section 58), on the 120 blocks an H100 holds */
+    r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=64", "--dim", "H=256", "--persistent", "12", "--backward",
+            "--precision", "tf32");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_ptr_nonnull(strstr(r.out, "#define RNN_SPLIT 4  //"));
     r = RUN(NULL, "dump", "--schedule", "--dim", "I=8", "--dim", "H=1024", "--batch", "33", "--precision", "tf32",
             "cells/lstm.cell");
     ck_assert_ptr_nonnull(strstr(r.out, "  backward backend (batch 33, tf32, on an H100): cuBLAS per step: batch 33 > 32 "

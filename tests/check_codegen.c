@@ -1741,24 +1741,31 @@ START_TEST(persistent_fours_hold_weights_or_pairs_do) {
 }
 END_TEST
 
-/* The rule's tile of a backward of 17-32 sequences: pairs splitting K, in every precision (measured,
- * bench/NOTES.md section 33); not at 16 or fewer, not above 32, not forward. */
+/* The rule's tile of a backward: pairs splitting K at 17-32 sequences in every precision (measured,
+ * bench/NOTES.md section 33), fours splitting K at 9-16 on tensor cores (section 58); not at 8 or
+ * fewer, not FFMA at 16 or fewer, not above 32, not forward. */
 START_TEST(persistent_rule_splits_a_backward_of_17_to_32) {
-    ck_assert_int_eq(cg_persist_split(17, 1), 1);
-    ck_assert_int_eq(cg_persist_split(32, 1), 1);
-    ck_assert_int_eq(cg_persist_split(16, 1), 0);
-    ck_assert_int_eq(cg_persist_split(33, 1), 0);
-    ck_assert_int_eq(cg_persist_split(32, 0), 0);
+    ck_assert_int_eq(cg_persist_split(17, CG_FFMA, 1), 1);
+    ck_assert_int_eq(cg_persist_split(32, CG_F16, 1), 1);
+    ck_assert_int_eq(cg_persist_split(16, CG_FFMA, 1), 0);
+    ck_assert_int_eq(cg_persist_split(16, CG_TF32, 1), 1);
+    ck_assert_int_eq(cg_persist_split(9, CG_BF16, 1), 1);
+    ck_assert_int_eq(cg_persist_split(8, CG_F16, 1), 0);
+    ck_assert_int_eq(cg_persist_split(33, CG_F16, 1), 0);
+    ck_assert_int_eq(cg_persist_split(32, CG_F16, 0), 0);
+    ck_assert_int_eq(cg_persist_split(16, CG_F16, 0), 0);
     ck_assert_int_eq(cg_persist_cluster(32, CG_TF32, 1, CG_HANDOFF_BARRIER), 2);
+    ck_assert_int_eq(cg_persist_cluster(17, CG_F16, 1, CG_HANDOFF_BARRIER), 2);
     ck_assert_int_eq(cg_persist_cluster(32, CG_TF32, 0, CG_HANDOFF_BARRIER), 1);
     ck_assert_int_eq(cg_persist_cluster(33, CG_F16, 1, CG_HANDOFF_BARRIER), 1);
-    /* a forward's tensor cores at 9-24 sequences in fours (section 52), a backward's at 9-32 in
-     * pairs; FFMA in pairs; a forward handing off by flags in none */
+    /* a forward's tensor cores at 9-24 sequences in fours (section 52), a backward's at 9-16 in fours
+     * and 17-32 in pairs; FFMA in pairs; a forward handing off by flags in none */
     ck_assert_int_eq(cg_persist_cluster(8, CG_F16, 0, CG_HANDOFF_BARRIER), 1);
+    ck_assert_int_eq(cg_persist_cluster(8, CG_F16, 1, CG_HANDOFF_BARRIER), 1);
     ck_assert_int_eq(cg_persist_cluster(9, CG_TF32, 0, CG_HANDOFF_BARRIER), 4);
     ck_assert_int_eq(cg_persist_cluster(24, CG_F16, 0, CG_HANDOFF_BARRIER), 4);
-    ck_assert_int_eq(cg_persist_cluster(16, CG_BF16, 1, CG_HANDOFF_BARRIER), 2);
-    ck_assert_int_eq(cg_persist_cluster(9, CG_TF32, 1, CG_HANDOFF_BARRIER), 2);
+    ck_assert_int_eq(cg_persist_cluster(16, CG_BF16, 1, CG_HANDOFF_BARRIER), 4);
+    ck_assert_int_eq(cg_persist_cluster(9, CG_TF32, 1, CG_HANDOFF_BARRIER), 4);
     ck_assert_int_eq(cg_persist_cluster(25, CG_TF32, 0, CG_HANDOFF_BARRIER), 1);
     ck_assert_int_eq(cg_persist_cluster(16, CG_FFMA, 0, CG_HANDOFF_BARRIER), 2);
     ck_assert_int_eq(cg_persist_cluster(16, CG_F16, 0, CG_HANDOFF_FLAGS), 1);
@@ -1769,7 +1776,7 @@ START_TEST(persistent_rule_splits_a_backward_of_17_to_32) {
     CgPersist P;
     char why[512];
     static const struct { int64_t N; CgProducts products; int cluster, split; } rows[] = {
-        {32, CG_F16, 2, 1}, {20, CG_TF32, 2, 1}, {16, CG_F16, 2, 0}, {32, CG_FFMA, 2, 1}, {16, CG_FFMA, 2, 0}};
+        {32, CG_F16, 2, 1}, {20, CG_TF32, 2, 1}, {16, CG_F16, 4, 1}, {32, CG_FFMA, 2, 1}, {16, CG_FFMA, 2, 0}};
     for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
         CgPersistAsk ask = cg_persist_h100_ask(rows[i].N, 1, rows[i].products, 0);
         ck_assert_msg(cg_persist_plan(&s.arena, L, &ask, &P, why, sizeof why), "%s", why);
@@ -1780,6 +1787,27 @@ START_TEST(persistent_rule_splits_a_backward_of_17_to_32) {
     CgPersistAsk ask = cg_persist_h100_ask(32, 1, CG_F16, 2);
     ck_assert_msg(cg_persist_plan(&s.arena, L, &ask, &P, why, sizeof why), "%s", why);
     ck_assert_int_eq(P.split, 0);
+    /* fours splitting K on the 120 blocks an H100 holds at once: 9 of H = 1024's elements a block, the
+     * cluster's 36 rows in one tensor-core pass of 40 (five row groups); FFMA passes stay at 32 rows */
+    ask = cg_persist_h100_ask(32, 1, CG_F16, 4);
+    ask.split = 1;
+    ask.sms = CG_H100_FOUR_BLOCKS;
+    ck_assert_msg(cg_persist_plan(&s.arena, L, &ask, &P, why, sizeof why), "%s", why);
+    ck_assert_msg(P.split && P.cluster == 4 && P.blocks == 120 && P.gemms[0].ro == 9 && P.gemms[0].passes == 1 &&
+                      P.gemms[0].rw == 5 && P.nw == 8, "%s", why);
+    ask.twins = 1;
+    char *u = emit_persistent(&s, L, ask, &P, why, sizeof why);
+    ck_assert_msg(u && strstr(u, "rnn_mv_mma<5, 8, 2, 1, 52>"), "%s", why); /* the red stride: 40 rows padded, % 16 == 4 */
+    if (!SANITIZED) compile_ok(u, "lstm", "sm_90a");
+    free(u);
+    const char *half_wide[] = {"I=8", "H=512"}; /* FFMA: 9 elements a block on 60 blocks, 36 rows: refused */
+    ask = cg_persist_h100_ask(32, 1, CG_FFMA, 4);
+    ask.split = 1;
+    ask.sms = 60;
+    ck_assert_msg(cg_persist_plan(&s.arena, layout_bound(&s, s.module->cells[0], half_wide, 2), &ask, &P, why, sizeof why),
+                  "%s", why);
+    ck_assert_msg(!P.split && strstr(why, "(2048, 9 rows a block) not split: the cluster's rows take two passes or more"),
+                  "%s", why);
     src_close(&s);
 }
 END_TEST
@@ -1902,13 +1930,13 @@ START_TEST(persistent_backward_splits_k) {
     ask.split = 1;
     ck_assert_msg(cg_persist_plan(&s.arena, L, &ask, &P, why, sizeof why), "%s", why);
     ck_assert(P.cluster == 2 && !P.split);
-    const char *narrow[] = {"I=1024", "H=1100"}; /* 9 elements a block: four blocks' 36 rows take two passes */
+    const char *narrow[] = {"I=1024", "H=1328"}; /* 11 elements a block: four blocks' 44 rows take two passes (40 a tensor-core pass) */
     ask = cg_persist_h100_ask(8, 1, CG_F16, 4);
     ask.split = 1;
     ck_assert_msg(cg_persist_plan(&s.arena, layout_bound(&s, s.module->cells[0], narrow, 2), &ask, &P, why, sizeof why),
                   "%s", why);
     ck_assert_int_eq(P.cluster, 1);
-    ck_assert_msg(strstr(why, "clusters of 4 refused: G1's K (4400, 9 rows a block) not split: the cluster's rows take two passes"), "%s", why);
+    ck_assert_msg(strstr(why, "clusters of 4 refused: G1's K (5312, 11 rows a block) not split: the cluster's rows take two passes"), "%s", why);
     const char *small[] = {"I=8", "H=16"}; /* 4H = 64: the second block of a pair would get no part of K */
     ask = cg_persist_h100_ask(4, 1, CG_FFMA, 2);
     ask.split = 1;

@@ -101,6 +101,12 @@ for c in 2 4; do
             "${split[@]/fp16/fp32}"
     done
 done
+# the rule's fours splitting K at 9-16 sequences on tensor cores (bench/NOTES.md section 58), at H = 1024: 9 elements
+# a block on the 120 blocks whose clusters are resident, the cluster's 36 rows in one pass of five row groups
+split5=(./build/rnncc run cells/lstm.cell --dim I=64 --dim H=1024 --seq 2 --batch 12 --varlen --train --repeat 1
+    --precision fp16 --backend persistent)
+step "racecheck-split4-rows36" racecheck_own "${split5[@]}"
+step "synccheck-split4-rows36" compute-sanitizer --tool synccheck --error-exitcode 9 "${split5[@]}"
 # a forward's steps handed off by flagged words (RNNCC_PERSIST_HANDOFF=flags, no clusters), both products,
 # odd and even operand lengths (pairs of words, single words), several passes of sequences
 for p in fp32 tf32; do
