@@ -1,7 +1,8 @@
-/* persist_profile: where one step of the persistent kernels goes, as block 0 sees it: grid
- * barriers, staging the operand, the product, reducing and storing it, the element-wise groups
+/* persist_profile: where one step of the persistent kernels goes, as block 0 sees it (grid
+ * barriers, staging the operand, the product, reducing and storing it, the element-wise groups),
+ * then the spread over every block and the blocks that wait least at the barriers
  * (cycles counted in the kernel, persist.cuh's RNN_PROFILE; a development tool, not a benchmark:
- * the counting itself costs block 0 a little).
+ * the counting itself costs each block a little).
  *
  *   RNNCC_PROFILE_PERSIST=1 ./build/bench/persist_profile cells/lstm.cell --dim I=1024 --dim H=1024 -T 100 -N 4 \
  *       [--train] [--precision fp32|tf32|fp16|bf16]
@@ -19,6 +20,22 @@
 
 static const char *const phase_names[] = {"grid barriers", "staging", "product", "reduce+store", "element-wise",
                                           "weights (once)"};
+
+/* persist.cuh's RNN_PROF_BLOCKS rows of rnn_prof, 8 counts a block. */
+enum { PROF_BLOCKS = 1024 };
+typedef unsigned long long Counts[8];
+
+/* A block's cycles in every phase of a step but the barriers (c: its counts). */
+static double work_of(const Counts c) { return (double)c[1] + (double)c[2] + (double)c[3] + (double)c[4]; }
+
+/* order[0..n) = the indices of v[0..n) from the smallest value to the largest (insertion sort). */
+static void sort_by(const double *v, int *order, int n) {
+    for (int i = 0; i < n; i++) {
+        int j = i;
+        for (; j > 0 && v[order[j - 1]] > v[i]; j--) order[j] = order[j - 1];
+        order[j] = i;
+    }
+}
 
 int main(int argc, char **argv) {
     static const struct option opts[] = {{"dim", required_argument, 0, 'D'}, {"train", no_argument, 0, 't'},
@@ -80,23 +97,46 @@ int main(int argc, char **argv) {
             printf("  %s: no persistent kernel ran\n", pass ? "backward" : "forward");
             continue;
         }
-        unsigned long long prof[8];
+        Counts prof[PROF_BLOCKS];
+        const int blocks = rp->plan.blocks < PROF_BLOCKS ? rp->plan.blocks : PROF_BLOCKS;
         void *dptr = NULL;
         size_t bytes = 0;
-        if (cudaLibraryGetGlobal(&dptr, &bytes, rp->lib, "rnn_prof") != cudaSuccess ||
-            cudaMemcpy(prof, dptr, sizeof prof, cudaMemcpyDeviceToHost) != cudaSuccess) {
+        if (cudaLibraryGetGlobal(&dptr, &bytes, rp->lib, "rnn_prof") != cudaSuccess || bytes < sizeof(Counts) * (size_t)blocks ||
+            cudaMemcpy(prof, dptr, sizeof(Counts) * (size_t)blocks, cudaMemcpyDeviceToHost) != cudaSuccess) {
             fprintf(stderr, "persist_profile: no counters in the %s kernel\n", pass ? "backward" : "forward");
             return 1;
         }
-        double steps = (double)prof[6], us = 1e3 / (double)khz, total = 0;
+        const double steps = (double)prof[0][6], us = 1e3 / (double)khz;
         printf("  %s (%d blocks, %lld bytes of shared memory): %.0f steps counted, at %d MHz\n",
                pass ? "backward" : "forward", rp->plan.blocks, (long long)rp->plan.smem, steps, khz / 1000);
-        for (int k = 0; k < 5; k++) total += (double)prof[k];
+        const double total = work_of(prof[0]) + (double)prof[0][0];
+        printf("   block 0:\n");
         for (int k = 0; k < 5; k++)
-            printf("    %-15s %7.2f us a step (%4.1f%%)\n", phase_names[k], (double)prof[k] * us / steps,
-                   100.0 * (double)prof[k] / total);
+            printf("    %-15s %7.2f us a step (%4.1f%%)\n", phase_names[k], (double)prof[0][k] * us / steps,
+                   100.0 * (double)prof[0][k] / total);
         printf("    %-15s %7.2f us a step\n", "total", total * us / steps);
-        printf("    %-15s %7.2f us a launch\n", phase_names[5], (double)prof[5] * us / (steps / (double)T));
+        printf("    %-15s %7.2f us a launch\n", phase_names[5], (double)prof[0][5] * us / (steps / (double)T));
+        /* every block's phases, and the blocks that wait least at the barriers: the ones the others wait for */
+        printf("   its %d blocks, us a step: min / median / max (block)\n", blocks);
+        double v[PROF_BLOCKS];
+        int order[PROF_BLOCKS];
+        for (int k = 0; k < 6; k++) {
+            for (int b = 0; b < blocks; b++) v[b] = k < 5 ? (double)prof[b][k] : work_of(prof[b]);
+            sort_by(v, order, blocks);
+            printf("    %-15s %7.2f / %7.2f / %7.2f (%d)\n", k < 5 ? phase_names[k] : "all but barriers",
+                   v[order[0]] * us / steps, v[order[blocks / 2]] * us / steps, v[order[blocks - 1]] * us / steps,
+                   order[blocks - 1]);
+        }
+        for (int b = 0; b < blocks; b++) v[b] = (double)prof[b][0];
+        sort_by(v, order, blocks);
+        printf("   the %d blocks waiting least at the barriers (us a step: barriers, staging, product, reduce+store, element-wise):\n",
+               blocks < 6 ? blocks : 6);
+        for (int i = 0; i < blocks && i < 6; i++) {
+            const int b = order[i];
+            printf("    block %4d (rank %d in its cluster):", b, b % rp->plan.cluster);
+            for (int k = 0; k < 5; k++) printf(" %6.2f", (double)prof[b][k] * us / steps);
+            printf("\n");
+        }
     }
     rnncc_model_destroy(m);
     rnncc_program_destroy(p);

@@ -4,36 +4,40 @@
  * sequence, keeps those weight rows in shared memory, and meets the other blocks only at a
  * grid barrier; the matrix product below is the block's share of one step's GEMM. */
 
-/* Where block 0 spends its cycles, by phase, summed over steps and launches: built only when
+/* Where each block spends its cycles, by phase, summed over steps and launches: built only when
  * the unit defines RNN_PROFILE (RNNCC_PROFILE_PERSIST=1 at run time; bench/persist_profile reads
- * rnn_prof). Slots: 0 grid barriers, 1 staging the operand, 2 the product, 3 reducing and storing
- * it, 4 the element-wise groups, 5 loading the weights, 6 steps. Thread 0 counts into shared
- * memory and adds its counts to rnn_prof once, at the kernel's end (RNN_PROF_END): a global
- * read-modify-write at each mark would charge a trip to L2 to the phase after it. */
+ * rnn_prof, a row a block for the first RNN_PROF_BLOCKS). Slots: 0 grid barriers, 1 staging the
+ * operand, 2 the product, 3 reducing and storing it, 4 the element-wise groups, 5 loading the
+ * weights, 6 steps. Every block's thread 0 counts into shared memory and adds its counts to its row
+ * once, at the kernel's end (RNN_PROF_END): a global read-modify-write at each mark would charge a
+ * trip to L2 to the phase after it. A block that waits least at the barriers is the one the others
+ * wait for (bench/NOTES.md sections 58-59: block 0's counts alone misled; counting in every block
+ * also moves the blocks' timing, section 59). */
 #ifdef RNN_PROFILE
-__device__ unsigned long long rnn_prof[8];
+#define RNN_PROF_BLOCKS 1024
+__device__ unsigned long long rnn_prof[RNN_PROF_BLOCKS][8];
 __shared__ unsigned long long rnn_prof_acc[8];
 __shared__ long long rnn_prof_last;
 #define RNN_PROF_START()                                                            \
     do {                                                                            \
-        if (blockIdx.x == 0 && threadIdx.x == 0) {                                  \
+        if (threadIdx.x == 0) {                                                     \
             for (int k_ = 0; k_ < 8; k_++) rnn_prof_acc[k_] = 0;                    \
             rnn_prof_last = clock64();                                              \
         }                                                                           \
     } while (0)
 #define RNN_PROF(k)                                                                 \
     do {                                                                            \
-        if (blockIdx.x == 0 && threadIdx.x == 0) {                                  \
+        if (threadIdx.x == 0) {                                                     \
             const long long rnn_now_ = clock64();                                   \
             rnn_prof_acc[k] += (unsigned long long)(rnn_now_ - rnn_prof_last);      \
             rnn_prof_last = rnn_now_;                                               \
         }                                                                           \
     } while (0)
-#define RNN_PROF_STEP() do { if (blockIdx.x == 0 && threadIdx.x == 0) rnn_prof_acc[6]++; } while (0)
+#define RNN_PROF_STEP() do { if (threadIdx.x == 0) rnn_prof_acc[6]++; } while (0)
 #define RNN_PROF_END()                                                              \
     do {                                                                            \
-        if (blockIdx.x == 0 && threadIdx.x == 0)                                    \
-            for (int k_ = 0; k_ < 8; k_++) rnn_prof[k_] += rnn_prof_acc[k_];        \
+        if (threadIdx.x == 0 && blockIdx.x < RNN_PROF_BLOCKS)                       \
+            for (int k_ = 0; k_ < 8; k_++) rnn_prof[blockIdx.x][k_] += rnn_prof_acc[k_]; \
     } while (0)
 #else
 #define RNN_PROF_START() ((void)0)
