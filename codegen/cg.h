@@ -361,6 +361,10 @@ int cg_persist_preferred(int64_t N, CgProducts products, int backward, CgOverlap
 /* Registers a thread of P's kernel the step weights it holds in registers take (CgPersistGemm.wregs;
  * 0: none). */
 int cg_persist_held_registers(const CgPersist *P);
+/* Does backward kernel P (16-bit products) stage every twinned result adjoint it multiplies from its
+ * 16-bit twin (CgPersistGemm.x16), so that no fp32 copy of a twinned adjoint is read in its pass
+ * (RnnArgs.twins_only may be 1)? 0 for a forward or fp32/tf32 products. */
+int cg_persist_twins_staged(const Plan *plan, const CgPersist *P);
 /* Does fours, the rule's tile in clusters of 4 planned from ask, yield to pairs: it holds no step
  * weights in registers and a plan of ask in pairs would come out in pairs holding some (bench/NOTES.md
  * section 52)? */

@@ -238,6 +238,13 @@ int cg_persist_held_registers(const CgPersist *P) {
     return (int)regs;
 }
 
+int cg_persist_twins_staged(const Plan *plan, const CgPersist *P) {
+    if (!P->backward || !P->half) return 0;
+    for (int qi = 0; qi < P->ngemms; qi++)
+        if (cg_adjoint_twinned(plan, plan->gemms[P->gemms[qi].gemm].out_buffer) && !P->gemms[qi].x16) return 0;
+    return 1;
+}
+
 /* Which step GEMMs keep their weights in registers (CgPersistGemm.wregs): those needing most first,
  * within a budget of what a block of this many warps may take a thread (65536 a multiprocessor, 255
  * at most) past what the rest of the unit takes, less rnn_mv_mma's sums past a pass of 16 sequences

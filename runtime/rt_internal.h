@@ -324,8 +324,12 @@ int rt_half(const rnncc_model *m);
  * in one launch of the conversion unit's rnncc_states_f16/bf16. */
 rnncc_status rt_copy_states(rnncc_model *m, cudaStream_t stream, const RnnStateCopies *a);
 /* Whether the bound unit's backward kernels store the adjoints they twin as twins alone
- * (RnnArgs.twins_only): in the 16-bit modes, per step (a persistent backward may stage fp32 rows). */
-static inline int rt_twins_only(const RtBind *b) { return rt_half(b->m) && !b->persist; }
+ * (RnnArgs.twins_only): in the 16-bit modes, per step, and in a persistent backward that stages
+ * every twinned adjoint from its twin (one that stages fp32 rows reads the fp32 copy; every reader
+ * after the loop takes the twin). */
+static inline int rt_twins_only(const RtBind *b) {
+    return rt_half(b->m) && (!b->persist || cg_persist_twins_staged(b->m->plan, &b->persist->plan));
+}
 /* What a pass does with the weights' 16-bit copy (rt_half_begin). */
 typedef enum RtHalfWeights {
     RT_HALF_NO_WEIGHTS, /* none: the pass multiplies activations only (the weight gradients) */

@@ -1889,6 +1889,30 @@ START_TEST(persistent_clusters_need_alike_tails) {
 }
 END_TEST
 
+/* A 16-bit persistent backward that stages its result adjoints from their twins lets the kernels store
+ * the twins alone (RnnArgs.twins_only); not with fp32 staging (no twins asked for, or rows that are not
+ * whole 16-byte pieces: 4H = 1004), nor tf32 products, nor a forward. */
+START_TEST(persistent_backward_twins_staged) {
+    Src s;
+    src_open_file(&s, "cells/lstm.cell");
+    const char *dims[] = {"I=64", "H=256"}, *odd[] = {"I=64", "H=251"};
+    PlanLayout *L = layout_bound(&s, s.module->cells[0], dims, 2), *Lodd = layout_bound(&s, s.module->cells[0], odd, 2);
+    CgPersist P;
+    char why[512];
+    static const struct { int odd, backward, twins; CgProducts products; int staged; } rows[] = {
+        {0, 1, 1, CG_F16, 1}, {0, 1, 1, CG_BF16, 1}, {0, 1, 0, CG_F16, 0}, {1, 1, 1, CG_F16, 0},
+        {0, 1, 0, CG_TF32, 0}, {0, 0, 1, CG_F16, 0}};
+    for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+        CgPersistAsk ask = cg_persist_h100_ask(16, rows[i].backward, rows[i].products, 0);
+        ask.twins = rows[i].twins;
+        const PlanLayout *l = rows[i].odd ? Lodd : L;
+        ck_assert_msg(cg_persist_plan(&s.arena, l, &ask, &P, why, sizeof why), "row %zu: %s", i, why);
+        ck_assert_msg(cg_persist_twins_staged(l->plan, &P) == rows[i].staged, "row %zu: %s", i, why);
+    }
+    src_close(&s);
+}
+END_TEST
+
 /* A backward's clusters split K where asked (CgPersistAsk.split): each block keeps the cluster's
  * rows (ro apart) for its part of K in whole grains, the unit defines RNN_SPLIT (not RNN_CLUSTER),
  * offsets the operand by its part and exchanges through rnn_sp; it compiles. Refused, with the
@@ -3187,6 +3211,7 @@ static Suite *codegen_suite(void) {
     tcase_add_test(tc, persistent_odd_rows_copied_by_words);
     tcase_add_test(tc, persistent_rule_reads_the_plan);
     tcase_add_test(tc, persistent_rule_splits_a_backward_of_17_to_32);
+    tcase_add_test(tc, persistent_backward_twins_staged);
     tcase_add_test(tc, persistent_fours_hold_weights_or_pairs_do);
     tcase_add_test(tc, lstm_backward_routes);
     tcase_add_test(tc, keywords_are_refused);

@@ -1257,6 +1257,70 @@ START_TEST(half_weights_kept_in_the_reserve) {
 }
 END_TEST
 
+/* A fp16 persistent backward whose tile stages every result adjoint from its 16-bit twin
+ * (cg_persist_twins_staged) stores those adjoints as twins alone (RnnArgs.twins_only): their fp32
+ * buffers, which the reserve still holds, are neither written (NaN bytes set after the forward stay)
+ * nor read (the gradients are bit for bit a run's without them). */
+START_TEST(persistent_backward_stores_twins_alone) {
+    const int64_t T = 5, N = 3;
+    rnncc_model *m = small_lstm_in(RNNCC_FP16, RNNCC_BACKEND_PERSISTENT);
+    int64_t count = fill_weights(m);
+    const RtPersist *persist[2];
+    ck_assert_int_eq(rt_persist_choose(m, N, 1, persist, NULL, 0), RNNCC_OK);
+    ck_assert_ptr_nonnull(persist[0]);
+    ck_assert_int_eq(cg_persist_twins_staged(m->plan, &persist[0]->plan), 1);
+    TrainBufs b = train_bufs(m, T, N);
+    float *ys[] = {b.y};
+    const float *dys[] = {b.dy};
+    rnncc_io io = {T, N, b.x, ys, NULL, NULL, NULL};
+    rnncc_grad_io gio = {T, N, NULL, b.x, dys, NULL, b.dx, NULL};
+    RtRegions r;
+    ck_assert_int_eq(rt_regions(m, T, N, 1, &r), RNNCC_OK);
+    const size_t nx = (size_t)(T * N * 8);
+    float *got[2][2]; /* [run][dx, dw] */
+    int twinned = 0;
+    for (int run = 0; run < 2; run++) {
+        ck_assert_msg(rnncc_forward(m, &io, b.ws, b.wsb, b.rs, b.rsb, NULL) == RNNCC_OK, "%s", rnncc_model_error(m));
+        for (int i = 0; run && i < m->plan->nbuffers; i++)
+            if (cg_adjoint_twinned(m->plan, i) && r.dbuf16[i] != RT_NO_TWIN && r.dbuf[i] != r.dbuf16[i]) {
+                size_t bytes = (size_t)(T * N * m->layout[0]->buffer_width[i]) * sizeof(float);
+                ck_assert_int_eq(cudaMemset((char *)b.rs + r.dbuf[i], 0xff, bytes), cudaSuccess);
+                twinned++;
+            }
+        ck_assert_msg(rnncc_backward_data(m, &gio, b.ws, b.wsb, b.rs, b.rsb, NULL) == RNNCC_OK, "%s", rnncc_model_error(m));
+        ck_assert_msg(rnncc_backward_weights(m, &gio, b.dw, RNNCC_WGRAD_SET, b.ws, b.wsb, b.rs, b.rsb, NULL) == RNNCC_OK,
+                      "%s", rnncc_model_error(m));
+        ck_assert_int_eq(cudaDeviceSynchronize(), cudaSuccess);
+        got[run][0] = malloc(nx * sizeof(float));
+        got[run][1] = malloc((size_t)count * sizeof(float));
+        ck_assert_int_eq(cudaMemcpy(got[run][0], b.dx, nx * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+        ck_assert_int_eq(cudaMemcpy(got[run][1], b.dw, (size_t)count * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+    }
+    ck_assert_int_gt(twinned, 0); /* the LSTM's gate adjoints, hoisted and step */
+    for (int i = 0; i < m->plan->nbuffers; i++)
+        if (cg_adjoint_twinned(m->plan, i) && r.dbuf16[i] != RT_NO_TWIN && r.dbuf[i] != r.dbuf16[i]) {
+            size_t bytes = (size_t)(T * N * m->layout[0]->buffer_width[i]) * sizeof(float);
+            unsigned char *h = malloc(bytes);
+            ck_assert_int_eq(cudaMemcpy(h, (char *)b.rs + r.dbuf[i], bytes, cudaMemcpyDeviceToHost), cudaSuccess);
+            for (size_t k = 0; k < bytes; k++) ck_assert_msg(h[k] == 0xff, "buffer %d, byte %zu written", i, k);
+            free(h);
+        }
+    size_t nonzero = 0;
+    for (size_t i = 0; i < nx; i++) {
+        ck_assert_msg(got[0][0][i] == got[1][0][i], "dx %zu: %g then %g", i, got[0][0][i], got[1][0][i]);
+        nonzero += got[0][0][i] != 0;
+    }
+    ck_assert_uint_gt(nonzero, 0);
+    for (int64_t i = 0; i < count; i++)
+        ck_assert_msg(got[0][1][i] == got[1][1][i] && isfinite(got[1][1][i]), "weight %lld: %g then %g", (long long)i,
+                      got[0][1][i], got[1][1][i]);
+    for (int run = 0; run < 2; run++) free(got[run][0]), free(got[run][1]);
+    rt_regions_free(&r);
+    train_bufs_free(&b);
+    rnncc_model_destroy(m);
+}
+END_TEST
+
 /* An inference forward of m over b's x (T steps, N sequences) with b's inference workspace; y into out. */
 static void forward_y(rnncc_model *m, const TrainBufs *b, int64_t T, int64_t N, float *out) {
     float *ys[] = {b->y};
@@ -1670,6 +1734,7 @@ int main(void) {
         tcase_add_test(half, tile_search_in_half_precisions);
         tcase_add_test(half, half_weights_kept_by_the_model);
         tcase_add_test(half, zero_states_in_half_precisions);
+        tcase_add_test(half, persistent_backward_stores_twins_alone);
         suite_add_tcase(s, half);
         TCase *random = tcase_create("random"); /* CK_RUN_CASE=random: cells no test was written for */
         tcase_set_timeout(random, 300);
