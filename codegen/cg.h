@@ -205,7 +205,7 @@ typedef struct CgPersistGemm {
                              * cluster's: split*ro */
     int64_t ro;             /* split K: operand elements a block owns at most, the stride of the cluster's
                              * blocks' rows (rnn_split_finish) */
-    int rw, passes;         /* register rows per lane (1..4), and passes of 8*rw rows */
+    int rw, passes;         /* register rows per lane (1..4; 5 in a tensor-core pass of a split K), and passes of 8*rw rows */
     int64_t kc, chunks;     /* columns of K staged at once, and how many chunks cover K */
     int64_t ldw;            /* elements (floats, or halves with 16-bit weights) per weight row in shared
                              * memory (chunks*kc + pad) */
@@ -365,10 +365,16 @@ int cg_persist_held_registers(const CgPersist *P);
  * 16-bit twin (CgPersistGemm.x16), so that no fp32 copy of a twinned adjoint is read in its pass
  * (RnnArgs.twins_only may be 1)? 0 for a forward or fp32/tf32 products. */
 int cg_persist_twins_staged(const Plan *plan, const CgPersist *P);
-/* Does fours, the rule's tile in clusters of 4 planned from ask, yield to pairs: it holds no step
- * weights in registers and a plan of ask in pairs would come out in pairs holding some (bench/NOTES.md
- * section 52)? */
+/* Does fours, the rule's tile in clusters of 4 planned from ask, yield to pairs (cg_persist_pairs_ask)?
+ * A forward's where it holds no step weights in registers and pairs would hold some (bench/NOTES.md
+ * section 52); a backward's where ask splits K and fours could not (section 58), the pairs planning
+ * in pairs. */
 int cg_persist_fours_yield(Arena *arena, const PlanLayout *layout, const CgPersistAsk *ask, const CgPersist *fours);
+/* The rule's pairs in place of fours asked for: clusters of 2, splitting K where a backward's pairs
+ * do by rule (17-32 sequences). */
+CgPersistAsk cg_persist_pairs_ask(const CgPersistAsk *fours);
+/* Why fours yielded to pairs, in words ("its clusters of 4 ..."). */
+const char *cg_persist_pairs_reason(const CgPersist *fours);
 /* cg_persist_plan of ask as the runtime builds it on an H100 (rt_persist.c): clusters of 4 on the
  * CG_H100_FOUR_BLOCKS blocks whose clusters it holds at once, or on every multiprocessor without
  * clusters (ask->cluster becomes 1) where those do not fit or come out without clusters; where the

@@ -189,14 +189,28 @@ static int fragment_steps(const CgPersist *P, int qi, int64_t *regs) {
     return (int)steps;
 }
 
-int cg_persist_fours_yield(Arena *arena, const PlanLayout *layout, const CgPersistAsk *ask, const CgPersist *fours) {
-    if (fours->cluster != 4 || cg_persist_held_registers(fours)) return 0;
-    CgPersistAsk pairs = *ask;
+CgPersistAsk cg_persist_pairs_ask(const CgPersistAsk *fours) {
+    CgPersistAsk pairs = *fours;
     pairs.cluster = 2;
+    pairs.split = fours->split && fours->N > 16; /* the rule's pairs split K at 17-32 (section 33) */
+    return pairs;
+}
+
+const char *cg_persist_pairs_reason(const CgPersist *fours) {
+    return fours->backward ? "its clusters of 4 could not split K" : "its clusters of 4 would read the step weights from shared memory";
+}
+
+int cg_persist_fours_yield(Arena *arena, const PlanLayout *layout, const CgPersistAsk *ask, const CgPersist *fours) {
+    if (fours->cluster != 4) return 0;
+    /* a backward's fours are the rule's to split K (section 58); where they cannot, fours sharing the
+     * operand lost by up to 58% (GRU tf32 at H = 1024) and the rule's earlier pairs take it */
+    if (fours->backward && (fours->split || !ask->split)) return 0;
+    if (!fours->backward && cg_persist_held_registers(fours)) return 0;
+    CgPersistAsk pairs = cg_persist_pairs_ask(ask);
     CgPersist planned;
     char why[256];
     return cg_persist_plan(arena, layout, &pairs, &planned, why, sizeof why) && planned.cluster == 2 &&
-           cg_persist_held_registers(&planned);
+           (fours->backward || cg_persist_held_registers(&planned));
 }
 
 int cg_persist_h100_plan(Arena *arena, const PlanLayout *layout, CgPersistAsk *ask, int by_rule, CgPersist *P, char *why,
@@ -220,14 +234,13 @@ int cg_persist_h100_plan(Arena *arena, const PlanLayout *layout, CgPersistAsk *a
     }
     if (!fits) return 0;
     if (!by_rule || !cg_persist_fours_yield(arena, layout, ask, P)) return 1;
-    CgPersistAsk pairs = *ask;
-    pairs.cluster = 2;
+    CgPersistAsk pairs = cg_persist_pairs_ask(ask);
     CgPersist planned;
     char pairs_why[256];
     if (!cg_persist_plan(arena, layout, &pairs, &planned, pairs_why, sizeof pairs_why)) return 1;
     *P = planned;
     snprintf(why, why_size, "%s", pairs_why);
-    ask->cluster = 2;
+    *ask = pairs;
     *in_pairs = 1;
     return 1;
 }

@@ -80,8 +80,7 @@ static int dump_schedule(CliSource *s, const IrCell *ic, int dot, const char **d
         else if (!cg_persist_preferred(batch, products, backward, CG_ALONE, &P, rule, sizeof rule))
             sb_printf(out, "cuBLAS per step: %s (%s)\n", rule, why);
         else
-            sb_printf(out, "persistent: %s%s\n", why,
-                      in_pairs ? "; in pairs: its clusters of 4 would read the step weights from shared memory" : "");
+            sb_printf(out, "persistent: %s%s%s\n", why, in_pairs ? "; in pairs: " : "", in_pairs ? cg_persist_pairs_reason(&P) : "");
     }
     return CLI_OK;
 }

@@ -86,8 +86,8 @@ static int emit_cell(CliSource *s, const IrCell *ic, const char **dims, int ndim
         return CLI_INPUT_ERROR;
     }
     if (in_pairs)
-        fprintf(stderr, "rnncc emit: note: cell '%s' is planned in pairs: its clusters of 4 would read the step weights from "
-                        "shared memory (--cluster 4 plans them)\n", ic->name);
+        fprintf(stderr, "rnncc emit: note: cell '%s' is planned in pairs: %s (--cluster 4 plans them)\n", ic->name,
+                cg_persist_pairs_reason(&P));
     if (t->cluster > 1 && P.cluster != t->cluster)
         fprintf(stderr, "rnncc emit: note: cell '%s' is planned without clusters (--cluster %d): %s\n", ic->name,
                 t->cluster, why);

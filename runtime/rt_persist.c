@@ -201,15 +201,16 @@ static rnncc_status build(rnncc_model *m, int li, int64_t N, int backward, RtPer
     }
     rnncc_status s = rt_persist_build(m, li, &ask, p);
     /* the rule's fours lose to pairs by half where fewer of them can be resident and their step
-     * weights move to shared memory while the pairs' stay in registers (bench/NOTES.md section 52) */
+     * weights move to shared memory while the pairs' stay in registers (bench/NOTES.md section 52);
+     * a backward's fours that cannot split K lose to the rule's earlier pairs (section 58) */
     int in_pairs = 0;
     if (s == RNNCC_OK && p->state == 1 && !m->persist_cluster && ask.cluster == 4 &&
         cg_persist_fours_yield(&m->arena, m->layout[li], &ask, &p->plan)) {
-        CgPersistAsk pairs = ask;
-        pairs.cluster = 2;
+        CgPersistAsk pairs = cg_persist_pairs_ask(&ask);
         s = rt_persist_build(m, li, &pairs, p);
-        /* kept only as planned: pairs (not without clusters) holding weights in registers */
-        in_pairs = s == RNNCC_OK && p->state == 1 && p->plan.cluster == 2 && cg_persist_held_registers(&p->plan);
+        /* kept only as planned: pairs (not without clusters), a forward's holding weights in registers */
+        in_pairs = s == RNNCC_OK && p->state == 1 && p->plan.cluster == 2 &&
+                   (p->plan.backward || cg_persist_held_registers(&p->plan));
         if (!in_pairs) { /* the fours again, which built */
             m->error[0] = 0;
             s = rt_persist_build(m, li, &ask, p);
@@ -220,9 +221,9 @@ static rnncc_status build(rnncc_model *m, int li, int64_t N, int backward, RtPer
     if (p->state != 1) return RNNCC_OK;
     char tile[160];
     cg_persist_tile_text(&p->plan, tile, sizeof tile);
-    snprintf(p->tile, sizeof p->tile, "tile %s: by rule (%s)%s", tile,
+    snprintf(p->tile, sizeof p->tile, "tile %s: by rule (%s)%s%s", tile,
              m->persist_search ? "built during a graph capture, which cannot time" : "RNNCC_PERSIST_SEARCH=0",
-             in_pairs ? ", in pairs: its clusters of 4 would read the step weights from shared memory" : "");
+             in_pairs ? ", in pairs: " : "", in_pairs ? cg_persist_pairs_reason(&p->plan) : "");
     return RNNCC_OK;
 }
 

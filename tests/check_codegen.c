@@ -1800,6 +1800,22 @@ START_TEST(persistent_rule_splits_a_backward_of_17_to_32) {
     ck_assert_msg(u && strstr(u, "rnn_mv_mma<5, 8, 2, 1, 52>"), "%s", why); /* the red stride: 40 rows padded, % 16 == 4 */
     if (!SANITIZED) compile_ok(u, "lstm", "sm_90a");
     free(u);
+    /* where the rule's fours cannot split K (H = 1344: 12 elements a block on 120 blocks, 48 rows), they
+     * yield to the rule's pairs, sharing the operand at 16 sequences, splitting K at 17-32 */
+    const char *wider[] = {"I=8", "H=1344"};
+    PlanLayout *Lw = layout_bound(&s, s.module->cells[0], wider, 2);
+    for (int n = 16; n <= 32; n += 16) {
+        CgPersistAsk rule = cg_persist_h100_ask(n, 1, CG_F16, 0);
+        ck_assert_int_eq(rule.cluster, n == 16 ? 4 : 2);
+        int in_pairs = 0;
+        ck_assert_msg(cg_persist_h100_plan(&s.arena, Lw, &rule, 1, &P, why, sizeof why, &in_pairs), "%s", why);
+        ck_assert_msg(P.cluster == 2 && P.split == (n > 16) && in_pairs == (n == 16), "N = %d: %s", n, why);
+        ck_assert_str_eq(cg_persist_pairs_reason(&P), "its clusters of 4 could not split K");
+    }
+    CgPersistAsk rule = cg_persist_h100_ask(16, 1, CG_F16, 0); /* at H = 1024 the fours split K: no yield */
+    int in_pairs = 0;
+    ck_assert_msg(cg_persist_h100_plan(&s.arena, L, &rule, 1, &P, why, sizeof why, &in_pairs), "%s", why);
+    ck_assert_msg(P.cluster == 4 && P.split && !in_pairs, "%s", why);
     const char *half_wide[] = {"I=8", "H=512"}; /* FFMA: 9 elements a block on 60 blocks, 36 rows: refused */
     ask = cg_persist_h100_ask(32, 1, CG_FFMA, 4);
     ask.split = 1;

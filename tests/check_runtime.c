@@ -1174,6 +1174,20 @@ static void train_bufs_free(TrainBufs *b) {
     cudaFree(b->iws);
 }
 
+/* Both backward passes of m (gio over b's buffers), synchronised; the first ndx values of dx and the
+ * count weight gradients copied into got[0] and got[1] (allocated here). */
+static void backward_into(rnncc_model *m, const TrainBufs *b, const rnncc_grad_io *gio, size_t ndx, int64_t count,
+                          float *got[2]) {
+    ck_assert_msg(rnncc_backward_data(m, gio, b->ws, b->wsb, b->rs, b->rsb, NULL) == RNNCC_OK, "%s", rnncc_model_error(m));
+    ck_assert_msg(rnncc_backward_weights(m, gio, b->dw, RNNCC_WGRAD_SET, b->ws, b->wsb, b->rs, b->rsb, NULL) == RNNCC_OK,
+                  "%s", rnncc_model_error(m));
+    ck_assert_int_eq(cudaDeviceSynchronize(), cudaSuccess);
+    got[0] = malloc(ndx * sizeof(float));
+    got[1] = malloc((size_t)count * sizeof(float));
+    ck_assert_int_eq(cudaMemcpy(got[0], b->dx, ndx * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+    ck_assert_int_eq(cudaMemcpy(got[1], b->dw, (size_t)count * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+}
+
 /* In the 16-bit modes a training forward keeps the weights' 16-bit copy in the reserve, where its
  * backward reads it and converts none (runtime/rt_half.c); inference keeps it in the workspace. So a
  * backward needs nothing of the forward's workspace: filled with NaNs between them, both backends'
@@ -1203,14 +1217,7 @@ START_TEST(half_weights_kept_in_the_reserve) {
         for (int run = 0; run < 2; run++) {
             ck_assert_msg(rnncc_forward(m, &io, b.ws, b.wsb, b.rs, b.rsb, NULL) == RNNCC_OK, "%s", rnncc_model_error(m));
             if (run) ck_assert_int_eq(cudaMemset(b.ws, 0xff, b.wsb), cudaSuccess); /* NaNs */
-            ck_assert_msg(rnncc_backward_data(m, &gio, b.ws, b.wsb, b.rs, b.rsb, NULL) == RNNCC_OK, "%s", rnncc_model_error(m));
-            ck_assert_msg(rnncc_backward_weights(m, &gio, b.dw, RNNCC_WGRAD_SET, b.ws, b.wsb, b.rs, b.rsb, NULL) == RNNCC_OK,
-                          "%s", rnncc_model_error(m));
-            ck_assert_int_eq(cudaDeviceSynchronize(), cudaSuccess);
-            got[run][0] = malloc(n * sizeof(float));
-            got[run][1] = malloc((size_t)count * sizeof(float));
-            ck_assert_int_eq(cudaMemcpy(got[run][0], b.dx, n * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
-            ck_assert_int_eq(cudaMemcpy(got[run][1], b.dw, (size_t)count * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+            backward_into(m, &b, &gio, n, count, got[run]);
         }
         size_t nonzero = 0;
         for (size_t i = 0; i < nx; i++) {
@@ -1257,6 +1264,13 @@ START_TEST(half_weights_kept_in_the_reserve) {
 }
 END_TEST
 
+/* The bytes of the fp32 buffer that unit 0's twinned adjoint of buffer i has apart from its twin in
+ * regions r (T = r->T, N = r->N); 0 where it has none. */
+static size_t fp32_of_twin(const rnncc_model *m, const RtRegions *r, int i) {
+    if (!cg_adjoint_twinned(m->plan, i) || r->dbuf16[i] == RT_NO_TWIN || r->dbuf[i] == r->dbuf16[i]) return 0;
+    return (size_t)(r->T * r->N * m->layout[0]->buffer_width[i]) * sizeof(float);
+}
+
 /* A fp16 persistent backward whose tile stages every result adjoint from its 16-bit twin
  * (cg_persist_twins_staged) stores those adjoints as twins alone (RnnArgs.twins_only): their fp32
  * buffers, which the reserve still holds, are neither written (NaN bytes set after the forward stay)
@@ -1282,24 +1296,16 @@ START_TEST(persistent_backward_stores_twins_alone) {
     for (int run = 0; run < 2; run++) {
         ck_assert_msg(rnncc_forward(m, &io, b.ws, b.wsb, b.rs, b.rsb, NULL) == RNNCC_OK, "%s", rnncc_model_error(m));
         for (int i = 0; run && i < m->plan->nbuffers; i++)
-            if (cg_adjoint_twinned(m->plan, i) && r.dbuf16[i] != RT_NO_TWIN && r.dbuf[i] != r.dbuf16[i]) {
-                size_t bytes = (size_t)(T * N * m->layout[0]->buffer_width[i]) * sizeof(float);
-                ck_assert_int_eq(cudaMemset((char *)b.rs + r.dbuf[i], 0xff, bytes), cudaSuccess);
+            if (fp32_of_twin(m, &r, i)) {
+                ck_assert_int_eq(cudaMemset((char *)b.rs + r.dbuf[i], 0xff, fp32_of_twin(m, &r, i)), cudaSuccess);
                 twinned++;
             }
-        ck_assert_msg(rnncc_backward_data(m, &gio, b.ws, b.wsb, b.rs, b.rsb, NULL) == RNNCC_OK, "%s", rnncc_model_error(m));
-        ck_assert_msg(rnncc_backward_weights(m, &gio, b.dw, RNNCC_WGRAD_SET, b.ws, b.wsb, b.rs, b.rsb, NULL) == RNNCC_OK,
-                      "%s", rnncc_model_error(m));
-        ck_assert_int_eq(cudaDeviceSynchronize(), cudaSuccess);
-        got[run][0] = malloc(nx * sizeof(float));
-        got[run][1] = malloc((size_t)count * sizeof(float));
-        ck_assert_int_eq(cudaMemcpy(got[run][0], b.dx, nx * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
-        ck_assert_int_eq(cudaMemcpy(got[run][1], b.dw, (size_t)count * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+        backward_into(m, &b, &gio, nx, count, got[run]);
     }
     ck_assert_int_gt(twinned, 0); /* the LSTM's gate adjoints, hoisted and step */
     for (int i = 0; i < m->plan->nbuffers; i++)
-        if (cg_adjoint_twinned(m->plan, i) && r.dbuf16[i] != RT_NO_TWIN && r.dbuf[i] != r.dbuf16[i]) {
-            size_t bytes = (size_t)(T * N * m->layout[0]->buffer_width[i]) * sizeof(float);
+        if (fp32_of_twin(m, &r, i)) {
+            const size_t bytes = fp32_of_twin(m, &r, i);
             unsigned char *h = malloc(bytes);
             ck_assert_int_eq(cudaMemcpy(h, (char *)b.rs + r.dbuf[i], bytes, cudaMemcpyDeviceToHost), cudaSuccess);
             for (size_t k = 0; k < bytes; k++) ck_assert_msg(h[k] == 0xff, "buffer %d, byte %zu written", i, k);
