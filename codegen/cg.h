@@ -373,8 +373,12 @@ int cg_persist_fours_yield(Arena *arena, const PlanLayout *layout, const CgPersi
 /* The rule's pairs in place of fours asked for: clusters of 2, splitting K where a backward's pairs
  * do by rule (17-32 sequences). */
 CgPersistAsk cg_persist_pairs_ask(const CgPersistAsk *fours);
-/* Why fours yielded to pairs, in words ("its clusters of 4 ..."). */
-const char *cg_persist_pairs_reason(const CgPersist *fours);
+/* Why a pass of P's direction (forward or backward) takes pairs for the rule's fours, in words ("its
+ * clusters of 4 ..."). */
+const char *cg_persist_pairs_reason(const CgPersist *P);
+/* Do pairs planned for the rule's yielding fours serve (cg_persist_fours_yield): in clusters of 2, and a
+ * forward's holding step weights in registers? */
+int cg_persist_pairs_serve(const CgPersist *pairs);
 /* cg_persist_plan of ask as the runtime builds it on an H100 (rt_persist.c): clusters of 4 on the
  * CG_H100_FOUR_BLOCKS blocks whose clusters it holds at once, or on every multiprocessor without
  * clusters (ask->cluster becomes 1) where those do not fit or come out without clusters; where the

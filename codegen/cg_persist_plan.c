@@ -196,8 +196,12 @@ CgPersistAsk cg_persist_pairs_ask(const CgPersistAsk *fours) {
     return pairs;
 }
 
-const char *cg_persist_pairs_reason(const CgPersist *fours) {
-    return fours->backward ? "its clusters of 4 could not split K" : "its clusters of 4 would read the step weights from shared memory";
+const char *cg_persist_pairs_reason(const CgPersist *P) {
+    return P->backward ? "its clusters of 4 could not split K" : "its clusters of 4 would read the step weights from shared memory";
+}
+
+int cg_persist_pairs_serve(const CgPersist *pairs) {
+    return pairs->cluster == 2 && (pairs->backward || cg_persist_held_registers(pairs));
 }
 
 int cg_persist_fours_yield(Arena *arena, const PlanLayout *layout, const CgPersistAsk *ask, const CgPersist *fours) {
@@ -209,8 +213,7 @@ int cg_persist_fours_yield(Arena *arena, const PlanLayout *layout, const CgPersi
     CgPersistAsk pairs = cg_persist_pairs_ask(ask);
     CgPersist planned;
     char why[256];
-    return cg_persist_plan(arena, layout, &pairs, &planned, why, sizeof why) && planned.cluster == 2 &&
-           (fours->backward || cg_persist_held_registers(&planned));
+    return cg_persist_plan(arena, layout, &pairs, &planned, why, sizeof why) && cg_persist_pairs_serve(&planned);
 }
 
 int cg_persist_h100_plan(Arena *arena, const PlanLayout *layout, CgPersistAsk *ask, int by_rule, CgPersist *P, char *why,

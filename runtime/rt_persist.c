@@ -209,8 +209,7 @@ static rnncc_status build(rnncc_model *m, int li, int64_t N, int backward, RtPer
         CgPersistAsk pairs = cg_persist_pairs_ask(&ask);
         s = rt_persist_build(m, li, &pairs, p);
         /* kept only as planned: pairs (not without clusters), a forward's holding weights in registers */
-        in_pairs = s == RNNCC_OK && p->state == 1 && p->plan.cluster == 2 &&
-                   (p->plan.backward || cg_persist_held_registers(&p->plan));
+        in_pairs = s == RNNCC_OK && p->state == 1 && cg_persist_pairs_serve(&p->plan);
         if (!in_pairs) { /* the fours again, which built */
             m->error[0] = 0;
             s = rt_persist_build(m, li, &ask, p);
