@@ -253,8 +253,15 @@ static int emit_block(Gen *g, const SchedGroup *grp, int64_t len) {
                     cg_dim_code(c, c->states[wr->index].shape.dims[0], d, sizeof d), c->states[wr->index].name);
         } else {
             g->uses_col = 1;
-            cg_emit(g->out, "if (a.dy[%d]) %s += a.dy[%d][col * a.ldy[%d] + j];  // d(output %s)", wr->index, name,
-                    wr->index, wr->index, c->outputs[wr->index].name);
+            char dy[NAME_SIZE + 64], q[NAME_SIZE];
+            snprintf(dy, sizeof dy, "a.dy[%d][col * a.ldy[%d] + j]", wr->index, wr->index);
+            if (g->first_seed[wr->node]) { /* the thread's first item's: loaded during step t+1 (cg_persist.c) */
+                cg_first_seed_name(g, g->group, wr->node, q, sizeof q);
+                cg_emit(g->out, "if (a.dy[%d]) %s += i == threadIdx.x ? %s : %s;  // d(output %s)", wr->index, name, q, dy,
+                        c->outputs[wr->index].name);
+            } else {
+                cg_emit(g->out, "if (a.dy[%d]) %s += %s;  // d(output %s)", wr->index, name, dy, c->outputs[wr->index].name);
+            }
         }
         cg_issued_add(g, &issued, 'd', wr->node);
     }
@@ -417,6 +424,7 @@ static void backward_begin(Gen *g, const SchedGroup *grp) {
 int cg_emit_backward_body(Gen *g, int gi, StrBuf *body, int indent) {
     const SchedGroup *grp = &g->plan->groups[gi];
     backward_begin(g, grp);
+    g->group = gi; /* whose first-item registers (Gen.first, first_seed) its body takes */
     return cg_emit_body(g, g->out, body, indent, emit_blocks, grp, cg_group_width(g->L, gi));
 }
 

@@ -41,6 +41,12 @@ void cg_first_name(const Gen *g, int gi, IrRef r, char *buf, size_t size) {
     snprintf(buf, size, "q%d_%s", g->plan->groups[gi].index, v);
 }
 
+void cg_first_seed_name(const Gen *g, int gi, IrRef r, char *buf, size_t size) {
+    char v[NAME_SIZE];
+    cg_local_name(g->c, r, 'v', v, sizeof v);
+    snprintf(buf, size, "qy%d_%s", g->plan->groups[gi].index, v);
+}
+
 /* Refuses names that are not plain identifiers (the front end already does; this keeps a
  * cell built some other way from pasting text into the source). */
 static int check_one(Gen *g, const char *name, SrcLoc loc, int primed_ok) {
@@ -298,12 +304,14 @@ static void ensure_local(Gen *g, IrRef r) {
     int into = g->c->nodes[r].op == IR_MATVEC && !g->persist
                    ? cg_value_summed(g->L, g->plan->gemms[g->plan->node[r].gemm].out_buffer)
                    : -1;
-    if (into >= 0) cg_emit(g->out, "const float %s = a.summed ? 0.0f : %s;  // %s (in B%d's where a.summed)", name, expr, sb_str(&what), into);
-    else if (g->first[r] == g->group + 1) { /* the thread's first item (i == threadIdx.x): loaded before the GEMMs */
+    char src[EXPR_SIZE + NAME_SIZE + 32];
+    if (g->first[r] == g->group + 1) { /* the thread's first item (i == threadIdx.x): loaded before the GEMMs */
         char q[NAME_SIZE];
         cg_first_name(g, g->group, r, q, sizeof q);
-        cg_emit(g->out, "const float %s = i == threadIdx.x ? %s : %s;  // %s", name, q, expr, sb_str(&what));
-    } else cg_emit(g->out, "const float %s = %s;  // %s", name, expr, sb_str(&what));
+        snprintf(src, sizeof src, into >= 0 ? "(i == threadIdx.x ? %s : %s)" : "i == threadIdx.x ? %s : %s", q, expr);
+    } else snprintf(src, sizeof src, "%s", expr);
+    if (into >= 0) cg_emit(g->out, "const float %s = a.summed ? 0.0f : %s;  // %s (in B%d's where a.summed)", name, src, sb_str(&what), into);
+    else cg_emit(g->out, "const float %s = %s;  // %s", name, src, sb_str(&what));
     if (what.failed) g->out->failed = 1;
     sb_free(&what);
 }
@@ -834,7 +842,8 @@ int cg_gen_init(Gen *g, Arena *arena, const Plan *plan, const PlanLayout *layout
     g->listed = arena_alloc(arena, c->nnodes + (size_t)plan->ngemms + 1u);
     g->sent = arena_alloc(arena, c->nnodes + 1u);
     g->first = arena_alloc(arena, (c->nnodes + 1u) * sizeof *g->first);
-    if (!g->computed || !g->loaded || !g->listed || !g->sent || !g->first) {
+    g->first_seed = arena_alloc(arena, c->nnodes + 1u);
+    if (!g->computed || !g->loaded || !g->listed || !g->sent || !g->first || !g->first_seed) {
         diag_error(diags, (SrcLoc){0, 0, 1}, "out of memory while generating code for cell '%s'", c->name);
         return 0;
     }

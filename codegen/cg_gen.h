@@ -19,9 +19,11 @@ typedef struct Gen {
     char *loaded;         /* per node: a local holds it in the current kernel */
     char *listed;         /* per node, then per GEMM: already named in the kernel's comment */
     char *sent;           /* per node (backward): an adjoint accumulator d<id> exists in the kernel */
-    int *first;           /* per node: the step group (index + 1) of a persistent forward whose first item's
-                             value its step loads early into a register (cg_first_name; cg_persist.c), which
-                             that item's body takes instead of loading it; 0: none */
+    int *first;           /* per node: the step group (index + 1) of a persistent kernel whose first item's
+                             value it loads early into a register (cg_first_name; cg_persist.c), which that
+                             item's body takes instead of loading it; 0: none */
+    char *first_seed;     /* per node a group writes to an output (persistent backward): the thread's first
+                             item's adjoint of that output is in register cg_first_seed_name */
     int group;            /* the current group (cg_group_begin) */
     int uses_col;         /* the current body reads or writes at this step's column */
     int64_t group_width;  /* J of the current group */
@@ -34,6 +36,8 @@ typedef struct Gen {
 
 /* The register of group gi's first-item value of node r (Gen.first): q<K index>_<local>. */
 void cg_first_name(const struct Gen *g, int gi, IrRef r, char *buf, size_t size);
+/* The register of group gi's first-item adjoint of the output node r writes (Gen.first_seed): qy<K index>_<local>. */
+void cg_first_seed_name(const struct Gen *g, int gi, IrRef r, char *buf, size_t size);
 /* A node's source name: its declaration's for leaves, its statement's otherwise, or NULL. */
 const char *cg_node_name(const IrCell *c, IrRef r);
 /* The local holding a node's value (kind 'v': v<id>[_name]) or adjoint (kind 'd': d<id>[_name]);

@@ -396,23 +396,31 @@ static int from_before_the_step(const Gen *g, IrRef r, int backward) {
     return n->op != IR_CONST && n->op != IR_PARAM && s->buffer >= 0 && s->program == SCHED_HOIST;
 }
 
-enum { CG_FIRST_MAX = 16 }; /* values a forward step group loads early for its first item (registers) */
+enum { CG_FIRST_MAX = 16 }; /* values a step group loads early for its first item (registers) */
+
+/* What emit_prefetch does with the thread's first item's values: a forward's step picks its
+ * registers and declares them where it loads them (FIRST_FORWARD); a persistent backward picks them
+ * once, declared before the step loop, and loads them for the loop's first step
+ * (FIRST_BACKWARD_PICK), then each step t loads step t-1's into them (FIRST_BACKWARD). */
+typedef enum { FIRST_FORWARD, FIRST_BACKWARD_PICK, FIRST_BACKWARD } FirstMode;
 
 /* For this block's items of step group gi, the values it reads that were there before the step
- * (hoisted results, inputs, states; backward: the forward values it recomputes from, not the
- * adjoints). A forward loads the thread's first item's (and its parameters), at most
- * CG_FIRST_MAX, into registers q<K>_<local> (Gen.first) that the item's body takes: the step's
- * GEMMs hide their trips to memory (bench/NOTES.md section 39). The rest it prefetches into L1,
- * so that the loads after the GEMMs find them on chip; into *rest where given (emitted after the
- * barrier, whose acquire may drop L1's lines), else after the first item's loads. Only this block
- * writes its items' states, so no value goes stale. */
-static void emit_prefetch(Gen *g, int gi, int backward, StrBuf *rest) {
+ * (hoisted results, inputs, states; backward: the forward values it recomputes from and the
+ * outputs' adjoints, not the other adjoints). The thread's first item's (and its parameters), at
+ * most CG_FIRST_MAX, go into registers q<K>_<local> (Gen.first; a backward's output adjoints
+ * qy<K>_<local>, Gen.first_seed) that the item's body takes: the step's GEMMs hide their trips to
+ * memory (bench/NOTES.md sections 39 and 61). The rest it prefetches into L1, so that the loads
+ * after the GEMMs find them on chip; into *rest where given (emitted after the barrier, whose
+ * acquire may drop L1's lines), else after the first item's loads. Only this block writes its
+ * items' states, and nothing writes a forward value during the backward, so no value goes stale.
+ * FIRST_BACKWARD_PICK declares the registers into *decl_at. Returns whether it emitted anything. */
+static int emit_prefetch(Gen *g, int gi, FirstMode mode, StrBuf *rest, StrBuf *decl_at) {
     const SchedGroup *grp = &g->plan->groups[gi];
     const IrCell *c = g->c;
     StrBuf *out = g->out;
     char jd[NAME_SIZE], expr[EXPR_SIZE], gbuf[GUARD_SIZE], q[NAME_SIZE];
-    int jdim = cg_group_jdim(g, gi);
-    if (jdim < 0) return;
+    int jdim = cg_group_jdim(g, gi), backward = mode != FIRST_FORWARD;
+    if (jdim < 0) return 0;
     int64_t J = cg_group_width(g->L, gi);
     cg_dim_code(c, jdim, jd, sizeof jd);
     cg_group_begin(g, gi);
@@ -426,13 +434,14 @@ static void emit_prefetch(Gen *g, int gi, int backward, StrBuf *rest) {
         for (int a = 0; a < ir_ops[n->op].arity; a++) {
             IrRef r = n->args[a];
             int before = from_before_the_step(g, r, backward);
-            if (g->computed[r] || g->loaded[r] || (!before && (backward || c->nodes[r].op != IR_PARAM))) continue;
+            if (g->computed[r] || g->loaded[r] || (!before && c->nodes[r].op != IR_PARAM)) continue;
             g->loaded[r] = 1;
             StrBuf what = {0};
             cg_value_expr(g, r, 0, expr, sizeof expr, &what);
             const char *gd = cg_guard(g, r, J, gbuf, sizeof gbuf);
-            if (!backward && !g->first[r] && nfirst < CG_FIRST_MAX) {
-                g->first[r] = gi + 1;
+            int take = mode == FIRST_BACKWARD ? g->first[r] == gi + 1 : !g->first[r] && nfirst < CG_FIRST_MAX;
+            if (take) {
+                if (mode != FIRST_BACKWARD) g->first[r] = gi + 1;
                 nfirst++;
                 cg_first_name(g, gi, r, q, sizeof q);
                 sb_printf(&decl, "%s%s = 0.0f", decl.len ? ", " : "", q);
@@ -445,10 +454,33 @@ static void emit_prefetch(Gen *g, int gi, int backward, StrBuf *rest) {
             sb_free(&what);
         }
     }
+    /* a backward's seeds from the outputs' adjoints (given before the pass; else from DRAM on the
+     * step's path: bench/NOTES.md section 61) */
+    for (int w = 0; backward && w < grp->nwrites; w++) {
+        const SchedWrite *wr = &grp->writes[w];
+        if (wr->kind != WRITE_OUTPUT || c->nodes[wr->node].op == IR_CONST) continue;
+        const char *gd = cg_guard(g, wr->node, J, gbuf, sizeof gbuf);
+        g->uses_col = 1; /* open_live_item declares col */
+        snprintf(expr, sizeof expr, "a.dy[%d][col * a.ldy[%d] + j]", wr->index, wr->index);
+        int take = mode == FIRST_BACKWARD ? g->first_seed[wr->node] : nfirst < CG_FIRST_MAX;
+        if (take) {
+            g->first_seed[wr->node] = 1;
+            nfirst++;
+            cg_first_seed_name(g, gi, wr->node, q, sizeof q);
+            sb_printf(&decl, "%s%s = 0.0f", decl.len ? ", " : "", q);
+            cg_emit(&first, "%sif (a.dy[%d]) %s = %s;  // d(output %s)", gd, wr->index, q, expr, c->outputs[wr->index].name);
+        } else {
+            all_first = 0;
+        }
+        cg_emit(&body, "%sif (a.dy[%d]) rnn_prefetch(&%s);  // d(output %s)", gd, wr->index, expr, c->outputs[wr->index].name);
+    }
     if (first.len) {
         cg_emit(out, "// K%d's values from before the step for this thread's first item, loaded while %s", grp->index,
-                rest ? "the other blocks arrive and the GEMMs run" : "the GEMMs run");
-        cg_emit(out, "float %s;", sb_str(&decl));
+                mode == FIRST_BACKWARD_PICK ? "the loop starts (each step loads the next one's while its GEMMs run)"
+                : rest                      ? "the other blocks arrive and the GEMMs run"
+                                            : "the GEMMs run");
+        if (mode == FIRST_FORWARD) cg_emit(out, "float %s;", sb_str(&decl));
+        else if (mode == FIRST_BACKWARD_PICK) sb_puts(decl_at, sb_str(&decl));
         open_own_items(out, jd, OWN_FIRST);
         open_live_item(g);
         sb_putn(out, sb_str(&first), first.len);
@@ -471,10 +503,12 @@ static void emit_prefetch(Gen *g, int gi, int backward, StrBuf *rest) {
         cg_close(dst, NULL);
         g->out = out;
     }
+    int emitted = first.len || body.len;
     if (body.failed || first.failed || decl.failed) out->failed = 1;
     sb_free(&body);
     sb_free(&first);
     sb_free(&decl);
+    return emitted;
 }
 
 /* Emits a grid barrier unless the block is right after one. */
@@ -682,7 +716,7 @@ static int emit_forward_steps(Gen *g, const CgPersist *P) {
     else if (barrier_here)
         cg_emit(out, "if (t > args.t) rnn_grid_arrive(args.sync);  // this block is done with step t-1");
     for (int gi = 0; P->ngemms && gi < p->ngroups; gi++)
-        if (p->groups[gi].program == SCHED_STEP) emit_prefetch(g, gi, 0, barrier_here ? &rest : NULL);
+        if (p->groups[gi].program == SCHED_STEP) emit_prefetch(g, gi, FIRST_FORWARD, barrier_here ? &rest : NULL, NULL);
     if (barrier_here) {
         cg_emit(out, "if (t > args.t) rnn_grid_wait(args.sync, ++epoch);  // step t-1 is complete everywhere");
         sb_putn(out, sb_str(&rest), rest.len);
@@ -714,31 +748,61 @@ static int emit_forward_steps(Gen *g, const CgPersist *P) {
     return 1;
 }
 
-/* After the step's first barrier, before its transposed GEMMs: the forward values that the next
- * step's (t-1's) first group recomputes from, into L1 while the GEMMs run (the group opens the step,
- * so its own step leaves no time to fetch them; a later group runs after a barrier of its step,
- * whose acquire would drop them). The view of step t-1 in a scope of its own. Only
- * where no barrier opens the next step (its acquire polls invalidate L1: bench/NOTES.md section 14). */
-static void emit_backward_prefetch(Gen *g) {
+/* The step group whose values from before the step a persistent backward fetches a step ahead:
+ * its first group (it opens the step, so its own step leaves no time to fetch them; a later group
+ * runs after a barrier of its step, whose acquire would drop L1's lines), where a step GEMM follows
+ * it and no barrier opens the step (its acquire polls invalidate L1: bench/NOTES.md section 14);
+ * else -1. */
+static int backward_fetched_group(const Gen *g, const CgPersist *P) {
     const Plan *p = g->plan;
+    int K = p->phases[SCHED_STEP], gemms = 0;
+    for (int qi = 0; qi < P->ngemms; qi++) {
+        int phase = p->gemms[P->gemms[qi].gemm].phase;
+        gemms += phase >= 0 && phase < K; /* emit_backward_steps emits it after group phase + 1 */
+    }
+    return gemms && !cg_persist_states_cross_blocks(g->L) ? cg_persist_find_group(p, SCHED_STEP, K) : -1;
+}
+
+/* Before the step loop: the first item's registers of group gi (emit_prefetch) declared, and loaded
+ * for the loop's first step, t_end-1. */
+static void emit_backward_first_loads(Gen *g, int gi) {
     StrBuf *out = g->out;
-    /* the step's first group only: the others run after a barrier of their step */
-    int gi = cg_persist_find_group(p, SCHED_STEP, p->phases[SCHED_STEP]);
-    if (gi < 0) return;
-    StrBuf scope = {0}; /* kept only if the group reads a forward value */
+    StrBuf scope = {0}, decl = {0};
     scope.indent = out->indent;
     g->out = &scope;
-    cg_open(&scope, "if (t > args.t) {  // step t-1's forward values, into L1 while this step's GEMMs run");
+    cg_open(&scope, "if (args.t_end > args.t) {  // the first step's");
+    cg_emit(&scope, "const int t = args.t_end - 1;");
+    emit_step_view(g, 1, 0);
+    emit_prefetch(g, gi, FIRST_BACKWARD_PICK, NULL, &decl);
+    cg_close(&scope, NULL);
+    g->out = out;
+    if (decl.len) cg_emit(out, "float %s;  // the first item's values of K%d's step (each step loads the next one's)", sb_str(&decl),
+                          g->plan->groups[gi].index);
+    sb_putn(out, sb_str(&scope), scope.len);
+    if (scope.failed || decl.failed) out->failed = 1;
+    sb_free(&scope);
+    sb_free(&decl);
+}
+
+/* After the step's first barrier, before its transposed GEMMs: the values that step t-1's group gi
+ * (backward_fetched_group) reads from before the step, the first item's into its registers and the
+ * rest into L1, while the GEMMs run. The view of step t-1 in a scope of its own. */
+static void emit_backward_prefetch(Gen *g, int gi) {
+    StrBuf *out = g->out;
+    StrBuf scope = {0}; /* kept only if the group reads such a value */
+    scope.indent = out->indent;
+    g->out = &scope;
+    cg_open(&scope, "if (t > args.t) {  // step t-1's values from before it, while this step's GEMMs run");
     cg_emit(&scope, "const int t_prev = t - 1;");
     cg_open(&scope, "{");
     cg_emit(&scope, "const int t = t_prev;");
     emit_step_view(g, 1, 0);
-    emit_prefetch(g, gi, 1, NULL);
+    int any = emit_prefetch(g, gi, FIRST_BACKWARD, NULL, NULL);
     cg_close(&scope, NULL);
     cg_close(&scope, NULL);
     g->out = out;
     if (scope.failed) out->failed = 1;
-    else if (strstr(sb_str(&scope), "rnn_prefetch(")) sb_putn(out, sb_str(&scope), scope.len);
+    else if (any) sb_putn(out, sb_str(&scope), scope.len);
     sb_free(&scope);
 }
 
@@ -752,6 +816,10 @@ static int emit_backward_steps(Gen *g, const CgPersist *P) {
     StrBuf *out = g->out;
     char d[NAME_SIZE];
     int K = p->phases[SCHED_STEP], synced = 1, cross = cg_persist_states_cross_blocks(g->L), prefetched = 0;
+    int fetched = backward_fetched_group(g, P); /* its values a step ahead, after the step's first barrier */
+    /* the first item's into registers on tensor cores only: FFMA backwards hold 240-250 registers already
+     * (a random cell's spilled: bench/NOTES.md section 61); theirs are prefetched into L1 alone */
+    if (fetched >= 0 && P->mma) emit_backward_first_loads(g, fetched);
     cg_open(out, "for (int t = args.t_end - 1; t >= args.t; t--) {");
     emit_step_view(g, 1, 1);
     if (cross) /* else every block reads only the state adjoints it added itself */
@@ -775,7 +843,7 @@ static int emit_backward_steps(Gen *g, const CgPersist *P) {
             const SchedGemm *gm = &p->gemms[P->gemms[qi].gemm];
             if (k == 0 || gm->phase != k - 1) continue;
             if (!gemms++) barrier(g, &synced, "the transposed GEMMs read every block's adjoints");
-            if (!cross && !prefetched++) emit_backward_prefetch(g); /* cross: the next step's barrier would drop them */
+            if (fetched >= 0 && !prefetched++) emit_backward_prefetch(g, fetched);
             emit_gemm_step(g, P, qi);
             synced = 0;
             if (prev >= 0 && cg_node_len(g, gm->operand) != cg_group_width(g->L, prev)) mismatch = 1;

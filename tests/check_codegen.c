@@ -542,39 +542,40 @@ static int weights_rounded_by_their_copier(const char *u, int ngemms, int tf32, 
 }
 
 /* A backward with GEMMs and no barrier opening its steps prefetches, once a step, after the
- * barrier before its transposed GEMMs and before the first of them, the forward values of step
- * t-1 that its first group loads (never an adjoint: the GEMMs are adding to those), where that
- * group loads any; a forward, or a backward whose steps open with a barrier (whose acquire drops
- * L1's lines), does not; each step is counted once. */
+ * barrier before its transposed GEMMs and before the first of them, the values from before the
+ * step that step t-1's first group loads: forward values and the outputs' adjoints dy, never an
+ * adjoint the GEMMs are adding to; where that group loads any; a forward, or a backward whose steps
+ * open with a barrier (whose acquire drops L1's lines), does not; each step is counted once. */
 static void backward_prefetch_placed(const char *u, int ngemms, int backward, const char *name) {
     const char *kernel = strstr(u, "__global__");
     ck_assert_ptr_nonnull(kernel);
     int opens = strstr(kernel, "step t+1 is complete everywhere") != NULL;
-    const char *at = strstr(kernel, "// step t-1's forward values, into L1");
+    const char *at = strstr(kernel, "// step t-1's values from before it, while this step's GEMMs run");
     ck_assert_msg(!at || (backward && ngemms && !opens), "%s: backward prefetch emitted", name);
     /* the LSTM's first group reads its hoisted values, G1's results and c: where it may, it does */
     if (backward && ngemms && !opens && strcmp(name, "lstm") == 0) ck_assert_msg(at, "%s: backward prefetch missing", name);
     ck_assert_int_eq(count(kernel, "RNN_PROF_STEP();"), 1);
     if (!at) return;
-    ck_assert_int_eq(count(kernel, "// step t-1's forward values, into L1"), 1);
+    ck_assert_int_eq(count(kernel, "// step t-1's values from before it"), 1);
     const char *bar = strstr(kernel, "rnn_grid_sync(args.sync, ++epoch);  // the transposed GEMMs"), *gemm = strstr(kernel, "rnn_mv_");
     ck_assert_msg(bar && gemm && bar < at && at < gemm, "%s: prefetch not between the barrier and the GEMMs", name);
     /* at step t-1, within the launch: the guard opens the scope, whose view is of t = t_prev */
-    const char *guard = strstr(kernel, "if (t > args.t) {  // step t-1's forward values"), *view = strstr(at, "const int t = t_prev;");
+    const char *guard = strstr(kernel, "if (t > args.t) {  // step t-1's values"), *view = strstr(at, "const int t = t_prev;");
     ck_assert_msg(guard && guard + strlen("if (t > args.t) {  ") == at, "%s: the prefetch is not guarded by t > args.t", name);
     const char *prev = strstr(at, "const int t_prev = t - 1;");
     ck_assert_msg(prev && view && prev < view && view < gemm, "%s: no view of step t-1", name);
     int n = 0;
     for (const char *p = at; (p = strstr(p, "rnn_prefetch(&")) && p < gemm; p++, n++) {
-        ck_assert_msg(strncmp(p, "rnn_prefetch(&a.d", 17) != 0, "%s: an adjoint prefetched: %.60s", name, p);
-        /* an address the group itself loads (its body, before the barrier, reads it at step t) */
+        ck_assert_msg(strncmp(p, "rnn_prefetch(&a.d", 17) != 0 || strncmp(p, "rnn_prefetch(&a.dy[", 19) == 0,
+                      "%s: an adjoint prefetched: %.60s", name, p);
+        /* an address the group itself loads (its body in the loop, before the barrier, reads it at step t) */
         const char *e = p + strlen("rnn_prefetch(&"), *end = strstr(e, ");  // ");
         ck_assert_ptr_nonnull(end);
         char expr[256];
         ck_assert_int_lt(end - e, (int)sizeof expr);
         memcpy(expr, e, (size_t)(end - e));
         expr[end - e] = 0;
-        const char *use = strstr(kernel, expr);
+        const char *use = strstr(strstr(kernel, "for (int t = args.t_end - 1; t >= args.t; t--) {"), expr);
         ck_assert_msg(use && use < bar, "%s: %s prefetched, not loaded by the group", name, expr);
     }
     ck_assert_msg(n > 0, "%s: a prefetch scope without prefetches", name);
@@ -1398,10 +1399,11 @@ START_TEST(persistent_first_item_decoded_once) {
     ck_assert_ptr_nonnull(loop);
     each_once_before(u, loop, decoded, 4);
     ck_assert_int_eq(count(loop, "* s / G"), 0);
-    ck_assert_int_eq(count(loop, "const long long n = i / nj;"), 0);
+    ck_assert_int_eq(count(loop, "const long long n = i / nj;"), 1); /* the prefetch of the other items */
     ck_assert_int_eq(count(loop, "const long long n = i == threadIdx.x ? rnn_n1_M : i / nj;"), 1);
-    /* h's and c's zeroing, the gates, the prefetch */
-    ck_assert_int_eq(count(loop, "const long long n = i == threadIdx.x ? rnn_n1_H : i / nj;"), 4);
+    /* h's and c's zeroing, the gates */
+    ck_assert_int_eq(count(loop, "const long long n = i == threadIdx.x ? rnn_n1_H : i / nj;"), 3);
+    ck_assert_int_eq(count(loop, "const long long n = rnn_n1_H;"), 1); /* the prefetch's first item */
     free(u);
     src_close(&s);
     /* no step GEMM (IndRNN): decoded all the same */
@@ -1434,9 +1436,9 @@ START_TEST(persistent_state_slots_take_a_mask) {
         const char *trap = strstr(u, "if (args.state_wrap < 0 || (args.state_wrap & (args.state_wrap - 1))) __trap();");
         const char *loop = strstr(u, backward ? "for (int t = args.t_end - 1; t >= args.t; t--) {"
                                               : "for (int t = args.t; t < args.t_end; t++) {");
-        const char *sp = strstr(u, "const long long sp = args.state_wrap ? t & (args.state_wrap - 1) : t;");
-        const char *sn = strstr(u, "const long long sn = args.state_wrap ? (t + 1) & (args.state_wrap - 1) : t + 1;");
-        ck_assert_msg(trap && loop && sp && sn && trap < loop && loop < sp && sp < sn, "backward %d", backward);
+        const char *sp = loop ? strstr(loop, "const long long sp = args.state_wrap ? t & (args.state_wrap - 1) : t;") : NULL;
+        const char *sn = sp ? strstr(sp, "const long long sn = args.state_wrap ? (t + 1) & (args.state_wrap - 1) : t + 1;") : NULL;
+        ck_assert_msg(trap && loop && sp && sn && trap < loop && sp < sn, "backward %d", backward);
         free(u);
     }
     src_close(&s);
@@ -1447,8 +1449,10 @@ END_TEST
  * states) and its parameters, for each thread's first item, into registers q<K>_<local> between
  * the step's barrier and its GEMMs, fenced by RNN_ISSUED; that item's body takes them (`i ==
  * threadIdx.x ? q..`), the other items' values are prefetched into L1 as before. At most 16 a group
- * (the rest loaded and prefetched as before); each group its own registers; not in the backward
- * or the per-step kernels (bench/NOTES.md section 39). */
+ * (the rest loaded and prefetched as before); each group its own registers; not in the per-step
+ * kernels (bench/NOTES.md section 39). A persistent backward declares its first group's before the
+ * step loop, loads them there for step t_end-1 and, between each step t's barrier and its GEMMs,
+ * for step t-1; its output's adjoint dy too (qy1_..) (section 61). */
 START_TEST(persistent_first_item_loaded_before_the_gemms) {
     Src s;
     src_open_file(&s, "cells/lstm.cell");
@@ -1480,7 +1484,28 @@ START_TEST(persistent_first_item_loaded_before_the_gemms) {
     free(u);
     u = emit_persistent(&s, L, cg_persist_h100_ask(16, 1, CG_F16, 1), &P, why, sizeof why);
     ck_assert_msg(u, "%s", why);
-    ck_assert_ptr_null(strstr(u, "i == threadIdx.x ? q"));
+    {
+        const char *bdecl = strstr(u, "float q1_v"), *loop = strstr(u, "for (int t = args.t_end - 1; t >= args.t; t--) {");
+        const char *first = strstr(u, "if (args.t_end > args.t) {  // the first step's");
+        const char *bbar = strstr(u, "rnn_grid_sync(args.sync, ++epoch);  // the transposed GEMMs"), *bgemm = strstr(u, "rnn_mv_mma<");
+        ck_assert(bdecl && first && loop && bbar && bgemm && bdecl < first && first < loop && loop < bbar && bbar < bgemm);
+        ck_assert_int_eq(count(u, "float q1_v"), 1);
+        ck_assert_ptr_nonnull(strstr(bdecl, "qy1_v39_h_next = 0.0f")); /* d(output h) */
+        /* loaded twice: before the loop (step t_end-1) and a step ahead between the barrier and the GEMMs */
+        static const char *const bload[] = {"q1_v2_c = a.state_prev[1][n * RNN_DIM_H + j];", "q1_v11_b_i = a.params[",
+                                            "q1_v15 = a.buf[0][col * ", "q1_v16 = a.buf[1][n * ",
+                                            "if (a.dy[0]) qy1_v39_h_next = a.dy[0][col * a.ldy[0] + j];"};
+        for (int k = 0; k < 5; k++) {
+            const char *a0 = strstr(first, bload[k]), *a1 = a0 ? strstr(a0 + 1, bload[k]) : NULL;
+            ck_assert_msg(a0 && a0 < loop && a1 && bbar < a1 && a1 < bgemm && count(u, bload[k]) == 2, "%s", bload[k]);
+        }
+        /* the body of step t takes them, before the barrier */
+        const char *body = strstr(loop, "const float v2_c = i == threadIdx.x ? q1_v2_c : a.state_prev[1][n * RNN_DIM_H + j];");
+        ck_assert(body && body < bbar);
+        ck_assert_ptr_nonnull(strstr(loop, "const float v16 = a.summed ? 0.0f : (i == threadIdx.x ? q1_v16 : a.buf[1][n * "));
+        ck_assert_ptr_nonnull(strstr(loop, "if (a.dy[0]) d39_h_next += i == threadIdx.x ? qy1_v39_h_next : a.dy[0][col * a.ldy[0] + j];"));
+        ck_assert_int_eq(count(u, "i == threadIdx.x ? q1_"), 13); /* 4 hoisted, 4 step products, 4 biases, c */
+    }
     free(u);
     u = emit(&s, L);
     ck_assert_ptr_null(strstr(u, "i == threadIdx.x ? q"));

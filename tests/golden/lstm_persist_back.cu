@@ -1352,7 +1352,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_pb(const RnnArgs
         }
         RNN_PROF(4);
         rnn_grid_sync(args.sync, ++epoch);  // the transposed GEMMs read every block's adjoints
-        if (t > args.t) {  // step t-1's forward values, into L1 while this step's GEMMs run
+        if (t > args.t) {  // step t-1's values from before it, while this step's GEMMs run
             const int t_prev = t - 1;
             {
                 const int t = t_prev;
@@ -1389,6 +1389,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_pb(const RnnArgs
                         rnn_prefetch(&a.buf[0][col * 64 + 48 + j]);  // W_o @ x: G0 block 3, hoisted
                         rnn_prefetch(&a.buf[1][n * 64 + 48 + j]);  // U_o @ h: G1 block 3
                         rnn_prefetch(&a.state_prev[1][n * RNN_DIM_H + j]);  // state c
+                        if (a.dy[0]) rnn_prefetch(&a.dy[0][col * a.ldy[0] + j]);  // d(output h)
                         }
                     }
                 }

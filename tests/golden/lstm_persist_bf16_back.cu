@@ -1185,6 +1185,78 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_pb(const RnnArgs
     __syncthreads();
     RNN_PROF(5);
     unsigned epoch = 0;  // grid barriers passed
+    float q1_v15 = 0.0f, q1_v16 = 0.0f, q1_v11_b_i = 0.0f, q1_v20 = 0.0f, q1_v21 = 0.0f, q1_v12_b_f = 0.0f, q1_v25 = 0.0f, q1_v26 = 0.0f, q1_v13_b_g = 0.0f, q1_v30 = 0.0f, q1_v31 = 0.0f, q1_v14_b_o = 0.0f, q1_v2_c = 0.0f, qy1_v39_h_next = 0.0f;  // the first item's values of K1's step (each step loads the next one's)
+    if (args.t_end > args.t) {  // the first step's
+        const int t = args.t_end - 1;
+        RnnArgs a = args;  // this step's view: the per-step kernels' arguments at step t
+        a.t = t;
+        const long long sp = args.state_wrap ? t & (args.state_wrap - 1) : t;  // a power of two (codegen/cg.h)
+        const long long sn = args.state_wrap ? (t + 1) & (args.state_wrap - 1) : t + 1;
+        a.state_prev[0] = args.state_prev[0] + sp * args.N * RNN_DIM_H;  // state h
+        a.state_next[0] = (float *)args.state_prev[0] + sn * args.N * RNN_DIM_H;
+        if (args.state16[0]) a.state16[0] = args.state16[0] + sn * args.N * RNN_DIM_H;  // its twin's slot
+        a.dstate_prev[0] = args.dstate_prev[0] + (t % 3) * args.N * RNN_DIM_H;  // d(h): slot t % 3
+        a.dstate_next[0] = args.dstate_prev[0] + ((t + 1) % 3) * args.N * RNN_DIM_H;
+        a.state_prev[1] = args.state_prev[1] + sp * args.N * RNN_DIM_H;  // state c
+        a.state_next[1] = (float *)args.state_prev[1] + sn * args.N * RNN_DIM_H;
+        a.dstate_prev[1] = args.dstate_prev[1] + (t % 3) * args.N * RNN_DIM_H;  // d(c): slot t % 3
+        a.dstate_next[1] = args.dstate_prev[1] + ((t + 1) % 3) * args.N * RNN_DIM_H;
+        a.buf[1] = args.buf[1] + t * args.buf_step[1];
+        a.dbuf[1] = args.dbuf[1] + t * args.buf_step[1];
+        if (args.dbuf16[1]) a.dbuf16[1] = args.dbuf16[1] + t * args.buf_step[1];
+        // K1's values from before the step for this thread's first item, loaded while the loop starts (each step loads the next one's while its GEMMs run)
+        {
+            const int nj = rnn_nj_H;
+            const long long i = threadIdx.x;
+            if (i < (long long)a.N * nj) {
+                const long long n = rnn_n1_H;  // the sequence
+                const int j = rnn_j1_H;  // the element
+                const int len = a.lengths ? a.lengths[n] : a.T;
+                if (a.t < len) {
+                    const int pos = a.reverse ? len - 1 - a.t : a.t;
+                    const long long col = (long long)pos * a.N + n;
+                    q1_v15 = a.buf[0][col * 64 + j];  // W_i @ x: G0 block 0, hoisted
+                    q1_v16 = a.buf[1][n * 64 + j];  // U_i @ h: G1 block 0
+                    q1_v11_b_i = a.params[1536 + j];  // param b_i [H]
+                    q1_v20 = a.buf[0][col * 64 + 16 + j];  // W_f @ x: G0 block 1, hoisted
+                    q1_v21 = a.buf[1][n * 64 + 16 + j];  // U_f @ h: G1 block 1
+                    q1_v12_b_f = a.params[1552 + j];  // param b_f [H]
+                    q1_v25 = a.buf[0][col * 64 + 32 + j];  // W_g @ x: G0 block 2, hoisted
+                    q1_v26 = a.buf[1][n * 64 + 32 + j];  // U_g @ h: G1 block 2
+                    q1_v13_b_g = a.params[1568 + j];  // param b_g [H]
+                    q1_v30 = a.buf[0][col * 64 + 48 + j];  // W_o @ x: G0 block 3, hoisted
+                    q1_v31 = a.buf[1][n * 64 + 48 + j];  // U_o @ h: G1 block 3
+                    q1_v14_b_o = a.params[1584 + j];  // param b_o [H]
+                    q1_v2_c = a.state_prev[1][n * RNN_DIM_H + j];  // state c
+                    if (a.dy[0]) qy1_v39_h_next = a.dy[0][col * a.ldy[0] + j];  // d(output h)
+                }
+            }
+            RNN_ISSUED("f"(q1_v15), "f"(q1_v16), "f"(q1_v11_b_i), "f"(q1_v20), "f"(q1_v21), "f"(q1_v12_b_f), "f"(q1_v25), "f"(q1_v26), "f"(q1_v13_b_g), "f"(q1_v30), "f"(q1_v31), "f"(q1_v14_b_o), "f"(q1_v2_c));  // the loads above, issued together
+        }
+        // K1's values from before the step for this thread's other items, into L1 while the GEMMs run
+        {
+            const int j0 = rnn_j0_H, nj = rnn_nj_H;
+            for (long long i = threadIdx.x + blockDim.x; i < (long long)a.N * nj; i += blockDim.x) {
+                const long long n = i / nj;  // the sequence
+                const int j = j0 + (int)(i % nj);  // the element
+                const int len = a.lengths ? a.lengths[n] : a.T;
+                if (a.t < len) {
+                    const int pos = a.reverse ? len - 1 - a.t : a.t;
+                    const long long col = (long long)pos * a.N + n;
+                rnn_prefetch(&a.buf[0][col * 64 + j]);  // W_i @ x: G0 block 0, hoisted
+                rnn_prefetch(&a.buf[1][n * 64 + j]);  // U_i @ h: G1 block 0
+                rnn_prefetch(&a.buf[0][col * 64 + 16 + j]);  // W_f @ x: G0 block 1, hoisted
+                rnn_prefetch(&a.buf[1][n * 64 + 16 + j]);  // U_f @ h: G1 block 1
+                rnn_prefetch(&a.buf[0][col * 64 + 32 + j]);  // W_g @ x: G0 block 2, hoisted
+                rnn_prefetch(&a.buf[1][n * 64 + 32 + j]);  // U_g @ h: G1 block 2
+                rnn_prefetch(&a.buf[0][col * 64 + 48 + j]);  // W_o @ x: G0 block 3, hoisted
+                rnn_prefetch(&a.buf[1][n * 64 + 48 + j]);  // U_o @ h: G1 block 3
+                rnn_prefetch(&a.state_prev[1][n * RNN_DIM_H + j]);  // state c
+                if (a.dy[0]) rnn_prefetch(&a.dy[0][col * a.ldy[0] + j]);  // d(output h)
+                }
+            }
+        }
+    }
     for (int t = args.t_end - 1; t >= args.t; t--) {
         RnnArgs a = args;  // this step's view: the per-step kernels' arguments at step t
         RNN_PROF_STEP();
@@ -1235,19 +1307,19 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_pb(const RnnArgs
                 const int pos = a.reverse ? len - 1 - a.t : a.t;  // the position this step read
                 const long long col = (long long)pos * a.N + n;  // its column of x, y and hoisted buffers
                 // what the forward's values are computed from
-                const float v15 = a.buf[0][col * 64 + j];  // W_i @ x: G0 block 0, hoisted
-                const float v16 = a.summed ? 0.0f : a.buf[1][n * 64 + j];  // U_i @ h: G1 block 0 (in B0's where a.summed)
-                const float v11_b_i = a.params[1536 + j];  // param b_i [H]
-                const float v20 = a.buf[0][col * 64 + 16 + j];  // W_f @ x: G0 block 1, hoisted
-                const float v21 = a.summed ? 0.0f : a.buf[1][n * 64 + 16 + j];  // U_f @ h: G1 block 1 (in B0's where a.summed)
-                const float v12_b_f = a.params[1552 + j];  // param b_f [H]
-                const float v25 = a.buf[0][col * 64 + 32 + j];  // W_g @ x: G0 block 2, hoisted
-                const float v26 = a.summed ? 0.0f : a.buf[1][n * 64 + 32 + j];  // U_g @ h: G1 block 2 (in B0's where a.summed)
-                const float v13_b_g = a.params[1568 + j];  // param b_g [H]
-                const float v30 = a.buf[0][col * 64 + 48 + j];  // W_o @ x: G0 block 3, hoisted
-                const float v31 = a.summed ? 0.0f : a.buf[1][n * 64 + 48 + j];  // U_o @ h: G1 block 3 (in B0's where a.summed)
-                const float v14_b_o = a.params[1584 + j];  // param b_o [H]
-                const float v2_c = a.state_prev[1][n * RNN_DIM_H + j];  // state c
+                const float v15 = i == threadIdx.x ? q1_v15 : a.buf[0][col * 64 + j];  // W_i @ x: G0 block 0, hoisted
+                const float v16 = a.summed ? 0.0f : (i == threadIdx.x ? q1_v16 : a.buf[1][n * 64 + j]);  // U_i @ h: G1 block 0 (in B0's where a.summed)
+                const float v11_b_i = i == threadIdx.x ? q1_v11_b_i : a.params[1536 + j];  // param b_i [H]
+                const float v20 = i == threadIdx.x ? q1_v20 : a.buf[0][col * 64 + 16 + j];  // W_f @ x: G0 block 1, hoisted
+                const float v21 = a.summed ? 0.0f : (i == threadIdx.x ? q1_v21 : a.buf[1][n * 64 + 16 + j]);  // U_f @ h: G1 block 1 (in B0's where a.summed)
+                const float v12_b_f = i == threadIdx.x ? q1_v12_b_f : a.params[1552 + j];  // param b_f [H]
+                const float v25 = i == threadIdx.x ? q1_v25 : a.buf[0][col * 64 + 32 + j];  // W_g @ x: G0 block 2, hoisted
+                const float v26 = a.summed ? 0.0f : (i == threadIdx.x ? q1_v26 : a.buf[1][n * 64 + 32 + j]);  // U_g @ h: G1 block 2 (in B0's where a.summed)
+                const float v13_b_g = i == threadIdx.x ? q1_v13_b_g : a.params[1568 + j];  // param b_g [H]
+                const float v30 = i == threadIdx.x ? q1_v30 : a.buf[0][col * 64 + 48 + j];  // W_o @ x: G0 block 3, hoisted
+                const float v31 = a.summed ? 0.0f : (i == threadIdx.x ? q1_v31 : a.buf[1][n * 64 + 48 + j]);  // U_o @ h: G1 block 3 (in B0's where a.summed)
+                const float v14_b_o = i == threadIdx.x ? q1_v14_b_o : a.params[1584 + j];  // param b_o [H]
+                const float v2_c = i == threadIdx.x ? q1_v2_c : a.state_prev[1][n * RNN_DIM_H + j];  // state c
                 // adjoints d(v) = dLoss/dv: of the values computed here (with what later kernels added),
                 // then of the values read here
                 float d17 = 0.0f;  // d(%17): adjoint of %15 + %16
@@ -1281,7 +1353,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_pb(const RnnArgs
                 // seeds: the adjoints of this step's results
                 d39_h_next += a.dstate_next[0][n * RNN_DIM_H + j];  // d(h') from the next step
                 d37_c_next += a.dstate_next[1][n * RNN_DIM_H + j];  // d(c') from the next step
-                if (a.dy[0]) d39_h_next += a.dy[0][col * a.ldy[0] + j];  // d(output h)
+                if (a.dy[0]) d39_h_next += i == threadIdx.x ? qy1_v39_h_next : a.dy[0][col * a.ldy[0] + j];  // d(output h)
                 RNN_ISSUED("f"(v15), "f"(v16), "f"(v11_b_i), "f"(v20), "f"(v21), "f"(v12_b_f), "f"(v25), "f"(v26), "f"(v13_b_g), "f"(v30), "f"(v31), "f"(v14_b_o), "f"(v2_c), "f"(o2_c), "f"(d39_h_next), "f"(d37_c_next));  // the loads above, issued together
                 // the forward's values, recomputed
                 // line 14: i = sigmoid(W_i @ x + U_i @ h + b_i)
@@ -1361,7 +1433,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_pb(const RnnArgs
         }
         RNN_PROF(4);
         rnn_grid_sync(args.sync, ++epoch);  // the transposed GEMMs read every block's adjoints
-        if (t > args.t) {  // step t-1's forward values, into L1 while this step's GEMMs run
+        if (t > args.t) {  // step t-1's values from before it, while this step's GEMMs run
             const int t_prev = t - 1;
             {
                 const int t = t_prev;
@@ -1381,12 +1453,41 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_pb(const RnnArgs
                 a.buf[1] = args.buf[1] + t * args.buf_step[1];
                 a.dbuf[1] = args.dbuf[1] + t * args.buf_step[1];
                 if (args.dbuf16[1]) a.dbuf16[1] = args.dbuf16[1] + t * args.buf_step[1];
-                // K1's values from before the step, into L1 while the GEMMs run
+                // K1's values from before the step for this thread's first item, loaded while the GEMMs run
+                {
+                    const int nj = rnn_nj_H;
+                    const long long i = threadIdx.x;
+                    if (i < (long long)a.N * nj) {
+                        const long long n = rnn_n1_H;  // the sequence
+                        const int j = rnn_j1_H;  // the element
+                        const int len = a.lengths ? a.lengths[n] : a.T;
+                        if (a.t < len) {
+                            const int pos = a.reverse ? len - 1 - a.t : a.t;
+                            const long long col = (long long)pos * a.N + n;
+                            q1_v15 = a.buf[0][col * 64 + j];  // W_i @ x: G0 block 0, hoisted
+                            q1_v16 = a.buf[1][n * 64 + j];  // U_i @ h: G1 block 0
+                            q1_v11_b_i = a.params[1536 + j];  // param b_i [H]
+                            q1_v20 = a.buf[0][col * 64 + 16 + j];  // W_f @ x: G0 block 1, hoisted
+                            q1_v21 = a.buf[1][n * 64 + 16 + j];  // U_f @ h: G1 block 1
+                            q1_v12_b_f = a.params[1552 + j];  // param b_f [H]
+                            q1_v25 = a.buf[0][col * 64 + 32 + j];  // W_g @ x: G0 block 2, hoisted
+                            q1_v26 = a.buf[1][n * 64 + 32 + j];  // U_g @ h: G1 block 2
+                            q1_v13_b_g = a.params[1568 + j];  // param b_g [H]
+                            q1_v30 = a.buf[0][col * 64 + 48 + j];  // W_o @ x: G0 block 3, hoisted
+                            q1_v31 = a.buf[1][n * 64 + 48 + j];  // U_o @ h: G1 block 3
+                            q1_v14_b_o = a.params[1584 + j];  // param b_o [H]
+                            q1_v2_c = a.state_prev[1][n * RNN_DIM_H + j];  // state c
+                            if (a.dy[0]) qy1_v39_h_next = a.dy[0][col * a.ldy[0] + j];  // d(output h)
+                        }
+                    }
+                    RNN_ISSUED("f"(q1_v15), "f"(q1_v16), "f"(q1_v11_b_i), "f"(q1_v20), "f"(q1_v21), "f"(q1_v12_b_f), "f"(q1_v25), "f"(q1_v26), "f"(q1_v13_b_g), "f"(q1_v30), "f"(q1_v31), "f"(q1_v14_b_o), "f"(q1_v2_c));  // the loads above, issued together
+                }
+                // K1's values from before the step for this thread's other items, into L1 while the GEMMs run
                 {
                     const int j0 = rnn_j0_H, nj = rnn_nj_H;
-                    for (long long i = threadIdx.x; i < (long long)a.N * nj; i += blockDim.x) {
-                        const long long n = i == threadIdx.x ? rnn_n1_H : i / nj;  // the sequence
-                        const int j = i == threadIdx.x ? rnn_j1_H : j0 + (int)(i % nj);  // the element
+                    for (long long i = threadIdx.x + blockDim.x; i < (long long)a.N * nj; i += blockDim.x) {
+                        const long long n = i / nj;  // the sequence
+                        const int j = j0 + (int)(i % nj);  // the element
                         const int len = a.lengths ? a.lengths[n] : a.T;
                         if (a.t < len) {
                             const int pos = a.reverse ? len - 1 - a.t : a.t;
@@ -1400,6 +1501,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_pb(const RnnArgs
                         rnn_prefetch(&a.buf[0][col * 64 + 48 + j]);  // W_o @ x: G0 block 3, hoisted
                         rnn_prefetch(&a.buf[1][n * 64 + 48 + j]);  // U_o @ h: G1 block 3
                         rnn_prefetch(&a.state_prev[1][n * RNN_DIM_H + j]);  // state c
+                        if (a.dy[0]) rnn_prefetch(&a.dy[0][col * a.ldy[0] + j]);  // d(output h)
                         }
                     }
                 }
