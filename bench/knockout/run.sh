@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# bench/knockout/run.sh (device): µs a training step of knockout variants of the persistent backward,
+# interleaved rounds, each step (T = 256 less T = 64) / 192 from `rnncc run --train --backend
+# persistent --no-check --repeat 30` with RNNCC_PERSIST_SEARCH=0. Results are wrong by design;
+# only the timing counts (bench/NOTES.md section 61).
+#   bash bench/knockout/run.sh ROUNDS "CELL --dim ... --batch N --precision P" VARIANT...
+# VARIANT: none (the unit as generated), NAME (bench/knockout/NAME.sed), or a path to a .sed script
+# or a whole .cu unit. Each variant's unit is written to $OUT/unit-NAME.cu. Needs build/knockout/rnncc.
+set -u
+cd "$(dirname "$0")/../.."
+rounds=$1 cfg=$2
+shift 2
+OUT=${OUT:-build/knockout/out}
+mkdir -p "$OUT"
+bin=build/knockout/rnncc
+[ -x $bin ] || { echo "run.sh: no $bin (bash bench/knockout/build.sh, here)" >&2; exit 1; }
+script() { # the file a variant names ("" for none)
+    case $1 in none) echo "" ;; *.sed | *.cu) echo "$1" ;; *) echo "bench/knockout/$1.sed" ;; esac
+}
+for v in "$@"; do
+    s=$(script "$v")
+    [ -z "$s" ] || [ -f "$s" ] || { echo "run.sh: no $s" >&2; exit 1; }
+done
+ms() { # ms VARIANT T: ms a sequence
+    RNNCC_PERSIST_SEARCH=0 RNNCC_CACHE_DIR=/tmp/rnncc-knockout-$(basename "$1") RNNCC_KNOCKOUT=$(script "$1") \
+        $bin run $cfg --seq "$2" --train --backend persistent --no-check --repeat 30 2>&1 |
+        grep -oE '[0-9.]+ ms per sequence' | awk '{print $1}'
+}
+for v in "$@"; do # compile each variant once, and keep its unit
+    RNNCC_PERSIST_SEARCH=0 RNNCC_CACHE_DIR=/tmp/rnncc-knockout-$(basename "$v") RNNCC_KNOCKOUT=$(script "$v") \
+        RNNCC_KNOCKOUT_DUMP=$OUT/unit-$(basename "$v" .sed).cu $bin run $cfg --seq 64 --train --backend persistent \
+        --no-check --repeat 2 > "$OUT/warm-$(basename "$v" .sed).log" 2>&1 || { echo "run.sh: $v failed (its log: $OUT)"; exit 1; }
+done
+for r in $(seq "$rounds"); do
+    line="round $r:"
+    for v in "$@"; do
+        a=$(ms "$v" 256) c=$(ms "$v" 64)
+        line="$line $(basename "$v" .sed)=$(awk -v a="$a" -v c="$c" 'BEGIN { printf "%.2f", (a - c) / 192 * 1000 }')"
+    done
+    echo "$line"
+done
