@@ -155,6 +155,11 @@ static void preload_home(Gen *g, IrRef r) {
     sb_free(&what);
 }
 
+const char *cg_output_adjoint(int w, char *buf, size_t size) {
+    snprintf(buf, size, "a.dy[%d][col * a.ldy[%d] + j]", w, w);
+    return buf;
+}
+
 /* How send() writes a home: home += d<id>; home = o<id> + d<id> (preloaded by preload_home);
  * home = d<id> (its sole sender, sole_sender). */
 typedef enum { SEND_ADD, SEND_PRELOADED, SEND_STORE } SendMode;
@@ -253,8 +258,8 @@ static int emit_block(Gen *g, const SchedGroup *grp, int64_t len) {
                     cg_dim_code(c, c->states[wr->index].shape.dims[0], d, sizeof d), c->states[wr->index].name);
         } else {
             g->uses_col = 1;
-            char dy[NAME_SIZE + 64], q[NAME_SIZE];
-            snprintf(dy, sizeof dy, "a.dy[%d][col * a.ldy[%d] + j]", wr->index, wr->index);
+            char dy[64], q[NAME_SIZE];
+            cg_output_adjoint(wr->index, dy, sizeof dy);
             if (g->first_seed[wr->node]) { /* the thread's first item's: loaded during step t+1 (cg_persist.c) */
                 cg_first_seed_name(g, g->group, wr->node, q, sizeof q);
                 cg_emit(g->out, "if (a.dy[%d]) %s += i == threadIdx.x ? %s : %s;  // d(output %s)", wr->index, name, q, dy,

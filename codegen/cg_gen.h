@@ -38,6 +38,9 @@ typedef struct Gen {
 void cg_first_name(const struct Gen *g, int gi, IrRef r, char *buf, size_t size);
 /* The register of group gi's first-item adjoint of the output node r writes (Gen.first_seed): qy<K index>_<local>. */
 void cg_first_seed_name(const struct Gen *g, int gi, IrRef r, char *buf, size_t size);
+/* The adjoint of output w at this step's item (col, j) as code: a.dy[w][col * a.ldy[w] + j] (a backward's
+ * seed; its loads in cg_backward.c and cg_persist.c); returns buf. */
+const char *cg_output_adjoint(int w, char *buf, size_t size);
 /* A node's source name: its declaration's for leaves, its statement's otherwise, or NULL. */
 const char *cg_node_name(const IrCell *c, IrRef r);
 /* The local holding a node's value (kind 'v': v<id>[_name]) or adjoint (kind 'd': d<id>[_name]);

@@ -441,10 +441,12 @@ static int emit_prefetch(Gen *g, int gi, FirstMode mode, StrBuf *rest, StrBuf *d
             const char *gd = cg_guard(g, r, J, gbuf, sizeof gbuf);
             int take = mode == FIRST_BACKWARD ? g->first[r] == gi + 1 : !g->first[r] && nfirst < CG_FIRST_MAX;
             if (take) {
-                if (mode != FIRST_BACKWARD) g->first[r] = gi + 1;
                 nfirst++;
                 cg_first_name(g, gi, r, q, sizeof q);
-                sb_printf(&decl, "%s%s = 0.0f", decl.len ? ", " : "", q);
+                if (mode != FIRST_BACKWARD) { /* picked here, declared by the caller or below */
+                    g->first[r] = gi + 1;
+                    sb_printf(&decl, "%s%s = 0.0f", decl.len ? ", " : "", q);
+                }
                 cg_issued_add(g, &issued, 'q', r);
                 cg_emit(&first, "%s%s = %s;  // %s", gd, q, expr, sb_str(&what));
             } else if (before) {
@@ -461,13 +463,15 @@ static int emit_prefetch(Gen *g, int gi, FirstMode mode, StrBuf *rest, StrBuf *d
         if (wr->kind != WRITE_OUTPUT || c->nodes[wr->node].op == IR_CONST) continue;
         const char *gd = cg_guard(g, wr->node, J, gbuf, sizeof gbuf);
         g->uses_col = 1; /* open_live_item declares col */
-        snprintf(expr, sizeof expr, "a.dy[%d][col * a.ldy[%d] + j]", wr->index, wr->index);
+        cg_output_adjoint(wr->index, expr, sizeof expr);
         int take = mode == FIRST_BACKWARD ? g->first_seed[wr->node] : nfirst < CG_FIRST_MAX;
         if (take) {
-            g->first_seed[wr->node] = 1;
             nfirst++;
             cg_first_seed_name(g, gi, wr->node, q, sizeof q);
-            sb_printf(&decl, "%s%s = 0.0f", decl.len ? ", " : "", q);
+            if (mode != FIRST_BACKWARD) { /* picked here */
+                g->first_seed[wr->node] = 1;
+                sb_printf(&decl, "%s%s = 0.0f", decl.len ? ", " : "", q);
+            }
             cg_emit(&first, "%sif (a.dy[%d]) %s = %s;  // d(output %s)", gd, wr->index, q, expr, c->outputs[wr->index].name);
         } else {
             all_first = 0;

@@ -21,15 +21,16 @@ for v in "$@"; do
     s=$(script "$v")
     [ -z "$s" ] || [ -f "$s" ] || { echo "run.sh: no $s" >&2; exit 1; }
 done
-ms() { # ms VARIANT T: ms a sequence
-    RNNCC_PERSIST_SEARCH=0 RNNCC_CACHE_DIR=/tmp/rnncc-knockout-$(basename "$1") RNNCC_KNOCKOUT=$(script "$1") \
-        $bin run $cfg --seq "$2" --train --backend persistent --no-check --repeat 30 2>&1 |
-        grep -oE '[0-9.]+ ms per sequence' | awk '{print $1}'
+train() { # train VARIANT T R [NAME=VALUE...]: R timed training passes of T steps with the variant's unit
+    local v=$1 t=$2 r=$3
+    shift 3
+    env RNNCC_PERSIST_SEARCH=0 RNNCC_CACHE_DIR=/tmp/rnncc-knockout-$(basename "$v") RNNCC_KNOCKOUT=$(script "$v") "$@" \
+        $bin run $cfg --seq "$t" --train --backend persistent --no-check --repeat "$r"
 }
+ms() { train "$1" "$2" 30 2>&1 | grep -oE '[0-9.]+ ms per sequence' | awk '{print $1}'; } # ms VARIANT T: ms a sequence
 for v in "$@"; do # compile each variant once, and keep its unit
-    RNNCC_PERSIST_SEARCH=0 RNNCC_CACHE_DIR=/tmp/rnncc-knockout-$(basename "$v") RNNCC_KNOCKOUT=$(script "$v") \
-        RNNCC_KNOCKOUT_DUMP=$OUT/unit-$(basename "$v" .sed).cu $bin run $cfg --seq 64 --train --backend persistent \
-        --no-check --repeat 2 > "$OUT/warm-$(basename "$v" .sed).log" 2>&1 || { echo "run.sh: $v failed (its log: $OUT)"; exit 1; }
+    train "$v" 64 2 RNNCC_KNOCKOUT_DUMP="$OUT/unit-$(basename "$v" .sed).cu" > "$OUT/warm-$(basename "$v" .sed).log" 2>&1 ||
+        { echo "run.sh: $v failed (its log: $OUT)"; exit 1; }
 done
 for r in $(seq "$rounds"); do
     line="round $r:"
