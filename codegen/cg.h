@@ -171,8 +171,10 @@ int64_t cg_backward_group_items(const PlanLayout *layout, int group, int64_t T, 
  * The forward runs after the hoisted program (the per-step unit's kernels and cuBLAS); the
  * backward before the hoisted program's backward, with the per-step backward's arguments
  * (above) except: dstate_prev[k] points to three [N][S] slots, step t reads the adjoint of its
- * state result from slot (t+1) % 3, adds to slot t % 3 and zeroes slot (t+2) % 3; slot
- * t_end % 3 holds the adjoint of the last result and slot (t_end-1) % 3 zeros at launch.
+ * state result from slot (t+1) % 3 and adds to slot t % 3; with a.lengths it zeroes slot
+ * (t+2) % 3, without, each slot's first writer in the step stores instead (cg_persist.c
+ * first_adjoint_writer); slot t_end % 3 holds the adjoint of the last result and slot
+ * (t_end-1) % 3 zeros at launch.
  * Block s owns, of every quantity of length L (a group's J, each stacked block of a step GEMM,
  * in the backward each step GEMM's operand), the elements [L*s/G, L*(s+1)/G). a.params must be
  * 16-byte aligned (the forward copies weight rows 16 bytes at a time where K is a multiple of 4;

@@ -43,8 +43,7 @@ static int outside_loop(const Gen *g, const SchedGroup *grp, IrRef r) {
     return grp->program == SCHED_HOIST && g->c->nodes[r].op == IR_PARAM;
 }
 
-/* Whether group grp reads r without computing it (an operand of one of its nodes, or a value it writes). */
-static int group_reads(const IrCell *c, const SchedGroup *grp, IrRef r) {
+int cg_group_reads(const IrCell *c, const SchedGroup *grp, IrRef r) {
     for (int i = 0; i < grp->nnodes; i++)
         if (grp->nodes[i] == r) return 0;
     for (int i = 0; i < grp->nnodes; i++) {
@@ -67,7 +66,7 @@ static int sole_sender(const Gen *g, const SchedGroup *grp, IrRef r) {
     for (int j = 0; j < p->ngemms; j++)
         if (p->gemms[j].operand == r) return 0;
     for (int k = 0; k < p->ngroups; k++)
-        if (&p->groups[k] != grp && group_reads(g->c, &p->groups[k], r)) return 0;
+        if (&p->groups[k] != grp && cg_group_reads(g->c, &p->groups[k], r)) return 0;
     return 1;
 }
 
@@ -79,7 +78,7 @@ int cg_adjoint_twinned(const Plan *p, int b) {
             if (p->node[r].gemm != j || p->cell->nodes[r].op != IR_MATVEC) continue;
             int readers = 0;
             for (int k = 0; k < p->ngemms; k++) readers += 2 * (p->gemms[k].operand == r); /* not sent by a kernel alone */
-            for (int k = 0; k < p->ngroups; k++) readers += group_reads(p->cell, &p->groups[k], r);
+            for (int k = 0; k < p->ngroups; k++) readers += cg_group_reads(p->cell, &p->groups[k], r);
             if (readers != 1) return 0;
             any = 1;
         }
@@ -90,7 +89,7 @@ int cg_adjoint_twinned(const Plan *p, int b) {
 /* The group that reads r (the only one, for the matvecs of cg_adjoint_twinned's buffers), or -1. */
 static int reader_group(const Plan *p, IrRef r) {
     for (int k = 0; k < p->ngroups; k++)
-        if (group_reads(p->cell, &p->groups[k], r)) return k;
+        if (cg_group_reads(p->cell, &p->groups[k], r)) return k;
     return -1;
 }
 
@@ -141,15 +140,20 @@ static void declare_sent(Gen *g, IrRef r, const char *note) {
     sb_free(&what);
 }
 
-/* Reads the current value of the home of a value read here into o<id> (dx: 0 when not wanted),
- * ahead of the sweep: every home is this item's alone, so the loads of all of them can be in
- * flight together instead of one read-modify-write after another at the end. */
+/* Reads the current value of the home of a value read here into o<id> (dx: 0 when not wanted; a
+ * state whose slot this group writes first in a persistent step, Gen.fresh_states: 0 unless
+ * a.lengths), ahead of the sweep: every home is this item's alone, so the loads of all of them can
+ * be in flight together instead of one read-modify-write after another at the end. */
 static void preload_home(Gen *g, IrRef r) {
     char name[NAME_SIZE], expr[EXPR_SIZE];
     StrBuf what = {0};
     cg_local_name(g->c, r, 'o', name, sizeof name);
     cg_value_expr(g, r, 1, expr, sizeof expr, &what);
-    if (g->c->nodes[r].op == IR_INPUT) cg_emit(g->out, "const float %s = a.dx ? %s : 0.0f;", name, expr);
+    const IrNode *n = &g->c->nodes[r];
+    if (n->op == IR_INPUT) cg_emit(g->out, "const float %s = a.dx ? %s : 0.0f;", name, expr);
+    else if (n->op == IR_STATE && n->index < 64 && (g->fresh_states >> n->index & 1))
+        cg_emit(g->out, "const float %s = a.lengths ? %s : 0.0f;  // this step's first to write it: zeroed only where sequences end",
+                name, expr);
     else cg_emit(g->out, "const float %s = %s;", name, expr);
     if (what.failed) g->out->failed = 1;
     sb_free(&what);

@@ -29,11 +29,16 @@ typedef struct Gen {
     int64_t group_width;  /* J of the current group */
     const CgPersist *persist; /* a persistent forward kernel: its step GEMMs' results in shared memory */
     int clear_seeds;      /* per-step backward kernels: zero each dstate_next element read (cg.h) */
+    uint64_t fresh_states; /* persistent backward: the states (bit k, k < 64) whose adjoint slot the current group
+                             writes first in a step, unzeroed where no sequence ends: their homes read as 0 unless
+                             a.lengths (cg_persist.c first_adjoint_writer) */
     int twins;            /* 1: kernels write the 16-bit twins of the GEMM inputs they store whole (RnnArgs.state16,
                              dbuf16): every per-step unit (NULL twins skip them), persistent ones when planned so */
     int last_line;        /* source line of the last comment, to quote each line once */
 } Gen;
 
+/* Whether group grp reads r without computing it (an operand of one of its nodes, or a value it writes). */
+int cg_group_reads(const IrCell *c, const SchedGroup *grp, IrRef r);
 /* The register of group gi's first-item value of node r (Gen.first): q<K index>_<local>. */
 void cg_first_name(const struct Gen *g, int gi, IrRef r, char *buf, size_t size);
 /* The register of group gi's first-item adjoint of the output node r writes (Gen.first_seed): qy<K index>_<local>. */

@@ -211,6 +211,34 @@ void cg_persist_result_expr(const CgPersistGemm *q, const CgPersist *P, int bloc
         snprintf(expr, size, "rnn_res%d[n * %lld + res%d[%d] + j]", q->gemm, rp, q->gemm, block);
 }
 
+enum { FIRST_WRITER_NONE = -1 }; /* first_adjoint_writer: nothing writes the slot whole first */
+
+/* Who writes state k's adjoint slot first in a step of the persistent backward, in the step's order
+ * (group K, the transposed GEMMs of phase K-1, ..., group 0): a step group reading the state (its
+ * index in plan->groups: its home store covers the state, since no group's width differs from its
+ * states'), a GEMM multiplying it (-2 - its index in P->gemms: its rows are the state's), or
+ * FIRST_WRITER_NONE. Where no sequence ends (a.lengths NULL), that writer stores where it added and
+ * the slot is not zeroed a step ahead (bench/NOTES.md section 62): an ended sequence's carry adds to
+ * the slot before the GEMMs do. Not for states past the 64th (Gen.fresh_states' bits). */
+static int first_adjoint_writer(const Gen *g, const CgPersist *P, int k) {
+    const Plan *p = g->plan;
+    const IrCell *c = g->c;
+    if (k >= 64 || cg_persist_states_cross_blocks(g->L)) return FIRST_WRITER_NONE;
+    IrRef state = IR_NONE;
+    for (uint32_t r = 0; r < c->nnodes && state == IR_NONE; r++)
+        if (c->nodes[r].op == IR_STATE && c->nodes[r].index == k) state = r;
+    if (state == IR_NONE) return FIRST_WRITER_NONE;
+    for (int ph = p->phases[SCHED_STEP]; ph >= 0; ph--) {
+        int gi = cg_persist_find_group(p, SCHED_STEP, ph);
+        if (gi >= 0 && cg_group_reads(c, &p->groups[gi], state)) return gi;
+        for (int qi = 0; ph > 0 && qi < P->ngemms; qi++) {
+            const SchedGemm *gm = &p->gemms[P->gemms[qi].gemm];
+            if (gm->phase == ph - 1 && gm->operand == state) return -2 - qi;
+        }
+    }
+    return FIRST_WRITER_NONE;
+}
+
 /* One step's share of GEMM q: forward, its result rows; backward, d(operand) += W^T d(result). */
 static void emit_gemm_step(Gen *g, const CgPersist *P, int qi) {
     const CgPersistGemm *q = &P->gemms[qi];
@@ -275,9 +303,13 @@ static void emit_gemm_step(Gen *g, const CgPersist *P, int qi) {
         snprintf(split, sizeof split, ", &rnn_sp");
         cg_emit(g->out, "rnn_sp.ro = %lld, rnn_sp.rows = rows%d;  // this GEMM's exchange", (long long)q->ro, q->gemm);
     }
-    cg_emit(g->out, "rnn_mv_%s<%d, %d%s>(w%d, %lld, rows%d, %d, %s, %lld, %lld, %s, %s, a.N, %s, rnn_xs, rnn_red, %s, %s, %s, %d, %s, %d, %s%s%s);",
+    /* backward: added to the operand's adjoint, or stored where this GEMM writes a state's slot first and no sequence ends */
+    const char *acc = !P->backward ? "0"
+                      : operand->op == IR_STATE && first_adjoint_writer(g, P, operand->index) == -2 - qi ? "a.lengths != NULL"
+                                                                                                    : "1";
+    cg_emit(g->out, "rnn_mv_%s<%d, %d%s>(w%d, %lld, rows%d, %d, %s, %lld, %lld, %s, %s, a.N, %s, rnn_xs, rnn_red, %s, %s, %s, %s, %s, %d, %s%s%s);",
             P->mma ? "mma" : "t", q->rw, P->nw, prec, q->gemm, (long long)q->ldw, q->gemm, q->passes, K, (long long)q->kc,
-            (long long)q->chunks, xk, ldx, flagged, o, ldo, map, P->backward, kept, q->fuse ? 0 : q->res_cap, kept_only, split,
+            (long long)q->chunks, xk, ldx, flagged, o, ldo, map, acc, kept, q->fuse ? 0 : q->res_cap, kept_only, split,
             wfrag);
 }
 
@@ -813,7 +845,9 @@ static void emit_backward_prefetch(Gen *g, int gi) {
 /* The backward: steps t_end-1 down to t; per step, as the per-step backward (codegen/cg.h),
  * group k's backward then d(operand) += W^T d(result) of the phase k-1 GEMMs, k = K..0. State
  * adjoints rotate through three slots of dstate_prev[k] ([N][S] each): step t adds to slot
- * t % 3, reads slot (t+1) % 3, and zeroes slot (t+2) % 3 (the next step's, last read a step ago). */
+ * t % 3, reads slot (t+1) % 3, and zeroes slot (t+2) % 3 (the next step's, last read a step ago);
+ * where a slot has a first writer (first_adjoint_writer), only with a.lengths: without, that writer
+ * stores. */
 static int emit_backward_steps(Gen *g, const CgPersist *P) {
     const Plan *p = g->plan;
     const IrCell *c = g->c;
@@ -828,18 +862,32 @@ static int emit_backward_steps(Gen *g, const CgPersist *P) {
     emit_step_view(g, 1, 1);
     if (cross) /* else every block reads only the state adjoints it added itself */
         cg_emit(out, "if (t < args.t_end - 1) rnn_grid_sync(args.sync, ++epoch);  // step t+1 is complete everywhere");
-    cg_emit(out, "// the next step's state adjoints start at zero (this block's elements)");
-    for (int k = 0; k < c->nstates; k++) {
-        cg_dim_code(c, c->states[k].shape.dims[0], d, sizeof d);
-        open_own_items(out, d, OWN_ALL);
-        cg_emit(out, "args.dstate_prev[%d][((t + 2) %% 3) * args.N * %s + n * %s + j] = 0.0f;", k, d, d);
-        cg_close(out, NULL);
-        cg_close(out, NULL);
+    for (int pass = 0; pass < 2; pass++) { /* the slots no first writer stores to, then (pass 1) those it does */
+        int any = 0;
+        for (int k = 0; k < c->nstates; k++) {
+            if ((first_adjoint_writer(g, P, k) != FIRST_WRITER_NONE) != pass) continue;
+            if (!any++) {
+                if (!pass) cg_emit(out, "// the next step's state adjoints start at zero (this block's elements)");
+                else cg_open(out, "if (args.lengths) {  // the next step's state adjoints its first writers add to "
+                                  "(where none ends, they store)");
+            }
+            cg_dim_code(c, c->states[k].shape.dims[0], d, sizeof d);
+            open_own_items(out, d, OWN_ALL);
+            cg_emit(out, "args.dstate_prev[%d][((t + 2) %% 3) * args.N * %s + n * %s + j] = 0.0f;", k, d, d);
+            cg_close(out, NULL);
+            cg_close(out, NULL);
+        }
+        if (pass && any) cg_close(out, NULL);
     }
     for (int k = K; k >= 0; k--) {
         int gi = cg_persist_find_group(p, SCHED_STEP, k);
         if (gi >= 0) {
-            if (!emit_group(g, gi, 1)) return 0;
+            g->fresh_states = 0;
+            for (int st = 0; st < c->nstates; st++)
+                if (first_adjoint_writer(g, P, st) == gi) g->fresh_states |= 1ull << st;
+            int ok = emit_group(g, gi, 1);
+            g->fresh_states = 0;
+            if (!ok) return 0;
             synced = 0;
         }
         int gemms = 0, mismatch = 0, prev = k > 0 ? cg_persist_find_group(p, SCHED_STEP, k - 1) : -1;

@@ -1987,7 +1987,7 @@ START_TEST(persistent_backward_splits_k) {
         ck_assert_ptr_null(strstr(u, "#define RNN_CLUSTER 4"));
         snprintf(want, sizeof want, "a.dbuf16[1] + rnn_rank * %d, 4096, a.N", 4096 / c);
         ck_assert_msg(strstr(u, want), "%s", want);
-        ck_assert_ptr_nonnull(strstr(u, "map1 + rnn_rank * 8, 1, NULL, 0, RNN_TO_OUT, &rnn_sp);"));
+        ck_assert_ptr_nonnull(strstr(u, "map1 + rnn_rank * 8, a.lengths != NULL, NULL, 0, RNN_TO_OUT, &rnn_sp);"));
         if (!SANITIZED) compile_ok(u, "lstm", "sm_90a");
         free(u);
     }
@@ -2010,6 +2010,91 @@ START_TEST(persistent_backward_splits_k) {
     ck_assert(P.cluster == 2 && !P.split); /* the pair shares its copies instead */
     ck_assert_msg(strstr(why, " in clusters of 2, ") && strstr(why, "; G1's K (64, 1 rows a block) not split: a block would get no part of it"),
                   "%s", why);
+    src_close(&s);
+}
+END_TEST
+
+/* Where no sequence ends, a state adjoint slot's first writer in a persistent backward step stores:
+ * the LSTM's GEMM stores d(h) and its group d(c) (their zeroings only with a.lengths, c's home read
+ * only then); the GRU's group stores d(h) and its GEMM adds; mLSTM's GEMM of h stores, that of m
+ * adds; a state nobody reads keeps its zeroing every step (bench/NOTES.md section 62). */
+static void first_writers_check(const char *u, int zeroed_always, int zeroed_with_lengths) {
+    const char *always = strstr(u, "// the next step's state adjoints start at zero");
+    const char *lengths = strstr(u, "if (args.lengths) {  // the next step's state adjoints its first writers");
+    const char *group = strstr(u, "'s backward over this block's units");
+    ck_assert_ptr_nonnull(group);
+    ck_assert_int_eq(!!always, zeroed_always > 0);
+    ck_assert_int_eq(!!lengths, zeroed_with_lengths > 0);
+    ck_assert(!always || always < group);
+    ck_assert(!lengths || lengths < group);
+    char *head = between(u, "for (int t = args.t_end - 1; t >= args.t; t--) {", "'s backward over this block's units");
+    char *tail = lengths ? between(lengths, "if (args.lengths) {", "'s backward over") : NULL;
+    ck_assert_int_eq(count(head, "((t + 2) % 3) * args.N * "), zeroed_always + zeroed_with_lengths);
+    if (tail) ck_assert_int_eq(count(tail, "((t + 2) % 3) * args.N * "), zeroed_with_lengths);
+    free(head);
+    free(tail);
+}
+
+START_TEST(persistent_backward_first_writers_store) {
+    Src s;
+    CgPersist P;
+    char why[256];
+    const char *dims[] = {"I=40", "H=72", "M=56"};
+    src_open_file(&s, "cells/lstm.cell");
+    PlanLayout *L = layout_bound(&s, s.module->cells[0], dims, 2);
+    for (int prec = 0; prec < 2; prec++) {
+        char *u = emit_persistent(&s, L, cg_persist_h100_ask(16, 1, prec ? CG_F16 : CG_FFMA, 1), &P, why, sizeof why);
+        ck_assert_msg(u, "%s", why);
+        first_writers_check(u, 0, 2);
+        ck_assert_ptr_nonnull(strstr(u, "const float o2_c = a.lengths ? a.dstate_prev[1][n * RNN_DIM_H + j] : 0.0f;"));
+        ck_assert_ptr_nonnull(strstr(u, "a.dstate_prev[1][n * RNN_DIM_H + j] = o2_c + d2_c;"));
+        ck_assert_ptr_nonnull(strstr(u, "a.dstate_prev[0], RNN_DIM_H, map1, a.lengths != NULL, NULL, 0, RNN_TO_OUT"));
+        /* the carries of ended sequences still add */
+        ck_assert_ptr_nonnull(strstr(u, "a.dstate_prev[1][n * RNN_DIM_H + j] += a.dstate_next[1][n * RNN_DIM_H + j];"));
+        if (!SANITIZED) compile_ok(u, "lstm", "sm_90");
+        free(u);
+    }
+    char *u = emit_persistent(&s, L, cg_persist_h100_ask(16, 0, CG_F16, 1), &P, why, sizeof why); /* a forward: none */
+    ck_assert_msg(u, "%s", why);
+    ck_assert_ptr_null(strstr(u, "a.lengths != NULL"));
+    ck_assert_ptr_null(strstr(u, ": 0.0f;  // this step's first to write it"));
+    free(u);
+    src_close(&s);
+
+    src_open_file(&s, "cells/gru.cell");
+    L = layout_bound(&s, s.module->cells[0], dims, 2);
+    u = emit_persistent(&s, L, cg_persist_h100_ask(16, 1, CG_F16, 1), &P, why, sizeof why);
+    ck_assert_msg(u, "%s", why);
+    first_writers_check(u, 0, 1);
+    ck_assert_ptr_nonnull(strstr(u, "= a.lengths ? a.dstate_prev[0][n * RNN_DIM_H + j] : 0.0f;"));
+    ck_assert_ptr_nonnull(strstr(u, "a.dstate_prev[0], RNN_DIM_H, map1, 1, NULL, 0, RNN_TO_OUT"));
+    ck_assert_ptr_null(strstr(u, "a.lengths != NULL"));
+    free(u);
+    src_close(&s);
+
+    src_open_file(&s, "cells/mlstm.cell");
+    L = layout_bound(&s, s.module->cells[0], dims, 3);
+    u = emit_persistent(&s, L, cg_persist_h100_ask(16, 1, CG_FFMA, 1), &P, why, sizeof why);
+    ck_assert_msg(u, "%s", why);
+    first_writers_check(u, 0, 2);
+    ck_assert_int_eq(count(u, "a.lengths != NULL"), 1);
+    ck_assert_ptr_nonnull(strstr(u, "a.dstate_prev[0], RNN_DIM_H, map1, a.lengths != NULL, NULL"));
+    ck_assert_ptr_nonnull(strstr(u, "const float o2_c = a.lengths ? a.dstate_prev[1]"));
+    if (!SANITIZED) compile_ok(u, "mlstm", "sm_90");
+    free(u);
+    src_close(&s);
+
+    src_open(&s, "unread.cell",
+             "cell unread(x[I]) -> h {\n    state h[H], k[H]\n    param U[H, H], W[H, I], V[H, I]\n"
+             "    h' = tanh(U @ h + W @ x)\n    k' = sigmoid(V @ x)\n}\n");
+    L = layout_bound(&s, s.module->cells[0], dims, 2);
+    u = emit_persistent(&s, L, cg_persist_h100_ask(16, 1, CG_FFMA, 1), &P, why, sizeof why);
+    ck_assert_msg(u, "%s", why);
+    first_writers_check(u, 1, 1); /* k's slot, which no one writes, zeroed every step; h's by its GEMM */
+    ck_assert_ptr_nonnull(strstr(u, "args.dstate_prev[1][((t + 2) % 3)"));
+    ck_assert_ptr_nonnull(strstr(u, "map1, a.lengths != NULL, NULL"));
+    if (!SANITIZED) compile_ok(u, "unread", "sm_90");
+    free(u);
     src_close(&s);
 }
 END_TEST
@@ -3249,6 +3334,7 @@ static Suite *codegen_suite(void) {
     tcase_add_test(tc, persistent_fewer_blocks_keep_the_work);
     tcase_add_test(tc, persistent_clusters_need_alike_tails);
     tcase_add_test(tc, persistent_backward_splits_k);
+    tcase_add_test(tc, persistent_backward_first_writers_store);
     tcase_add_test(tc, persistent_odd_rows_copied_by_words);
     tcase_add_test(tc, persistent_rule_reads_the_plan);
     tcase_add_test(tc, persistent_rule_splits_a_backward_of_17_to_32);

@@ -1202,21 +1202,22 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_pb(const RnnArgs
         a.dstate_next[1] = args.dstate_prev[1] + ((t + 1) % 3) * args.N * RNN_DIM_H;
         a.buf[1] = args.buf[1] + t * args.buf_step[1];
         a.dbuf[1] = args.dbuf[1] + t * args.buf_step[1];
-        // the next step's state adjoints start at zero (this block's elements)
-        {
-            const int j0 = rnn_j0_H, nj = rnn_nj_H;
-            for (long long i = threadIdx.x; i < (long long)a.N * nj; i += blockDim.x) {
-                const long long n = i == threadIdx.x ? rnn_n1_H : i / nj;  // the sequence
-                const int j = i == threadIdx.x ? rnn_j1_H : j0 + (int)(i % nj);  // the element
-                args.dstate_prev[0][((t + 2) % 3) * args.N * RNN_DIM_H + n * RNN_DIM_H + j] = 0.0f;
+        if (args.lengths) {  // the next step's state adjoints its first writers add to (where none ends, they store)
+            {
+                const int j0 = rnn_j0_H, nj = rnn_nj_H;
+                for (long long i = threadIdx.x; i < (long long)a.N * nj; i += blockDim.x) {
+                    const long long n = i == threadIdx.x ? rnn_n1_H : i / nj;  // the sequence
+                    const int j = i == threadIdx.x ? rnn_j1_H : j0 + (int)(i % nj);  // the element
+                    args.dstate_prev[0][((t + 2) % 3) * args.N * RNN_DIM_H + n * RNN_DIM_H + j] = 0.0f;
+                }
             }
-        }
-        {
-            const int j0 = rnn_j0_H, nj = rnn_nj_H;
-            for (long long i = threadIdx.x; i < (long long)a.N * nj; i += blockDim.x) {
-                const long long n = i == threadIdx.x ? rnn_n1_H : i / nj;  // the sequence
-                const int j = i == threadIdx.x ? rnn_j1_H : j0 + (int)(i % nj);  // the element
-                args.dstate_prev[1][((t + 2) % 3) * args.N * RNN_DIM_H + n * RNN_DIM_H + j] = 0.0f;
+            {
+                const int j0 = rnn_j0_H, nj = rnn_nj_H;
+                for (long long i = threadIdx.x; i < (long long)a.N * nj; i += blockDim.x) {
+                    const long long n = i == threadIdx.x ? rnn_n1_H : i / nj;  // the sequence
+                    const int j = i == threadIdx.x ? rnn_j1_H : j0 + (int)(i % nj);  // the element
+                    args.dstate_prev[1][((t + 2) % 3) * args.N * RNN_DIM_H + n * RNN_DIM_H + j] = 0.0f;
+                }
             }
         }
         // K1's backward over this block's units
@@ -1276,7 +1277,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_pb(const RnnArgs
                 float d30 = 0.0f;  // d(W_o @ x)
                 float d31 = 0.0f;  // d(U_o @ h)
                 // what the homes of the values read here hold so far (each is this item's alone)
-                const float o2_c = a.dstate_prev[1][n * RNN_DIM_H + j];
+                const float o2_c = a.lengths ? a.dstate_prev[1][n * RNN_DIM_H + j] : 0.0f;  // this step's first to write it: zeroed only where sequences end
                 // seeds: the adjoints of this step's results
                 d39_h_next += a.dstate_next[0][n * RNN_DIM_H + j];  // d(h') from the next step
                 d37_c_next += a.dstate_next[1][n * RNN_DIM_H + j];  // d(c') from the next step
@@ -1396,7 +1397,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_pb(const RnnArgs
             }
         }
         // G1^T: [U_i; U_f; U_g; U_o]^T @ d(G1) -> d(h)
-        rnn_mv_t<1, 1, 8, 1>(w1, 132, rows1, 1, 64, 128, 1, a.dbuf[1], 64, a.N, NULL, 0u, rnn_xs, rnn_red, a.dstate_prev[0], RNN_DIM_H, map1, 1, NULL, 0, RNN_TO_OUT, nullptr, &rnn_wf1);
+        rnn_mv_t<1, 1, 8, 1>(w1, 132, rows1, 1, 64, 128, 1, a.dbuf[1], 64, a.N, NULL, 0u, rnn_xs, rnn_red, a.dstate_prev[0], RNN_DIM_H, map1, a.lengths != NULL, NULL, 0, RNN_TO_OUT, nullptr, &rnn_wf1);
     }
     RNN_PROF_END();  // (RNN_PROFILE only)
 }
