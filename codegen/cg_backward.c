@@ -192,6 +192,10 @@ static void send(Gen *g, IrRef r, const char *prefix, SendMode mode) {
                         : twinned                          ? "if (!a.twins_only) "
                                                            : "";
     cg_emit(g->out, "%s%s%s %s;  // %s", prefix, guard, expr, rhs, sb_str(&what));
+    const IrNode *n = &g->c->nodes[r];
+    if (n->op == IR_STATE && n->index < 64 && (g->seed_states >> n->index & 1)) /* this group is the slot's one writer */
+        cg_emit(g->out, "%sif (i == threadIdx.x) rnn_seed%d %s, rnn_seed%d_set = !a.lengths;  // step t-1's seed d(%s')",
+                prefix, n->index, rhs, n->index, g->c->states[n->index].name);
     if (twinned)
         cg_emit(g->out, "%sif (%sa.dbuf16[%d]) rnn_put16(a.dbuf16[%d] + (&%s - a.dbuf[%d]), %s, a.bf16);  // its 16-bit twin",
                 prefix, shared >= 0 ? "!a.dshared && " : "", b, b, expr, b, name);
@@ -257,8 +261,10 @@ static int emit_block(Gen *g, const SchedGroup *grp, int64_t len) {
         if (!any++) cg_emit(g->out, "// seeds: the adjoints of this step's results");
         cg_local_name(c, wr->node, 'd', name, sizeof name);
         if (wr->kind == WRITE_STATE) {
-            char d[NAME_SIZE];
-            cg_emit(g->out, "%s += a.dstate_next[%d][n * %s + j];  // d(%s') from the next step", name, wr->index,
+            char d[NAME_SIZE], reg[NAME_SIZE + 48] = "";
+            if (wr->index < 64 && (g->seed_states >> wr->index & 1)) /* set by the slot's one writer (cg_persist.c) */
+                snprintf(reg, sizeof reg, "i == threadIdx.x && rnn_seed%d_set ? rnn_seed%d : ", wr->index, wr->index);
+            cg_emit(g->out, "%s += %sa.dstate_next[%d][n * %s + j];  // d(%s') from the next step", name, reg, wr->index,
                     cg_dim_code(c, c->states[wr->index].shape.dims[0], d, sizeof d), c->states[wr->index].name);
         } else {
             g->uses_col = 1;

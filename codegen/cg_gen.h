@@ -32,6 +32,9 @@ typedef struct Gen {
     uint64_t fresh_states; /* persistent backward: the states (bit k, k < 64) whose adjoint slot the current group
                              writes first in a step, unzeroed where no sequence ends: their homes read as 0 unless
                              a.lengths (cg_persist.c first_adjoint_writer) */
+    uint64_t seed_states; /* persistent backward: the states (bit k) whose seed d(k') the thread's first item takes
+                             from register rnn_seed<k> where rnn_seed<k>_set, which the slot's one writer sets
+                             (cg_persist.c seeded_state) */
     int twins;            /* 1: kernels write the 16-bit twins of the GEMM inputs they store whole (RnnArgs.state16,
                              dbuf16): every per-step unit (NULL twins skip them), persistent ones when planned so */
     int last_line;        /* source line of the last comment, to quote each line once */

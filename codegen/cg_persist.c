@@ -213,30 +213,51 @@ void cg_persist_result_expr(const CgPersistGemm *q, const CgPersist *P, int bloc
 
 enum { FIRST_WRITER_NONE = -1 }; /* first_adjoint_writer: nothing writes the slot whole first */
 
-/* Who writes state k's adjoint slot first in a step of the persistent backward, in the step's order
- * (group K, the transposed GEMMs of phase K-1, ..., group 0): a step group reading the state (its
- * index in plan->groups: its home store covers the state, since no group's width differs from its
- * states'), a GEMM multiplying it (-2 - its index in P->gemms: its rows are the state's), or
- * FIRST_WRITER_NONE. Where no sequence ends (a.lengths NULL), that writer stores where it added and
- * the slot is not zeroed a step ahead (bench/NOTES.md section 62): an ended sequence's carry adds to
- * the slot before the GEMMs do. Not for states past the 64th (Gen.fresh_states' bits). */
-static int first_adjoint_writer(const Gen *g, const CgPersist *P, int k) {
+/* How many write state k's adjoint slot in a step of the persistent backward (the step groups
+ * reading the state, the step GEMMs multiplying it), and (*first) who first, in the step's order
+ * (group K, the transposed GEMMs of phase K-1, ..., group 0): a group (its index in plan->groups:
+ * its home store covers the state, since no group's width differs from its states'), a GEMM (-2 -
+ * its index in P->gemms: its rows are the state's), or FIRST_WRITER_NONE. None counted (0) where a
+ * group's width differs from its states' (cg_persist_states_cross_blocks) or past the 64th state
+ * (Gen.fresh_states' bits). */
+static int adjoint_writers(const Gen *g, const CgPersist *P, int k, int *first) {
     const Plan *p = g->plan;
     const IrCell *c = g->c;
-    if (k >= 64 || cg_persist_states_cross_blocks(g->L)) return FIRST_WRITER_NONE;
+    *first = FIRST_WRITER_NONE;
+    if (k >= 64 || cg_persist_states_cross_blocks(g->L)) return 0;
     IrRef state = IR_NONE;
     for (uint32_t r = 0; r < c->nnodes && state == IR_NONE; r++)
         if (c->nodes[r].op == IR_STATE && c->nodes[r].index == k) state = r;
-    if (state == IR_NONE) return FIRST_WRITER_NONE;
-    for (int ph = p->phases[SCHED_STEP]; ph >= 0; ph--) {
+    int n = 0;
+    for (int ph = p->phases[SCHED_STEP]; state != IR_NONE && ph >= 0; ph--) {
         int gi = cg_persist_find_group(p, SCHED_STEP, ph);
-        if (gi >= 0 && cg_group_reads(c, &p->groups[gi], state)) return gi;
+        if (gi >= 0 && cg_group_reads(c, &p->groups[gi], state) && !n++) *first = gi;
         for (int qi = 0; ph > 0 && qi < P->ngemms; qi++) {
             const SchedGemm *gm = &p->gemms[P->gemms[qi].gemm];
-            if (gm->phase == ph - 1 && gm->operand == state) return -2 - qi;
+            if (gm->phase == ph - 1 && gm->operand == state && !n++) *first = -2 - qi;
         }
     }
-    return FIRST_WRITER_NONE;
+    return n;
+}
+
+/* Who writes state k's adjoint slot first in a step (adjoint_writers). Where no sequence ends
+ * (a.lengths NULL), that writer stores where it added and the slot is not zeroed a step ahead
+ * (bench/NOTES.md section 62): an ended sequence's carry adds to the slot before the GEMMs do. */
+static int first_adjoint_writer(const Gen *g, const CgPersist *P, int k) {
+    int first;
+    adjoint_writers(g, P, k, &first);
+    return first;
+}
+
+/* Does the thread's first item of the group writing state k take its seed d(k') from a register
+ * (rnn_seed<k>), which the slot's one writer in the step before set for that item (where no
+ * sequence ends: the register says so)? On tensor cores (FFMA kernels' registers are spent), where
+ * that writer is a group (the same item's store) or a GEMM whose clusters split K (the exchange's
+ * entry threadIdx.x is that item: persist.cuh rnn_split.mine); bench/NOTES.md section 63. */
+static int seeded_state(const Gen *g, const CgPersist *P, int k) {
+    int first;
+    if (!P->backward || !P->mma || adjoint_writers(g, P, k, &first) != 1) return 0;
+    return first >= 0 || P->split;
 }
 
 /* One step's share of GEMM q: forward, its result rows; backward, d(operand) += W^T d(result). */
@@ -311,6 +332,9 @@ static void emit_gemm_step(Gen *g, const CgPersist *P, int qi) {
             P->mma ? "mma" : "t", q->rw, P->nw, prec, q->gemm, (long long)q->ldw, q->gemm, q->passes, K, (long long)q->kc,
             (long long)q->chunks, xk, ldx, flagged, o, ldo, map, acc, kept, q->fuse ? 0 : q->res_cap, kept_only, split,
             wfrag);
+    if (P->backward && operand->op == IR_STATE && seeded_state(g, P, operand->index))
+        cg_emit(g->out, "rnn_seed%d = rnn_sp.mine, rnn_seed%d_set = rnn_sp.mine_set;  // step t-1's seed d(%s') of the first item",
+                operand->index, operand->index, g->c->states[operand->index].name);
 }
 
 /* Which of this block's items a scope takes: all, the thread's first only, or the rest. */
@@ -611,7 +635,7 @@ static int emit_prologue(Gen *g, const CgPersist *P, const char *kname) {
     cg_emit(out, "float *const rnn_red = rnn_xs + %lld;  // partial sums [%d][%d][%lld]", (long long)P->xs_floats, P->warps,
             4 * P->nw, (long long)cg_persist_red_ld(P->rpp_max, P->mma));
     if (P->split) {
-        cg_emit(out, "rnn_split rnn_sp = {rnn_smem + %lld, 0, 0, 0u};  // exchange areas [2][%d][%d][ro] (persist.cuh)",
+        cg_emit(out, "rnn_split rnn_sp = {rnn_smem + %lld, 0, 0, 0u, 0.0f, 0};  // exchange areas [2][%d][%d][ro] (persist.cuh)",
                 (long long)P->xch_off, P->cluster, 4 * P->nw);
         cg_emit(out, "rnn_split_init();  // clusters of %d split K: no block writes into another before it runs", P->cluster);
     } else if (P->cluster > 1) {
@@ -858,6 +882,14 @@ static int emit_backward_steps(Gen *g, const CgPersist *P) {
     /* the first item's into registers on tensor cores only: FFMA backwards hold 240-250 registers already
      * (a random cell's spilled: bench/NOTES.md section 61); theirs are prefetched into L1 alone */
     if (fetched >= 0 && P->mma) emit_backward_first_loads(g, fetched);
+    g->seed_states = 0;
+    for (int k = 0; k < c->nstates; k++) {
+        if (!seeded_state(g, P, k)) continue;
+        g->seed_states |= 1ull << k;
+        cg_emit(out, "float rnn_seed%d = 0.0f;  // step t-1's seed d(%s') of this thread's first item, set at step t by its "
+                     "slot's one writer (where no sequence ends)", k, c->states[k].name);
+        cg_emit(out, "int rnn_seed%d_set = 0;", k);
+    }
     cg_open(out, "for (int t = args.t_end - 1; t >= args.t; t--) {");
     emit_step_view(g, 1, 1);
     if (cross) /* else every block reads only the state adjoints it added itself */
@@ -903,6 +935,7 @@ static int emit_backward_steps(Gen *g, const CgPersist *P) {
         if (mismatch) barrier(g, &synced, "the group before reads operand adjoints other blocks added to");
     }
     cg_close(out, NULL);
+    g->seed_states = 0;
     return 1;
 }
 

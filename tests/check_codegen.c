@@ -2099,6 +2099,65 @@ START_TEST(persistent_backward_first_writers_store) {
 }
 END_TEST
 
+/* A state adjoint slot's one writer leaves the thread's first item's sum in a register, which that
+ * item's seed takes a step later where no sequence ends: the LSTM's d(c) from its group, d(h) from
+ * the exchange of clusters splitting K (persist.cuh rnn_split.mine); not d(h) without the split, not
+ * on FFMA, not the GRU's d(h) (its group and its GEMM both write it), not a forward
+ * (bench/NOTES.md section 63). */
+START_TEST(persistent_backward_seeds_in_registers) {
+    Src s;
+    CgPersist P;
+    char why[256];
+    const char *dims[] = {"I=256", "H=256"};
+    src_open_file(&s, "cells/lstm.cell");
+    PlanLayout *L = layout_bound(&s, s.module->cells[0], dims, 2);
+    CgPersistAsk ask = cg_persist_h100_ask(32, 1, CG_F16, 2);
+    ask.split = 1;
+    char *u = emit_persistent(&s, L, ask, &P, why, sizeof why);
+    ck_assert_msg(u && P.split, "%s", why);
+    const char *loop = strstr(u, "for (int t = args.t_end - 1; t >= args.t; t--) {");
+    const char *decl0 = strstr(u, "float rnn_seed0 = 0.0f;"), *decl1 = strstr(u, "float rnn_seed1 = 0.0f;");
+    ck_assert(loop && decl0 && decl1 && decl0 < loop && decl1 < loop);
+    const char *seed0 = strstr(u, "d39_h_next += i == threadIdx.x && rnn_seed0_set ? rnn_seed0 : a.dstate_next[0][n * RNN_DIM_H + j];");
+    const char *seed1 = strstr(u, "d37_c_next += i == threadIdx.x && rnn_seed1_set ? rnn_seed1 : a.dstate_next[1][n * RNN_DIM_H + j];");
+    const char *set1 = strstr(u, "if (i == threadIdx.x) rnn_seed1 = o2_c + d2_c, rnn_seed1_set = !a.lengths;");
+    const char *home1 = strstr(u, "a.dstate_prev[1][n * RNN_DIM_H + j] = o2_c + d2_c;");
+    const char *gemm = strstr(u, "rnn_mv_mma<"), *set0 = strstr(u, "rnn_seed0 = rnn_sp.mine, rnn_seed0_set = rnn_sp.mine_set;");
+    ck_assert(seed0 && seed1 && set1 && home1 && gemm && set0);
+    ck_assert(loop < seed0 && seed1 < home1 && home1 < set1 && set1 < gemm && gemm < set0);
+    ck_assert_int_eq(count(u, "rnn_sp.mine"), 2);
+    if (!SANITIZED) compile_ok(u, "lstm", "sm_90a");
+    free(u);
+    /* without the split: d(c) alone */
+    u = emit_persistent(&s, L, cg_persist_h100_ask(32, 1, CG_F16, 1), &P, why, sizeof why);
+    ck_assert_msg(u && !P.split, "%s", why);
+    ck_assert_ptr_nonnull(strstr(u, "float rnn_seed1 = 0.0f;"));
+    ck_assert_ptr_null(strstr(u, "rnn_seed0"));
+    free(u);
+    /* FFMA, and any forward: none */
+    ask = cg_persist_h100_ask(32, 1, CG_FFMA, 2);
+    ask.split = 1;
+    u = emit_persistent(&s, L, ask, &P, why, sizeof why);
+    ck_assert_msg(u, "%s", why);
+    ck_assert_ptr_null(strstr(u, "rnn_seed"));
+    free(u);
+    u = emit_persistent(&s, L, cg_persist_h100_ask(32, 0, CG_F16, 2), &P, why, sizeof why);
+    ck_assert_msg(u, "%s", why);
+    ck_assert_ptr_null(strstr(u, "rnn_seed"));
+    free(u);
+    src_close(&s);
+    src_open_file(&s, "cells/gru.cell");
+    L = layout_bound(&s, s.module->cells[0], dims, 2);
+    ask = cg_persist_h100_ask(32, 1, CG_F16, 2);
+    ask.split = 1;
+    u = emit_persistent(&s, L, ask, &P, why, sizeof why);
+    ck_assert_msg(u, "%s", why);
+    ck_assert_ptr_null(strstr(u, "rnn_seed"));
+    free(u);
+    src_close(&s);
+}
+END_TEST
+
 static void check_golden(const char *cell_path, const char *golden_path) {
     Src s;
     src_open_file(&s, cell_path);
@@ -3335,6 +3394,7 @@ static Suite *codegen_suite(void) {
     tcase_add_test(tc, persistent_clusters_need_alike_tails);
     tcase_add_test(tc, persistent_backward_splits_k);
     tcase_add_test(tc, persistent_backward_first_writers_store);
+    tcase_add_test(tc, persistent_backward_seeds_in_registers);
     tcase_add_test(tc, persistent_odd_rows_copied_by_words);
     tcase_add_test(tc, persistent_rule_reads_the_plan);
     tcase_add_test(tc, persistent_rule_splits_a_backward_of_17_to_32);

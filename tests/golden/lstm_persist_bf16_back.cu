@@ -378,11 +378,16 @@ RNN_DEV void rnn_cluster_exit() {
  * bench/NOTES.md sections 28 and 31). Its partial sums of each block's elements go to that block's
  * exchange area through distributed shared memory, and the owner adds them up (rnn_split_finish).
  * xch: [2][RNN_SPLIT][NP][ro] floats (two areas, used in turn); ro: elements a block owns at most,
- * the stride of the cluster's rows (block r's at r*ro); rows: this block's own; uses: exchanges so far. */
+ * the stride of the cluster's rows (block r's at r*ro); rows: this block's own; uses: exchanges so far;
+ * mine: the last exchange's sum of entry threadIdx.x of its first pass (sequence threadIdx.x / rows,
+ * own row threadIdx.x % rows: the thread's first item of a group as wide as the operand), where it
+ * was stored, not added (acc 0), with mine_set 1; else mine_set 0. */
 struct rnn_split {
     float *xch;
     int ro, rows;
     unsigned uses;
+    float mine;
+    int mine_set;
 };
 /* The kernel's start with split K: checks the cluster size, then meets the cluster, so that no block
  * writes into another's shared memory before it runs. */
@@ -771,6 +776,7 @@ RNN_DEV void rnn_split_finish(const float *red, int RPP, int ldr, int NP, int n0
         }
     }
     rnn_cluster_sync();
+    if (n0 == 0) sp->mine_set = 0;
     for (int e = threadIdx.x; e < sp->rows * NP; e += RNN_P_THREADS) {
         const int n = e / sp->rows, u = e - n * sp->rows;
         if (n0 + n < N) {
@@ -779,6 +785,7 @@ RNN_DEV void rnn_split_finish(const float *red, int RPP, int ldr, int NP, int n0
             for (int k = 0; k < RNN_SPLIT; k++) v += x[(k * NP + n) * ro + u];
             float *o = out + (long long)(n0 + n) * ldo + rowmap[u];
             *o = acc ? *o + v : v;
+            if (!acc && n0 == 0 && e == threadIdx.x) sp->mine = v, sp->mine_set = 1;
         }
     }
     sp->uses++;
@@ -1257,6 +1264,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_pb(const RnnArgs
             }
         }
     }
+    float rnn_seed1 = 0.0f;  // step t-1's seed d(c') of this thread's first item, set at step t by its slot's one writer (where no sequence ends)
+    int rnn_seed1_set = 0;
     for (int t = args.t_end - 1; t >= args.t; t--) {
         RnnArgs a = args;  // this step's view: the per-step kernels' arguments at step t
         RNN_PROF_STEP();
@@ -1353,7 +1362,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_pb(const RnnArgs
                 const float o2_c = a.lengths ? a.dstate_prev[1][n * RNN_DIM_H + j] : 0.0f;  // this step's first to write it: zeroed only where sequences end
                 // seeds: the adjoints of this step's results
                 d39_h_next += a.dstate_next[0][n * RNN_DIM_H + j];  // d(h') from the next step
-                d37_c_next += a.dstate_next[1][n * RNN_DIM_H + j];  // d(c') from the next step
+                d37_c_next += i == threadIdx.x && rnn_seed1_set ? rnn_seed1 : a.dstate_next[1][n * RNN_DIM_H + j];  // d(c') from the next step
                 if (a.dy[0]) d39_h_next += i == threadIdx.x ? qy1_v39_h_next : a.dy[0][col * a.ldy[0] + j];  // d(output h)
                 RNN_ISSUED("f"(v15), "f"(v16), "f"(v11_b_i), "f"(v20), "f"(v21), "f"(v12_b_f), "f"(v25), "f"(v26), "f"(v13_b_g), "f"(v30), "f"(v31), "f"(v14_b_o), "f"(v2_c), "f"(o2_c), "f"(d39_h_next), "f"(d37_c_next));  // the loads above, issued together
                 // the forward's values, recomputed
@@ -1414,6 +1423,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_pb(const RnnArgs
                 d16 += d17 * rnn_dop_add_1(v15, v16, 0.0f, v17);
                 // the adjoints of the values read here, added where the values came from (written where this kernel alone sends them)
                 a.dstate_prev[1][n * RNN_DIM_H + j] = o2_c + d2_c;  // state c
+                if (i == threadIdx.x) rnn_seed1 = o2_c + d2_c, rnn_seed1_set = !a.lengths;  // step t-1's seed d(c')
                 if (!a.twins_only) a.dbuf[0][col * 64 + j] = d15;  // W_i @ x: G0 block 0, hoisted
                 if (a.dbuf16[0]) rnn_put16(a.dbuf16[0] + (&a.dbuf[0][col * 64 + j] - a.dbuf[0]), d15, a.bf16);  // its 16-bit twin
                 if (!a.dshared && !a.twins_only) a.dbuf[1][n * 64 + j] = d16;  // U_i @ h: G1 block 0 (B0's holds it where a.dshared)

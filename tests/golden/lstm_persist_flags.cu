@@ -378,11 +378,16 @@ RNN_DEV void rnn_cluster_exit() {
  * bench/NOTES.md sections 28 and 31). Its partial sums of each block's elements go to that block's
  * exchange area through distributed shared memory, and the owner adds them up (rnn_split_finish).
  * xch: [2][RNN_SPLIT][NP][ro] floats (two areas, used in turn); ro: elements a block owns at most,
- * the stride of the cluster's rows (block r's at r*ro); rows: this block's own; uses: exchanges so far. */
+ * the stride of the cluster's rows (block r's at r*ro); rows: this block's own; uses: exchanges so far;
+ * mine: the last exchange's sum of entry threadIdx.x of its first pass (sequence threadIdx.x / rows,
+ * own row threadIdx.x % rows: the thread's first item of a group as wide as the operand), where it
+ * was stored, not added (acc 0), with mine_set 1; else mine_set 0. */
 struct rnn_split {
     float *xch;
     int ro, rows;
     unsigned uses;
+    float mine;
+    int mine_set;
 };
 /* The kernel's start with split K: checks the cluster size, then meets the cluster, so that no block
  * writes into another's shared memory before it runs. */
@@ -771,6 +776,7 @@ RNN_DEV void rnn_split_finish(const float *red, int RPP, int ldr, int NP, int n0
         }
     }
     rnn_cluster_sync();
+    if (n0 == 0) sp->mine_set = 0;
     for (int e = threadIdx.x; e < sp->rows * NP; e += RNN_P_THREADS) {
         const int n = e / sp->rows, u = e - n * sp->rows;
         if (n0 + n < N) {
@@ -779,6 +785,7 @@ RNN_DEV void rnn_split_finish(const float *red, int RPP, int ldr, int NP, int n0
             for (int k = 0; k < RNN_SPLIT; k++) v += x[(k * NP + n) * ro + u];
             float *o = out + (long long)(n0 + n) * ldo + rowmap[u];
             *o = acc ? *o + v : v;
+            if (!acc && n0 == 0 && e == threadIdx.x) sp->mine = v, sp->mine_set = 1;
         }
     }
     sp->uses++;
