@@ -193,9 +193,10 @@ static void send(Gen *g, IrRef r, const char *prefix, SendMode mode) {
                                                            : "";
     cg_emit(g->out, "%s%s%s %s;  // %s", prefix, guard, expr, rhs, sb_str(&what));
     const IrNode *n = &g->c->nodes[r];
-    if (n->op == IR_STATE && n->index < 64 && (g->seed_states >> n->index & 1)) /* this group is the slot's one writer */
-        cg_emit(g->out, "%sif (i == threadIdx.x) rnn_seed%d %s, rnn_seed%d_set = !a.lengths;  // step t-1's seed d(%s')",
-                prefix, n->index, rhs, n->index, g->c->states[n->index].name);
+    if (n->op == IR_STATE && n->index < 64 && (g->seed_states >> n->index & 1) && mode != SEND_ADD) /* the slot's one writer */
+        cg_emit(g->out, "%sif (i == threadIdx.x) rnn_seed%d = %s%s%s, rnn_seed%d_set = !a.lengths;  // step t-1's seed d(%s')",
+                prefix, n->index, mode == SEND_PRELOADED ? old : "", mode == SEND_PRELOADED ? " + " : "", name, n->index,
+                g->c->states[n->index].name);
     if (twinned)
         cg_emit(g->out, "%sif (%sa.dbuf16[%d]) rnn_put16(a.dbuf16[%d] + (&%s - a.dbuf[%d]), %s, a.bf16);  // its 16-bit twin",
                 prefix, shared >= 0 ? "!a.dshared && " : "", b, b, expr, b, name);
