@@ -151,7 +151,7 @@ static void preload_home(Gen *g, IrRef r) {
     cg_value_expr(g, r, 1, expr, sizeof expr, &what);
     const IrNode *n = &g->c->nodes[r];
     if (n->op == IR_INPUT) cg_emit(g->out, "const float %s = a.dx ? %s : 0.0f;", name, expr);
-    else if (n->op == IR_STATE && n->index < 64 && (g->fresh_states >> n->index & 1))
+    else if (n->op == IR_STATE && cg_state_in(g->fresh_states, n->index))
         cg_emit(g->out, "const float %s = a.lengths ? %s : 0.0f;  // this step's first to write it: zeroed only where sequences end",
                 name, expr);
     else cg_emit(g->out, "const float %s = %s;", name, expr);
@@ -193,10 +193,9 @@ static void send(Gen *g, IrRef r, const char *prefix, SendMode mode) {
                                                            : "";
     cg_emit(g->out, "%s%s%s %s;  // %s", prefix, guard, expr, rhs, sb_str(&what));
     const IrNode *n = &g->c->nodes[r];
-    if (n->op == IR_STATE && n->index < 64 && (g->seed_states >> n->index & 1) && mode != SEND_ADD) /* the slot's one writer */
-        cg_emit(g->out, "%sif (i == threadIdx.x) rnn_seed%d = %s%s%s, rnn_seed%d_set = !a.lengths;  // step t-1's seed d(%s')",
-                prefix, n->index, mode == SEND_PRELOADED ? old : "", mode == SEND_PRELOADED ? " + " : "", name, n->index,
-                g->c->states[n->index].name);
+    if (n->op == IR_STATE && cg_state_in(g->seed_states, n->index) && mode != SEND_ADD) /* the slot's one writer: rhs "= ..." */
+        cg_emit(g->out, "%sif (i == threadIdx.x) rnn_seed%d %s, rnn_seed%d_set = !a.lengths;  // step t-1's seed d(%s')", prefix,
+                n->index, rhs, n->index, g->c->states[n->index].name);
     if (twinned)
         cg_emit(g->out, "%sif (%sa.dbuf16[%d]) rnn_put16(a.dbuf16[%d] + (&%s - a.dbuf[%d]), %s, a.bf16);  // its 16-bit twin",
                 prefix, shared >= 0 ? "!a.dshared && " : "", b, b, expr, b, name);
@@ -263,7 +262,7 @@ static int emit_block(Gen *g, const SchedGroup *grp, int64_t len) {
         cg_local_name(c, wr->node, 'd', name, sizeof name);
         if (wr->kind == WRITE_STATE) {
             char d[NAME_SIZE], reg[NAME_SIZE + 48] = "";
-            if (wr->index < 64 && (g->seed_states >> wr->index & 1)) /* set by the slot's one writer (cg_persist.c) */
+            if (cg_state_in(g->seed_states, wr->index)) /* set by the slot's one writer (cg_persist.c) */
                 snprintf(reg, sizeof reg, "i == threadIdx.x && rnn_seed%d_set ? rnn_seed%d : ", wr->index, wr->index);
             cg_emit(g->out, "%s += %sa.dstate_next[%d][n * %s + j];  // d(%s') from the next step", name, reg, wr->index,
                     cg_dim_code(c, c->states[wr->index].shape.dims[0], d, sizeof d), c->states[wr->index].name);

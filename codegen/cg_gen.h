@@ -40,6 +40,8 @@ typedef struct Gen {
     int last_line;        /* source line of the last comment, to quote each line once */
 } Gen;
 
+/* Whether state k is in a set of states (Gen.fresh_states, Gen.seed_states: bit k, none past the 64th). */
+static inline int cg_state_in(uint64_t set, int k) { return k >= 0 && k < 64 && (set >> k & 1); }
 /* Whether group grp reads r without computing it (an operand of one of its nodes, or a value it writes). */
 int cg_group_reads(const IrCell *c, const SchedGroup *grp, IrRef r);
 /* The register of group gi's first-item value of node r (Gen.first): q<K index>_<local>. */
