@@ -222,7 +222,7 @@ typedef struct CgPersistGemm {
                              * product between, and it has enough items (sums_left_in_red), so that group
                              * adds up the warps' partial sums itself (persist.cuh rnn_red_sum), and in
                              * inference the product skips its own sums (RNN_IN_RED) */
-    int wregs;              /* one pass of rows, staged whole: on tensor cores (forward, K not split) each warp
+    int wregs;              /* one pass of rows, staged whole: on tensor cores (forward or backward) each warp
                              * keeps the A fragments of its share of K in registers for every step (persist.cuh
                              * rnn_wfrag: wregs steps of its k loop, all of them), so a step's product reads only
                              * the operand from shared memory; with FFMA (forward or backward) each lane keeps

@@ -177,11 +177,11 @@ static int64_t step_registers(const CgPersist *P, int rw) { return P->mma ? 8 * 
 
 /* The steps of its k loop whose weights each lane of step GEMM qi could keep in registers
  * (CgPersistGemm.wregs), and their registers in *regs; 0 where it cannot: more than one pass of rows,
- * or chunks; on tensor cores also the backward and split K (rnn_mv_mma's fragments are a forward's). */
+ * or chunks. */
 static int fragment_steps(const CgPersist *P, int qi, int64_t *regs) {
     const CgPersistGemm *q = &P->gemms[qi];
     *regs = 0;
-    if (q->passes != 1 || q->chunks != 1 || (P->mma && (P->backward || P->split))) return 0;
+    if (q->passes != 1 || q->chunks != 1) return 0;
     /* tensor cores: k_grain a step and block; FFMA: 16 a warp's step with at most 8 sequences a pass
      * (a lane's quarter of them every fourth float4), else 4 (persist.cuh rnn_mv_t's KS) */
     const int64_t steps = P->mma ? q->kc / k_grain(P) : q->kc / P->warps / (P->nw <= 2 ? 16 : 4);

@@ -1135,8 +1135,8 @@ static PlanLayout *layout_at_size(Src *s, const char *path, int64_t size) {
  * loop) where a GEMM's rows take one pass and its operand is staged whole, within the register budget
  * (65536 a multiprocessor over the block's threads, less the rest of the unit, less on tensor cores the
  * sums past 16 sequences a pass), the GEMMs needing most first. Tensor cores: a forward's warps' A
- * fragments, all of a GEMM's steps or none; not the backward, chunks, 16 warps (128 registers a
- * thread), nor tf32 at H=1024 (128). FFMA (rnn_ffrag): forward and backward, split K too, each lane
+ * fragments, all of a GEMM's steps or none, forward and backward (split K too); not chunks, 16 warps
+ * (128 registers a thread), nor tf32 at H=1024 (128). FFMA (rnn_ffrag): forward and backward, split K too, each lane
  * as many of its first steps as fit (4 registers a row and step). */
 START_TEST(persistent_weights_in_registers) {
     static const struct {
@@ -1165,7 +1165,13 @@ START_TEST(persistent_weights_in_registers) {
         {"cells/mlstm.cell", 640, 16, CG_TF32, 1, 0, 0, 0, 0, {5, 5}, "rnn_wfrag<5, 1, float4> rnn_wf1;", 0, 0},
         {"cells/lstm.cell", 1024, 4, CG_F16, 1, 16, 0, 0, 0, {0}, NULL, 0, 0},  /* 16 warps: no budget */
         {"cells/lstm.cell", 768, 16, CG_F16, 1, 0, 256, 0, 0, {0}, NULL, 0, 0}, /* chunks of 256 */
-        {"cells/lstm.cell", 768, 16, CG_F16, 1, 0, 0, 1, 0, {0}, NULL, 0, 0},   /* the backward */
+        /* the backward: 8 rows (rw 1) of 3072 k, 12 steps of one tile (96 registers); split K in pairs at
+         * 32 sequences, 16 rows of 2048 k (8 steps); tf32 at H = 1024, 16 steps of 8 registers (128,
+         * past the 112 left at 32 sequences a pass: none) */
+        {"cells/lstm.cell", 768, 16, CG_F16, 1, 0, 0, 1, 0, {12}, "rnn_wfrag<12, 1, uint4> rnn_wf1;", 0, 1},
+        {"cells/lstm.cell", 1024, 32, CG_F16, 2, 0, 0, 1, 0, {8}, "rnn_wfrag<8, 1, uint4> rnn_wf1;", 1, 1},
+        {"cells/lstm.cell", 768, 16, CG_TF32, 2, 0, 0, 1, 0, {12}, "rnn_wfrag<12, 1, float4> rnn_wf1;", 1, 1},
+        {"cells/lstm.cell", 1024, 32, CG_TF32, 2, 0, 0, 1, 0, {0}, NULL, 1, 0},
         /* asked (RNNCC_PERSIST_WREGS, emit --wregs): none; under the need; a cap past the budget (both
          * GEMMs: 96) and under it */
         {"cells/lstm.cell", 768, 16, CG_F16, 1, 0, 0, 0, -1, {0}, NULL, 0, 0},
@@ -1229,7 +1235,7 @@ START_TEST(persistent_weights_in_registers) {
             for (const char *x = strstr(sync, "__syncthreads();"); x && x < first; x = strstr(x + 1, "__syncthreads();"))
                 last = x;
             ck_assert(last);
-            const char *round = strstr(u, "] = rnn_to_tf32(w");
+            const char *round = strstr(u, P.backward ? "rnn_load_transposed<1>(" : "] = rnn_to_tf32(w"); /* a backward's as it lands */
             ck_assert_int_eq(round != NULL, rows[r].products == CG_TF32);
             ck_assert(!round || round < last);
         }
@@ -1261,6 +1267,10 @@ START_TEST(persistent_rule_units_do_not_spill) {
         {"cells/peephole.cell", 1024, 32, CG_TF32, 0}, {"cells/mlstm.cell", 640, 16, CG_TF32, 0},
         {"cells/mlstm.cell", 1024, 32, CG_F16, 0},     {"cells/lstmp.cell", 768, 16, CG_TF32, 0},
         {"cells/lstmp.cell", 1024, 32, CG_F16, 0},     {"cells/mgu.cell", 1024, 4, CG_TF32, 0},
+        /* tensor cores' backwards (the transposed weights' fragments; split K in the rule's clusters) */
+        {"cells/lstm.cell", 1024, 32, CG_F16, 1},      {"cells/lstm.cell", 1024, 4, CG_F16, 1},
+        {"cells/lstm.cell", 768, 16, CG_TF32, 1},      {"cells/gru.cell", 1024, 32, CG_F16, 1},
+        {"cells/mlstm.cell", 768, 16, CG_F16, 1},      {"cells/peephole.cell", 800, 20, CG_BF16, 1},
         /* FFMA (rnn_ffrag), forward and backward */
         {"cells/lstm.cell", 1024, 4, CG_FFMA, 0},      {"cells/lstm.cell", 1024, 4, CG_FFMA, 1},
         {"cells/lstm.cell", 768, 16, CG_FFMA, 0},      {"cells/lstm.cell", 1024, 32, CG_FFMA, 0},
@@ -1275,7 +1285,7 @@ START_TEST(persistent_rule_units_do_not_spill) {
         Src s;
         PlanLayout *L = layout_at_size(&s, rows[r].cell, rows[r].H);
         CgPersistAsk ask = cg_persist_h100_ask(rows[r].N, rows[r].backward, rows[r].products, 0);
-        ask.twins = rows[r].products == CG_F16;
+        ask.twins = rows[r].products == CG_F16 || rows[r].products == CG_BF16;
         CgPersist P;
         char why[256];
         char *u = emit_persistent(&s, L, ask, &P, why, sizeof why);
@@ -1987,7 +1997,9 @@ START_TEST(persistent_backward_splits_k) {
         ck_assert_ptr_null(strstr(u, "#define RNN_CLUSTER 4"));
         snprintf(want, sizeof want, "a.dbuf16[1] + rnn_rank * %d, 4096, a.N", 4096 / c);
         ck_assert_msg(strstr(u, want), "%s", want);
-        ck_assert_ptr_nonnull(strstr(u, "map1 + rnn_rank * 8, a.lengths != NULL, NULL, 0, RNN_TO_OUT, &rnn_sp);"));
+        /* the weights' A fragments of its part of K in registers: 8 steps of one 16-row tile (pairs), 4 of two (fours) */
+        ck_assert_int_eq(P.gemms[0].wregs, 8 / (c / 2));
+        ck_assert_ptr_nonnull(strstr(u, "map1 + rnn_rank * 8, a.lengths != NULL, NULL, 0, RNN_TO_OUT, &rnn_sp, &rnn_wf1);"));
         if (!SANITIZED) compile_ok(u, "lstm", "sm_90a");
         free(u);
     }

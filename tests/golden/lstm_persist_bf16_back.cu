@@ -1190,6 +1190,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_pb(const RnnArgs
     float *const rnn_xs = rnn_smem + 1156;  // 1 staging tile [8][up to 256 + pad] (1152 floats)
     float *const rnn_red = rnn_xs + 1152;  // partial sums [8][8][20]
     __syncthreads();
+    // G1's weights: each warp's A fragments of its share of K, in registers for every step
+    rnn_wfrag<1, 1, uint4> rnn_wf1;
+    rnn_wfrag_load<1, 1, 3>(rnn_wf1, w1, 288, 256);
     RNN_PROF(5);
     unsigned epoch = 0;  // grid barriers passed
     float q1_v15 = 0.0f, q1_v16 = 0.0f, q1_v11_b_i = 0.0f, q1_v20 = 0.0f, q1_v21 = 0.0f, q1_v12_b_f = 0.0f, q1_v25 = 0.0f, q1_v26 = 0.0f, q1_v13_b_g = 0.0f, q1_v30 = 0.0f, q1_v31 = 0.0f, q1_v14_b_o = 0.0f, q1_v2_c = 0.0f, qy1_v39_h_next = 0.0f;  // the first item's values of K1's step (each step loads the next one's)
@@ -1519,7 +1522,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_pb(const RnnArgs
             }
         }
         // G1^T: [U_i; U_f; U_g; U_o]^T @ d(G1) -> d(h)
-        rnn_mv_mma<1, 2, 3, 1, 20>(w1, 288, rows1, 1, 64, 256, 1, a.dbuf16[1], 64, a.N, NULL, 0u, rnn_xs, rnn_red, a.dstate_prev[0], RNN_DIM_H, map1, a.lengths != NULL, NULL, 0, RNN_TO_OUT);
+        rnn_mv_mma<1, 2, 3, 1, 20, 1>(w1, 288, rows1, 1, 64, 256, 1, a.dbuf16[1], 64, a.N, NULL, 0u, rnn_xs, rnn_red, a.dstate_prev[0], RNN_DIM_H, map1, a.lengths != NULL, NULL, 0, RNN_TO_OUT, nullptr, &rnn_wf1);
     }
     RNN_PROF_END();  // (RNN_PROFILE only)
 }
