@@ -371,12 +371,18 @@ START_TEST(run_emit_schedule_arguments) {
     ck_assert_ptr_nonnull(strstr(r.out, "rnn_mv_mma<1, 2, 1, 0, 20, 1>(w1, ")); /* its weights in registers */
     ck_assert_ptr_nonnull(strstr(r.out, "args.buf_step[1] == 0 ? RNN_KEPT_ONLY : RNN_TO_OUT, nullptr, &rnn_wf1);"));
     ck_assert_ptr_nonnull(strstr(r.out, "tf32 tensor-core products);"));
-    /* the schedule says where the forward holds its weights in registers; the backward does not */
+    /* the schedule says where each direction holds its weights in registers: at 16 sequences in fp16 both
+     * (the backward's transposed weights, split K); at 32 in tf32 the forward alone (the backward's 128
+     * registers are past its budget) */
     r = RUN(NULL, "dump", "--schedule", "--dim", "I=8", "--dim", "H=768", "--batch", "16", "--precision", "fp16",
             "cells/lstm.cell");
     ck_assert_ptr_nonnull(strstr(r.out, "fp16 tensor-core products, weights held in registers\n  backward backend "));
-    const char *held = strstr(r.out, "weights held in registers");
-    ck_assert(held && !strstr(held + 1, "weights held in registers"));
+    ck_assert_ptr_nonnull(strstr(r.out, "in clusters of 4 splitting K, 120 KB of shared memory each, fp16 tensor-core products, "
+                                        "weights held in registers\n"));
+    r = RUN(NULL, "dump", "--schedule", "--dim", "I=8", "--dim", "H=1024", "--batch", "32", "--precision", "tf32",
+            "cells/lstm.cell");
+    const char *held = strstr(r.out, "weights held in registers"), *back = strstr(r.out, "  backward backend ");
+    ck_assert(held && back && held < back && !strstr(back, "weights held in registers"));
     /* the 16-bit precisions round every GEMM's inputs; their persistent kernels hold 16-bit weights
      * (read from the runtime's rounded copy) and run 16-bit products, and their units write the
      * 16-bit twins of h (forward) and of the GEMM results' adjoints (backward) */
@@ -395,7 +401,7 @@ START_TEST(run_emit_schedule_arguments) {
     t = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--persistent", "4", "--precision", "tf32",
             "--backward");
     ck_assert_ptr_null(strstr(t.out, "rnn_put16(a.dbuf16"));
-    ck_assert_ptr_nonnull(strstr(t.out, "rnn_mv_mma<1, 2, 1, 0, 20>(w1, 144, rows1, 1, 32, 128, 1, a.dbuf[1], 32, ")); /* fp32 d(G1) */
+    ck_assert_ptr_nonnull(strstr(t.out, "rnn_mv_mma<1, 2, 1, 0, 20, 1>(w1, 144, rows1, 1, 32, 128, 1, a.dbuf[1], 32, ")); /* fp32 d(G1) */
     r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--persistent", "4", "--precision", "fp16",
             "--backward");
     ck_assert_int_eq(r.status, 0);
@@ -403,14 +409,15 @@ START_TEST(run_emit_schedule_arguments) {
     ck_assert_ptr_nonnull(strstr(r.out, "if (a.dbuf16[0]) rnn_put16(a.dbuf16[0] + (&a.dbuf[0][col * 32 + j] - a.dbuf[0]), "));
     /* d(G1) ([N][4H], 4H = 32) staged from its twin, which the group above writes */
     ck_assert_ptr_nonnull(strstr(r.out, "if (!args.dbuf16[1]) __trap();"));
-    ck_assert_ptr_nonnull(strstr(r.out, "rnn_mv_mma<1, 2, 2, 1, 20>(w1, 288, rows1, 1, 32, 256, 1, a.dbuf16[1], 32, "));
+    ck_assert_ptr_nonnull(strstr(r.out, "rnn_mv_mma<1, 2, 2, 1, 20, 1>(w1, 288, rows1, 1, 32, 256, 1, a.dbuf16[1], 32, "));
     /* W's columns (H = 8: one 16-byte piece a row) by 16-byte loads of rows, transposed as stored */
     ck_assert_ptr_nonnull(strstr(r.out, "rnn_load_transposed<0>(w1, 288, 8, args.params16 + 128, 8, 32, lo1, rows1);"));
     ck_assert_ptr_null(strstr(r.out, "v[u] = in ? args.params16["));
     r = RUN(NULL, "dump", "--schedule", "--dim", "I=8", "--dim", "H=1024", "--batch", "4", "--precision", "fp16",
             "cells/lstm.cell");
     ck_assert_ptr_nonnull(strstr(r.out, "  forward backend (batch 4, fp16, on an H100): persistent: step weights 8.4 MB "));
-    ck_assert_ptr_nonnull(strstr(r.out, "fp16 tensor-core products\n"));
+    const char *back4 = strstr(r.out, "  backward backend (batch 4, fp16, on an H100): persistent: ");
+    ck_assert(back4 && strstr(back4, "fp16 tensor-core products, weights held in registers\n"));
     /* 16-bit weights: a pass takes 32 sequences at H=1024, so the forward stays persistent at 48 */
     r = RUN(NULL, "dump", "--schedule", "--dim", "I=8", "--dim", "H=1024", "--batch", "48", "--precision", "bf16",
             "cells/lstm.cell");
