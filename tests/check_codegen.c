@@ -1134,10 +1134,10 @@ static PlanLayout *layout_at_size(Src *s, const char *path, int64_t size) {
 /* A persistent kernel keeps its step weights in registers (CgPersistGemm.wregs: the steps of its k
  * loop) where a GEMM's rows take one pass and its operand is staged whole, within the register budget
  * (65536 a multiprocessor over the block's threads, less the rest of the unit, less on tensor cores the
- * sums past 16 sequences a pass), the GEMMs needing most first. Tensor cores: a forward's warps' A
- * fragments, all of a GEMM's steps or none, forward and backward (split K too); not chunks, 16 warps
- * (128 registers a thread), nor tf32 at H=1024 (128). FFMA (rnn_ffrag): forward and backward, split K too, each lane
- * as many of its first steps as fit (4 registers a row and step). */
+ * sums past 16 sequences a pass), the GEMMs needing most first. Tensor cores: the warps' A fragments,
+ * all of a GEMM's steps or none, forward and backward (split K too); not chunks, 16 warps (128
+ * registers a thread), nor tf32 at H=1024 (128). FFMA (rnn_ffrag): forward and backward, split K too,
+ * each lane as many of its first steps as fit (4 registers a row and step). */
 START_TEST(persistent_weights_in_registers) {
     static const struct {
         const char *cell;
