@@ -270,7 +270,9 @@ int cg_persist_twins_staged(const Plan *plan, const CgPersist *P) {
  * forward at 8-32 sequences, H = 640-1024, 4 and 8 warps, tf32 and fp16 (bench/NOTES.md section 47):
  * 127 (so 128 at 4 and 8 warps: deepbench's and small_b4's tf32 fragments), but 150 with several
  * step GEMMs at 32 sequences a pass or on 4 warps, where mLSTM and LSTMP spilled at 127 (LSTM, GRU
- * and peephole never did, nor these two at 8 warps and at most 16 a pass); FFMA: CG_FFMA_REST and
+ * and peephole never did, nor these two at 8 warps and at most 16 a pass), and 180 in a backward
+ * with several (section 64: the backward's rest is larger; one-GEMM backwards held within 127
+ * unspilled over every shipped cell at H = 768 and 1024, 4-32 sequences); FFMA: CG_FFMA_REST and
  * the larger ones beside it (section 49). A kernel that spills all the same is built again holding fewer
  * (runtime/rt_persist.c). */
 static void weights_in_registers(CgPersist *P, int asked) {
@@ -282,12 +284,16 @@ static void weights_in_registers(CgPersist *P, int asked) {
     }
     const int nt = P->nw / 2; /* 8-sequence tiles a pass */
     const int many = P->ngemms > 1 && (nt > 2 || P->warps < 8); /* several GEMMs at 32 a pass, or on 4 warps */
-    const int rest = P->mma                      ? (many ? 150 : 127) /* (above) */
+    /* tensor cores' backward with several GEMMs: 180 (mLSTM fp16 at (16, 1024) spilled at 127, 150 and 170) */
+    const int rest = P->mma                      ? (P->ngemms > 1 && P->backward ? 180 : many ? 150 : 127) /* (above) */
                      : many                      ? CG_FFMA_REST_MANY
                      : P->ngemms > 1             ? CG_FFMA_REST_TWO
                      : P->nw > 2 || P->warps < 8 ? CG_FFMA_REST_MORE
                                                  : CG_FFMA_REST;
-    int64_t left = asked ? (asked < 0 ? 0 : asked) : cap - rest - (P->mma && nt > 2 ? 8 * mt * (nt - 2) : 0);
+    /* and on tensor cores the sums of a pass's third 16-row tile (a backward's 40-row pass splitting K in fours:
+     * mLSTM fp16 at (16, 1024) spilled holding one GEMM's 96 within 105, section 64) */
+    int64_t left = asked ? (asked < 0 ? 0 : asked)
+                         : cap - rest - (P->mma && nt > 2 ? 8 * mt * (nt - 2) : 0) - (P->mma && mt > 2 ? 8 * (mt - 2) * nt : 0);
     for (;;) {
         int best = -1, steps = 0;
         int64_t most = 0, regs = 0;

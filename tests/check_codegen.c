@@ -1172,6 +1172,9 @@ START_TEST(persistent_weights_in_registers) {
         {"cells/lstm.cell", 1024, 32, CG_F16, 2, 0, 0, 1, 0, {8}, "rnn_wfrag<8, 1, uint4> rnn_wf1;", 1, 1},
         {"cells/lstm.cell", 768, 16, CG_TF32, 2, 0, 0, 1, 0, {12}, "rnn_wfrag<12, 1, float4> rnn_wf1;", 1, 1},
         {"cells/lstm.cell", 1024, 32, CG_TF32, 2, 0, 0, 1, 0, {0}, NULL, 1, 0},
+        /* a backward with two GEMMs takes the rest at 180 (75 left): mLSTM's G2 (4 steps of two tiles, 64),
+         * not G1's 16 too (both, 80, spilled 8 bytes under NVRTC) */
+        {"cells/mlstm.cell", 1024, 16, CG_F16, 4, 0, 0, 1, 0, {0, 4}, "rnn_wfrag<4, 2, uint4> rnn_wf2;", 1, 1},
         /* asked (RNNCC_PERSIST_WREGS, emit --wregs): none; under the need; a cap past the budget (both
          * GEMMs: 96) and under it */
         {"cells/lstm.cell", 768, 16, CG_F16, 1, 0, 0, 0, -1, {0}, NULL, 0, 0},
@@ -1246,6 +1249,35 @@ START_TEST(persistent_weights_in_registers) {
         free(u);
         src_close(&s);
     }
+    /* fours splitting K on the 120 blocks an H100 holds them on: a 40-row pass at H = 1024 (three 16-row
+     * tiles), whose third tile's sums take 16 registers more at 16 sequences (112 left): the LSTM's 4
+     * steps of three tiles (96) fit; mLSTM's two GEMMs (75 left, 59 past those sums) hold G1's one step
+     * (24) alone */
+    static const struct {
+        const char *cell;
+        int wregs[2];
+    } fours[] = {{"cells/lstm.cell", {4}}, {"cells/mlstm.cell", {1, 0}}};
+    for (size_t r = 0; r < sizeof fours / sizeof *fours; r++) {
+        Src s;
+        PlanLayout *L = layout_at_size(&s, fours[r].cell, 1024);
+        CgPersistAsk ask = cg_persist_h100_ask(16, 1, CG_F16, 4);
+        ask.sms = CG_H100_FOUR_BLOCKS;
+        ask.split = 1;
+        ask.twins = 1;
+        CgPersist P;
+        char why[256];
+        char *u = emit_persistent(&s, L, ask, &P, why, sizeof why);
+        ck_assert_msg(u, "%s: %s", fours[r].cell, why);
+        ck_assert_int_eq(P.blocks, CG_H100_FOUR_BLOCKS);
+        ck_assert_int_eq(P.split, 1);
+        for (int q = 0; q < P.ngemms; q++) {
+            ck_assert_int_eq(P.gemms[q].rw, 5);
+            ck_assert_msg(P.gemms[q].wregs == fours[r].wregs[q], "%s G%d: %d", fours[r].cell, q, P.gemms[q].wregs);
+        }
+        if (!SANITIZED) compile_ok(u, s.module->cells[0]->name, "sm_90a");
+        free(u);
+        src_close(&s);
+    }
 }
 END_TEST
 
@@ -1271,6 +1303,10 @@ START_TEST(persistent_rule_units_do_not_spill) {
         {"cells/lstm.cell", 1024, 32, CG_F16, 1},      {"cells/lstm.cell", 1024, 4, CG_F16, 1},
         {"cells/lstm.cell", 768, 16, CG_TF32, 1},      {"cells/gru.cell", 1024, 32, CG_F16, 1},
         {"cells/mlstm.cell", 768, 16, CG_F16, 1},      {"cells/peephole.cell", 800, 20, CG_BF16, 1},
+        /* where the forward's rest (127) spilled: two GEMMs (mLSTM, in fours' 40-row passes; LSTMP in tf32),
+         * and the LSTM in fours' 40-row passes (254 registers) */
+        {"cells/mlstm.cell", 1024, 16, CG_F16, 1},     {"cells/lstmp.cell", 1024, 16, CG_TF32, 1},
+        {"cells/lstm.cell", 1024, 12, CG_BF16, 1},
         /* FFMA (rnn_ffrag), forward and backward */
         {"cells/lstm.cell", 1024, 4, CG_FFMA, 0},      {"cells/lstm.cell", 1024, 4, CG_FFMA, 1},
         {"cells/lstm.cell", 768, 16, CG_FFMA, 0},      {"cells/lstm.cell", 1024, 32, CG_FFMA, 0},
