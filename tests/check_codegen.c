@@ -1238,7 +1238,8 @@ START_TEST(persistent_weights_in_registers) {
             for (const char *x = strstr(sync, "__syncthreads();"); x && x < first; x = strstr(x + 1, "__syncthreads();"))
                 last = x;
             ck_assert(last);
-            const char *round = strstr(u, P.backward ? "rnn_load_transposed<1>(" : "] = rnn_to_tf32(w"); /* a backward's as it lands */
+            /* a backward's weights rounded as they land */
+            const char *round = strstr(u, P.backward ? "rnn_load_transposed<1>(" : "] = rnn_to_tf32(w");
             ck_assert_int_eq(round != NULL, rows[r].products == CG_TF32);
             ck_assert(!round || round < last);
         }
