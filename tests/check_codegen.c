@@ -1148,58 +1148,67 @@ START_TEST(persistent_weights_in_registers) {
         int wregs[2]; /* per step GEMM */
         const char *frag;  /* the first GEMM's declaration, or NULL */
         int split, compile; /* a backward's clusters split K; compile the unit with NVRTC */
+        int sms;            /* planned on this many blocks (fours splitting K: 40-row passes), 0: CG_H100_SMS */
     } rows[] = {
-        {"cells/lstm.cell", 768, 16, CG_F16, 1, 0, 0, 0, 0, {3}, "rnn_wfrag<3, 2, uint4> rnn_wf1;", 0, 0},
-        {"cells/lstm.cell", 768, 16, CG_F16, 2, 0, 0, 0, 0, {3}, "rnn_wfrag<3, 2, uint4> rnn_wf1;", 0, 0},
-        {"cells/lstm.cell", 768, 16, CG_TF32, 2, 0, 0, 0, 0, {6}, "rnn_wfrag<6, 2, float4> rnn_wf1;", 0, 0},
-        {"cells/gru.cell", 768, 9, CG_BF16, 1, 0, 0, 0, 0, {3}, "rnn_wfrag<3, 2, uint4> rnn_wf1;", 0, 0},
-        {"cells/lstm.cell", 1024, 32, CG_F16, 2, 0, 0, 0, 0, {4}, "rnn_wfrag<4, 2, uint4> rnn_wf1;", 0, 0},
-        {"cells/lstm.cell", 512, 4, CG_F16, 1, 4, 0, 0, 0, {4}, "rnn_wfrag<4, 1, uint4> rnn_wf1;", 0, 0}, /* 4 warps: 128 k */
-        {"cells/lstm.cell", 1024, 4, CG_F16, 1, 4, 0, 0, 0, {8}, "rnn_wfrag<8, 2, uint4> rnn_wf1;", 0, 0}, /* 4 warps: 8 x 2 x 8 = 128 */
-        {"cells/mlstm.cell", 768, 16, CG_F16, 1, 0, 0, 0, 0, {3, 3}, "rnn_wfrag<3, 1, uint4> rnn_wf1;", 0, 0}, /* 6 + 12 rows */
+        {"cells/lstm.cell", 768, 16, CG_F16, 1, 0, 0, 0, 0, {3}, "rnn_wfrag<3, 2, uint4> rnn_wf1;", 0, 0, 0},
+        {"cells/lstm.cell", 768, 16, CG_F16, 2, 0, 0, 0, 0, {3}, "rnn_wfrag<3, 2, uint4> rnn_wf1;", 0, 0, 0},
+        {"cells/lstm.cell", 768, 16, CG_TF32, 2, 0, 0, 0, 0, {6}, "rnn_wfrag<6, 2, float4> rnn_wf1;", 0, 0, 0},
+        {"cells/gru.cell", 768, 9, CG_BF16, 1, 0, 0, 0, 0, {3}, "rnn_wfrag<3, 2, uint4> rnn_wf1;", 0, 0, 0},
+        {"cells/lstm.cell", 1024, 32, CG_F16, 2, 0, 0, 0, 0, {4}, "rnn_wfrag<4, 2, uint4> rnn_wf1;", 0, 0, 0},
+        {"cells/lstm.cell", 512, 4, CG_F16, 1, 4, 0, 0, 0, {4}, "rnn_wfrag<4, 1, uint4> rnn_wf1;", 0, 0, 0}, /* 4 warps: 128 k */
+        {"cells/lstm.cell", 1024, 4, CG_F16, 1, 4, 0, 0, 0, {8}, "rnn_wfrag<8, 2, uint4> rnn_wf1;", 0, 0, 0}, /* 4 warps: 8 x 2 x 8 = 128 */
+        {"cells/mlstm.cell", 768, 16, CG_F16, 1, 0, 0, 0, 0, {3, 3}, "rnn_wfrag<3, 1, uint4> rnn_wf1;", 0, 0, 0}, /* 6 + 12 rows */
         /* 32 a pass: 32 more registers of sums, so the budget (73) takes the larger GEMM's 64 only (the
          * two together spilled) */
-        {"cells/mlstm.cell", 1024, 32, CG_F16, 1, 0, 0, 0, 0, {0, 4}, "rnn_wfrag<4, 2, uint4> rnn_wf2;", 0, 0},
-        {"cells/lstm.cell", 1024, 32, CG_TF32, 1, 0, 0, 0, 0, {8}, "rnn_wfrag<8, 2, float4> rnn_wf1;", 0, 0}, /* 8 x 2 x 8 = 128 */
+        {"cells/mlstm.cell", 1024, 32, CG_F16, 1, 0, 0, 0, 0, {0, 4}, "rnn_wfrag<4, 2, uint4> rnn_wf2;", 0, 0, 0},
+        {"cells/lstm.cell", 1024, 32, CG_TF32, 1, 0, 0, 0, 0, {8}, "rnn_wfrag<8, 2, float4> rnn_wf1;", 0, 0, 0}, /* 8 x 2 x 8 = 128 */
         /* two GEMMs at 16 a pass on 8 warps: 128 too, both (40 + 80; 105 took the gates' alone) */
-        {"cells/mlstm.cell", 640, 16, CG_TF32, 1, 0, 0, 0, 0, {5, 5}, "rnn_wfrag<5, 1, float4> rnn_wf1;", 0, 0},
-        {"cells/lstm.cell", 1024, 4, CG_F16, 1, 16, 0, 0, 0, {0}, NULL, 0, 0},  /* 16 warps: no budget */
-        {"cells/lstm.cell", 768, 16, CG_F16, 1, 0, 256, 0, 0, {0}, NULL, 0, 0}, /* chunks of 256 */
+        {"cells/mlstm.cell", 640, 16, CG_TF32, 1, 0, 0, 0, 0, {5, 5}, "rnn_wfrag<5, 1, float4> rnn_wf1;", 0, 0, 0},
+        {"cells/lstm.cell", 1024, 4, CG_F16, 1, 16, 0, 0, 0, {0}, NULL, 0, 0, 0},  /* 16 warps: no budget */
+        {"cells/lstm.cell", 768, 16, CG_F16, 1, 0, 256, 0, 0, {0}, NULL, 0, 0, 0}, /* chunks of 256 */
         /* the backward: 8 rows (rw 1) of 3072 k, 12 steps of one tile (96 registers); split K in pairs at
          * 32 sequences, 16 rows of 2048 k (8 steps); tf32 at H = 1024, 16 steps of 8 registers (128,
          * past the 112 left at 32 sequences a pass: none) */
-        {"cells/lstm.cell", 768, 16, CG_F16, 1, 0, 0, 1, 0, {12}, "rnn_wfrag<12, 1, uint4> rnn_wf1;", 0, 1},
-        {"cells/lstm.cell", 1024, 32, CG_F16, 2, 0, 0, 1, 0, {8}, "rnn_wfrag<8, 1, uint4> rnn_wf1;", 1, 1},
-        {"cells/lstm.cell", 768, 16, CG_TF32, 2, 0, 0, 1, 0, {12}, "rnn_wfrag<12, 1, float4> rnn_wf1;", 1, 1},
-        {"cells/lstm.cell", 1024, 32, CG_TF32, 2, 0, 0, 1, 0, {0}, NULL, 1, 0},
+        {"cells/lstm.cell", 768, 16, CG_F16, 1, 0, 0, 1, 0, {12}, "rnn_wfrag<12, 1, uint4> rnn_wf1;", 0, 1, 0},
+        {"cells/lstm.cell", 1024, 32, CG_F16, 2, 0, 0, 1, 0, {8}, "rnn_wfrag<8, 1, uint4> rnn_wf1;", 1, 1, 0},
+        {"cells/lstm.cell", 768, 16, CG_TF32, 2, 0, 0, 1, 0, {12}, "rnn_wfrag<12, 1, float4> rnn_wf1;", 1, 1, 0},
+        {"cells/lstm.cell", 1024, 32, CG_TF32, 2, 0, 0, 1, 0, {0}, NULL, 1, 0, 0},
         /* a backward with two GEMMs takes the rest at 180 (75 left): mLSTM's G2 (4 steps of two tiles, 64),
          * not G1's 16 too (both, 80, spilled 8 bytes under NVRTC) */
-        {"cells/mlstm.cell", 1024, 16, CG_F16, 4, 0, 0, 1, 0, {0, 4}, "rnn_wfrag<4, 2, uint4> rnn_wf2;", 1, 1},
+        {"cells/mlstm.cell", 1024, 16, CG_F16, 4, 0, 0, 1, 0, {0, 4}, "rnn_wfrag<4, 2, uint4> rnn_wf2;", 1, 1, 0},
         /* asked (RNNCC_PERSIST_WREGS, emit --wregs): none; under the need; a cap past the budget (both
          * GEMMs: 96) and under it */
-        {"cells/lstm.cell", 768, 16, CG_F16, 1, 0, 0, 0, -1, {0}, NULL, 0, 0},
-        {"cells/lstm.cell", 1024, 32, CG_TF32, 1, 0, 0, 0, 127, {0}, NULL, 0, 0},
-        {"cells/mlstm.cell", 1024, 32, CG_F16, 1, 0, 0, 0, 96, {4, 4}, NULL, 0, 0},
-        {"cells/mlstm.cell", 1024, 32, CG_F16, 1, 0, 0, 0, 95, {0, 4}, NULL, 0, 0},
-        {"cells/lstm.cell", 768, 16, CG_F16, 1, 0, 0, 0, 47, {0}, NULL, 0, 0}, /* 48 needed */
+        {"cells/lstm.cell", 768, 16, CG_F16, 1, 0, 0, 0, -1, {0}, NULL, 0, 0, 0},
+        {"cells/lstm.cell", 1024, 32, CG_TF32, 1, 0, 0, 0, 127, {0}, NULL, 0, 0, 0},
+        {"cells/mlstm.cell", 1024, 32, CG_F16, 1, 0, 0, 0, 96, {4, 4}, NULL, 0, 0, 0},
+        {"cells/mlstm.cell", 1024, 32, CG_F16, 1, 0, 0, 0, 95, {0, 4}, NULL, 0, 0, 0},
+        {"cells/lstm.cell", 768, 16, CG_F16, 1, 0, 0, 0, 47, {0}, NULL, 0, 0, 0}, /* 48 needed */
         /* FFMA (the rest of the unit 128 a thread, 150 past 8 sequences a pass, 170 with two GEMMs): 16 a
          * pass, 24 rows (rw 3), a lane's 4 sequences over all of the warp's 96 k, 12 registers a step:
          * the first 8 of 24 (105 left) */
-        {"cells/lstm.cell", 768, 16, CG_FFMA, 1, 0, 0, 0, 0, {8}, "rnn_ffrag<8, 3> rnn_wf1;", 0, 1},
+        {"cells/lstm.cell", 768, 16, CG_FFMA, 1, 0, 0, 0, 0, {8}, "rnn_ffrag<8, 3> rnn_wf1;", 0, 1, 0},
         /* 4 a pass: a lane's quarter of the 128 k (every fourth float4), 8 steps of 4 rows: 7 */
-        {"cells/lstm.cell", 1024, 4, CG_FFMA, 1, 0, 0, 0, 0, {7}, "rnn_ffrag<7, 4> rnn_wf1;", 0, 1},
-        {"cells/lstm.cell", 1024, 4, CG_FFMA, 1, 0, 0, 0, 128, {8}, "rnn_ffrag<8, 4> rnn_wf1;", 0, 0}, /* all of them */
+        {"cells/lstm.cell", 1024, 4, CG_FFMA, 1, 0, 0, 0, 0, {7}, "rnn_ffrag<7, 4> rnn_wf1;", 0, 1, 0},
+        {"cells/lstm.cell", 1024, 4, CG_FFMA, 1, 0, 0, 0, 128, {8}, "rnn_ffrag<8, 4> rnn_wf1;", 0, 0, 0}, /* all of them */
         /* the backward: 8 rows of 4096 k (32 steps, 4 registers each), or split K, 16 rows of 2048 */
-        {"cells/lstm.cell", 1024, 4, CG_FFMA, 2, 0, 0, 1, 0, {31}, "rnn_ffrag<31, 1> rnn_wf1;", 0, 1},
-        {"cells/lstm.cell", 1024, 4, CG_FFMA, 2, 0, 0, 1, 0, {15}, "rnn_ffrag<15, 2> rnn_wf1;", 1, 1},
+        {"cells/lstm.cell", 1024, 4, CG_FFMA, 2, 0, 0, 1, 0, {31}, "rnn_ffrag<31, 1> rnn_wf1;", 0, 1, 0},
+        {"cells/lstm.cell", 1024, 4, CG_FFMA, 2, 0, 0, 1, 0, {15}, "rnn_ffrag<15, 2> rnn_wf1;", 1, 1, 0},
         /* two GEMMs, 4 a pass (85 left): 6 steps of 8 and of 24 rows (24 + 72 registers); the larger's
          * whole, then 3 of the other's */
-        {"cells/mlstm.cell", 768, 4, CG_FFMA, 1, 0, 0, 0, 0, {3, 6}, "rnn_ffrag<3, 1> rnn_wf1;", 0, 1},
-        {"cells/mlstm.cell", 768, 4, CG_FFMA, 1, 0, 0, 0, 80, {2, 6}, "rnn_ffrag<2, 1> rnn_wf1;", 0, 0}, /* 72, then 8 */
-        {"cells/lstm.cell", 1024, 4, CG_FFMA, 1, 16, 0, 0, 0, {0}, NULL, 0, 0},  /* 16 warps: no budget */
-        {"cells/lstm.cell", 1024, 4, CG_FFMA, 1, 0, 256, 0, 0, {0}, NULL, 0, 0}, /* chunks of 256 */
-        {"cells/lstm.cell", 1024, 4, CG_FFMA, 1, 0, 0, 0, -1, {0}, NULL, 0, 0},  /* none asked */
-        {"cells/lstm.cell", 1024, 4, CG_FFMA, 1, 0, 0, 0, 15, {0}, NULL, 0, 0},  /* under one step */
+        {"cells/mlstm.cell", 768, 4, CG_FFMA, 1, 0, 0, 0, 0, {3, 6}, "rnn_ffrag<3, 1> rnn_wf1;", 0, 1, 0},
+        {"cells/mlstm.cell", 768, 4, CG_FFMA, 1, 0, 0, 0, 80, {2, 6}, "rnn_ffrag<2, 1> rnn_wf1;", 0, 0, 0}, /* 72, then 8 */
+        {"cells/lstm.cell", 1024, 4, CG_FFMA, 1, 16, 0, 0, 0, {0}, NULL, 0, 0, 0},  /* 16 warps: no budget */
+        {"cells/lstm.cell", 1024, 4, CG_FFMA, 1, 0, 256, 0, 0, {0}, NULL, 0, 0, 0}, /* chunks of 256 */
+        {"cells/lstm.cell", 1024, 4, CG_FFMA, 1, 0, 0, 0, -1, {0}, NULL, 0, 0, 0},  /* none asked */
+        {"cells/lstm.cell", 1024, 4, CG_FFMA, 1, 0, 0, 0, 15, {0}, NULL, 0, 0, 0},  /* under one step */
+        /* fours splitting K on the 120 blocks an H100 holds them on: a 40-row pass at H = 1024 (three 16-row
+         * tiles), whose third tile's sums take 16 registers more at 16 sequences (112 left): the LSTM's 4
+         * steps of three tiles (96) fit; mLSTM's two GEMMs (75 left, 59 past those sums) hold G1's one step
+         * (24) alone */
+        {"cells/lstm.cell", 1024, 16, CG_F16, 4, 0, 0, 1, 0, {4}, "rnn_wfrag<4, 3, uint4> rnn_wf1;", 1, 1,
+         CG_H100_FOUR_BLOCKS},
+        {"cells/mlstm.cell", 1024, 16, CG_F16, 4, 0, 0, 1, 0, {1, 0}, "rnn_wfrag<1, 3, uint4> rnn_wf1;", 1, 1,
+         CG_H100_FOUR_BLOCKS},
     };
     for (size_t r = 0; r < sizeof rows / sizeof *rows; r++) {
         Src s;
@@ -1210,10 +1219,13 @@ START_TEST(persistent_weights_in_registers) {
         ask.wregs = rows[r].asked;
         ask.split = rows[r].split;
         ask.twins = rows[r].products == CG_F16 || rows[r].products == CG_BF16; /* as the runtime asks */
+        if (rows[r].sms) ask.sms = rows[r].sms;
         CgPersist P;
         char why[256];
         char *u = emit_persistent(&s, L, ask, &P, why, sizeof why);
         ck_assert_msg(u, "row %zu: %s", r, why);
+        if (rows[r].sms) ck_assert_int_eq(P.blocks, rows[r].sms);
+        for (int q = 0; rows[r].sms && q < P.ngemms; q++) ck_assert_int_eq(P.gemms[q].rw, 5);
         int held = 0;
         for (int q = 0; q < P.ngemms; q++) {
             ck_assert_msg(P.gemms[q].wregs == rows[r].wregs[q], "row %zu G%d: %d (rw %d passes %d chunks %lld kc %lld warps %d split %d)", r, q, P.gemms[q].wregs, P.gemms[q].rw, P.gemms[q].passes, (long long)P.gemms[q].chunks, (long long)P.gemms[q].kc, P.warps, P.split);
@@ -1247,35 +1259,6 @@ START_TEST(persistent_weights_in_registers) {
         if (rows[r].frag) ck_assert_msg(strstr(u, rows[r].frag), "row %zu: %s", r, rows[r].frag);
         if (!SANITIZED && held && (r == 1 || r == 2 || r == 7 || r == 8 || rows[r].compile))
             compile_ok(u, s.module->cells[0]->name, P.cluster > 1 ? "sm_90a" : "sm_90");
-        free(u);
-        src_close(&s);
-    }
-    /* fours splitting K on the 120 blocks an H100 holds them on: a 40-row pass at H = 1024 (three 16-row
-     * tiles), whose third tile's sums take 16 registers more at 16 sequences (112 left): the LSTM's 4
-     * steps of three tiles (96) fit; mLSTM's two GEMMs (75 left, 59 past those sums) hold G1's one step
-     * (24) alone */
-    static const struct {
-        const char *cell;
-        int wregs[2];
-    } fours[] = {{"cells/lstm.cell", {4}}, {"cells/mlstm.cell", {1, 0}}};
-    for (size_t r = 0; r < sizeof fours / sizeof *fours; r++) {
-        Src s;
-        PlanLayout *L = layout_at_size(&s, fours[r].cell, 1024);
-        CgPersistAsk ask = cg_persist_h100_ask(16, 1, CG_F16, 4);
-        ask.sms = CG_H100_FOUR_BLOCKS;
-        ask.split = 1;
-        ask.twins = 1;
-        CgPersist P;
-        char why[256];
-        char *u = emit_persistent(&s, L, ask, &P, why, sizeof why);
-        ck_assert_msg(u, "%s: %s", fours[r].cell, why);
-        ck_assert_int_eq(P.blocks, CG_H100_FOUR_BLOCKS);
-        ck_assert_int_eq(P.split, 1);
-        for (int q = 0; q < P.ngemms; q++) {
-            ck_assert_int_eq(P.gemms[q].rw, 5);
-            ck_assert_msg(P.gemms[q].wregs == fours[r].wregs[q], "%s G%d: %d", fours[r].cell, q, P.gemms[q].wregs);
-        }
-        if (!SANITIZED) compile_ok(u, s.module->cells[0]->name, "sm_90a");
         free(u);
         src_close(&s);
     }
