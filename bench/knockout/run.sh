@@ -5,7 +5,10 @@
 # only the timing counts (bench/NOTES.md section 61).
 #   bash bench/knockout/run.sh ROUNDS "CELL --dim ... --batch N --precision P" VARIANT...
 # VARIANT: none (the unit as generated), NAME (bench/knockout/NAME.sed), or a path to a .sed script
-# or a whole .cu unit. Each variant's unit is written to $OUT/unit-NAME.cu. Needs build/knockout/rnncc.
+# or a whole .cu unit; a .cu unit with its own grid as FILE.cu@BLOCKS,THREADS,CLUSTER (hand.sh's:
+# RNNCC_KNOCKOUT_LAUNCH). Each variant's unit is written to $OUT/unit-NAME.cu. Needs
+# build/knockout/rnncc. The variants' kernel caches start empty (they are keyed by the generated
+# unit, so an edited script would otherwise find the last one's kernel).
 set -u
 cd "$(dirname "$0")/../.."
 rounds=$1 cfg=$2
@@ -15,8 +18,17 @@ mkdir -p "$OUT"
 bin=build/knockout/rnncc
 [ -x $bin ] || { echo "run.sh: no $bin (bash bench/knockout/build.sh, here)" >&2; exit 1; }
 script() { # the file a variant names ("" for none)
-    case $1 in none) echo "" ;; *.sed | *.cu) echo "$1" ;; *) echo "bench/knockout/$1.sed" ;; esac
+    case ${1%@*} in none) echo "" ;; *.sed | *.cu) echo "${1%@*}" ;; *) echo "bench/knockout/$1.sed" ;; esac
 }
+launch() { # a variant's own grid (FILE.cu@B,T,C), or nothing
+    case $1 in *@*) echo "${1#*@}" ;; *) echo "" ;; esac
+}
+name() { # a variant's name in the results
+    local s
+    s=$(script "$1")
+    if [ -z "$s" ]; then echo none; else s=$(basename "$s"); echo "${s%.*}"; fi
+}
+rm -rf /tmp/rnncc-knockout-*
 for v in "$@"; do
     s=$(script "$v")
     [ -z "$s" ] || [ -f "$s" ] || { echo "run.sh: no $s" >&2; exit 1; }
@@ -24,19 +36,20 @@ done
 train() { # train VARIANT T R [NAME=VALUE...]: R timed training passes of T steps with the variant's unit
     local v=$1 t=$2 r=$3
     shift 3
-    env RNNCC_PERSIST_SEARCH=0 RNNCC_CACHE_DIR=/tmp/rnncc-knockout-$(basename "$v") RNNCC_KNOCKOUT=$(script "$v") "$@" \
+    env RNNCC_PERSIST_SEARCH=0 RNNCC_CACHE_DIR="/tmp/rnncc-knockout-$(name "$v")" RNNCC_KNOCKOUT="$(script "$v")" \
+        RNNCC_KNOCKOUT_LAUNCH="$(launch "$v")" "$@" \
         $bin run $cfg --seq "$t" --train --backend persistent --no-check --repeat "$r"
 }
 ms() { train "$1" "$2" 30 2>&1 | grep -oE '[0-9.]+ ms per sequence' | awk '{print $1}'; } # ms VARIANT T: ms a sequence
 for v in "$@"; do # compile each variant once, and keep its unit
-    train "$v" 64 2 RNNCC_KNOCKOUT_DUMP="$OUT/unit-$(basename "$v" .sed).cu" > "$OUT/warm-$(basename "$v" .sed).log" 2>&1 ||
+    train "$v" 64 2 RNNCC_KNOCKOUT_DUMP="$OUT/unit-$(name "$v").cu" > "$OUT/warm-$(name "$v").log" 2>&1 ||
         { echo "run.sh: $v failed (its log: $OUT)"; exit 1; }
 done
 for r in $(seq "$rounds"); do
     line="round $r:"
     for v in "$@"; do
         a=$(ms "$v" 256) c=$(ms "$v" 64)
-        line="$line $(basename "$v" .sed)=$(awk -v a="$a" -v c="$c" 'BEGIN { printf "%.2f", (a - c) / 192 * 1000 }')"
+        line="$line $(name "$v")=$(awk -v a="$a" -v c="$c" 'BEGIN { printf "%.2f", (a - c) / 192 * 1000 }')"
     done
     echo "$line"
 done
