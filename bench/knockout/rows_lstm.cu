@@ -22,6 +22,26 @@
 #define HKS (HK + 8)         /* tile row stride (halves) */
 #define HROWS (1024 / HC)    /* 128 d(h) rows a block */
 __device__ float rnn_hpart[2 * HNCL * 32 * 1024];
+#ifdef ROWS_FLAGS
+/* Instead of the grid barrier: block s's steps done in this launch (128 bytes apart); a block waits for
+ * the 15 (or 30) blocks whose partials its rows need. The tile is then double-buffered (a partner may
+ * push the next step's columns before this block's product is done). */
+#define HTILES 2
+__device__ unsigned rnn_hflag[HG * 32];
+RNN_DEV void rnn_hwait(int ra, int rb, unsigned want) {
+    const int i = threadIdx.x;
+    if (i < 2 * HNCL && (i < HNCL || rb != ra)) {
+        const unsigned *f = rnn_hflag + ((i % HNCL) * HC + (i < HNCL ? ra : rb)) * 32;
+        unsigned v;
+        do {
+            asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(f) : "memory");
+        } while (v < want);
+    }
+    __syncthreads();
+}
+#else
+#define HTILES 1
+#endif
 RNN_DEV unsigned rnn_hrank() { unsigned r; asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r)); return r; }
 #ifndef KO_CB
 RNN_DEV void rnn_hcsync() { asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory"); }
@@ -44,13 +64,13 @@ extern "C" __global__ void __launch_bounds__(288, 1) rnncc_lstm_pb(const RnnArgs
     const int s = blockIdx.x, G = gridDim.x;
     if (G != HG || blockDim.x != 288 || args.N > 32 || args.lengths || args.bf16 || !args.params16) __trap();
     extern __shared__ float4 rnn_smem4[];
-    unsigned short *const tile = (unsigned short *)rnn_smem4;  // [32][HKS]: the cluster's d(G1), 16-bit
+    unsigned short *const tile0 = (unsigned short *)rnn_smem4;  // [32][HKS]: the cluster's d(G1), 16-bit
     const int rnn_j0_H = (int)((long long)RNN_DIM_H * s / G), rnn_nj_H = (int)((long long)RNN_DIM_H * (s + 1) / G) - rnn_j0_H;
     const long long rnn_n1_H = rnn_nj_H ? threadIdx.x / rnn_nj_H : 0;
     const int rnn_j1_H = rnn_j0_H + (rnn_nj_H ? (int)(threadIdx.x % rnn_nj_H) : 0);
     const int rank = (int)rnn_hrank(), c = s / HC;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, gid = lane >> 2, tig = lane & 3;
-    for (int e = tid; e < 32 * HKS; e += blockDim.x) tile[e] = 0;
+    for (int e = tid; e < HTILES * 32 * HKS; e += blockDim.x) tile0[e] = 0;
     // A fragments: W^T[row][k], row = rank * 128 + warp * 16 + (gid | gid + 8), k = r' * 36 + b * 9 + u
     unsigned af[HKT][4];
 #pragma unroll
@@ -72,6 +92,11 @@ extern "C" __global__ void __launch_bounds__(288, 1) rnncc_lstm_pb(const RnnArgs
     }
     rnn_hcsync();  // every tile zeroed before any partner pushes into it
     unsigned epoch = 0;
+#ifdef ROWS_FLAGS
+    const int rnn_ra = rnn_j0_H / HROWS, rnn_rb = (rnn_j0_H + rnn_nj_H - 1) / HROWS;  // the ranks making this block's rows
+    if (tid == 0) rnn_hflag[s * 32] = 0;
+    rnn_grid_sync(args.sync, ++epoch);  // every flag zeroed before any is set
+#endif
     float q1_v15 = 0.0f, q1_v16 = 0.0f, q1_v11_b_i = 0.0f, q1_v20 = 0.0f, q1_v21 = 0.0f, q1_v12_b_f = 0.0f, q1_v25 = 0.0f, q1_v26 = 0.0f, q1_v13_b_g = 0.0f, q1_v30 = 0.0f, q1_v31 = 0.0f, q1_v14_b_o = 0.0f, q1_v2_c = 0.0f, qy1_v39_h_next = 0.0f;
     float rnn_seed1 = 0.0f;
     int rnn_seed1_set = 0;
@@ -129,7 +154,11 @@ extern "C" __global__ void __launch_bounds__(288, 1) rnncc_lstm_pb(const RnnArgs
     }
     for (int t = args.t_end - 1; t >= args.t; t--) {
         HAND_VIEW(t)
+        unsigned short *const tile = tile0 + (HTILES > 1 ? (t & 1) : 0) * 32 * HKS;
         const float *const part_in = rnn_hpart + (size_t)((t + 1) & 1) * HNCL * 32 * 1024;
+#ifdef ROWS_FLAGS
+        if (t < args.t_end - 1) rnn_hwait(rnn_ra, rnn_rb, (unsigned)(args.t_end - 1 - t));
+#endif
         {
             const int j0 = rnn_j0_H, nj = rnn_nj_H;
             for (long long i = threadIdx.x; i < (long long)a.N * nj; i += blockDim.x) {
@@ -304,16 +333,22 @@ extern "C" __global__ void __launch_bounds__(288, 1) rnncc_lstm_pb(const RnnArgs
             }
         }
         }
-#ifndef KO_BAR
-        rnn_grid_sync(args.sync, ++epoch);
-#else
+#if defined(KO_BAR)
         __syncthreads();
+#elif defined(ROWS_FLAGS)
+        __syncthreads();
+        if (tid == 0) asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(rnn_hflag + s * 32), "r"((unsigned)(args.t_end - t)) : "memory");
+#else
+        rnn_grid_sync(args.sync, ++epoch);
 #endif
     }
     // the launch's last step's d(h): its clusters' partials summed into its slot
     if (args.t_end > args.t) {
         const int t = args.t;
         const float *const part_in = rnn_hpart + (size_t)(t & 1) * HNCL * 32 * 1024;
+#ifdef ROWS_FLAGS
+        rnn_hwait(rnn_ra, rnn_rb, (unsigned)(args.t_end - t));
+#endif
         float *const slot = args.dstate_prev[0] + (t % 3) * args.N * RNN_DIM_H;
         for (long long i = threadIdx.x; i < (long long)args.N * rnn_nj_H; i += blockDim.x) {
             const long long n = i / rnn_nj_H;
