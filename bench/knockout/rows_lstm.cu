@@ -4,8 +4,10 @@
 // columns of d(G1) into its partners' tiles through distributed shared memory) and whose d(h) is
 // reduced over the 15 clusters through L2 (fp32 partials, read by the next step's seeds).
 // Completed into a unit by hand.sh (the generated unit's prelude in front); launched by the knockout
-// build with RNNCC_KNOCKOUT_LAUNCH=120,288,8 (run.sh: the variant FILE.cu@120,288,8). The KO_*
-// macros take one piece out each (timing only, results wrong), as the .sed knockouts do.
+// build with RNNCC_KNOCKOUT_LAUNCH=120,288,8 (run.sh: the variant FILE.cu@120,288,8). Its options
+// (section 65's steps; each correct): ROWS_LDMATRIX, B by `ldmatrix.x4`; ROWS_PUSH16, 16-byte pushes;
+// ROWS_FLAGS, a hand-off by the producers' flags instead of the grid barrier. The KO_* macros take
+// one piece out each (timing only, results wrong), as the .sed knockouts do.
 #define HC 8                 /* blocks a cluster */
 #define HNCL 15              /* clusters */
 #define HG (HC * HNCL)
@@ -17,7 +19,7 @@
 #define HPIECE 8             /* 16-byte pushes */
 #endif
 #define HKP (4 * HUBP)       /* a block's columns in the tile: [gate][unit] */
-#define HK (HC * HKP)        /* 288: the cluster's K */
+#define HK (HC * HKP)        /* the cluster's K: 288 (320 with ROWS_PUSH16) */
 #define HKT (HK / 16)
 #define HKS (HK + 8)         /* tile row stride (halves) */
 #define HROWS (1024 / HC)    /* 128 d(h) rows a block */
@@ -64,14 +66,14 @@ extern "C" __global__ void __launch_bounds__(288, 1) rnncc_lstm_pb(const RnnArgs
     const int s = blockIdx.x, G = gridDim.x;
     if (G != HG || blockDim.x != 288 || args.N > 32 || args.lengths || args.bf16 || !args.params16) __trap();
     extern __shared__ float4 rnn_smem4[];
-    unsigned short *const tile0 = (unsigned short *)rnn_smem4;  // [32][HKS]: the cluster's d(G1), 16-bit
+    unsigned short *const tile0 = (unsigned short *)rnn_smem4;  // [HTILES][32][HKS]: the cluster's d(G1), 16-bit
     const int rnn_j0_H = (int)((long long)RNN_DIM_H * s / G), rnn_nj_H = (int)((long long)RNN_DIM_H * (s + 1) / G) - rnn_j0_H;
     const long long rnn_n1_H = rnn_nj_H ? threadIdx.x / rnn_nj_H : 0;
     const int rnn_j1_H = rnn_j0_H + (rnn_nj_H ? (int)(threadIdx.x % rnn_nj_H) : 0);
     const int rank = (int)rnn_hrank(), c = s / HC;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, gid = lane >> 2, tig = lane & 3;
     for (int e = tid; e < HTILES * 32 * HKS; e += blockDim.x) tile0[e] = 0;
-    // A fragments: W^T[row][k], row = rank * 128 + warp * 16 + (gid | gid + 8), k = r' * 36 + b * 9 + u
+    // A fragments: W^T[row][k], row = rank * 128 + warp * 16 + (gid | gid + 8), k = r' * HKP + b * HUBP + u
     unsigned af[HKT][4];
 #pragma unroll
     for (int kt = 0; kt < HKT; kt++) {
