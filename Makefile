@@ -128,7 +128,9 @@ $(B)/rnncc: $(CLI_OBJS) $(B)/librnncc.a
 # ---- tests: one Check suite per module, Check linked statically -------------------
 CHECK_LIBS := -Wl,-Bstatic -lcheck -lsubunit -Wl,-Bdynamic -lrt -lpthread
 
-$(B)/tests/%.o: | $(B)/.deps-ok
+# Check's header comes from install-deps: the test objects wait for it (an explicit list, since a
+# recipe-less pattern rule would not add the prerequisite to the $(B)/%.o rule that builds them).
+$(TEST_SRCS:%.c=$(B)/%.o) $(B)/tests/testutil.o: | $(B)/.deps-ok
 $(B)/tests/%: $(B)/tests/%.o $(B)/tests/testutil.o $(B)/librnncc.a
 	@echo "  LD      $@"
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
