@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# bench/knockout/run.sh (device): µs a training step of knockout variants of the persistent backward,
+# bench/knockout/run.sh (device): µs a training step of knockout variants of the persistent backward
+# (or an inference step of the forward's: KNOCKOUT_FORWARD=1, below),
 # interleaved rounds, each step (T = 256 less T = 64) / 192 from `rnncc run --train --backend
 # persistent --no-check --repeat 30` with RNNCC_PERSIST_SEARCH=0. Results are wrong by design;
 # only the timing counts (bench/NOTES.md section 61).
@@ -8,7 +9,8 @@
 # or a whole .cu unit; a .cu unit with its own grid as FILE.cu@BLOCKS,THREADS,CLUSTER (hand.sh's:
 # RNNCC_KNOCKOUT_LAUNCH). Each variant's unit is written to $OUT/unit-NAME.cu. Needs
 # build/knockout/rnncc. The variants' kernel caches start empty (they are keyed by the generated
-# unit, so an edited script would otherwise find the last one's kernel).
+# unit, so an edited script would otherwise find the last one's kernel). KNOCKOUT_FORWARD=1: the
+# variants are of the persistent forward unit instead, timed in inference (no --train).
 set -u
 cd "$(dirname "$0")/../.."
 rounds=$1 cfg=$2
@@ -33,12 +35,13 @@ for v in "$@"; do
     s=$(script "$v")
     [ -z "$s" ] || [ -f "$s" ] || { echo "run.sh: no $s" >&2; exit 1; }
 done
-train() { # train VARIANT T R [NAME=VALUE...]: R timed training passes of T steps with the variant's unit
-    local v=$1 t=$2 r=$3
+fwd=${KNOCKOUT_FORWARD:-}
+train() { # train VARIANT T R [NAME=VALUE...]: R timed passes of T steps with the variant's unit
+    local v=$1 t=$2 r=$3 mode=(--train) hook=(RNNCC_KNOCKOUT_LAUNCH="$(launch "$1")")
     shift 3
+    [ -z "$fwd" ] || { mode=(); hook=(RNNCC_KNOCKOUT_FORWARD=1 RNNCC_KNOCKOUT_LAUNCH_FORWARD="$(launch "$v")"); }
     env RNNCC_PERSIST_SEARCH=0 RNNCC_CACHE_DIR="/tmp/rnncc-knockout-$(name "$v")" RNNCC_KNOCKOUT="$(script "$v")" \
-        RNNCC_KNOCKOUT_LAUNCH="$(launch "$v")" "$@" \
-        $bin run $cfg --seq "$t" --train --backend persistent --no-check --repeat "$r"
+        "${hook[@]}" "$@" $bin run $cfg --seq "$t" "${mode[@]}" --backend persistent --no-check --repeat "$r"
 }
 ms() { train "$1" "$2" 30 2>&1 | grep -oE '[0-9.]+ ms per sequence' | awk '{print $1}'; } # ms VARIANT T: ms a sequence
 for v in "$@"; do # compile each variant once, and keep its unit

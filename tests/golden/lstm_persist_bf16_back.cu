@@ -256,15 +256,18 @@ __shared__ long long rnn_prof_last;
  * returns once every block has arrived at barrier number epoch (1, 2, ... within one launch).
  * *count is zero at launch. Thread 0 of each block arrives with a release (after the block's
  * __syncthreads, so it releases the whole block's writes, and the block's threads see each
- * other's) and waits with acquire loads; the closing __syncthreads passes that on, so global
- * writes before the barrier are visible to every thread after it. The counter may wrap: the
- * comparison is modular. */
+ * other's); the block's last thread waits with acquire loads, and the closing __syncthreads
+ * passes that on, so global writes before the barrier are visible to every thread after it. Not
+ * thread 0: its warp issues its items' loads between the halves only after the arrival's release
+ * has waited for the block's stores, and a poll from that warp came back after those loads (from
+ * DRAM); polling from any other warp took 0.24 us off a flashrnn step (bench/NOTES.md section 67).
+ * The counter may wrap: the comparison is modular. */
 RNN_DEV void rnn_grid_arrive(unsigned *count) {
     __syncthreads();
     if (threadIdx.x == 0) asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(count) : "memory");
 }
 RNN_DEV void rnn_grid_wait(unsigned *count, unsigned epoch) {
-    if (threadIdx.x == 0) {
+    if (threadIdx.x == blockDim.x - 1) {
         const unsigned target = epoch * gridDim.x;
         unsigned v;
         do {
