@@ -5,7 +5,10 @@
 # sequences (rank + C*i) and pushes their values into every block of the cluster through distributed
 # shared memory, and the cluster meets; no grid barrier but one at the start, after each block has
 # flagged its words of the first step's state. Forward units (RNNCC_KNOCKOUT_FORWARD=1). Its results
-# are real: `rnncc run` checks them. bench/NOTES.md section 67.
+# are real: `rnncc run` checks them. bench/NOTES.md section 67. Its knockouts (results wrong): a copy
+# that also defines RNN_FLAGSC_NOPOLL (one round of loads), _NOSYNC (no cluster meeting), _LOCAL (this
+# block's tile only), _NOLOAD (no loads) or _BACKOFF (ns between rounds) after the RNN_CLUSTER line, e.g.
+# (cat flagsc.sed; echo 's/^#define RNN_CLUSTER [0-9]* *\/\/.*/&\n#define RNN_FLAGSC_NOPOLL 1/') > nopoll.sed
 /^#define RNN_CLUSTER [0-9]* *\/\//a\
 __device__ unsigned rnn_fw[2][32 * RNN_DIM_H]; /* knockout flagsc: h as 16-bit flagged words, two slots */
 /^\/\* Stages columns n0 \.\. n0+NP-1, elements 0 \.\. KC-1 of a flagged operand/i\
