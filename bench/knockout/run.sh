@@ -37,9 +37,12 @@ for v in "$@"; do
 done
 fwd=${KNOCKOUT_FORWARD:-}
 train() { # train VARIANT T R [NAME=VALUE...]: R timed passes of T steps with the variant's unit
-    local v=$1 t=$2 r=$3 mode=(--train) hook=(RNNCC_KNOCKOUT_LAUNCH="$(launch "$1")")
+    local v=$1 t=$2 r=$3
     shift 3
-    [ -z "$fwd" ] || { mode=(); hook=(RNNCC_KNOCKOUT_FORWARD=1 RNNCC_KNOCKOUT_LAUNCH_FORWARD="$(launch "$v")"); }
+    local grid mode=(--train) hook
+    grid=$(launch "$v")
+    hook=(RNNCC_KNOCKOUT_LAUNCH="$grid")
+    [ -z "$fwd" ] || { mode=(); hook=(RNNCC_KNOCKOUT_FORWARD=1 RNNCC_KNOCKOUT_LAUNCH_FORWARD="$grid"); }
     env RNNCC_PERSIST_SEARCH=0 RNNCC_CACHE_DIR="/tmp/rnncc-knockout-$(name "$v")" RNNCC_KNOCKOUT="$(script "$v")" \
         "${hook[@]}" "$@" $bin run $cfg --seq "$t" "${mode[@]}" --backend persistent --no-check --repeat "$r"
 }
