@@ -366,10 +366,13 @@ int cg_emit_node(Gen *g, IrRef r, int store) {
     return 1;
 }
 
-/* The copies of state k's next value v (element n * d + j) that the next step's GEMMs read: its
- * flagged word in a persistent forward with flags (16-bit where the GEMM stages the twin) and its
- * 16-bit twin; guard (or "") opens each line. */
+/* The copies of state k's next value v (element n * d + j): those the next step's GEMMs read (its
+ * flagged word in a persistent forward with flags, 16-bit where the GEMM stages the twin, and its
+ * 16-bit twin), and at the pass's last step the caller's final state (RnnArgs.state_final, so that no
+ * launch copies the last slot out); guard (or "") opens each line. */
 static void emit_state_copies(Gen *g, const char *guard, int k, const char *d, const char *v) {
+    cg_emit(g->out, "%sif (a.state_final[%d] && a.t == a.T - 1) a.state_final[%d][n * %s + j] = %s;  // the final %s (hT)",
+            guard, k, k, d, v, g->c->states[k].name);
     if (cg_persist_flagged(g, k)) {
         const int w16 = cg_persist_flagged16(g, k);
         cg_emit(g->out, "%srnn_flag_put%s(&rnn_flags_next%d[n * %s + j], %s, (unsigned)a.t + 1u%s);  // for step t+1's GEMM",

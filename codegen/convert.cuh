@@ -55,16 +55,19 @@
 RNN_CONVERT_KERNEL(rnncc_to_f16, rnn_round_f16)
 RNN_CONVERT_KERNEL(rnncc_to_bf16, rnn_round_bf16)
 
-/* States staged in one launch (RnnStateCopies, runtime/rnn_args.h): blockIdx.y picks the copy, x
- * strides over its floats, four at a time where its length and pointers allow. */
+/* States staged in one launch (RnnStateCopies, runtime/rnn_args.h): the block's copy is the last whose
+ * block0 it has reached, and that copy's blocks stride over its floats, four at a time where its
+ * length and pointers allow. */
 #define RNN_STATES_KERNEL(name, rnd)                                                                    \
     extern "C" __global__ void __launch_bounds__(256) name(RnnStateCopies a) {                          \
-        if ((int)blockIdx.y >= a.count) return;                                                         \
-        const RnnStateCopy c = a.c[blockIdx.y];                                                         \
+        int k = 0;                                                                                      \
+        while (k + 1 < a.count && (int)blockIdx.x >= a.c[k + 1].block0) k++;                            \
+        const RnnStateCopy c = a.c[k];                                                                  \
         const int vec4 = c.n % 4 == 0 && ((unsigned long long)c.src | (unsigned long long)c.dst) % 16 == 0 && \
                          (unsigned long long)c.dst16 % 8 == 0;                                          \
-        const long long per = vec4 ? c.n / 4 : c.n, stride = (long long)gridDim.x * blockDim.x;         \
-        for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < per; i += stride) {    \
+        const long long per = vec4 ? c.n / 4 : c.n, stride = (long long)c.blocks * blockDim.x;          \
+        const long long first = (long long)((int)blockIdx.x - c.block0) * blockDim.x + threadIdx.x;      \
+        for (long long i = first; i < per; i += stride) {                                               \
             if (vec4) {                                                                                 \
                 const float4 v = c.src ? ((const float4 *)c.src)[i] : make_float4(0.f, 0.f, 0.f, 0.f);  \
                 if (c.dst) ((float4 *)c.dst)[i] = v;                                                    \

@@ -50,6 +50,7 @@ void rt_args(const RtBind *is, int hoisted, int64_t t, RnnArgs *a) {
         a->state_prev[k] = rt_state_slot(is, k, t);
         a->state_next[k] = rt_state_slot(is, k, t + 1);
         a->state16[k] = rt_state_slot16(is, k, t + 1);
+        a->state_final[k] = hoisted ? NULL : is->final[k];
     }
     a->bf16 = m->precision == RNNCC_BF16;
     for (int o = 0; o < m->cell->noutputs; o++) { a->y[o] = is->y[o]; a->ldy[o] = is->ldy[o]; }
@@ -86,7 +87,8 @@ static rnncc_status run_program(RtBind *is, SchedProgram prog, int64_t t) {
     return RNNCC_OK;
 }
 
-/* A layer-direction's initial states (from h0, or zeros). */
+/* A layer-direction's initial states (from h0, or zeros), and where its last step writes its final
+ * states (RtBind.final: io->hT's blocks). */
 static rnncc_status unit_begin(RtBind *is, const rnncc_io *io) {
     rnncc_model *m = is->m;
     const IrCell *c = m->cell;
@@ -97,8 +99,11 @@ static rnncc_status unit_begin(RtBind *is, const rnncc_io *io) {
         int64_t n = io->N * ir_shape_numel(&c->states[k].shape, m->dimval[0]);
         /* slot 0, and its 16-bit twin, which the first step's GEMM reads (the kernels write every later
          * slot's): from h0, or zeros */
-        a.c[k] = (RnnStateCopy){io->h0 && io->h0[k] ? io->h0[k] + u * n : NULL, rt_state_slot(is, k, 0), is->states16[k], n};
+        const float *h0 = io->h0 && io->h0[k] ? io->h0[k] + u * n : NULL;
+        a.c[k] = (RnnStateCopy){h0, rt_state_slot(is, k, 0), is->states16[k], n, 0, 0};
+        is->final[k] = io->hT && io->hT[k] ? io->hT[k] + u * n : NULL;
     }
+    if (is->unit->layer == 0) rt_half_x_copy(m, &a); /* layer 0's input rounded in the same launch (rt_half_input) */
     return rt_copy_states(m, is->stream, &a);
 }
 
@@ -113,16 +118,18 @@ static rnncc_status unit_chunk(RtBind *is, int64_t t0, int64_t t1) {
     return RNNCC_OK;
 }
 
-/* A layer-direction's final states, into io->hT. */
+/* A layer-direction's final states, into io->hT, where no step ran (T = 0: its initial states); else
+ * its last step's kernels wrote them (RnnArgs.state_final). */
 static rnncc_status unit_end(RtBind *is, const rnncc_io *io) {
     rnncc_model *m = is->m;
     const IrCell *c = m->cell;
     int u = is->unit->layer * m->dirs + is->unit->dir;
     RnnStateCopies a = {.count = 0};
+    if (io->T > 0) return RNNCC_OK;
     for (int k = 0; k < c->nstates; k++) {
         if (!io->hT || !io->hT[k]) continue;
         int64_t n = io->N * ir_shape_numel(&c->states[k].shape, m->dimval[0]);
-        a.c[a.count++] = (RnnStateCopy){rt_state_slot(is, k, io->T), io->hT[k] + u * n, NULL, n};
+        a.c[a.count++] = (RnnStateCopy){rt_state_slot(is, k, io->T), io->hT[k] + u * n, NULL, n, 0, 0};
     }
     return rt_copy_states(m, is->stream, &a);
 }
@@ -193,7 +200,9 @@ rnncc_status rt_issue_forward(rnncc_model *m, const rnncc_io *io, const RtRegion
     const RtPersist *persist[2];
     RT_TRY(rt_persist_choose(m, io->N, 0, persist, NULL, 0));
     RT_TRY(rt_half_begin(m, r, ws, reserve, RT_HALF_CONVERT));
-    RT_TRY(rt_half_input(m, r, reserve, io->x, 1)); /* training: x rounded once for its GEMMs, forward and weights */
+    /* x rounded once for its GEMMs (in training the weight gradients' too): with layer 0's initial states
+     * where one lane runs layer 0, else before the lanes fork */
+    RT_TRY(rt_half_input(m, r, ws, reserve, io->x, m->dirs == 1 ? RT_X_WITH_STATES : RT_X_NOW));
     /* a persistent kernel takes every multiprocessor, so layers cannot overlap: one launch a layer */
     if (m->wavefront && io->T > 0 && !persist[0]) return issue_wavefront(m, io, r, ws, reserve);
     return issue_layers(m, io, r, ws, reserve, persist);

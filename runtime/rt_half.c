@@ -39,14 +39,17 @@ static rnncc_status convert(rnncc_model *m, cudaStream_t stream, const float *sr
 
 rnncc_status rt_copy_states(rnncc_model *m, cudaStream_t stream, const RnnStateCopies *a) {
     if (a->count <= 0) return RNNCC_OK;
-    int64_t most = 0; /* blocks along x for the longest copy, four floats a thread */
-    for (int i = 0; i < a->count; i++) most = a->c[i].n > most ? a->c[i].n : most;
-    int64_t x = (most / 4 + CG_BLOCK_SIZE - 1) / CG_BLOCK_SIZE;
-    if (x < 1) x = 1;
-    if (x > CG_MAX_GRID_BLOCKS / a->count) x = CG_MAX_GRID_BLOCKS / a->count;
     RnnStateCopies copy = *a;
+    const int64_t most = CG_MAX_GRID_BLOCKS / RNN_STATE_COPIES; /* a copy's blocks: so all of them fit one grid */
+    int blocks = 0;
+    for (int i = 0; i < a->count; i++) { /* each copy its own blocks, four floats a thread */
+        int64_t x = (a->c[i].n / 4 + CG_BLOCK_SIZE - 1) / CG_BLOCK_SIZE;
+        copy.c[i].block0 = blocks;
+        copy.c[i].blocks = (int)(x < 1 ? 1 : x > most ? most : x);
+        blocks += copy.c[i].blocks;
+    }
     void *args[] = {&copy};
-    cudaLaunchConfig_t cfg = {.gridDim = {(unsigned)x, (unsigned)a->count, 1}, .blockDim = {CG_BLOCK_SIZE, 1, 1}, .stream = stream};
+    cudaLaunchConfig_t cfg = {.gridDim = {(unsigned)blocks, 1, 1}, .blockDim = {CG_BLOCK_SIZE, 1, 1}, .stream = stream};
     RT_CUDA(m, cudaLaunchKernelExC(&cfg, (const void *)m->stage_states[m->precision == RNNCC_BF16], args));
     RT_CUDA(m, cudaGetLastError());
     return RNNCC_OK;
@@ -55,6 +58,7 @@ rnncc_status rt_copy_states(rnncc_model *m, cudaStream_t stream, const RnnStateC
 rnncc_status rt_half_begin(rnncc_model *m, const RtRegions *r, char *ws, char *reserve, RtHalfWeights weights) {
     m->half_weights = NULL;
     m->half_x = NULL;
+    m->half_x_pending = 0;
     for (int l = 0; l < 2; l++)
         for (int w = 0; w < 2; w++) m->half_scratch[l][w] = r->half_ops[l][w] ? ws + r->half_ops[l][w] : NULL; /* 0: the lengths' place */
     m->half_len[0] = r->half_len[0];
@@ -74,13 +78,21 @@ rnncc_status rt_half_begin(rnncc_model *m, const RtRegions *r, char *ws, char *r
     return convert(m, m->streams[0], m->weights, m->weight_count, m->weight_count, 1, m->half_weights);
 }
 
-rnncc_status rt_half_input(rnncc_model *m, const RtRegions *r, char *reserve, const float *x, int round_now) {
+rnncc_status rt_half_input(rnncc_model *m, const RtRegions *r, char *ws, char *reserve, const float *x, RtHalfX how) {
     m->half_x = NULL;
-    if (!rt_half(m) || !r->reserve || !x) return RNNCC_OK;
+    m->half_x_pending = 0;
+    if (!rt_half(m) || !x) return RNNCC_OK;
     m->half_x_src = x;
     m->half_x_len = r->T * r->N * ir_shape_numel(&m->cell->inputs[0].shape, m->dimval[0]);
-    m->half_x = rt_align16(reserve + r->half_x); /* 16-byte aligned, as the weights' copy */
-    return round_now ? convert(m, m->streams[0], x, m->half_x_len, m->half_x_len, 1, m->half_x) : RNNCC_OK;
+    m->half_x = rt_align16((r->reserve ? reserve : ws) + r->half_x); /* 16-byte aligned, as the weights' copy */
+    m->half_x_pending = how == RT_X_WITH_STATES;
+    return how == RT_X_NOW ? convert(m, m->streams[0], x, m->half_x_len, m->half_x_len, 1, m->half_x) : RNNCC_OK;
+}
+
+void rt_half_x_copy(rnncc_model *m, RnnStateCopies *a) {
+    if (!m->half_x_pending || a->count >= RNN_STATE_COPIES) return;
+    a->c[a->count++] = (RnnStateCopy){m->half_x_src, NULL, m->half_x, m->half_x_len, 0, 0};
+    m->half_x_pending = 0;
 }
 
 const unsigned short *rt_half_params(const rnncc_model *m, int64_t off) {
@@ -90,6 +102,7 @@ const unsigned short *rt_half_params(const rnncc_model *m, int64_t off) {
 void rt_half_end(rnncc_model *m) {
     m->half_weights = NULL;
     m->half_x = NULL;
+    m->half_x_pending = 0;
     memset(m->half_scratch, 0, sizeof m->half_scratch);
 }
 

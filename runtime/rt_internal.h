@@ -87,7 +87,7 @@ typedef struct RtRegions {
      * reserve in training), and per lane a scratch for each of a GEMM's two operands (workspace; A: only
      * lane 0 in training, for the weight gradients) */
     size_t half_weights;
-    size_t half_x;              /* training: layer 0's input rounded to 16 bits (reserve; rt_half_input) */
+    size_t half_x;              /* layer 0's input rounded to 16 bits (training: reserve, else workspace; rt_half_input) */
     size_t half_ops[2][2];
     int64_t half_len[2];        /* elements of each scratch A, B (0: none) */
     int summed;                 /* training where no persistent forward may run (rt_persist_considered), in the
@@ -135,6 +135,8 @@ typedef struct RtBind {
     const RtPersist *persist;   /* the persistent kernel running this unit's step loop (forward or
                                    backward, as the pass), or NULL */
     unsigned long long *flags;  /* the lane's flagged state words (a persistent forward with flags) */
+    float *final[RNN_MAX_STATES]; /* forward: where the last step writes each state's final value (the
+                                     caller's hT block of this unit; RnnArgs.state_final), or NULL */
     /* backward */
     float *dbufs[RNN_MAX_BUFFERS];
     unsigned short *dbufs16[RNN_MAX_BUFFERS]; /* their 16-bit twins, or NULL */
@@ -274,11 +276,13 @@ struct rnncc_model {
     int half_train_copy;        /* the copy the last training forward wrote: 0 none yet, 1 the reserve's, 2
                                    the kept one, -1 keep changed since (rnncc_backward_data refuses 1 or 2
                                    when the model now reads the other, and -1) */
-    /* a training pass's layer-0 input x (half_x_len floats from half_x_src) rounded to 16 bits in the
-     * reserve (rt_half_input; NULL: none) */
+    /* a pass's layer-0 input x (half_x_len floats from half_x_src) rounded to 16 bits in the reserve or
+     * workspace (rt_half_input; NULL: none), and whether layer 0's initial states' launch is still to
+     * round it (RT_X_WITH_STATES) */
     const float *half_x_src;
     void *half_x;
     int64_t half_x_len;
+    int half_x_pending;
 };
 
 /* Records a formatted message in the model and returns status. */
@@ -346,10 +350,16 @@ rnncc_status rt_half_begin(rnncc_model *m, const RtRegions *r, char *ws, char *r
 /* p rounded up to a multiple of 16 bytes (regions a caller's workspace holds, sized 16 bytes more,
  * that kernels read 16 bytes at a time). */
 static inline char *rt_align16(char *p) { return (char *)(((uintptr_t)p + 15) & ~(uintptr_t)15); }
-/* In a training pass of the 16-bit modes, points the model at layer 0's input x rounded to 16 bits in
- * the reserve (round_now: the forward rounds it there on stream 0, before its lanes fork), which every
- * GEMM multiplying x then reads (the hoisted one, the weight gradients); nothing otherwise. */
-rnncc_status rt_half_input(rnncc_model *m, const RtRegions *r, char *reserve, const float *x, int round_now);
+/* How rt_half_input's x is rounded: already (a backward: its forward did), now (on stream 0, before a
+ * forward's lanes fork), or with layer 0's initial states (one launch on layer 0's lane: a
+ * unidirectional forward; rt_half_x_copy). */
+typedef enum { RT_X_ROUNDED, RT_X_NOW, RT_X_WITH_STATES } RtHalfX;
+/* In a pass of the 16-bit modes, points the model at layer 0's input x rounded to 16 bits (in the
+ * reserve in training, else in the workspace), which every GEMM multiplying x then reads (the hoisted
+ * one, in training the weight gradients); nothing otherwise. */
+rnncc_status rt_half_input(rnncc_model *m, const RtRegions *r, char *ws, char *reserve, const float *x, RtHalfX how);
+/* Adds x's rounding to a's copies where it is still to be done with layer 0's initial states (once). */
+void rt_half_x_copy(rnncc_model *m, RnnStateCopies *a);
 /* Forgets the pass's 16-bit operand regions (before the workspace they point into is freed). */
 void rt_half_end(rnncc_model *m);
 /* The 16-bit form of GEMM operand p (rows x cols, leading dimension ld): its twin (laid out as p),

@@ -153,9 +153,9 @@ rnncc_status rt_regions(rnncc_model *m, int64_t T, int64_t N, int training, RtRe
         /* + 16 bytes: rt_half_begin aligns it (a caller's ws need not be); in training in the reserve,
          * where the backward finds the forward's copy and converts none (rt_half_begin) */
         r->half_weights = take16(keep, m->weight_count + 8);
-        /* training: layer 0's input, which the forward rounds and the weight gradients read (+ 16 bytes:
-         * rt_half_input aligns it) */
-        if (training) r->half_x = take16(&rs, mul3(T, N, ir_shape_numel(&c->inputs[0].shape, m->dimval[0]), &ok) + 8);
+        /* layer 0's input, which the forward rounds and its hoisted GEMM reads, and in training the weight
+         * gradients too, from the reserve (+ 16 bytes: rt_half_input aligns it) */
+        r->half_x = take16(training ? &rs : &ws, mul3(T, N, ir_shape_numel(&c->inputs[0].shape, m->dimval[0]), &ok) + 8);
         for (int d = 0; d < lanes; d++)
             for (int w = 0; w < 2; w++)
                 if (len[w] > 0 && (w == 1 || d == 0)) r->half_ops[d][w] = take16(&ws, len[w]);

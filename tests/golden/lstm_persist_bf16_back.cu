@@ -58,18 +58,22 @@ typedef struct RnnArgs {
     long long buf_step[RNN_MAX_BUFFERS]; /* floats between consecutive steps' copies of a step buffer (0: reused) */
     unsigned *sync;                      /* the grid barrier's counter, zeroed before each launch */
     unsigned long long *flags;           /* forward with flags: state results as flagged words, zeroed before each launch */
+    float *state_final[RNN_MAX_STATES];  /* forward: per state, [N][S], where the pass's last step (t == T-1) also
+                                          * writes its next value (the caller's hT), or NULL */
 } RnnArgs;
 
 /* The state staging kernels' argument (codegen/convert.cuh, runtime/rt_half.c; every precision): up to
  * RNN_STATE_COPIES copies of n floats, each from src (NULL: zeros) to dst and, where dst16 is not
- * NULL, rounded to 16 bits into dst16: a layer-direction's initial states and their twins, or its
- * final states, in one launch. */
-#define RNN_STATE_COPIES RNN_MAX_STATES
+ * NULL, rounded to 16 bits into dst16: a layer-direction's initial states and their twins (with, for
+ * layer 0 in the 16-bit modes, its input's 16-bit copy), or its final states, in one launch. Copy k
+ * takes the blocks block0 .. block0 + blocks - 1 of a one-dimensional grid. */
+#define RNN_STATE_COPIES (RNN_MAX_STATES + 1)
 typedef struct RnnStateCopy {
     const float *src;
     float *dst;
     unsigned short *dst16;
     long long n;
+    int block0, blocks;
 } RnnStateCopy;
 typedef struct RnnStateCopies {
     RnnStateCopy c[RNN_STATE_COPIES];

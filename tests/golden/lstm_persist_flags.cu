@@ -58,18 +58,22 @@ typedef struct RnnArgs {
     long long buf_step[RNN_MAX_BUFFERS]; /* floats between consecutive steps' copies of a step buffer (0: reused) */
     unsigned *sync;                      /* the grid barrier's counter, zeroed before each launch */
     unsigned long long *flags;           /* forward with flags: state results as flagged words, zeroed before each launch */
+    float *state_final[RNN_MAX_STATES];  /* forward: per state, [N][S], where the pass's last step (t == T-1) also
+                                          * writes its next value (the caller's hT), or NULL */
 } RnnArgs;
 
 /* The state staging kernels' argument (codegen/convert.cuh, runtime/rt_half.c; every precision): up to
  * RNN_STATE_COPIES copies of n floats, each from src (NULL: zeros) to dst and, where dst16 is not
- * NULL, rounded to 16 bits into dst16: a layer-direction's initial states and their twins, or its
- * final states, in one launch. */
-#define RNN_STATE_COPIES RNN_MAX_STATES
+ * NULL, rounded to 16 bits into dst16: a layer-direction's initial states and their twins (with, for
+ * layer 0 in the 16-bit modes, its input's 16-bit copy), or its final states, in one launch. Copy k
+ * takes the blocks block0 .. block0 + blocks - 1 of a one-dimensional grid. */
+#define RNN_STATE_COPIES (RNN_MAX_STATES + 1)
 typedef struct RnnStateCopy {
     const float *src;
     float *dst;
     unsigned short *dst16;
     long long n;
+    int block0, blocks;
 } RnnStateCopy;
 typedef struct RnnStateCopies {
     RnnStateCopy c[RNN_STATE_COPIES];
@@ -1278,8 +1282,10 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_p(const RnnArgs 
                 const int len = a.lengths ? a.lengths[n] : a.T;
                 if (a.t >= len) {  // sequence n has ended: keep its states, zero its outputs and stored values
                     a.state_next[0][n * RNN_DIM_H + j] = a.state_prev[0][n * RNN_DIM_H + j];  // h' = h
+                    if (a.state_final[0] && a.t == a.T - 1) a.state_final[0][n * RNN_DIM_H + j] = a.state_prev[0][n * RNN_DIM_H + j];  // the final h (hT)
                     rnn_flag_put(&rnn_flags_next0[n * RNN_DIM_H + j], a.state_prev[0][n * RNN_DIM_H + j], (unsigned)a.t + 1u);  // for step t+1's GEMM
                     a.state_next[1][n * RNN_DIM_H + j] = a.state_prev[1][n * RNN_DIM_H + j];  // c' = c
+                    if (a.state_final[1] && a.t == a.T - 1) a.state_final[1][n * RNN_DIM_H + j] = a.state_prev[1][n * RNN_DIM_H + j];  // the final c (hT)
                     if (a.y[0]) a.y[0][((long long)a.t * a.N + n) * a.ldy[0] + j] = 0.0f;  // output h
                     continue;
                 }
@@ -1324,8 +1330,10 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_p(const RnnArgs 
                 const float v39_h_next = rnn_op_mul(v34_o, v38);
                 // this step's results
                 a.state_next[0][n * RNN_DIM_H + j] = v39_h_next;  // h'
+                if (a.state_final[0] && a.t == a.T - 1) a.state_final[0][n * RNN_DIM_H + j] = v39_h_next;  // the final h (hT)
                 rnn_flag_put(&rnn_flags_next0[n * RNN_DIM_H + j], v39_h_next, (unsigned)a.t + 1u);  // for step t+1's GEMM
                 a.state_next[1][n * RNN_DIM_H + j] = v37_c_next;  // c'
+                if (a.state_final[1] && a.t == a.T - 1) a.state_final[1][n * RNN_DIM_H + j] = v37_c_next;  // the final c (hT)
                 if (a.y[0]) a.y[0][col * a.ldy[0] + j] = v39_h_next;  // output h
             }
         }
