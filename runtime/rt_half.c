@@ -89,8 +89,11 @@ rnncc_status rt_half_input(rnncc_model *m, const RtRegions *r, char *ws, char *r
     return how == RT_X_NOW ? convert(m, m->streams[0], x, m->half_x_len, m->half_x_len, 1, m->half_x) : RNNCC_OK;
 }
 
+/* a unit's states take at most RNN_MAX_STATES copies: x's always has its place after them */
+_Static_assert(RNN_STATE_COPIES > RNN_MAX_STATES, "RnnStateCopies holds the states and x's copy");
+
 void rt_half_x_copy(rnncc_model *m, RnnStateCopies *a) {
-    if (!m->half_x_pending || a->count >= RNN_STATE_COPIES) return;
+    if (!m->half_x_pending) return;
     a->c[a->count++] = (RnnStateCopy){m->half_x_src, NULL, m->half_x, m->half_x_len, 0, 0};
     m->half_x_pending = 0;
 }
