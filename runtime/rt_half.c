@@ -37,17 +37,22 @@ static rnncc_status convert(rnncc_model *m, cudaStream_t stream, const float *sr
     return RNNCC_OK;
 }
 
+int rt_copy_blocks(RnnStateCopies *a) {
+    const int64_t most = CG_MAX_GRID_BLOCKS / RNN_STATE_COPIES; /* a copy's blocks: so all of them fit one grid */
+    int blocks = 0;
+    for (int i = 0; i < a->count; i++) { /* four floats a thread; the kernel's blocks stride over the rest */
+        int64_t x = (a->c[i].n / 4 + CG_BLOCK_SIZE - 1) / CG_BLOCK_SIZE;
+        a->c[i].block0 = blocks;
+        a->c[i].blocks = (int)(x < 1 ? 1 : x > most ? most : x);
+        blocks += a->c[i].blocks;
+    }
+    return blocks;
+}
+
 rnncc_status rt_copy_states(rnncc_model *m, cudaStream_t stream, const RnnStateCopies *a) {
     if (a->count <= 0) return RNNCC_OK;
     RnnStateCopies copy = *a;
-    const int64_t most = CG_MAX_GRID_BLOCKS / RNN_STATE_COPIES; /* a copy's blocks: so all of them fit one grid */
-    int blocks = 0;
-    for (int i = 0; i < a->count; i++) { /* each copy its own blocks, four floats a thread */
-        int64_t x = (a->c[i].n / 4 + CG_BLOCK_SIZE - 1) / CG_BLOCK_SIZE;
-        copy.c[i].block0 = blocks;
-        copy.c[i].blocks = (int)(x < 1 ? 1 : x > most ? most : x);
-        blocks += copy.c[i].blocks;
-    }
+    const int blocks = rt_copy_blocks(&copy);
     void *args[] = {&copy};
     cudaLaunchConfig_t cfg = {.gridDim = {(unsigned)blocks, 1, 1}, .blockDim = {CG_BLOCK_SIZE, 1, 1}, .stream = stream};
     RT_CUDA(m, cudaLaunchKernelExC(&cfg, (const void *)m->stage_states[m->precision == RNNCC_BF16], args));

@@ -327,6 +327,9 @@ int rt_half(const rnncc_model *m);
 /* Issues a's copies (runtime/rnn_args.h; twins rounded to bf16 in RNNCC_BF16, else fp16) on stream,
  * in one launch of the conversion unit's rnncc_states_f16/bf16. */
 rnncc_status rt_copy_states(rnncc_model *m, cudaStream_t stream, const RnnStateCopies *a);
+/* Gives each of a's copies its own blocks of that launch's one-dimensional grid (block0, blocks: one
+ * at least, at most CG_MAX_GRID_BLOCKS / RNN_STATE_COPIES) and returns the grid's size. */
+int rt_copy_blocks(RnnStateCopies *a);
 /* Whether the bound unit's backward kernels store the adjoints they twin as twins alone
  * (RnnArgs.twins_only): in the 16-bit modes, per step, and in a persistent backward that stages
  * every twinned adjoint from its twin (one that stages fp32 rows reads the fp32 copy; every reader

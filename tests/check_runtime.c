@@ -200,6 +200,28 @@ START_TEST(no_gpu_is_a_clean_error) {
 }
 END_TEST
 
+/* The staging launch's grid (rt_copy_blocks): each copy its own run of blocks, one after the other,
+ * a thread for every four floats (n / 4 rounded down; the blocks stride over the rest) up to a cap
+ * that keeps the most copies within one grid, and one block at least; the grid is their sum. */
+START_TEST(state_copies_take_their_own_blocks) {
+    const long long n[] = {0, 3, 1024, 1025, 256 * 4 * 5 + 1, 1LL << 40, 7, 819200, 12};
+    RnnStateCopies a;
+    memset(&a, 0, sizeof a);
+    a.count = (int)(sizeof n / sizeof n[0]);
+    ck_assert_int_eq(a.count, RNN_STATE_COPIES); /* the most one launch takes: states and x's copy */
+    for (int i = 0; i < a.count; i++) a.c[i].n = n[i];
+    const int cap = CG_MAX_GRID_BLOCKS / RNN_STATE_COPIES, want[] = {1, 1, 1, 1, 5, cap, 1, 800, 1};
+    int sum = 0;
+    for (int i = 0; i < a.count; i++) sum += want[i];
+    ck_assert_int_eq(rt_copy_blocks(&a), sum);
+    ck_assert_int_le(sum, CG_MAX_GRID_BLOCKS);
+    for (int i = 0, at = 0; i < a.count; at += a.c[i].blocks, i++) {
+        ck_assert_int_eq(a.c[i].block0, at);
+        ck_assert_int_eq(a.c[i].blocks, want[i]);
+    }
+}
+END_TEST
+
 /* ---- with a GPU ------------------------------------------------------------------------------ */
 
 /* Binds every symbolic dimension of the file's cell: the input to in, the rest to size. */
@@ -1724,6 +1746,7 @@ int main(void) {
     tcase_add_test(api, compile_errors_through_the_api);
     tcase_add_test(api, model_arguments_are_checked);
     tcase_add_test(api, no_gpu_is_a_clean_error);
+    tcase_add_test(api, state_copies_take_their_own_blocks);
     suite_add_tcase(s, api);
     if (gpu_present()) {
         /* CK_RUN_CASE=configs: the configuration table alone (a slice with RNNCC_TEST_CONFIGS) */
