@@ -303,6 +303,28 @@ static void assert_kernel_defined(const char *src, const char *path, const char 
     ck_assert_msg(strncmp(d + strlen(def), first, strlen(first)) == 0, "%s: %s reads before it waits", path, name);
 }
 
+/* Occurrences of needle in hay. */
+static int count_of(const char *hay, const char *needle) {
+    int n = 0;
+    for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle)) n++;
+    return n;
+}
+
+/* Every store of a state's next value in unit u (forward kernels, per step or persistent) comes with
+ * the pass's last step's store of it into the caller's hT (RnnArgs.state_final), running sequences
+ * and finished ones alike: no launch copies the final states out (bench/NOTES.md section 68). */
+static void assert_final_states_written(const char *u, const IrCell *c, const char *what) {
+    for (int k = 0; k < c->nstates; k++) {
+        char next[64], final[96];
+        snprintf(next, sizeof next, "a.state_next[%d][", k);
+        snprintf(final, sizeof final, "if (a.state_final[%d] && a.t == a.T - 1) a.state_final[%d][", k, k);
+        const int stores = count_of(u, next);
+        ck_assert_msg(stores > 0, "%s: %s: no store of state %d", what, c->name, k);
+        ck_assert_msg(count_of(u, final) == stores, "%s: %s: state %d stored %d times, its final %d", what, c->name, k,
+                      stores, count_of(u, final));
+    }
+}
+
 START_TEST(shipped_cells_emit_and_compile) {
     char **paths;
     int n = tu_list_cells(&paths);
@@ -342,6 +364,7 @@ START_TEST(shipped_cells_emit_and_compile) {
                     assert_kernel_defined(a, paths[i], name);
                 }
                 ck_assert_int_eq(*list, '\n');
+                assert_final_states_written(a, c, paths[i]);
                 compile_ok(a, c->name, "sm_90");
                 compile_ok(a, c->name, "sm_80");
                 free(a);
@@ -650,6 +673,7 @@ START_TEST(persistent_units_compile) {
                 ask.handoff = b == 0 ? CG_HANDOFF_FLAGS : CG_HANDOFF_BARRIER; /* flags where allowed (b = 0: no clusters) */
                 char *u = emit_persistent(&s, L, ask, &P, why, sizeof why);
                 ck_assert_msg(u, "%s: %s", c->name, why);
+                if (!backward) assert_final_states_written(u, c, "persistent forward");
                 ck_assert_int_eq(P.warps, warps[b]);
                 char bounds[64];
                 snprintf(bounds, sizeof bounds, "__launch_bounds__(%d, 1)", 32 * warps[b]);
