@@ -303,12 +303,7 @@ static void assert_kernel_defined(const char *src, const char *path, const char 
     ck_assert_msg(strncmp(d + strlen(def), first, strlen(first)) == 0, "%s: %s reads before it waits", path, name);
 }
 
-/* Occurrences of needle in hay. */
-static int count_of(const char *hay, const char *needle) {
-    int n = 0;
-    for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle)) n++;
-    return n;
-}
+static int count(const char *hay, const char *needle);
 
 /* Every store of a state's next value in unit u (forward kernels, per step or persistent) comes with
  * the pass's last step's store of it into the caller's hT (RnnArgs.state_final), running sequences
@@ -318,10 +313,10 @@ static void assert_final_states_written(const char *u, const IrCell *c, const ch
         char next[64], final[96];
         snprintf(next, sizeof next, "a.state_next[%d][", k);
         snprintf(final, sizeof final, "if (a.state_final[%d] && a.t == a.T - 1) a.state_final[%d][", k, k);
-        const int stores = count_of(u, next);
+        const int stores = count(u, next);
         ck_assert_msg(stores > 0, "%s: %s: no store of state %d", what, c->name, k);
-        ck_assert_msg(count_of(u, final) == stores, "%s: %s: state %d stored %d times, its final %d", what, c->name, k,
-                      stores, count_of(u, final));
+        ck_assert_msg(count(u, final) == stores, "%s: %s: state %d stored %d times, its final %d", what, c->name, k,
+                      stores, count(u, final));
     }
 }
 
@@ -522,8 +517,6 @@ START_TEST(unit_parts_make_the_whole) {
     }
 }
 END_TEST
-
-static int count(const char *hay, const char *needle);
 
 /* The grid barriers of unit u: whole ones, and a forward step's halves (rnn_grid_wait, which must
  * follow as many rnn_grid_arrive calls). */
