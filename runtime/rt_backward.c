@@ -333,7 +333,7 @@ static rnncc_status weights_job(void *p) {
     int64_t cols = r->T * r->N;
     const float one = 1;
     RT_TRY(rt_half_begin(m, r, job->ws, job->reserve, RT_HALF_NO_WEIGHTS)); /* activations only */
-    RT_TRY(rt_half_input(m, r, job->ws, job->reserve, job->io->x, RT_X_ROUNDED)); /* x as its forward rounded it */
+    RT_TRY(rt_half_input(m, r, job->ws, job->reserve, job->io->x, 0)); /* x as its forward rounded it */
     if (job->mode == RNNCC_WGRAD_SET) /* every gradient below accumulates; unused parameters stay 0 */
         RT_CUDA(m, cudaMemsetAsync(job->dw, 0, (size_t)m->weight_count * sizeof(float), m->streams[0]));
     RT_CUBLAS(m, cublasSetStream(m->cublas[0], m->streams[0]));

@@ -123,9 +123,9 @@ static rnncc_status unit_chunk(RtBind *is, int64_t t0, int64_t t1) {
 static rnncc_status unit_end(RtBind *is, const rnncc_io *io) {
     rnncc_model *m = is->m;
     const IrCell *c = m->cell;
+    if (io->T > 0) return RNNCC_OK;
     int u = is->unit->layer * m->dirs + is->unit->dir;
     RnnStateCopies a = {.count = 0};
-    if (io->T > 0) return RNNCC_OK;
     for (int k = 0; k < c->nstates; k++) {
         if (!io->hT || !io->hT[k]) continue;
         int64_t n = io->N * ir_shape_numel(&c->states[k].shape, m->dimval[0]);
@@ -200,9 +200,7 @@ rnncc_status rt_issue_forward(rnncc_model *m, const rnncc_io *io, const RtRegion
     const RtPersist *persist[2];
     RT_TRY(rt_persist_choose(m, io->N, 0, persist, NULL, 0));
     RT_TRY(rt_half_begin(m, r, ws, reserve, RT_HALF_CONVERT));
-    /* x rounded once for its GEMMs (in training the weight gradients' too): with layer 0's initial states
-     * where one lane runs layer 0, else before the lanes fork */
-    RT_TRY(rt_half_input(m, r, ws, reserve, io->x, m->dirs == 1 ? RT_X_WITH_STATES : RT_X_NOW));
+    RT_TRY(rt_half_input(m, r, ws, reserve, io->x, 1)); /* x rounded once for its GEMMs, in training the weights' too */
     /* a persistent kernel takes every multiprocessor, so layers cannot overlap: one launch a layer */
     if (m->wavefront && io->T > 0 && !persist[0]) return issue_wavefront(m, io, r, ws, reserve);
     return issue_layers(m, io, r, ws, reserve, persist);

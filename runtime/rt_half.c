@@ -63,7 +63,6 @@ rnncc_status rt_copy_states(rnncc_model *m, cudaStream_t stream, const RnnStateC
 rnncc_status rt_half_begin(rnncc_model *m, const RtRegions *r, char *ws, char *reserve, RtHalfWeights weights) {
     m->half_weights = NULL;
     m->half_x = NULL;
-    m->half_x_pending = 0;
     for (int l = 0; l < 2; l++)
         for (int w = 0; w < 2; w++) m->half_scratch[l][w] = r->half_ops[l][w] ? ws + r->half_ops[l][w] : NULL; /* 0: the lengths' place */
     m->half_len[0] = r->half_len[0];
@@ -83,24 +82,25 @@ rnncc_status rt_half_begin(rnncc_model *m, const RtRegions *r, char *ws, char *r
     return convert(m, m->streams[0], m->weights, m->weight_count, m->weight_count, 1, m->half_weights);
 }
 
-rnncc_status rt_half_input(rnncc_model *m, const RtRegions *r, char *ws, char *reserve, const float *x, RtHalfX how) {
+/* Whether a forward rounds x in the launch that stages layer 0's initial states (layer 0 runs on one
+ * lane, which its hoisted GEMMs follow), not on stream 0 before two directions' lanes fork. */
+static int x_with_states(const rnncc_model *m) { return m->dirs == 1; }
+
+rnncc_status rt_half_input(rnncc_model *m, const RtRegions *r, char *ws, char *reserve, const float *x, int forward) {
     m->half_x = NULL;
-    m->half_x_pending = 0;
     if (!rt_half(m) || !x) return RNNCC_OK;
     m->half_x_src = x;
     m->half_x_len = r->T * r->N * ir_shape_numel(&m->cell->inputs[0].shape, m->dimval[0]);
     m->half_x = rt_align16((r->reserve ? reserve : ws) + r->half_x); /* 16-byte aligned, as the weights' copy */
-    m->half_x_pending = how == RT_X_WITH_STATES;
-    return how == RT_X_NOW ? convert(m, m->streams[0], x, m->half_x_len, m->half_x_len, 1, m->half_x) : RNNCC_OK;
+    return forward && !x_with_states(m) ? convert(m, m->streams[0], x, m->half_x_len, m->half_x_len, 1, m->half_x)
+                                        : RNNCC_OK;
 }
 
 /* a unit's states take at most RNN_MAX_STATES copies: x's always has its place after them */
 _Static_assert(RNN_STATE_COPIES > RNN_MAX_STATES, "RnnStateCopies holds the states and x's copy");
 
 void rt_half_x_copy(rnncc_model *m, RnnStateCopies *a) {
-    if (!m->half_x_pending) return;
-    a->c[a->count++] = (RnnStateCopy){m->half_x_src, NULL, m->half_x, m->half_x_len, 0, 0};
-    m->half_x_pending = 0;
+    if (m->half_x && x_with_states(m)) a->c[a->count++] = (RnnStateCopy){m->half_x_src, NULL, m->half_x, m->half_x_len, 0, 0};
 }
 
 const unsigned short *rt_half_params(const rnncc_model *m, int64_t off) {
@@ -110,7 +110,6 @@ const unsigned short *rt_half_params(const rnncc_model *m, int64_t off) {
 void rt_half_end(rnncc_model *m) {
     m->half_weights = NULL;
     m->half_x = NULL;
-    m->half_x_pending = 0;
     memset(m->half_scratch, 0, sizeof m->half_scratch);
 }
 

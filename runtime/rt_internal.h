@@ -277,12 +277,10 @@ struct rnncc_model {
                                    the kept one, -1 keep changed since (rnncc_backward_data refuses 1 or 2
                                    when the model now reads the other, and -1) */
     /* a pass's layer-0 input x (half_x_len floats from half_x_src) rounded to 16 bits in the reserve or
-     * workspace (rt_half_input; NULL: none), and whether layer 0's initial states' launch is still to
-     * round it (RT_X_WITH_STATES) */
+     * workspace (rt_half_input; NULL: none) */
     const float *half_x_src;
     void *half_x;
     int64_t half_x_len;
-    int half_x_pending;
 };
 
 /* Records a formatted message in the model and returns status. */
@@ -353,15 +351,13 @@ rnncc_status rt_half_begin(rnncc_model *m, const RtRegions *r, char *ws, char *r
 /* p rounded up to a multiple of 16 bytes (regions a caller's workspace holds, sized 16 bytes more,
  * that kernels read 16 bytes at a time). */
 static inline char *rt_align16(char *p) { return (char *)(((uintptr_t)p + 15) & ~(uintptr_t)15); }
-/* How rt_half_input's x is rounded: already (a backward: its forward did), now (on stream 0, before a
- * forward's lanes fork), or with layer 0's initial states (one launch on layer 0's lane: a
- * unidirectional forward; rt_half_x_copy). */
-typedef enum { RT_X_ROUNDED, RT_X_NOW, RT_X_WITH_STATES } RtHalfX;
 /* In a pass of the 16-bit modes, points the model at layer 0's input x rounded to 16 bits (in the
  * reserve in training, else in the workspace), which every GEMM multiplying x then reads (the hoisted
- * one, in training the weight gradients); nothing otherwise. */
-rnncc_status rt_half_input(rnncc_model *m, const RtRegions *r, char *ws, char *reserve, const float *x, RtHalfX how);
-/* Adds x's rounding to a's copies where it is still to be done with layer 0's initial states (once). */
+ * one, in training the weight gradients); nothing otherwise. A forward rounds it: with layer 0's
+ * initial states where one lane runs layer 0 (rt_half_x_copy), else here on stream 0, before the
+ * lanes fork; a backward (forward 0) reads its forward's. */
+rnncc_status rt_half_input(rnncc_model *m, const RtRegions *r, char *ws, char *reserve, const float *x, int forward);
+/* Adds x's rounding to a's copies (layer 0's initial states) where the pass's forward rounds it there. */
 void rt_half_x_copy(rnncc_model *m, RnnStateCopies *a);
 /* Forgets the pass's 16-bit operand regions (before the workspace they point into is freed). */
 void rt_half_end(rnncc_model *m);
