@@ -125,12 +125,12 @@ static rnncc_status backward_program(RtBind *b, SchedProgram prog, int64_t t) {
     return RNNCC_OK;
 }
 
-rnncc_status rt_persist_backward_launch(RtBind *b) {
+rnncc_status rt_persist_backward_launch(RtBind *b, int zeroed) {
     RnnArgs a;
     backward_args(b, 0, &a);
     for (int k = 0; k < b->m->cell->nstates; k++) a.dstate_prev[k] = b->dstate[k];
     a.t_end = (int)b->r->T;
-    return rt_persist_run(b, &a);
+    return rt_persist_run(b, &a, zeroed);
 }
 
 /* A layer-direction's backward, first: zeroed adjoints, dhT into the state adjoints. */
@@ -151,18 +151,27 @@ static rnncc_status unit_backward_begin(RtBind *b, const rnncc_grad_io *io) {
         if (b->dbufs16[i]) /* what no kernel writes (ended sequences) is 0 in the twin too */
             RT_CUDA(m, cudaMemsetAsync(b->dbufs16[i], 0, n * sizeof(unsigned short), b->stream));
     }
-    RT_CUDA(m, cudaMemsetAsync(b->dparam, 0, (size_t)(b->unit->layout->acc_rows * r->N) * sizeof(float), b->stream));
-    /* the state adjoints: per step, halves 0 and 1 (half 1 first holds dhT); persistent, slots t % 3 */
+    /* in one launch (rt_copy_add): the vector-parameter sums zeroed; the state adjoints, per step
+     * halves 0 and 1 (half 1 first holds dhT), persistent slots t % 3 (slot T % 3 first holds dhT),
+     * the others zeros; a persistent kernel's barrier counter */
+    RnnStateCopies a = {.count = 0};
+    RT_TRY(rt_copy_add(m, b->stream, &a, (RnnStateCopy){NULL, b->dparam, NULL, b->unit->layout->acc_rows * r->N, 0, 0}));
     int first = b->persist ? (int)(r->T % 3) : 1;
     for (int k = 0; k < c->nstates; k++) {
         int64_t half = r->N * numel(m, &c->states[k].shape);
-        RT_CUDA(m, cudaMemsetAsync(b->dstate[k], 0, (size_t)(3 * half) * sizeof(float), b->stream));
-        if (io->dhT && io->dhT[k])
-            RT_CUDA(m, cudaMemcpyAsync(b->dstate[k] + first * half, io->dhT[k] + u * half, (size_t)half * sizeof(float),
-                                       cudaMemcpyDeviceToDevice, b->stream));
+        const float *seed = io->dhT && io->dhT[k] ? io->dhT[k] + u * half : NULL;
+        if (!seed) { /* all three zeros */
+            RT_TRY(rt_copy_add(m, b->stream, &a, (RnnStateCopy){NULL, b->dstate[k], NULL, 3 * half, 0, 0}));
+            continue;
+        }
+        RT_TRY(rt_copy_add(m, b->stream, &a, (RnnStateCopy){NULL, b->dstate[k], NULL, first * half, 0, 0}));
+        RT_TRY(rt_copy_add(m, b->stream, &a, (RnnStateCopy){seed, b->dstate[k] + first * half, NULL, half, 0, 0}));
+        RT_TRY(rt_copy_add(m, b->stream, &a,
+                           (RnnStateCopy){NULL, b->dstate[k] + (first + 1) * half, NULL, (2 - first) * half, 0, 0}));
     }
+    if (b->persist && r->T > 0) RT_TRY(rt_persist_zeros(b, &a));
     b->dcur = 0;
-    return RNNCC_OK;
+    return rt_copy_states(m, b->stream, &a);
 }
 
 /* Steps t1-1 .. t0 per step (after the steps t1 .. T-1), then the hoisted program over their columns. */
@@ -181,13 +190,14 @@ static rnncc_status unit_backward_end(RtBind *b, const rnncc_grad_io *io) {
     rnncc_model *m = b->m;
     const IrCell *c = m->cell;
     int u = b->unit->layer * m->dirs + b->unit->dir;
+    RnnStateCopies a = {.count = 0}; /* one launch */
     for (int k = 0; io->dh0 && k < c->nstates; k++) {
         if (!io->dh0[k]) continue;
         int64_t half = b->r->N * numel(m, &c->states[k].shape);
-        RT_CUDA(m, cudaMemcpyAsync(io->dh0[k] + u * half, b->dstate[k] + (1 - b->dcur) * half, (size_t)half * sizeof(float),
-                                   cudaMemcpyDeviceToDevice, b->stream));
+        const RnnStateCopy c0 = {b->dstate[k] + (1 - b->dcur) * half, io->dh0[k] + u * half, NULL, half, 0, 0};
+        RT_TRY(rt_copy_add(m, b->stream, &a, c0));
     }
-    return RNNCC_OK;
+    return rt_copy_states(m, b->stream, &a);
 }
 
 /* One layer-direction backward through time. */
@@ -195,7 +205,7 @@ static rnncc_status unit_backward(RtBind *b, const rnncc_grad_io *io) {
     RT_TRY(unit_backward_begin(b, io));
     if (!b->persist) RT_TRY(unit_backward_chunk(b, 0, b->r->T));
     else { /* the whole step loop in one launch; the adjoint of h0 ends in slot 0 (dhT's slot when T = 0) */
-        if (b->r->T > 0) RT_TRY(rt_persist_backward_launch(b));
+        if (b->r->T > 0) RT_TRY(rt_persist_backward_launch(b, 1)); /* zeroed by unit_backward_begin */
         b->dcur = 1; /* so that half 1 - dcur, in unit_backward_end, is slot 0 */
         if (b->r->T > 0) RT_TRY(backward_program(b, SCHED_HOIST, 0));
     }

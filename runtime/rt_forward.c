@@ -88,7 +88,8 @@ static rnncc_status run_program(RtBind *is, SchedProgram prog, int64_t t) {
 }
 
 /* A layer-direction's initial states (from h0, or zeros), and where its last step writes its final
- * states (RtBind.final: io->hT's blocks). */
+ * states (RtBind.final: io->hT's blocks); in the same launch, layer 0's rounded input and a
+ * persistent kernel's zeros. */
 static rnncc_status unit_begin(RtBind *is, const rnncc_io *io) {
     rnncc_model *m = is->m;
     const IrCell *c = m->cell;
@@ -104,6 +105,7 @@ static rnncc_status unit_begin(RtBind *is, const rnncc_io *io) {
         is->final[k] = io->hT && io->hT[k] ? io->hT[k] + u * n : NULL;
     }
     if (is->unit->layer == 0) rt_half_x_copy(m, &a); /* layer 0's input rounded in the same launch (rt_half_input) */
+    if (is->persist && io->T > 0) RT_TRY(rt_persist_zeros(is, &a)); /* its kernel's counter and flags, zeroed */
     return rt_copy_states(m, is->stream, &a);
 }
 
@@ -113,7 +115,7 @@ static rnncc_status unit_chunk(RtBind *is, int64_t t0, int64_t t1) {
     is->hcol0 = t0 * is->r->N;
     is->hcols = (t1 - t0) * is->r->N;
     if (t1 > t0) RT_TRY(run_program(is, SCHED_HOIST, 0));
-    if (is->persist) return t1 > t0 ? rt_persist_launch(is, t0, t1) : RNNCC_OK;
+    if (is->persist) return t1 > t0 ? rt_persist_launch(is, t0, t1, 1) : RNNCC_OK; /* zeroed by unit_begin */
     for (int64_t t = t0; t < t1; t++) RT_TRY(run_program(is, SCHED_STEP, t));
     return RNNCC_OK;
 }

@@ -49,6 +49,16 @@ int rt_copy_blocks(RnnStateCopies *a) {
     return blocks;
 }
 
+rnncc_status rt_copy_add(rnncc_model *m, cudaStream_t stream, RnnStateCopies *a, RnnStateCopy c) {
+    if (c.n <= 0) return RNNCC_OK;
+    if (a->count == RNN_STATE_COPIES) {
+        RT_TRY(rt_copy_states(m, stream, a));
+        a->count = 0;
+    }
+    a->c[a->count++] = c;
+    return RNNCC_OK;
+}
+
 rnncc_status rt_copy_states(rnncc_model *m, cudaStream_t stream, const RnnStateCopies *a) {
     if (a->count <= 0) return RNNCC_OK;
     RnnStateCopies copy = *a;
@@ -96,8 +106,9 @@ rnncc_status rt_half_input(rnncc_model *m, const RtRegions *r, char *ws, char *r
                                         : RNNCC_OK;
 }
 
-/* a unit's states take at most RNN_MAX_STATES copies: x's always has its place after them */
-_Static_assert(RNN_STATE_COPIES > RNN_MAX_STATES, "RnnStateCopies holds the states and x's copy");
+/* a unit's states take at most RNN_MAX_STATES copies: x's always has its place after them, and a
+ * persistent forward's zeros (rt_persist_zeros) theirs */
+_Static_assert(RNN_STATE_COPIES >= RNN_MAX_STATES + 3, "RnnStateCopies holds the states, x's copy and two zeroings");
 
 void rt_half_x_copy(rnncc_model *m, RnnStateCopies *a) {
     if (m->half_x && x_with_states(m)) a->c[a->count++] = (RnnStateCopy){m->half_x_src, NULL, m->half_x, m->half_x_len, 0, 0};

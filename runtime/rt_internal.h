@@ -325,6 +325,8 @@ int rt_half(const rnncc_model *m);
 /* Issues a's copies (runtime/rnn_args.h; twins rounded to bf16 in RNNCC_BF16, else fp16) on stream,
  * in one launch of the conversion unit's rnncc_states_f16/bf16. */
 rnncc_status rt_copy_states(rnncc_model *m, cudaStream_t stream, const RnnStateCopies *a);
+/* Adds copy c to a (nothing where it is empty), issuing a's copies first where a is full. */
+rnncc_status rt_copy_add(rnncc_model *m, cudaStream_t stream, RnnStateCopies *a, RnnStateCopy c);
 /* Gives each of a's copies its own blocks of that launch's one-dimensional grid (block0, blocks: one
  * at least, at most CG_MAX_GRID_BLOCKS / RNN_STATE_COPIES) and returns the grid's size. */
 int rt_copy_blocks(RnnStateCopies *a);
@@ -423,13 +425,17 @@ rnncc_status rt_persist_build(rnncc_model *m, int li, const CgPersistAsk *ask, R
  * for this device and kernel. As rt_persist_build afterwards, with p->tile saying how it chose. */
 rnncc_status rt_tile_search(rnncc_model *m, int li, const CgPersistAsk *base, RtPersist *p);
 /* Launches a bound unit's persistent backward kernel over all its steps (its state adjoints
- * prepared: rt_backward.c). */
-rnncc_status rt_persist_backward_launch(RtBind *b);
-/* Launches the persistent forward kernel for steps t0 .. t1-1 of a bound unit (after its hoisted program). */
-rnncc_status rt_persist_launch(RtBind *is, int64_t t0, int64_t t1);
-/* Launches a bound unit's persistent kernel cooperatively with arguments a (buf_step and sync
- * set here). */
-rnncc_status rt_persist_run(RtBind *b, RnnArgs *a);
+ * prepared: rt_backward.c; zeroed as rt_persist_launch's). */
+rnncc_status rt_persist_backward_launch(RtBind *b, int zeroed);
+/* Launches the persistent forward kernel for steps t0 .. t1-1 of a bound unit (after its hoisted program;
+ * zeroed: its zeros, rt_persist_zeros, were staged before it on its stream). */
+rnncc_status rt_persist_launch(RtBind *is, int64_t t0, int64_t t1, int zeroed);
+/* Adds to a the zeros a bound unit's persistent kernel starts from (its lane's barrier counter, its
+ * flagged words), so that they join the unit's staging launch (rt_copy_add). */
+rnncc_status rt_persist_zeros(RtBind *b, RnnStateCopies *a);
+/* Launches a bound unit's persistent kernel cooperatively with arguments a (buf_step and sync set
+ * here; zeroed as above, else its zeros staged here in a launch of their own). */
+rnncc_status rt_persist_run(RtBind *b, RnnArgs *a, int zeroed);
 void rt_persist_unload(rnncc_model *m);
 /* Starts building source for arch (NULL: m->arch): from the cache unless fresh, else compiled by
  * NVRTC on a thread of its own (or, when none can be made, by rt_build_wait). */

@@ -315,19 +315,29 @@ rnncc_status rnncc_model_backward_backend(rnncc_model *m, int64_t N, rnncc_backe
     return model_backend(m, N, 1, backend, why, why_size);
 }
 
-rnncc_status rt_persist_run(RtBind *b, RnnArgs *a) {
+rnncc_status rt_persist_zeros(RtBind *b, RnnStateCopies *a) {
+    rnncc_model *m = b->m;
+    RT_TRY(rt_copy_add(m, b->stream, a, (RnnStateCopy){NULL, (float *)(m->sync + b->lane), NULL, 1, 0, 0}));
+    if (b->persist->plan.flags && b->flags) /* flags start at 1: a zero word has not arrived (persist.cuh) */
+        RT_TRY(rt_copy_add(m, b->stream, a, (RnnStateCopy){NULL, (float *)b->flags, NULL, 2 * b->r->flag_words, 0, 0}));
+    return RNNCC_OK;
+}
+
+rnncc_status rt_persist_run(RtBind *b, RnnArgs *a, int zeroed) {
     rnncc_model *m = b->m;
     const RtPersist *p = b->persist;
     for (int i = 0; i < m->plan->nbuffers; i++) /* step buffers are per step in training, else reused (0) */
         a->buf_step[i] = rt_buffer_at(b, b->bufs, i, 1) - rt_buffer_at(b, b->bufs, i, 0);
     a->sync = m->sync + b->lane;
-    RT_CUDA(m, cudaMemsetAsync(a->sync, 0, sizeof *a->sync, b->stream));
     a->flags = b->flags;
     if (cg_persist_uses_words(b->unit->layout, &p->plan) &&
         (!b->flags || b->r->flag_words < cg_persist_flag_words(b->unit->layout, b->r->N)))
         return rt_fail(m, RNNCC_ERR_WORKSPACE, "the workspace was sized without the flagged words a persistent forward needs");
-    if (p->plan.flags) /* flags start at 1: a zero word has not arrived (persist.cuh) */
-        RT_CUDA(m, cudaMemsetAsync(a->flags, 0, (size_t)b->r->flag_words * 8, b->stream));
+    if (!zeroed) {
+        RnnStateCopies z = {.count = 0};
+        RT_TRY(rt_persist_zeros(b, &z));
+        RT_TRY(rt_copy_states(m, b->stream, &z));
+    }
     void *args[] = {a};
     cudaLaunchAttribute attr[2];
     cudaLaunchConfig_t cfg = launch_config(p, b->stream, attr);
@@ -338,7 +348,7 @@ rnncc_status rt_persist_run(RtBind *b, RnnArgs *a) {
     return RNNCC_OK;
 }
 
-rnncc_status rt_persist_launch(RtBind *is, int64_t t0, int64_t t1) {
+rnncc_status rt_persist_launch(RtBind *is, int64_t t0, int64_t t1, int zeroed) {
     rnncc_model *m = is->m;
     RnnArgs a;
     rt_args(is, 0, t0, &a);
@@ -349,7 +359,7 @@ rnncc_status rt_persist_launch(RtBind *is, int64_t t0, int64_t t1) {
     for (int b = 0; b < m->plan->nbuffers; b++) a.buf[b] = rt_buffer_at(is, is->bufs, b, 0);
     a.t_end = (int)t1;
     a.state_wrap = is->r->training ? 0 : 2;
-    return rt_persist_run(is, &a);
+    return rt_persist_run(is, &a, zeroed);
 }
 
 void rt_persist_unload(rnncc_model *m) {

@@ -63,7 +63,7 @@ static rnncc_status probe_launch(rnncc_model *m, int li, const RtPersist *p, Scr
     RtBind b;
     rt_bind(&b, m, &s->r, li, 0, 0, s->x, s->y, s->ws, s->reserve);
     b.persist = p;
-    if (!p->plan.backward) return rt_persist_launch(&b, 0, steps);
+    if (!p->plan.backward) return rt_persist_launch(&b, 0, steps, 0);
     for (int k = 0; k < m->cell->nstates; k++) /* the three slots of state adjoints start at zero */
         RT_CUDA(m, cudaMemsetAsync(b.dstate[k], 0,
                                    (size_t)(3 * s->r.N * ir_shape_numel(&m->cell->states[k].shape, m->dimval[0])) * sizeof(float),
@@ -71,7 +71,7 @@ static rnncc_status probe_launch(rnncc_model *m, int li, const RtPersist *p, Scr
     RtRegions r = s->r; /* the backward runs steps steps-1 .. 0 */
     r.T = steps;
     b.r = &r;
-    return rt_persist_backward_launch(&b);
+    return rt_persist_backward_launch(&b, 0);
 }
 
 static int cmp_double(const void *a, const void *b) {

@@ -204,13 +204,13 @@ END_TEST
  * a thread for every four floats (n / 4 rounded down; the blocks stride over the rest) up to a cap
  * that keeps the most copies within one grid, and one block at least; the grid is their sum. */
 START_TEST(state_copies_take_their_own_blocks) {
-    const long long n[] = {0, 3, 1024, 1025, 256 * 4 * 5 + 1, 1LL << 40, 7, 819200, 12};
+    const long long n[] = {0, 3, 1024, 1025, 256 * 4 * 5 + 1, 1LL << 40, 7, 819200, 12, 2048, 1};
     RnnStateCopies a;
     memset(&a, 0, sizeof a);
     a.count = (int)(sizeof n / sizeof n[0]);
     ck_assert_int_eq(a.count, RNN_STATE_COPIES); /* the most one launch takes: states and x's copy */
     for (int i = 0; i < a.count; i++) a.c[i].n = n[i];
-    const int cap = CG_MAX_GRID_BLOCKS / RNN_STATE_COPIES, want[] = {1, 1, 1, 1, 5, cap, 1, 800, 1};
+    const int cap = CG_MAX_GRID_BLOCKS / RNN_STATE_COPIES, want[] = {1, 1, 1, 1, 5, cap, 1, 800, 1, 2, 1};
     int sum = 0;
     for (int i = 0; i < a.count; i++) sum += want[i];
     ck_assert_int_eq(rt_copy_blocks(&a), sum);
