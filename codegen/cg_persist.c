@@ -260,6 +260,28 @@ static int seeded_state(const Gen *g, const CgPersist *P, int k) {
     return first >= 0 || P->split;
 }
 
+/* Does forward GEMM qi keep its sums in shared memory in training too, stored for the backward only
+ * after the next step's arrival (late_sums_store)? Where its group adds them up itself (fuse), the
+ * steps meet at a barrier (its arrival's release would otherwise wait for those stores) and no
+ * later product of the step reuses the partial sums' area before that (bench/NOTES.md section 69). */
+static int sums_stored_late(const Plan *p, const CgPersist *P, int qi) {
+    if (P->backward || P->flags || !P->gemms[qi].fuse) return 0;
+    for (int k = 0; k < P->ngemms; k++)
+        if (p->gemms[P->gemms[k].gemm].phase > p->gemms[P->gemms[qi].gemm].phase) return 0;
+    return 1;
+}
+
+/* Where GEMM qi's sums are stored late (sums_stored_late): step `step`'s, stored from rnn_red into
+ * its training step buffer (none in inference: buf_step 0). */
+static void late_sums_store(Gen *g, const CgPersist *P, int qi, const char *cond, const char *step, const char *why) {
+    const CgPersistGemm *q = &P->gemms[qi];
+    const int b = g->plan->gemms[q->gemm].out_buffer;
+    cg_emit(g->out, "if (%sargs.buf_step[%d]) rnn_red_store(rnn_red, %d, %lld, rows%d, args.N, args.buf[%d] + (%s) * args.buf_step[%d], %lld, map%d);"
+                    "  // %s G%d's sums, for the backward (rnn_red holds them until the next product)",
+            cond, b, 4 * P->nw, (long long)cg_persist_red_ld(8 * (int64_t)q->rw, P->mma), q->gemm, b, step, b,
+            (long long)g->L->buffer_width[b], q->gemm, why, q->gemm);
+}
+
 /* One step's share of GEMM q: forward, its result rows; backward, d(operand) += W^T d(result). */
 static void emit_gemm_step(Gen *g, const CgPersist *P, int qi) {
     const CgPersistGemm *q = &P->gemms[qi];
@@ -307,7 +329,11 @@ static void emit_gemm_step(Gen *g, const CgPersist *P, int qi) {
      * where the next group adds up the partial sums it reads itself (fuse), none kept, and none stored
      * in inference */
     char kept_only[NAME_SIZE + 64] = "RNN_TO_OUT";
-    if (q->fuse) {
+    if (sums_stored_late(g->plan, P, qi)) {
+        snprintf(kept_only, sizeof kept_only, "RNN_IN_RED");
+        cg_emit(g->out, "// K%d adds up the partial sums it reads itself (rnn_red_sum); in training they are stored after "
+                        "the next arrival", gm->phase + 1);
+    } else if (q->fuse) {
         snprintf(kept_only, sizeof kept_only, "args.buf_step[%d] == 0 ? RNN_IN_RED : RNN_TO_OUT", gm->out_buffer);
         cg_emit(g->out, "// K%d adds up the partial sums it reads itself (rnn_red_sum)", gm->phase + 1);
     } else if (q->kept_only) {
@@ -775,6 +801,8 @@ static int emit_forward_steps(Gen *g, const CgPersist *P) {
         cg_emit(out, "// no barrier: step t-1's states arrive as flagged words, each saying itself that it has (persist.cuh)");
     else if (barrier_here)
         cg_emit(out, "if (t > args.t) rnn_grid_arrive(args.sync);  // this block is done with step t-1");
+    for (int qi = 0; barrier_here && qi < P->ngemms; qi++)
+        if (sums_stored_late(p, P, qi)) late_sums_store(g, P, qi, "t > args.t && ", "t - 1", "step t-1's");
     for (int gi = 0; P->ngemms && gi < p->ngroups; gi++)
         if (p->groups[gi].program == SCHED_STEP) emit_prefetch(g, gi, FIRST_FORWARD, barrier_here ? &rest : NULL, NULL);
     if (barrier_here) {
@@ -804,6 +832,8 @@ static int emit_forward_steps(Gen *g, const CgPersist *P) {
         synced = 0;
     }
     cg_close(out, NULL);
+    for (int qi = 0; qi < P->ngemms; qi++)
+        if (sums_stored_late(p, P, qi)) late_sums_store(g, P, qi, "args.t_end > args.t && ", "args.t_end - 1", "the last step's");
     memset(g->first, 0, (g->c->nnodes + 1u) * sizeof *g->first); /* the registers were this kernel's */
     return 1;
 }

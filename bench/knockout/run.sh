@@ -10,7 +10,8 @@
 # RNNCC_KNOCKOUT_LAUNCH). Each variant's unit is written to $OUT/unit-NAME.cu. Needs
 # build/knockout/rnncc. The variants' kernel caches start empty (they are keyed by the generated
 # unit, so an edited script would otherwise find the last one's kernel). KNOCKOUT_FORWARD=1: the
-# variants are of the persistent forward unit instead, timed in inference (no --train).
+# variants are of the persistent forward unit instead, timed in inference (no --train);
+# KNOCKOUT_FORWARD=train: of the forward unit, timed in training (forward and backward).
 set -u
 cd "$(dirname "$0")/../.."
 rounds=$1 cfg=$2
@@ -42,7 +43,7 @@ train() { # train VARIANT T R [NAME=VALUE...]: R timed passes of T steps with th
     local grid mode=(--train) hook
     grid=$(launch "$v")
     hook=(RNNCC_KNOCKOUT_LAUNCH="$grid")
-    [ -z "$fwd" ] || { mode=(); hook=(RNNCC_KNOCKOUT_FORWARD=1 RNNCC_KNOCKOUT_LAUNCH_FORWARD="$grid"); }
+    [ -z "$fwd" ] || { [ "$fwd" = train ] || mode=(); hook=(RNNCC_KNOCKOUT_FORWARD=1 RNNCC_KNOCKOUT_LAUNCH_FORWARD="$grid"); }
     env RNNCC_PERSIST_SEARCH=0 RNNCC_CACHE_DIR="/tmp/rnncc-knockout-$(name "$v")" RNNCC_KNOCKOUT="$(script "$v")" \
         "${hook[@]}" "$@" $bin run $cfg --seq "$t" "${mode[@]}" --backend persistent --no-check --repeat "$r"
 }

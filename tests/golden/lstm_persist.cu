@@ -711,6 +711,17 @@ RNN_DEV float rnn_red_sum(const float *red, int np, int ldr, int n, int r) {
     return v;
 }
 
+/* A fused product's sums (rnn_red_sum; one pass over every sequence) of sequences n < N and local
+ * rows r < rows, stored as rnn_mv_finish stores them (row rowmap[r] of column n at out + n*ldo;
+ * consecutive threads, consecutive rows): a training forward's step output for the backward, stored
+ * after the next step's arrival, so that the release does not wait for it (bench/NOTES.md section 69). */
+RNN_DEV void rnn_red_store(const float *red, int np, int ldr, int rows, int N, float *out, long long ldo, const int *rowmap) {
+    for (int e = threadIdx.x; e < rows * N; e += RNN_P_THREADS) {
+        const int n = e / rows, r = e - n * rows;
+        out[(long long)n * ldo + rowmap[r]] = rnn_red_sum(red, np, ldr, n, r);
+    }
+}
+
 /* The end of one pass of a block's matrix product: red [RNN_WARPS][NP][ldr] holds the warps'
  * partial sums of rows p*RPP .. and sequences n0 ..; adds them up and writes them (see rnn_mv_t):
  * consecutive threads take consecutive rows, so that the stores into out of a block's runs of
