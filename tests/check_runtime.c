@@ -208,7 +208,7 @@ START_TEST(state_copies_take_their_own_blocks) {
     RnnStateCopies a;
     memset(&a, 0, sizeof a);
     a.count = (int)(sizeof n / sizeof n[0]);
-    ck_assert_int_eq(a.count, RNN_STATE_COPIES); /* the most one launch takes: states and x's copy */
+    ck_assert_int_eq(a.count, RNN_STATE_COPIES); /* the most one launch takes: states, x's copy, two zeroings */
     for (int i = 0; i < a.count; i++) a.c[i].n = n[i];
     const int cap = CG_MAX_GRID_BLOCKS / RNN_STATE_COPIES, want[] = {1, 1, 1, 1, 5, cap, 1, 800, 1, 2, 1};
     int sum = 0;
