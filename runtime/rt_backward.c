@@ -125,12 +125,12 @@ static rnncc_status backward_program(RtBind *b, SchedProgram prog, int64_t t) {
     return RNNCC_OK;
 }
 
-rnncc_status rt_persist_backward_launch(RtBind *b, int zeroed) {
+rnncc_status rt_persist_backward_launch(RtBind *b) {
     RnnArgs a;
     backward_args(b, 0, &a);
     for (int k = 0; k < b->m->cell->nstates; k++) a.dstate_prev[k] = b->dstate[k];
     a.t_end = (int)b->r->T;
-    return rt_persist_run(b, &a, zeroed);
+    return rt_persist_run(b, &a);
 }
 
 /* A layer-direction's backward, first: zeroed adjoints, dhT into the state adjoints. */
@@ -205,7 +205,7 @@ static rnncc_status unit_backward(RtBind *b, const rnncc_grad_io *io) {
     RT_TRY(unit_backward_begin(b, io));
     if (!b->persist) RT_TRY(unit_backward_chunk(b, 0, b->r->T));
     else { /* the whole step loop in one launch; the adjoint of h0 ends in slot 0 (dhT's slot when T = 0) */
-        if (b->r->T > 0) RT_TRY(rt_persist_backward_launch(b, 1)); /* zeroed by unit_backward_begin */
+        if (b->r->T > 0) RT_TRY(rt_persist_backward_launch(b)); /* zeroed by unit_backward_begin */
         b->dcur = 1; /* so that half 1 - dcur, in unit_backward_end, is slot 0 */
         if (b->r->T > 0) RT_TRY(backward_program(b, SCHED_HOIST, 0));
     }

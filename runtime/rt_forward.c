@@ -115,7 +115,7 @@ static rnncc_status unit_chunk(RtBind *is, int64_t t0, int64_t t1) {
     is->hcol0 = t0 * is->r->N;
     is->hcols = (t1 - t0) * is->r->N;
     if (t1 > t0) RT_TRY(run_program(is, SCHED_HOIST, 0));
-    if (is->persist) return t1 > t0 ? rt_persist_launch(is, t0, t1, 1) : RNNCC_OK; /* zeroed by unit_begin */
+    if (is->persist) return t1 > t0 ? rt_persist_launch(is, t0, t1) : RNNCC_OK; /* zeroed by unit_begin */
     for (int64_t t = t0; t < t1; t++) RT_TRY(run_program(is, SCHED_STEP, t));
     return RNNCC_OK;
 }

@@ -425,17 +425,17 @@ rnncc_status rt_persist_build(rnncc_model *m, int li, const CgPersistAsk *ask, R
  * for this device and kernel. As rt_persist_build afterwards, with p->tile saying how it chose. */
 rnncc_status rt_tile_search(rnncc_model *m, int li, const CgPersistAsk *base, RtPersist *p);
 /* Launches a bound unit's persistent backward kernel over all its steps (its state adjoints
- * prepared: rt_backward.c; zeroed as rt_persist_launch's). */
-rnncc_status rt_persist_backward_launch(RtBind *b, int zeroed);
-/* Launches the persistent forward kernel for steps t0 .. t1-1 of a bound unit (after its hoisted program;
- * zeroed: its zeros, rt_persist_zeros, were staged before it on its stream). */
-rnncc_status rt_persist_launch(RtBind *is, int64_t t0, int64_t t1, int zeroed);
+ * prepared: rt_backward.c; its zeros staged as rt_persist_launch's). */
+rnncc_status rt_persist_backward_launch(RtBind *b);
+/* Launches the persistent forward kernel for steps t0 .. t1-1 of a bound unit (after its hoisted program),
+ * whose zeros (rt_persist_zeros) the caller staged before it on its stream. */
+rnncc_status rt_persist_launch(RtBind *is, int64_t t0, int64_t t1);
 /* Adds to a the zeros a bound unit's persistent kernel starts from (its lane's barrier counter, its
  * flagged words), so that they join the unit's staging launch (rt_copy_add). */
 rnncc_status rt_persist_zeros(RtBind *b, RnnStateCopies *a);
 /* Launches a bound unit's persistent kernel cooperatively with arguments a (buf_step and sync set
- * here; zeroed as above, else its zeros staged here in a launch of their own). */
-rnncc_status rt_persist_run(RtBind *b, RnnArgs *a, int zeroed);
+ * here), its zeros staged before it as above. */
+rnncc_status rt_persist_run(RtBind *b, RnnArgs *a);
 void rt_persist_unload(rnncc_model *m);
 /* Starts building source for arch (NULL: m->arch): from the cache unless fresh, else compiled by
  * NVRTC on a thread of its own (or, when none can be made, by rt_build_wait). */

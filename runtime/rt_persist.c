@@ -323,7 +323,7 @@ rnncc_status rt_persist_zeros(RtBind *b, RnnStateCopies *a) {
     return RNNCC_OK;
 }
 
-rnncc_status rt_persist_run(RtBind *b, RnnArgs *a, int zeroed) {
+rnncc_status rt_persist_run(RtBind *b, RnnArgs *a) {
     rnncc_model *m = b->m;
     const RtPersist *p = b->persist;
     for (int i = 0; i < m->plan->nbuffers; i++) /* step buffers are per step in training, else reused (0) */
@@ -333,11 +333,6 @@ rnncc_status rt_persist_run(RtBind *b, RnnArgs *a, int zeroed) {
     if (cg_persist_uses_words(b->unit->layout, &p->plan) &&
         (!b->flags || b->r->flag_words < cg_persist_flag_words(b->unit->layout, b->r->N)))
         return rt_fail(m, RNNCC_ERR_WORKSPACE, "the workspace was sized without the flagged words a persistent forward needs");
-    if (!zeroed) {
-        RnnStateCopies z = {.count = 0};
-        RT_TRY(rt_persist_zeros(b, &z));
-        RT_TRY(rt_copy_states(m, b->stream, &z));
-    }
     void *args[] = {a};
     cudaLaunchAttribute attr[2];
     cudaLaunchConfig_t cfg = launch_config(p, b->stream, attr);
@@ -348,7 +343,7 @@ rnncc_status rt_persist_run(RtBind *b, RnnArgs *a, int zeroed) {
     return RNNCC_OK;
 }
 
-rnncc_status rt_persist_launch(RtBind *is, int64_t t0, int64_t t1, int zeroed) {
+rnncc_status rt_persist_launch(RtBind *is, int64_t t0, int64_t t1) {
     rnncc_model *m = is->m;
     RnnArgs a;
     rt_args(is, 0, t0, &a);
@@ -359,7 +354,7 @@ rnncc_status rt_persist_launch(RtBind *is, int64_t t0, int64_t t1, int zeroed) {
     for (int b = 0; b < m->plan->nbuffers; b++) a.buf[b] = rt_buffer_at(is, is->bufs, b, 0);
     a.t_end = (int)t1;
     a.state_wrap = is->r->training ? 0 : 2;
-    return rt_persist_run(is, &a, zeroed);
+    return rt_persist_run(is, &a);
 }
 
 void rt_persist_unload(rnncc_model *m) {

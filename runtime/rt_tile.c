@@ -63,15 +63,20 @@ static rnncc_status probe_launch(rnncc_model *m, int li, const RtPersist *p, Scr
     RtBind b;
     rt_bind(&b, m, &s->r, li, 0, 0, s->x, s->y, s->ws, s->reserve);
     b.persist = p;
-    if (!p->plan.backward) return rt_persist_launch(&b, 0, steps, 0);
+    RnnStateCopies z = {.count = 0}; /* staged in one launch: the kernel's zeros, a backward's state adjoints */
+    RT_TRY(rt_persist_zeros(&b, &z));
+    if (!p->plan.backward) {
+        RT_TRY(rt_copy_states(m, b.stream, &z));
+        return rt_persist_launch(&b, 0, steps);
+    }
     for (int k = 0; k < m->cell->nstates; k++) /* the three slots of state adjoints start at zero */
-        RT_CUDA(m, cudaMemsetAsync(b.dstate[k], 0,
-                                   (size_t)(3 * s->r.N * ir_shape_numel(&m->cell->states[k].shape, m->dimval[0])) * sizeof(float),
-                                   b.stream));
+        RT_TRY(rt_copy_add(m, b.stream, &z,
+                           (RnnStateCopy){NULL, b.dstate[k], NULL, 3 * s->r.N * ir_shape_numel(&m->cell->states[k].shape, m->dimval[0]), 0, 0}));
+    RT_TRY(rt_copy_states(m, b.stream, &z));
     RtRegions r = s->r; /* the backward runs steps steps-1 .. 0 */
     r.T = steps;
     b.r = &r;
-    return rt_persist_backward_launch(&b, 0);
+    return rt_persist_backward_launch(&b);
 }
 
 static int cmp_double(const void *a, const void *b) {
