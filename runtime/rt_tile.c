@@ -63,16 +63,13 @@ static rnncc_status probe_launch(rnncc_model *m, int li, const RtPersist *p, Scr
     RtBind b;
     rt_bind(&b, m, &s->r, li, 0, 0, s->x, s->y, s->ws, s->reserve);
     b.persist = p;
-    RnnStateCopies z = {.count = 0}; /* staged in one launch: the kernel's zeros, a backward's state adjoints */
+    RnnStateCopies z = {.count = 0}; /* one launch before the kernel: its zeros, a backward's state adjoints */
     RT_TRY(rt_persist_zeros(&b, &z));
-    if (!p->plan.backward) {
-        RT_TRY(rt_copy_states(m, b.stream, &z));
-        return rt_persist_launch(&b, 0, steps);
-    }
-    for (int k = 0; k < m->cell->nstates; k++) /* the three slots of state adjoints start at zero */
+    for (int k = 0; p->plan.backward && k < m->cell->nstates; k++) /* their three slots start at zero */
         RT_TRY(rt_copy_add(m, b.stream, &z,
                            (RnnStateCopy){NULL, b.dstate[k], NULL, 3 * s->r.N * ir_shape_numel(&m->cell->states[k].shape, m->dimval[0]), 0, 0}));
     RT_TRY(rt_copy_states(m, b.stream, &z));
+    if (!p->plan.backward) return rt_persist_launch(&b, 0, steps);
     RtRegions r = s->r; /* the backward runs steps steps-1 .. 0 */
     r.T = steps;
     b.r = &r;
