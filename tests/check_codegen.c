@@ -2085,6 +2085,45 @@ START_TEST(persistent_backward_splits_k) {
 }
 END_TEST
 
+/* A tile whose product holds its weights in registers is staged in waves (persist.cuh
+ * rnn_mv_stage_waves: up to four commit groups, the k loop waiting for each at its first step) where
+ * the block stages its own copies and a pass holds at least 16 sequences; in one go with clusters
+ * sharing the copies (multicast) or at 8 sequences a pass. Read from the units' PTX: the waits that
+ * leave 3 and 2 groups in flight. */
+START_TEST(persistent_tiles_staged_in_waves) {
+    if (SANITIZED) return; /* NVRTC under the sanitizers: as compile_ok */
+    Src s;
+    src_open_file(&s, "cells/lstm.cell");
+    const char *dims[] = {"I=1024", "H=1024"};
+    PlanLayout *L = layout_bound(&s, s.module->cells[0], dims, 2);
+    static const struct { int64_t N; int backward, cluster, split, waves; } rows[] = {
+        {32, 0, 1, 0, 1}, /* deepbench's forward: 4 steps of k a warp, four waves of one */
+        {32, 1, 2, 1, 1}, /* its backward, pairs splitting K: 8 steps, four waves of two */
+        {16, 0, 1, 0, 1}, /* 16 a pass */
+        {32, 0, 2, 0, 0}, /* pairs sharing the copies */
+        {4, 0, 1, 0, 0},  /* small_b4: 8 a pass */
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+        CgPersistAsk ask = cg_persist_h100_ask(rows[i].N, rows[i].backward, CG_F16, rows[i].cluster);
+        ask.split = rows[i].split;
+        ask.twins = 1; /* as the runtime asks in fp16 */
+        CgPersist P;
+        char why[256];
+        char *u = emit_persistent(&s, L, ask, &P, why, sizeof why);
+        ck_assert_msg(u, "row %zu: %s", i, why);
+        ck_assert_msg(P.gemms[0].wregs > 0 && P.cluster == rows[i].cluster, "row %zu: wregs %d, clusters of %d: %s", i,
+                      P.gemms[0].wregs, P.cluster, why);
+        RtNvrtcResult res;
+        ck_assert_int_eq(rt_nvrtc_compile(u, "lstm", RT_NVRTC_PTX, "sm_90a", &res), RT_NVRTC_OK);
+        const int three = strstr(res.image, "cp.async.wait_group 3;") != NULL, two = strstr(res.image, "cp.async.wait_group 2;") != NULL;
+        ck_assert_msg(three == rows[i].waves && two == rows[i].waves, "row %zu: waits for 3 groups %d, 2 groups %d", i, three, two);
+        rt_nvrtc_result_free(&res);
+        free(u);
+    }
+    src_close(&s);
+}
+END_TEST
+
 /* Where no sequence ends, a state adjoint slot's first writer in a persistent backward step stores:
  * the LSTM's GEMM stores d(h) and its group d(c) (their zeroings only with a.lengths, c's home read
  * only then); the GRU's group stores d(h) and its GEMM adds; mLSTM's GEMM of h stores, that of m
@@ -3464,6 +3503,7 @@ static Suite *codegen_suite(void) {
     tcase_add_test(tc, persistent_fewer_blocks_keep_the_work);
     tcase_add_test(tc, persistent_clusters_need_alike_tails);
     tcase_add_test(tc, persistent_backward_splits_k);
+    tcase_add_test(tc, persistent_tiles_staged_in_waves);
     tcase_add_test(tc, persistent_backward_first_writers_store);
     tcase_add_test(tc, persistent_backward_seeds_in_registers);
     tcase_add_test(tc, persistent_odd_rows_copied_by_words);

@@ -670,6 +670,54 @@ RNN_DEV const T *rnn_mv_chunk(T *xs, const T *X, long long ldx, int N, int K, in
     return xs + (c & 1) * NP * lds;
 }
 
+/* A tile staged whole for a product whose weights' fragments are in registers (rnn_mv_mma with KI
+ * > 0, no clusters), in S waves of copies, a commit group each: wave v holds k steps [v*KI/S,
+ * (v+1)*KI/S) of every warp's share of the KC columns (KC / RNN_WARPS each), so that a warp's product
+ * starts on a wave while the later waves are in flight (rnn_wave_wait). The copies, zeros and bounds
+ * are rnn_mv_stage's without clusters (k0 = 0), in another order. */
+template <int S, typename T>
+RNN_DEV void rnn_mv_stage_waves(T *xs, const T *X, long long ldx, int N, int K, int n0, int NP, int KC, int lds) {
+    constexpr int V = 16 / sizeof(T); /* elements a 16-byte copy */
+    const bool whole = ldx % V == 0 && K % V == 0 && (((unsigned long long)X) & 15) == 0;
+    const int kw = KC / RNN_WARPS, L = kw / S; /* a warp's share; a wave's columns of it */
+    for (int v = 0; v < S; v++) {
+        if (whole) {
+            const int q = L / V, row = RNN_WARPS * q; /* 16-byte copies of a wave's segment, of its row */
+            for (int e = threadIdx.x; e < NP * row; e += RNN_P_THREADS) {
+                const int n = e / row, w = (e - n * row) / q, k = w * kw + v * L + (e - n * row - w * q) * V;
+                const int ok = n0 + n < N && k < K;
+                rnn_cp16(xs + n * lds + k, ok ? X + (long long)(n0 + n) * ldx + k : X, ok ? 16 : 0);
+            }
+        } else {
+            const int row = RNN_WARPS * L;
+            for (int e = threadIdx.x; e < NP * row; e += RNN_P_THREADS) {
+                const int n = e / row, w = (e - n * row) / L, k = w * kw + v * L + (e - n * row - w * L);
+                const int ok = n0 + n < N && k < K;
+                if (sizeof(T) == 4) rnn_cp4(xs + n * lds + k, ok ? X + (long long)(n0 + n) * ldx + k : X, ok ? 4 : 0);
+                else xs[n * lds + k] = ok ? X[(long long)(n0 + n) * ldx + k] : (T)0;
+            }
+        }
+        rnn_cp_commit();
+    }
+}
+
+/* Before k step ki of a product on rnn_mv_stage_waves' tile (waves) or on a tile staged in one go
+ * (not waves: the copies' one wait, at ki = 0): at the first k step of each wave, waits until this
+ * thread's copies of it have landed, then for the block's (a __syncthreads). */
+template <int KI, int S>
+RNN_DEV void rnn_wave_wait(int ki, bool waves) {
+    constexpr int KV = KI / S; /* k steps a wave */
+    if (waves ? ki % KV != 0 : ki != 0) return;
+    switch (waves ? S - 1 - ki / KV : 0) { /* wave groups still allowed in flight */
+    case 0: rnn_cp_wait_all(); break;
+    case 1: rnn_cp_wait_one(); break;
+    case 2: asm volatile("cp.async.wait_group 2;" ::: "memory"); break;
+    default: asm volatile("cp.async.wait_group 3;" ::: "memory"); break;
+    }
+    __syncthreads();
+    if (ki == 0) RNN_PROF(1);
+}
+
 /* After every thread of the block has read tile b (this starts with a __syncthreads): it may be
  * refilled; with clusters, tells every block of the cluster so. */
 RNN_DEV void rnn_mv_release(int b) {
@@ -1028,13 +1076,17 @@ template <> struct rnn_wv<1> { typedef float4 T; }; /* RNN_TF32 (below) */
 template <int KI, int MT, typename V> struct rnn_wfrag { V a[KI > 0 ? KI : 1][MT][2]; };
 
 /* rnn_mv_mma's k loop over a warp's share (kw) of one chunk: step(a, kk) at each k step of KS, the
- * weights' A fragments a from fr (KI > 0: all KI steps, unrolled) or read from shared memory at wp
- * (ldw elements a row; the loop unrolled U times). */
-template <int KI, int MT, int RPP, int KS, int U, typename V, typename E, typename S>
-RNN_DEV void rnn_mma_k(const rnn_wfrag<KI, MT, V> *fr, const E *wp, int ldw, int kw, S &step) {
+ * weights' A fragments a from fr (KI > 0: all KI steps, unrolled; with WS > 0, each step after
+ * rnn_wave_wait<KI, WS>(ki, waves)) or read from shared memory at wp (ldw elements a row; the loop
+ * unrolled U times). */
+template <int KI, int MT, int RPP, int KS, int U, int WS, typename V, typename E, typename S>
+RNN_DEV void rnn_mma_k(const rnn_wfrag<KI, MT, V> *fr, const E *wp, int ldw, int kw, S &step, bool waves) {
     if constexpr (KI > 0) {
 #pragma unroll
-        for (int ki = 0; ki < KI; ki++) step(fr->a[ki], ki * KS);
+        for (int ki = 0; ki < KI; ki++) {
+            if constexpr (WS > 0) rnn_wave_wait<KI, WS>(ki, waves);
+            step(fr->a[ki], ki * KS);
+        }
     } else {
 #pragma unroll U
         for (int kk = 0; kk < kw; kk += KS) {
@@ -1067,7 +1119,9 @@ template <> struct rnn_staged<1> { typedef unsigned short T; };    /* or as its 
  * are, rows 64 bytes past 128s as the weights'), and F (or NULL) its 16-bit flagged words
  * (rnn_flag_stage16); without, F (or NULL) holds 8-byte flagged words (rnn_flag_stage). */
 /* With KI > 0, the weights' A fragments come from fr (rnn_wfrag_load's, before the step loop), not
- * from W: one pass of rows, K staged whole, KI steps of KS a warp (the kernel traps otherwise). */
+ * from W: one pass of rows, K staged whole, KI steps of KS a warp (the kernel traps otherwise);
+ * without clusters and flagged words and from 16 sequences a pass, the tile is staged in WS waves
+ * (rnn_mv_stage_waves), so that the product runs on the first while the others land. */
 template <int RW, int NW, int PREC, int XH, int LDR, int KI = 0>
 RNN_DEV void rnn_mv_mma(const void *W, int ldw, int rows, int passes, int K, int KC, int chunks, const void *X,
                         long long ldx, int N, const void *F, unsigned flag, float *xs, float *red,
@@ -1076,6 +1130,9 @@ RNN_DEV void rnn_mv_mma(const void *W, int ldw, int rows, int passes, int K, int
                         const rnn_wfrag<KI, (RW + 1) / 2, typename rnn_wv<PREC>::T> *fr = nullptr) {
     constexpr int NP = 4 * NW, RPP = 8 * RW, MT = (RW + 1) / 2, NT = NP / 8, H = PREC != RNN_TF32, BF = PREC == RNN_BF16;
     constexpr int KS = H ? 32 : 16; /* k a step of the two products */
+    /* waves of rnn_mv_stage_waves (0: the tile staged in one go, rnn_mv_chunk's wait); from 16
+     * sequences a pass: at 8 a wave's product is too short to pay its wait (bench/NOTES.md section 71) */
+    constexpr int WS = KI > 0 && RNN_CLUSTER == 1 && NW >= 4 ? (KI % 4 == 0 ? 4 : KI % 2 == 0 ? 2 : 1) : 0;
     static_assert(LDR >= RPP, "rnn_mv_mma: a pass's partial sums fit their stride");
     static_assert(NW % 2 == 0, "rnn_mv_mma: whole 8-sequence tiles");
     static_assert(!XH || H, "rnn_mv_mma: 16-bit operands with 16-bit products only");
@@ -1096,10 +1153,13 @@ RNN_DEV void rnn_mv_mma(const void *W, int ldw, int rows, int passes, int K, int
                     for (int j = 0; j < NT; j++) c[h][i][j][0] = c[h][i][j][1] = c[h][i][j][2] = c[h][i][j][3] = 0.0f;
             if (F && XH) rnn_flag_stage16((unsigned short *)xs, (const unsigned *)F, flag, N, K, n0, NP, KC, lds); /* whole */
             else if (F) rnn_flag_stage(xs, (const unsigned long long *)F, flag, N, K, n0, NP, KC, lds); /* (chunks == 1) */
+            else if (WS > 0) rnn_mv_stage_waves<(WS > 0 ? WS : 1)>(xt, xg, ldx, N, K, n0, NP, KC, lds);
             else rnn_mv_stage(xt, 0, xg, ldx, N, K, n0, 0, NP, KC, lds);
+            const bool waves = !F; /* (WS > 0) the tile's copies are in waves */
             for (int ch = 0; ch < chunks; ch++) {
                 const long long w0 = (long long)(p * RPP + g) * ldw + ch * KC + warp * kw + tk; /* elements */
-                const XT *const xq = rnn_mv_chunk(xt, xg, ldx, N, K, n0, ch, chunks, NP, KC, lds) + g * lds + warp * kw + tk;
+                /* with WS > 0 (chunks == 1), the k loop waits for the tile (rnn_wave_wait) */
+                const XT *const xq = (WS > 0 ? xt : rnn_mv_chunk(xt, xg, ldx, N, K, n0, ch, chunks, NP, KC, lds)) + g * lds + warp * kw + tk;
                 const float *const xp = (const float *)xq; /* XH = 0 */
                 if constexpr (H) {
                     /* one k step: the operand's B fragments at kk, and the products with the weights' a */
@@ -1123,7 +1183,7 @@ RNN_DEV void rnn_mv_mma(const void *W, int ldw, int rows, int passes, int K, int
                                 rnn_mma16<BF>(c[1][i][j], a[i][0].z, a[i][1].z, a[i][0].w, a[i][1].w, b[j].z, b[j].w);
                             }
                     };
-                    rnn_mma_k<KI, MT, RPP, KS, 2>(fr, (const unsigned short *)W + w0, ldw, kw, step);
+                    rnn_mma_k<KI, MT, RPP, KS, 2, WS>(fr, (const unsigned short *)W + w0, ldw, kw, step, waves);
                 } else {
                     auto step = [&](const float4 (&a)[MT][2], int kk) {
                         float4 b[NT];
@@ -1141,7 +1201,7 @@ RNN_DEV void rnn_mv_mma(const void *W, int ldw, int rows, int passes, int K, int
                             }
                     };
                     /* unrolled 4: a warp is mostly alone on its scheduler; loads of later k in flight hide latency */
-                    rnn_mma_k<KI, MT, RPP, KS, 4>(fr, (const float *)W + w0, ldw, kw, step);
+                    rnn_mma_k<KI, MT, RPP, KS, 4, WS>(fr, (const float *)W + w0, ldw, kw, step, waves);
                 }
                 rnn_mv_release(ch & 1); /* the tile is refilled two chunks later */
                 RNN_PROF(2);

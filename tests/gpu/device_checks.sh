@@ -107,6 +107,17 @@ split5=(./build/rnncc run cells/lstm.cell --dim I=64 --dim H=1024 --seq 2 --batc
     --precision fp16 --backend persistent)
 step "racecheck-split4-rows36" racecheck_own "${split5[@]}"
 step "synccheck-split4-rows36" compute-sanitizer --tool synccheck --error-exitcode 9 "${split5[@]}"
+# tiles staged in waves (persist.cuh rnn_mv_stage_waves: no clusters, weights in registers, 16 sequences a pass or
+# more): the forward's four at H = 1024 without clusters, and a backward's pairs splitting K at 32 sequences
+waves=(./build/rnncc run cells/lstm.cell --dim I=64 --dim H=1024 --seq 2 --batch 16 --varlen --train --repeat 1
+    --precision fp16 --backend persistent)
+RNNCC_PERSIST_CLUSTER=1 step "racecheck-waves" racecheck_own "${waves[@]}"
+RNNCC_PERSIST_CLUSTER=1 step "synccheck-waves" compute-sanitizer --tool synccheck --error-exitcode 9 "${waves[@]}"
+waves32=(./build/rnncc run cells/lstm.cell --dim I=64 --dim H=1024 --seq 2 --batch 32 --varlen --train --repeat 1
+    --precision fp16 --backend persistent)
+RNNCC_PERSIST_CLUSTER=2 RNNCC_PERSIST_SPLIT=1 step "racecheck-waves-split2" racecheck_own "${waves32[@]}"
+RNNCC_PERSIST_CLUSTER=2 RNNCC_PERSIST_SPLIT=1 step "synccheck-waves-split2" compute-sanitizer --tool synccheck \
+    --error-exitcode 9 "${waves32[@]}"
 # a forward's steps handed off by flagged words (RNNCC_PERSIST_HANDOFF=flags, no clusters), both products,
 # odd and even operand lengths (pairs of words, single words), several passes of sequences
 for p in fp32 tf32; do
