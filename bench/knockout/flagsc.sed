@@ -73,7 +73,7 @@ RNN_DEV void rnn_flag_stage16c(unsigned short *xs, const unsigned *F, unsigned f
 }\
 
 s/if (F && XH) rnn_flag_stage16((unsigned short \*)xs,/if (F \&\& XH) rnn_flag_stage16c((unsigned short *)xs,/
-s/const XT \*const xq = rnn_mv_chunk(xt, xg, ldx, N, K, n0, ch, chunks, NP, KC, lds) + g/const XT *const xq = (F ? (const XT *)xt : rnn_mv_chunk(xt, xg, ldx, N, K, n0, ch, chunks, NP, KC, lds)) + g/
+s/const XT \*const xq = (WS > 0 ? xt : rnn_mv_chunk(xt, xg, ldx, N, K, n0, ch, chunks, NP, KC, lds)) + g/const XT *const xq = (WS > 0 || F ? xt : rnn_mv_chunk(xt, xg, ldx, N, K, n0, ch, chunks, NP, KC, lds)) + g/
 /rnn_x16_0, RNN_DIM_H, a\.N, NULL, 0u,/s/rnn_x16_0, RNN_DIM_H, a\.N, NULL, 0u,/rnn_x16_0, RNN_DIM_H, a.N, rnn_fw[t \& 1], (unsigned)t,/
 /^ *if (t > args\.t) rnn_grid_arrive(args\.sync);/d
 /^ *if (t > args\.t) rnn_grid_wait(args\.sync, ++epoch);/d
