@@ -231,6 +231,11 @@ typedef struct CgPersistGemm {
                              * its weights of the first wregs steps of its k loop (rnn_ffrag, 4 registers a row
                              * and step); 0: the weights are read from shared memory every step
                              * (weights_in_registers' register budget) */
+    int waves;              /* on tensor cores with wregs, where the block stages its own copies (no clusters
+                             * sharing them, or a backward's clusters splitting K), no flagged words and 16
+                             * sequences a pass or more: the operand's copies in so many commit groups (2 or
+                             * 4; persist.cuh rnn_stage_copies), the product starting on the first while the
+                             * others land (bench/NOTES.md section 71); 0: staged in one go */
     int x16;                /* 16-bit products: the multiplied operand is staged from its 16-bit twin
                              * (half the bytes), not from its fp32 value: forward, a state
                              * (RnnArgs.state16; with flags, 16-bit flagged words) or, with no flags
@@ -443,8 +448,11 @@ CgPersistAsk cg_persist_h100_ask(int64_t N, int backward, CgProducts products, i
  * kept, operands staged from 16 bits, flags)? The tile search runs each shape once. */
 int cg_persist_same_tile(const CgPersist *a, const CgPersist *b);
 /* P's tile in words ("132 blocks of 8 warps in clusters of 2, 16 sequences a pass, operands staged
- * whole"), into buf. */
+ * whole", "... staged whole in 4 waves" where CgPersistGemm.waves), into buf. */
 void cg_persist_tile_text(const CgPersist *P, char *buf, size_t size);
+/* " in W waves" when every step GEMM's operand is staged in W waves (CgPersistGemm.waves), " (n of
+ * m in waves)" when some are, else "", into buf. */
+void cg_persist_waves_text(const CgPersist *P, char *buf, size_t size);
 /* Writes the persistent kernel's name (rnncc_<cell>_p, backward rnncc_<cell>_pb) into buf; its
  * length, or -1. */
 int cg_persist_kernel_name(const Plan *plan, int backward, char *buf, size_t size);

@@ -323,6 +323,7 @@ static void emit_gemm_step(Gen *g, const CgPersist *P, int qi) {
     char wfrag[40] = ""; /* the weights from registers (rnn_wfrag, rnn_ffrag): their steps, and the registers */
     if (q->wregs) {
         snprintf(prec + strlen(prec), sizeof prec - strlen(prec), ", %d", q->wregs);
+        if (q->waves) snprintf(prec + strlen(prec), sizeof prec - strlen(prec), ", %d", q->waves); /* rnn_mv_mma's WS */
         snprintf(wfrag, sizeof wfrag, "%s, &rnn_wf%d", P->split ? "" : ", nullptr", q->gemm);
     }
     /* results read only from shared memory: stored for the sequences past res_cap, and in training; or,

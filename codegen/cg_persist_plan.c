@@ -522,6 +522,17 @@ const char *cg_persist_in_clusters(const CgPersist *P, char buf[48]) {
  * on the 120 blocks whose clusters an H100 holds at once; rnn_mv_mma's fifth row group is half an mma tile). */
 static int split_rows_max(const CgPersist *P) { return P->split && P->mma ? 40 : 32; }
 
+/* The waves a step GEMM's operand is staged in (CgPersistGemm.waves): with its weights' fragments in
+ * registers (wregs steps of k a warp) the product waits for each wave at its first k step, so the
+ * copies must be this block's own (no clusters sharing them: multicast lands whole), not flagged
+ * words (polled whole), and the waves whole k steps: 4 where wregs divides by 4, else 2 where by 2.
+ * From 16 sequences a pass: at 8, small_b4's forward lost 1% to the waits (bench/NOTES.md section
+ * 71). */
+static int staging_waves(const CgPersist *P, const CgPersistGemm *q) {
+    if (!P->mma || q->wregs <= 0 || (P->cluster > 1 && !P->split) || P->flags || P->nw < 4) return 0;
+    return q->wregs % 4 == 0 ? 4 : q->wregs % 2 == 0 ? 2 : 0;
+}
+
 /* cg_persist_plan for clusters of `cluster` blocks (1: none). */
 static int plan_for(Arena *arena, const PlanLayout *L, const CgPersistAsk *ask, int cluster, CgPersist *P, char *why,
                     size_t why_size) {
@@ -674,13 +685,17 @@ static int plan_for(Arena *arena, const PlanLayout *L, const CgPersistAsk *ask, 
     P->flags = ask->handoff == CG_HANDOFF_FLAGS && flags_allowed(L, P);
     for (int qi = 0; qi < P->ngemms; qi++) P->gemms[qi].fuse = sums_left_in_red(L, P, qi);
     weights_in_registers(P, ask->wregs);
+    for (int qi = 0; qi < P->ngemms; qi++) P->gemms[qi].waves = staging_waves(P, &P->gemms[qi]);
     char cl[48];
     int held = 0;
     for (int qi = 0; qi < P->ngemms; qi++) held += P->gemms[qi].wregs > 0;
-    snprintf(why, why_size, "step weights %.1f MB fit on chip: %d blocks of %d warps%s, %.0f KB of shared memory each, %s products%s",
+    char waves[64], staged[96] = "";
+    cg_persist_waves_text(P, waves, sizeof waves);
+    if (waves[0]) snprintf(staged, sizeof staged, ", operands staged whole%s", waves);
+    snprintf(why, why_size, "step weights %.1f MB fit on chip: %d blocks of %d warps%s, %.0f KB of shared memory each, %s products%s%s",
              weights * wsize / 1e6, P->blocks, P->warps, cg_persist_in_clusters(P, cl), need / 1024.0,
              cg_products_name(P->products), !held ? "" : held == P->ngemms ? ", weights held in registers" :
-             ", some weights held in registers");
+             ", some weights held in registers", staged);
     return 1;
 }
 
@@ -846,12 +861,24 @@ int cg_persist_same_tile(const CgPersist *a, const CgPersist *b) {
     return 1;
 }
 
+void cg_persist_waves_text(const CgPersist *P, char *buf, size_t size) {
+    int n = 0, same = 1;
+    for (int qi = 0; qi < P->ngemms; qi++) {
+        n += P->gemms[qi].waves > 0;
+        same &= P->gemms[qi].waves == P->gemms[0].waves;
+    }
+    if (!n) snprintf(buf, size, "%s", "");
+    else if (same) snprintf(buf, size, " in %d waves", P->gemms[0].waves);
+    else snprintf(buf, size, " (%d of %d in waves)", n, P->ngemms);
+}
+
 void cg_persist_tile_text(const CgPersist *P, char *buf, size_t size) {
-    char cl[48], staged[48];
+    char cl[48], staged[48], waves[64];
     if (P->tiles == 1) snprintf(staged, sizeof staged, "operands staged whole");
     else snprintf(staged, sizeof staged, "staged in chunks of %lld", (long long)P->kc_max);
-    snprintf(buf, size, "%d blocks of %d warps%s, %d sequences a pass, %s%s", P->blocks, P->warps, cg_persist_in_clusters(P, cl),
-             4 * P->nw, staged, P->flags ? ", steps handed off by flags" : "");
+    cg_persist_waves_text(P, waves, sizeof waves); /* (waves only where staged whole) */
+    snprintf(buf, size, "%d blocks of %d warps%s, %d sequences a pass, %s%s%s", P->blocks, P->warps,
+             cg_persist_in_clusters(P, cl), 4 * P->nw, staged, waves, P->flags ? ", steps handed off by flags" : "");
 }
 
 int cg_persist_kernel_name(const Plan *plan, int backward, char *buf, size_t size) {

@@ -630,11 +630,15 @@ static char *emit_persistent(Src *s, const PlanLayout *L, CgPersistAsk ask, CgPe
 /* A product call's arguments (args: just past its template) start with the weights w<gemm> of the
  * GEMM it multiplies; the steps it takes from registers (ki: its template's last argument, 0 when
  * it has none) are exactly the plan's (CgPersistGemm.wregs). */
-static void held_as_planned(const CgPersist *P, const char *args, int ki) {
+static void held_as_planned(const CgPersist *P, const char *args, int ki, int ws) {
     int gq = -1;
     ck_assert_int_eq(sscanf(args, "w%d", &gq), 1);
-    for (int q = 0; q < P->ngemms; q++)
-        if (P->gemms[q].gemm == gq) ck_assert_int_eq(ki, P->gemms[q].wregs);
+    for (int q = 0; q < P->ngemms; q++) {
+        if (P->gemms[q].gemm != gq) continue;
+        ck_assert_int_eq(ki, P->gemms[q].wregs);
+        ck_assert_int_eq(ws, P->gemms[q].waves); /* and staged in the plan's waves: its own copies, no flags */
+        ck_assert(!ws || ((P->cluster == 1 || P->split) && !P->flags && P->nw >= 4 && P->mma));
+    }
 }
 
 /* Every shipped cell and a dozen random ones have a persistent unit, forward and backward, FFMA
@@ -731,12 +735,14 @@ START_TEST(persistent_units_compile) {
                 for (; P.ngemms && mma && at; at = strstr(at + 1, "rnn_mv_mma<")) {
                     /* the products' precision, whether the operand is 16-bit and the partial sums' stride (8*RW
                      * padded to 4 modulo 16, persist.cuh's LDR): the template's last arguments */
-                    int rw = 0, nwa = 0, prec = 0, x16 = 0, ldr = 0, ki = 0;
-                    int n5 = 0, n6 = 0; /* and the steps of weights held in registers (CgPersistGemm.wregs) */
+                    int rw = 0, nwa = 0, prec = 0, x16 = 0, ldr = 0, ki = 0, ws = 0;
+                    int n5 = 0, n6 = 0, n7 = 0; /* and the steps of weights held in registers (CgPersistGemm.wregs),
+                                                 * and the waves their operand is staged in (.waves) */
                     sscanf(at, "rnn_mv_mma<%d, %d, %d, %d, %d>(%n", &rw, &nwa, &prec, &x16, &ldr, &n5);
                     sscanf(at, "rnn_mv_mma<%d, %d, %d, %d, %d, %d>(%n", &rw, &nwa, &prec, &x16, &ldr, &ki, &n6);
-                    ck_assert(n5 > 0 || (n6 > 0 && ki > 0));
-                    held_as_planned(&P, at + (n6 > 0 ? n6 : n5), n6 > 0 ? ki : 0);
+                    sscanf(at, "rnn_mv_mma<%d, %d, %d, %d, %d, %d, %d>(%n", &rw, &nwa, &prec, &x16, &ldr, &ki, &ws, &n7);
+                    ck_assert(n5 > 0 || (n6 > 0 && ki > 0) || (n7 > 0 && ki > 0 && (ws == 2 || ws == 4) && ki % ws == 0));
+                    held_as_planned(&P, at + (n7 > 0 ? n7 : n6 > 0 ? n6 : n5), n6 > 0 || n7 > 0 ? ki : 0, n7 > 0 ? ws : 0);
                     ck_assert_int_eq(prec, (int)products);
                     ck_assert(ldr >= 8 * rw && ldr <= 8 * rw + 12 && ldr % 16 == 4);
                     const char *x = strstr(at, backward ? ", a.dbuf16[" : ", rnn_x16_"), *end = strchr(at, ';');
@@ -750,7 +756,7 @@ START_TEST(persistent_units_compile) {
                     sscanf(at, "rnn_mv_t<%d, %d, %d>(%n", &rw, &nwa, &ldr, &n3);
                     sscanf(at, "rnn_mv_t<%d, %d, %d, %d>(%n", &rw, &nwa, &ldr, &ki, &n4);
                     ck_assert(n3 > 0 || (n4 > 0 && ki > 0));
-                    held_as_planned(&P, at + (n4 > 0 ? n4 : n3), n4 > 0 ? ki : 0);
+                    held_as_planned(&P, at + (n4 > 0 ? n4 : n3), n4 > 0 ? ki : 0, 0); /* FFMA: no waves */
                 }
                 ck_assert_int_eq(calls16 > 0, any16);
                 ck_assert_int_eq(strstr(u, "const unsigned short *const rnn_x16_") != NULL, any16 && !backward);
@@ -2085,34 +2091,43 @@ START_TEST(persistent_backward_splits_k) {
 }
 END_TEST
 
-/* A tile whose product holds its weights in registers is staged in waves (persist.cuh
- * rnn_mv_stage_waves: up to four commit groups, the k loop waiting for each at its first step) where
- * the block stages its own copies and a pass holds at least 16 sequences; in one go with clusters
- * sharing the copies (multicast) or at 8 sequences a pass. Read from the units' PTX: the waits that
- * leave 3 and 2 groups in flight. */
+/* A tile whose product holds its weights in registers is staged in waves (the plan's
+ * CgPersistGemm.waves, persist.cuh rnn_stage_copies: up to four commit groups, the k loop waiting for
+ * each at its first step) where the block stages its own copies and a pass holds at least 16
+ * sequences; in one go with clusters sharing the copies (multicast), with flagged words or at 8
+ * sequences a pass. Read from the plan, its words and the units' PTX: the waits that leave 3 and 2
+ * groups in flight. */
 START_TEST(persistent_tiles_staged_in_waves) {
     if (SANITIZED) return; /* NVRTC under the sanitizers: as compile_ok */
     Src s;
     src_open_file(&s, "cells/lstm.cell");
     const char *dims[] = {"I=1024", "H=1024"};
     PlanLayout *L = layout_bound(&s, s.module->cells[0], dims, 2);
-    static const struct { int64_t N; int backward, cluster, split, waves; } rows[] = {
-        {32, 0, 1, 0, 1}, /* deepbench's forward: 4 steps of k a warp, four waves of one */
-        {32, 1, 2, 1, 1}, /* its backward, pairs splitting K: 8 steps, four waves of two */
-        {16, 0, 1, 0, 1}, /* 16 a pass */
-        {32, 0, 2, 0, 0}, /* pairs sharing the copies */
-        {4, 0, 1, 0, 0},  /* small_b4: 8 a pass */
+    static const struct { int64_t N; int backward, cluster, split, flags, waves; } rows[] = {
+        {32, 0, 1, 0, 0, 1}, /* deepbench's forward: 4 steps of k a warp, four waves of one */
+        {32, 1, 2, 1, 0, 1}, /* its backward, pairs splitting K: 8 steps, four waves of two */
+        {16, 0, 1, 0, 0, 1}, /* 16 a pass */
+        {32, 0, 2, 0, 0, 0}, /* pairs sharing the copies */
+        {16, 0, 1, 0, 1, 0}, /* flagged words */
+        {4, 0, 1, 0, 0, 0},  /* small_b4: 8 a pass */
     };
     for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
         CgPersistAsk ask = cg_persist_h100_ask(rows[i].N, rows[i].backward, CG_F16, rows[i].cluster);
         ask.split = rows[i].split;
+        ask.handoff = rows[i].flags ? CG_HANDOFF_FLAGS : CG_HANDOFF_BARRIER;
         ask.twins = 1; /* as the runtime asks in fp16 */
         CgPersist P;
         char why[256];
         char *u = emit_persistent(&s, L, ask, &P, why, sizeof why);
         ck_assert_msg(u, "row %zu: %s", i, why);
-        ck_assert_msg(P.gemms[0].wregs > 0 && P.cluster == rows[i].cluster, "row %zu: wregs %d, clusters of %d: %s", i,
-                      P.gemms[0].wregs, P.cluster, why);
+        ck_assert_msg(P.gemms[0].wregs > 0 && P.cluster == rows[i].cluster && P.flags == rows[i].flags,
+                      "row %zu: wregs %d, clusters of %d, flags %d: %s", i, P.gemms[0].wregs, P.cluster, P.flags, why);
+        /* the plan decides (CgPersistGemm.waves), and its words say so */
+        char tile[160];
+        cg_persist_tile_text(&P, tile, sizeof tile);
+        ck_assert_int_eq(P.gemms[0].waves, rows[i].waves ? 4 : 0);
+        ck_assert_msg(!!strstr(tile, "operands staged whole in 4 waves") == rows[i].waves, "row %zu: %s", i, tile);
+        ck_assert_msg(!!strstr(why, "operands staged whole in 4 waves") == rows[i].waves, "row %zu: %s", i, why);
         RtNvrtcResult res;
         ck_assert_int_eq(rt_nvrtc_compile(u, "lstm", RT_NVRTC_PTX, "sm_90a", &res), RT_NVRTC_OK);
         const int three = strstr(res.image, "cp.async.wait_group 3;") != NULL, two = strstr(res.image, "cp.async.wait_group 2;") != NULL;

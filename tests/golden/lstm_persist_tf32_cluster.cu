@@ -595,17 +595,55 @@ RNN_DEV void rnn_flag_stage(float *xs, const unsigned long long *F, unsigned fla
     }
 }
 
+/* Whether X's rows (ldx elements apart, K long) copy as 16-byte pieces. */
+template <typename T>
+RNN_DEV bool rnn_rows_whole16(const T *X, long long ldx, int K) {
+    constexpr int V = 16 / sizeof(T); /* elements a 16-byte copy */
+    return ldx % V == 0 && K % V == 0 && (((unsigned long long)X) & 15) == 0;
+}
+
+/* Wave v of rnn_stage_copies' S, in pieces of PV elements: 16-byte copies (PV = 16 / sizeof(T)),
+ * or one element each (PV = 1). */
+template <int S, int PV, typename T>
+RNN_DEV void rnn_stage_wave(T *xs, const T *X, long long ldx, int N, int K, int n0, int k0, int NP, int KC, int lds, int v) {
+    const int kw = KC / RNN_WARPS, L = kw / S, q = L / PV, row = RNN_WARPS * q; /* a warp's share, its wave's part */
+    for (int e = threadIdx.x; e < NP * row; e += RNN_P_THREADS) {
+        /* piece r of row n: warp r / q's segment (with S = 1, kw - L = 0: the row's pieces in order) */
+        const int n = e / row, r = e - n * row, k = (r / q) * (kw - L) + v * L + r * PV;
+        const int ok = n0 + n < N && k0 + k < K;
+        const T *src = ok ? X + (long long)(n0 + n) * ldx + k0 + k : X;
+        if (PV > 1) rnn_cp16(xs + n * lds + k, src, ok ? 16 : 0);
+        else if (sizeof(T) == 4) rnn_cp4(xs + n * lds + k, src, ok ? 4 : 0);
+        else xs[n * lds + k] = ok ? *src : (T)0;
+    }
+}
+
+/* Starts copying columns n0 .. n0+NP-1, elements k0 .. k0+KC-1 of X (column n at X + n*ldx, K
+ * elements, N columns; T: float, or unsigned short for a 16-bit twin) into this block's xs
+ * ([NP][lds]), zeros outside, as S commit groups: wave v holds the v-th S-th of every warp's share
+ * of the KC columns (KC / RNN_WARPS each), so that a product whose warps take their shares
+ * (rnn_mv_mma) can start on a wave while the later ones land (rnn_wave_wait; S = 1: one group).
+ * 16-byte copies where whole (rnn_rows_whole16), else 4 bytes, or 16-bit values one at a time (a
+ * cp.async moves 4 bytes at least). */
+template <int S, typename T>
+RNN_DEV void rnn_stage_copies(T *xs, const T *X, long long ldx, int N, int K, int n0, int k0, int NP, int KC, int lds,
+                              bool whole) {
+    for (int v = 0; v < S; v++) {
+        if (whole) rnn_stage_wave<S, 16 / sizeof(T)>(xs, X, ldx, N, K, n0, k0, NP, KC, lds, v);
+        else rnn_stage_wave<S, 1>(xs, X, ldx, N, K, n0, k0, NP, KC, lds, v);
+        rnn_cp_commit();
+    }
+}
+
 /* Starts copying columns n0 .. n0+NP-1, elements k0 .. k0+KC-1 of X (column n at X + n*ldx, K
  * elements, N columns; T: float, or unsigned short for a 16-bit twin) into tile b of xs ([NP][lds]
  * each): with clusters and 16-byte aligned rows, this block's share of them multicast to the
  * cluster (rows past N and elements past K keep what they hold: the plan makes sure that is zeros
- * or columns nobody keeps); else all of them into this block only, zeros outside, 16-byte copies
- * when ldx, K and X allow (16-bit values one at a time otherwise: a cp.async moves 4 bytes at least). */
+ * or columns nobody keeps); else all of them into this block only (rnn_stage_copies in one group). */
 template <typename T>
 RNN_DEV void rnn_mv_stage(T *xs, int b, const T *X, long long ldx, int N, int K, int n0, int k0, int NP, int KC, int lds) {
-    constexpr int V = 16 / sizeof(T); /* elements a 16-byte copy */
     xs += b * NP * lds;
-    const bool whole = ldx % V == 0 && K % V == 0 && (((unsigned long long)X) & 15) == 0;
+    const bool whole = rnn_rows_whole16(X, ldx, K);
 #if RNN_CLUSTER > 1
     const unsigned full = rnn_smem_addr(&rnn_full[b]), uses = rnn_uses[b];
     if (whole) {
@@ -629,22 +667,7 @@ RNN_DEV void rnn_mv_stage(T *xs, int b, const T *X, long long ldx, int N, int K,
     if (uses > 0) rnn_bar_wait(rnn_smem_addr(&rnn_empty[b]), (uses - 1) & 1);
     if (threadIdx.x == 0) asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(full) : "memory"); /* no bytes to count */
 #endif
-    if (whole) {
-        const int q = KC / V;
-        for (int e = threadIdx.x; e < NP * q; e += RNN_P_THREADS) {
-            const int n = e / q, k = (e - n * q) * V;
-            const int ok = n0 + n < N && k0 + k < K;
-            rnn_cp16(xs + n * lds + k, ok ? X + (long long)(n0 + n) * ldx + k0 + k : X, ok ? 16 : 0);
-        }
-    } else {
-        for (int e = threadIdx.x; e < NP * KC; e += RNN_P_THREADS) {
-            const int n = e / KC, k = e - n * KC;
-            const int ok = n0 + n < N && k0 + k < K;
-            if (sizeof(T) == 4) rnn_cp4(xs + n * lds + k, ok ? X + (long long)(n0 + n) * ldx + k0 + k : X, ok ? 4 : 0);
-            else xs[n * lds + k] = ok ? X[(long long)(n0 + n) * ldx + k0 + k] : (T)0;
-        }
-    }
-    rnn_cp_commit();
+    rnn_stage_copies<1>(xs, X, ldx, N, K, n0, k0, NP, KC, lds, whole);
 }
 
 /* Chunk c of a pass over sequences n0 .., whose chunk 0 rnn_mv_stage started into tile 0 of xs
@@ -671,45 +694,14 @@ RNN_DEV const T *rnn_mv_chunk(T *xs, const T *X, long long ldx, int N, int K, in
     return xs + (c & 1) * NP * lds;
 }
 
-/* A tile staged whole for a product whose weights' fragments are in registers (rnn_mv_mma with KI
- * > 0, no clusters), in S waves of copies, a commit group each: wave v holds k steps [v*KI/S,
- * (v+1)*KI/S) of every warp's share of the KC columns (KC / RNN_WARPS each), so that a warp's product
- * starts on a wave while the later waves are in flight (rnn_wave_wait). The copies, zeros and bounds
- * are rnn_mv_stage's without clusters (k0 = 0), in another order. */
-template <int S, typename T>
-RNN_DEV void rnn_mv_stage_waves(T *xs, const T *X, long long ldx, int N, int K, int n0, int NP, int KC, int lds) {
-    constexpr int V = 16 / sizeof(T); /* elements a 16-byte copy */
-    const bool whole = ldx % V == 0 && K % V == 0 && (((unsigned long long)X) & 15) == 0;
-    const int kw = KC / RNN_WARPS, L = kw / S; /* a warp's share; a wave's columns of it */
-    for (int v = 0; v < S; v++) {
-        if (whole) {
-            const int q = L / V, row = RNN_WARPS * q; /* 16-byte copies of a wave's segment, of its row */
-            for (int e = threadIdx.x; e < NP * row; e += RNN_P_THREADS) {
-                const int n = e / row, w = (e - n * row) / q, k = w * kw + v * L + (e - n * row - w * q) * V;
-                const int ok = n0 + n < N && k < K;
-                rnn_cp16(xs + n * lds + k, ok ? X + (long long)(n0 + n) * ldx + k : X, ok ? 16 : 0);
-            }
-        } else {
-            const int row = RNN_WARPS * L;
-            for (int e = threadIdx.x; e < NP * row; e += RNN_P_THREADS) {
-                const int n = e / row, w = (e - n * row) / L, k = w * kw + v * L + (e - n * row - w * L);
-                const int ok = n0 + n < N && k < K;
-                if (sizeof(T) == 4) rnn_cp4(xs + n * lds + k, ok ? X + (long long)(n0 + n) * ldx + k : X, ok ? 4 : 0);
-                else xs[n * lds + k] = ok ? X[(long long)(n0 + n) * ldx + k] : (T)0;
-            }
-        }
-        rnn_cp_commit();
-    }
-}
-
-/* Before k step ki of a product on rnn_mv_stage_waves' tile (waves) or on a tile staged in one go
- * (not waves: the copies' one wait, at ki = 0): at the first k step of each wave, waits until this
- * thread's copies of it have landed, then for the block's (a __syncthreads). */
+/* Before k step ki of a product on a tile staged in S waves (rnn_stage_copies<S>): at the first k
+ * step of each wave, waits until this thread's copies of it have landed, then for the block's (a
+ * __syncthreads). */
 template <int KI, int S>
-RNN_DEV void rnn_wave_wait(int ki, bool waves) {
+RNN_DEV void rnn_wave_wait(int ki) {
     constexpr int KV = KI / S; /* k steps a wave */
-    if (waves ? ki % KV != 0 : ki != 0) return;
-    switch (waves ? S - 1 - ki / KV : 0) { /* wave groups still allowed in flight */
+    if (ki % KV != 0) return;
+    switch (S - 1 - ki / KV) { /* wave groups still allowed in flight */
     case 0: rnn_cp_wait_all(); break;
     case 1: rnn_cp_wait_one(); break;
     case 2: asm volatile("cp.async.wait_group 2;" ::: "memory"); break;
@@ -1078,14 +1070,14 @@ template <int KI, int MT, typename V> struct rnn_wfrag { V a[KI > 0 ? KI : 1][MT
 
 /* rnn_mv_mma's k loop over a warp's share (kw) of one chunk: step(a, kk) at each k step of KS, the
  * weights' A fragments a from fr (KI > 0: all KI steps, unrolled; with WS > 0, each step after
- * rnn_wave_wait<KI, WS>(ki, waves)) or read from shared memory at wp (ldw elements a row; the loop
+ * rnn_wave_wait<KI, WS>(ki)) or read from shared memory at wp (ldw elements a row; the loop
  * unrolled U times). */
 template <int KI, int MT, int RPP, int KS, int U, int WS, typename V, typename E, typename S>
-RNN_DEV void rnn_mma_k(const rnn_wfrag<KI, MT, V> *fr, const E *wp, int ldw, int kw, S &step, bool waves) {
+RNN_DEV void rnn_mma_k(const rnn_wfrag<KI, MT, V> *fr, const E *wp, int ldw, int kw, S &step) {
     if constexpr (KI > 0) {
 #pragma unroll
         for (int ki = 0; ki < KI; ki++) {
-            if constexpr (WS > 0) rnn_wave_wait<KI, WS>(ki, waves);
+            if constexpr (WS > 0) rnn_wave_wait<KI, WS>(ki);
             step(fr->a[ki], ki * KS);
         }
     } else {
@@ -1120,10 +1112,11 @@ template <> struct rnn_staged<1> { typedef unsigned short T; };    /* or as its 
  * are, rows 64 bytes past 128s as the weights'), and F (or NULL) its 16-bit flagged words
  * (rnn_flag_stage16); without, F (or NULL) holds 8-byte flagged words (rnn_flag_stage). */
 /* With KI > 0, the weights' A fragments come from fr (rnn_wfrag_load's, before the step loop), not
- * from W: one pass of rows, K staged whole, KI steps of KS a warp (the kernel traps otherwise);
- * without clusters and flagged words and from 16 sequences a pass, the tile is staged in WS waves
- * (rnn_mv_stage_waves), so that the product runs on the first while the others land. */
-template <int RW, int NW, int PREC, int XH, int LDR, int KI = 0>
+ * from W: one pass of rows, K staged whole, KI steps of KS a warp (the kernel traps otherwise).
+ * With WS > 0 (codegen/cg.h CgPersistGemm.waves: KI > 0, this block's own copies, no flagged
+ * words), the tile is staged in WS waves (rnn_stage_copies), so that the product runs on the first
+ * while the others land. */
+template <int RW, int NW, int PREC, int XH, int LDR, int KI = 0, int WS = 0>
 RNN_DEV void rnn_mv_mma(const void *W, int ldw, int rows, int passes, int K, int KC, int chunks, const void *X,
                         long long ldx, int N, const void *F, unsigned flag, float *xs, float *red,
                         float *out, long long ldo, const int *rowmap, int acc, float *sres, int res_cap, int kept_only,
@@ -1131,9 +1124,7 @@ RNN_DEV void rnn_mv_mma(const void *W, int ldw, int rows, int passes, int K, int
                         const rnn_wfrag<KI, (RW + 1) / 2, typename rnn_wv<PREC>::T> *fr = nullptr) {
     constexpr int NP = 4 * NW, RPP = 8 * RW, MT = (RW + 1) / 2, NT = NP / 8, H = PREC != RNN_TF32, BF = PREC == RNN_BF16;
     constexpr int KS = H ? 32 : 16; /* k a step of the two products */
-    /* waves of rnn_mv_stage_waves (0: the tile staged in one go, rnn_mv_chunk's wait); from 16
-     * sequences a pass: at 8 a wave's product is too short to pay its wait (bench/NOTES.md section 71) */
-    constexpr int WS = KI > 0 && RNN_CLUSTER == 1 && NW >= 4 ? (KI % 4 == 0 ? 4 : KI % 2 == 0 ? 2 : 1) : 0;
+    static_assert(WS == 0 || (KI > 0 && KI % WS == 0 && RNN_CLUSTER == 1), "rnn_mv_mma: waves of whole k steps, copies of its own");
     static_assert(LDR >= RPP, "rnn_mv_mma: a pass's partial sums fit their stride");
     static_assert(NW % 2 == 0, "rnn_mv_mma: whole 8-sequence tiles");
     static_assert(!XH || H, "rnn_mv_mma: 16-bit operands with 16-bit products only");
@@ -1143,6 +1134,7 @@ RNN_DEV void rnn_mv_mma(const void *W, int ldw, int rows, int passes, int K, int
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, tk = (lane & 3) * (KS / 4);
     const int lds = KC + (XH ? RNN_PAD_16 : H ? RNN_PAD_FFMA : RNN_PAD_MMA), kw = KC / RNN_WARPS;
     if (KI > 0 && (passes != 1 || chunks != 1 || kw != KI * KS || !fr)) __trap(); /* fr's contract (above) */
+    if (WS > 0 && F) __trap(); /* flagged words are staged in one go (the plan gives them no waves) */
     for (int p = 0; p < passes; p++) {
         for (int n0 = 0; n0 < N; n0 += NP) {
             float c[2][MT][NT][4]; /* two independent sums per tile: twice the mma in flight */
@@ -1154,9 +1146,8 @@ RNN_DEV void rnn_mv_mma(const void *W, int ldw, int rows, int passes, int K, int
                     for (int j = 0; j < NT; j++) c[h][i][j][0] = c[h][i][j][1] = c[h][i][j][2] = c[h][i][j][3] = 0.0f;
             if (F && XH) rnn_flag_stage16((unsigned short *)xs, (const unsigned *)F, flag, N, K, n0, NP, KC, lds); /* whole */
             else if (F) rnn_flag_stage(xs, (const unsigned long long *)F, flag, N, K, n0, NP, KC, lds); /* (chunks == 1) */
-            else if (WS > 0) rnn_mv_stage_waves<(WS > 0 ? WS : 1)>(xt, xg, ldx, N, K, n0, NP, KC, lds);
+            else if (WS > 0) rnn_stage_copies<(WS > 0 ? WS : 1)>(xt, xg, ldx, N, K, n0, 0, NP, KC, lds, rnn_rows_whole16(xg, ldx, K));
             else rnn_mv_stage(xt, 0, xg, ldx, N, K, n0, 0, NP, KC, lds);
-            const bool waves = !F; /* (WS > 0) the tile's copies are in waves */
             for (int ch = 0; ch < chunks; ch++) {
                 const long long w0 = (long long)(p * RPP + g) * ldw + ch * KC + warp * kw + tk; /* elements */
                 /* with WS > 0 (chunks == 1), the k loop waits for the tile (rnn_wave_wait) */
@@ -1184,7 +1175,7 @@ RNN_DEV void rnn_mv_mma(const void *W, int ldw, int rows, int passes, int K, int
                                 rnn_mma16<BF>(c[1][i][j], a[i][0].z, a[i][1].z, a[i][0].w, a[i][1].w, b[j].z, b[j].w);
                             }
                     };
-                    rnn_mma_k<KI, MT, RPP, KS, 2, WS>(fr, (const unsigned short *)W + w0, ldw, kw, step, waves);
+                    rnn_mma_k<KI, MT, RPP, KS, 2, WS>(fr, (const unsigned short *)W + w0, ldw, kw, step);
                 } else {
                     auto step = [&](const float4 (&a)[MT][2], int kk) {
                         float4 b[NT];
@@ -1202,7 +1193,7 @@ RNN_DEV void rnn_mv_mma(const void *W, int ldw, int rows, int passes, int K, int
                             }
                     };
                     /* unrolled 4: a warp is mostly alone on its scheduler; loads of later k in flight hide latency */
-                    rnn_mma_k<KI, MT, RPP, KS, 4, WS>(fr, (const float *)W + w0, ldw, kw, step, waves);
+                    rnn_mma_k<KI, MT, RPP, KS, 4, WS>(fr, (const float *)W + w0, ldw, kw, step);
                 }
                 rnn_mv_release(ch & 1); /* the tile is refilled two chunks later */
                 RNN_PROF(2);
