@@ -391,7 +391,9 @@ RNN_DEV bool rnn_rows_whole16(const T *X, long long ldx, int K) {
 }
 
 /* Wave v of rnn_stage_copies' S, in pieces of PV elements: 16-byte copies (PV = 16 / sizeof(T)),
- * or one element each (PV = 1). */
+ * or one element each (PV = 1). Each branch spells out its source: with it hoisted into one pointer,
+ * NVRTC compiled the one-group tiles to other code than the loops this replaced (bench/NOTES.md
+ * section 72); as written, those units' machine code is unchanged. */
 template <int S, int PV, typename T>
 RNN_DEV void rnn_stage_wave(T *xs, const T *X, long long ldx, int N, int K, int n0, int k0, int NP, int KC, int lds, int v) {
     const int kw = KC / RNN_WARPS, L = kw / S, q = L / PV, row = RNN_WARPS * q; /* a warp's share, its wave's part */
@@ -399,10 +401,9 @@ RNN_DEV void rnn_stage_wave(T *xs, const T *X, long long ldx, int N, int K, int 
         /* piece r of row n: warp r / q's segment (with S = 1, kw - L = 0: the row's pieces in order) */
         const int n = e / row, r = e - n * row, k = (r / q) * (kw - L) + v * L + r * PV;
         const int ok = n0 + n < N && k0 + k < K;
-        const T *src = ok ? X + (long long)(n0 + n) * ldx + k0 + k : X;
-        if (PV > 1) rnn_cp16(xs + n * lds + k, src, ok ? 16 : 0);
-        else if (sizeof(T) == 4) rnn_cp4(xs + n * lds + k, src, ok ? 4 : 0);
-        else xs[n * lds + k] = ok ? *src : (T)0;
+        if (PV > 1) rnn_cp16(xs + n * lds + k, ok ? X + (long long)(n0 + n) * ldx + k0 + k : X, ok ? 16 : 0);
+        else if (sizeof(T) == 4) rnn_cp4(xs + n * lds + k, ok ? X + (long long)(n0 + n) * ldx + k0 + k : X, ok ? 4 : 0);
+        else xs[n * lds + k] = ok ? X[(long long)(n0 + n) * ldx + k0 + k] : (T)0;
     }
 }
 
