@@ -280,6 +280,8 @@ typedef struct CgPersistAsk {
                              * step GEMMs at 32 sequences a pass or on 4 warps; FFMA 127, 105, 85 or 65 by the
                              * unit's shape; none at 16), -1 none, 1 to 255 at most so many (past the budget a
                              * kernel may spill: the runtime then builds it again holding fewer) */
+    int waves;              /* the staging waves a step GEMM's operand may take (CgPersistGemm.waves): 0 the
+                             * rule's, -1 none, 2 or 4 at most so many */
 } CgPersistAsk;
 
 /* How a persistent forward's steps meet (CgPersistAsk.handoff; bench/NOTES.md sections 17, 44): at
@@ -432,6 +434,9 @@ int cg_persist_blocks_parse(const char *text);
 /* A cap on the registers of held weights given as text ("0" to "255": RNNCC_PERSIST_WREGS, rnncc emit
  * --wregs), as CgPersistAsk.wregs takes it: -1 for "0" (none), R for R; 0 for anything else. */
 int cg_persist_wregs_parse(const char *text);
+/* A cap on the staging waves given as text ("0", "2" or "4": RNNCC_PERSIST_WAVES, rnncc emit
+ * --waves), as CgPersistAsk.waves takes it: -1 for "0" (none), 2 or 4; 0 for anything else. */
+int cg_persist_waves_parse(const char *text);
 /* What the parsers above take, in words, for the messages that refuse other values (the
  * environment variables' in runtime/rt_model.c, rnncc emit's options in compiler/cli_emit.c). */
 #define CG_PERSIST_CLUSTER_VALUES "1, 2 or 4"
@@ -441,6 +446,7 @@ int cg_persist_wregs_parse(const char *text);
 #define CG_PERSIST_HANDOFF_VALUES "flags or barrier"
 #define CG_PERSIST_BLOCKS_VALUES "a number from 1 to 1024"
 #define CG_PERSIST_WREGS_VALUES "a number from 0 to 255"
+#define CG_PERSIST_WAVES_VALUES "0, 2 or 4"
 /* The request for a pass over a batch of N on an H100 (CG_H100_*), in clusters of cluster blocks
  * (0: cg_persist_cluster's rule, split as cg_persist_split says): what the CLI plans without a GPU. */
 CgPersistAsk cg_persist_h100_ask(int64_t N, int backward, CgProducts products, int cluster);

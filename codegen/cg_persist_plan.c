@@ -527,10 +527,11 @@ static int split_rows_max(const CgPersist *P) { return P->split && P->mma ? 40 :
  * copies must be this block's own (no clusters sharing them: multicast lands whole), not flagged
  * words (polled whole), and the waves whole k steps: 4 where wregs divides by 4, else 2 where by 2.
  * From 16 sequences a pass: at 8, small_b4's forward lost 1% to the waits (bench/NOTES.md section
- * 71). */
-static int staging_waves(const CgPersist *P, const CgPersistGemm *q) {
-    if (!P->mma || q->wregs <= 0 || (P->cluster > 1 && !P->split) || P->flags || P->nw < 4) return 0;
-    return q->wregs % 4 == 0 ? 4 : q->wregs % 2 == 0 ? 2 : 0;
+ * 71). asked (CgPersistAsk.waves): -1 none, 2 at most 2. */
+static int staging_waves(const CgPersist *P, const CgPersistGemm *q, int asked) {
+    if (asked < 0 || !P->mma || q->wregs <= 0 || (P->cluster > 1 && !P->split) || P->flags || P->nw < 4) return 0;
+    const int w = q->wregs % 4 == 0 ? 4 : q->wregs % 2 == 0 ? 2 : 0;
+    return asked > 0 && w > asked ? asked : w;
 }
 
 /* cg_persist_plan for clusters of `cluster` blocks (1: none). */
@@ -685,7 +686,7 @@ static int plan_for(Arena *arena, const PlanLayout *L, const CgPersistAsk *ask, 
     P->flags = ask->handoff == CG_HANDOFF_FLAGS && flags_allowed(L, P);
     for (int qi = 0; qi < P->ngemms; qi++) P->gemms[qi].fuse = sums_left_in_red(L, P, qi);
     weights_in_registers(P, ask->wregs);
-    for (int qi = 0; qi < P->ngemms; qi++) P->gemms[qi].waves = staging_waves(P, &P->gemms[qi]);
+    for (int qi = 0; qi < P->ngemms; qi++) P->gemms[qi].waves = staging_waves(P, &P->gemms[qi], ask->waves);
     char cl[48];
     int held = 0;
     for (int qi = 0; qi < P->ngemms; qi++) held += P->gemms[qi].wregs > 0;
@@ -837,6 +838,10 @@ int cg_persist_handoff_parse(const char *text) {
 int cg_persist_blocks_parse(const char *text) { return (int)whole_in_range(text, 1, 1024); }
 
 int cg_persist_wregs_parse(const char *text) { return strcmp(text, "0") == 0 ? -1 : (int)whole_in_range(text, 1, 255); }
+
+int cg_persist_waves_parse(const char *text) {
+    return strcmp(text, "0") == 0 ? -1 : strcmp(text, "2") == 0 ? 2 : strcmp(text, "4") == 0 ? 4 : 0;
+}
 
 int cg_persist_seqs_parse(const char *text) {
     return strcmp(text, "4") == 0 ? 4 : strcmp(text, "8") == 0 ? 8 : strcmp(text, "16") == 0 ? 16

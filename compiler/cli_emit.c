@@ -31,6 +31,7 @@ typedef struct EmitTile {
     int split;       /* --split: a backward's clusters split K */
     int blocks;      /* --blocks G: at most G blocks (0: one a multiprocessor) */
     int wregs;       /* --wregs R: registers of weights held in registers (CgPersistAsk.wregs; 0: the rule's) */
+    int waves;       /* --waves W: staging waves at most (CgPersistAsk.waves; 0: the rule's) */
 } EmitTile;
 
 /* Plans, lays out and emits one cell into out (a per-step unit: the parts cg_emit_unit takes; with
@@ -78,6 +79,7 @@ static int emit_cell(CliSource *s, const IrCell *ic, const char **dims, int ndim
     ask.split |= t->split;
     ask.blocks = t->blocks;
     ask.wregs = t->wregs;
+    ask.waves = t->waves;
     ask.twins = precision == RNNCC_FP16 || precision == RNNCC_BF16;
     int in_pairs; /* planned as the runtime builds it: fours on the blocks an H100 holds, or the rule's pairs */
     if (!cg_persist_h100_plan(&s->arena, layout, &ask, !t->cluster, &P, why, sizeof why, &in_pairs)) {
@@ -148,7 +150,7 @@ int cli_emit(int argc, char **argv) {
         {"cluster", required_argument, 0, 'C'}, {"warps", required_argument, 0, 'W'},
         {"chunk", required_argument, 0, 'K'}, {"seqs", required_argument, 0, 'S'},
         {"handoff", required_argument, 0, 'H'}, {"split", no_argument, 0, 'X'}, {"blocks", required_argument, 0, 'G'},
-        {"wregs", required_argument, 0, 'R'}, {"help", no_argument, 0, 'h'},
+        {"wregs", required_argument, 0, 'R'}, {"waves", required_argument, 0, 'V'}, {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     const char *cell = NULL, *out_path = NULL, *arch = NULL;
     EmitTile tile = {.handoff = -1}; /* the persistent unit's tile options */
@@ -193,6 +195,9 @@ int cli_emit(int argc, char **argv) {
         case 'R':
             if (!(tile.wregs = cg_persist_wregs_parse(optarg))) return refused("--wregs", CG_PERSIST_WREGS_VALUES, optarg);
             break;
+        case 'V':
+            if (!(tile.waves = cg_persist_waves_parse(optarg))) return refused("--waves", CG_PERSIST_WAVES_VALUES, optarg);
+            break;
         case 'F':
         case 'B': part = c; break;
         case 'D':
@@ -203,7 +208,7 @@ int cli_emit(int argc, char **argv) {
             printf("usage: rnncc emit [--cell NAME] [--dim NAME=VALUE]... [--forward | --backward]\n"
                    "                  [--persistent N [--precision P] [--cluster C] [--warps W]\n"
                    "                  [--chunk K] [--seqs S] [--handoff flags|barrier] [--split] [--blocks G]\n"
-                   "                  [--wregs R]]\n"
+                   "                  [--wregs R] [--waves W]]\n"
                    "                  [--ptx | --cubin] [--arch ARCH]\n"
                    "                  [-o FILE] FILE\n"
                    "Prints the CUDA translation unit of a cell in FILE (the only one, or --cell NAME) with every\n"
@@ -240,7 +245,10 @@ int cli_emit(int argc, char **argv) {
                    "4 and 8 warps, less for some) lets a tensor-core forward, or an FFMA forward or backward,\n"
                    "hold at most R registers a thread of step weights for every step instead of reading them\n"
                    "from shared memory (0: none; RNNCC_PERSIST_WREGS; a kernel past its budget may spill, which\n"
-                   "the runtime then builds again holding fewer).\n");
+                   "the runtime then builds again holding fewer). --waves W (0, 2 or 4; default the rule's, up to 4\n"
+                   "where a tile holds its weights in registers, stages its own copies and takes 16 sequences a\n"
+                   "pass or more) stages such a tile in at most W waves of copies, the product starting on the\n"
+                   "first (0: in one go; RNNCC_PERSIST_WAVES).\n");
             return CLI_OK;
         default: return CLI_USAGE_ERROR;
         }
@@ -254,10 +262,11 @@ int cli_emit(int argc, char **argv) {
         return CLI_USAGE_ERROR;
     }
     if ((tile.cluster || tile.warps || tile.chunk || tile.seqs || tile.handoff >= 0 || tile.split || tile.blocks ||
-         tile.wregs) && !batch) {
+         tile.wregs || tile.waves) && !batch) {
         fprintf(stderr, "rnncc emit: error: --%s applies to --persistent N (the per-step unit has no tile)\n",
                 tile.cluster ? "cluster" : tile.warps ? "warps" : tile.chunk ? "chunk" : tile.seqs ? "seqs"
-                : tile.handoff >= 0 ? "handoff" : tile.split ? "split" : tile.blocks ? "blocks" : "wregs");
+                : tile.handoff >= 0 ? "handoff" : tile.split ? "split" : tile.blocks ? "blocks" : tile.wregs ? "wregs"
+                : "waves");
         return CLI_USAGE_ERROR;
     }
     if (optind != argc - 1) {

@@ -261,6 +261,7 @@ struct rnncc_model {
     int persist_handoff;        /* RNNCC_PERSIST_HANDOFF: CG_HANDOFF_FLAGS or _BARRIER, forced; -1: searched */
     int persist_blocks;         /* RNNCC_PERSIST_BLOCKS: blocks at most (CgPersistAsk.blocks), forced; 0: searched */
     int persist_wregs;          /* RNNCC_PERSIST_WREGS: registers of held weights (CgPersistAsk.wregs); 0: the rule's */
+    int persist_waves;          /* RNNCC_PERSIST_WAVES: staging waves at most (CgPersistAsk.waves); 0: the rule's */
     int persist_search;         /* 1 (default): persistent tiles by measurement (rt_tile.c); 0: by rule */
     char device_name[256];      /* the device's name (part of the tile search's cache key) */
     /* 16-bit GEMM operands of the pass being issued (rt_half_begin): the weights' copy (NULL: none this

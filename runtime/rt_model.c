@@ -271,7 +271,8 @@ static rnncc_status backend_from_env(rnncc_model *m) {
  * how a forward's steps meet (flags where the plan allows), RNNCC_PERSIST_SPLIT=1|0 a backward's
  * clusters to split K instead of sharing copies (where the plan allows) or not, RNNCC_PERSIST_BLOCKS=G
  * (1 to 1024) at most G blocks (the fewer-blocks tile; a multiple of the cluster), RNNCC_PERSIST_WREGS=R (0 to
- * 255) at most R registers a thread of step weights held in registers; RNNCC_PERSIST_SEARCH=0 turns the
+ * 255) at most R registers a thread of step weights held in registers, RNNCC_PERSIST_WAVES=0|2|4 at most so
+ * many staging waves (0: none); RNNCC_PERSIST_SEARCH=0 turns the
  * measured search off (the rule's tile, cg_persist_cluster and cg_persist_split, with what is forced). */
 static rnncc_status tile_from_env(rnncc_model *m) {
     const char *c = getenv("RNNCC_PERSIST_CLUSTER"), *w = getenv("RNNCC_PERSIST_WARPS"), *s = getenv("RNNCC_PERSIST_SEARCH");
@@ -303,6 +304,10 @@ static rnncc_status tile_from_env(rnncc_model *m) {
     if (r && *r && !(m->persist_wregs = cg_persist_wregs_parse(r)))
         return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT,
                        "the environment variable RNNCC_PERSIST_WREGS is '%.64s'; it must be " CG_PERSIST_WREGS_VALUES, r);
+    const char *wv = getenv("RNNCC_PERSIST_WAVES");
+    if (wv && *wv && !(m->persist_waves = cg_persist_waves_parse(wv)))
+        return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT,
+                       "the environment variable RNNCC_PERSIST_WAVES is '%.64s'; it must be " CG_PERSIST_WAVES_VALUES, wv);
     const char *sk = getenv("RNNCC_PERSIST_SPLIT");
     if (sk && *sk && strcmp(sk, "0") != 0 && strcmp(sk, "1") != 0)
         return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT,

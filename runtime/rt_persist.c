@@ -187,7 +187,8 @@ static rnncc_status build(rnncc_model *m, int li, int64_t N, int backward, RtPer
                                                        : !m->persist_cluster && cg_persist_split(N, products, backward),
                         .warps = m->persist_warps, .kc_cap = m->persist_chunk, .nw_max = m->persist_nw,
                         .handoff = m->persist_handoff < 0 ? CG_HANDOFF_BARRIER : m->persist_handoff,
-                        .twins = rt_half(m), .blocks = m->persist_blocks, .wregs = m->persist_wregs};
+                        .twins = rt_half(m), .blocks = m->persist_blocks, .wregs = m->persist_wregs,
+                        .waves = m->persist_waves};
     char why[256];
     CgPersist rule_plan; /* kept in p after the search or build, which overwrite p */
     if (!cg_persist_plan(&m->arena, m->layout[li], &ask, &rule_plan, why, sizeof why)) rule_plan.nw = 0;

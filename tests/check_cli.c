@@ -648,6 +648,23 @@ START_TEST(run_emit_schedule_arguments) {
     }
     static const char *const bad_wregs[] = {"256", "-1", "1x", ""};
     tile_option_refused("--wregs", "a number from 0 to 255", bad_wregs, sizeof bad_wregs / sizeof *bad_wregs);
+    /* --waves W: at most W staging waves (0: in one go); deepbench's forward takes 4 by rule: its product's
+     * last template argument (rnn_mv_mma's WS) */
+    static const struct { const char *waves; const char *mma; } waves[] = {
+        {NULL, "rnn_mv_mma<4, 8, 2, 1, 36, 4, 4>("}, {"0", "rnn_mv_mma<4, 8, 2, 1, 36, 4>("},
+        {"2", "rnn_mv_mma<4, 8, 2, 1, 36, 4, 2>("}, {"4", "rnn_mv_mma<4, 8, 2, 1, 36, 4, 4>("}};
+    for (size_t i = 0; i < sizeof waves / sizeof *waves; i++) {
+        if (waves[i].waves)
+            r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=64", "--dim", "H=1024", "--persistent", "32", "--precision",
+                    "fp16", "--forward", "--waves", waves[i].waves);
+        else
+            r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=64", "--dim", "H=1024", "--persistent", "32", "--precision",
+                    "fp16", "--forward");
+        ck_assert_int_eq(r.status, 0);
+        ck_assert_msg(strstr(r.out, waves[i].mma), "--waves %s", waves[i].waves ? waves[i].waves : "(none)");
+    }
+    static const char *const bad_waves[] = {"1", "3", "8", "-2", "2x", ""};
+    tile_option_refused("--waves", "0, 2 or 4", bad_waves, sizeof bad_waves / sizeof *bad_waves);
 }
 END_TEST
 

@@ -2128,6 +2128,17 @@ START_TEST(persistent_tiles_staged_in_waves) {
         ck_assert_int_eq(P.gemms[0].waves, rows[i].waves ? 4 : 0);
         ck_assert_msg(!!strstr(tile, "operands staged whole in 4 waves") == rows[i].waves, "row %zu: %s", i, tile);
         ck_assert_msg(!!strstr(why, "operands staged whole in 4 waves") == rows[i].waves, "row %zu: %s", i, why);
+        /* asked (RNNCC_PERSIST_WAVES, emit --waves): none, or at most 2 */
+        for (int asked = -1; asked <= 2 && rows[i].waves; asked += 3) {
+            CgPersistAsk capped = ask;
+            capped.waves = asked;
+            CgPersist Q;
+            ck_assert(cg_persist_plan(&s.arena, L, &capped, &Q, why, sizeof why));
+            ck_assert_int_eq(Q.gemms[0].waves, asked < 0 ? 0 : 2);
+            cg_persist_tile_text(&Q, tile, sizeof tile);
+            ck_assert_ptr_nonnull(strstr(tile, asked < 0 ? "operands staged whole" : "operands staged whole in 2 waves"));
+            ck_assert_int_eq(asked < 0, strstr(tile, "waves") == NULL);
+        }
         RtNvrtcResult res;
         ck_assert_int_eq(rt_nvrtc_compile(u, "lstm", RT_NVRTC_PTX, "sm_90a", &res), RT_NVRTC_OK);
         const int three = strstr(res.image, "cp.async.wait_group 3;") != NULL, two = strstr(res.image, "cp.async.wait_group 2;") != NULL;

@@ -159,6 +159,8 @@ START_TEST(model_arguments_are_checked) {
         {"RNNCC_PERSIST_BLOCKS", "96 ", "RNNCC_PERSIST_BLOCKS is '96 '"},
         {"RNNCC_PERSIST_WREGS", "256", "the environment variable RNNCC_PERSIST_WREGS is '256'; it must be a number from 0 to 255"},
         {"RNNCC_PERSIST_WREGS", "-1", "RNNCC_PERSIST_WREGS is '-1'"},
+        {"RNNCC_PERSIST_WAVES", "3", "the environment variable RNNCC_PERSIST_WAVES is '3'; it must be 0, 2 or 4"},
+        {"RNNCC_PERSIST_WAVES", "4 ", "RNNCC_PERSIST_WAVES is '4 '"},
     };
     for (size_t i = 0; i < sizeof tile_env / sizeof *tile_env; i++) {
         env_keep(tile_env[i][0], outer);
