@@ -432,8 +432,11 @@ RNN_DEV void rnn_stage_copies(T *xs, const T *X, long long ldx, int N, int K, in
 template <typename T>
 RNN_DEV void rnn_mv_stage(T *xs, int b, const T *X, long long ldx, int N, int K, int n0, int k0, int NP, int KC, int lds) {
     xs += b * NP * lds;
-    const bool whole = rnn_rows_whole16(X, ldx, K);
 #if RNN_CLUSTER > 1
+    constexpr int V = 16 / sizeof(T); /* elements a 16-byte copy */
+    /* rnn_rows_whole16 spelled out: through the helper NVRTC compiled a clustered unit (GRU fp32 at 32
+     * sequences) to other machine code than before (bench/sametext.sh; bench/NOTES.md section 72) */
+    const bool whole = ldx % V == 0 && K % V == 0 && (((unsigned long long)X) & 15) == 0;
     const unsigned full = rnn_smem_addr(&rnn_full[b]), uses = rnn_uses[b];
     if (whole) {
         const int nn = N - n0 < NP ? N - n0 : NP, kn = K - k0 < KC ? K - k0 : KC;
@@ -455,8 +458,10 @@ RNN_DEV void rnn_mv_stage(T *xs, int b, const T *X, long long ldx, int N, int K,
     /* this block's copies only; still a use of tile b (its barriers keep their phases in step) */
     if (uses > 0) rnn_bar_wait(rnn_smem_addr(&rnn_empty[b]), (uses - 1) & 1);
     if (threadIdx.x == 0) asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(full) : "memory"); /* no bytes to count */
+    rnn_stage_copies<1>(xs, X, ldx, N, K, n0, k0, NP, KC, lds, false); /* rows not whole 16-byte pieces */
+#else
+    rnn_stage_copies<1>(xs, X, ldx, N, K, n0, k0, NP, KC, lds, rnn_rows_whole16(X, ldx, K));
 #endif
-    rnn_stage_copies<1>(xs, X, ldx, N, K, n0, k0, NP, KC, lds, whole);
 }
 
 /* Chunk c of a pass over sequences n0 .., whose chunk 0 rnn_mv_stage started into tile 0 of xs
