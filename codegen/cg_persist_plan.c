@@ -527,7 +527,7 @@ static int split_rows_max(const CgPersist *P) { return P->split && P->mma ? 40 :
  * copies must be this block's own (no clusters sharing them: multicast lands whole), not flagged
  * words (polled whole), and the waves whole k steps: 4 where wregs divides by 4, else 2 where by 2.
  * From 16 sequences a pass: at 8, small_b4's forward lost 1% to the waits (bench/NOTES.md section
- * 71). asked (CgPersistAsk.waves): -1 none, 2 at most 2. */
+ * 71). asked (CgPersistAsk.waves): 0 the rule, -1 none, 2 or 4 at most so many. */
 static int staging_waves(const CgPersist *P, const CgPersistGemm *q, int asked) {
     if (asked < 0 || !P->mma || q->wregs <= 0 || (P->cluster > 1 && !P->split) || P->flags || P->nw < 4) return 0;
     const int w = q->wregs % 4 == 0 ? 4 : q->wregs % 2 == 0 ? 2 : 0;
