@@ -71,6 +71,14 @@ static Run run(const char *input, const char *const *args) {
 
 #define RUN(input, ...) run(input, (const char *const[]){__VA_ARGS__, NULL})
 
+/* rnncc emit's fp16 persistent forward unit of the LSTM (I = 64) at h ("H=768") and n sequences, with tile
+ * option opt given value (NULL: without it). */
+static Run emit_fp16_forward(const char *h, const char *n, const char *opt, const char *value) {
+    const char *const args[] = {"emit", "cells/lstm.cell", "--dim", "I=64", "--dim", h, "--persistent", n, "--precision",
+                                "fp16", "--forward", value ? opt : NULL, value, NULL};
+    return run(NULL, args);
+}
+
 /* A tile option of rnncc emit (opt, "--blocks"): each of the n bad values refused with the values it
  * takes (values, as in the message), and the option refused without --persistent N. */
 static void tile_option_refused(const char *opt, const char *values, const char *const *bad, size_t n) {
@@ -637,12 +645,7 @@ START_TEST(run_emit_schedule_arguments) {
     /* --wregs R: at most R registers a thread of weights held in registers (0: none), 0 to 255 */
     static const struct { const char *wregs; int held; } wregs[] = {{NULL, 1}, {"0", 0}, {"47", 0}, {"48", 1}, {"255", 1}};
     for (size_t i = 0; i < sizeof wregs / sizeof *wregs; i++) {
-        if (wregs[i].wregs)
-            r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=64", "--dim", "H=768", "--persistent", "16", "--precision",
-                    "fp16", "--forward", "--wregs", wregs[i].wregs);
-        else
-            r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=64", "--dim", "H=768", "--persistent", "16", "--precision",
-                    "fp16", "--forward");
+        r = emit_fp16_forward("H=768", "16", "--wregs", wregs[i].wregs);
         ck_assert_int_eq(r.status, 0);
         ck_assert_int_eq(strstr(r.out, "rnn_wfrag_load<3, 4, 2>(rnn_wf1, w1, 800, 768);") != NULL, wregs[i].held);
     }
@@ -654,12 +657,7 @@ START_TEST(run_emit_schedule_arguments) {
         {NULL, "rnn_mv_mma<4, 8, 2, 1, 36, 4, 4>("}, {"0", "rnn_mv_mma<4, 8, 2, 1, 36, 4>("},
         {"2", "rnn_mv_mma<4, 8, 2, 1, 36, 4, 2>("}, {"4", "rnn_mv_mma<4, 8, 2, 1, 36, 4, 4>("}};
     for (size_t i = 0; i < sizeof waves / sizeof *waves; i++) {
-        if (waves[i].waves)
-            r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=64", "--dim", "H=1024", "--persistent", "32", "--precision",
-                    "fp16", "--forward", "--waves", waves[i].waves);
-        else
-            r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=64", "--dim", "H=1024", "--persistent", "32", "--precision",
-                    "fp16", "--forward");
+        r = emit_fp16_forward("H=1024", "32", "--waves", waves[i].waves);
         ck_assert_int_eq(r.status, 0);
         ck_assert_msg(strstr(r.out, waves[i].mma), "--waves %s", waves[i].waves ? waves[i].waves : "(none)");
     }
