@@ -107,7 +107,7 @@ split5=(./build/rnncc run cells/lstm.cell --dim I=64 --dim H=1024 --seq 2 --batc
     --precision fp16 --backend persistent)
 step "racecheck-split4-rows36" racecheck_own "${split5[@]}"
 step "synccheck-split4-rows36" compute-sanitizer --tool synccheck --error-exitcode 9 "${split5[@]}"
-# tiles staged in waves (persist.cuh rnn_mv_stage_waves: no clusters, weights in registers, 16 sequences a pass or
+# tiles staged in waves (CgPersistGemm.waves, persist.cuh rnn_stage_copies: no clusters, weights in registers, 16 sequences a pass or
 # more): the forward's four at H = 1024 without clusters, and a backward's pairs splitting K at 32 sequences
 waves=(./build/rnncc run cells/lstm.cell --dim I=64 --dim H=1024 --seq 2 --batch 16 --varlen --train --repeat 1
     --precision fp16 --backend persistent)
