@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# bench/patches/build.sh (host): builds an rnncc for HEAD and for each patch of bench/patches (and for
+# all of them together) into build/patches/NAME/rnncc, each from a scratch worktree of HEAD, for
+# bench/patches/ab.sh on the device (carry build). NAME: base, the patch's file name without
+# .patch, and all.
+set -eu
+cd "$(dirname "$0")/../.."
+root=$(pwd)
+mkdir -p build/patches
+one() { # one NAME PATCH...: HEAD with the patches applied, built
+    local name=$1 dir
+    shift
+    dir=$(mktemp -d)
+    git worktree add -f --detach "$dir" HEAD > /dev/null 2>&1
+    for p in "$@"; do (cd "$dir" && git apply "$root/$p"); done
+    (cd "$dir" && make -j2 build/rnncc > /dev/null)
+    mkdir -p "build/patches/$name"
+    cp "$dir/build/rnncc" "build/patches/$name/rnncc"
+    git worktree remove --force "$dir"
+    echo "build/patches/$name/rnncc: HEAD${*:+ with $*}"
+}
+one base
+patches=(bench/patches/*.patch)
+for p in "${patches[@]}"; do one "$(basename "$p" .patch)" "$p"; done
+[ ${#patches[@]} -lt 2 ] || one all "${patches[@]}"
