@@ -56,6 +56,8 @@ LIB_OBJS := $(LIB_SRCS:%.c=$(B)/%.o) $(GRAMMAR_GEN:.c=.o) $(B)/codegen/prelude_t
             $(B)/codegen/convert_text.o
 CLI_OBJS := $(CLI_SRCS:%.c=$(B)/%.o)
 TESTS    := $(TEST_SRCS:tests/%.c=$(B)/tests/%)
+# the random cells of the GPU fuzz run (tests/gpu/fuzz_configs.py), from tests/testutil.c
+RANDOM_CELLS := $(B)/tests/random_cells
 
 all: $(B)/librnncc.a $(B)/librnncc.so $(B)/rnncc
 
@@ -130,16 +132,17 @@ CHECK_LIBS := -Wl,-Bstatic -lcheck -lsubunit -Wl,-Bdynamic -lrt -lpthread
 
 # Check's header comes from install-deps: the test objects wait for it (an explicit list, since a
 # recipe-less pattern rule would not add the prerequisite to the $(B)/%.o rule that builds them).
-$(TEST_SRCS:%.c=$(B)/%.o) $(B)/tests/testutil.o: | $(B)/.deps-ok
+$(TEST_SRCS:%.c=$(B)/%.o) $(B)/tests/testutil.o $(RANDOM_CELLS).o: | $(B)/.deps-ok
 $(B)/tests/%: $(B)/tests/%.o $(B)/tests/testutil.o $(B)/librnncc.a
 	@echo "  LD      $@"
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 
-test: all $(TESTS) examples
+test: all $(TESTS) $(RANDOM_CELLS) examples
 	@fail=0; for t in $(TESTS); do \
 	    echo "== $$t"; $$t || fail=1; \
 	done; \
 	echo "== tests/examples.sh"; bash tests/examples.sh $(B) || fail=1; \
+	echo "== tests/gpu/fuzz_configs.py --host-check 60"; python3 tests/gpu/fuzz_configs.py --host-check 60 --build $(B) || fail=1; \
 	if [ $$fail -ne 0 ]; then echo "make test: FAILED"; exit 1; fi; echo "make test: all suites passed"
 
 demo: all

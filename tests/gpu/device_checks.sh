@@ -64,6 +64,9 @@ suite_in_slices() {
 }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 step gpu-tests suite_in_slices
+# random configurations of shipped and random cells (tests/gpu/fuzz_configs.py): FUZZ_SECONDS (default 240)
+# of new runs, 12 at a time; its report in $OUT/fuzz-1.txt
+step fuzz python3 tests/gpu/fuzz_configs.py --seconds "${FUZZ_SECONDS:-240}" --jobs 12 --out "$OUT"
 for tool in racecheck initcheck synccheck; do
     for be in cublas persistent; do
         step "$tool-$be" compute-sanitizer --tool $tool --error-exitcode 9 ./build/rnncc run cells/mlstm.cell --dim I=16 \

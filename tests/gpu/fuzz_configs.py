@@ -1,0 +1,220 @@
+#!/usr/bin/env python3
+"""Random configurations through `rnncc run`, each checked against the double-precision reference.
+
+Device run (the GPU machine, build/ built here and carried):
+    python3 tests/gpu/fuzz_configs.py [--seconds S] [--jobs J] [--seed K] [--out DIR]
+draws configurations (a shipped cell or one of tests/random_cells' cells; sizes, batch, steps,
+layers, directions, variable lengths, training, precision, backend, and the persistent tile's
+environment knobs) and runs J of them at a time for S seconds. A run that fails its bound is run
+again at another precision with the same data, and kept as a defect only where the error does not
+shrink with the unit roundoff (a wrong index or a race gives the same error in fp32 as in tf32;
+a sensitive cell amplifies rounding alike in both precisions, so its error falls ~2^13-fold from
+tf32 to fp32: at least RATIO-fold counts as rounding). Only the GEMMs' inputs change with the
+precision, so rounding elsewhere (the element-wise code is fp32 in every precision) stays "suspect"
+and needs a look (bench/NOTES.md section 74). Failed bounds on gradients with the reference's
+note on a kink (relu, abs...: docs/training.md) count as kinks. Crashes, hangs and errors the
+run should not give are defects. Prints a summary; writes every non-pass to DIR/fuzz-SEED.txt.
+Exit status 0 when no defect was found, 1 otherwise.
+
+Host check (`make test`):
+    python3 tests/gpu/fuzz_configs.py --host-check N
+runs N drawn configurations' command lines; without a GPU each must reach the device (fail with
+"no CUDA device") rather than be refused for its arguments, its environment or its cell.
+"""
+import argparse
+import glob
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SIZES = [1, 2, 3, 5, 7, 8, 12, 16, 17, 24, 31, 32, 40, 48, 63, 64, 65, 96, 100, 127, 128, 129, 160, 192, 255,
+         256, 257, 300]
+RATIO = 30  # the error's fall from a 16-bit or tf32 run to fp32 that marks it as rounding
+NO_DEVICE = "no CUDA device"
+
+
+def draw(seed, k, shipped, random_cells):
+    """Configuration k of the campaign seed: (arguments after `rnncc run`, environment)."""
+    r = random.Random(seed * 1000003 + k)
+    cell = r.choice(shipped) if r.random() < 0.45 or not random_cells else r.choice(random_cells)
+    H = r.choice(SIZES)
+    # inputs at most 4H long: `rnncc run` draws weights in +-1/sqrt(H) and inputs in +-1, so a longer
+    # input saturates the gates (I = 192 at H = 1: tanh(~8)), where 1 - g^2 from a rounded g loses its
+    # digits in any precision and a gradient's check says nothing (bench/NOTES.md section 74)
+    dims = [f"I={r.choice([i for i in SIZES if i <= 4 * H] + [H] * 5)}", f"H={H}"]
+    name = os.path.basename(cell)
+    if name == "lstmp.cell":
+        dims.append(f"P={r.choice([1, 3, 8, 16, 33, 64, 100, 128])}")
+    if name == "mlstm.cell":
+        dims.append(f"M={r.choice([1, 5, 16, 64, 100, 128, 200])}")
+    args = [cell] + [a for d in dims for a in ("--dim", d)]
+    args += ["--batch", str(r.choice([1, 2, 3, 4, 5, 7, 8, 9, 13, 16, 17, 24, 31, 32, 33, 40, 64])),
+             "--seq", str(r.choice([1, 2, 3, 5, 8, 13])), "--repeat", "1", "--seed", str(r.randrange(1000))]
+    if r.random() < 0.35:
+        args += ["--layers", str(r.choice([2, 3]))]
+    if r.random() < 0.3:
+        args.append("--bidirectional")
+    if r.random() < 0.5:
+        args.append("--varlen")
+    if r.random() < 0.6:
+        args.append("--train")
+    precision = r.choice(["fp32", "fp32", "tf32", "fp16", "bf16"])
+    backend = r.choice(["auto", "persistent", "persistent", "cublas"])
+    args += ["--precision", precision, "--backend", backend]
+    if precision in ("fp16", "bf16") and r.random() < 0.2:
+        args.append("--keep-half-weights")
+    env = {"RNNCC_PERSIST_SEARCH": "0" if r.random() < 0.85 else "1"}
+    if backend != "cublas":
+        knobs = [("RNNCC_PERSIST_HANDOFF", 0.3, ["flags", "barrier"]), ("RNNCC_PERSIST_CLUSTER", 0.3, ["1", "2", "4"]),
+                 ("RNNCC_PERSIST_WARPS", 0.2, ["4", "8", "16"]), ("RNNCC_PERSIST_SEQS", 0.2, ["4", "8", "16"]),
+                 ("RNNCC_PERSIST_WAVES", 0.15, ["0", "2", "4"]), ("RNNCC_PERSIST_SPLIT", 0.15, ["0", "1"]),
+                 ("RNNCC_PERSIST_BLOCKS", 0.15, ["8", "32", "64", "96", "128"]),
+                 ("RNNCC_PERSIST_CHUNK", 0.1, ["256", "512"])]
+        for var, p, values in knobs:
+            if r.random() < p:
+                env[var] = r.choice(values)
+    for var in ("RNNCC_GRAPHS", "RNNCC_WAVEFRONT"):
+        if r.random() < 0.15:
+            env[var] = "0"
+    return args, env
+
+
+def run(rnncc, args, env, timeout=180):
+    """(exit status or "timeout", output) of `rnncc run ARGS` with env added."""
+    e = dict(os.environ)
+    e.update(env)
+    try:
+        p = subprocess.run([rnncc, "run"] + args, env=e, capture_output=True, text=True, timeout=timeout)
+        return p.returncode, p.stdout + p.stderr
+    except subprocess.TimeoutExpired:
+        return "timeout", ""
+
+
+def errors(text):
+    """(forward worst, gradient worst or None, kink note given) from `rnncc run`'s report."""
+    fwd = re.search(r"worst relative error against the double-precision reference: (\S+) \(bound", text)
+    grad = re.search(r"gradients: dx (\S+), dh0 (\S+), weights (\S+) ", text)
+    return (float(fwd.group(1)) if fwd else None,
+            max(float(g) for g in grad.groups()) if grad else None,
+            "derivative jumps" in text)
+
+
+def at_precision(args, precision):
+    """args with the precision replaced (16-bit weights kept only in 16-bit precisions)."""
+    out = [a for a in args if a != "--keep-half-weights" or precision in ("fp16", "bf16")]
+    out[out.index("--precision") + 1] = precision
+    return out
+
+
+def judge(rnncc, args, env, rc, text):
+    """The outcome of one run: (kind, detail); kinds pass, kink, rounding, refused, and the defects
+    crash, hang, suspect."""
+    if rc == 0:
+        return "pass", ""
+    if rc == "timeout":
+        return "hang", "no exit within 180 s"
+    if rc < 0:
+        return "crash", f"signal {-rc}"
+    fwd, grad, kink = errors(text)
+    if fwd is None:
+        return "refused", text.strip().splitlines()[-1] if text.strip() else f"exit {rc}, no output"
+    bounds = {"fp32": (1e-5, 1e-4), "tf32": (5e-3, 5e-2), "fp16": (5e-3, 5e-2), "bf16": (2e-2, 2e-1)}
+    precision = args[args.index("--precision") + 1]
+    fwd_bound, grad_bound = bounds[precision]
+    if fwd <= fwd_bound and kink:
+        return "kink", f"gradients {grad:.3g} past {grad_bound:g} at a kink"
+    which = 0 if fwd > fwd_bound else 1  # the error compared across precisions: forward, else gradients
+    mine = (fwd, grad)[which]
+    other = "tf32" if precision == "fp32" else "fp32"
+    rc2, text2 = run(rnncc, at_precision(args, other), env)
+    theirs = errors(text2)[which] if rc2 != "timeout" else None
+    if theirs is None:
+        return "suspect", f"{precision} {mine:.3g}; the {other} run gave no error ({rc2})"
+    low, high = (theirs, mine) if other == "fp32" else (mine, theirs)
+    detail = f"{['forward', 'gradients'][which]}: {precision} {mine:.3g}, {other} {theirs:.3g}"
+    return ("rounding", detail) if high >= RATIO * low else ("suspect", detail)
+
+
+def host_check(rnncc, n, shipped, random_cells):
+    """Draws n configurations and runs each: 0 when every one reaches the device (or passes)."""
+    bad = 0
+    for k in range(n):
+        args, env = draw(1, k, shipped, random_cells)
+        rc, text = run(rnncc, args, env)
+        if rc != 0 and NO_DEVICE not in text:
+            bad += 1
+            print(f"fuzz_configs: configuration {k} refused: {env} rnncc run {' '.join(args)}\n{text}", file=sys.stderr)
+    print(f"fuzz_configs --host-check: {n - bad} of {n} configurations reach the device"
+          + ("" if not bad else f"; {bad} refused"))
+    return 1 if bad else 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seconds", type=float, default=300, help="how long to draw new runs (default 300)")
+    ap.add_argument("--jobs", type=int, default=12, help="runs at a time (default 12)")
+    ap.add_argument("--seed", type=int, default=1, help="the campaign's seed (default 1)")
+    ap.add_argument("--out", default=".", help="folder of the report fuzz-SEED.txt (default .)")
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"), help="the build folder (default build)")
+    ap.add_argument("--cells", type=int, default=200, help="random cells drawn from (default 200)")
+    ap.add_argument("--host-check", type=int, metavar="N", help="only check N configurations' command lines")
+    o = ap.parse_args()
+    rnncc = os.path.join(o.build, "rnncc")
+    gen = os.path.join(o.build, "tests", "random_cells")
+    for exe in (rnncc, gen):
+        if not os.access(exe, os.X_OK):
+            sys.exit(f"fuzz_configs: {exe} is not built (make {os.path.relpath(exe, ROOT)}, here)")
+    shipped = sorted(glob.glob(os.path.join(ROOT, "cells", "*.cell")))
+    with tempfile.TemporaryDirectory() as cells_dir:
+        subprocess.run([gen, "1", str(o.cells), cells_dir], check=True)
+        random_cells = sorted(glob.glob(os.path.join(cells_dir, "*.cell")))
+        if o.host_check is not None:
+            return host_check(rnncc, o.host_check, shipped, random_cells)
+        start, results = time.time(), []
+
+        def one(k):
+            args, env = draw(o.seed, k, shipped, random_cells)
+            t0 = time.time()
+            rc, text = run(rnncc, args, env)
+            kind, detail = judge(rnncc, args, env, rc, text)
+            return k, kind, detail, time.time() - t0, args, env, text
+
+        with ThreadPoolExecutor(o.jobs) as pool:
+            pending, k = [], 0
+            while time.time() - start < o.seconds:
+                results += [f.result() for f in pending if f.done()]
+                pending = [f for f in pending if not f.done()]
+                while len(pending) < 2 * o.jobs:
+                    pending.append(pool.submit(one, k))
+                    k += 1
+                time.sleep(0.2)
+            for f in pending:  # the queued ones are dropped, the running ones finish
+                if not f.cancel():
+                    results.append(f.result())
+    counts, defects = {}, 0
+    report = os.path.join(o.out, f"fuzz-{o.seed}.txt")
+    with open(report, "w") as log:
+        for k, kind, detail, dt, args, env, text in sorted(results, key=lambda x: x[0]):
+            counts[kind] = counts.get(kind, 0) + 1
+            defects += kind in ("crash", "hang", "suspect")
+            if kind != "pass":
+                cell = os.path.basename(args[0])
+                if cell.startswith("rnd"):
+                    cell += f" (random_cells {cell[3:-5]} {cell[3:-5]} DIR)"
+                envs = " ".join(f"{a}={b}" for a, b in env.items())
+                log.write(f"### {k} {kind}: {detail} ({dt:.1f} s)\n{cell}: {envs} rnncc run {' '.join(args[1:])}\n"
+                          f"{text[-1500:]}\n")
+    summary = ", ".join(f"{n} {kind}" for kind, n in sorted(counts.items()))
+    print(f"fuzz_configs seed {o.seed}: {len(results)} runs in {time.time() - start:.0f} s: {summary}; "
+          f"{defects} defects (report: {report})")
+    return 1 if defects else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
