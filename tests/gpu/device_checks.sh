@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Everything that needs the GPU, in one run on the device machine (build/ built here and
-# carried): the GPU test suite, compute-sanitizer over it, training smoke runs of every cell,
-# the embedding example, and PyTorch parity; small batches take the persistent backend by the
-# automatic rule, and the sanitizers run both backends. Prints a summary last.
+# carried): the GPU test suite, random configurations (fuzz), compute-sanitizer over the suite,
+# training smoke runs of every cell, the embedding example, and PyTorch parity; small batches take
+# the persistent backend by the automatic rule, and the sanitizers run both backends. Prints a
+# summary last.
 # Usage (repository root): bash tests/gpu/device_checks.sh [STEPS]
 #   STEPS: an extended regular expression; only the steps whose names match it run (all by default),
 #   so that the checks can be split over several device calls of at most 10 minutes each.
