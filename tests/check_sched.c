@@ -477,6 +477,23 @@ START_TEST(executor_backward_matches_reference) {
 }
 END_TEST
 
+/* Forty cells of tu_random_cell_wide's family (states of two sizes, products of products and of
+ * the step's own results, gates with kinks, second outputs), none of which a test was written for:
+ * the plan executor against the reference forward and backward, in every mode. */
+START_TEST(executor_on_wide_random_cells) {
+    Rng rng = {2026};
+    char src[16384];
+    for (uint64_t seed = 1; seed <= 40; seed++) {
+        ck_assert_int_gt(tu_random_cell_wide(seed, src, sizeof src), 0);
+        Arena a; arena_init(&a);
+        const IrCell *c = cell_of_text(&a, src);
+        check_all_modes(c, &rng);
+        check_backward_all_modes(c, &rng);
+        arena_free(&a);
+    }
+}
+END_TEST
+
 /* ---- golden plan dumps -------------------------------------------------------------------- */
 
 START_TEST(plan_dumps_match_golden) {
@@ -521,6 +538,7 @@ int main(void) {
     tcase_add_test(tc, executor_matches_reference_for_every_cell);
     tcase_add_test(tc, executor_on_edge_cells);
     tcase_add_test(tc, executor_backward_matches_reference);
+    tcase_add_test(tc, executor_on_wide_random_cells);
     tcase_add_test(tc, plan_dumps_match_golden);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);

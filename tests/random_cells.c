@@ -1,6 +1,7 @@
 /* Writes the random cells that tests/testutil.c's tu_random_cell draws, for seeds FIRST..LAST, into
- * DIR as rnd<seed>.cell: the cells of the GPU fuzz run (tests/gpu/fuzz_configs.py), none of which a
- * test was written for. Usage: random_cells FIRST LAST DIR. Exit status 0, or 1 with a message. */
+ * DIR as rnd<seed>.cell, or with --wide tu_random_cell_wide's as wide<seed>.cell: the cells of the
+ * GPU fuzz run (tests/gpu/fuzz_configs.py), none of which a test was written for.
+ * Usage: random_cells [--wide] FIRST LAST DIR. Exit status 0, or 1 with a message. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,8 +22,11 @@ static int parse_seed(const char *name, const char *text, unsigned long long *v)
 }
 
 int main(int argc, char **argv) {
+    const int wide = argc > 1 && strcmp(argv[1], "--wide") == 0;
+    argv += wide;
+    argc -= wide;
     if (argc != 4) {
-        fprintf(stderr, "usage: random_cells FIRST LAST DIR\n");
+        fprintf(stderr, "usage: random_cells [--wide] FIRST LAST DIR\n");
         return 1;
     }
     unsigned long long first, last;
@@ -33,12 +37,12 @@ int main(int argc, char **argv) {
     }
     char src[8192], path[4096];
     for (unsigned long long s = first; s <= last; s++) {
-        int n = tu_random_cell(s, src, sizeof src);
+        int n = wide ? tu_random_cell_wide(s, src, sizeof src) : tu_random_cell(s, src, sizeof src);
         if (n < 0) {
             fprintf(stderr, "random_cells: seed %llu: the cell's text does not fit %zu bytes\n", s, sizeof src);
             return 1;
         }
-        snprintf(path, sizeof path, "%s/rnd%llu.cell", argv[3], s);
+        snprintf(path, sizeof path, "%s/%s%llu.cell", argv[3], wide ? "wide" : "rnd", s);
         FILE *f = fopen(path, "w");
         if (!f || fwrite(src, 1, (size_t)n, f) != (size_t)n || fclose(f) != 0) {
             fprintf(stderr, "random_cells: cannot write '%s': %s\n", path, strerror(errno));

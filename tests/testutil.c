@@ -6,6 +6,7 @@
 #include <check.h>
 #include <dirent.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -216,5 +217,100 @@ int tu_random_cell(uint64_t seed, char *buf, size_t size) {
     if (has_c) bl += snprintf(body + bl, sizeof body - bl, "    c' = g%d * c + (1 - g%d) * tanh(%s)\n", b, b, e);
     int n = snprintf(buf, size, "cell rnd%llu(x[I]) -> h {\n    state h[H]%s\n%s\n%s}\n", (unsigned long long)seed,
                      has_c ? ", c[H]" : "", params, body);
+    return n < 0 || (size_t)n >= size ? -1 : n;
+}
+
+/* Appends printf-style text to buf (of size) at *len; a text that does not fit sets *len to size. */
+static void put(char *buf, size_t size, int *len, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void put(char *buf, size_t size, int *len, const char *fmt, ...) {
+    if ((size_t)*len >= size) return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf + *len, size - (size_t)*len, fmt, ap);
+    va_end(ap);
+    *len = n < 0 || (size_t)n >= size - (size_t)*len ? (int)size : *len + n;
+}
+
+int tu_random_cell_wide(uint64_t seed, char *buf, size_t size) {
+    Rng r = {seed * 0xd1b54a32d192ed03ull + 7};
+    const int has_c = (int)(tu_next(&r) % 2), has_s = (int)(tu_next(&r) % 2), gates = 2 + (int)(tu_next(&r) % 4);
+    char body[4096], params[4096];
+    int bl = 0, pl = 0;
+    int unit[8]; /* gate k lies in [0, 1]: a convex weight */
+    /* gate 0 is a sigmoid (the next state's convex weight); the others any of these */
+    static const char *const acts[] = {"sigmoid(%s)", "tanh(%s)", "hardsigmoid(%s)", "clamp(%s, -1, 1)",
+                                       "tanh(relu(%s))", "tanh(softplus(%s))"};
+    for (int k = 0; k < gates; k++) {
+        char v[96], sum[512];
+        int sl = 0;
+        const int j = k > 0 ? (int)(tu_next(&r) % (uint64_t)k) : 0;
+        switch (tu_next(&r) % 7) { /* the recurrent product's operand */
+        case 1: snprintf(v, sizeof v, "%s", has_c ? "c" : "h"); break;
+        case 2:
+            if (k > 0) snprintf(v, sizeof v, "g%d", j);
+            else snprintf(v, sizeof v, "h");
+            break;
+        case 3:
+            if (k > 0) snprintf(v, sizeof v, "(g%d * h)", j);
+            else snprintf(v, sizeof v, "h");
+            break;
+        case 4: /* a product of a product */
+            snprintf(v, sizeof v, "(V%d @ h)", k);
+            put(params, sizeof params, &pl, "    param V%d[H, H]\n", k);
+            break;
+        case 5:
+            if (k > 0) snprintf(v, sizeof v, "max(h, g%d)", j);
+            else snprintf(v, sizeof v, "abs(h)");
+            break;
+        case 6: snprintf(v, sizeof v, "(h - 0.5 * h * h)"); break;
+        default: snprintf(v, sizeof v, "h");
+        }
+        put(params, sizeof params, &pl, "    param U%d[H, H], b%d[H]\n", k, k);
+        if (k == 0 || tu_next(&r) % 4 != 0) {
+            put(params, sizeof params, &pl, "    param W%d[H, I]\n", k);
+            put(sum, sizeof sum, &sl, "W%d @ x + ", k);
+        }
+        put(sum, sizeof sum, &sl, "U%d @ %s + b%d", k, v, k);
+        if (has_s && tu_next(&r) % 2) { /* the small state, through a [H, P] product */
+            put(params, sizeof params, &pl, "    param Q%d[H, P]\n", k);
+            put(sum, sizeof sum, &sl, " + Q%d @ s", k);
+        }
+        if (has_c && tu_next(&r) % 3 == 0) { /* a peephole */
+            put(params, sizeof params, &pl, "    param p%d[H]\n", k);
+            put(sum, sizeof sum, &sl, " + p%d * c", k);
+        }
+        const int a = k == 0 ? 0 : (int)(tu_next(&r) % (sizeof acts / sizeof *acts));
+        unit[k] = a == 0 || a == 2;
+        put(body, sizeof body, &bl, "    g%d = ", k);
+        put(body, sizeof body, &bl, acts[a], sum);
+        put(body, sizeof body, &bl, "\n");
+    }
+    char e[512], e2[128];
+    int el = 0;
+    put(e, sizeof e, &el, "g0");
+    for (int k = 1; k < gates; k++) put(e, sizeof e, &el, " %c g%d", "+*-"[tu_next(&r) % 3], k);
+    snprintf(e2, sizeof e2, "g%d + g%d", (int)(tu_next(&r) % (uint64_t)gates), (int)(tu_next(&r) % (uint64_t)gates));
+    int w = (int)(tu_next(&r) % (uint64_t)gates); /* c's convex weight: a gate in [0, 1] */
+    if (!unit[w]) w = 0;
+    put(body, sizeof body, &bl, "    h' = (1 - g0) * h + g0 * tanh(%s)\n", e);
+    if (has_c) put(body, sizeof body, &bl, "    c' = g%d * c + (1 - g%d) * tanh(%s)\n", w, w, e2);
+    if (has_s) {
+        if (tu_next(&r) % 2) { /* a product of the step's own result (LSTMP's projection) */
+            put(params, sizeof params, &pl, "    param R[P, H]\n");
+            put(body, sizeof body, &bl, "    s' = R @ (g%d * tanh(h'))\n", (int)(tu_next(&r) % (uint64_t)gates));
+        } else {
+            put(params, sizeof params, &pl, "    param Ws[P, I], Us[P, P], bs[P]\n");
+            put(body, sizeof body, &bl, "    s' = tanh(Ws @ x + Us @ s + bs)\n");
+        }
+    }
+    const int second = (int)(tu_next(&r) % 3); /* 0: a second output y, a product of the new h; 1: element-wise */
+    if (second == 0) {
+        put(params, sizeof params, &pl, "    param Y[P, H]\n");
+        put(body, sizeof body, &bl, "    y = Y @ h'\n");
+    } else if (second == 1)
+        put(body, sizeof body, &bl, "    y = g%d * tanh(%s')\n", (int)(tu_next(&r) % (uint64_t)gates), has_c ? "c" : "h");
+    if ((size_t)pl >= sizeof params || (size_t)bl >= sizeof body) return -1;
+    int n = snprintf(buf, size, "cell wide%llu(x[I]) -> h%s {\n    state h[H]%s%s\n%s\n%s}\n", (unsigned long long)seed,
+                     second < 2 ? ", y" : "", has_c ? ", c[H]" : "", has_s ? ", s[P]" : "", params, body);
     return n < 0 || (size_t)n >= size ? -1 : n;
 }

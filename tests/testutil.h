@@ -55,6 +55,13 @@ int64_t tu_state_len(const TuProblem *tp, int k);
  * combined into bounded next states.
  * Returns the text's length, or -1 if size is too small. */
 int tu_random_cell(uint64_t seed, char *buf, size_t size);
+/* Writes a random valid cell named wide<seed> of a wider family into buf: states h[H] and maybe
+ * c[H] and s[P]; 2-5 gates, each a sigmoid, tanh, hardsigmoid, clamp or tanh of relu or softplus
+ * of W x + U v + b (plus maybe Q s and a peephole p * c), v a state, an earlier gate, a gate times h,
+ * V h, max(h, g), abs(h) or h - h^2 / 2; h' and c' convex in [0, 1] gates, s' either a product of
+ * the step's new h (LSTMP's projection) or its own recurrence; maybe a second output y, a product
+ * of the new h or element-wise. Returns the text's length, or -1 if size is too small. */
+int tu_random_cell_wide(uint64_t seed, char *buf, size_t size);
 
 /* Runs a Check suite, output as CK_VERBOSITY says (normal when unset; verbose: each test in TAP as it
  * ends, then the normal summary); returns the process's exit status (0 = all passed). */

@@ -39,20 +39,26 @@ RATIO = 30  # the error's fall from a 16-bit or tf32 run to fp32 that marks it a
 NO_DEVICE = "no CUDA device"
 
 
+def symbols(path):
+    """The dimension symbols a cell file uses (its shapes' capital names), sorted."""
+    with open(path) as f:
+        return sorted(set(re.findall(r"\b([A-Z])\b(?=[^\[\]]*\])", f.read())))
+
+
 def draw(seed, k, shipped, random_cells):
     """Configuration k of the campaign seed: (arguments after `rnncc run`, environment)."""
     r = random.Random(seed * 1000003 + k)
-    cell = r.choice(shipped) if r.random() < 0.45 or not random_cells else r.choice(random_cells)
+    cell = r.choice(shipped) if r.random() < 0.4 or not random_cells else r.choice(random_cells)
     H = r.choice(SIZES)
-    # inputs at most 4H long: `rnncc run` draws weights in +-1/sqrt(H) and inputs in +-1, so a longer
-    # input saturates the gates (I = 192 at H = 1: tanh(~8)), where 1 - g^2 from a rounded g loses its
-    # digits in any precision and a gradient's check says nothing (bench/NOTES.md section 74)
-    dims = [f"I={r.choice([i for i in SIZES if i <= 4 * H] + [H] * 5)}", f"H={H}"]
-    name = os.path.basename(cell)
-    if name == "lstmp.cell":
-        dims.append(f"P={r.choice([1, 3, 8, 16, 33, 64, 100, 128])}")
-    if name == "mlstm.cell":
-        dims.append(f"M={r.choice([1, 5, 16, 64, 100, 128, 200])}")
+    dims = [f"H={H}"]
+    for sym in symbols(cell):
+        if sym == "I":
+            # inputs at most 4H long: `rnncc run` draws weights in +-1/sqrt(H) and inputs in +-1, so a
+            # longer input saturates the gates (I = 192 at H = 1: tanh(~8)), where 1 - g^2 from a rounded g
+            # loses its digits in any precision and a gradient's check says nothing (NOTES section 74)
+            dims.append(f"I={r.choice([i for i in SIZES if i <= 4 * H] + [H] * 5)}")
+        elif sym != "H":  # P, M: projections and second states
+            dims.append(f"{sym}={r.choice([1, 3, 5, 8, 16, 33, 64, 100, 128, 200])}")
     args = [cell] + [a for d in dims for a in ("--dim", d)]
     args += ["--batch", str(r.choice([1, 2, 3, 4, 5, 7, 8, 9, 13, 16, 17, 24, 31, 32, 33, 40, 64])),
              "--seq", str(r.choice([1, 2, 3, 5, 8, 13])), "--repeat", "1", "--seed", str(r.randrange(1000))]
@@ -164,7 +170,7 @@ def main():
     ap.add_argument("--seed", type=int, default=1, help="the campaign's seed (default 1)")
     ap.add_argument("--out", default=".", help="folder of the report fuzz-SEED.txt (default .)")
     ap.add_argument("--build", default=os.path.join(ROOT, "build"), help="the build folder (default build)")
-    ap.add_argument("--cells", type=int, default=200, help="random cells drawn from (default 200)")
+    ap.add_argument("--cells", type=int, default=200, help="random cells of each family drawn from (default 200)")
     ap.add_argument("--host-check", type=int, metavar="N", help="only check N configurations' command lines")
     o = ap.parse_args()
     rnncc = os.path.join(o.build, "rnncc")
@@ -175,6 +181,7 @@ def main():
     shipped = sorted(glob.glob(os.path.join(ROOT, "cells", "*.cell")))
     with tempfile.TemporaryDirectory() as cells_dir:
         subprocess.run([gen, "1", str(o.cells), cells_dir], check=True)
+        subprocess.run([gen, "--wide", "1", str(o.cells), cells_dir], check=True)
         random_cells = sorted(glob.glob(os.path.join(cells_dir, "*.cell")))
         if o.host_check is not None:
             return host_check(rnncc, o.host_check, shipped, random_cells)
@@ -207,8 +214,10 @@ def main():
             defects += kind in ("crash", "hang", "suspect")
             if kind != "pass":
                 cell = os.path.basename(args[0])
-                if cell.startswith("rnd"):
-                    cell += f" (random_cells {cell[3:-5]} {cell[3:-5]} DIR)"
+                family = re.match(r"(rnd|wide)(\d+)\.cell$", cell)
+                if family:
+                    wide = " --wide" if family.group(1) == "wide" else ""
+                    cell += f" (random_cells{wide} {family.group(2)} {family.group(2)} DIR)"
                 envs = " ".join(f"{a}={b}" for a, b in env.items())
                 log.write(f"### {k} {kind}: {detail} ({dt:.1f} s)\n{cell}: {envs} rnncc run {' '.join(args[1:])}\n"
                           f"{text[-1500:]}\n")
