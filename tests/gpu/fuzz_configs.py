@@ -3,7 +3,7 @@
 
 Device run (the GPU machine, build/ built here and carried):
     python3 tests/gpu/fuzz_configs.py [--seconds S] [--jobs J] [--seed K] [--out DIR]
-draws configurations (a shipped cell or one of tests/random_cells' cells; sizes, batch, steps,
+draws configurations (a shipped cell or one of tests/random_cells' two families; sizes, batch, steps,
 layers, directions, variable lengths, training, precision, backend, and the persistent tile's
 environment knobs) and runs J of them at a time for S seconds. A run that fails its bound is run
 again at another precision with the same data, and kept as a suspect where the error does not
