@@ -181,6 +181,17 @@ int tu_run_suite(Suite *s) {
     return failed ? 1 : 0;
 }
 
+/* Appends printf-style text to buf (of size) at *len; a text that does not fit sets *len to size. */
+static void put(char *buf, size_t size, int *len, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void put(char *buf, size_t size, int *len, const char *fmt, ...) {
+    if ((size_t)*len >= size) return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf + *len, size - (size_t)*len, fmt, ap);
+    va_end(ap);
+    *len = n < 0 || (size_t)n >= size - (size_t)*len ? (int)size : *len + n;
+}
+
 int tu_random_cell(uint64_t seed, char *buf, size_t size) {
     Rng r = {seed * 0x9e3779b97f4a7c15ull + 1};
     int has_c = (int)(tu_next(&r) % 2), gates = 2 + (int)(tu_next(&r) % 4);
@@ -195,40 +206,30 @@ int tu_random_cell(uint64_t seed, char *buf, size_t size) {
         else if (pick == 3 && k > 0) snprintf(v, sizeof v, "(g%d * h)", (int)(tu_next(&r) % (uint64_t)k));
         else if (pick == 4) { /* a product of a product: a GEMM whose operand is another GEMM's result */
             snprintf(v, sizeof v, "(V%d @ h)", k);
-            pl += snprintf(params + pl, sizeof params - pl, "    param V%d[H, H]\n", k);
+            put(params, sizeof params, &pl, "    param V%d[H, H]\n", k);
         } else snprintf(v, sizeof v, "h");
-        pl += snprintf(params + pl, sizeof params - pl, "    param U%d[H, H], b%d[H]\n", k, k);
+        put(params, sizeof params, &pl, "    param U%d[H, H], b%d[H]\n", k, k);
         if (k == 0 || tu_next(&r) % 4 != 0) {
-            pl += snprintf(params + pl, sizeof params - pl, "    param W%d[H, I]\n", k);
+            put(params, sizeof params, &pl, "    param W%d[H, I]\n", k);
             snprintf(wx, sizeof wx, "W%d @ x + ", k);
         }
-        bl += snprintf(body + bl, sizeof body - bl, "    g%d = %s(%sU%d @ %s + b%d)\n", k, acts[tu_next(&r) % 2], wx, k,
-                       v, k);
+        put(body, sizeof body, &bl, "    g%d = %s(%sU%d @ %s + b%d)\n", k, acts[tu_next(&r) % 2], wx, k, v, k);
     }
     char e[512];
-    int el = snprintf(e, sizeof e, "g0");
-    for (int k = 1; k < gates; k++) el += snprintf(e + el, sizeof e - el, " %c g%d", tu_next(&r) % 2 ? '+' : '*', k);
+    int el = 0;
+    put(e, sizeof e, &el, "g0");
+    for (int k = 1; k < gates; k++) put(e, sizeof e, &el, " %c g%d", tu_next(&r) % 2 ? '+' : '*', k);
     int a = (int)(tu_next(&r) % (uint64_t)gates), b = (int)(tu_next(&r) % (uint64_t)gates);
     switch (tu_next(&r) % 3) {
-    case 0: bl += snprintf(body + bl, sizeof body - bl, "    h' = (1 - g%d) * h + g%d * tanh(%s)\n", a, a, e); break;
-    case 1: bl += snprintf(body + bl, sizeof body - bl, "    h' = tanh(%s + g%d * h)\n", e, a); break;
-    default: bl += snprintf(body + bl, sizeof body - bl, "    h' = g%d * tanh(%s - h)\n", a, e);
+    case 0: put(body, sizeof body, &bl, "    h' = (1 - g%d) * h + g%d * tanh(%s)\n", a, a, e); break;
+    case 1: put(body, sizeof body, &bl, "    h' = tanh(%s + g%d * h)\n", e, a); break;
+    default: put(body, sizeof body, &bl, "    h' = g%d * tanh(%s - h)\n", a, e);
     }
-    if (has_c) bl += snprintf(body + bl, sizeof body - bl, "    c' = g%d * c + (1 - g%d) * tanh(%s)\n", b, b, e);
+    if (has_c) put(body, sizeof body, &bl, "    c' = g%d * c + (1 - g%d) * tanh(%s)\n", b, b, e);
+    if ((size_t)pl >= sizeof params || (size_t)bl >= sizeof body) return -1;
     int n = snprintf(buf, size, "cell rnd%llu(x[I]) -> h {\n    state h[H]%s\n%s\n%s}\n", (unsigned long long)seed,
                      has_c ? ", c[H]" : "", params, body);
     return n < 0 || (size_t)n >= size ? -1 : n;
-}
-
-/* Appends printf-style text to buf (of size) at *len; a text that does not fit sets *len to size. */
-static void put(char *buf, size_t size, int *len, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static void put(char *buf, size_t size, int *len, const char *fmt, ...) {
-    if ((size_t)*len >= size) return;
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(buf + *len, size - (size_t)*len, fmt, ap);
-    va_end(ap);
-    *len = n < 0 || (size_t)n >= size - (size_t)*len ? (int)size : *len + n;
 }
 
 int tu_random_cell_wide(uint64_t seed, char *buf, size_t size) {
