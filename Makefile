@@ -137,6 +137,8 @@ $(B)/tests/%: $(B)/tests/%.o $(B)/tests/testutil.o $(B)/librnncc.a
 	@echo "  LD      $@"
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 
+# check_cli runs random_cells too (its arguments' errors)
+$(B)/tests/check_cli: | $(RANDOM_CELLS)
 test: all $(TESTS) $(RANDOM_CELLS) examples
 	@fail=0; for t in $(TESTS); do \
 	    echo "== $$t"; $$t || fail=1; \

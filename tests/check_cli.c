@@ -14,7 +14,8 @@
 #include "../ir/strbuf.h"
 #include "testutil.h"
 
-static const char *rnncc_path; /* set by main from argv[0] */
+static const char *rnncc_path;        /* set by main from argv[0] */
+static const char *random_cells_path; /* tests/random_cells.c's program, beside this one */
 static Arena arena;
 
 static void setup(void) { arena_init(&arena); }
@@ -37,14 +38,14 @@ static char *slurp(FILE *f) {
     return s;
 }
 
-/* Runs rnncc with the given arguments (NULL-terminated) and standard input text. */
-static Run run(const char *input, const char *const *args) {
+/* Runs program with the given arguments (NULL-terminated) and standard input text. */
+static Run run_program(const char *program, const char *input, const char *const *args) {
     FILE *in = tmpfile(), *out = tmpfile(), *err = tmpfile();
     ck_assert(in && out && err);
     if (input) fputs(input, in);
     fflush(in);
     rewind(in);
-    const char *argv[16] = {rnncc_path};
+    const char *argv[16] = {program};
     int argc = 1;
     for (; args[argc - 1]; argc++) {
         ck_assert_int_lt(argc, 15);
@@ -58,16 +59,19 @@ static Run run(const char *input, const char *const *args) {
         dup2(fileno(in), 0);
         dup2(fileno(out), 1);
         dup2(fileno(err), 2);
-        execv(rnncc_path, (char *const *)argv);
+        execv(program, (char *const *)argv);
         _exit(127);
     }
     int ws;
     ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
     Run r = {WIFEXITED(ws) ? WEXITSTATUS(ws) : -1, slurp(out), slurp(err)};
-    ck_assert_msg(r.status != 127, "cannot run %s", rnncc_path);
+    ck_assert_msg(r.status != 127, "cannot run %s", program);
     fclose(in), fclose(out), fclose(err);
     return r;
 }
+
+/* Runs rnncc with the given arguments (NULL-terminated) and standard input text. */
+static Run run(const char *input, const char *const *args) { return run_program(rnncc_path, input, args); }
 
 #define RUN(input, ...) run(input, (const char *const[]){__VA_ARGS__, NULL})
 
@@ -666,6 +670,43 @@ START_TEST(run_emit_schedule_arguments) {
 }
 END_TEST
 
+/* random_cells (the GPU fuzz run's cells): each bad argument refused by name, and the cells written */
+START_TEST(random_cells_arguments) {
+    static const struct {
+        const char *args[5], *err;
+    } bad[] = {
+        {{NULL}, "usage: random_cells [--wide] FIRST LAST DIR\n"},
+        {{"--wide", "1", "2"}, "usage: random_cells [--wide] FIRST LAST DIR\n"},
+        {{"-1", "2", "/tmp"}, "random_cells: FIRST must be a non-negative integer, not '-1'\n"},
+        {{"1", "x", "/tmp"}, "random_cells: LAST must be a non-negative integer, not 'x'\n"},
+        {{"1", "", "/tmp"}, "random_cells: LAST must be a non-negative integer, not ''\n"},
+        {{"5", "3", "/tmp"}, "random_cells: LAST (3) is below FIRST (5)\n"},
+        {{"1", "1", "/nonexistent-rnncc-dir"},
+         "random_cells: cannot write '/nonexistent-rnncc-dir/rnd1.cell': No such file or directory\n"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        Run r = run_program(random_cells_path, NULL, bad[i].args);
+        ck_assert_int_eq(r.status, 1);
+        ck_assert_str_eq(r.err, bad[i].err);
+    }
+    char dir[] = "/tmp/rnncc_cells_XXXXXX", path[64];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    Run r = run_program(random_cells_path, NULL, (const char *const[]){"7", "7", dir, NULL});
+    ck_assert_int_eq(r.status, 0);
+    r = run_program(random_cells_path, NULL, (const char *const[]){"--wide", "2", "3", dir, NULL});
+    ck_assert_int_eq(r.status, 0);
+    static const char *const names[] = {"rnd7", "wide2", "wide3"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "%s/%s.cell", dir, names[i]);
+        char want[32];
+        snprintf(want, sizeof want, "cell %s(x[I]) -> h", names[i]);
+        ck_assert_msg(starts_with(read_file(path), want), "%s", path);
+        ck_assert_int_eq(unlink(path), 0);
+    }
+    ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
 int main(int argc, char **argv) {
     (void)argc;
     /* The test binary is $(B)/tests/check_cli; the driver is $(B)/rnncc. */
@@ -674,10 +715,14 @@ int main(int argc, char **argv) {
     static char path[4096];
     snprintf(path, sizeof path, "%.*s%s../rnncc", (int)dir, argv[0], slash ? "/" : "");
     rnncc_path = path;
-    if (access(rnncc_path, X_OK) != 0) {
-        fprintf(stderr, "check_cli: %s not found (build it first: make)\n", rnncc_path);
-        return EXIT_FAILURE;
-    }
+    static char cells_path[4096];
+    snprintf(cells_path, sizeof cells_path, "%.*s%srandom_cells", (int)dir, argv[0], slash ? "/" : "");
+    random_cells_path = cells_path;
+    for (int k = 0; k < 2; k++)
+        if (access(k ? random_cells_path : rnncc_path, X_OK) != 0) {
+            fprintf(stderr, "check_cli: %s not found (build it first: make test)\n", k ? random_cells_path : rnncc_path);
+            return EXIT_FAILURE;
+        }
     Suite *s = suite_create("cli");
     TCase *tc = tcase_create("cli");
     tcase_add_checked_fixture(tc, setup, teardown);
@@ -690,6 +735,7 @@ int main(int argc, char **argv) {
     tcase_add_test(tc, dump_ir_and_dot);
     tcase_add_test(tc, dump_to_file);
     tcase_add_test(tc, run_emit_schedule_arguments);
+    tcase_add_test(tc, random_cells_arguments);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }
