@@ -145,6 +145,7 @@ test: all $(TESTS) $(RANDOM_CELLS) examples
 	done; \
 	echo "== tests/examples.sh"; bash tests/examples.sh $(B) || fail=1; \
 	echo "== tests/gpu/fuzz_configs.py --host-check 60"; python3 tests/gpu/fuzz_configs.py --host-check 60 --build $(B) || fail=1; \
+	echo "== tests/gpu/fuzz_configs.py --self-test"; python3 tests/gpu/fuzz_configs.py --self-test --build $(B) || fail=1; \
 	if [ $$fail -ne 0 ]; then echo "make test: FAILED"; exit 1; fi; echo "make test: all suites passed"
 
 demo: all

@@ -494,8 +494,11 @@ typedef enum { FIRST_FORWARD, FIRST_BACKWARD_PICK, FIRST_BACKWARD } FirstMode;
  * qy<K>_<local>, Gen.first_seed) that the item's body takes: the step's GEMMs hide their trips to
  * memory (bench/NOTES.md sections 39 and 61). The rest it prefetches into L1, so that the loads
  * after the GEMMs find them on chip; into *rest where given (emitted after the barrier, whose
- * acquire may drop L1's lines), else after the first item's loads. Only this block writes its
- * items' states, and nothing writes a forward value during the backward, so no value goes stale.
+ * acquire may drop L1's lines), else after the first item's loads. A forward's first item takes a
+ * state only where every group's width is its states' (not cg_persist_states_cross_blocks): only
+ * then did this block itself store that element at step t-1, so that the arrival's __syncthreads
+ * orders the store before this early load (else another block may still be storing it: wide51 at
+ * H = 2, P = 16 read a stale c). Nothing writes a forward value during the backward.
  * FIRST_BACKWARD_PICK declares the registers into *decl_at. Returns whether it emitted anything. */
 static int emit_prefetch(Gen *g, int gi, FirstMode mode, StrBuf *rest, StrBuf *decl_at) {
     const SchedGroup *grp = &g->plan->groups[gi];
@@ -511,7 +514,7 @@ static int emit_prefetch(Gen *g, int gi, FirstMode mode, StrBuf *rest, StrBuf *d
     CgIssued issued = {0}; /* the first item's registers (at most CG_FIRST_MAX: never full) */
     body.indent = out->indent + 2;
     first.indent = out->indent + 3;
-    int nfirst = 0, all_first = 1;
+    int nfirst = 0, all_first = 1, foreign_states = !backward && cg_persist_states_cross_blocks(g->L);
     for (int i = 0; i < grp->nnodes; i++) {
         const IrNode *n = &c->nodes[grp->nodes[i]];
         for (int a = 0; a < ir_ops[n->op].arity; a++) {
@@ -522,7 +525,8 @@ static int emit_prefetch(Gen *g, int gi, FirstMode mode, StrBuf *rest, StrBuf *d
             StrBuf what = {0};
             cg_value_expr(g, r, 0, expr, sizeof expr, &what);
             const char *gd = cg_guard(g, r, J, gbuf, sizeof gbuf);
-            int take = mode == FIRST_BACKWARD ? g->first[r] == gi + 1 : !g->first[r] && nfirst < CG_FIRST_MAX;
+            int take = mode == FIRST_BACKWARD ? g->first[r] == gi + 1
+                       : !g->first[r] && nfirst < CG_FIRST_MAX && !(foreign_states && c->nodes[r].op == IR_STATE);
             if (take) {
                 nfirst++;
                 cg_first_name(g, gi, r, q, sizeof q);
@@ -794,7 +798,8 @@ static int emit_forward_steps(Gen *g, const CgPersist *P) {
     emit_step_view(g, 0, 1);
     /* the step groups' values from before the step: each thread's first item's into registers while
      * the barrier's other blocks arrive (its own block's values: the arrival's __syncthreads orders
-     * their stores of step t-1 before), the rest into L1 after the barrier, whose acquire may drop
+     * their stores of step t-1 before; states only where no group's width differs from theirs, as
+     * emit_prefetch says), the rest into L1 after the barrier, whose acquire may drop
      * L1's lines; the step's GEMMs hide their latency (bench/NOTES.md section 48) */
     StrBuf rest = {0};
     int barrier_here = !P->flags && P->ngemms;
