@@ -3357,6 +3357,21 @@ START_TEST(kernels_on_cpu_match_executor) {
         cpu_check_cell(&s, s.module->cells[0], 1);
         src_close(&s);
     }
+    /* cells no test was written for (tests/testutil.c): six of the GPU suite's family, and twelve of
+     * the wider one, whose groups mix lengths (s[P] beside h[H]), in both dimension sets (P shorter
+     * than H, then longer) */
+    char src[8192];
+    for (uint64_t seed = 1; seed <= 12; seed++) {
+        for (int wide = 0; wide < 2; wide++) {
+            if (!wide && seed > 6) continue;
+            ck_assert_int_gt((wide ? tu_random_cell_wide : tu_random_cell)(seed, src, sizeof src), 0);
+            Src s;
+            src_open(&s, wide ? "wide.cell" : "rnd.cell", src);
+            for (int set = wide ? 0 : (int)(seed % 2); set <= (wide ? 1 : (int)(seed % 2)); set++)
+                cpu_check_cell(&s, s.module->cells[0], set);
+            src_close(&s);
+        }
+    }
 }
 END_TEST
 
