@@ -226,7 +226,8 @@ END_TEST
 
 /* ---- with a GPU ------------------------------------------------------------------------------ */
 
-/* Binds every symbolic dimension of the file's cell: the input to in, the rest to size. */
+/* Binds every symbolic dimension of the file's cell: the input's to in, the first state's to size, the
+ * rest to second (to size where second is 0). */
 static int bind_all(const char *path, int64_t in, int64_t size, int64_t second, char specs[8][32], const char **dims) {
     Arena a; arena_init(&a);
     const IrCell *c = tu_compile_file(&a, path)->cells[0];

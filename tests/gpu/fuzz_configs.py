@@ -158,7 +158,7 @@ def judge(rerun, args, rc, text):
     # a race may miss the rerun: the other backend at this precision errs as much if it is rounding
     # (a sensitive cell's errors differ up to ~5-fold between them, NOTES section 74)
     persistent = re.search(r"^\s*backend: persistent", text, re.M) is not None
-    again = [a for a in args]
+    again = list(args)
     again[again.index("--backend") + 1] = "cublas" if persistent else "persistent"
     rc3, text3 = rerun(again)
     alt = errors(text3)[which] if rc3 != "timeout" else None
