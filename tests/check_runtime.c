@@ -483,6 +483,12 @@ static const Config configs[] = {
      * fours, both products, a stack both ways */
     {2, 1, 0, 1, 6, 9, 40, 256, RNNCC_FP32, 1, 0, PERSIST, 2, .split = 1},
     {1, 0, 0, 1, 5, 24, 40, 120, RNNCC_TF32, 1, 0, PERSIST, 4, .split = 1},
+    /* the dimensions other than the input's and the first state's of another length: LSTMP's H (its
+     * first state h[P]) and mLSTM's M longer, then shorter (bench/NOTES.md section 75: groups and
+     * states of two lengths hand off between blocks whose shares differ); both backends */
+    {1, 0, 1, 1, 6, 5, 16, 24, RNNCC_FP32, 1, 0, PERSIST, 0, .second = 56},
+    {2, 1, 1, 0, 5, 9, 16, 40, RNNCC_TF32, 1, 0, PERSIST, 0, .second = 16},
+    {1, 0, 1, 1, 6, 5, 16, 24, RNNCC_FP32, 1, 0, CUBLAS, 0, .second = 56},
 };
 
 /* The 16-bit modes (GEMM inputs rounded to fp16 or bf16, rt_half.c): both backends (the persistent
