@@ -1620,21 +1620,24 @@ START_TEST(persistent_first_item_loaded_before_the_gemms) {
 }
 END_TEST
 
+/* Section 75's race in a few lines: K1 computes g (H long) beside s' (P long), so it runs over P's
+ * shares and reads c; c' needs U's product, so K2 stores it, over H's shares. */
+static const char *const cross_cell = "cell cross(x[I]) -> h {\n    state h[H], c[H], s[P]\n"
+                                      "    param W[H, I], Q[H, P], Ws[P, I], Us[P, P], U[H, H]\n"
+                                      "    g = sigmoid(W @ x + Q @ s + c)\n    u = tanh(U @ (g * h))\n"
+                                      "    h' = g * u\n    c' = g * c + (1 - g) * u\n    s' = tanh(Ws @ x + Us @ s)\n}\n";
+
 /* A group that reads a state of another length than its own (its width P, the state c's H) takes
  * that state's element j from the block that owns j in H's shares, not its own: loaded before the
  * barrier's wait, it could be step t-1's value still being stored (the fuzz tool's wide51 at H = 2,
  * P = 16: errors of 0.03-inf in fp32). Such a unit loads no state early; where the lengths are
  * equal, the shares are too, and it does. */
 START_TEST(persistent_first_item_takes_only_its_own_states) {
-    static const char *const cross = "cell cross(x[I]) -> h {\n    state h[H], c[H], s[P]\n"
-                                      "    param W[H, I], Q[H, P], Ws[P, I], Us[P, P], U[H, H]\n"
-                                      "    g = sigmoid(W @ x + Q @ s + c)\n    h' = g * tanh(U @ (g * h))\n"
-                                      "    c' = g * c\n    s' = tanh(Ws @ x + Us @ s)\n}\n";
     static const char *const sizes[2][3] = {{"I=8", "H=2", "P=16"}, {"I=8", "H=16", "P=16"}};
     for (int eq = 0; eq < 2; eq++) {
         for (CgProducts pr = CG_FFMA; pr <= CG_F16; pr += CG_F16 - CG_FFMA) {
             Src s;
-            src_open(&s, "cross.cell", cross);
+            src_open(&s, "cross.cell", cross_cell);
             PlanLayout *L = layout_bound(&s, s.module->cells[0], sizes[eq], 3);
             ck_assert_int_eq(cg_persist_states_cross_blocks(L), !eq);
             CgPersist P;
@@ -1655,6 +1658,164 @@ START_TEST(persistent_first_item_takes_only_its_own_states) {
             src_close(&s);
         }
     }
+}
+END_TEST
+
+/* The value of `#define RNN_DIM_<name> <value>` in unit u for the name starting at name (ended by a
+ * character that cannot be in one); -1 where u has no such line. */
+static long long unit_dim(const char *u, const char *name) {
+    size_t n = strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_");
+    char key[80];
+    if (n == 0 || n > 40) return -1;
+    snprintf(key, sizeof key, "#define RNN_DIM_%.*s ", (int)n, name);
+    const char *d = strstr(u, key);
+    return d ? atoll(d + strlen(key)) : -1;
+}
+
+/* The length the scope opening at p runs over: that of the first rnn_j0_X or rnn_nj_X after p. */
+static long long scope_length(const char *u, const char *p) {
+    const char *j0 = strstr(p, "= rnn_j0_"), *nj = strstr(p, "nj = rnn_nj_");
+    const char *at = j0 && (!nj || j0 < nj) ? j0 + strlen("= rnn_j0_") : nj ? nj + strlen("nj = rnn_nj_") : NULL;
+    return at ? unit_dim(u, at) : -1;
+}
+
+/* A static check of a persistent forward unit u, independent of how the generator decides
+ * (bench/NOTES.md section 75): every value loaded before a step's hand-off is complete (between
+ * rnn_grid_arrive and rnn_grid_wait; with flags, before the step's first product), other than
+ * a prefetch, is either a value no step writes (not a step buffer: hoisted results, parameters,
+ * the input) or an element of a state that this block itself stored at the step before: the scope
+ * loading it runs over the same length as the step group storing the state's next value, so that
+ * both take a block's elements alike. Returns 1 when it holds; else 0 with *why naming the load.
+ * *states counts the early state loads it checked. */
+static int early_loads_own(const char *u, int *states, char *why, size_t why_size) {
+    const char *loop = strstr(u, "for (int t = args.t; t < args.t_end; t++) {");
+    if (!loop) return snprintf(why, why_size, "no forward step loop"), 0;
+    /* the length of the group storing each state's next value */
+    long long writer[64];
+    for (int k = 0; k < 64; k++) writer[k] = -1;
+    for (const char *g = loop; (g = strstr(g, "// K")) != NULL; g++) {
+        const char *head_end = strchr(g, '\n');
+        if (!head_end || !strstr(g, " over this block's units") || strstr(g, " over this block's units") > head_end) continue;
+        long long len = scope_length(u, g);
+        const char *next = strstr(g + 4, "// K");
+        for (const char *w = g; (w = strstr(w, "a.state_next[")) != NULL && (!next || w < next); w++) {
+            int k = atoi(w + strlen("a.state_next["));
+            if (k < 0 || k >= 64) continue;
+            if (writer[k] >= 0 && writer[k] != len) return snprintf(why, why_size, "state %d stored over two lengths", k), 0;
+            writer[k] = len;
+        }
+    }
+    const char *from = strstr(loop, "rnn_grid_arrive(args.sync);"), *to = NULL;
+    if (from) to = strstr(from, "rnn_grid_wait(args.sync, ++epoch);");
+    else if (!strstr(loop, "rnn_mv")) return 1; /* no step product (IndRNN): no hand-off, nothing loaded early */
+    else from = loop, to = strstr(loop, "rnn_mv");
+    if (!to) return snprintf(why, why_size, "no hand-off's end after the step's start"), 0;
+    long long len = -1;
+    for (const char *p = from; p < to; p++) {
+        if (strncmp(p, "// K", 4) == 0) len = scope_length(u, p);
+        int state = strncmp(p, "a.state_prev[", 13) == 0, buf = strncmp(p, "a.buf[", 6) == 0;
+        const char *idx_end = state || buf ? strchr(p, ']') : NULL;
+        if (!idx_end || idx_end[1] != '[') continue; /* an element read, not the step's view of the array */
+        const char *line = p;
+        while (line > from && line[-1] != '\n') line--;
+        if (strstr(line, "rnn_prefetch(&") && strstr(line, "rnn_prefetch(&") < p) continue;
+        int k = atoi(p + (state ? 13 : 6));
+        if (buf) {
+            char step[64];
+            snprintf(step, sizeof step, "a.buf[%d] = args.buf[%d] + t * ", k, k);
+            if (strstr(loop, step)) return snprintf(why, why_size, "step buffer %d loaded early: %.80s", k, line), 0;
+            continue;
+        }
+        (*states)++;
+        if (k < 0 || k >= 64 || writer[k] < 0 || writer[k] != len)
+            return snprintf(why, why_size, "state %d (stored over %lld elements) loaded early over %lld: %.100s", k,
+                            k >= 0 && k < 64 ? writer[k] : -1, len, line), 0;
+    }
+    return 1;
+}
+
+/* early_loads_own holds for the persistent forward units of the shipped cells and of 300 random
+ * ones (rnd1-100, wide1-200), with their other lengths longer and shorter than the first state's,
+ * FFMA, tf32 and fp16, several batch classes, barrier and flags (3090 units, 4045 early state loads);
+ * and it fails where a state's writer runs over another length than its early load: section 75's
+ * race, the old generator's line put back into the cross cell's unit. Against the library before
+ * the fix (6932979) it flagged 95 units of 19 wide cells, wide51 and wide148 among them. */
+START_TEST(persistent_early_loads_are_own_values) {
+    char why[256];
+    int states = 0, units = 0;
+    /* the negative control: the unit of section 75's race at H = 2, P = 16, as the generator emitted it
+     * before the fix (c loaded early in K1, which runs over P), and the same at H = P = 16, where a
+     * block's shares of both lengths are alike */
+    {
+        static const char *const sizes[2][3] = {{"I=8", "H=2", "P=16"}, {"I=8", "H=16", "P=16"}};
+        for (int eq = 0; eq < 2; eq++) {
+            Src s;
+            src_open(&s, "cross.cell", cross_cell);
+            PlanLayout *L = layout_bound(&s, s.module->cells[0], sizes[eq], 3);
+            CgPersist P;
+            char *u = emit_persistent(&s, L, cg_persist_h100_ask(16, 0, CG_FFMA, 1), &P, why, sizeof why);
+            ck_assert_msg(u, "%s", why);
+            int n = 0;
+            ck_assert_msg(early_loads_own(u, &n, why, sizeof why), "%s", why);
+            ck_assert_int_eq(n, eq ? 2 : 0); /* c and h early where the lengths are equal, nothing else */
+            /* the old generator's line, in K1's first item's scope */
+            const char *at = strstr(u, "q1_v23 = a.buf[0][col * ");
+            ck_assert_ptr_nonnull(at);
+            StrBuf old = {0};
+            sb_printf(&old, "%.*sif (j < RNN_DIM_H) q1_v2_c = a.state_prev[1][n * RNN_DIM_H + j];  // state c\n%s",
+                      (int)(at - u), u, at);
+            n = 0;
+            ck_assert_int_eq(early_loads_own(sb_str(&old), &n, why, sizeof why), eq);
+            if (!eq) ck_assert_msg(strstr(why, "state 1 (stored over 2 elements) loaded early over 16"), "%s", why);
+            sb_free(&old);
+            free(u);
+            src_close(&s);
+        }
+    }
+    char **paths;
+    int nshipped = tu_list_cells(&paths);
+    static const int64_t sizes[2][3] = {{40, 24, 56}, {24, 56, 24}}; /* input, first state, the rest */
+    static const struct { int64_t N; CgProducts pr; int flags; } asks[] = {
+        {4, CG_FFMA, 0}, {4, CG_FFMA, 1}, {16, CG_F16, 0}, {32, CG_TF32, 0}, {64, CG_F16, 0}};
+    char src[8192];
+    for (int i = 0; i < nshipped + 300; i++) {
+        Src s;
+        if (i < nshipped) src_open_file(&s, paths[i]);
+        else {
+            int seed = i - nshipped < 100 ? i - nshipped + 1 : i - nshipped - 99;
+            ck_assert_int_gt((i - nshipped < 100 ? tu_random_cell : tu_random_cell_wide)((uint64_t)seed, src, sizeof src), 0);
+            src_open(&s, "random.cell", src);
+        }
+        const IrCell *c = s.module->cells[0];
+        for (int set = 0; set < 2; set++) {
+            char spec[8][32];
+            const char *dims[8];
+            int nd = 0;
+            for (int d = 0; d < c->ndims && nd < 8; d++) {
+                if (!c->dims[d].name) continue;
+                int64_t v = sizes[set][d == c->inputs[0].shape.dims[0] ? 0 : d == c->states[0].shape.dims[0] ? 1 : 2];
+                snprintf(spec[nd], sizeof spec[nd], "%s=%lld", c->dims[d].name, (long long)v);
+                dims[nd] = spec[nd];
+                nd++;
+            }
+            PlanLayout *L = layout_bound(&s, c, dims, nd);
+            for (size_t a = 0; a < sizeof asks / sizeof *asks; a++) {
+                CgPersistAsk ask = cg_persist_h100_ask(asks[a].N, 0, asks[a].pr, 1);
+                ask.handoff = asks[a].flags ? CG_HANDOFF_FLAGS : CG_HANDOFF_BARRIER;
+                CgPersist P;
+                char *u = emit_persistent(&s, L, ask, &P, why, sizeof why);
+                if (!u) continue; /* refused: it says why (persistent_plan_says_why_not) */
+                units++;
+                ck_assert_msg(early_loads_own(u, &states, why, sizeof why), "%s (%s, %s): %s", c->name, dims[0],
+                              nd > 1 ? dims[1] : "", why);
+                free(u);
+            }
+        }
+        src_close(&s);
+    }
+    tu_free_list(paths, nshipped);
+    ck_assert_int_gt(units, 2000);
+    ck_assert_int_gt(states, 1000); /* the check is not vacuous: early state loads were checked */
 }
 END_TEST
 
@@ -3579,6 +3740,7 @@ static Suite *codegen_suite(void) {
     tcase_add_test(tc, persistent_rule_units_do_not_spill);
     tcase_add_test(tc, persistent_first_item_loaded_before_the_gemms);
     tcase_add_test(tc, persistent_first_item_takes_only_its_own_states);
+    tcase_add_test(tc, persistent_early_loads_are_own_values);
     tcase_add_test(tc, persistent_first_item_decoded_once);
     tcase_add_test(tc, persistent_state_slots_take_a_mask);
     tcase_add_test(tc, persistent_fewer_blocks_keep_the_work);
