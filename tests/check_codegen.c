@@ -1734,15 +1734,72 @@ static int early_loads_own(const char *u, int *states, char *why, size_t why_siz
     return 1;
 }
 
-/* early_loads_own holds for the persistent forward units of the shipped cells and of 300 random
- * ones (rnd1-100, wide1-200), with their other lengths longer and shorter than the first state's,
- * FFMA, tf32 and fp16, several batch classes, barrier and flags (3090 units, 4045 early state loads);
- * and it fails where a state's writer runs over another length than its early load: section 75's
- * race, the old generator's line put back into the cross cell's unit. Against the library before
- * the fix (6932979) it flagged 95 units of 19 wide cells, wide51 and wide148 among them. */
+/* The rows of stacked block b of step GEMM g in unit u (its setup's `const int R[n] = {...}` after
+ * `// G<g> = `), or -1. */
+static long long gemm_block_rows(const char *u, int g, int b) {
+    char head[32];
+    snprintf(head, sizeof head, "// G%d = ", g);
+    const char *h = strstr(u, head), *r = h ? strstr(h, "const int R[") : NULL;
+    const char *brace = r ? strchr(r, '{') : NULL;
+    if (!brace) return -1;
+    const char *p = brace + 1;
+    for (int k = 0; k < b; k++) {
+        p = strchr(p, ',');
+        if (!p || p > strchr(brace, '}')) return -1;
+        p++;
+    }
+    return atoll(p);
+}
+
+/* A second static check of a persistent forward unit u (bench/NOTES.md section 75): a step group
+ * reads a step GEMM's result only where it may. From the block's shared memory (rnn_res<g>) only
+ * rows this block computed: the stacked block runs over the group's length. From global memory,
+ * either rows this block computed or, where it did not, after a grid barrier that followed the
+ * GEMM (the generator skips that barrier when a group reads only its own rows: "K2 reads only the
+ * rows this block computed"). Returns 1 when it holds; else 0 with *why. *reads counts the results
+ * read that it checked. */
+static int results_read_own_rows(const char *u, int *reads, char *why, size_t why_size) {
+    const char *loop = strstr(u, "for (int t = args.t; t < args.t_end; t++) {");
+    if (!loop) return snprintf(why, why_size, "no forward step loop"), 0;
+    enum { GMAX = 64 };
+    int synced[GMAX]; /* per step GEMM: a grid barrier since its product in this step (or not yet run) */
+    for (int g = 0; g < GMAX; g++) synced[g] = 1;
+    long long len = -1;
+    for (const char *p = loop; *p; p++) {
+        if (strncmp(p, "rnn_grid_sync(", 14) == 0 || strncmp(p, "rnn_grid_wait(", 14) == 0)
+            for (int g = 0; g < GMAX; g++) synced[g] = 1;
+        int g = -1, b = -1;
+        if (sscanf(p, "// G%d: [", &g) == 1 && g >= 0 && g < GMAX) synced[g] = 0; /* the product's call follows */
+        if (strncmp(p, "// K", 4) == 0 && strstr(p, "\n") > strstr(p, " over this block's units")) len = scope_length(u, p);
+        if (strncmp(p, ": G", 3) != 0 || sscanf(p, ": G%d block %d", &g, &b) != 2) continue;
+        const char *eol = strchr(p, '\n');
+        if (eol && strstr(p, ", hoisted") && strstr(p, ", hoisted") < eol) continue; /* before the loop */
+        const char *line = p;
+        while (line > loop && line[-1] != '\n') line--;
+        if (strncmp(line + strspn(line, " "), "const float ", 12) != 0) continue; /* a read's comment only */
+        long long rows = gemm_block_rows(u, g, b);
+        if (rows < 0 || g >= GMAX) return snprintf(why, why_size, "G%d block %d: no rows in the unit's setup", g, b), 0;
+        (*reads)++;
+        int shared = strstr(line, "= rnn_res") && strstr(line, "= rnn_res") < p;
+        if (rows != len && (shared || !synced[g]))
+            return snprintf(why, why_size, "G%d block %d (%lld rows) read over %lld %s: %.100s", g, b, rows, len,
+                            shared ? "from shared memory" : "with no barrier since its product", line), 0;
+    }
+    return 1;
+}
+
+/* early_loads_own and results_read_own_rows hold for the persistent forward units of the shipped
+ * cells and of 300 random ones (rnd1-100, wide1-200), with their other lengths longer and shorter
+ * than the first state's, FFMA, tf32 and fp16, several batch classes, barrier and flags, clusters
+ * of 4 (3708 units, 4854 early state loads, 17520 results read); and they fail where they should:
+ * a state's writer running over another length than its early load (section 75's race: the old
+ * generator's line put back into the cross cell's unit; against the library before the fix,
+ * 6932979, early_loads_own flagged 95 units of 19 wide cells, wide51 and wide148 among them), a
+ * group reading other blocks' rows with the barrier after their product taken out, or rows kept
+ * in shared memory for another length. */
 START_TEST(persistent_early_loads_are_own_values) {
     char why[256];
-    int states = 0, units = 0;
+    int states = 0, units = 0, reads = 0;
     /* the negative control: the unit of section 75's race at H = 2, P = 16, as the generator emitted it
      * before the fix (c loaded early in K1, which runs over P), and the same at H = P = 16, where a
      * block's shares of both lengths are alike */
@@ -1768,6 +1825,24 @@ START_TEST(persistent_early_loads_are_own_values) {
             ck_assert_int_eq(early_loads_own(sb_str(&old), &n, why, sizeof why), eq);
             if (!eq) ck_assert_msg(strstr(why, "state 1 (stored over 2 elements) loaded early over 16"), "%s", why);
             sb_free(&old);
+            if (!eq) {
+                /* K1 reads Q s (H rows) over P after the barrier the generator put there; without it, or
+                 * with the rows kept in shared memory taken for another length, results_read_own_rows fails */
+                n = 0;
+                ck_assert_msg(results_read_own_rows(u, &n, why, sizeof why), "%s", why);
+                ck_assert_int_eq(n, 3); /* Q s, Us s, U (g h) */
+                char *bar = strstr(u, "rnn_grid_sync(args.sync, ++epoch);  // this group reads rows other blocks computed");
+                ck_assert_ptr_nonnull(bar);
+                memcpy(bar, "rnn_grid_skip", 13);
+                ck_assert(!results_read_own_rows(u, &n, why, sizeof why));
+                ck_assert_msg(strstr(why, "G1 block 0 (2 rows) read over 16 with no barrier since its product"), "%s", why);
+                memcpy(bar, "rnn_grid_sync", 13);
+                char *rows = strstr(u, "const int R[1] = {2}, B[1] = {0};"), *g2 = strstr(u, "// G2 = ");
+                ck_assert(rows && g2 && g2 < rows);
+                memcpy(rows, "const int R[1] = {3}", 20);
+                ck_assert(!results_read_own_rows(u, &n, why, sizeof why));
+                ck_assert_msg(strstr(why, "G2 block 0 (3 rows) read over 2 from shared memory"), "%s", why);
+            }
             free(u);
             src_close(&s);
         }
@@ -1775,8 +1850,8 @@ START_TEST(persistent_early_loads_are_own_values) {
     char **paths;
     int nshipped = tu_list_cells(&paths);
     static const int64_t sizes[2][3] = {{40, 24, 56}, {24, 56, 24}}; /* input, first state, the rest */
-    static const struct { int64_t N; CgProducts pr; int flags; } asks[] = {
-        {4, CG_FFMA, 0}, {4, CG_FFMA, 1}, {16, CG_F16, 0}, {32, CG_TF32, 0}, {64, CG_F16, 0}};
+    static const struct { int64_t N; CgProducts pr; int flags, cluster; } asks[] = {
+        {4, CG_FFMA, 0, 1}, {4, CG_FFMA, 1, 1}, {16, CG_F16, 0, 1}, {32, CG_TF32, 0, 1}, {64, CG_F16, 0, 1}, {16, CG_F16, 0, 4}};
     char src[8192];
     for (int i = 0; i < nshipped + 300; i++) {
         Src s;
@@ -1800,13 +1875,15 @@ START_TEST(persistent_early_loads_are_own_values) {
             }
             PlanLayout *L = layout_bound(&s, c, dims, nd);
             for (size_t a = 0; a < sizeof asks / sizeof *asks; a++) {
-                CgPersistAsk ask = cg_persist_h100_ask(asks[a].N, 0, asks[a].pr, 1);
+                CgPersistAsk ask = cg_persist_h100_ask(asks[a].N, 0, asks[a].pr, asks[a].cluster);
                 ask.handoff = asks[a].flags ? CG_HANDOFF_FLAGS : CG_HANDOFF_BARRIER;
                 CgPersist P;
                 char *u = emit_persistent(&s, L, ask, &P, why, sizeof why);
                 if (!u) continue; /* refused: it says why (persistent_plan_says_why_not) */
                 units++;
                 ck_assert_msg(early_loads_own(u, &states, why, sizeof why), "%s (%s, %s): %s", c->name, dims[0],
+                              nd > 1 ? dims[1] : "", why);
+                ck_assert_msg(results_read_own_rows(u, &reads, why, sizeof why), "%s (%s, %s): %s", c->name, dims[0],
                               nd > 1 ? dims[1] : "", why);
                 free(u);
             }
@@ -1815,7 +1892,8 @@ START_TEST(persistent_early_loads_are_own_values) {
     }
     tu_free_list(paths, nshipped);
     ck_assert_int_gt(units, 2000);
-    ck_assert_int_gt(states, 1000); /* the check is not vacuous: early state loads were checked */
+    ck_assert_int_gt(states, 1000); /* the checks are not vacuous: early state loads were checked */
+    ck_assert_int_gt(reads, 1000);  /* and step GEMMs' results read */
 }
 END_TEST
 
