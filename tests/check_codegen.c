@@ -1752,8 +1752,8 @@ static long long gemm_block_rows(const char *u, int g, int b) {
 }
 
 /* A second static check of a persistent forward unit u (bench/NOTES.md section 75): a step group
- * reads a step GEMM's result only where it may. From the block's shared memory (rnn_res<g>) only
- * rows this block computed: the stacked block runs over the group's length. From global memory,
+ * reads a step GEMM's result only where it may. From the block's shared memory (rnn_res<g>, or a
+ * fused product's partial sums, rnn_red_sum) only rows this block computed: the stacked block runs over the group's length. From global memory,
  * either rows this block computed or, where it did not, after a grid barrier that followed the
  * GEMM (the generator skips that barrier when a group reads only its own rows: "K2 reads only the
  * rows this block computed"). Returns 1 when it holds; else 0 with *why. *reads counts the results
@@ -1780,7 +1780,9 @@ static int results_read_own_rows(const char *u, int *reads, char *why, size_t wh
         long long rows = gemm_block_rows(u, g, b);
         if (rows < 0 || g >= GMAX) return snprintf(why, why_size, "G%d block %d: no rows in the unit's setup", g, b), 0;
         (*reads)++;
-        int shared = strstr(line, "= rnn_res") && strstr(line, "= rnn_res") < p;
+        /* kept rows (rnn_res<g>) and a fused product's partial sums (rnn_red_sum) are the block's own */
+        int shared = (strstr(line, "= rnn_res") && strstr(line, "= rnn_res") < p) ||
+                     (strstr(line, "rnn_red_sum(") && strstr(line, "rnn_red_sum(") < p);
         if (rows != len && (shared || !synced[g]))
             return snprintf(why, why_size, "G%d block %d (%lld rows) read over %lld %s: %.100s", g, b, rows, len,
                             shared ? "from shared memory" : "with no barrier since its product", line), 0;
@@ -1790,8 +1792,9 @@ static int results_read_own_rows(const char *u, int *reads, char *why, size_t wh
 
 /* early_loads_own and results_read_own_rows hold for the persistent forward units of the shipped
  * cells and of 300 random ones (rnd1-100, wide1-200), with their other lengths longer and shorter
- * than the first state's, FFMA, tf32 and fp16, several batch classes, barrier and flags, clusters
- * of 4 (3708 units, 4854 early state loads, 17520 results read); and they fail where they should:
+ * than the first state's and at sizes where products fuse their sums, FFMA, tf32 and fp16, several
+ * batch classes, barrier and flags, clusters of 4 (5562 units, 7302 early state loads, 26280 results
+ * read, fused sums among them); and they fail where they should:
  * a state's writer running over another length than its early load (section 75's race: the old
  * generator's line put back into the cross cell's unit; against the library before the fix,
  * 6932979, early_loads_own flagged 95 units of 19 wide cells, wide51 and wide148 among them), a
@@ -1849,7 +1852,8 @@ START_TEST(persistent_early_loads_are_own_values) {
     }
     char **paths;
     int nshipped = tu_list_cells(&paths);
-    static const int64_t sizes[2][3] = {{40, 24, 56}, {24, 56, 24}}; /* input, first state, the rest */
+    /* input, first state, the rest; the third where tensor-core products at 32 sequences fuse their sums */
+    static const int64_t sizes[3][3] = {{40, 24, 56}, {24, 56, 24}, {64, 256, 512}};
     static const struct { int64_t N; CgProducts pr; int flags, cluster; } asks[] = {
         {4, CG_FFMA, 0, 1}, {4, CG_FFMA, 1, 1}, {16, CG_F16, 0, 1}, {32, CG_TF32, 0, 1}, {64, CG_F16, 0, 1}, {16, CG_F16, 0, 4}};
     char src[8192];
@@ -1862,7 +1866,7 @@ START_TEST(persistent_early_loads_are_own_values) {
             src_open(&s, "random.cell", src);
         }
         const IrCell *c = s.module->cells[0];
-        for (int set = 0; set < 2; set++) {
+        for (int set = 0; set < 3; set++) {
             char spec[8][32];
             const char *dims[8];
             int nd = 0;
