@@ -1685,8 +1685,9 @@ static long long scope_length(const char *u, const char *p) {
  * a prefetch, is either a value no step writes (not a step buffer: hoisted results, parameters,
  * the input) or an element of a state that this block itself stored at the step before: the scope
  * loading it runs over the same length as the step group storing the state's next value, so that
- * both take a block's elements alike. Returns 1 when it holds; else 0 with *why naming the load.
- * *states counts the early state loads it checked. */
+ * both take a block's elements alike. With flags, where no barrier follows, that holds for every
+ * state a group reads in the step. Returns 1 when it holds; else 0 with *why naming the load.
+ * *states counts the state loads it checked. */
 static int early_loads_own(const char *u, int *states, char *why, size_t why_size) {
     const char *loop = strstr(u, "for (int t = args.t; t < args.t_end; t++) {");
     if (!loop) return snprintf(why, why_size, "no forward step loop"), 0;
@@ -1705,13 +1706,19 @@ static int early_loads_own(const char *u, int *states, char *why, size_t why_siz
             writer[k] = len;
         }
     }
-    const char *from = strstr(loop, "rnn_grid_arrive(args.sync);"), *to = NULL;
-    if (from) to = strstr(from, "rnn_grid_wait(args.sync, ++epoch);");
+    /* loads of step buffers are checked up to to, of states up to state_to: with flags no barrier
+     * follows at all (unless a group reads other blocks' rows), so every state a group reads */
+    const char *from = strstr(loop, "rnn_grid_arrive(args.sync);"), *to = NULL, *state_to = NULL;
+    if (from) to = state_to = strstr(from, "rnn_grid_wait(args.sync, ++epoch);");
     else if (!strstr(loop, "rnn_mv")) return 1; /* no step product (IndRNN): no hand-off, nothing loaded early */
-    else from = loop, to = strstr(loop, "rnn_mv");
-    if (!to) return snprintf(why, why_size, "no hand-off's end after the step's start"), 0;
+    else {
+        from = loop, to = strstr(loop, "rnn_mv");
+        state_to = strstr(loop, "rnn_grid_sync(");
+        if (!state_to) state_to = strstr(loop, "RNN_PROF_END();");
+    }
+    if (!to || !state_to) return snprintf(why, why_size, "no hand-off's end after the step's start"), 0;
     long long len = -1;
-    for (const char *p = from; p < to; p++) {
+    for (const char *p = from; p < (to > state_to ? to : state_to); p++) {
         if (strncmp(p, "// K", 4) == 0) len = scope_length(u, p);
         int state = strncmp(p, "a.state_prev[", 13) == 0, buf = strncmp(p, "a.buf[", 6) == 0;
         const char *idx_end = state || buf ? strchr(p, ']') : NULL;
@@ -1720,6 +1727,7 @@ static int early_loads_own(const char *u, int *states, char *why, size_t why_siz
         while (line > from && line[-1] != '\n') line--;
         if (strstr(line, "rnn_prefetch(&") && strstr(line, "rnn_prefetch(&") < p) continue;
         int k = atoi(p + (state ? 13 : 6));
+        if (buf ? p >= to : p >= state_to) continue;
         if (buf) {
             char step[64];
             snprintf(step, sizeof step, "a.buf[%d] = args.buf[%d] + t * ", k, k);
@@ -1793,7 +1801,7 @@ static int results_read_own_rows(const char *u, int *reads, char *why, size_t wh
 /* early_loads_own and results_read_own_rows hold for the persistent forward units of the shipped
  * cells and of 300 random ones (rnd1-100, wide1-200), with their other lengths longer and shorter
  * than the first state's and at sizes where products fuse their sums, FFMA, tf32 and fp16, several
- * batch classes, barrier and flags, clusters of 4 (5562 units, 7302 early state loads, 26280 results
+ * batch classes, barrier and flags, clusters of 4 (5562 units, 8844 state loads, 26280 results
  * read, fused sums among them); and they fail where they should:
  * a state's writer running over another length than its early load (section 75's race: the old
  * generator's line put back into the cross cell's unit; against the library before the fix,
