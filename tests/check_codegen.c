@@ -1798,6 +1798,46 @@ static int results_read_own_rows(const char *u, int *reads, char *why, size_t wh
     return 1;
 }
 
+/* A static check of a persistent backward unit u: the values it fetches ahead into registers
+ * (q<K>_..., qy<K>_...: a step ahead, while other blocks may still be at the step before) are the
+ * forward's (its buffers, states, parameters, the input) or the outputs' adjoints dy, never an
+ * adjoint the backward computes; and the unit stores no element of the forward's buffers or
+ * states, so nothing it fetches can change under it. Returns 1 when it holds; else 0 with *why.
+ * *fetches counts the fetches it checked. */
+static int backward_fetches_forward_values(const char *u, int *fetches, char *why, size_t why_size) {
+    const char *k = strstr(u, "extern \"C\" __global__");
+    if (!k || !strstr(k, "for (int t = args.t_end - 1; t >= args.t; t--) {"))
+        return snprintf(why, why_size, "no backward step loop"), 0;
+    for (const char *p = k; *p; p++) {
+        const char *line = p;
+        while (line > k && line[-1] != '\n') line--;
+        int buf = strncmp(p, "a.buf[", 6) == 0, state = strncmp(p, "a.state_prev[", 13) == 0 || strncmp(p, "a.state_next[", 13) == 0;
+        if (buf || state) { /* an element stored: `...][index] = ` */
+            const char *close = strchr(p, ']');
+            if (close && close[1] == '[') {
+                int depth = 0;
+                const char *e = close + 1;
+                for (; *e && *e != '\n'; e++) {
+                    depth += *e == '[' ? 1 : *e == ']' ? -1 : 0;
+                    if (depth == 0) break;
+                }
+                if (*e == ']' && strncmp(e + 1, " = ", 3) == 0 && strncmp(e + 1, " == ", 4) != 0)
+                    return snprintf(why, why_size, "a forward value stored in the backward: %.100s", line), 0;
+            }
+        }
+        if (!(p[0] == 'q' && (p == u || p[-1] == ' ')) || !(isdigit((unsigned char)p[1]) || (p[1] == 'y' && isdigit((unsigned char)p[2]))))
+            continue;
+        const char *name_end = p + strcspn(p, " =;,)"); /* `q<K>_... = value`: a fetch, but for its zero */
+        if (strncmp(name_end, " = ", 3) != 0 || strncmp(name_end, " = 0.0f", 7) == 0) continue;
+        const char *v = name_end + 3;
+        (*fetches)++;
+        if (strncmp(v, "a.d", 3) == 0 && strncmp(v, "a.dy[", 5) != 0)
+            return snprintf(why, why_size, "an adjoint fetched ahead: %.100s", line), 0;
+        if (strncmp(v, "args.d", 6) == 0) return snprintf(why, why_size, "an adjoint fetched ahead: %.100s", line), 0;
+    }
+    return 1;
+}
+
 /* early_loads_own and results_read_own_rows hold for the persistent forward units of the shipped
  * cells and of 300 random ones (rnd1-100, wide1-200), with their other lengths longer and shorter
  * than the first state's and at sizes where products fuse their sums, FFMA, tf32 and fp16, several
@@ -1807,10 +1847,12 @@ static int results_read_own_rows(const char *u, int *reads, char *why, size_t wh
  * generator's line put back into the cross cell's unit; against the library before the fix,
  * 6932979, early_loads_own flagged 95 units of 19 wide cells, wide51 and wide148 among them), a
  * group reading other blocks' rows with the barrier after their product taken out, or rows kept
- * in shared memory for another length. */
+ * in shared memory for another length. The backward units of the same cells and tiles (4635, 44072
+ * fetches) hold backward_fetches_forward_values; LSTM's fails with an adjoint fetched ahead, or a
+ * forward buffer stored. */
 START_TEST(persistent_early_loads_are_own_values) {
     char why[256];
-    int states = 0, units = 0, reads = 0;
+    int states = 0, units = 0, reads = 0, bunits = 0, fetches = 0;
     /* the negative control: the unit of section 75's race at H = 2, P = 16, as the generator emitted it
      * before the fix (c loaded early in K1, which runs over P), and the same at H = P = 16, where a
      * block's shares of both lengths are alike */
@@ -1858,6 +1900,33 @@ START_TEST(persistent_early_loads_are_own_values) {
             src_close(&s);
         }
     }
+    /* the backward's negative control: LSTM's unit as emitted holds; with an adjoint fetched ahead, or
+     * a forward buffer stored, it does not */
+    {
+        static const char *const dims[] = {"I=40", "H=72"};
+        Src s;
+        src_open_file(&s, "cells/lstm.cell");
+        PlanLayout *L = layout_bound(&s, s.module->cells[0], dims, 2);
+        CgPersist P;
+        char *u = emit_persistent(&s, L, cg_persist_h100_ask(16, 1, CG_F16, 1), &P, why, sizeof why);
+        ck_assert_msg(u, "%s", why);
+        int n = 0;
+        ck_assert_msg(backward_fetches_forward_values(u, &n, why, sizeof why), "%s", why);
+        ck_assert_int_eq(n, 2 * 14); /* 13 forward values and dy, before the loop and a step ahead */
+        const char *at = strstr(u, "q1_v15 = a.buf[0][col * ");
+        ck_assert_ptr_nonnull(at);
+        static const char *const bad[2][2] = {{"q1_v99 = a.dbuf[2][n * 288 + j];\n", "an adjoint fetched ahead"},
+                                              {"a.buf[1][n * 288 + j] = 0.0f;\n", "a forward value stored in the backward"}};
+        for (int b = 0; b < 2; b++) {
+            StrBuf t = {0};
+            sb_printf(&t, "%.*s%s%s", (int)(at - u), u, bad[b][0], at);
+            ck_assert(!backward_fetches_forward_values(sb_str(&t), &n, why, sizeof why));
+            ck_assert_msg(strstr(why, bad[b][1]), "%s", why);
+            sb_free(&t);
+        }
+        free(u);
+        src_close(&s);
+    }
     char **paths;
     int nshipped = tu_list_cells(&paths);
     /* input, first state, the rest; the third where tensor-core products at 32 sequences fuse their sums */
@@ -1898,6 +1967,15 @@ START_TEST(persistent_early_loads_are_own_values) {
                 ck_assert_msg(results_read_own_rows(u, &reads, why, sizeof why), "%s (%s, %s): %s", c->name, dims[0],
                               nd > 1 ? dims[1] : "", why);
                 free(u);
+                if (asks[a].flags) continue; /* the backward has no flags */
+                ask.backward = 1;
+                ask.handoff = CG_HANDOFF_BARRIER;
+                u = emit_persistent(&s, L, ask, &P, why, sizeof why);
+                if (!u) continue;
+                bunits++;
+                ck_assert_msg(backward_fetches_forward_values(u, &fetches, why, sizeof why), "%s backward (%s, %s): %s",
+                              c->name, dims[0], nd > 1 ? dims[1] : "", why);
+                free(u);
             }
         }
         src_close(&s);
@@ -1906,6 +1984,8 @@ START_TEST(persistent_early_loads_are_own_values) {
     ck_assert_int_gt(units, 2000);
     ck_assert_int_gt(states, 1000); /* the checks are not vacuous: early state loads were checked */
     ck_assert_int_gt(reads, 1000);  /* and step GEMMs' results read */
+    ck_assert_int_gt(bunits, 1000);
+    ck_assert_int_gt(fetches, 1000); /* and backward fetches */
 }
 END_TEST
 
