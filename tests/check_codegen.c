@@ -1679,6 +1679,24 @@ static long long scope_length(const char *u, const char *p) {
     return at ? unit_dim(u, at) : -1;
 }
 
+/* The start of the line holding p, not before lo. */
+static const char *line_start(const char *lo, const char *p) {
+    while (p > lo && p[-1] != '\n') p--;
+    return p;
+}
+
+/* Does needle occur between line and p (on p's line, before p)? */
+static int before_on_line(const char *line, const char *p, const char *needle) {
+    const char *at = strstr(line, needle);
+    return at && at < p;
+}
+
+/* Does p open a step group's scope (`// K<k> over this block's units` on its line)? */
+static int group_header(const char *p) {
+    const char *eol = strchr(p, '\n'), *at = strncmp(p, "// K", 4) == 0 ? strstr(p, " over this block's units") : NULL;
+    return at && (!eol || at < eol);
+}
+
 /* A static check of a persistent forward unit u, independent of how the generator decides
  * (bench/NOTES.md section 75): every value loaded before a step's hand-off is complete (between
  * rnn_grid_arrive and rnn_grid_wait; with flags, before the step's first product), other than
@@ -1695,8 +1713,7 @@ static int early_loads_own(const char *u, int *states, char *why, size_t why_siz
     long long writer[64];
     for (int k = 0; k < 64; k++) writer[k] = -1;
     for (const char *g = loop; (g = strstr(g, "// K")) != NULL; g++) {
-        const char *head_end = strchr(g, '\n');
-        if (!head_end || !strstr(g, " over this block's units") || strstr(g, " over this block's units") > head_end) continue;
+        if (!group_header(g)) continue;
         long long len = scope_length(u, g);
         const char *next = strstr(g + 4, "// K");
         for (const char *w = g; (w = strstr(w, "a.state_next[")) != NULL && (!next || w < next); w++) {
@@ -1723,9 +1740,8 @@ static int early_loads_own(const char *u, int *states, char *why, size_t why_siz
         int state = strncmp(p, "a.state_prev[", 13) == 0, buf = strncmp(p, "a.buf[", 6) == 0;
         const char *idx_end = state || buf ? strchr(p, ']') : NULL;
         if (!idx_end || idx_end[1] != '[') continue; /* an element read, not the step's view of the array */
-        const char *line = p;
-        while (line > from && line[-1] != '\n') line--;
-        if (strstr(line, "rnn_prefetch(&") && strstr(line, "rnn_prefetch(&") < p) continue;
+        const char *line = line_start(from, p);
+        if (before_on_line(line, p, "rnn_prefetch(&")) continue;
         int k = atoi(p + (state ? 13 : 6));
         if (buf ? p >= to : p >= state_to) continue;
         if (buf) {
@@ -1761,11 +1777,11 @@ static long long gemm_block_rows(const char *u, int g, int b) {
 
 /* A second static check of a persistent forward unit u (bench/NOTES.md section 75): a step group
  * reads a step GEMM's result only where it may. From the block's shared memory (rnn_res<g>, or a
- * fused product's partial sums, rnn_red_sum) only rows this block computed: the stacked block runs over the group's length. From global memory,
- * either rows this block computed or, where it did not, after a grid barrier that followed the
- * GEMM (the generator skips that barrier when a group reads only its own rows: "K2 reads only the
- * rows this block computed"). Returns 1 when it holds; else 0 with *why. *reads counts the results
- * read that it checked. */
+ * fused product's partial sums, rnn_red_sum) only rows this block computed: the stacked block runs
+ * over the group's length. From global memory, either rows this block computed or, where it did
+ * not, after a grid barrier that followed the GEMM (the generator skips that barrier when a group
+ * reads only its own rows: "K2 reads only the rows this block computed"). Returns 1 when it holds;
+ * else 0 with *why. *reads counts the results read that it checked. */
 static int results_read_own_rows(const char *u, int *reads, char *why, size_t why_size) {
     const char *loop = strstr(u, "for (int t = args.t; t < args.t_end; t++) {");
     if (!loop) return snprintf(why, why_size, "no forward step loop"), 0;
@@ -1778,19 +1794,17 @@ static int results_read_own_rows(const char *u, int *reads, char *why, size_t wh
             for (int g = 0; g < GMAX; g++) synced[g] = 1;
         int g = -1, b = -1;
         if (sscanf(p, "// G%d: [", &g) == 1 && g >= 0 && g < GMAX) synced[g] = 0; /* the product's call follows */
-        if (strncmp(p, "// K", 4) == 0 && strstr(p, "\n") > strstr(p, " over this block's units")) len = scope_length(u, p);
+        if (group_header(p)) len = scope_length(u, p);
         if (strncmp(p, ": G", 3) != 0 || sscanf(p, ": G%d block %d", &g, &b) != 2) continue;
         const char *eol = strchr(p, '\n');
-        if (eol && strstr(p, ", hoisted") && strstr(p, ", hoisted") < eol) continue; /* before the loop */
-        const char *line = p;
-        while (line > loop && line[-1] != '\n') line--;
+        if (eol && before_on_line(p, eol, ", hoisted")) continue; /* before the loop */
+        const char *line = line_start(loop, p);
         if (strncmp(line + strspn(line, " "), "const float ", 12) != 0) continue; /* a read's comment only */
         long long rows = gemm_block_rows(u, g, b);
         if (rows < 0 || g >= GMAX) return snprintf(why, why_size, "G%d block %d: no rows in the unit's setup", g, b), 0;
         (*reads)++;
         /* kept rows (rnn_res<g>) and a fused product's partial sums (rnn_red_sum) are the block's own */
-        int shared = (strstr(line, "= rnn_res") && strstr(line, "= rnn_res") < p) ||
-                     (strstr(line, "rnn_red_sum(") && strstr(line, "rnn_red_sum(") < p);
+        int shared = before_on_line(line, p, "= rnn_res") || before_on_line(line, p, "rnn_red_sum(");
         if (rows != len && (shared || !synced[g]))
             return snprintf(why, why_size, "G%d block %d (%lld rows) read over %lld %s: %.100s", g, b, rows, len,
                             shared ? "from shared memory" : "with no barrier since its product", line), 0;
@@ -1809,8 +1823,6 @@ static int backward_fetches_forward_values(const char *u, int *fetches, char *wh
     if (!k || !strstr(k, "for (int t = args.t_end - 1; t >= args.t; t--) {"))
         return snprintf(why, why_size, "no backward step loop"), 0;
     for (const char *p = k; *p; p++) {
-        const char *line = p;
-        while (line > k && line[-1] != '\n') line--;
         int buf = strncmp(p, "a.buf[", 6) == 0, state = strncmp(p, "a.state_prev[", 13) == 0 || strncmp(p, "a.state_next[", 13) == 0;
         if (buf || state) { /* an element stored: `...][index] = ` */
             const char *close = strchr(p, ']');
@@ -1822,7 +1834,7 @@ static int backward_fetches_forward_values(const char *u, int *fetches, char *wh
                     if (depth == 0) break;
                 }
                 if (*e == ']' && strncmp(e + 1, " = ", 3) == 0 && strncmp(e + 1, " == ", 4) != 0)
-                    return snprintf(why, why_size, "a forward value stored in the backward: %.100s", line), 0;
+                    return snprintf(why, why_size, "a forward value stored in the backward: %.100s", line_start(k, p)), 0;
             }
         }
         if (!(p[0] == 'q' && (p == u || p[-1] == ' ')) || !(isdigit((unsigned char)p[1]) || (p[1] == 'y' && isdigit((unsigned char)p[2]))))
@@ -1831,9 +1843,8 @@ static int backward_fetches_forward_values(const char *u, int *fetches, char *wh
         if (strncmp(name_end, " = ", 3) != 0 || strncmp(name_end, " = 0.0f", 7) == 0) continue;
         const char *v = name_end + 3;
         (*fetches)++;
-        if (strncmp(v, "a.d", 3) == 0 && strncmp(v, "a.dy[", 5) != 0)
-            return snprintf(why, why_size, "an adjoint fetched ahead: %.100s", line), 0;
-        if (strncmp(v, "args.d", 6) == 0) return snprintf(why, why_size, "an adjoint fetched ahead: %.100s", line), 0;
+        if ((strncmp(v, "a.d", 3) == 0 && strncmp(v, "a.dy[", 5) != 0) || strncmp(v, "args.d", 6) == 0)
+            return snprintf(why, why_size, "an adjoint fetched ahead: %.100s", line_start(k, p)), 0;
     }
     return 1;
 }
@@ -1946,14 +1957,7 @@ START_TEST(persistent_early_loads_are_own_values) {
         for (int set = 0; set < 3; set++) {
             char spec[8][32];
             const char *dims[8];
-            int nd = 0;
-            for (int d = 0; d < c->ndims && nd < 8; d++) {
-                if (!c->dims[d].name) continue;
-                int64_t v = sizes[set][d == c->inputs[0].shape.dims[0] ? 0 : d == c->states[0].shape.dims[0] ? 1 : 2];
-                snprintf(spec[nd], sizeof spec[nd], "%s=%lld", c->dims[d].name, (long long)v);
-                dims[nd] = spec[nd];
-                nd++;
-            }
+            int nd = tu_dim_specs(c, sizes[set][0], sizes[set][1], sizes[set][2], spec, dims);
             PlanLayout *L = layout_bound(&s, c, dims, nd);
             for (size_t a = 0; a < sizeof asks / sizeof *asks; a++) {
                 CgPersistAsk ask = cg_persist_h100_ask(asks[a].N, 0, asks[a].pr, asks[a].cluster);

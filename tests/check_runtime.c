@@ -226,19 +226,11 @@ END_TEST
 
 /* ---- with a GPU ------------------------------------------------------------------------------ */
 
-/* Binds every symbolic dimension of the file's cell: the input's to in, the first state's to size, the
- * rest to second (to size where second is 0). */
+/* Binds every symbolic dimension of the file's cell (tu_dim_specs): the input's to in, the first
+ * state's to size, the rest to second (to size where second is 0). */
 static int bind_all(const char *path, int64_t in, int64_t size, int64_t second, char specs[8][32], const char **dims) {
     Arena a; arena_init(&a);
-    const IrCell *c = tu_compile_file(&a, path)->cells[0];
-    int n = 0;
-    for (int d = 0; d < c->ndims; d++) {
-        if (!c->dims[d].name) continue;
-        int64_t v = d == c->inputs[0].shape.dims[0] ? in : second && d != c->states[0].shape.dims[0] ? second : size;
-        snprintf(specs[n], 32, "%s=%lld", c->dims[d].name, (long long)v);
-        dims[n] = specs[n];
-        n++;
-    }
+    int n = tu_dim_specs(tu_compile_file(&a, path)->cells[0], in, size, second, specs, dims);
     arena_free(&a);
     return n;
 }

@@ -232,6 +232,18 @@ int tu_random_cell(uint64_t seed, char *buf, size_t size) {
     return n < 0 || (size_t)n >= size ? -1 : n;
 }
 
+int tu_dim_specs(const IrCell *c, int64_t in, int64_t size, int64_t second, char specs[8][32], const char **dims) {
+    int n = 0;
+    for (int d = 0; d < c->ndims && n < 8; d++) {
+        if (!c->dims[d].name) continue;
+        int64_t v = d == c->inputs[0].shape.dims[0] ? in : second && d != c->states[0].shape.dims[0] ? second : size;
+        snprintf(specs[n], 32, "%s=%lld", c->dims[d].name, (long long)v);
+        dims[n] = specs[n];
+        n++;
+    }
+    return n;
+}
+
 int tu_random_cell_wide(uint64_t seed, char *buf, size_t size) {
     Rng r = {seed * 0xd1b54a32d192ed03ull + 7};
     const int has_c = (int)(tu_next(&r) % 2), has_s = (int)(tu_next(&r) % 2), gates = 2 + (int)(tu_next(&r) % 4);

@@ -62,6 +62,10 @@ int tu_random_cell(uint64_t seed, char *buf, size_t size);
  * the step's new h (LSTMP's projection) or its own recurrence; maybe a second output y, a product
  * of the new h or element-wise. Returns the text's length, or -1 if size is too small. */
 int tu_random_cell_wide(uint64_t seed, char *buf, size_t size);
+/* Binds c's named dimensions as "NAME=VALUE" texts into specs, dims[i] pointing at each (at most 8):
+ * the input's to in, the first state's to size, the others to second (to size where second is 0).
+ * Returns how many. */
+int tu_dim_specs(const IrCell *c, int64_t in, int64_t size, int64_t second, char specs[8][32], const char **dims);
 
 /* Runs a Check suite, output as CK_VERBOSITY says (normal when unset; verbose: each test in TAP as it
  * ends, then the normal summary); returns the process's exit status (0 = all passed). */

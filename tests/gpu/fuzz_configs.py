@@ -11,9 +11,9 @@ shrink with the unit roundoff (a wrong index or a race errs as much in fp32 as i
 a sensitive cell amplifies rounding alike in both precisions, so its error falls ~2^13-fold from
 tf32 to fp32: at least RATIO-fold counts as rounding). Rounding is then run once more on the other
 backend at the same precision, which errs about as much (within ~5-fold) where it is rounding; a
-RATIO-fold gap makes it a suspect (a race that missed the rerun: NOTES section 75). Only the GEMMs' inputs change with the
-precision, so rounding elsewhere (the element-wise code is fp32 in every precision) stays "suspect"
-and needs a look (bench/NOTES.md section 74). Failed bounds on gradients with the reference's
+RATIO-fold gap makes it a suspect (a race that missed the rerun: NOTES section 75). Only the GEMMs'
+inputs change with the precision, so rounding elsewhere (the element-wise code is fp32 in every
+precision) stays "suspect" and needs a look (bench/NOTES.md section 74). Failed bounds on gradients with the reference's
 note on a kink (relu, abs...: docs/training.md) count as kinks. Crashes, hangs and suspects are
 defects; runs refused with an error message are listed. Prints a summary; writes every non-pass to
 DIR/fuzz-SEED.txt. Exit status 0 when no defect was found, 1 otherwise.
@@ -117,6 +117,14 @@ def errors(text):
             "derivative jumps" in text)
 
 
+def worst(result, which):
+    """The forward (which 0) or gradient (1) worst error of a rerun's (exit status, output), or None
+    where it timed out or its report lacks that line."""
+    rc, text = result
+    e = errors(text)[which] if rc != "timeout" else None
+    return e[0] if e else None
+
+
 def at_precision(args, precision):
     """args with the precision replaced (16-bit weights kept only in 16-bit precisions)."""
     out = [a for a in args if a != "--keep-half-weights" or precision in ("fp16", "bf16")]
@@ -144,12 +152,10 @@ def judge(rerun, args, rc, text):
     mine = (fwd, grad)[which][0]
     precision = args[args.index("--precision") + 1]
     other = "tf32" if precision == "fp32" else "fp32"
-    rc2, text2 = rerun(at_precision(args, other))
-    theirs = errors(text2)[which] if rc2 != "timeout" else None
-    if theirs is not None:
-        theirs = theirs[0]
+    first = rerun(at_precision(args, other))
+    theirs = worst(first, which)
     if theirs is None:
-        return "suspect", f"{precision} {mine:.3g}; the {other} run gave no error ({rc2})"
+        return "suspect", f"{precision} {mine:.3g}; the {other} run gave no error ({first[0]})"
     low, high = (theirs, mine) if other == "fp32" else (mine, theirs)
     detail = f"{['forward', 'gradients'][which]}: {precision} {mine:.3g}, {other} {theirs:.3g}"
     # an fp32 error that is not finite is no rounding (inf >= 30 * inf held: a race gave inf in both)
@@ -160,12 +166,11 @@ def judge(rerun, args, rc, text):
     persistent = re.search(r"^\s*backend: persistent", text, re.M) is not None
     again = list(args)
     again[again.index("--backend") + 1] = "cublas" if persistent else "persistent"
-    rc3, text3 = rerun(again)
-    alt = errors(text3)[which] if rc3 != "timeout" else None
+    alt = worst(rerun(again), which)
     if alt is None:  # the other backend refused the configuration
         return "rounding", detail
-    detail += f"; {'cuBLAS' if persistent else 'persistent'} {precision} {alt[0]:.3g}"
-    return ("suspect", detail) if not math.isfinite(mine) or mine >= RATIO * alt[0] else ("rounding", detail)
+    detail += f"; {'cuBLAS' if persistent else 'persistent'} {precision} {alt:.3g}"
+    return ("suspect", detail) if not math.isfinite(mine) or mine >= RATIO * alt else ("rounding", detail)
 
 
 def host_check(rnncc, n, shipped, random_cells):
