@@ -458,6 +458,7 @@ static int emit_group(Gen *g, int gi, int backward) {
         return 0;
     StrBuf *out = g->out;
     cg_emit(out, "// K%d%s over this block's units", g->plan->groups[gi].index, backward ? "'s backward" : "");
+    cg_emit(out, "RNN_STAGGER(a.t, %d);  // (RNN_STAGGER_ON only: persist.cuh)", gi);
     open_own_items(out, jd, OWN_ALL);
     if (backward) cg_emit_backward_step_item(g, gi, &body);
     else cg_emit_step_item(g, gi, &body);

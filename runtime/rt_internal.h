@@ -252,6 +252,7 @@ struct rnncc_model {
     unsigned *sync;             /* device: one grid-barrier counter per stream lane */
     RtPersist persist[2][2][RT_PERSIST_CLASSES]; /* per pass (forward, backward), layout, batch class */
     int profile_persist;        /* RNNCC_PROFILE_PERSIST=1: persistent units count cycles (persist.cuh) */
+    int persist_stagger;        /* RNNCC_PERSIST_STAGGER=1: persistent units stagger their blocks (a test tool, persist.cuh) */
     int persist_cluster;        /* RNNCC_PERSIST_CLUSTER=1, 2 or 4: blocks per cluster, forced; 0: searched */
     int persist_warps;          /* RNNCC_PERSIST_WARPS=4, 8 or 16: warps a block, forced; 0: searched */
     int persist_split;          /* RNNCC_PERSIST_SPLIT=1 or 0: a backward's clusters split K (CgPersistAsk.split)

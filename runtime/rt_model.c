@@ -239,6 +239,8 @@ static rnncc_status setup_handles(rnncc_model *m, const struct cudaDeviceProp *p
     const char *g = getenv("RNNCC_GRAPHS"), *w = getenv("RNNCC_WAVEFRONT"), *pp = getenv("RNNCC_PROFILE_PERSIST");
     m->use_graphs = !(g && strcmp(g, "0") == 0);
     m->profile_persist = pp && strcmp(pp, "1") == 0;
+    const char *st = getenv("RNNCC_PERSIST_STAGGER");
+    m->persist_stagger = st && strcmp(st, "1") == 0;
     /* Layers overlap by chunks of time; the second direction would need all of the previous
      * layer first, so bidirectional stacks run layer after layer. The backward runs the mirror
      * wavefront (rt_backward.c). RNNCC_WAVEFRONT=0: both off. */

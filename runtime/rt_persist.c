@@ -32,6 +32,7 @@ int rt_persist_source(rnncc_model *m, int li, const CgPersistAsk *ask, CgPersist
                       char *why, size_t why_size) {
     if (!cg_persist_plan(&m->arena, m->layout[li], ask, P, why, why_size)) return 0;
     if (m->profile_persist) sb_puts(src, "#define RNN_PROFILE 1\n");
+    if (m->persist_stagger) sb_puts(src, "#define RNN_STAGGER_ON 1\n");
     Diags d;
     diag_init(&d, &m->arena, m->cell->name, m->source, strlen(m->source));
     if (!cg_emit_persistent(&m->arena, m->plan, m->layout[li], P, src, &d) || src->failed) {

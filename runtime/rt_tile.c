@@ -439,7 +439,7 @@ static void choice_key(const rnncc_model *m, int li, const CgPersistAsk *base, c
                         m->persist_cluster, m->persist_warps, m->persist_chunk,  m->persist_nw, m->cluster_launch,
                         m->profile_persist, major,            minor,              driver,        m->persist_handoff,
                         base->twins,      m->persist_split,  m->persist_blocks, m->persist_wregs,
-                        m->persist_waves};
+                        m->persist_waves,  m->persist_stagger};
     rt_hash_add(&h, fields, sizeof fields);
     rt_hash_hex(&h, key);
 }

@@ -1849,6 +1849,52 @@ static int backward_fetches_forward_values(const char *u, int *fetches, char *wh
     return 1;
 }
 
+/* RNNCC_PERSIST_STAGGER=1's units (a test tool, persist.cuh's RNN_STAGGER): every step group of a
+ * persistent unit, forward and backward, opens with RNN_STAGGER(a.t, its group), which sleeps in
+ * some blocks where the unit defines RNN_STAGGER_ON and is nothing otherwise; such a unit compiles. */
+START_TEST(persistent_groups_may_be_staggered) {
+    static const char *const sizes[] = {"I=8", "H=2", "P=16"};
+    for (int cell = 0; cell < 2; cell++) {
+        for (int backward = 0; backward < 2; backward++) {
+            Src s;
+            if (cell == 0) src_open(&s, "cross.cell", cross_cell);
+            else src_open_file(&s, "cells/lstm.cell");
+            PlanLayout *L = cell == 0 ? layout_bound(&s, s.module->cells[0], sizes, 3) : layout_all(&s, s.module->cells[0], 64);
+            CgPersist P;
+            char why[256];
+            char *u = emit_persistent(&s, L, cg_persist_h100_ask(16, backward, CG_F16, 1), &P, why, sizeof why);
+            ck_assert_msg(u, "%s", why);
+            int groups = 0, staggered = 0;
+            for (const char *p = u; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+                const char *q = p + strspn(p, " ");
+                if (!group_header(q)) continue;
+                groups++;
+                const char *next = strchr(q, '\n');
+                ck_assert_ptr_nonnull(next);
+                next += 1 + strspn(next + 1, " ");
+                int gi = -1;
+                ck_assert_msg(sscanf(next, "RNN_STAGGER(a.t, %d);", &gi) == 1, "cell %d, %s: a group without its stagger:\n%.200s",
+                              cell, backward ? "backward" : "forward", q);
+                staggered += gi >= 0 && gi < L->plan->ngroups;
+            }
+            ck_assert_int_gt(groups, 0);
+            ck_assert_int_eq(staggered, groups);
+            ck_assert_int_eq(count(u, "RNN_STAGGER(a.t, "), groups);
+            if (!SANITIZED) {
+                StrBuf on = {0};
+                sb_puts(&on, "#define RNN_STAGGER_ON 1\n");
+                sb_puts(&on, u);
+                ck_assert(!on.failed);
+                compile_ok(sb_str(&on), backward ? "staggered_backward" : "staggered_forward", "sm_90");
+                sb_free(&on);
+            }
+            free(u);
+            src_close(&s);
+        }
+    }
+}
+END_TEST
+
 /* early_loads_own and results_read_own_rows hold for the persistent forward units of the shipped
  * cells and of 300 random ones (rnd1-100, wide1-200), with their other lengths longer and shorter
  * than the first state's and at sizes where products fuse their sums, FFMA, tf32 and fp16, several
@@ -3914,6 +3960,7 @@ static Suite *codegen_suite(void) {
     tcase_add_test(tc, persistent_rule_units_do_not_spill);
     tcase_add_test(tc, persistent_first_item_loaded_before_the_gemms);
     tcase_add_test(tc, persistent_first_item_takes_only_its_own_states);
+    tcase_add_test(tc, persistent_groups_may_be_staggered);
     tcase_add_test(tc, persistent_early_loads_are_own_values);
     tcase_add_test(tc, persistent_first_item_decoded_once);
     tcase_add_test(tc, persistent_state_slots_take_a_mask);

@@ -257,6 +257,21 @@ __shared__ long long rnn_prof_last;
 #define RNN_PROF_END() ((void)0)
 #endif
 
+/* Blocks staggered to expose hand-off races (a test tool): where the unit defines RNN_STAGGER_ON
+ * (RNNCC_PERSIST_STAGGER=1 at run time), every step group opens with RNN_STAGGER(t, k), which makes
+ * every fifth block by (block, step, group) sleep ~4 us before the group, each thread on its own (no
+ * ordering added): that block's stores of the group come late, so a block that reads them before
+ * their hand-off reads the step before's values where the usual timing hides it (bench/NOTES.md
+ * section 75). Otherwise nothing. */
+#ifdef RNN_STAGGER_ON
+#define RNN_STAGGER(t, k)                                                           \
+    do {                                                                            \
+        if ((blockIdx.x * 7u + (unsigned)(t) * 3u + (unsigned)(k)) % 5u == 0u) __nanosleep(4000); \
+    } while (0)
+#else
+#define RNN_STAGGER(t, k) ((void)0)
+#endif
+
 /* Grid-wide barrier of a cooperative launch (all blocks co-resident), in two halves so that a
  * block may issue loads of its own values between them: rnn_grid_arrive, then rnn_grid_wait
  * returns once every block has arrived at barrier number epoch (1, 2, ... within one launch).
@@ -1347,6 +1362,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_p(const RnnArgs 
         rnn_mv_mma<1, 2, 1, 0, 20, 1>(w1, 144, rows1, 1, 16, 128, 1, a.state_prev[0], RNN_DIM_H, a.N, NULL, 0u, rnn_xs, rnn_red, a.buf[1], 64, map1, 0, rnn_res1, 4, args.buf_step[1] == 0 ? RNN_KEPT_ONLY : RNN_TO_OUT, nullptr, &rnn_wf1);
         // K1 reads only the rows this block computed (rnn_mv ended with __syncthreads)
         // K1 over this block's units
+        RNN_STAGGER(a.t, 0);  // (RNN_STAGGER_ON only: persist.cuh)
         {
             const int j0 = rnn_j0_H, nj = rnn_nj_H;
             for (long long i = threadIdx.x; i < (long long)a.N * nj; i += blockDim.x) {

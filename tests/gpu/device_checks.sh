@@ -68,6 +68,11 @@ step gpu-tests suite_in_slices
 # random configurations of shipped and random cells (tests/gpu/fuzz_configs.py): FUZZ_SECONDS (default 240)
 # of new runs, 12 at a time; its report in $OUT/fuzz-1.txt
 step fuzz python3 tests/gpu/fuzz_configs.py --seconds "${FUZZ_SECONDS:-240}" --jobs 12 --out "$OUT"
+# the random cells' cases with hand-off races made visible: RNNCC_PERSIST_STAGGER=1 builds units in which every
+# fifth block by (block, step, group) sleeps ~4 us before a step group (persist.cuh's RNN_STAGGER), so that a block
+# reading another's values before their hand-off reads stale ones (bench/NOTES.md section 75)
+step stagger-wide env RNNCC_PERSIST_STAGGER=1 CK_RUN_CASE=wide ./build/tests/check_runtime
+step stagger-random env RNNCC_PERSIST_STAGGER=1 CK_RUN_CASE=random ./build/tests/check_runtime
 for tool in racecheck initcheck synccheck; do
     for be in cublas persistent; do
         step "$tool-$be" compute-sanitizer --tool $tool --error-exitcode 9 ./build/rnncc run cells/mlstm.cell --dim I=16 \
