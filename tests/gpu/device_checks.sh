@@ -73,6 +73,21 @@ step fuzz python3 tests/gpu/fuzz_configs.py --seconds "${FUZZ_SECONDS:-240}" --j
 # reading another's values before their hand-off reads stale ones (bench/NOTES.md section 75)
 step stagger-wide env RNNCC_PERSIST_STAGGER=1 CK_RUN_CASE=wide ./build/tests/check_runtime
 step stagger-random env RNNCC_PERSIST_STAGGER=1 CK_RUN_CASE=random ./build/tests/check_runtime
+# and random configurations so (FUZZ_SECONDS again, another seed; its report in $OUT/fuzz-3.txt)
+step fuzz-stagger env RNNCC_PERSIST_STAGGER=1 python3 tests/gpu/fuzz_configs.py --seconds "${FUZZ_SECONDS:-240}" --jobs 12 \
+    --seed 3 --out "$OUT"
+# a random cell whose step groups and states differ in length (the fuzz tool's wide51, at P longer than H: its
+# group over P reads c[H], which its units load after the barrier, bench/NOTES.md section 75), persistent training
+wide_dir=$(mktemp -d)
+./build/tests/random_cells --wide 51 51 "$wide_dir" > /dev/null
+for p in fp32 fp16; do
+    wide51=(./build/rnncc run "$wide_dir/wide51.cell" --dim I=8 --dim H=8 --dim P=64 --seq 5 --batch 6 --varlen --train
+        --repeat 1 --precision $p --backend persistent)
+    for tool in memcheck initcheck synccheck; do
+        step "$tool-wide51-$p" compute-sanitizer --tool $tool --error-exitcode 9 "${wide51[@]}"
+    done
+    step "racecheck-wide51-$p" racecheck_own "${wide51[@]}"
+done
 for tool in racecheck initcheck synccheck; do
     for be in cublas persistent; do
         step "$tool-$be" compute-sanitizer --tool $tool --error-exitcode 9 ./build/rnncc run cells/mlstm.cell --dim I=16 \
