@@ -146,6 +146,10 @@ test: all $(TESTS) $(RANDOM_CELLS) examples
 	echo "== tests/examples.sh"; bash tests/examples.sh $(B) || fail=1; \
 	echo "== tests/gpu/fuzz_configs.py --host-check 60"; python3 tests/gpu/fuzz_configs.py --host-check 60 --build $(B) || fail=1; \
 	echo "== tests/gpu/fuzz_configs.py --self-test"; python3 tests/gpu/fuzz_configs.py --self-test --build $(B) || fail=1; \
+	echo "== tests/gpu/device_checks.sh, dry (DEVICE_CHECKS_DRY=1: each rnncc step's command line reaches the device)"; \
+	d=$$(mktemp -d); if DEVICE_CHECKS_DRY=1 OUT=$$d bash tests/gpu/device_checks.sh > $$d/all.log 2>&1; \
+	then echo "device_checks dry: $$(grep -c '^ok ' $$d/all.log) steps reach the device, $$(grep -c '^skipped ' $$d/all.log) skipped (not rnncc)"; \
+	else sed -n '/^=== summary/,$$p' $$d/all.log | grep -v '^ok \|^skipped '; fail=1; fi; rm -rf $$d; \
 	if [ $$fail -ne 0 ]; then echo "make test: FAILED"; exit 1; fi; echo "make test: all suites passed"
 
 demo: all

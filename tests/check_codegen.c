@@ -1849,6 +1849,256 @@ static int backward_fetches_forward_values(const char *u, int *fetches, char *wh
     return 1;
 }
 
+/* Argument i of the call whose argument list opens at p (just past its '('), into out; 0 where
+ * it has none. */
+static int call_arg(const char *p, int i, char *out, size_t size) {
+    for (int a = 0, depth = 0; *p && *p != '\n'; p++) {
+        if (a == i) {
+            size_t n = strcspn(p, ",)");
+            if (n >= size) return 0;
+            memcpy(out, p, n);
+            out[n] = 0;
+            return 1;
+        }
+        depth += *p == '(' ? 1 : *p == ')' ? -1 : 0;
+        if (depth < 0) return 0;
+        if (*p == ',' && depth == 0) a++, p += p[1] == ' ';
+    }
+    return 0;
+}
+
+/* One staging of a step product's operand, or one store, in a persistent forward step
+ * (forward_staged_values_stay). */
+typedef struct FwdAccess {
+    int seg;      /* the stretch between the step's grid barriers (0: before the first completes) */
+    int buf, k;   /* state k (0) or step buffer k (1), with its 16-bit twin */
+    int slot;     /* a state's: 0 the step's (t), 1 the next (t + 1) */
+    int staged;   /* 1: a product stages it whole; 0: a store of this block's elements */
+    const char *at;
+} FwdAccess;
+
+/* The array a forward unit's text names at p: a state's (a.state_prev, its twin rnn_x16_: slot t;
+ * a.state_next, its twin a.state16: t + 1) or a step buffer's (a.buf, its twin rnn_b16_), with *buf,
+ * *k, *slot, and where its name ends (*end); NULL where p names none of them. */
+static const char *forward_array(const char *p, int *buf, int *k, int *slot) {
+    static const struct { const char *fmt; int buf, slot; } names[] = {
+        {"a.state_prev[%d]%n", 0, 0}, {"rnn_x16_%d%n", 0, 0}, {"a.state_next[%d]%n", 0, 1}, {"a.state16[%d]%n", 0, 1},
+        {"a.buf[%d]%n", 1, 0},        {"rnn_b16_%d%n", 1, 0}};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        int n = 0;
+        if (strncmp(p, names[i].fmt, strcspn(names[i].fmt, "%")) == 0 && sscanf(p, names[i].fmt, k, &n) == 1 && n) {
+            *buf = names[i].buf, *slot = names[i].slot;
+            return p + n;
+        }
+    }
+    return NULL;
+}
+
+/* A static check of a persistent forward unit u with grid barriers (not flags), the other side of
+ * early_loads_own and results_read_own_rows: what a step product stages (every element of a state or
+ * a stored value, or their 16-bit twins) is not stored by any block while it may be staged. No store
+ * to the same array and slot between the same two barriers, nor across the loop's turn (step t's last
+ * stretch against step t+1's first) where the slots meet: inference keeps two state slots (t and
+ * t + 2 are one) and a step buffer may be one for every step (buf_step 0), so the check takes them so.
+ * Returns 1 when it holds (flags units: nothing checked); else 0 with *why. *staged counts the
+ * stagings it checked. */
+static int forward_staged_values_stay(const char *u, int *staged, char *why, size_t why_size) {
+    const char *loop = strstr(u, "for (int t = args.t; t < args.t_end; t++) {");
+    if (!loop) return snprintf(why, why_size, "no forward step loop"), 0;
+    if (strstr(loop, "// no barrier: step t-1's states arrive as flagged words")) return 1;
+    enum { FMAX = 256 };
+    FwdAccess acc[FMAX];
+    int n = 0, seg = 0, depth = 0;
+    for (const char *p = loop; *p; p++) {
+        if (p[0] == '/' && p[1] == '/') {
+            const char *eol = strchr(p, '\n');
+            if (!eol) break;
+            p = eol;
+            continue;
+        }
+        if (*p == '{') depth++;
+        if (*p == '}' && --depth == 0) break;
+        if (strncmp(p, "rnn_grid_sync(", 14) == 0 || strncmp(p, "rnn_grid_wait(", 14) == 0) seg++;
+        int buf, k, slot, gq = -1;
+        if (n + 2 > FMAX) return snprintf(why, why_size, "too many accesses"), 0;
+        if (strncmp(p, "rnn_mv", 6) == 0 && sscanf(p + strcspn(p, "("), "(w%d,", &gq) == 1) {
+            const char *args_at = p + strcspn(p, "(") + 1;
+            char x[64], o[64];
+            if (!call_arg(args_at, 7, x, sizeof x) || !call_arg(args_at, 14, o, sizeof o))
+                return snprintf(why, why_size, "G%d: an unexpected call: %.90s", gq, line_start(loop, p)), 0;
+            if (!forward_array(x, &buf, &k, &slot))
+                return snprintf(why, why_size, "G%d stages %s, which the check does not know", gq, x), 0;
+            acc[n++] = (FwdAccess){seg, buf, k, slot, 1, line_start(loop, p)};
+            if (forward_array(o, &buf, &k, &slot)) acc[n++] = (FwdAccess){seg, buf, k, slot, 0, line_start(loop, p)};
+            const char *eol = strchr(p, '\n');
+            if (eol) p = eol - 1;
+            continue;
+        }
+        /* a store: `X[k][index] = ...`, or a twin's `rnn_put16(&X[k][index], ...)` */
+        int put = strncmp(p, "rnn_put16(&", 11) == 0;
+        const char *e = forward_array(put ? p + 11 : p, &buf, &k, &slot);
+        if (!e || *e != '[') continue; /* not an element: the array itself (the step's view) */
+        for (int d = 0; *e && *e != '\n'; e++) {
+            d += *e == '[' ? 1 : *e == ']' ? -1 : 0;
+            if (d == 0) break;
+        }
+        if (!put && !(*e == ']' && strncmp(e + 1, " = ", 3) == 0)) continue;
+        acc[n++] = (FwdAccess){seg, buf, k, slot, 0, line_start(loop, p)};
+        if (put) p = e;
+    }
+    int last = seg;
+    for (int a = 0; a < n; a++) {
+        const FwdAccess *x = &acc[a];
+        if (!x->staged) continue;
+        (*staged)++;
+        for (int b = 0; b < n; b++) {
+            const FwdAccess *y = &acc[b];
+            if (y->staged || y->buf != x->buf || y->k != x->k) continue;
+            int same = x->seg == y->seg && (x->buf || x->slot == y->slot);
+            /* staged at step t's end, stored at step t+1's start, or the other way round */
+            int turn = (x->seg == last && y->seg == 0 && (x->buf || x->slot == (y->slot + 1) % 2)) ||
+                       (y->seg == last && x->seg == 0 && (x->buf || y->slot == (x->slot + 1) % 2));
+            if (same || turn)
+                return snprintf(why, why_size, "%s %d staged %s a store to it: %.80s", x->buf ? "buffer" : "state", x->k,
+                                same ? "between the same barriers as" : "across the loop's turn from", x->at), 0;
+        }
+    }
+    return 1;
+}
+
+/* The fp16 persistent backward unit of s's cell at dims (16 sequences a pass, no clusters). */
+static char *backward_unit16(Src *s, const char *const *dims, int nd) {
+    PlanLayout *L = layout_bound(s, s->module->cells[0], dims, nd);
+    CgPersist P;
+    char why[256];
+    char *u = emit_persistent(s, L, cg_persist_h100_ask(16, 1, CG_F16, 1), &P, why, sizeof why);
+    ck_assert_msg(u, "%s", why);
+    return u;
+}
+
+/* Takes the grid barrier on the first line of u holding line (a negative control) out, or (back) puts a
+ * taken rnn_grid_sync in again: rnn_grid_sync or rnn_grid_wait becomes rnn_grid_skip, which the checks
+ * do not count as one. */
+static void barrier_out(char *u, const char *line, int back) {
+    char *at = strstr(u, line);
+    ck_assert_msg(at, "no line holding '%s'", line);
+    while (at > u && at[-1] != '\n') at--;
+    char *call = strstr(at, back ? "rnn_grid_skip" : "rnn_grid_sync"), *wait = back ? NULL : strstr(at, "rnn_grid_wait");
+    if (wait && (!call || wait < call)) call = wait;
+    ck_assert_msg(call && !memchr(at, '\n', (size_t)(call - at)), "no barrier on the line holding '%s'", line);
+    memcpy(call, back ? "rnn_grid_sync" : "rnn_grid_skip", 13);
+}
+
+/* One access to an adjoint in a backward step (backward_adjoints_read_own). */
+typedef struct AdjAccess {
+    int seg;        /* the stretch between the step's grid barriers it is in (0: before the first) */
+    int buf;        /* 0: state k's adjoint; 1: buffer k's (a.dbuf[k] or its 16-bit twin a.dbuf16[k]) */
+    int k, off;     /* the state or buffer, and a state's slot: (t + off) % 3 */
+    int write, read;
+    int staged;     /* a transposed product's operand: it reads every element */
+    long long len;  /* the length whose shares the accessing scope (or a product's rows) takes */
+    const char *at;
+} AdjAccess;
+
+/* The slot offset of the access to state k's adjoint at p (`a.dstate_prev[k][`: 0, `a.dstate_next[k][`: 1,
+ * `args.dstate_prev[k][((t + D) % 3)`: D), with *k; -1 where p is none (or not an element's). */
+static int adjoint_slot(const char *p, int *k) {
+    int d = -1, n = 0;
+    if (sscanf(p, "a.dstate_prev[%d][%n", k, &n) == 1 && n) return 0;
+    if (sscanf(p, "a.dstate_next[%d][%n", k, &n) == 1 && n) return 1;
+    if (sscanf(p, "args.dstate_prev[%d][((t + %d) %% 3)%n", k, &d, &n) == 2 && n) return d % 3;
+    return -1;
+}
+
+/* A static check of a persistent backward unit u, for the race class of bench/NOTES.md section 75
+ * in the backward's adjoints: where no grid barrier orders a store of a state adjoint's element
+ * before another scope's access to it (in one stretch of a step between barriers, or across the loop's
+ * turn from step t+1's last barrier to step t's first), both scopes run over the same length (a
+ * group's items, or a transposed product's rows, the operand elements a block owns), so that one
+ * block takes both elements. The generator skips the step's opening barrier where no state crosses
+ * blocks (cg_persist_states_cross_blocks). The same within a stretch for the adjoints of step
+ * buffers (a step's own, in training: not across the turn), and a transposed product stages no
+ * buffer that its stretch stores to. Returns 1 when it holds; else 0 with *why. *reads counts the
+ * accesses it checked. */
+static int backward_adjoints_read_own(const char *u, int *reads, char *why, size_t why_size) {
+    const char *loop = strstr(u, "for (int t = args.t_end - 1; t >= args.t; t--) {");
+    if (!loop) return snprintf(why, why_size, "no backward step loop"), 0;
+    enum { AMAX = 512 };
+    AdjAccess acc[AMAX];
+    int n = 0, seg = 0, depth = 0;
+    long long len = -1;
+    for (const char *p = loop; *p; p++) {
+        if (p[0] == '/' && p[1] == '/') { /* a comment: to its line's end */
+            const char *eol = strchr(p, '\n');
+            if (!eol) break;
+            p = eol;
+            continue;
+        }
+        if (*p == '{') depth++;
+        if (*p == '}' && --depth == 0) break; /* the loop's end */
+        if (strncmp(p, "= rnn_nj_", 9) == 0) len = unit_dim(u, p + 9);
+        if (strncmp(p, "rnn_grid_sync(", 14) == 0) seg++;
+        int k = -1, off = adjoint_slot(p, &k), gq = -1, buf = 0, nb = 0;
+        long long alen = len;
+        const char *at = line_start(loop, p);
+        int write = 0, read = 1;
+        if (off < 0 && (sscanf(p, "a.dbuf[%d][%n", &k, &nb) == 1 || sscanf(p, "a.dbuf16[%d][%n", &k, &nb) == 1) && nb)
+            buf = 1, off = 0;
+        if (off >= 0) { /* an element: stored where `] = ` or `] += ` closes its index */
+            const char *e = strchr(p, ']') + 1;
+            for (int d = 0; *e && *e != '\n'; e++) {
+                d += *e == '[' ? 1 : *e == ']' ? -1 : 0;
+                if (d == 0) break;
+            }
+            if (*e == ']' && strncmp(e + 1, " = ", 3) == 0) write = 1, read = 0;
+            if (*e == ']' && strncmp(e + 1, " += ", 4) == 0) write = 1;
+        } else if (strncmp(p, "rnn_mv", 6) == 0 && sscanf(p + strcspn(p, "("), "(w%d,", &gq) == 1) {
+            /* a transposed product: it stages its operand (a result's adjoint) whole, and adds into the
+             * adjoint of its operand's elements this block owns (a state's, or a stored value's) */
+            const char *args_at = p + strcspn(p, "(") + 1, *eol = strchr(p, '\n');
+            char x[64], o[64], def[48];
+            if (!call_arg(args_at, 7, x, sizeof x) || !call_arg(args_at, 14, o, sizeof o))
+                return snprintf(why, why_size, "G%d^T: an unexpected call: %.90s", gq, at), 0;
+            snprintf(def, sizeof def, "const int lo%d = (int)(", gq);
+            const char *d = strstr(u, def);
+            if (!d) return snprintf(why, why_size, "G%d^T: no rows in the unit's setup", gq), 0;
+            int kx = -1, ko = -1;
+            if (n + 2 > AMAX) return snprintf(why, why_size, "too many accesses"), 0;
+            if (sscanf(x, "a.dbuf%*[16][%d]", &kx) == 1 || sscanf(x, "a.dbuf[%d]", &kx) == 1)
+                acc[n++] = (AdjAccess){seg, 1, kx, 0, 0, 1, 1, -2, at};
+            if (sscanf(o, "a.dstate_prev[%d]", &ko) == 1) acc[n++] = (AdjAccess){seg, 0, ko, 0, 1, 1, 0, atoll(d + strlen(def)), at};
+            else if (sscanf(o, "a.dbuf[%d]", &ko) == 1) acc[n++] = (AdjAccess){seg, 1, ko, 0, 1, 1, 0, atoll(d + strlen(def)), at};
+            else return snprintf(why, why_size, "G%d^T adds into %s, neither a state's nor a buffer's adjoint", gq, o), 0;
+            p = eol ? eol - 1 : p;
+            continue;
+        } else continue;
+        if (k < 0 || k >= 64 || n == AMAX || alen < 0)
+            return snprintf(why, why_size, "%s %d's adjoint: no scope length, or too many accesses: %.90s", buf ? "buffer" : "state",
+                            k, at), 0;
+        acc[n++] = (AdjAccess){seg, buf, k, off, write, read, 0, alen, at};
+    }
+    int last = seg; /* the stretch after the step's last barrier (0 too where it has none) */
+    for (int a = 0; a < n; a++) {
+        (*reads) += acc[a].read;
+        for (int b = 0; b < n; b++) {
+            const AdjAccess *x = &acc[a], *y = &acc[b]; /* y stores; x accesses it, unordered */
+            if (a == b || !y->write || x->buf != y->buf || x->k != y->k || (x->len == y->len && !x->staged)) continue;
+            int same = x->seg == y->seg && x->off == y->off;                                  /* one step */
+            /* step t+1's last stretch, then step t's first: a store there and an access here, or the other way round */
+            int turn = !x->buf && ((x->seg == 0 && y->seg == last && x->off == (y->off + 1) % 3) ||
+                                   (y->seg == 0 && x->seg == last && y->off == (x->off + 1) % 3));
+            if (x->staged && same)
+                return snprintf(why, why_size, "buffer %d's adjoint staged whole where it is stored between the same barriers: "
+                                "%.90s", x->k, x->at), 0;
+            if (same || turn)
+                return snprintf(why, why_size, "%s %d's adjoint stored over %lld and accessed over %lld %s: %.90s",
+                                x->buf ? "buffer" : "state", x->k, y->len, x->len,
+                                same ? "between two barriers" : "across the loop's turn", x->at), 0;
+        }
+    }
+    return 1;
+}
+
 /* RNNCC_PERSIST_STAGGER=1's units (a test tool, persist.cuh's RNN_STAGGER): every step group of a
  * persistent unit, forward and backward, opens with RNN_STAGGER(a.t, its group), which sleeps in
  * some blocks where the unit defines RNN_STAGGER_ON and is nothing otherwise; such a unit compiles. */
@@ -1906,10 +2156,17 @@ END_TEST
  * group reading other blocks' rows with the barrier after their product taken out, or rows kept
  * in shared memory for another length. The backward units of the same cells and tiles (4635, 44072
  * fetches) hold backward_fetches_forward_values; LSTM's fails with an adjoint fetched ahead, or a
- * forward buffer stored. */
+ * forward buffer stored. They hold backward_adjoints_read_own too (85890 adjoint accesses; with
+ * the generator's opening barrier of a step whose states cross blocks left out, wide92 fails it, and
+ * without its barrier before a group reading operand adjoints other blocks added to, wide6); LSTM's
+ * fails with U^T's rows over another length or its gate adjoints staged with no barrier after their
+ * stores, the cross cell's with the barriers between its two groups' adjoint stores taken out, or
+ * the one before K1 reads U^T's output. The forward units hold forward_staged_values_stay (20297
+ * operands staged); a cell with a readout y = V h' fails it without the barrier before V's product,
+ * or without the next step's opening barrier. */
 START_TEST(persistent_early_loads_are_own_values) {
     char why[256];
-    int states = 0, units = 0, reads = 0, bunits = 0, fetches = 0;
+    int states = 0, units = 0, reads = 0, stagings = 0, bunits = 0, fetches = 0, adjoints = 0;
     /* the negative control: the unit of section 75's race at H = 2, P = 16, as the generator emitted it
      * before the fix (c loaded early in K1, which runs over P), and the same at H = P = 16, where a
      * block's shares of both lengths are alike */
@@ -1941,12 +2198,11 @@ START_TEST(persistent_early_loads_are_own_values) {
                 n = 0;
                 ck_assert_msg(results_read_own_rows(u, &n, why, sizeof why), "%s", why);
                 ck_assert_int_eq(n, 3); /* Q s, Us s, U (g h) */
-                char *bar = strstr(u, "rnn_grid_sync(args.sync, ++epoch);  // this group reads rows other blocks computed");
-                ck_assert_ptr_nonnull(bar);
-                memcpy(bar, "rnn_grid_skip", 13);
+                static const char *const bar = "++epoch);  // this group reads rows other blocks computed";
+                barrier_out(u, bar, 0);
                 ck_assert(!results_read_own_rows(u, &n, why, sizeof why));
                 ck_assert_msg(strstr(why, "G1 block 0 (2 rows) read over 16 with no barrier since its product"), "%s", why);
-                memcpy(bar, "rnn_grid_sync", 13);
+                barrier_out(u, bar, 1);
                 char *rows = strstr(u, "const int R[1] = {2}, B[1] = {0};"), *g2 = strstr(u, "// G2 = ");
                 ck_assert(rows && g2 && g2 < rows);
                 memcpy(rows, "const int R[1] = {3}", 20);
@@ -1957,16 +2213,38 @@ START_TEST(persistent_early_loads_are_own_values) {
             src_close(&s);
         }
     }
+    /* forward_staged_values_stay's negative controls: a cell with a readout y = V h' stages h''s stored
+     * twin for its second product after a barrier, and stores it after the next step's opening barrier;
+     * without either barrier, a block could overwrite what another still stages */
+    {
+        static const char *const dims[] = {"I=16", "H=32", "P=8"};
+        static const char *const readout = "cell readout(x[I]) -> y {\n    state h[H]\n    param W[H, I], U[H, H], V[P, H]\n"
+                                           "    h' = tanh(W @ x + U @ h)\n    y = V @ h'\n}\n";
+        for (int which = 0; which < 2; which++) {
+            Src s;
+            src_open(&s, "readout.cell", readout);
+            PlanLayout *L = layout_bound(&s, s.module->cells[0], dims, 3);
+            CgPersist P;
+            char *u = emit_persistent(&s, L, cg_persist_h100_ask(16, 0, CG_F16, 1), &P, why, sizeof why);
+            ck_assert_msg(u, "%s", why);
+            int n = 0;
+            ck_assert_msg(forward_staged_values_stay(u, &n, why, sizeof why), "%s", why);
+            ck_assert_int_eq(n, 2);
+            barrier_out(u, which ? "++epoch);  // step t-1 is complete everywhere" : "++epoch);  // the phase-1 GEMMs read every block's results", 0);
+            ck_assert(!forward_staged_values_stay(u, &n, why, sizeof why));
+            ck_assert_msg(strstr(why, which ? "staged across the loop's turn from a store to it" : "staged between the same barriers as a store"),
+                          "%s", why);
+            free(u);
+            src_close(&s);
+        }
+    }
     /* the backward's negative control: LSTM's unit as emitted holds; with an adjoint fetched ahead, or
      * a forward buffer stored, it does not */
     {
         static const char *const dims[] = {"I=40", "H=72"};
         Src s;
         src_open_file(&s, "cells/lstm.cell");
-        PlanLayout *L = layout_bound(&s, s.module->cells[0], dims, 2);
-        CgPersist P;
-        char *u = emit_persistent(&s, L, cg_persist_h100_ask(16, 1, CG_F16, 1), &P, why, sizeof why);
-        ck_assert_msg(u, "%s", why);
+        char *u = backward_unit16(&s, dims, 2);
         int n = 0;
         ck_assert_msg(backward_fetches_forward_values(u, &n, why, sizeof why), "%s", why);
         ck_assert_int_eq(n, 2 * 14); /* 13 forward values and dy, before the loop and a step ahead */
@@ -1981,6 +2259,49 @@ START_TEST(persistent_early_loads_are_own_values) {
             ck_assert_msg(strstr(why, bad[b][1]), "%s", why);
             sb_free(&t);
         }
+        /* its step opens with no barrier: d(h) and d(c), stored by K1 and U^T's rows over H, are read
+         * over H; with U^T's rows taken over another length, that read is another block's element */
+        ck_assert_ptr_null(strstr(u, "// step t+1 is complete everywhere"));
+        n = 0;
+        ck_assert_msg(backward_adjoints_read_own(u, &n, why, sizeof why), "%s", why);
+        ck_assert_int_ge(n, 4);
+        char *lo = strstr(u, "const int lo1 = (int)(72LL * s / G)");
+        ck_assert_ptr_nonnull(lo);
+        memcpy(lo + strlen("const int lo1 = (int)("), "73", 2);
+        ck_assert(!backward_adjoints_read_own(u, &n, why, sizeof why));
+        ck_assert_msg(strstr(why, "state 0's adjoint stored over 73 and accessed over 72 across the loop's turn"), "%s", why);
+        memcpy(lo + strlen("const int lo1 = (int)("), "72", 2);
+        /* U^T stages the gate adjoints K1 stored, after a barrier; without it, the check fails */
+        barrier_out(u, "++epoch);  // the transposed GEMMs read every block's adjoints", 0);
+        ck_assert(!backward_adjoints_read_own(u, &n, why, sizeof why));
+        ck_assert_msg(strstr(why, "buffer 1's adjoint staged whole where it is stored between the same barriers"), "%s", why);
+        free(u);
+        src_close(&s);
+    }
+    /* the cross cell's backward at H = 2, P = 16: K1's backward, over P, adds to d(h) and d(c), which
+     * K2's, over H, stored earlier in the step; with the barriers between them taken out, the check
+     * fails (the step's opening barrier, which the generator puts where states cross blocks, is not
+     * needed here: nothing after the step's last barrier stores what the step's start reads) */
+    {
+        static const char *const dims[] = {"I=8", "H=2", "P=16"};
+        static const char *const before_gemms = "++epoch);  // the transposed GEMMs read every block's adjoints",
+                                 *before_k1 = "++epoch);  // the group before reads operand adjoints";
+        Src s;
+        src_open(&s, "cross.cell", cross_cell);
+        char *u = backward_unit16(&s, dims, 3);
+        int n = 0;
+        ck_assert_msg(backward_adjoints_read_own(u, &n, why, sizeof why), "%s", why);
+        barrier_out(u, "++epoch);  // step t+1 is complete everywhere", 0);
+        ck_assert_msg(backward_adjoints_read_own(u, &n, why, sizeof why), "%s", why);
+        /* K1, over P, reads d(g h), which U^T's rows stored over H; the barrier between them taken out */
+        barrier_out(u, before_k1, 0);
+        ck_assert(!backward_adjoints_read_own(u, &n, why, sizeof why));
+        ck_assert_msg(strstr(why, "buffer 4's adjoint stored over 2 and accessed over 16 between two barriers"), "%s", why);
+        barrier_out(u, before_k1, 1);
+        barrier_out(u, before_gemms, 0);
+        barrier_out(u, before_k1, 0);
+        ck_assert(!backward_adjoints_read_own(u, &n, why, sizeof why));
+        ck_assert_msg(strstr(why, "state 0's adjoint stored over 16 and accessed over 2 between two barriers"), "%s", why);
         free(u);
         src_close(&s);
     }
@@ -2016,6 +2337,8 @@ START_TEST(persistent_early_loads_are_own_values) {
                               nd > 1 ? dims[1] : "", why);
                 ck_assert_msg(results_read_own_rows(u, &reads, why, sizeof why), "%s (%s, %s): %s", c->name, dims[0],
                               nd > 1 ? dims[1] : "", why);
+                ck_assert_msg(forward_staged_values_stay(u, &stagings, why, sizeof why), "%s (%s, %s): %s", c->name, dims[0],
+                              nd > 1 ? dims[1] : "", why);
                 free(u);
                 if (asks[a].flags) continue; /* the backward has no flags */
                 ask.backward = 1;
@@ -2024,6 +2347,8 @@ START_TEST(persistent_early_loads_are_own_values) {
                 if (!u) continue;
                 bunits++;
                 ck_assert_msg(backward_fetches_forward_values(u, &fetches, why, sizeof why), "%s backward (%s, %s): %s",
+                              c->name, dims[0], nd > 1 ? dims[1] : "", why);
+                ck_assert_msg(backward_adjoints_read_own(u, &adjoints, why, sizeof why), "%s backward (%s, %s): %s",
                               c->name, dims[0], nd > 1 ? dims[1] : "", why);
                 free(u);
             }
@@ -2036,6 +2361,10 @@ START_TEST(persistent_early_loads_are_own_values) {
     ck_assert_int_gt(reads, 1000);  /* and step GEMMs' results read */
     ck_assert_int_gt(bunits, 1000);
     ck_assert_int_gt(fetches, 1000); /* and backward fetches */
+    ck_assert_int_gt(adjoints, 1000); /* and adjoints read */
+    ck_assert_int_gt(stagings, 1000); /* and operands staged */
+    printf("persistent_early_loads_are_own_values: %d forward units, %d state loads, %d results, %d stagings; %d backward units, "
+           "%d fetches, %d adjoints read\n", units, states, reads, stagings, bunits, fetches, adjoints);
 }
 END_TEST
 

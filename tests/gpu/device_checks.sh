@@ -19,10 +19,42 @@ export RNNCC_PERSIST_SEARCH=0
 OUT=${OUT:-/tmp/rnncc-device-out}
 mkdir -p "$OUT"
 summary=()
+# DEVICE_CHECKS_DRY=1 (make test, on a machine without a GPU): a step whose command runs ./build/rnncc (itself, or
+# under env, timeout, compute-sanitizer or racecheck_own) runs it without the sanitizer and passes only where it
+# stops for want of a device, not on its arguments, its environment or its cell; the other steps are skipped. So a
+# step's mistake shows before it costs device time. Usage: DEVICE_CHECKS_DRY=1 bash tests/gpu/device_checks.sh [STEPS]
+dry=${DEVICE_CHECKS_DRY:-0}
+[ "$dry" = 1 ] && export CUDA_VISIBLE_DEVICES= # no device even where there is one
+dry_run() { # dry_run COMMAND...: the rnncc command inside the step's wrappers, with their NAME=VALUE settings
+    local vars=()
+    while [ $# -gt 0 ]; do
+        case "$1" in
+            racecheck_own) shift ;;
+            env) shift; while [ $# -gt 0 ] && [[ $1 == *=* ]]; do vars+=("$1"); shift; done ;;
+            timeout) shift 2 ;;
+            compute-sanitizer) shift; while [ $# -gt 1 ] && [[ $1 == --* ]]; do shift 2; done ;;
+            *) break ;;
+        esac
+    done
+    if [ "${1:-}" != ./build/rnncc ]; then echo "skipped: not an rnncc command ($*)"; return 3; fi
+    local log
+    log=$(env "${vars[@]}" "$@" 2>&1)
+    printf '%s\n' "$log"
+    grep -q 'no CUDA device' <<< "$log"
+}
 step() { # step NAME COMMAND...: runs it, logs to $OUT/NAME.log, records the outcome
     local name=$1; shift
     [[ $name =~ $only ]] || return 0
     echo "=== $name: $*"
+    if [ "$dry" = 1 ]; then
+        dry_run "$@" > "$OUT/$name.log" 2>&1
+        case $? in
+            0) summary+=("ok      $name (up to the device)") ;;
+            3) summary+=("skipped $name") ;;
+            *) summary+=("FAILED  $name: $(grep -m1 -i 'error' "$OUT/$name.log")") ;;
+        esac
+        return 0
+    fi
     if "$@" > "$OUT/$name.log" 2>&1; then summary+=("ok      $name"); else summary+=("FAILED  $name (exit $?)"); fi
     tail -n 6 "$OUT/$name.log"
 }
@@ -63,7 +95,7 @@ suite_in_slices() {
     done
     return $rc
 }
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+[ "$dry" = 1 ] || nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 step gpu-tests suite_in_slices
 # random configurations of shipped and random cells (tests/gpu/fuzz_configs.py): FUZZ_SECONDS (default 240)
 # of new runs, 12 at a time; its report in $OUT/fuzz-1.txt
