@@ -132,8 +132,8 @@ CHECK_LIBS := -Wl,-Bstatic -lcheck -lsubunit -Wl,-Bdynamic -lrt -lpthread
 
 # Check's header comes from install-deps: the test objects wait for it (an explicit list, since a
 # recipe-less pattern rule would not add the prerequisite to the $(B)/%.o rule that builds them).
-$(TEST_SRCS:%.c=$(B)/%.o) $(B)/tests/testutil.o $(RANDOM_CELLS).o: | $(B)/.deps-ok
-$(B)/tests/%: $(B)/tests/%.o $(B)/tests/testutil.o $(B)/librnncc.a
+$(TEST_SRCS:%.c=$(B)/%.o) $(B)/tests/testutil.o $(B)/tests/unit_races.o $(RANDOM_CELLS).o: | $(B)/.deps-ok
+$(B)/tests/%: $(B)/tests/%.o $(B)/tests/testutil.o $(B)/tests/unit_races.o $(B)/librnncc.a
 	@echo "  LD      $@"
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 
@@ -189,7 +189,7 @@ $(B)/fuzz_parse: tests/fuzz/fuzz_parse.c tests/fuzz/fuzz_util.h $(IR_SRCS) $(GRA
 
 # ... and over schedule, layout and code generation (per-step and persistent units, no NVRTC)
 CG_TEXT := $(B)/codegen/prelude_text.c $(B)/codegen/persist_text.c $(B)/codegen/convert_text.c
-$(B)/fuzz_compile: tests/fuzz/fuzz_compile.c tests/fuzz/fuzz_util.h $(IR_SRCS) $(GRAMMAR_SRCS) $(CODEGEN_SRCS) $(GRAMMAR_GEN) $(CG_TEXT)
+$(B)/fuzz_compile: tests/fuzz/fuzz_compile.c tests/fuzz/fuzz_util.h tests/unit_races.c tests/unit_races.h $(IR_SRCS) $(GRAMMAR_SRCS) $(CODEGEN_SRCS) $(GRAMMAR_GEN) $(CG_TEXT)
 	@echo "  FUZZ    $@"
 	$(Q)$(FUZZ_CC)
 

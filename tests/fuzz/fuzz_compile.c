@@ -4,7 +4,8 @@
  * Key idea: the dimensions and the asks come from a hash of the input, so that mutations reach
  * odd sizes, both directions, every product kind, flags, clusters, warps and chunks; it aborts on
  * broken promises (a refusal without a reason, emission after a plan that fit failing, text
- * that is not printable ASCII). tests/fuzz/fuzz_parse.c covers parse and check. */
+ * that is not printable ASCII, a persistent unit that fails tests/unit_races.h's race checks).
+ * tests/fuzz/fuzz_parse.c covers parse and check. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include "../../codegen/cg.h"
 #include "../../ir/ir.h"
 #include "../../ir/sched.h"
+#include "../unit_races.h"
 #include "fuzz_util.h"
 
 /* FNV-1a of the input: the source of every choice below. */
@@ -31,6 +33,17 @@ static unsigned pick(uint64_t *h, unsigned n) {
 
 /* A failure must carry a diagnostic (the state it left in diags). */
 static void refused_with_reason(const Diags *d, int errors_before) { CHECK(d->nerrors > errors_before); }
+
+/* The persistent unit u holds tests/unit_races.h's static checks (no block reads or overwrites
+ * another's element between two grid barriers); else the reason, and abort. */
+static void races_absent(const char *u, int backward) {
+    char why[256] = "";
+    int n = 0, ok = backward ? backward_fetches_forward_values(u, &n, why, sizeof why) && backward_adjoints_read_own(u, &n, why, sizeof why)
+                              : early_loads_own(u, &n, why, sizeof why) && results_read_own_rows(u, &n, why, sizeof why) &&
+                                    forward_staged_values_stay(u, &n, why, sizeof why);
+    if (!ok) fprintf(stderr, "persistent %s unit: %s\n", backward ? "backward" : "forward", why);
+    CHECK(ok);
+}
 
 static void compile_cell(Arena *arena, Diags *diags, const IrCell *c, uint64_t h) {
     static const int64_t sizes[] = {1, 3, 7, 8, 16, 33, 72, 96, 300, 1024};
@@ -80,7 +93,10 @@ static void compile_cell(Arena *arena, Diags *diags, const IrCell *c, uint64_t h
         CHECK(tile[0]);
         errors = diags->nerrors;
         if (!cg_emit_persistent(arena, plan, L, &P, &sb, diags)) refused_with_reason(diags, errors);
-        else CHECK(!sb.failed && text_ok(&sb) && sb.len > 0);
+        else {
+            CHECK(!sb.failed && text_ok(&sb) && sb.len > 0);
+            races_absent(sb_str(&sb), backward);
+        }
         sb_free(&sb);
     }
 }
