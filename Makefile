@@ -193,9 +193,12 @@ $(B)/fuzz_compile: tests/fuzz/fuzz_compile.c tests/fuzz/fuzz_util.h tests/unit_r
 	@echo "  FUZZ    $@"
 	$(Q)$(FUZZ_CC)
 
-fuzz: $(B)/fuzz_parse $(B)/fuzz_compile
+# the back half's corpus starts from the shipped cells and forty random ones (tests/random_cells.c), whose
+# states and step groups of several lengths let the race checks' cases come up (bench/NOTES.md section 76)
+fuzz: $(B)/fuzz_parse $(B)/fuzz_compile $(RANDOM_CELLS)
 	@mkdir -p $(B)/fuzz-corpus $(B)/fuzz-corpus-compile
 	@cp cells/*.cell $(B)/fuzz-corpus/ && cp cells/*.cell $(B)/fuzz-corpus-compile/
+	@$(RANDOM_CELLS) 1 20 $(B)/fuzz-corpus-compile && $(RANDOM_CELLS) --wide 1 20 $(B)/fuzz-corpus-compile
 	$(B)/fuzz_parse -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 -max_len=4096 \
 	    -dict=tests/fuzz/cell.dict $(B)/fuzz-corpus tests/bad
 	$(B)/fuzz_compile -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 -max_len=4096 \
