@@ -47,6 +47,34 @@ static int before_on_line(const char *line, const char *p, const char *needle) {
     return at && at < p;
 }
 
+/* The ']' closing the index that opens at e ('['), on e's line; NULL where there is none. */
+static const char *index_close(const char *e) {
+    for (int d = 0; *e && *e != '\n'; e++) {
+        d += *e == '[' ? 1 : *e == ']' ? -1 : 0;
+        if (d == 0) return *e == ']' ? e : NULL;
+    }
+    return NULL;
+}
+
+/* How the element whose index opens at e is used: 1 stored (`] = `), 2 added to (`] += `), 0 read. */
+static int element_store(const char *e) {
+    const char *c = index_close(e);
+    return !c ? 0 : strncmp(c + 1, " = ", 3) == 0 ? 1 : strncmp(c + 1, " += ", 4) == 0 ? 2 : 0;
+}
+
+/* One character of a scan through a step loop's text from its `for`: a comment is passed over (*p
+ * moves to its line's end) and braces are counted in *depth; 0 at the loop's closing brace. */
+static int in_loop(const char **p, int *depth) {
+    if ((*p)[0] == '/' && (*p)[1] == '/') {
+        const char *eol = strchr(*p, '\n');
+        if (!eol) return 0;
+        *p = eol;
+        return 1;
+    }
+    if (**p == '{') (*depth)++;
+    return !(**p == '}' && --*depth == 0);
+}
+
 /* Does p open a step group's scope (`// K<k> over this block's units` on its line)? */
 int unit_group_header(const char *p) {
     const char *eol = strchr(p, '\n'), *at = strncmp(p, "// K", 4) == 0 ? strstr(p, " over this block's units") : NULL;
@@ -182,16 +210,8 @@ int backward_fetches_forward_values(const char *u, int *fetches, char *why, size
         int buf = strncmp(p, "a.buf[", 6) == 0, state = strncmp(p, "a.state_prev[", 13) == 0 || strncmp(p, "a.state_next[", 13) == 0;
         if (buf || state) { /* an element stored: `...][index] = ` */
             const char *close = strchr(p, ']');
-            if (close && close[1] == '[') {
-                int depth = 0;
-                const char *e = close + 1;
-                for (; *e && *e != '\n'; e++) {
-                    depth += *e == '[' ? 1 : *e == ']' ? -1 : 0;
-                    if (depth == 0) break;
-                }
-                if (*e == ']' && strncmp(e + 1, " = ", 3) == 0 && strncmp(e + 1, " == ", 4) != 0)
-                    return snprintf(why, why_size, "a forward value stored in the backward: %.100s", line_start(k, p)), 0;
-            }
+            if (close && close[1] == '[' && element_store(close + 1) == 1)
+                return snprintf(why, why_size, "a forward value stored in the backward: %.100s", line_start(k, p)), 0;
         }
         if (!(p[0] == 'q' && (p == u || p[-1] == ' ')) || !(isdigit((unsigned char)p[1]) || (p[1] == 'y' && isdigit((unsigned char)p[2]))))
             continue;
@@ -221,6 +241,15 @@ static int call_arg(const char *p, int i, char *out, size_t size) {
         if (*p == ',' && depth == 0) a++, p += p[1] == ' ';
     }
     return 0;
+}
+
+/* A step product's call at p (`rnn_mv...(w<g>, ...)`), forward or transposed: its GEMM g, and its
+ * arguments operand (7: what it stages whole) and output (14) into x and o. 1 for such a call, 0 where
+ * p is none, -1 where its arguments are not as expected. */
+static int product_call(const char *p, int *g, char x[64], char o[64]) {
+    if (strncmp(p, "rnn_mv", 6) != 0 || sscanf(p + strcspn(p, "("), "(w%d,", g) != 1) return 0;
+    const char *args_at = p + strcspn(p, "(") + 1;
+    return call_arg(args_at, 7, x, 64) && call_arg(args_at, 14, o, 64) ? 1 : -1;
 }
 
 /* One staging of a step product's operand, or one store, in a persistent forward step
@@ -267,22 +296,13 @@ int forward_staged_values_stay(const char *u, int *staged, char *why, size_t why
     FwdAccess *acc = malloc(cap * sizeof *acc);
     if (!acc) return snprintf(why, why_size, "out of memory"), 0;
     int n = 0, seg = 0, depth = 0, ok = 1;
-    for (const char *p = loop; *p; p++) {
-        if (p[0] == '/' && p[1] == '/') {
-            const char *eol = strchr(p, '\n');
-            if (!eol) break;
-            p = eol;
-            continue;
-        }
-        if (*p == '{') depth++;
-        if (*p == '}' && --depth == 0) break;
+    for (const char *p = loop; *p && in_loop(&p, &depth); p++) {
         if (strncmp(p, "rnn_grid_sync(", 14) == 0 || strncmp(p, "rnn_grid_wait(", 14) == 0) seg++;
         int buf, k, slot, gq = -1;
-        if (strncmp(p, "rnn_mv", 6) == 0 && sscanf(p + strcspn(p, "("), "(w%d,", &gq) == 1) {
-            const char *args_at = p + strcspn(p, "(") + 1;
-            char x[64], o[64];
-            if (!call_arg(args_at, 7, x, sizeof x) || !call_arg(args_at, 14, o, sizeof o))
-                FAIL("G%d: an unexpected call: %.90s", gq, line_start(loop, p));
+        char x[64], o[64];
+        int call = product_call(p, &gq, x, o);
+        if (call < 0) FAIL("G%d: an unexpected call: %.90s", gq, line_start(loop, p));
+        if (call) {
             if (!forward_array(x, &buf, &k, &slot))
                 FAIL("G%d stages %s, which the check does not know", gq, x);
             acc[n++] = (FwdAccess){seg, buf, k, slot, 1, line_start(loop, p)};
@@ -295,13 +315,9 @@ int forward_staged_values_stay(const char *u, int *staged, char *why, size_t why
         int put = strncmp(p, "rnn_put16(&", 11) == 0;
         const char *e = forward_array(put ? p + 11 : p, &buf, &k, &slot);
         if (!e || *e != '[') continue; /* not an element: the array itself (the step's view) */
-        for (int d = 0; *e && *e != '\n'; e++) {
-            d += *e == '[' ? 1 : *e == ']' ? -1 : 0;
-            if (d == 0) break;
-        }
-        if (!put && !(*e == ']' && strncmp(e + 1, " = ", 3) == 0)) continue;
+        if (!put && element_store(e) != 1) continue;
         acc[n++] = (FwdAccess){seg, buf, k, slot, 0, line_start(loop, p)};
-        if (put) p = e;
+        if (put && index_close(e)) p = index_close(e);
     }
     int last = seg;
     for (int a = 0; a < n; a++) {
@@ -365,38 +381,25 @@ int backward_adjoints_read_own(const char *u, int *reads, char *why, size_t why_
     if (!acc) return snprintf(why, why_size, "out of memory"), 0;
     int n = 0, seg = 0, depth = 0, ok = 1;
     long long len = -1;
-    for (const char *p = loop; *p; p++) {
-        if (p[0] == '/' && p[1] == '/') { /* a comment: to its line's end */
-            const char *eol = strchr(p, '\n');
-            if (!eol) break;
-            p = eol;
-            continue;
-        }
-        if (*p == '{') depth++;
-        if (*p == '}' && --depth == 0) break; /* the loop's end */
+    for (const char *p = loop; *p && in_loop(&p, &depth); p++) {
         if (strncmp(p, "= rnn_nj_", 9) == 0) len = unit_dim(u, p + 9);
         if (strncmp(p, "rnn_grid_sync(", 14) == 0) seg++;
         int k = -1, off = adjoint_slot(p, &k), gq = -1, buf = 0, nb = 0;
         long long alen = len;
         const char *at = line_start(loop, p);
-        int write = 0, read = 1;
+        int write = 0, read = 1, call = 0;
+        char x[64], o[64];
         if (off < 0 && (sscanf(p, "a.dbuf[%d][%n", &k, &nb) == 1 || sscanf(p, "a.dbuf16[%d][%n", &k, &nb) == 1) && nb)
             buf = 1, off = 0;
         if (off >= 0) { /* an element: stored where `] = ` or `] += ` closes its index */
-            const char *e = strchr(p, ']') + 1;
-            for (int d = 0; *e && *e != '\n'; e++) {
-                d += *e == '[' ? 1 : *e == ']' ? -1 : 0;
-                if (d == 0) break;
-            }
-            if (*e == ']' && strncmp(e + 1, " = ", 3) == 0) write = 1, read = 0;
-            if (*e == ']' && strncmp(e + 1, " += ", 4) == 0) write = 1;
-        } else if (strncmp(p, "rnn_mv", 6) == 0 && sscanf(p + strcspn(p, "("), "(w%d,", &gq) == 1) {
+            int store = element_store(strchr(p, ']') + 1);
+            write = store != 0, read = store != 1;
+        } else if ((call = product_call(p, &gq, x, o)) != 0) {
             /* a transposed product: it stages its operand (a result's adjoint) whole, and adds into the
              * adjoint of its operand's elements this block owns (a state's, or a stored value's) */
-            const char *args_at = p + strcspn(p, "(") + 1, *eol = strchr(p, '\n');
-            char x[64], o[64], def[48];
-            if (!call_arg(args_at, 7, x, sizeof x) || !call_arg(args_at, 14, o, sizeof o))
-                FAIL("G%d^T: an unexpected call: %.90s", gq, at);
+            const char *eol = strchr(p, '\n');
+            char def[48];
+            if (call < 0) FAIL("G%d^T: an unexpected call: %.90s", gq, at);
             snprintf(def, sizeof def, "const int lo%d = (int)(", gq);
             const char *d = strstr(u, def);
             if (!d) FAIL("G%d^T: no rows in the unit's setup", gq);
