@@ -37,8 +37,8 @@ const Config bench_quick_configs[] = {
 };
 const int bench_nquick = (int)(sizeof bench_quick_configs / sizeof bench_quick_configs[0]);
 
-const char *const prec_names[NPREC] = {"fp32", "tf32", "fp16", "bf16"};
-const double prec_peak_tflops[NPREC] = {51, 401, 776, 776};
+const char *const prec_names[NPREC] = {"fp32", "tf32", "fp16", "bf16", "tf32x3"};
+const double prec_peak_tflops[NPREC] = {51, 401, 776, 776, 401.0 / 3};
 
 const Config *bench_find_config(const char *name) {
     for (int i = 0; i < bench_nconfigs; i++)
@@ -419,7 +419,7 @@ int bench_add_precs(const char *prog, char **items, int n, Prec *precs, int *cou
         int k = 0;
         while (k < NPREC && strcmp(prec_names[k], items[i]) != 0) k++;
         if (k == NPREC) {
-            fprintf(stderr, "%s: error: --precision must be fp32, tf32, fp16 or bf16, not '%s'\n", prog, items[i]);
+            fprintf(stderr, "%s: error: --precision must be fp32, tf32, fp16, bf16 or tf32x3, not '%s'\n", prog, items[i]);
             return 0;
         }
         int dup = 0;
@@ -430,6 +430,6 @@ int bench_add_precs(const char *prog, char **items, int n, Prec *precs, int *cou
 }
 
 rnncc_precision bench_rnncc_precision(Prec p) {
-    static const rnncc_precision map[NPREC] = {RNNCC_FP32, RNNCC_TF32, RNNCC_FP16, RNNCC_BF16};
+    static const rnncc_precision map[NPREC] = {RNNCC_FP32, RNNCC_TF32, RNNCC_FP16, RNNCC_BF16, RNNCC_TF32X3};
     return map[p];
 }

@@ -29,13 +29,14 @@ const Config *bench_find_config(const char *name);
  * unknown name or too many, prints "PROG: error: ..." and returns 0. */
 int bench_add_configs(const char *prog, char **items, int n, const Config **configs, int *count, int max);
 
-typedef enum Prec { PREC_FP32, PREC_TF32, PREC_FP16, PREC_BF16, NPREC } Prec;
+typedef enum Prec { PREC_FP32, PREC_TF32, PREC_FP16, PREC_BF16, PREC_TF32X3, NPREC } Prec;
 extern const char *const prec_names[NPREC];
 /* Measured GEMM ceilings on the device machine's H100 (design/targets.md): fp32 51, TF32
- * 401, bf16 776 TFLOP/s (fp16 taken as bf16's). */
+ * 401, bf16 776 TFLOP/s (fp16 taken as bf16's; tf32x3: a third of TF32's, in fp32 work). */
 extern const double prec_peak_tflops[NPREC];
 /* rnncc's precision for a benchmark's: fp16 and bf16 are RNNCC_FP16 and RNNCC_BF16 (fp32 data, GEMM
- * inputs rounded to 16 bits, as cuDNN's ALLOW_CONVERSION math). */
+ * inputs rounded to 16 bits, as cuDNN's ALLOW_CONVERSION math); tf32x3 is RNNCC_TF32X3, beside cuDNN in
+ * fp32 (FMA math), the cuDNN run whose accuracy it is for. */
 rnncc_precision bench_rnncc_precision(Prec p);
 /* Appends the named precisions (items, n of them; prec_names) to precs (*count used, at most NPREC),
  * each once; on an unknown name prints "PROG: error: ..." and returns 0. */

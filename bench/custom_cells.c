@@ -197,7 +197,7 @@ static void markdown_row(FILE *f, const Row *r) {
 }
 
 static void usage(FILE *f) {
-    fprintf(f, "usage: custom_cells [--config NAME]... [--precision fp32|tf32|fp16|bf16]... [--cells peephole,mlstm,lstmp,cifg]\n"
+    fprintf(f, "usage: custom_cells [--config NAME]... [--precision fp32|tf32|fp16|bf16|tf32x3]... [--cells peephole,mlstm,lstmp,cifg]\n"
                "                    [--mode both|inference|training] [--repeat R] [--warmup W] [--quick]\n"
                "                    [--budget SECONDS] [--markdown FILE] [--summary FILE] [--cells-dir DIR] [--seed S]\n"
                "Times rnncc on cells cuDNN cannot run and prints each one's time over rnncc's LSTM at the same sizes\n"

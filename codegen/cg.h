@@ -250,6 +250,9 @@ typedef struct CgPersistGemm {
  * bytes: RnnArgs.params16; the staged operand rounded as it is read). The values are rnncc.h's
  * precisions' (RNNCC_FP32 .. RNNCC_BF16), whose products these are. */
 typedef enum CgProducts { CG_FFMA = 0, CG_TF32 = 1, CG_F16 = 2, CG_BF16 = 3 } CgProducts;
+/* The products of a persistent kernel of a model in precision (rnncc.h's rnncc_precision): its own value,
+ * but RNNCC_TF32X3's (4), whose persistent kernels run fp32's FFMA (only its cuBLAS GEMMs split inputs). */
+static inline CgProducts cg_products_of(int precision) { return precision == 4 ? CG_FFMA : (CgProducts)precision; }
 /* The products' name: "fp32 FFMA", "tf32 tensor-core", "fp16 tensor-core" or "bf16 tensor-core". */
 const char *cg_products_name(CgProducts products);
 

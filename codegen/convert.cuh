@@ -55,6 +55,63 @@
 RNN_CONVERT_KERNEL(rnncc_to_f16, rnn_round_f16)
 RNN_CONVERT_KERNEL(rnncc_to_bf16, rnn_round_bf16)
 
+/* RNNCC_TF32X3 (runtime/rt_x3.c): v rounded to tf32 (10 bits of mantissa; to nearest, ties away from zero, as
+ * cvt.rna.tf32.f32, in integer steps: the unit compiles for any architecture), infinities and NaNs as they
+ * are. hi = rnn_tf32(v) and lo = rnn_tf32(v - hi) (v - hi is exact) are both tf32 values, so a tensor core
+ * takes them as they are, and hi*hi + hi*lo + lo*hi is v*w but for lo*lo and lo's rounding (~2^-22 of it). */
+__device__ __forceinline__ float rnn_tf32(float v) {
+    const unsigned u = __float_as_uint(v);
+    return (u & 0x7f800000u) == 0x7f800000u ? v : __uint_as_float((u + 0x1000u) & 0xffffe000u);
+}
+
+/* A column-major rows x cols matrix (leading dimension ld) with its contraction dimension tripled, packed:
+ * krows (the dimension runs along the rows): each column becomes 3 * rows values, its parts one after the
+ * other; else three packed rows x cols blocks one after the other. The parts: hi, hi, lo (pattern 0: the
+ * left operand) or hi, lo, hi (pattern 1: the right), so one GEMM of the two over three times the
+ * dimension sums hi*hi + hi*lo + lo*hi. The grid as rnncc_to_f16's: RNN_CONVERT_ITEMS items a thread, four
+ * elements an item (16-byte loads and stores) where vec4, the loads before the stores. */
+__device__ __forceinline__ void rnn_x3_put(float *d, long long part, float v, int pattern) {
+    const float hi = rnn_tf32(v), lo = rnn_tf32(v - hi);
+    d[0] = hi;
+    d[part] = pattern ? lo : hi;
+    d[2 * part] = pattern ? hi : lo;
+}
+extern "C" __global__ void __launch_bounds__(256)
+rnncc_to_x3(const float *__restrict__ src, long long ld, long long rows, long long cols, float *__restrict__ dst,
+            int krows, int pattern, int vec4) {
+    const long long per = vec4 ? rows / 4 : rows, part = krows ? rows : rows * cols;
+    const long long stride = (long long)gridDim.x * blockDim.x * RNN_CONVERT_ITEMS;
+    for (long long c = blockIdx.y; c < cols; c += gridDim.y) {
+        const float *s = src + c * ld;
+        float *d = dst + c * (krows ? 3 * rows : rows);
+        for (long long r0 = (long long)blockIdx.x * blockDim.x * RNN_CONVERT_ITEMS + threadIdx.x; r0 < per; r0 += stride) {
+            if (vec4) {
+                float4 v[RNN_CONVERT_ITEMS];
+                _Pragma("unroll") for (int i = 0; i < RNN_CONVERT_ITEMS; i++) {
+                    const long long r = r0 + (long long)i * blockDim.x;
+                    if (r < per) v[i] = *(const float4 *)(s + 4 * r);
+                }
+                _Pragma("unroll") for (int i = 0; i < RNN_CONVERT_ITEMS; i++) {
+                    const long long r = r0 + (long long)i * blockDim.x;
+                    if (r < per) {
+                        const float4 hi = make_float4(rnn_tf32(v[i].x), rnn_tf32(v[i].y), rnn_tf32(v[i].z), rnn_tf32(v[i].w));
+                        const float4 lo = make_float4(rnn_tf32(v[i].x - hi.x), rnn_tf32(v[i].y - hi.y), rnn_tf32(v[i].z - hi.z),
+                                                      rnn_tf32(v[i].w - hi.w));
+                        *(float4 *)(d + 4 * r) = hi;
+                        *(float4 *)(d + part + 4 * r) = pattern ? lo : hi;
+                        *(float4 *)(d + 2 * part + 4 * r) = pattern ? hi : lo;
+                    }
+                }
+            } else {
+                _Pragma("unroll") for (int i = 0; i < RNN_CONVERT_ITEMS; i++) {
+                    const long long r = r0 + (long long)i * blockDim.x;
+                    if (r < per) rnn_x3_put(d + r, part, s[r], pattern);
+                }
+            }
+        }
+    }
+}
+
 /* States staged in one launch (RnnStateCopies, runtime/rnn_args.h): the block's copy is the last whose
  * block0 it has reached, and that copy's blocks stride over its floats, four at a time where its
  * length and pointers allow. */

@@ -68,7 +68,7 @@ static int dump_schedule(CliSource *s, const IrCell *ic, int dot, const char **d
     if (dot || !batch) return CLI_OK;
     /* the backend a model of these dimensions takes for this batch and precision (automatic choice), each pass */
     const char *prec = rnncc_precision_name(precision);
-    const CgProducts products = (CgProducts)precision; /* the precision's products (codegen/cg.h) */
+    const CgProducts products = cg_products_of(precision); /* the precision's products (codegen/cg.h) */
     for (int backward = 0; backward < 2; backward++) {
         CgPersist P;
         char why[512], rule[160];
@@ -117,7 +117,7 @@ int cli_dump(int argc, char **argv) {
             break;
         case 'h':
             printf("usage: rnncc dump (--ir | --schedule) [--dot] [--dim NAME=VALUE]... [--batch N]\n"
-                   "                  [--precision fp32|tf32|fp16|bf16] [--cell NAME] [-o FILE] FILE\n"
+                   "                  [--precision fp32|tf32|fp16|bf16|tf32x3] [--cell NAME] [-o FILE] FILE\n"
                    "Prints each cell in FILE (or only --cell NAME): its IR, or with --schedule its execution plan\n"
                    "(GEMMs, fused kernels, buffers, packed parameters; with --dim bindings, also offsets and sizes,\n"
                    "which buffers' adjoints training keeps as one, and which step GEMMs add into hoisted results).\n"

@@ -38,7 +38,7 @@ typedef struct EmitTile {
  * batch, the persistent unit of tile t); returns a CLI status. */
 static int emit_cell(CliSource *s, const IrCell *ic, const char **dims, int ndims, long long batch, int backward,
                      int parts, rnncc_precision precision, EmitTile *t, StrBuf *out) {
-    const CgProducts products = (CgProducts)precision; /* the precision's products (codegen/cg.h) */
+    const CgProducts products = cg_products_of(precision); /* the precision's products (codegen/cg.h) */
     Plan *plan = sched_plan(&s->arena, ic, &s->diags);
     if (!plan) {
         print_diags(&s->diags);
@@ -222,7 +222,7 @@ int cli_emit(int argc, char **argv) {
                    "memory a block); with --backward, its backward unit. --precision tf32, fp16 or bf16 (default\n"
                    "fp32) gives the unit whose matrix products run on tensor cores with inputs of that precision,\n"
                    "as a model of that precision runs it (fp16 and bf16: the weights held on chip in 16 bits, and\n"
-                   "the kernel writes 16-bit twins of the GEMM inputs it stores whole).\n"
+                   "the kernel writes 16-bit twins of the GEMM inputs it stores whole); tf32x3 gives fp32's.\n"
                    "--cluster C (1, 2 or 4; default the runtime's rule, planned as the runtime builds it: fours on\n"
                    "the 120 blocks whose clusters an H100 holds at once, pairs where those would not hold the step\n"
                    "weights in registers and pairs would, with a note) groups its blocks in clusters of C that\n"

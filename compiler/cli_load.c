@@ -88,11 +88,11 @@ int cli_parse_batch(const char *cmd, const char *opt, const char *arg, long long
 }
 
 int cli_parse_precision(const char *cmd, const char *arg, rnncc_precision *out) {
-    for (int p = RNNCC_FP32; p <= RNNCC_BF16; p++)
+    for (int p = RNNCC_FP32; p <= RNNCC_TF32X3; p++)
         if (strcmp(arg, rnncc_precision_name((rnncc_precision)p)) == 0) {
             *out = (rnncc_precision)p;
             return 1;
         }
-    fprintf(stderr, "rnncc %s: error: --precision must be fp32, tf32, fp16 or bf16, not '%s'\n", cmd, arg);
+    fprintf(stderr, "rnncc %s: error: --precision must be fp32, tf32, fp16, bf16 or tf32x3, not '%s'\n", cmd, arg);
     return 0;
 }

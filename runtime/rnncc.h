@@ -74,8 +74,11 @@ typedef enum rnncc_precision {
                         element-wise math stay fp32), as cuDNN's TENSOR_OP_MATH_ALLOW_CONVERSION; the
                         persistent kernels hold their weights in fp16 (docs/runtime.md, Precision) */
     RNNCC_BF16 = 3,  /* the same with bf16 GEMM inputs (fp32's range, 8 bits of mantissa) */
+    RNNCC_TF32X3 = 4, /* fp32 data and errors near fp32's, the cuBLAS GEMMs on tensor cores: each input split
+                         into two TF32 parts, three products of them summed (hi*hi + hi*lo + lo*hi) with fp32
+                         accumulation; the persistent kernels as RNNCC_FP32 (docs/runtime.md, Precision) */
 } rnncc_precision;
-/* A precision's name: "fp32", "tf32", "fp16" or "bf16"; "?" for any other value. */
+/* A precision's name: "fp32", "tf32", "fp16", "bf16" or "tf32x3"; "?" for any other value. */
 const char *rnncc_precision_name(rnncc_precision precision);
 
 /* How a layer's step loop runs (docs/backends.md). */

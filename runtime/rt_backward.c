@@ -282,6 +282,7 @@ static rnncc_status issue_backward_data(rnncc_model *m, const rnncc_grad_io *io,
     const RtPersist *persist[2];
     RT_TRY(rt_persist_choose(m, io->N, 1, persist, NULL, 0));
     RT_TRY(rt_half_begin(m, r, ws, reserve, RT_HALF_KEPT)); /* the forward's copy, in the reserve */
+    rt_x3_begin(m, r, ws); /* RNNCC_TF32X3: the weights split again, along their other side */
     /* a persistent kernel takes every multiprocessor, so layers cannot overlap: layer after layer */
     if (rt_backward_waves(m) && r->T > 0 && !persist[0]) return issue_backward_wavefront(m, io, r, ws, reserve);
     for (int l = m->layers - 1; l >= 0; l--) {
@@ -344,6 +345,7 @@ static rnncc_status weights_job(void *p) {
     const float one = 1;
     RT_TRY(rt_half_begin(m, r, job->ws, job->reserve, RT_HALF_NO_WEIGHTS)); /* activations only */
     RT_TRY(rt_half_input(m, r, job->ws, job->reserve, job->io->x, 0)); /* x as its forward rounded it */
+    rt_x3_begin(m, r, job->ws); /* RNNCC_TF32X3: activations split into the lane's scratch */
     if (job->mode == RNNCC_WGRAD_SET) /* every gradient below accumulates; unused parameters stay 0 */
         RT_CUDA(m, cudaMemsetAsync(job->dw, 0, (size_t)m->weight_count * sizeof(float), m->streams[0]));
     RT_CUBLAS(m, cublasSetStream(m->cublas[0], m->streams[0]));

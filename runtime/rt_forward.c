@@ -203,6 +203,7 @@ rnncc_status rt_issue_forward(rnncc_model *m, const rnncc_io *io, const RtRegion
     RT_TRY(rt_persist_choose(m, io->N, 0, persist, NULL, 0));
     RT_TRY(rt_half_begin(m, r, ws, reserve, RT_HALF_CONVERT));
     RT_TRY(rt_half_input(m, r, ws, reserve, io->x, 1)); /* x rounded once for its GEMMs, in training the weights' too */
+    rt_x3_begin(m, r, ws); /* RNNCC_TF32X3: the weights split as the GEMMs first take them */
     /* a persistent kernel takes every multiprocessor, so layers cannot overlap: one launch a layer */
     if (m->wavefront && io->T > 0 && !persist[0]) return issue_wavefront(m, io, r, ws, reserve);
     return issue_layers(m, io, r, ws, reserve, persist);

@@ -145,22 +145,14 @@ static rnncc_status make_entry(rnncc_model *m, RtGemmEntry *e, const void *a, co
     return RNNCC_OK;
 }
 
-rnncc_status rt_gemm(rnncc_model *m, int dir, cudaStream_t stream, int opa, int opb, int64_t M, int64_t N, int64_t K,
-                     const float *a32, int64_t lda, const float *b32, int64_t ldb, float *c, int64_t ldc, int beta1,
-                     const unsigned short *a16, const unsigned short *b16) {
-    if (M <= 0 || N <= 0 || K <= 0) return RNNCC_OK;
-    const void *a = a32, *b = b32;
-    if (rt_half(m)) { /* the operands rounded to 16 bits, packed (the weights: their copy, as laid out) */
-        RT_TRY(rt_half_operand(m, dir, 0, stream, a32, lda, opa == CUBLAS_OP_N ? M : K, opa == CUBLAS_OP_N ? K : M, a16, &a,
-                                 &lda));
-        RT_TRY(rt_half_operand(m, dir, 1, stream, b32, ldb, opb == CUBLAS_OP_N ? K : N, opb == CUBLAS_OP_N ? N : K, b16, &b,
-                                 &ldb));
-    }
+rnncc_status rt_gemm_lt(rnncc_model *m, int dir, cudaStream_t stream, int opa, int opb, int64_t M, int64_t N, int64_t K,
+                        const void *a, int64_t lda, const void *b, int64_t ldb, float *c, int64_t ldc, int beta1,
+                        rnncc_precision precision) {
     RtGemmKey key; /* compared whole (memcmp): zeroed first, padding included, then set field by field */
     memset(&key, 0, sizeof key);
     key.opa = opa, key.opb = opb, key.m = M, key.n = N, key.k = K, key.lda = lda, key.ldb = ldb, key.ldc = ldc;
     key.align_a = alignment(a), key.align_b = alignment(b), key.align_c = alignment(c), key.beta1 = beta1;
-    key.precision = m->precision;
+    key.precision = precision;
     RtGemmCache *cache = &m->gemm;
     RtGemmEntry *e = NULL;
     for (int i = 0; i < cache->n && !e; i++)
@@ -187,6 +179,21 @@ rnncc_status rt_gemm(rnncc_model *m, int dir, cudaStream_t stream, int opa, int 
                          ws, wsb, stream),
        "matmul");
     return RNNCC_OK;
+}
+
+rnncc_status rt_gemm(rnncc_model *m, int dir, cudaStream_t stream, int opa, int opb, int64_t M, int64_t N, int64_t K,
+                     const float *a32, int64_t lda, const float *b32, int64_t ldb, float *c, int64_t ldc, int beta1,
+                     const unsigned short *a16, const unsigned short *b16) {
+    if (M <= 0 || N <= 0 || K <= 0) return RNNCC_OK;
+    if (rt_x3(m)) return rt_x3_gemm(m, dir, stream, opa, opb, M, N, K, a32, lda, b32, ldb, c, ldc, beta1);
+    const void *a = a32, *b = b32;
+    if (rt_half(m)) { /* the operands rounded to 16 bits, packed (the weights: their copy, as laid out) */
+        RT_TRY(rt_half_operand(m, dir, 0, stream, a32, lda, opa == CUBLAS_OP_N ? M : K, opa == CUBLAS_OP_N ? K : M, a16, &a,
+                                 &lda));
+        RT_TRY(rt_half_operand(m, dir, 1, stream, b32, ldb, opb == CUBLAS_OP_N ? K : N, opb == CUBLAS_OP_N ? N : K, b16, &b,
+                                 &ldb));
+    }
+    return rt_gemm_lt(m, dir, stream, opa, opb, M, N, K, a, lda, b, ldb, c, ldc, beta1, m->precision);
 }
 
 void rt_gemm_cache_free(RtGemmCache *cache) {

@@ -1,7 +1,8 @@
 /* GEMMs through cuBLASLt with the algorithm chosen by timing: per distinct shape (operations,
  * sizes, leading dimensions, pointer alignment, beta, precision), the heuristic's candidates
  * are timed once, on scratch output, and the fastest kept for the model's lifetime. In the
- * 16-bit modes the operands come rounded (rt_half.c); C and the accumulation stay fp32. */
+ * 16-bit modes the operands come rounded (rt_half.c), in RNNCC_TF32X3 split into tf32 parts (rt_x3.c);
+ * C and the accumulation stay fp32. */
 #ifndef RNNCC_RT_GEMM_H
 #define RNNCC_RT_GEMM_H
 #include <cublasLt.h>

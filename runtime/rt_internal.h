@@ -90,6 +90,11 @@ typedef struct RtRegions {
     size_t half_x;              /* layer 0's input rounded to 16 bits (training: reserve, else workspace; rt_half_input) */
     size_t half_ops[2][2];
     int64_t half_len[2];        /* elements of each scratch A, B (0: none) */
+    /* RNNCC_TF32X3 (rt_x3.c), else 0: the weights' split copy (workspace: each pass splits the weights it
+     * multiplies), and per lane a scratch of x3_len floats for each of a GEMM's operands */
+    size_t x3_weights;
+    size_t x3_ops[2][2];
+    int64_t x3_len;
     int summed;                 /* training where no persistent forward may run (rt_persist_considered), in the
                                    16-bit modes or past 64 sequences: step GEMM results add into their hoisted
                                    partners' columns (rt_sums_values) */
@@ -214,6 +219,7 @@ struct rnncc_model {
     int nmodules;
     cudaLibrary_t convert_lib;  /* the 16-bit modes' operand conversions, every mode's state staging (cg_emit_convert) */
     cudaKernel_t to_half[2];    /* rnncc_to_f16, rnncc_to_bf16 in it (rt_half.c) */
+    cudaKernel_t to_x3;         /* rnncc_to_x3 in it (rt_x3.c) */
     cudaKernel_t stage_states[2]; /* rnncc_states_f16, rnncc_states_bf16 in it (rt_copy_states; fp32 and
                                      tf32 run the first, with no twins) */
     RtUnit *units;              /* [layers * dirs] */
@@ -283,6 +289,15 @@ struct rnncc_model {
     const float *half_x_src;
     void *half_x;
     int64_t half_x_len;
+    /* RNNCC_TF32X3 (rt_x3.c), the pass being issued (rt_x3_begin): the weights' split copy (3 floats a
+     * weight, NULL: none this pass), the blocks of it converted so far (weight offset, and the GEMM's
+     * operation on them), the lanes' scratch for operands A and B and their length in floats */
+    float *x3_weights;
+    int64_t (*x3_done)[2];      /* host, x3_room of them (grown as needed; freed with the model) */
+    int x3_ndone, x3_room;
+    float *x3_scratch[2][2];
+    int64_t x3_len;
+    int64_t x3_cap;             /* RNNCC_X3_SCRATCH: a scratch's floats at most, forced (tests: many chunks); 0: as sized */
 };
 
 /* Records a formatted message in the model and returns status. */
@@ -339,6 +354,29 @@ int rt_copy_blocks(RnnStateCopies *a);
 static inline int rt_twins_only(const RtBind *b) {
     return rt_half(b->m) && (!b->persist || cg_persist_twins_staged(b->m->plan, &b->persist->plan));
 }
+/* 1 when the model's cuBLAS GEMMs take split tf32 operands (RNNCC_TF32X3; rt_x3.c). */
+int rt_x3(const rnncc_model *m);
+/* The floats of a lane's scratch for one GEMM operand in RNNCC_TF32X3 (rt_regions): a chunk of the largest
+ * operand split (rt_x3.c says which chunks), or less where RNNCC_X3_SCRATCH says, but one column at least. */
+int64_t rt_x3_scratch_len(const rnncc_model *m, int64_t T, int64_t N, int training);
+/* Points model m at a pass's split-operand regions of ws (RNNCC_TF32X3; else nothing); no weights split yet. */
+void rt_x3_begin(rnncc_model *m, const RtRegions *r, char *ws);
+/* The chunks of an M x N x K product in RNNCC_TF32X3 with len floats a split operand: *kc of the contraction
+ * (K whole where the left operand is split already, a_split: the weights), *nc of the output's columns; each
+ * chunk's split operands fit len ((3 *kc) x M where the left is split here, (3 *kc) x *nc the right), cut to
+ * multiples of 32 where cut; 0 where len cannot hold one column. */
+void rt_x3_chunks(int64_t M, int64_t N, int64_t K, int a_split, int64_t len, int64_t *kc, int64_t *nc);
+/* C = op(A) op(B) (+ C where beta1) in RNNCC_TF32X3: both inputs split (the weights once a pass, the others
+ * into the lane's scratch, in chunks of columns or of the contraction where they exceed it), one tf32 GEMM
+ * over three times the contraction; a product with one column or row in fp32 (a bias's sum). */
+rnncc_status rt_x3_gemm(rnncc_model *m, int lane, cudaStream_t stream, int opa, int opb, int64_t M, int64_t N, int64_t K,
+                        const float *a, int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc, int beta1);
+/* The cuBLASLt product rt_gemm issues once its operands are what cuBLAS multiplies (16-bit copies, split
+ * ones or fp32), computed as precision says (the algorithm timed per shape and precision, rt_gemm.h). */
+rnncc_status rt_gemm_lt(rnncc_model *m, int lane, cudaStream_t stream, int opa, int opb, int64_t M, int64_t N, int64_t K,
+                        const void *a, int64_t lda, const void *b, int64_t ldb, float *c, int64_t ldc, int beta1,
+                        rnncc_precision precision);
+
 /* What a pass does with the weights' 16-bit copy (rt_half_begin). */
 typedef enum RtHalfWeights {
     RT_HALF_NO_WEIGHTS, /* none: the pass multiplies activations only (the weight gradients) */

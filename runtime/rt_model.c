@@ -112,8 +112,10 @@ static rnncc_status validate_desc(rnncc_model *m, const rnncc_program *p, const 
         return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "desc->layers must be between 1 and 1024, not %d", desc->layers);
     if (desc->bidirectional != 0 && desc->bidirectional != 1)
         return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "desc->bidirectional must be 0 or 1, not %d", desc->bidirectional);
-    if (desc->precision < RNNCC_FP32 || desc->precision > RNNCC_BF16)
-        return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "desc->precision must be RNNCC_FP32, RNNCC_TF32, RNNCC_FP16 or RNNCC_BF16");
+    if (desc->precision < RNNCC_FP32 || desc->precision > RNNCC_TF32X3)
+        return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT,
+                       "desc->precision must be RNNCC_FP32, RNNCC_TF32, RNNCC_FP16, RNNCC_BF16 or RNNCC_TF32X3, not %d",
+                       (int)desc->precision);
     if (desc->backend != RNNCC_BACKEND_AUTO && desc->backend != RNNCC_BACKEND_CUBLAS &&
         desc->backend != RNNCC_BACKEND_PERSISTENT)
         return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT,
@@ -241,6 +243,8 @@ static rnncc_status setup_handles(rnncc_model *m, const struct cudaDeviceProp *p
     m->profile_persist = pp && strcmp(pp, "1") == 0;
     const char *st = getenv("RNNCC_PERSIST_STAGGER");
     m->persist_stagger = st && strcmp(st, "1") == 0;
+    const char *xs = getenv("RNNCC_X3_SCRATCH"); /* a test tool: split operands in chunks of at most this many floats */
+    m->x3_cap = xs && atoll(xs) > 0 ? atoll(xs) : 0;
     /* Layers overlap by chunks of time; the second direction would need all of the previous
      * layer first, so bidirectional stacks run layer after layer. The backward runs the mirror
      * wavefront (rt_backward.c). RNNCC_WAVEFRONT=0: both off. */
@@ -393,6 +397,7 @@ void rnncc_model_destroy(rnncc_model *m) {
         if (prev >= 0) cudaSetDevice(prev);
     }
     arena_free(&m->arena);
+    free(m->x3_done);
     free(m->source);
     free(m);
 }

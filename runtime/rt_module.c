@@ -40,6 +40,7 @@ static rnncc_status get_conversions(rnncc_model *m, void *ctx) {
     (void)ctx;
     RT_CUDA(m, cudaLibraryGetKernel(&m->to_half[0], m->convert_lib, "rnncc_to_f16"));
     RT_CUDA(m, cudaLibraryGetKernel(&m->to_half[1], m->convert_lib, "rnncc_to_bf16"));
+    RT_CUDA(m, cudaLibraryGetKernel(&m->to_x3, m->convert_lib, "rnncc_to_x3"));
     RT_CUDA(m, cudaLibraryGetKernel(&m->stage_states[0], m->convert_lib, "rnncc_states_f16"));
     RT_CUDA(m, cudaLibraryGetKernel(&m->stage_states[1], m->convert_lib, "rnncc_states_bf16"));
     return RNNCC_OK;

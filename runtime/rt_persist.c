@@ -163,11 +163,12 @@ rnncc_status rt_persist_build(rnncc_model *m, int li, const CgPersistAsk *asked,
     return RNNCC_OK;
 }
 
-/* How model m's persistent kernels run their products: its precision's (CgProducts has rnncc.h's values). */
+/* How model m's persistent kernels run their products: its precision's (CgProducts has rnncc.h's values;
+ * RNNCC_TF32X3's are fp32's, cg_products_of). */
 _Static_assert((int)CG_FFMA == (int)RNNCC_FP32 && (int)CG_TF32 == (int)RNNCC_TF32 && (int)CG_F16 == (int)RNNCC_FP16 &&
-                   (int)CG_BF16 == (int)RNNCC_BF16,
+                   (int)CG_BF16 == (int)RNNCC_BF16 && (int)RNNCC_TF32X3 == 4,
                "CgProducts must have rnncc_precision's values");
-static CgProducts products_of(const rnncc_model *m) { return (CgProducts)m->precision; }
+static CgProducts products_of(const rnncc_model *m) { return cg_products_of(m->precision); }
 
 /* Builds the persistent kernel (backward: the backward one) of layout li for batches of N: the
  * tile the search measured best (rt_tile.c), or with RNNCC_PERSIST_SEARCH=0 the rule's (clusters

@@ -10,7 +10,7 @@
 #include "rt_internal.h"
 
 const char *rnncc_precision_name(rnncc_precision p) {
-    static const char *const names[] = {"fp32", "tf32", "fp16", "bf16"};
+    static const char *const names[] = {"fp32", "tf32", "fp16", "bf16", "tf32x3"};
     return (unsigned)p < sizeof names / sizeof *names ? names[p] : "?";
 }
 

@@ -162,6 +162,14 @@ rnncc_status rt_regions(rnncc_model *m, int64_t T, int64_t N, int training, RtRe
         r->half_len[0] = len[0];
         r->half_len[1] = len[1];
     }
+    if (rt_x3(m)) { /* split GEMM operands (rt_x3.c): the weights, and per lane a scratch for B (and A, on
+                     * lane 0 in training: the weight gradients' activations) */
+        r->x3_len = rt_x3_scratch_len(m, T, N, training);
+        r->x3_weights = take(&ws, mul3(3, m->weight_count, 1, &ok));
+        for (int d = 0; d < lanes; d++)
+            for (int w = 0; w < 2; w++)
+                if (w == 1 || (d == 0 && training)) r->x3_ops[d][w] = take(&ws, r->x3_len);
+    }
     if (!ok || !ws.ok || !rs.ok) {
         rt_regions_free(r);
         return rt_fail(m, RNNCC_ERR_OVERFLOW, "the buffers for T = %lld and N = %lld overflow", (long long)T, (long long)N);

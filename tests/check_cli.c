@@ -269,7 +269,7 @@ END_TEST
 START_TEST(run_emit_schedule_arguments) {
     Run r = RUN(NULL, "run", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--precision", "fp8");
     ck_assert_int_eq(r.status, 2);
-    ck_assert_str_eq(r.err, "rnncc run: error: --precision must be fp32, tf32, fp16 or bf16, not 'fp8'\n");
+    ck_assert_str_eq(r.err, "rnncc run: error: --precision must be fp32, tf32, fp16, bf16 or tf32x3, not 'fp8'\n");
     r = RUN(NULL, "run", "cells/lstm.cell", "--batch", "0");
     ck_assert_int_eq(r.status, 2);
     ck_assert(starts_with(r.err, "rnncc run: error: --batch must be an integer in 1.."));
@@ -449,9 +449,14 @@ START_TEST(run_emit_schedule_arguments) {
     r = RUN(NULL, "dump", "--schedule", "--dim", "I=8", "--dim", "H=1024", "--batch", "48", "--precision", "bf16",
             "cells/lstm.cell");
     ck_assert_ptr_nonnull(strstr(r.out, "  forward backend (batch 48, bf16, on an H100): persistent: step weights 8.4 MB "));
+    /* tf32x3 splits only the cuBLAS GEMMs' inputs: its persistent kernels are fp32's */
+    r = RUN(NULL, "dump", "--schedule", "--dim", "I=8", "--dim", "H=1024", "--batch", "48", "--precision", "tf32x3",
+            "cells/lstm.cell");
+    ck_assert_ptr_nonnull(strstr(r.out, "  forward backend (batch 48, tf32x3, on an H100): persistent: step weights 16.8 MB "));
+    ck_assert_ptr_nonnull(strstr(r.out, " of shared memory each, fp32 FFMA products, weights held in registers\n"));
     r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--persistent", "4", "--precision", "fp8");
     ck_assert_int_eq(r.status, 2);
-    ck_assert_str_eq(r.err, "rnncc emit: error: --precision must be fp32, tf32, fp16 or bf16, not 'fp8'\n");
+    ck_assert_str_eq(r.err, "rnncc emit: error: --precision must be fp32, tf32, fp16, bf16 or tf32x3, not 'fp8'\n");
     r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--precision", "tf32");
     ck_assert_int_eq(r.status, 2);
     ck_assert_str_eq(r.err, "rnncc emit: error: --precision applies to --persistent N (the per-step unit is the same "

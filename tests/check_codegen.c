@@ -454,7 +454,7 @@ START_TEST(roundings_to_16_bits) {
 END_TEST
 
 /* The 16-bit operand conversions the runtime looks up (RNNCC_FP16, RNNCC_BF16: runtime/rt_half.c)
- * are a unit of their own, the same for every cell, which NVRTC compiles, with the kernels that
+ * and RNNCC_TF32X3's split (runtime/rt_x3.c) are a unit of their own, the same for every cell, which NVRTC compiles, with the kernels that
  * stage a layer-direction's states and their twins; the per-step units no longer carry them. */
 START_TEST(conversions_are_a_unit_of_their_own) {
     Src s;
@@ -479,6 +479,8 @@ START_TEST(conversions_are_a_unit_of_their_own) {
         const char *ptx = (const char *)res.image;
         ck_assert_msg(strstr(ptx, ".entry rnncc_to_f16(") && strstr(ptx, ".entry rnncc_to_bf16("), "%s: no conversions",
                       arches[i]);
+        /* RNNCC_TF32X3's split (runtime/rt_x3.c) */
+        ck_assert_msg(strstr(ptx, ".entry rnncc_to_x3("), "%s: no split", arches[i]);
         /* the state staging kernels (runtime/rt_half.c, rt_copy_states) beside them */
         ck_assert_msg(strstr(ptx, ".entry rnncc_states_f16(") && strstr(ptx, ".entry rnncc_states_bf16("),
                       "%s: no state staging", arches[i]);

@@ -52,9 +52,9 @@ START_TEST(status_strings) {
     }
     ck_assert_str_eq(rnncc_status_string((rnncc_status)999), "unknown status");
     ck_assert_str_eq(rnncc_version(), RNNCC_VERSION);
-    static const char *const names[] = {"fp32", "tf32", "fp16", "bf16"};
-    for (int p = RNNCC_FP32; p <= RNNCC_BF16; p++) ck_assert_str_eq(rnncc_precision_name((rnncc_precision)p), names[p]);
-    ck_assert_str_eq(rnncc_precision_name((rnncc_precision)4), "?");
+    static const char *const names[] = {"fp32", "tf32", "fp16", "bf16", "tf32x3"};
+    for (int p = RNNCC_FP32; p <= RNNCC_TF32X3; p++) ck_assert_str_eq(rnncc_precision_name((rnncc_precision)p), names[p]);
+    ck_assert_str_eq(rnncc_precision_name((rnncc_precision)5), "?");
 }
 END_TEST
 
@@ -133,6 +133,9 @@ START_TEST(model_arguments_are_checked) {
     expect_create_fails(p, &d, RNNCC_ERR_INVALID_ARGUMENT, "desc->bidirectional");
     d = ok; d.precision = (rnncc_precision)7;
     expect_create_fails(p, &d, RNNCC_ERR_INVALID_ARGUMENT, "desc->precision");
+    d = ok; d.precision = (rnncc_precision)5;
+    expect_create_fails(p, &d, RNNCC_ERR_INVALID_ARGUMENT, "desc->precision must be RNNCC_FP32, RNNCC_TF32, RNNCC_FP16, "
+                                                          "RNNCC_BF16 or RNNCC_TF32X3, not 5");
     d = ok; d.dims = NULL;
     expect_create_fails(p, &d, RNNCC_ERR_INVALID_ARGUMENT, "desc->dims");
     d = ok; d.backend = (rnncc_backend)9;
@@ -254,6 +257,7 @@ typedef struct Config {
     int wregs;          /* RNNCC_PERSIST_WREGS: registers of weights held in registers (0: the rule's budget) */
     int64_t second;     /* the dimensions other than the input's and the first state's (a wide random cell's P):
                            0 as long as the first state, else this long */
+    int x3cap;          /* RNNCC_X3_SCRATCH: RNNCC_TF32X3's split operands in chunks of at most so many floats (0: its own) */
 } Config;
 
 /* Configs are tables of positional rows; the trailing tile fields of most rows stay zero. */
@@ -282,6 +286,9 @@ static void verify(const char *path, const Config *cf) {
     int nd = bind_all(path, cf->in, cf->size, cf->second, specs, dims);
     if (!cf->graphs) setenv("RNNCC_GRAPHS", "0", 1);
     if (cf->nowave) setenv("RNNCC_WAVEFRONT", "0", 1);
+    char cap[16];
+    snprintf(cap, sizeof cap, "%d", cf->x3cap);
+    if (cf->x3cap) setenv("RNNCC_X3_SCRATCH", cap, 1);
     char value[16], outer[TILE_ENVS][16]; /* outer: the caller's own values (kept for the other configs) */
     int tile[TILE_ENVS];
     tile_env_values(cf, tile);
@@ -297,6 +304,7 @@ static void verify(const char *path, const Config *cf) {
     rnncc_status s = rnncc_model_create(p, &desc, &m);
     unsetenv("RNNCC_GRAPHS");
     unsetenv("RNNCC_WAVEFRONT");
+    unsetenv("RNNCC_X3_SCRATCH");
     for (int e = 0; e < TILE_ENVS; e++) env_restore(tile_env_names[e], outer[e]);
     ck_assert_msg(s == RNNCC_OK, "%s: %s", path, rnncc_model_error(m));
     rnncc_backend used;
@@ -534,6 +542,73 @@ static const Config half_configs[] = {
     {1, 0, 1, 0, 7, 5, 37, 37, RNNCC_FP16, 1, 0, CUBLAS, 0},
     {2, 0, 1, 1, 7, 5, 37, 40, RNNCC_FP16, 1, 0, PERSIST, 0},
 };
+
+/* RNNCC_TF32X3 (GEMM inputs split into two tf32 parts, three products summed; rt_x3.c), at fp32's
+ * bounds: both backends (the persistent one's products are fp32's, its hoisted GEMMs split), training
+ * (the backward's weights split along their other side, the weight gradients' activations in chunks of
+ * the contraction), stacks as a wavefront and layer after layer, both directions, past 64 sequences
+ * (step results added into the hoisted columns), without graphs, no steps, and scratch so small that
+ * every product runs in chunks (of the output's columns, and of the weight gradients' contraction). */
+static const Config x3_configs[] = {
+    /* layers bidir varlen backward T  N  in size precision graphs nowave backend */
+    {1, 0, 0, 0, 6, 3, 16, 24, RNNCC_TF32X3, 1, 0, CUBLAS, 0},
+    {1, 0, 1, 1, 7, 5, 16, 24, RNNCC_TF32X3, 1, 0, CUBLAS, 0},
+    {2, 1, 1, 1, 6, 5, 37, 37, RNNCC_TF32X3, 1, 0, CUBLAS, 0},
+    {3, 0, 1, 1, 9, 4, 32, 64, RNNCC_TF32X3, 1, 0, CUBLAS, 0},
+    {3, 0, 1, 1, 7, 3, 16, 24, RNNCC_TF32X3, 0, 1, CUBLAS, 0},
+    {2, 0, 0, 1, 0, 3, 16, 24, RNNCC_TF32X3, 1, 0, CUBLAS, 0},
+    {1, 0, 1, 1, 5, 70, 32, 40, RNNCC_TF32X3, 1, 0, CUBLAS, 0},
+    {1, 0, 1, 1, 6, 9, 40, 120, RNNCC_TF32X3, 1, 0, PERSIST, 0},
+    {2, 1, 1, 1, 6, 5, 16, 24, RNNCC_TF32X3, 1, 0, PERSIST, 0},
+    {1, 0, 1, 1, 7, 5, 16, 24, RNNCC_TF32X3, 1, 0, CUBLAS, 0, .x3cap = 1},
+    {2, 1, 1, 1, 6, 9, 37, 40, RNNCC_TF32X3, 1, 0, CUBLAS, 0, .x3cap = 1000},
+};
+
+/* RNNCC_TF32X3's chunks (rt_x3_chunks; host only): a split left operand (the weights) keeps its whole
+ * contraction (its split runs all of it: cutting it multiplied 96 of 120 columns, a device run's
+ * errors of 0.5); each chunk's split operands fit the scratch; a cut chunk is a multiple of 32 (its
+ * split columns 128-byte aligned) unless shorter than 32; one column always fits a scratch so sized. */
+START_TEST(split_chunks_fit_their_scratch) {
+    static const int64_t sizes[] = {1, 3, 31, 32, 33, 37, 120, 1024, 4096, 25600};
+    const int ns = (int)(sizeof sizes / sizeof *sizes);
+    int cut = 0;
+    for (int a = 0; a < 2; a++)
+        for (int i = 0; i < ns; i++)
+            for (int j = 0; j < ns; j++)
+                for (int k = 0; k < ns; k++) {
+                    const int64_t M = sizes[i], N = sizes[j], K = sizes[k], wide = M > N ? M : N;
+                    const int64_t lens[] = {3 * (a ? K : wide), 1000, 4 << 20, 25 << 20, 3 * K * N * 2};
+                    for (int l = 0; l < 5; l++) {
+                        const int64_t len = lens[l];
+                        if (len < 3 * (a ? K : wide)) continue;
+                        int64_t kc, nc;
+                        rt_x3_chunks(M, N, K, a, len, &kc, &nc);
+                        ck_assert_msg(kc >= 1 && kc <= K && nc >= 1 && nc <= N, "%lld %lld %lld a %d len %lld: %lld %lld",
+                                      (long long)M, (long long)N, (long long)K, a, (long long)len, (long long)kc, (long long)nc);
+                        ck_assert(!a || kc == K);
+                        ck_assert(a || 3 * M * kc <= len);
+                        ck_assert(3 * kc * nc <= len);
+                        ck_assert(kc == K || kc <= 32 || kc % 32 == 0);
+                        ck_assert(nc == N || nc <= 32 || nc % 32 == 0);
+                        cut += kc < K || nc < N;
+                    }
+                }
+    ck_assert_int_gt(cut, 100); /* the sizes do make chunks */
+    int64_t kc, nc;
+    rt_x3_chunks(1024, 25600, 4096, 1, 3 * 4096 * 2048, &kc, &nc); /* the backward's input adjoint at large */
+    ck_assert(kc == 4096 && nc == 2048);
+    rt_x3_chunks(1024, 4096, 25600, 0, 3 * 4096 * 2048, &kc, &nc); /* its weight gradient: the contraction cut */
+    ck_assert(kc == 2048 && nc == 4096);
+}
+END_TEST
+
+START_TEST(split_tf32_matches_the_reference) {
+    char **paths;
+    int n = tu_list_cells(&paths);
+    for (int f = 0; f < n; f++) verify(paths[f], &x3_configs[_i]);
+    tu_free_list(paths, n);
+}
+END_TEST
 
 START_TEST(half_precisions_match_the_reference) {
     char **paths;
@@ -1773,6 +1848,7 @@ int main(void) {
     tcase_add_test(api, model_arguments_are_checked);
     tcase_add_test(api, no_gpu_is_a_clean_error);
     tcase_add_test(api, state_copies_take_their_own_blocks);
+    tcase_add_test(api, split_chunks_fit_their_scratch);
     suite_add_tcase(s, api);
     if (gpu_present()) {
         /* CK_RUN_CASE=configs: the configuration table alone (a slice with RNNCC_TEST_CONFIGS) */
@@ -1802,6 +1878,10 @@ int main(void) {
         config_range((int)(sizeof half_configs / sizeof *half_configs), &lo, &hi);
         tcase_add_loop_test(half_table, half_precisions_match_the_reference, lo, hi);
         suite_add_tcase(s, half_table);
+        TCase *x3 = tcase_create("split"); /* CK_RUN_CASE=split: RNNCC_TF32X3's table (a name device_checks.sh slices: letters) */
+        tcase_set_timeout(x3, 300);
+        tcase_add_loop_test(x3, split_tf32_matches_the_reference, 0, (int)(sizeof x3_configs / sizeof *x3_configs));
+        suite_add_tcase(s, x3);
         TCase *half = tcase_create("half"); /* CK_RUN_CASE=half: the 16-bit GEMM inputs' other tests */
         tcase_set_timeout(half, 300);
         tcase_add_test(half, tiles_train_in_half_precisions);
