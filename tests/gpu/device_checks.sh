@@ -245,6 +245,18 @@ for p in fp16 bf16; do
     step "racecheck-$p" compute-sanitizer --tool racecheck --error-exitcode 9 ./build/rnncc run cells/lstm.cell \
         --dim I=32 --dim H=64 --seq 6 --batch 5 --layers 3 --varlen --train --repeat 1 --precision $p --backend cublas
 done
+# GEMM inputs split in two tf32 parts (RNNCC_TF32X3, rt_x3.c): the split's reads and writes at odd and
+# four-aligned lengths, in chunks forced small (RNNCC_X3_SCRATCH), both lanes of a bidirectional stack, training;
+# and an H = 1024 LSTM against the reference at the mode's bounds
+for h in 301 304; do
+    step "memcheck-tf32x3-$h" env RNNCC_X3_SCRATCH=5000 compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 \
+        ./build/rnncc run cells/gru.cell --dim I=40 --dim H=$h --seq 4 --batch 19 --layers 2 --bidirectional --varlen --train \
+        --repeat 1 --precision tf32x3 --backend cublas
+done
+step racecheck-tf32x3 compute-sanitizer --tool racecheck --error-exitcode 9 ./build/rnncc run cells/lstm.cell \
+    --dim I=32 --dim H=64 --seq 6 --batch 5 --layers 2 --bidirectional --varlen --train --repeat 1 --precision tf32x3 --backend cublas
+step train-lstm-tf32x3-1024 ./build/rnncc run cells/lstm.cell --dim I=1024 --dim H=1024 --seq 30 --batch 64 --train --repeat 2 \
+    --precision tf32x3
 # 16-bit products in the persistent kernels: weights from the rounded copy (16-byte copies at H=304,
 # eight halves a thread at H=301 and in every backward), both products, training, stacks both ways
 for p in fp16 bf16; do

@@ -9,7 +9,7 @@ environment knobs) and runs J of them at a time for S seconds. A run that fails 
 again at another precision with the same data, and kept as a suspect where the error does not
 shrink with the unit roundoff (a wrong index or a race errs as much in fp32 as in tf32;
 a sensitive cell amplifies rounding alike in both precisions, so its error falls ~2^13-fold from
-tf32 to fp32: at least RATIO-fold counts as rounding). Rounding is then run once more on the other
+tf32 to fp32: at least RATIO-fold counts as rounding; a tf32x3 run is set beside tf32 too). Rounding is then run once more on the other
 backend at the same precision, which errs about as much (within ~5-fold) where it is rounding; a
 RATIO-fold gap makes it a suspect (a race that missed the rerun: NOTES section 75). Only the GEMMs'
 inputs change with the precision, so rounding elsewhere (the element-wise code is fp32 in every
@@ -75,7 +75,7 @@ def draw(seed, k, shipped, random_cells):
         args.append("--varlen")
     if r.random() < 0.6:
         args.append("--train")
-    precision = r.choice(["fp32", "fp32", "tf32", "fp16", "bf16"])
+    precision = r.choice(["fp32", "fp32", "tf32", "fp16", "bf16", "tf32x3"])
     backend = r.choice(["auto", "persistent", "persistent", "cublas"])
     args += ["--precision", precision, "--backend", backend]
     if precision in ("fp16", "bf16") and r.random() < 0.2:
@@ -151,7 +151,8 @@ def judge(rerun, args, rc, text):
         return "suspect", f"exit {rc} with every error within its bound"
     mine = (fwd, grad)[which][0]
     precision = args[args.index("--precision") + 1]
-    other = "tf32" if precision == "fp32" else "fp32"
+    # fp32 and tf32x3 (whose products err ~2^-19, tf32's ~2^-11) beside tf32; the others beside fp32
+    other = "tf32" if precision in ("fp32", "tf32x3") else "fp32"
     first = rerun(at_precision(args, other))
     theirs = worst(first, which)
     if theirs is None:
@@ -213,12 +214,17 @@ def self_test():
         (-11, "", None, None, "crash"),
         ("timeout", "", None, None, "hang"),
     ]
+    cases = [(args,) + c for c in cases]
+    # tf32x3 beside tf32 (the second report): a sensitive cell's error grows ~2^8-fold there; a fault's does not
+    x3 = ["c.cell", "--precision", "tf32x3", "--backend", "auto"]
+    cases += [(x3, 1, report("1e-4", 5e-5), report("0.02", 5e-3), None, "rounding"),
+              (x3, 1, report("1e-4", 5e-5), report("3e-4", 5e-3), None, "suspect")]
     bad = 0
-    for rc, first, second, third, want in cases:
-        def rerun(again, second=second, third=third):
-            same = again[again.index("--precision") + 1] == "tf32"  # the other backend, same precision
+    for case_args, rc, first, second, third, want in cases:
+        def rerun(again, second=second, third=third, mine=case_args[case_args.index("--precision") + 1]):
+            same = again[again.index("--precision") + 1] == mine  # the other backend, same precision
             return (1, (third if same else second) or "")
-        got, detail = judge(rerun, args, rc, first)
+        got, detail = judge(rerun, case_args, rc, first)
         if got != want:
             bad += 1
             print(f"fuzz_configs --self-test: {want} expected, {got} given ({detail}) for:\n{first}", file=sys.stderr)
