@@ -111,6 +111,7 @@ step fuzz-stagger env RNNCC_PERSIST_STAGGER=1 python3 tests/gpu/fuzz_configs.py 
 # a random cell whose step groups and states differ in length (the fuzz tool's wide51, at P longer than H: its
 # group over P reads c[H], which its units load after the barrier, bench/NOTES.md section 75), persistent training
 wide_dir=$(mktemp -d)
+trap 'rm -rf "$wide_dir"' EXIT # its cell, once the script ends
 ./build/tests/random_cells --wide 51 51 "$wide_dir" > /dev/null
 for p in fp32 fp16; do
     wide51=(./build/rnncc run "$wide_dir/wide51.cell" --dim I=8 --dim H=8 --dim P=64 --seq 5 --batch 6 --varlen --train
