@@ -602,29 +602,21 @@ START_TEST(split_chunks_fit_their_scratch) {
 }
 END_TEST
 
-START_TEST(split_tf32_matches_the_reference) {
+/* Every shipped cell in one configuration of a table. */
+static void verify_every_cell(const Config *cf) {
     char **paths;
     int n = tu_list_cells(&paths);
-    for (int f = 0; f < n; f++) verify(paths[f], &x3_configs[_i]);
-    tu_free_list(paths, n);
-}
-END_TEST
-
-START_TEST(half_precisions_match_the_reference) {
-    char **paths;
-    int n = tu_list_cells(&paths);
-    for (int f = 0; f < n; f++) verify(paths[f], &half_configs[_i]);
-    tu_free_list(paths, n);
-}
-END_TEST
-
-START_TEST(every_cell_matches_the_reference) {
-    char **paths;
-    int n = tu_list_cells(&paths);
-    const Config *cf = &configs[_i];
     for (int f = 0; f < n; f++) verify(paths[f], cf);
     tu_free_list(paths, n);
 }
+
+START_TEST(split_tf32_matches_the_reference) { verify_every_cell(&x3_configs[_i]); }
+END_TEST
+
+START_TEST(half_precisions_match_the_reference) { verify_every_cell(&half_configs[_i]); }
+END_TEST
+
+START_TEST(every_cell_matches_the_reference) { verify_every_cell(&configs[_i]); }
 END_TEST
 
 static rnncc_model *small_lstm(void);
