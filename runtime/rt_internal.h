@@ -366,6 +366,22 @@ void rt_x3_begin(rnncc_model *m, const RtRegions *r, char *ws);
  * chunk's split operands fit len ((3 *kc) x M where the left is split here, (3 *kc) x *nc the right), cut to
  * multiples of 32 where cut; 0 where len cannot hold one column. */
 void rt_x3_chunks(int64_t M, int64_t N, int64_t K, int a_split, int64_t len, int64_t *kc, int64_t *nc);
+/* What a split product issues (rt_x3_product): the split of a column-major rows x cols matrix (rnncc_to_x3's
+ * layout: krows, the contraction along its rows; pattern 0 (hi, hi, lo), 1 (hi, lo, hi)) and a tf32 GEMM as
+ * rt_gemm_lt's; the runtime's run on a lane's stream, a test's on the host. */
+typedef struct RtX3Issue {
+    rnncc_status (*split)(void *ctx, const float *src, int64_t ld, int64_t rows, int64_t cols, float *dst, int krows,
+                          int pattern);
+    rnncc_status (*gemm)(void *ctx, int opa, int opb, int64_t M, int64_t N, int64_t K, const float *a, int64_t lda,
+                         const float *b, int64_t ldb, float *c, int64_t ldc, int beta1);
+    void *ctx;
+} RtX3Issue;
+/* C = op(A) op(B) (+ C where beta1) as split products in chunks (rt_x3_chunks) through is: A split already
+ * where a3 is not NULL (the weights' split: op T along its rows, 3K a column; op N three M x K blocks), else
+ * chunk by chunk into sa; B into sb; each at most len floats. RNNCC_ERR_UNSUPPORTED where len holds no column. */
+rnncc_status rt_x3_product(const RtX3Issue *is, int opa, int opb, int64_t M, int64_t N, int64_t K, const float *a,
+                           int64_t lda, const float *a3, const float *b, int64_t ldb, float *c, int64_t ldc, int beta1,
+                           float *sa, float *sb, int64_t len);
 /* C = op(A) op(B) (+ C where beta1) in RNNCC_TF32X3: both inputs split (the weights once a pass, the others
  * into the lane's scratch, in chunks of columns or of the contraction where they exceed it), one tf32 GEMM
  * over three times the contraction; a product with one column or row in fp32 (a bias's sum). */

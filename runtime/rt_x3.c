@@ -110,6 +110,46 @@ void rt_x3_chunks(int64_t M, int64_t N, int64_t K, int a_split, int64_t len, int
     if (*nc > RT_X3_ALIGN && *nc < N) *nc -= *nc % RT_X3_ALIGN;
 }
 
+rnncc_status rt_x3_product(const RtX3Issue *is, int opa, int opb, int64_t M, int64_t N, int64_t K, const float *a,
+                           int64_t lda, const float *a3, const float *b, int64_t ldb, float *c, int64_t ldc, int beta1,
+                           float *sa, float *sb, int64_t len) {
+    int64_t kc, nc;
+    rt_x3_chunks(M, N, K, a3 != NULL, len, &kc, &nc);
+    if (kc < 1 || nc < 1) return RNNCC_ERR_UNSUPPORTED;
+    for (int64_t k0 = 0; k0 < K; k0 += kc) {
+        const int64_t kk = K - k0 < kc ? K - k0 : kc;
+        const float *ap = a3;
+        int64_t ldap = opa == CUBLAS_OP_N ? M : 3 * K;
+        if (!a3) { /* op T: a K x M column-major matrix, the chunk's rows; op N: M x K, its columns */
+            if (opa == CUBLAS_OP_N) RT_TRY(is->split(is->ctx, a + k0 * lda, lda, M, kk, sa, 0, 0));
+            else RT_TRY(is->split(is->ctx, a + k0, lda, kk, M, sa, 1, 0));
+            ap = sa;
+            ldap = opa == CUBLAS_OP_N ? M : 3 * kk;
+        }
+        for (int64_t n0 = 0; n0 < N; n0 += nc) { /* op N: B is K x N, the chunk's rows and columns; op T: N x K */
+            const int64_t nn = N - n0 < nc ? N - n0 : nc;
+            if (opb == CUBLAS_OP_N) RT_TRY(is->split(is->ctx, b + n0 * ldb + k0, ldb, kk, nn, sb, 1, 1));
+            else RT_TRY(is->split(is->ctx, b + k0 * ldb + n0, ldb, nn, kk, sb, 0, 1));
+            RT_TRY(is->gemm(is->ctx, opa, opb, M, nn, 3 * kk, ap, ldap, sb, opb == CUBLAS_OP_N ? 3 * kk : nn, c + n0 * ldc, ldc,
+                            beta1 || k0 > 0));
+        }
+    }
+    return RNNCC_OK;
+}
+
+/* rt_x3_product's issue on the GPU: the split kernel and cuBLASLt's tf32 GEMM on a lane's stream. */
+typedef struct GpuIssue { rnncc_model *m; int lane; cudaStream_t stream; } GpuIssue;
+static rnncc_status gpu_split(void *ctx, const float *src, int64_t ld, int64_t rows, int64_t cols, float *dst, int krows,
+                              int pattern) {
+    const GpuIssue *g = ctx;
+    return split(g->m, g->stream, src, ld, rows, cols, dst, krows, pattern);
+}
+static rnncc_status gpu_gemm(void *ctx, int opa, int opb, int64_t M, int64_t N, int64_t K, const float *a, int64_t lda,
+                             const float *b, int64_t ldb, float *c, int64_t ldc, int beta1) {
+    const GpuIssue *g = ctx;
+    return rt_gemm_lt(g->m, g->lane, g->stream, opa, opb, M, N, K, a, lda, b, ldb, c, ldc, beta1, RNNCC_TF32);
+}
+
 rnncc_status rt_x3_gemm(rnncc_model *m, int lane, cudaStream_t stream, int opa, int opb, int64_t M, int64_t N, int64_t K,
                         const float *a, int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc, int beta1) {
     if (M <= 0 || N <= 0 || K <= 0) return RNNCC_OK;
@@ -124,23 +164,7 @@ rnncc_status rt_x3_gemm(rnncc_model *m, int lane, cudaStream_t stream, int opa, 
     if (kc < 1 || nc < 1 || !sb || (!a3 && !sa))
         return rt_fail(m, RNNCC_ERR_UNSUPPORTED, "internal: a %lld x %lld x %lld GEMM has no split scratch (%lld floats)",
                        (long long)M, (long long)N, (long long)K, (long long)len);
-    for (int64_t k0 = 0; k0 < K; k0 += kc) {
-        const int64_t kk = K - k0 < kc ? K - k0 : kc;
-        const float *ap = a3;
-        int64_t ldap = opa == CUBLAS_OP_N ? M : 3 * K;
-        if (!a3) { /* op T: a K x M column-major matrix, the chunk's rows; op N: M x K, its columns */
-            if (opa == CUBLAS_OP_N) RT_TRY(split(m, stream, a + k0 * lda, lda, M, kk, sa, 0, 0));
-            else RT_TRY(split(m, stream, a + k0, lda, kk, M, sa, 1, 0));
-            ap = sa;
-            ldap = opa == CUBLAS_OP_N ? M : 3 * kk;
-        }
-        for (int64_t n0 = 0; n0 < N; n0 += nc) {
-            const int64_t nn = N - n0 < nc ? N - n0 : nc;
-            if (opb == CUBLAS_OP_N) RT_TRY(split(m, stream, b + n0 * ldb + k0, ldb, kk, nn, sb, 1, 1));
-            else RT_TRY(split(m, stream, b + k0 * ldb + n0, ldb, nn, kk, sb, 0, 1));
-            RT_TRY(rt_gemm_lt(m, lane, stream, opa, opb, M, nn, 3 * kk, ap, ldap, sb, opb == CUBLAS_OP_N ? 3 * kk : nn,
-                              c + n0 * ldc, ldc, beta1 || k0 > 0, RNNCC_TF32));
-        }
-    }
-    return RNNCC_OK;
+    GpuIssue g = {m, lane, stream};
+    const RtX3Issue is = {gpu_split, gpu_gemm, &g};
+    return rt_x3_product(&is, opa, opb, M, N, K, a, lda, a3, b, ldb, c, ldc, beta1, sa, sb, len);
 }

@@ -610,6 +610,99 @@ static void verify_every_cell(const Config *cf) {
     tu_free_list(paths, n);
 }
 
+/* rt_x3_product's issue on the host: the split as rnncc_to_x3 lays it out (tf32 rounding as convert.cuh's
+ * rnn_tf32: to nearest, ties away, in integer steps) and a GEMM in double of exactly what it is given;
+ * ctx counts the GEMMs. */
+static float host_tf32(float v) {
+    uint32_t u;
+    memcpy(&u, &v, 4);
+    if ((u & 0x7f800000u) == 0x7f800000u) return v;
+    u = (u + 0x1000u) & 0xffffe000u;
+    memcpy(&v, &u, 4);
+    return v;
+}
+static rnncc_status host_split(void *ctx, const float *src, int64_t ld, int64_t rows, int64_t cols, float *dst, int krows,
+                               int pattern) {
+    (void)ctx;
+    const int64_t part = krows ? rows : rows * cols;
+    for (int64_t c = 0; c < cols; c++)
+        for (int64_t r = 0; r < rows; r++) {
+            const float v = src[c * ld + r], hi = host_tf32(v), lo = host_tf32(v - hi);
+            float *d = dst + c * (krows ? 3 * rows : rows) + r;
+            d[0] = hi, d[part] = pattern ? lo : hi, d[2 * part] = pattern ? hi : lo;
+        }
+    return RNNCC_OK;
+}
+static rnncc_status host_gemm(void *ctx, int opa, int opb, int64_t M, int64_t N, int64_t K, const float *a, int64_t lda,
+                              const float *b, int64_t ldb, float *c, int64_t ldc, int beta1) {
+    ++*(int *)ctx;
+    for (int64_t i = 0; i < M; i++)
+        for (int64_t j = 0; j < N; j++) {
+            double sum = beta1 ? c[j * ldc + i] : 0;
+            for (int64_t k = 0; k < K; k++)
+                sum += (double)(opa == CUBLAS_OP_N ? a[k * lda + i] : a[i * lda + k]) *
+                       (opb == CUBLAS_OP_N ? b[j * ldb + k] : b[k * ldb + j]);
+            c[j * ldc + i] = (float)sum;
+        }
+    return RNNCC_OK;
+}
+
+/* RNNCC_TF32X3's chunked products on the host (rt_x3_product with host_split and host_gemm): every pair of
+ * operations, the left operand split whole (the weights') or chunk by chunk, leading dimensions past the
+ * rows, scratch from one column to all of it, accumulating or not: C within 1e-5 of the sum of |a b| (what
+ * the split leaves out is ~2^-22 of it) against the product in double, and small scratch cutting it into
+ * several GEMMs. A wrong offset of a chunk of either operand or of C would err by whole products. */
+START_TEST(split_products_in_chunks_on_the_host) {
+    static const int64_t shapes[][3] = {{5, 7, 37}, {33, 70, 64}, {40, 9, 300}, {1, 1, 1}};
+    unsigned seed = 7;
+    int gemms_cut = 0;
+    for (int sh = 0; sh < 4; sh++)
+        for (int opa = 0; opa < 2; opa++)
+            for (int opb = 0; opb < 2; opb++)
+                for (int a_split = 0; a_split < 2; a_split++)
+                    for (int l = 0; l < 3; l++)
+                        for (int beta1 = 0; beta1 < 2; beta1++) {
+                            const int64_t M = shapes[sh][0], N = shapes[sh][1], K = shapes[sh][2];
+                            const int ta = opa ? CUBLAS_OP_T : CUBLAS_OP_N, tb = opb ? CUBLAS_OP_T : CUBLAS_OP_N;
+                            const int64_t arows = ta == CUBLAS_OP_N ? M : K, acols = ta == CUBLAS_OP_N ? K : M;
+                            const int64_t brows = tb == CUBLAS_OP_N ? K : N, bcols = tb == CUBLAS_OP_N ? N : K;
+                            const int64_t lda = a_split ? arows : arows + 3, ldb = brows + 2, ldc = M + 1;
+                            const int64_t wide = M > N ? M : N, least = 3 * (a_split ? K : (wide > K ? wide : K));
+                            const int64_t len = l == 0 ? least : l == 1 ? least + 100 : 3 * (M + N) * K;
+                            float *a = malloc(sizeof(float) * (size_t)(lda * acols)), *b = malloc(sizeof(float) * (size_t)(ldb * bcols));
+                            float *c = malloc(sizeof(float) * (size_t)(ldc * N)), *c0 = malloc(sizeof(float) * (size_t)(ldc * N));
+                            float *a3 = malloc(sizeof(float) * (size_t)(3 * arows * acols));
+                            float *sa = malloc(sizeof(float) * (size_t)len), *sb = malloc(sizeof(float) * (size_t)len);
+                            for (int64_t i = 0; i < lda * acols; i++) a[i] = (float)((seed = seed * 1103515245u + 12345u) >> 8) / 16777216.0f - 0.5f;
+                            for (int64_t i = 0; i < ldb * bcols; i++) b[i] = (float)((seed = seed * 1103515245u + 12345u) >> 8) / 16777216.0f - 0.5f;
+                            for (int64_t i = 0; i < ldc * N; i++) c0[i] = c[i] = (float)(i % 7) - 3.0f;
+                            if (a_split) host_split(NULL, a, lda, arows, acols, a3, ta != CUBLAS_OP_N, 0);
+                            int calls = 0;
+                            const RtX3Issue is = {host_split, host_gemm, &calls};
+                            ck_assert_int_eq(rt_x3_product(&is, ta, tb, M, N, K, a, lda, a_split ? a3 : NULL, b, ldb, c, ldc,
+                                                           beta1, sa, sb, len), RNNCC_OK);
+                            for (int64_t i = 0; i < M; i++)
+                                for (int64_t j = 0; j < N; j++) {
+                                    double want = beta1 ? c0[j * ldc + i] : 0, mag = 0;
+                                    for (int64_t k = 0; k < K; k++) {
+                                        const double p = (double)(ta == CUBLAS_OP_N ? a[k * lda + i] : a[i * lda + k]) *
+                                                         (tb == CUBLAS_OP_N ? b[j * ldb + k] : b[k * ldb + j]);
+                                        want += p, mag += fabs(p);
+                                    }
+                                    ck_assert_msg(fabs(c[j * ldc + i] - want) <= 1e-5 * mag + 1e-6 * fabs(want),
+                                                  "%lld x %lld x %lld ops %d %d split %d len %lld beta %d: C(%lld, %lld) %g, want %g",
+                                                  (long long)M, (long long)N, (long long)K, opa, opb, a_split, (long long)len,
+                                                  beta1, (long long)i, (long long)j, c[j * ldc + i], want);
+                                }
+                            for (int64_t j = 0; j < N; j++) /* the padding rows of C untouched */
+                                ck_assert(c[j * ldc + M] == c0[j * ldc + M]);
+                            gemms_cut += calls > 1;
+                            free(a), free(b), free(c), free(c0), free(a3), free(sa), free(sb);
+                        }
+    ck_assert_int_gt(gemms_cut, 20); /* the small scratch did cut products into several GEMMs */
+}
+END_TEST
+
 START_TEST(split_tf32_matches_the_reference) { verify_every_cell(&x3_configs[_i]); }
 END_TEST
 
@@ -1841,6 +1934,7 @@ int main(void) {
     tcase_add_test(api, no_gpu_is_a_clean_error);
     tcase_add_test(api, state_copies_take_their_own_blocks);
     tcase_add_test(api, split_chunks_fit_their_scratch);
+    tcase_add_test(api, split_products_in_chunks_on_the_host);
     suite_add_tcase(s, api);
     if (gpu_present()) {
         /* CK_RUN_CASE=configs: the configuration table alone (a slice with RNNCC_TEST_CONFIGS) */
