@@ -83,6 +83,9 @@ static int dump_schedule(CliSource *s, const IrCell *ic, int dot, const char **d
         else
             sb_printf(out, "persistent: %s%s%s\n", why, in_pairs ? "; in pairs: " : "", in_pairs ? cg_persist_pairs_reason(&P) : "");
     }
+    if (precision == RNNCC_TF32X3)
+        sb_printf(out, "  tf32x3: every cuBLAS GEMM (the hoisted ones, and the step's where it runs per step) as one tf32 GEMM "
+                       "over its inputs split in two parts (three products); the persistent kernels' products are fp32's\n");
     return CLI_OK;
 }
 

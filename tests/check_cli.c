@@ -454,6 +454,9 @@ START_TEST(run_emit_schedule_arguments) {
             "cells/lstm.cell");
     ck_assert_ptr_nonnull(strstr(r.out, "  forward backend (batch 48, tf32x3, on an H100): persistent: step weights 16.8 MB "));
     ck_assert_ptr_nonnull(strstr(r.out, " of shared memory each, fp32 FFMA products, weights held in registers\n"));
+    ck_assert_ptr_nonnull(strstr(r.out, "\n  tf32x3: every cuBLAS GEMM (the hoisted ones, and the step's where it runs per step) "
+                                        "as one tf32 GEMM over its inputs split in two parts (three products); the persistent "
+                                        "kernels' products are fp32's\n"));
     r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--persistent", "4", "--precision", "fp8");
     ck_assert_int_eq(r.status, 2);
     ck_assert_str_eq(r.err, "rnncc emit: error: --precision must be fp32, tf32, fp16, bf16 or tf32x3, not 'fp8'\n");
