@@ -58,8 +58,9 @@ static const CellDef cell_defs[] = {
 enum { NCELLS = (int)(sizeof cell_defs / sizeof cell_defs[0]) };
 
 /* Agreement bounds, max|a - b| / max|b| per tensor. Outputs: as the issue sets them for fp32 and
- * tf32 (tf32x3: five times fp32's, its products err ten times as much); fp16/bf16 are checked against cuDNN's strict-fp32 STANDARD run on the same rounded values.
- * Gradients (BPTT sums over T*N terms) get looser bounds. */
+ * tf32 (tf32x3: five times fp32's, its products err ten times as much); fp16/bf16 are checked against
+ * cuDNN's strict-fp32 STANDARD run on the same rounded values. Gradients (BPTT sums over T*N terms) get
+ * looser bounds. */
 static const double out_tol[NPREC] = {1e-4, 1e-2, 3e-2, 1e-1, 5e-4};
 static const double grad_tol[NPREC] = {1e-3, 3e-2, 1e-1, 2e-1, 5e-3};
 

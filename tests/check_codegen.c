@@ -454,8 +454,9 @@ START_TEST(roundings_to_16_bits) {
 END_TEST
 
 /* The 16-bit operand conversions the runtime looks up (RNNCC_FP16, RNNCC_BF16: runtime/rt_half.c)
- * and RNNCC_TF32X3's split (runtime/rt_x3.c) are a unit of their own, the same for every cell, which NVRTC compiles, with the kernels that
- * stage a layer-direction's states and their twins; the per-step units no longer carry them. */
+ * and RNNCC_TF32X3's split (runtime/rt_x3.c) are a unit of their own, the same for every cell, which
+ * NVRTC compiles, with the kernels that stage a layer-direction's states and their twins; the per-step
+ * units no longer carry them. */
 START_TEST(conversions_are_a_unit_of_their_own) {
     Src s;
     src_open_file(&s, "cells/lstm.cell");
