@@ -93,6 +93,8 @@ typedef struct RtRegions {
     /* RNNCC_TF32X3 (rt_x3.c), else 0: the weights' split copy (workspace: each pass splits the weights it
      * multiplies), and per lane a scratch of x3_len floats for each of a GEMM's operands */
     size_t x3_weights;
+    int64_t x3_weights_len;     /* floats: 3 for each weight of each layer-direction's GEMMs, and 32 a block to align
+                                   it (rt_x3_weights_len) */
     size_t x3_ops[2][2];
     int64_t x3_len;
     int summed;                 /* training where no persistent forward may run (rt_persist_considered), in the
@@ -202,6 +204,19 @@ enum { RT_WAVE_CHUNKS = 4 };
 
 /* Bytes of each cuBLAS / cuBLASLt workspace (one per stream lane: a direction, or a layer parity in a wavefront). */
 #define RT_CUBLAS_WS ((size_t)32 << 20)
+/* RNNCC_TF32X3 (rt_x3.c): the weight blocks a pass has split (host; grown as needed, freed with the model).
+ * A block is its offset in the weights, its packed rows x cols and the GEMM's operation on it; its split
+ * takes 3 rows cols floats of its own from `at`, for blocks that overlap (a parameter stacked with
+ * another in one GEMM and multiplied alone in another) cannot share one split laid out along columns. */
+typedef struct RtX3Block {
+    int64_t off, rows, cols, at;
+    int op;
+} RtX3Block;
+typedef struct RtX3Split {
+    RtX3Block *block;
+    int n, room;
+    int64_t used;               /* floats taken from the split weights' region this pass */
+} RtX3Split;
 
 struct rnncc_model {
     char error[2048];
@@ -289,12 +304,12 @@ struct rnncc_model {
     const float *half_x_src;
     void *half_x;
     int64_t half_x_len;
-    /* RNNCC_TF32X3 (rt_x3.c), the pass being issued (rt_x3_begin): the weights' split copy (3 floats a
-     * weight, NULL: none this pass), the blocks of it converted so far (weight offset, and the GEMM's
-     * operation on them), the lanes' scratch for operands A and B and their length in floats */
+    /* RNNCC_TF32X3 (rt_x3.c), the pass being issued (rt_x3_begin): where it splits the weights (NULL: none
+     * this pass) and its length in floats, the blocks split so far (RtX3Split: each its own floats, taken in
+     * turn), the lanes' scratch for operands A and B and their length in floats */
     float *x3_weights;
-    int64_t (*x3_done)[2];      /* host, x3_room of them (grown as needed; freed with the model) */
-    int x3_ndone, x3_room;
+    int64_t x3_weights_len;
+    RtX3Split x3_split;
     float *x3_scratch[2][2];
     int64_t x3_len;
     int64_t x3_cap;             /* RNNCC_X3_SCRATCH: a scratch's floats at most, forced (tests: many chunks); 0: as sized */
@@ -359,6 +374,13 @@ int rt_x3(const rnncc_model *m);
 /* The floats of a lane's scratch for one GEMM operand in RNNCC_TF32X3 (rt_regions): a chunk of the largest
  * operand split (rt_x3.c says which chunks), or less where RNNCC_X3_SCRATCH says, but one column at least. */
 int64_t rt_x3_scratch_len(const rnncc_model *m, int64_t T, int64_t N, int training);
+/* The floats of the weights' split in RNNCC_TF32X3 (rt_regions): 3 for each weight of each GEMM of each
+ * layer-direction, as its pass may split every block on its own, and 32 a block, each aligned to 128 bytes. */
+int64_t rt_x3_weights_len(const rnncc_model *m);
+/* Where the split of a weight block (offset off, packed rows x cols, multiplied with operation op) lies in a
+ * region of len floats: a block split before in *s (the same four; *fresh 0), else the next 3 rows cols floats
+ * from a multiple of 32, recorded (*fresh 1); -1 where len is spent, -2 out of host memory. */
+int64_t rt_x3_block_at(RtX3Split *s, int64_t off, int64_t rows, int64_t cols, int op, int64_t len, int *fresh);
 /* Points model m at a pass's split-operand regions of ws (RNNCC_TF32X3; else nothing); no weights split yet. */
 void rt_x3_begin(rnncc_model *m, const RtRegions *r, char *ws);
 /* The chunks of an M x N x K product in RNNCC_TF32X3 with len floats a split operand: *kc of the contraction

@@ -397,7 +397,7 @@ void rnncc_model_destroy(rnncc_model *m) {
         if (prev >= 0) cudaSetDevice(prev);
     }
     arena_free(&m->arena);
-    free(m->x3_done);
+    free(m->x3_split.block);
     free(m->source);
     free(m);
 }

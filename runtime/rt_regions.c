@@ -165,7 +165,8 @@ rnncc_status rt_regions(rnncc_model *m, int64_t T, int64_t N, int training, RtRe
     if (rt_x3(m)) { /* split GEMM operands (rt_x3.c): the weights, and per lane a scratch for B (and A, on
                      * lane 0 in training: the weight gradients' activations) */
         r->x3_len = rt_x3_scratch_len(m, T, N, training);
-        r->x3_weights = take(&ws, mul3(3, m->weight_count, 1, &ok));
+        r->x3_weights_len = rt_x3_weights_len(m);
+        r->x3_weights = take(&ws, r->x3_weights_len);
         for (int d = 0; d < lanes; d++)
             for (int w = 0; w < 2; w++)
                 if (w == 1 || (d == 0 && training)) r->x3_ops[d][w] = take(&ws, r->x3_len);

@@ -3,9 +3,10 @@
  * rnncc_to_x3), the left operand laid out as (hi, hi, lo) and the right as (hi, lo, hi) along the
  * contraction, and one tf32 GEMM over three times the contraction sums hi*hi + hi*lo + lo*hi with fp32
  * accumulation (CUTLASS's "3xTF32"). Key idea: what cuBLAS runs is an ordinary tf32 GEMM, three times the
- * work of a tf32 one and on an H100 2-3 times faster than fp32's FFMA at large batches (bench/NOTES.md
+ * work of a tf32 one and on an H200 2-3 times faster than fp32's FFMA at large batches (bench/NOTES.md
  * section 77). The weights are split once a pass into the workspace (per layer-direction and GEMM, as the
- * pass multiplies them: the forward along their rows, the backward along their columns), every other
+ * pass multiplies them: the forward along their rows, the backward along their columns; each block into
+ * floats of its own, as a parameter may be multiplied alone and in a stack), every other
  * operand into its lane's scratch just before its GEMM, in chunks of columns (or of the contraction, for
  * the weight gradients) where it would not fit. The persistent kernels of this mode are fp32's. */
 #include <stdint.h>
@@ -46,8 +47,38 @@ int64_t rt_x3_scratch_len(const rnncc_model *m, int64_t T, int64_t N, int traini
     return len < 3 * dim ? 3 * dim : len; /* a chunk holds one column of any operand split, at least */
 }
 
+int64_t rt_x3_weights_len(const rnncc_model *m) {
+    int64_t len = 0;
+    for (int u = 0; u < m->nunits; u++)
+        for (int j = 0; j < m->plan->ngemms; j++)
+            len += 3 * m->units[u].layout->gemm_rows[j] * m->units[u].layout->gemm_cols[j] + RT_X3_ALIGN;
+    return len;
+}
+
+int64_t rt_x3_block_at(RtX3Split *s, int64_t off, int64_t rows, int64_t cols, int op, int64_t len, int *fresh) {
+    *fresh = 0;
+    for (int i = 0; i < s->n; i++)
+        if (s->block[i].off == off && s->block[i].rows == rows && s->block[i].cols == cols && s->block[i].op == op)
+            return s->block[i].at;
+    const int64_t at = (s->used + RT_X3_ALIGN - 1) / RT_X3_ALIGN * RT_X3_ALIGN; /* 128-byte aligned, for cuBLAS */
+    if (3 * rows * cols > len - at) return -1;
+    if (s->n == s->room) {
+        int room = s->room ? 2 * s->room : 16;
+        RtX3Block *p = realloc(s->block, (size_t)room * sizeof *p);
+        if (!p) return -2;
+        s->block = p;
+        s->room = room;
+    }
+    s->block[s->n++] = (RtX3Block){off, rows, cols, at, op};
+    s->used = at + 3 * rows * cols;
+    *fresh = 1;
+    return at;
+}
+
 void rt_x3_begin(rnncc_model *m, const RtRegions *r, char *ws) {
-    m->x3_ndone = 0;
+    m->x3_split.n = 0;
+    m->x3_split.used = 0;
+    m->x3_weights_len = r->x3_weights_len;
     m->x3_weights = r->x3_weights ? (float *)(ws + r->x3_weights) : NULL;
     for (int l = 0; l < 2; l++)
         for (int w = 0; w < 2; w++) m->x3_scratch[l][w] = r->x3_ops[l][w] ? (float *)(ws + r->x3_ops[l][w]) : NULL;
@@ -72,8 +103,8 @@ static rnncc_status split(rnncc_model *m, cudaStream_t stream, const float *src,
 }
 
 /* The left operand split, where it is a block of the weights (packed: its leading dimension its rows):
- * split this pass already, as the same operation, or now into the weights' split copy (3 floats a weight,
- * at three times its offset); *out NULL where a is not the weights. */
+ * split this pass already (the same block and operation), or now, into floats of its own in the weights'
+ * split region (rt_x3_block_at); *out NULL where a is not the weights. */
 static rnncc_status split_weights(rnncc_model *m, cudaStream_t stream, int opa, int64_t M, int64_t K, const float *a,
                                   int64_t lda, const float **out) {
     *out = NULL;
@@ -82,23 +113,14 @@ static rnncc_status split_weights(rnncc_model *m, cudaStream_t stream, int opa, 
     if (lda != rows || off + rows * cols > m->weight_count)
         return rt_fail(m, RNNCC_ERR_UNSUPPORTED, "internal: a %lld x %lld block of the weights is not packed",
                        (long long)rows, (long long)cols);
-    float *dst = m->x3_weights + 3 * off;
-    *out = dst;
-    for (int i = 0; i < m->x3_ndone; i++)
-        if (m->x3_done[i][0] == off) {
-            if (m->x3_done[i][1] == opa) return RNNCC_OK;
-            return rt_fail(m, RNNCC_ERR_UNSUPPORTED, "internal: weights at %lld split both ways in one pass", (long long)off);
-        }
-    if (m->x3_ndone == m->x3_room) {
-        int room = m->x3_room ? 2 * m->x3_room : 16;
-        int64_t(*p)[2] = realloc(m->x3_done, (size_t)room * sizeof *p);
-        if (!p) return rt_fail(m, RNNCC_ERR_NOMEM, "out of host memory");
-        m->x3_done = p;
-        m->x3_room = room;
-    }
-    m->x3_done[m->x3_ndone][0] = off;
-    m->x3_done[m->x3_ndone++][1] = opa;
-    return split(m, stream, a, lda, rows, cols, dst, opa != CUBLAS_OP_N, 0);
+    int fresh;
+    const int64_t at = rt_x3_block_at(&m->x3_split, off, rows, cols, opa, m->x3_weights_len, &fresh);
+    if (at == -2) return rt_fail(m, RNNCC_ERR_NOMEM, "out of host memory");
+    if (at < 0)
+        return rt_fail(m, RNNCC_ERR_UNSUPPORTED, "internal: the split weights' %lld floats are spent",
+                       (long long)m->x3_weights_len);
+    *out = m->x3_weights + at;
+    return fresh ? split(m, stream, a, lda, rows, cols, m->x3_weights + at, opa != CUBLAS_OP_N, 0) : RNNCC_OK;
 }
 
 void rt_x3_chunks(int64_t M, int64_t N, int64_t K, int a_split, int64_t len, int64_t *kc, int64_t *nc) {

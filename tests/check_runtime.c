@@ -610,6 +610,29 @@ static void verify_every_cell(const Config *cf) {
     tu_free_list(paths, n);
 }
 
+/* RNNCC_TF32X3's weight splits (rt_x3_block_at; host only): a block split once a pass (the same offset,
+ * shape and operation: the same floats, not again), and every other block in floats of its own, 128-byte
+ * aligned, also where it overlaps another (B alone inside the stack [A; B]: their splits along the stack's
+ * rows cannot share one), until the region is spent. */
+START_TEST(split_weights_take_floats_of_their_own) {
+    RtX3Split sp = {0};
+    const int64_t H = 24, len = 3 * (2 * H * H) + 32 + 3 * (H * H) + 32 + 3 * (H * H) + 32;
+    int fresh;
+    const int64_t stack = rt_x3_block_at(&sp, 0, H, 2 * H, CUBLAS_OP_N, len, &fresh); /* [A; B] in a backward */
+    ck_assert(stack == 0 && fresh);
+    const int64_t alone = rt_x3_block_at(&sp, H * H, H, H, CUBLAS_OP_N, len, &fresh); /* B alone, inside it */
+    ck_assert(fresh && alone >= 3 * 2 * H * H && alone % 32 == 0);
+    ck_assert_int_eq(rt_x3_block_at(&sp, 0, H, 2 * H, CUBLAS_OP_N, len, &fresh), stack); /* again: as split */
+    ck_assert(!fresh);
+    ck_assert_int_eq(rt_x3_block_at(&sp, H * H, H, H, CUBLAS_OP_N, len, &fresh), alone);
+    ck_assert(!fresh);
+    const int64_t other = rt_x3_block_at(&sp, H * H, H, H, CUBLAS_OP_T, len, &fresh); /* B the other way round */
+    ck_assert(fresh && other >= alone + 3 * H * H && other % 32 == 0 && other + 3 * H * H <= len);
+    ck_assert_int_eq(rt_x3_block_at(&sp, 0, H, H, CUBLAS_OP_N, len, &fresh), -1); /* A alone: nothing left */
+    free(sp.block);
+}
+END_TEST
+
 /* rt_x3_product's issue on the host: the split as rnncc_to_x3 lays it out (tf32 rounding as convert.cuh's
  * rnn_tf32: to nearest, ties away, in integer steps) and a GEMM in double of exactly what it is given;
  * ctx counts the GEMMs. */
@@ -700,6 +723,34 @@ START_TEST(split_products_in_chunks_on_the_host) {
                             free(a), free(b), free(c), free(c0), free(a3), free(sa), free(sb);
                         }
     ck_assert_int_gt(gemms_cut, 20); /* the small scratch did cut products into several GEMMs */
+}
+END_TEST
+
+/* A parameter multiplied in a stack and alone ([A; B] @ x hoisted, B @ h per step) in tf32x3: its splits
+ * for the backward (along the stack's rows, and along B's) must not share floats, least of all in a
+ * wavefront, whose hoisted chunks run between the steps of later chunks. */
+START_TEST(split_weights_stacked_and_alone) {
+    static const char src[] = "cell stacked_alone(x[H]) -> h {\n"
+                              "    state h[H]\n"
+                              "    param A[H, H], B[H, H]\n"
+                              "    h' = tanh(A @ x + B @ x + B @ h)\n"
+                              "}\n";
+    char dir[] = "/tmp/rnncc-x3-XXXXXX", path[64];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/stacked_alone.cell", dir);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(src, f);
+    fclose(f);
+    static const Config cfs[] = {
+        {2, 0, 1, 1, 9, 4, 24, 24, RNNCC_TF32X3, 1, 0, CUBLAS, 0}, /* a wavefront in training */
+        {1, 0, 1, 1, 7, 5, 24, 24, RNNCC_TF32X3, 1, 0, CUBLAS, 0},
+        {2, 1, 1, 1, 6, 5, 24, 24, RNNCC_TF32X3, 1, 0, CUBLAS, 0},
+        {2, 0, 1, 1, 9, 4, 24, 24, RNNCC_TF32X3, 1, 0, PERSIST, 0},
+    };
+    for (size_t k = 0; k < sizeof cfs / sizeof *cfs; k++) verify(path, &cfs[k]);
+    unlink(path);
+    rmdir(dir);
 }
 END_TEST
 
@@ -1935,6 +1986,7 @@ int main(void) {
     tcase_add_test(api, state_copies_take_their_own_blocks);
     tcase_add_test(api, split_chunks_fit_their_scratch);
     tcase_add_test(api, split_products_in_chunks_on_the_host);
+    tcase_add_test(api, split_weights_take_floats_of_their_own);
     suite_add_tcase(s, api);
     if (gpu_present()) {
         /* CK_RUN_CASE=configs: the configuration table alone (a slice with RNNCC_TEST_CONFIGS) */
@@ -1967,6 +2019,7 @@ int main(void) {
         TCase *x3 = tcase_create("split"); /* CK_RUN_CASE=split: RNNCC_TF32X3's table (a name device_checks.sh slices: letters) */
         tcase_set_timeout(x3, 300);
         tcase_add_loop_test(x3, split_tf32_matches_the_reference, 0, (int)(sizeof x3_configs / sizeof *x3_configs));
+        tcase_add_test(x3, split_weights_stacked_and_alone);
         suite_add_tcase(s, x3);
         TCase *half = tcase_create("half"); /* CK_RUN_CASE=half: the 16-bit GEMM inputs' other tests */
         tcase_set_timeout(half, 300);
