@@ -18,23 +18,27 @@ _Static_assert(CG_BLOCK_SIZE == 256, "convert.cuh's __launch_bounds__(256) must 
 
 int rt_half(const rnncc_model *m) { return m->precision == RNNCC_FP16 || m->precision == RNNCC_BF16; }
 
-/* Converts the rows x cols matrix src (column-major, leading dimension ld) into dst, packed: a
- * 2-D grid, x along a column (CG_CONVERT_ITEMS items a thread, vec4: four elements an item), y over
- * the columns, both grid-stride and together at most CG_MAX_GRID_BLOCKS blocks. */
+rnncc_status rt_launch_columns(rnncc_model *m, cudaStream_t stream, cudaKernel_t kernel, void **args, int64_t per,
+                               int64_t cols) {
+    int64_t x = (per + CG_BLOCK_SIZE * CG_CONVERT_ITEMS - 1) / (CG_BLOCK_SIZE * CG_CONVERT_ITEMS);
+    if (x > CG_MAX_GRID_BLOCKS) x = CG_MAX_GRID_BLOCKS;
+    int64_t y = CG_MAX_GRID_BLOCKS / x;
+    if (y > cols) y = cols;
+    cudaLaunchConfig_t cfg = {.gridDim = {(unsigned)x, (unsigned)y, 1}, .blockDim = {CG_BLOCK_SIZE, 1, 1}, .stream = stream};
+    RT_CUDA(m, cudaLaunchKernelExC(&cfg, (const void *)kernel, args));
+    RT_CUDA(m, cudaGetLastError());
+    return RNNCC_OK;
+}
+
+/* Converts the rows x cols matrix src (column-major, leading dimension ld) into dst, packed
+ * (rt_launch_columns's grid; vec4: four elements an item). */
 static rnncc_status convert(rnncc_model *m, cudaStream_t stream, const float *src, int64_t ld, int64_t rows, int64_t cols,
                             void *dst) {
     if (rows <= 0 || cols <= 0) return RNNCC_OK;
     long long lld = ld, lrows = rows, lcols = cols;
     int vec4 = rows % 4 == 0 && (cols == 1 || ld % 4 == 0) && (uintptr_t)src % 16 == 0 && (uintptr_t)dst % 8 == 0;
     void *args[] = {&src, &lld, &lrows, &lcols, &dst, &vec4};
-    int64_t per = vec4 ? rows / 4 : rows, x = (per + CG_BLOCK_SIZE * CG_CONVERT_ITEMS - 1) / (CG_BLOCK_SIZE * CG_CONVERT_ITEMS);
-    if (x > CG_MAX_GRID_BLOCKS) x = CG_MAX_GRID_BLOCKS;
-    int64_t y = CG_MAX_GRID_BLOCKS / x;
-    if (y > cols) y = cols;
-    cudaLaunchConfig_t cfg = {.gridDim = {(unsigned)x, (unsigned)y, 1}, .blockDim = {CG_BLOCK_SIZE, 1, 1}, .stream = stream};
-    RT_CUDA(m, cudaLaunchKernelExC(&cfg, (const void *)m->to_half[m->precision == RNNCC_BF16], args));
-    RT_CUDA(m, cudaGetLastError());
-    return RNNCC_OK;
+    return rt_launch_columns(m, stream, m->to_half[m->precision == RNNCC_BF16], args, vec4 ? rows / 4 : rows, cols);
 }
 
 int rt_copy_blocks(RnnStateCopies *a) {

@@ -369,6 +369,11 @@ int rt_copy_blocks(RnnStateCopies *a);
 static inline int rt_twins_only(const RtBind *b) {
     return rt_half(b->m) && (!b->persist || cg_persist_twins_staged(b->m->plan, &b->persist->plan));
 }
+/* Launches a kernel of the conversion unit over cols columns of per items each (rt_half.c): a 2-D grid, x
+ * along a column (CG_CONVERT_ITEMS items a thread), y over the columns, both grid-stride and together at
+ * most CG_MAX_GRID_BLOCKS blocks; the 16-bit conversions' and RNNCC_TF32X3's split. */
+rnncc_status rt_launch_columns(rnncc_model *m, cudaStream_t stream, cudaKernel_t kernel, void **args, int64_t per,
+                               int64_t cols);
 /* 1 when the model's cuBLAS GEMMs take split tf32 operands (RNNCC_TF32X3; rt_x3.c). */
 int rt_x3(const rnncc_model *m);
 /* The floats of a lane's scratch for one GEMM operand in RNNCC_TF32X3 (rt_regions): a chunk of the largest

@@ -92,14 +92,7 @@ static rnncc_status split(rnncc_model *m, cudaStream_t stream, const float *src,
     long long lld = ld, lrows = rows, lcols = cols;
     int vec4 = rows % 4 == 0 && (cols == 1 || ld % 4 == 0) && (uintptr_t)src % 16 == 0 && (uintptr_t)dst % 16 == 0;
     void *args[] = {&src, &lld, &lrows, &lcols, &dst, &krows, &pattern, &vec4};
-    int64_t per = vec4 ? rows / 4 : rows, x = (per + CG_BLOCK_SIZE * CG_CONVERT_ITEMS - 1) / (CG_BLOCK_SIZE * CG_CONVERT_ITEMS);
-    if (x > CG_MAX_GRID_BLOCKS) x = CG_MAX_GRID_BLOCKS;
-    int64_t y = CG_MAX_GRID_BLOCKS / x;
-    if (y > cols) y = cols;
-    cudaLaunchConfig_t cfg = {.gridDim = {(unsigned)x, (unsigned)y, 1}, .blockDim = {CG_BLOCK_SIZE, 1, 1}, .stream = stream};
-    RT_CUDA(m, cudaLaunchKernelExC(&cfg, (const void *)m->to_x3, args));
-    RT_CUDA(m, cudaGetLastError());
-    return RNNCC_OK;
+    return rt_launch_columns(m, stream, m->to_x3, args, vec4 ? rows / 4 : rows, cols);
 }
 
 /* The left operand split, where it is a block of the weights (packed: its leading dimension its rows):
@@ -180,13 +173,14 @@ rnncc_status rt_x3_gemm(rnncc_model *m, int lane, cudaStream_t stream, int opa, 
     const float *a3;
     RT_TRY(split_weights(m, stream, opa, M, K, a, lda, &a3));
     float *sa = m->x3_scratch[lane][0], *sb = m->x3_scratch[lane][1];
-    const int64_t len = m->x3_len;
-    int64_t kc, nc;
-    rt_x3_chunks(M, N, K, a3 != NULL, len, &kc, &nc);
-    if (kc < 1 || nc < 1 || !sb || (!a3 && !sa))
-        return rt_fail(m, RNNCC_ERR_UNSUPPORTED, "internal: a %lld x %lld x %lld GEMM has no split scratch (%lld floats)",
-                       (long long)M, (long long)N, (long long)K, (long long)len);
     GpuIssue g = {m, lane, stream};
     const RtX3Issue is = {gpu_split, gpu_gemm, &g};
-    return rt_x3_product(&is, opa, opb, M, N, K, a, lda, a3, b, ldb, c, ldc, beta1, sa, sb, len);
+    /* UNSUPPORTED: no chunk fits the scratch (its other failures are the calls', each with its message) */
+    rnncc_status s = sb && (a3 || sa) ? rt_x3_product(&is, opa, opb, M, N, K, a, lda, a3, b, ldb, c, ldc, beta1, sa, sb,
+                                                      m->x3_len)
+                                      : RNNCC_ERR_UNSUPPORTED;
+    if (s == RNNCC_ERR_UNSUPPORTED)
+        return rt_fail(m, RNNCC_ERR_UNSUPPORTED, "internal: a %lld x %lld x %lld GEMM has no split scratch (%lld floats)",
+                       (long long)M, (long long)N, (long long)K, (long long)m->x3_len);
+    return s;
 }
