@@ -745,7 +745,7 @@ START_TEST(split_weights_stacked_and_alone) {
     static const Config cfs[] = {
         {2, 0, 1, 1, 9, 4, 24, 24, RNNCC_TF32X3, 1, 0, CUBLAS, 0}, /* a wavefront in training */
         {1, 0, 1, 1, 7, 5, 24, 24, RNNCC_TF32X3, 1, 0, CUBLAS, 0},
-        {2, 1, 1, 1, 6, 5, 24, 24, RNNCC_TF32X3, 1, 0, CUBLAS, 0},
+        {1, 1, 1, 1, 6, 5, 24, 24, RNNCC_TF32X3, 1, 0, CUBLAS, 0}, /* x[H]: bidirectional layers cannot stack */
         {2, 0, 1, 1, 9, 4, 24, 24, RNNCC_TF32X3, 1, 0, PERSIST, 0},
     };
     for (size_t k = 0; k < sizeof cfs / sizeof *cfs; k++) verify(path, &cfs[k]);
@@ -1979,6 +1979,7 @@ int main(void) {
     setenv("RNNCC_PERSIST_SEARCH", "0", 0);
     Suite *s = suite_create("runtime");
     TCase *api = tcase_create("api");
+    tcase_set_timeout(api, 60); /* host-only cases, but beside the other slices on a cold device machine (Check's 4 s ran out once) */
     tcase_add_test(api, status_strings);
     tcase_add_test(api, compile_errors_through_the_api);
     tcase_add_test(api, model_arguments_are_checked);
