@@ -183,7 +183,8 @@ static void send(Gen *g, IrRef r, const char *prefix, SendMode mode) {
      * stored where the runtime points its buffer there (a.dshared) */
     int b = g->c->nodes[r].op == IR_MATVEC ? g->plan->gemms[g->plan->node[r].gemm].out_buffer : -1;
     int shared = mode == SEND_STORE && b >= 0 ? cg_adjoint_shared(g->L, b) : -1;
-    /* stored whole with its 16-bit twin: the fp32 store skipped where the twin is all that is read (a.twins_only) */
+    /* stored whole with its 16-bit twin (and per step its tf32x3 split twin): the fp32 store skipped where the
+     * 16-bit twin is all that is read (a.twins_only) */
     int twinned = g->twins && mode == SEND_STORE && b >= 0 && cg_adjoint_twinned(g->plan, b);
     if (shared >= 0) sb_printf(&what, " (B%d's holds it where a.dshared)", shared);
     const char *guard = g->c->nodes[r].op == IR_INPUT       ? "if (a.dx) "
@@ -199,6 +200,9 @@ static void send(Gen *g, IrRef r, const char *prefix, SendMode mode) {
     if (twinned)
         cg_emit(g->out, "%sif (%sa.dbuf16[%d]) rnn_put16(a.dbuf16[%d] + (&%s - a.dbuf[%d]), %s, a.bf16);  // its 16-bit twin",
                 prefix, shared >= 0 ? "!a.dshared && " : "", b, b, expr, b, name);
+    if (twinned && g->split_twins && g->plan->buffers[b].program == SCHED_STEP) /* one step's: the next GEMM's */
+        cg_emit(g->out, "%sif (%sa.dbuf3[%d]) rnn_x3_twin(a.dbuf3[%d], &%s - a.dbuf[%d], %lld, %s);  // its tf32x3 split twin",
+                prefix, shared >= 0 ? "!a.dshared && " : "", b, b, expr, b, (long long)g->L->buffer_width[b], name);
     if (what.failed) g->out->failed = 1;
     sb_free(&what);
 }

@@ -367,8 +367,8 @@ int cg_emit_node(Gen *g, IrRef r, int store) {
 }
 
 /* The copies of state k's next value v (element n * d + j): those the next step's GEMMs read (its
- * flagged word in a persistent forward with flags, 16-bit where the GEMM stages the twin, and its
- * 16-bit twin), and at the pass's last step the caller's final state (RnnArgs.state_final, so that no
+ * flagged word in a persistent forward with flags, 16-bit where the GEMM stages the twin, its
+ * 16-bit twin, and per step its tf32x3 split twin), and at the pass's last step the caller's final state (RnnArgs.state_final, so that no
  * launch copies the last slot out); guard (or "") opens each line. */
 static void emit_state_copies(Gen *g, const char *guard, int k, const char *d, const char *v) {
     cg_emit(g->out, "%sif (a.state_final[%d] && a.t == a.T - 1) a.state_final[%d][n * %s + j] = %s;  // the final %s (hT)",
@@ -381,6 +381,9 @@ static void emit_state_copies(Gen *g, const char *guard, int k, const char *d, c
     if (g->twins && cg_state_multiplied(g->plan, k))
         cg_emit(g->out, "%sif (a.state16[%d]) rnn_put16(&a.state16[%d][n * %s + j], %s, a.bf16);  // its 16-bit twin", guard,
                 k, k, d, v);
+    if (g->split_twins && cg_state_multiplied(g->plan, k))
+        cg_emit(g->out, "%sif (a.state3[%d]) rnn_x3_put(a.state3[%d] + 3 * n * %s + j, %s, %s, 1);  // its tf32x3 split twin",
+                guard, k, k, d, d, v);
 }
 
 /* Writes one step result while the sequence runs: a state's next value or an output. */
@@ -858,6 +861,7 @@ int cg_emit_unit(Arena *arena, const Plan *plan, const PlanLayout *layout, int p
     Gen g;
     if (!cg_gen_init(&g, arena, plan, layout, out, diags)) return 0;
     g.twins = 1;
+    g.split_twins = 1;
     int errors = diags->nerrors;
     emit_header(&g);
     cg_emit_preamble(&g);

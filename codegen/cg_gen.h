@@ -37,6 +37,8 @@ typedef struct Gen {
                              (cg_persist.c seeded_state) */
     int twins;            /* 1: kernels write the 16-bit twins of the GEMM inputs they store whole (RnnArgs.state16,
                              dbuf16): every per-step unit (NULL twins skip them), persistent ones when planned so */
+    int split_twins;      /* 1: kernels write the tf32x3 split twins of what the next step multiplies (RnnArgs.state3,
+                             dbuf3): the per-step units only (NULL twins skip them) */
     int last_line;        /* source line of the last comment, to quote each line once */
 } Gen;
 

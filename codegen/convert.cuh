@@ -55,27 +55,13 @@
 RNN_CONVERT_KERNEL(rnncc_to_f16, rnn_round_f16)
 RNN_CONVERT_KERNEL(rnncc_to_bf16, rnn_round_bf16)
 
-/* RNNCC_TF32X3 (runtime/rt_x3.c): v rounded to tf32 (10 bits of mantissa; to nearest, ties away from zero, as
- * cvt.rna.tf32.f32, in integer steps: the unit compiles for any architecture), infinities and NaNs as they
- * are. hi = rnn_tf32(v) and lo = rnn_tf32(v - hi) (v - hi is exact) are both tf32 values, so a tensor core
- * takes them as they are, and hi*hi + hi*lo + lo*hi is v*w but for lo*lo and lo's rounding (~2^-22 of it). */
-__device__ __forceinline__ float rnn_tf32(float v) {
-    const unsigned u = __float_as_uint(v);
-    return (u & 0x7f800000u) == 0x7f800000u ? v : __uint_as_float((u + 0x1000u) & 0xffffe000u);
-}
-
-/* A column-major rows x cols matrix (leading dimension ld) with its contraction dimension tripled, packed:
+/* RNNCC_TF32X3 (runtime/rt_x3.c; the split is the prelude's rnn_x3_put).
+ * A column-major rows x cols matrix (leading dimension ld) with its contraction dimension tripled, packed:
  * krows (the dimension runs along the rows): each column becomes 3 * rows values, its parts one after the
  * other; else three packed rows x cols blocks one after the other. The parts: hi, hi, lo (pattern 0: the
  * left operand) or hi, lo, hi (pattern 1: the right), so one GEMM of the two over three times the
  * dimension sums hi*hi + hi*lo + lo*hi. The grid as rnncc_to_f16's: RNN_CONVERT_ITEMS items a thread, four
  * elements an item (16-byte loads and stores) where vec4, the loads before the stores. */
-__device__ __forceinline__ void rnn_x3_put(float *d, long long part, float v, int pattern) {
-    const float hi = rnn_tf32(v), lo = rnn_tf32(v - hi);
-    d[0] = hi;
-    d[part] = pattern ? lo : hi;
-    d[2 * part] = pattern ? hi : lo;
-}
 extern "C" __global__ void __launch_bounds__(256)
 rnncc_to_x3(const float *__restrict__ src, long long ld, long long rows, long long cols, float *__restrict__ dst,
             int krows, int pattern, int vec4) {

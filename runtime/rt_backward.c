@@ -59,6 +59,7 @@ static void backward_args(const RtBind *b, int64_t t, RnnArgs *a) {
         a->buf[i] = rt_buffer_at(b, b->bufs, i, t);
         a->dbuf[i] = rt_buffer_at(b, b->dbufs, i, t);
         a->dbuf16[i] = rt_dbuf16_at(b, i, t);
+        a->dbuf3[i] = b->dbufs3[i];
     }
     a->bf16 = m->precision == RNNCC_BF16;
     for (int k = 0; k < c->nstates; k++) {
@@ -88,6 +89,7 @@ static rnncc_status backward_group(RtBind *b, int gi, int64_t t) {
     if (items == 0) return RNNCC_OK;
     RnnArgs a;
     backward_args(b, t, &a);
+    if (m->plan->groups[gi].program == SCHED_HOIST) memset(a.dbuf3, 0, sizeof a.dbuf3); /* one step's twins */
     void *args[] = {&a};
     /* plainly: launched as dependents too, training changed within noise (bench/NOTES.md, section 16) */
     return rt_launch_group(m, (const void *)b->unit->module->bkernels[gi], cg_grid_blocks(items), args, b->stream, 0);
@@ -110,8 +112,10 @@ static rnncc_status backward_gemm_data(RtBind *b, int j, int64_t t) {
         dout += b->hcol0 * W;
         if (dout16) dout16 += b->hcol0 * W;
     }
+    /* the split twin of one step's adjoint, which the step's kernel wrote where it spans the buffer */
+    const float *dout3 = !hoisted && W == M ? b->dbufs3[g->out_buffer] : NULL;
     return rt_gemm(m, b->lane, b->stream, CUBLAS_OP_N, CUBLAS_OP_N, K, cols, M, rt_gemm_weights(b, m->weights, j), K,
-                   dout, W, dop, ldo, 1, NULL, dout16);
+                   dout, W, dop, ldo, 1, NULL, dout16, dout3);
 }
 
 static rnncc_status backward_program(RtBind *b, SchedProgram prog, int64_t t) {
@@ -150,6 +154,11 @@ static rnncc_status unit_backward_begin(RtBind *b, const rnncc_grad_io *io) {
             RT_CUDA(m, cudaMemsetAsync(b->dbufs[i], 0, n * sizeof(float), b->stream));
         if (b->dbufs16[i]) /* what no kernel writes (ended sequences) is 0 in the twin too */
             RT_CUDA(m, cudaMemsetAsync(b->dbufs16[i], 0, n * sizeof(unsigned short), b->stream));
+        /* and in the split twin, one step's columns reused by every step: a sequence's columns are written
+         * from its last step down to step 0, so zeroed once they stay 0 while it has not begun */
+        if (b->dbufs3[i])
+            RT_CUDA(m, cudaMemsetAsync(b->dbufs3[i], 0, (size_t)(3 * r->N * b->unit->layout->buffer_width[i]) * sizeof(float),
+                                       b->stream));
     }
     /* in one launch (rt_copy_add): the vector-parameter sums zeroed; the state adjoints, per step
      * halves 0 and 1 (half 1 first holds dhT), persistent slots t % 3 (slot T % 3 first holds dhT),
@@ -360,7 +369,7 @@ static rnncc_status weights_job(void *p) {
                 const float *op = rt_operand(&b, g->operand, 0, 0, &ldo);
                 RT_TRY(rt_gemm(m, 0, m->streams[0], CUBLAS_OP_N, CUBLAS_OP_T, K, M, cols, op, ldo,
                                rt_buffer_at(&b, b.dbufs, g->out_buffer, 0), W, rt_gemm_weights(&b, job->dw, j), K, 1,
-                               rt_operand16(&b, g->operand, 0), rt_dbuf16_at(&b, g->out_buffer, 0)));
+                               rt_operand16(&b, g->operand, 0), rt_dbuf16_at(&b, g->out_buffer, 0), NULL));
             }
             for (int k = 0; k < c->nparams; k++) {
                 float *dp = job->dw + b.unit->weight_offset + L->param_offset[k];
@@ -379,7 +388,7 @@ static rnncc_status weights_job(void *p) {
                     if (dres16) /* the 16-bit twin, which every kernel writes (the fp32 adjoint only where not twins_only) */
                         RT_TRY(rt_gemm(m, 0, m->streams[0], CUBLAS_OP_N, CUBLAS_OP_N, rows, 1, cols, dres,
                                        L->buffer_width[ob], m->ones, cols, dp, rows, 1, dres16 + L->block_row[f],
-                                       m->ones16));
+                                       m->ones16, NULL));
                     else
                         RT_CUBLAS(m, cublasSgemv(b.blas, CUBLAS_OP_N, (int)rows, (int)cols, &one, dres,
                                                  (int)L->buffer_width[ob], m->ones, 1, &one, dp, 1));

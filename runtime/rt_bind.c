@@ -46,6 +46,8 @@ void rt_bind(RtBind *b, rnncc_model *m, const RtRegions *r, int l, int d, int la
         b->states[k] = (float *)(keep + r->state[b->slot * c->nstates + k]);
         size_t tw = r->state16[b->slot * c->nstates + k];
         b->states16[k] = tw == RT_NO_TWIN ? NULL : (unsigned short *)(keep + tw);
+        size_t t3 = r->state3[b->slot * c->nstates + k];
+        b->states3[k] = t3 == RT_NO_TWIN ? NULL : (float *)(ws + t3);
     }
     const int64_t *dv = m->dimval[l > 0];
     for (int o = 0; o < c->noutputs; o++) {
@@ -59,6 +61,8 @@ void rt_bind(RtBind *b, rnncc_model *m, const RtRegions *r, int l, int d, int la
         b->dbufs[i] = (float *)(reserve + r->dbuf[u * m->plan->nbuffers + i]);
         size_t tw = r->dbuf16[u * m->plan->nbuffers + i];
         b->dbufs16[i] = tw == RT_NO_TWIN ? NULL : (unsigned short *)(reserve + tw);
+        size_t t3 = r->dbuf3[u * m->plan->nbuffers + i];
+        b->dbufs3[i] = t3 == RT_NO_TWIN ? NULL : (float *)(ws + t3);
     }
     for (int k = 0; k < c->nstates; k++) b->dstate[k] = (float *)(ws + r->dstate[b->lane * c->nstates + k]);
     b->dparam = (float *)(reserve + r->dparam[u]);
@@ -88,6 +92,11 @@ unsigned short *rt_state_slot16(const RtBind *b, int k, int64_t t) {
 const unsigned short *rt_operand16(const RtBind *b, IrRef r, int64_t t) {
     const IrNode *n = &b->m->cell->nodes[r];
     return n->op == IR_STATE ? rt_state_slot16(b, n->index, t) : NULL;
+}
+
+const float *rt_operand3(const RtBind *b, IrRef r, int64_t t) {
+    const IrNode *n = &b->m->cell->nodes[r];
+    return n->op == IR_STATE && t > 0 ? b->states3[n->index] : NULL; /* step 0's state: staged, not split */
 }
 
 float *rt_operand(const RtBind *b, IrRef r, int64_t t, int adjoint, int64_t *ld) {

@@ -32,7 +32,8 @@ static rnncc_status run_gemm(RtBind *is, int j, int64_t t) {
     /* C[W x cols] (column-major) = W_stack^T (the row-major [M][K] block read as column-major K x M) * B[K x cols] */
     /* added into the hoisted partner's columns of the step, where c lies */
     int sum = rt_value_summed(is->r, is->unit, g->out_buffer) >= 0;
-    return rt_gemm(m, is->lane, is->stream, CUBLAS_OP_T, CUBLAS_OP_N, M, cols, K, w, K, b, ldb, c, W, sum, NULL, b16);
+    return rt_gemm(m, is->lane, is->stream, CUBLAS_OP_T, CUBLAS_OP_N, M, cols, K, w, K, b, ldb, c, W, sum, NULL, b16,
+                   hoisted ? NULL : rt_operand3(is, g->operand, t));
 }
 
 void rt_args(const RtBind *is, int hoisted, int64_t t, RnnArgs *a) {
@@ -50,6 +51,7 @@ void rt_args(const RtBind *is, int hoisted, int64_t t, RnnArgs *a) {
         a->state_prev[k] = rt_state_slot(is, k, t);
         a->state_next[k] = rt_state_slot(is, k, t + 1);
         a->state16[k] = rt_state_slot16(is, k, t + 1);
+        a->state3[k] = hoisted ? NULL : is->states3[k];
         a->state_final[k] = hoisted ? NULL : is->final[k];
     }
     a->bf16 = m->precision == RNNCC_BF16;

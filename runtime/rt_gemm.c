@@ -183,9 +183,9 @@ rnncc_status rt_gemm_lt(rnncc_model *m, int dir, cudaStream_t stream, int opa, i
 
 rnncc_status rt_gemm(rnncc_model *m, int dir, cudaStream_t stream, int opa, int opb, int64_t M, int64_t N, int64_t K,
                      const float *a32, int64_t lda, const float *b32, int64_t ldb, float *c, int64_t ldc, int beta1,
-                     const unsigned short *a16, const unsigned short *b16) {
+                     const unsigned short *a16, const unsigned short *b16, const float *b3) {
     if (M <= 0 || N <= 0 || K <= 0) return RNNCC_OK;
-    if (rt_x3(m)) return rt_x3_gemm(m, dir, stream, opa, opb, M, N, K, a32, lda, b32, ldb, c, ldc, beta1);
+    if (rt_x3(m)) return rt_x3_gemm(m, dir, stream, opa, opb, M, N, K, a32, lda, b32, ldb, b3, c, ldc, beta1);
     const void *a = a32, *b = b32;
     if (rt_half(m)) { /* the operands rounded to 16 bits, packed (the weights: their copy, as laid out) */
         RT_TRY(rt_half_operand(m, dir, 0, stream, a32, lda, opa == CUBLAS_OP_N ? M : K, opa == CUBLAS_OP_N ? K : M, a16, &a,

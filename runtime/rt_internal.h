@@ -112,6 +112,11 @@ typedef struct RtRegions {
      * [units][nbuffers]), laid out as their fp32 originals */
     size_t *state16;
     size_t *dbuf16;
+    /* tf32x3's split twins (rt_x3.c; RnnArgs.state3, dbuf3), RT_NO_TWIN where none: one step's columns of
+     * the multiplied states (workspace, [slots][nstates]) and of the step buffers' adjoints the kernels
+     * store whole (workspace, [units][nbuffers]), 3 floats a value */
+    size_t *state3;
+    size_t *dbuf3;
     size_t *dparam;             /* reserve [units]: vector-parameter accumulators, acc_rows x N */
     size_t *dstate;             /* workspace [lanes][nstates]: three [N][S] slots (per step: two, ping-pong); a lane
                                    per direction, or per layer parity in a wavefront */
@@ -136,6 +141,7 @@ typedef struct RtBind {
     float *bufs[RNN_MAX_BUFFERS];
     float *states[RNN_MAX_STATES]; /* slot 0 of each state's slots */
     unsigned short *states16[RNN_MAX_STATES]; /* slot 0 of their 16-bit twins' slots, or NULL (rt_half.c) */
+    float *states3[RNN_MAX_STATES]; /* their tf32x3 split twins (one step's), or NULL (rt_x3.c) */
     float *y[RNN_MAX_OUTPUTS];
     int64_t ldy[RNN_MAX_OUTPUTS];
     const int *lengths;         /* device, or NULL */
@@ -147,6 +153,7 @@ typedef struct RtBind {
     /* backward */
     float *dbufs[RNN_MAX_BUFFERS];
     unsigned short *dbufs16[RNN_MAX_BUFFERS]; /* their 16-bit twins, or NULL */
+    float *dbufs3[RNN_MAX_BUFFERS]; /* their tf32x3 split twins (one step's), or NULL */
     float *dstate[RNN_MAX_STATES]; /* three slots of [N][S] (the per-step backward uses two) */
     int dcur;                   /* the half holding the adjoint of the state the current step read */
     float *dparam;
@@ -187,6 +194,8 @@ unsigned short *rt_state_slot16(const RtBind *b, int k, int64_t t);
 const unsigned short *rt_operand16(const RtBind *b, IrRef r, int64_t t);
 /* The 16-bit twin of rt_buffer_at(b, b->dbufs, i, t), or NULL. */
 unsigned short *rt_dbuf16_at(const RtBind *b, int i, int64_t t);
+/* The split twin (tf32x3) of operand r as step t's GEMM multiplies it, written by step t-1's kernel; NULL: none. */
+const float *rt_operand3(const RtBind *b, IrRef r, int64_t t);
 /* The weights of GEMM j of the bound unit (base: the weight buffer or a gradient buffer). */
 float *rt_gemm_weights(const RtBind *b, float *base, int j);
 
@@ -346,10 +355,11 @@ rnncc_status rt_upload(rnncc_model *m, const char *what, void *dst, const void *
 
 /* C = op(A) op(B) (+ C when beta1) in column-major terms, on direction dir's stream and
  * workspace, with the algorithm timed for this shape (see rt_gemm.h). a16, b16: in the 16-bit
- * modes, the operands' twins written by the kernels (laid out as a and b), or NULL: rounded here. */
+ * modes, the operands' twins written by the kernels (laid out as a and b), or NULL: rounded here;
+ * b3: in RNNCC_TF32X3, B's split twin (op N; 3K floats a column), or NULL: split here. */
 rnncc_status rt_gemm(rnncc_model *m, int dir, cudaStream_t stream, int opa, int opb, int64_t M, int64_t N, int64_t K,
                      const float *a, int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc, int beta1,
-                     const unsigned short *a16, const unsigned short *b16);
+                     const unsigned short *a16, const unsigned short *b16, const float *b3);
 void rt_gemm_cache_free(RtGemmCache *cache);
 
 /* 1 when the model's GEMMs take 16-bit operands (RNNCC_FP16, RNNCC_BF16). */
@@ -405,15 +415,18 @@ typedef struct RtX3Issue {
 } RtX3Issue;
 /* C = op(A) op(B) (+ C where beta1) as split products in chunks (rt_x3_chunks) through is: A split already
  * where a3 is not NULL (the weights' split: op T along its rows, 3K a column; op N three M x K blocks), else
- * chunk by chunk into sa; B into sb; each at most len floats. RNNCC_ERR_UNSUPPORTED where len holds no column. */
+ * chunk by chunk into sa; B split already where b3 is not NULL and the contraction is whole (op N: 3K floats
+ * a column, as the kernels' twins), else chunk by chunk into sb; each at most len floats.
+ * RNNCC_ERR_UNSUPPORTED where len holds no column. */
 rnncc_status rt_x3_product(const RtX3Issue *is, int opa, int opb, int64_t M, int64_t N, int64_t K, const float *a,
-                           int64_t lda, const float *a3, const float *b, int64_t ldb, float *c, int64_t ldc, int beta1,
-                           float *sa, float *sb, int64_t len);
+                           int64_t lda, const float *a3, const float *b, int64_t ldb, const float *b3, float *c,
+                           int64_t ldc, int beta1, float *sa, float *sb, int64_t len);
 /* C = op(A) op(B) (+ C where beta1) in RNNCC_TF32X3: both inputs split (the weights once a pass, the others
  * into the lane's scratch, in chunks of columns or of the contraction where they exceed it), one tf32 GEMM
  * over three times the contraction; a product with one column or row in fp32 (a bias's sum). */
 rnncc_status rt_x3_gemm(rnncc_model *m, int lane, cudaStream_t stream, int opa, int opb, int64_t M, int64_t N, int64_t K,
-                        const float *a, int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc, int beta1);
+                        const float *a, int64_t lda, const float *b, int64_t ldb, const float *b3, float *c, int64_t ldc,
+                        int beta1);
 /* The cuBLASLt product rt_gemm issues once its operands are what cuBLAS multiplies (16-bit copies, split
  * ones or fp32), computed as precision says (the algorithm timed per shape and precision, rt_gemm.h). */
 rnncc_status rt_gemm_lt(rnncc_model *m, int lane, cudaStream_t stream, int opa, int opb, int64_t M, int64_t N, int64_t K,

@@ -38,6 +38,8 @@ void rt_regions_free(RtRegions *r) {
     free(r->dstate);
     free(r->state16);
     free(r->dbuf16);
+    free(r->state3);
+    free(r->dbuf3);
     memset(r, 0, sizeof *r);
 }
 
@@ -64,12 +66,14 @@ rnncc_status rt_regions(rnncc_model *m, int64_t T, int64_t N, int training, RtRe
     r->dstate = calloc((size_t)lanes * (size_t)(c->nstates + 1), sizeof *r->dstate);
     r->state16 = malloc((size_t)r->slots * (size_t)(c->nstates + 1) * sizeof *r->state16);
     r->dbuf16 = malloc((size_t)m->nunits * (size_t)(p->nbuffers + 1) * sizeof *r->dbuf16);
-    if (!r->state16 || !r->dbuf16 || !r->buf || !r->state || !r->layer_out || !r->buf_stride || !r->dbuf || !r->dparam || !r->dstate) {
+    r->state3 = malloc((size_t)r->slots * (size_t)(c->nstates + 1) * sizeof *r->state3);
+    r->dbuf3 = malloc((size_t)m->nunits * (size_t)(p->nbuffers + 1) * sizeof *r->dbuf3);
+    if (!r->state3 || !r->dbuf3 || !r->state16 || !r->dbuf16 || !r->buf || !r->state || !r->layer_out || !r->buf_stride || !r->dbuf || !r->dparam || !r->dstate) {
         rt_regions_free(r);
         return rt_fail(m, RNNCC_ERR_NOMEM, "out of host memory");
     }
-    for (int i = 0; i < r->slots * (c->nstates + 1); i++) r->state16[i] = RT_NO_TWIN;
-    for (int i = 0; i < m->nunits * (p->nbuffers + 1); i++) r->dbuf16[i] = RT_NO_TWIN;
+    for (int i = 0; i < r->slots * (c->nstates + 1); i++) r->state16[i] = r->state3[i] = RT_NO_TWIN;
+    for (int i = 0; i < m->nunits * (p->nbuffers + 1); i++) r->dbuf16[i] = r->dbuf3[i] = RT_NO_TWIN;
     Sizer ws = {0, 1}, rs = {0, 1};
     Sizer *keep = training ? &rs : &ws;
     r->lengths = take(&ws, N); /* ints are float-sized */
@@ -105,6 +109,7 @@ rnncc_status rt_regions(rnncc_model *m, int64_t T, int64_t N, int training, RtRe
             int64_t n = mul3(training ? T + 1 : 2, N, S, &ok);
             r->state[s * c->nstates + k] = take(keep, n);
             r->state16[s * c->nstates + k] = rt_half(m) && cg_state_multiplied(p, k) ? take16(keep, n) : RT_NO_TWIN;
+            r->state3[s * c->nstates + k] = rt_x3(m) && cg_state_multiplied(p, k) ? take(&ws, mul3(3, N, S, &ok)) : RT_NO_TWIN;
         }
     }
     int64_t D0 = ir_node_len(c, c->outputs[0].node, m->dimval[0]) * m->dirs;
@@ -121,11 +126,14 @@ rnncc_status rt_regions(rnncc_model *m, int64_t T, int64_t N, int training, RtRe
                 int64_t n = mul3(T * N, L->buffer_width[b], 1, &ok);
                 int a = rt_adjoint_shared(m, u, b), twinned = rt_half(m) && cg_adjoint_twinned(p, b);
                 size_t *d = &r->dbuf[u * p->nbuffers + b], *d16 = &r->dbuf16[u * p->nbuffers + b];
-                if (a >= 0) { /* kept in buffer a's (a < b), twin and all */
+                if (a >= 0) { /* kept in buffer a's (a < b), twins and all */
                     *d = r->dbuf[u * p->nbuffers + a];
                     *d16 = r->dbuf16[u * p->nbuffers + a];
+                    r->dbuf3[u * p->nbuffers + b] = r->dbuf3[u * p->nbuffers + a];
                     continue;
                 }
+                if (rt_x3(m) && cg_adjoint_twinned(p, b) && p->buffers[b].program == SCHED_STEP) /* one step's */
+                    r->dbuf3[u * p->nbuffers + b] = take(&ws, mul3(3 * N, L->buffer_width[b], 1, &ok));
                 *d16 = twinned ? take16(&rs, n) : RT_NO_TWIN;
                 *d = twinned && twins_only ? *d16 : take(&rs, n);
             }

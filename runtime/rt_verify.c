@@ -256,6 +256,7 @@ static rnncc_status run(rnncc_model *m, RtVerify *v, Bufs *b) {
         /* NaN in every float of the reserve before each checked pass (untimed): what a pass reads
          * before it writes it shows, stale values of an earlier pass included */
         if (v->training && !v->time_only) RT_CUDA(m, cudaMemsetAsync(b->reserve, 0xff, rsb ? rsb : 4, stream));
+        if (v->nan_workspace && !v->time_only) RT_CUDA(m, cudaMemsetAsync(b->ws, 0xff, wsb ? wsb : 4, stream));
         RT_CUDA(m, cudaEventRecord(b->e0, stream));
         RT_TRY(rnncc_forward(m, &io, b->ws, wsb, b->reserve, rsb, stream));
         if (v->backward) {

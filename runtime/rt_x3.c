@@ -8,7 +8,8 @@
  * pass multiplies them: the forward along their rows, the backward along their columns; each block into
  * floats of its own, as a parameter may be multiplied alone and in a stack), every other
  * operand into its lane's scratch just before its GEMM, in chunks of columns (or of the contraction, for
- * the weight gradients) where it would not fit. The persistent kernels of this mode are fp32's. */
+ * the weight gradients) where it would not fit, but for a step GEMM's right operand that the kernel before
+ * it wrote split (its split twin: RnnArgs.state3, dbuf3). The persistent kernels of this mode are fp32's. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,8 +127,8 @@ void rt_x3_chunks(int64_t M, int64_t N, int64_t K, int a_split, int64_t len, int
 }
 
 rnncc_status rt_x3_product(const RtX3Issue *is, int opa, int opb, int64_t M, int64_t N, int64_t K, const float *a,
-                           int64_t lda, const float *a3, const float *b, int64_t ldb, float *c, int64_t ldc, int beta1,
-                           float *sa, float *sb, int64_t len) {
+                           int64_t lda, const float *a3, const float *b, int64_t ldb, const float *b3, float *c,
+                           int64_t ldc, int beta1, float *sa, float *sb, int64_t len) {
     int64_t kc, nc;
     rt_x3_chunks(M, N, K, a3 != NULL, len, &kc, &nc);
     if (kc < 1 || nc < 1) return RNNCC_ERR_UNSUPPORTED;
@@ -143,9 +144,11 @@ rnncc_status rt_x3_product(const RtX3Issue *is, int opa, int opb, int64_t M, int
         }
         for (int64_t n0 = 0; n0 < N; n0 += nc) { /* op N: B is K x N, the chunk's rows and columns; op T: N x K */
             const int64_t nn = N - n0 < nc ? N - n0 : nc;
-            if (opb == CUBLAS_OP_N) RT_TRY(is->split(is->ctx, b + n0 * ldb + k0, ldb, kk, nn, sb, 1, 1));
+            const float *bp = sb;
+            if (b3 && opb == CUBLAS_OP_N && kk == K) bp = b3 + n0 * 3 * K; /* the kernel's twin: whole columns */
+            else if (opb == CUBLAS_OP_N) RT_TRY(is->split(is->ctx, b + n0 * ldb + k0, ldb, kk, nn, sb, 1, 1));
             else RT_TRY(is->split(is->ctx, b + k0 * ldb + n0, ldb, nn, kk, sb, 0, 1));
-            RT_TRY(is->gemm(is->ctx, opa, opb, M, nn, 3 * kk, ap, ldap, sb, opb == CUBLAS_OP_N ? 3 * kk : nn, c + n0 * ldc, ldc,
+            RT_TRY(is->gemm(is->ctx, opa, opb, M, nn, 3 * kk, ap, ldap, bp, opb == CUBLAS_OP_N ? 3 * kk : nn, c + n0 * ldc, ldc,
                             beta1 || k0 > 0));
         }
     }
@@ -166,7 +169,8 @@ static rnncc_status gpu_gemm(void *ctx, int opa, int opb, int64_t M, int64_t N, 
 }
 
 rnncc_status rt_x3_gemm(rnncc_model *m, int lane, cudaStream_t stream, int opa, int opb, int64_t M, int64_t N, int64_t K,
-                        const float *a, int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc, int beta1) {
+                        const float *a, int64_t lda, const float *b, int64_t ldb, const float *b3, float *c, int64_t ldc,
+                        int beta1) {
     if (M <= 0 || N <= 0 || K <= 0) return RNNCC_OK;
     if (M == 1 || N == 1) /* a sum or a matrix-vector product (a folded bias's gradient): fp32, as it is */
         return rt_gemm_lt(m, lane, stream, opa, opb, M, N, K, a, lda, b, ldb, c, ldc, beta1, RNNCC_FP32);
@@ -176,8 +180,8 @@ rnncc_status rt_x3_gemm(rnncc_model *m, int lane, cudaStream_t stream, int opa, 
     GpuIssue g = {m, lane, stream};
     const RtX3Issue is = {gpu_split, gpu_gemm, &g};
     /* UNSUPPORTED: no chunk fits the scratch (its other failures are the calls', each with its message) */
-    rnncc_status s = sb && (a3 || sa) ? rt_x3_product(&is, opa, opb, M, N, K, a, lda, a3, b, ldb, c, ldc, beta1, sa, sb,
-                                                      m->x3_len)
+    rnncc_status s = sb && (a3 || sa) ? rt_x3_product(&is, opa, opb, M, N, K, a, lda, a3, b, ldb, b3, c, ldc, beta1, sa,
+                                                      sb, m->x3_len)
                                       : RNNCC_ERR_UNSUPPORTED;
     if (s == RNNCC_ERR_UNSUPPORTED)
         return rt_fail(m, RNNCC_ERR_UNSUPPORTED, "internal: a %lld x %lld x %lld GEMM has no split scratch (%lld floats)",

@@ -168,6 +168,10 @@ START_TEST(prelude_covers_op_table) {
     while ((p = strstr(p, "RNN_DEV float rnn_"))) {
         const char *name = p + strlen("RNN_DEV float ");
         size_t len = strcspn(name, "(");
+        if (len == strlen("rnn_tf32") && strncmp(name, "rnn_tf32", len) == 0) { /* a rounding, not an op: the */
+            p = name + len; /* emulated kernels' split twins are checked bit for bit against it (cpu_check) */
+            continue;
+        }
         ck_assert_msg(find_twin(name, len) != NULL, "prelude helper %.*s has no CPU twin in this test", (int)len, name);
         defined++;
         p = name + len;
@@ -2714,7 +2718,10 @@ START_TEST(lstm_backward_routes) {
         snprintf(want, sizeof want, "if (!a.twins_only) a.dbuf[0][col * 64%s + j] = d", blocks[b]);
         ck_assert_msg(count(k, want) == 1, "%s", want);
     }
-    ck_assert_int_eq(count(k, "a.dbuf["), 8 + 2 * 8);
+    /* and the step buffer's (B1) each with its tf32x3 split twin, for the step's GEMM; the hoisted one's not */
+    ck_assert_int_eq(count(k, "if (!a.dshared && a.dbuf3[1]) rnn_x3_twin(a.dbuf3[1], &a.dbuf[1][n * 64"), 4);
+    ck_assert_int_eq(count(k, "a.dbuf3[0]"), 0);
+    ck_assert_int_eq(count(k, "a.dbuf["), 8 + 2 * 8 + 2 * 4);
     /* the biases are folded (Plan.param_fold): their gradients are sums of W_* @ x's adjoints, so
      * the kernel keeps no accumulator for them */
     for (int q = 0; q < 4; q++) {
@@ -3176,6 +3183,8 @@ typedef struct Emu {
     /* 16-bit twins (RnnArgs.state16, dbuf16) where the plan has them, laid out as state and dbuf */
     unsigned short *state16[RNN_MAX_STATES], *dbuf16[RNN_MAX_BUFFERS];
     int bf16;
+    /* tf32x3 split twins (RnnArgs.state3, dbuf3) where the plan has them: one step's columns, 3 floats a value */
+    float *state3[RNN_MAX_STATES], *dbuf3[RNN_MAX_BUFFERS];
 } Emu;
 
 static int64_t emu_len(const Emu *e, IrRef r) { return ir_node_len(e->c, r, e->L->dimval); }
@@ -3197,6 +3206,7 @@ static RnnArgs emu_args(const Emu *e, int64_t t) {
         a.buf[b] = emu_buf(e, e->buf, b, t);
         a.dbuf[b] = emu_buf(e, e->dbuf, b, t);
         if (e->dbuf16[b]) a.dbuf16[b] = e->dbuf16[b] + (a.dbuf[b] - e->dbuf[b]);
+        a.dbuf3[b] = e->dbuf3[b];
     }
     a.bf16 = e->bf16;
     for (int k = 0; k < e->c->nstates; k++) {
@@ -3204,6 +3214,7 @@ static RnnArgs emu_args(const Emu *e, int64_t t) {
         a.state_prev[k] = e->state[k] + t * e->N * S;
         a.state_next[k] = e->state[k] + (t + 1) * e->N * S;
         if (e->state16[k]) a.state16[k] = e->state16[k] + (t + 1) * e->N * S;
+        a.state3[k] = e->state3[k];
         a.dstate_prev[k] = e->dstate[k][e->cur];
         a.dstate_next[k] = e->dstate[k][1 - e->cur];
     }
@@ -3305,6 +3316,7 @@ static void emu_program(Emu *e, SchedProgram prog, int64_t t, int backward) {
     for (int step = 0; step <= p->phases[prog]; step++) {
         int k = backward ? p->phases[prog] - step : step;
         RnnArgs a = emu_args(e, t);
+        if (prog == SCHED_HOIST) memset(a.state3, 0, sizeof a.state3), memset(a.dbuf3, 0, sizeof a.dbuf3); /* as the runtime */
         for (int i = 0; i < p->ngroups; i++) {
             if ((int)p->groups[i].program != prog || p->groups[i].index != k) continue;
             if (backward) cpu_launch(e->u, e->u->bwd[i], &a, cg_backward_group_items(e->L, i, e->T, e->N), e->tiny);
@@ -3355,6 +3367,19 @@ static double emu_err_whole(const float *got, const double *want, int64_t n, int
         worst = fmax(worst, d);
     }
     return worst / (big + 1e-6);
+}
+
+/* Whether twin holds cols columns of len values of src (leading dimension ld) split as a right operand's
+ * (rnn_x3_put's hi, lo, hi; 3 len floats a column), bit for bit; names the first element that does not. */
+static void check_split_twin(const float *twin, const float *src, int64_t ld, int64_t len, int64_t cols, const char *what,
+                             int64_t t) {
+    for (int64_t col = 0; col < cols; col++)
+        for (int64_t i = 0; i < len; i++) {
+            const float v = src[col * ld + i], hi = rnn_tf32(v), lo = rnn_tf32(v - hi), *d = twin + 3 * len * col + i;
+            ck_assert_msg(memcmp(&d[0], &hi, 4) == 0 && memcmp(&d[len], &lo, 4) == 0 && memcmp(&d[2 * len], &hi, 4) == 0,
+                          "%s at step %lld, column %lld, element %lld: (%g, %g, %g) for %g", what, (long long)t, (long long)col,
+                          (long long)i, d[0], d[len], d[2 * len], v);
+        }
 }
 
 /* One layer forward and backward through the generated kernels on the CPU, compared with
@@ -3449,7 +3474,14 @@ static void cpu_check(const IrCell *c, const PlanLayout *L, CpuUnit *u, uint64_t
         int64_t n = (T + 1) * N * tu_state_len(&tp, k);
         e.state16[k] = tu_alloc((size_t)n, sizeof(unsigned short));
         memset(e.state16[k], 0xff, (size_t)n * sizeof(unsigned short));
+        e.state3[k] = tu_alloc((size_t)(3 * N * tu_state_len(&tp, k)), sizeof(float)); /* NaN until written */
+        for (int64_t i = 0; i < 3 * N * tu_state_len(&tp, k); i++) e.state3[k][i] = NAN;
     }
+    for (int b = 0; b < p->nbuffers; b++) /* as the runtime: step buffers' (one step's columns), NaN until written */
+        if (cg_adjoint_twinned(p, b) && p->buffers[b].program == SCHED_STEP) {
+            e.dbuf3[b] = tu_alloc((size_t)(3 * N * L->buffer_width[b]), sizeof(float));
+            for (int64_t i = 0; i < 3 * N * L->buffer_width[b]; i++) e.dbuf3[b][i] = NAN;
+        }
     for (int b = 0; b < p->nbuffers; b++)
         if (cg_adjoint_twinned(p, b)) {
             e.dbuf16[b] = tu_alloc((size_t)(T * N * L->buffer_width[b] + 1), sizeof(unsigned short));
@@ -3457,20 +3489,40 @@ static void cpu_check(const IrCell *c, const PlanLayout *L, CpuUnit *u, uint64_t
         }
     float *own[RNN_MAX_BUFFERS] = {0}, *own_buf[RNN_MAX_BUFFERS] = {0}; /* what to free */
     unsigned short *own16[RNN_MAX_BUFFERS] = {0};
+    float *own3[RNN_MAX_BUFFERS] = {0};
     for (int b = 0; b < p->nbuffers; b++) {
-        own[b] = e.dbuf[b], own16[b] = e.dbuf16[b], own_buf[b] = e.buf[b];
+        own[b] = e.dbuf[b], own16[b] = e.dbuf16[b], own3[b] = e.dbuf3[b], own_buf[b] = e.buf[b];
         int a = cg_adjoint_shared(L, b);
-        if (e.dshared && a >= 0) e.dbuf[b] = e.dbuf[a], e.dbuf16[b] = e.dbuf16[a];
+        if (e.dshared && a >= 0) e.dbuf[b] = e.dbuf[a], e.dbuf16[b] = e.dbuf16[a], e.dbuf3[b] = e.dbuf3[a];
         if (e.summed && cg_value_summed(L, b) >= 0) e.buf[b] = e.buf[a]; /* b's step copies are a's step columns */
     }
 
     emu_program(&e, SCHED_HOIST, 0, 0);
-    for (int64_t t = 0; t < T; t++) emu_program(&e, SCHED_STEP, t, 0);
+    /* each step's split twins (tf32x3) hold what the next GEMM multiplies: the state's next value (every
+     * sequence's, ended or not), the step adjoint its kernel alone stores */
+    for (int64_t t = 0; t < T; t++) {
+        emu_program(&e, SCHED_STEP, t, 0);
+        for (int k = 0; k < c->nstates; k++)
+            if (e.state3[k]) {
+                const int64_t S = tu_state_len(&tp, k);
+                check_split_twin(e.state3[k], e.state[k] + (t + 1) * N * S, S, S, N, c->states[k].name, t);
+            }
+    }
     e.cur = 0;
+    /* as the runtime (unit_backward_begin): with lengths, the split twins zeroed, for the columns of the
+     * sequences that have not begun */
+    for (int b = 0; e.lengths && b < p->nbuffers; b++)
+        if (e.dbuf3[b]) memset(e.dbuf3[b], 0, (size_t)(3 * N * L->buffer_width[b]) * sizeof(float));
     for (int64_t t = T - 1; t >= 0; t--) {
         /* as the runtime, no zeroing: dstate_prev was zeroed by step t+1's kernels (or starts zero) */
         emu_program(&e, SCHED_STEP, t, 1);
         e.cur = 1 - e.cur;
+        for (int b = 0; b < p->nbuffers; b++)
+            if (e.dbuf3[b] && !(e.dshared && cg_adjoint_shared(L, b) >= 0) && !e.twins_only) {
+                char what[32];
+                snprintf(what, sizeof what, "B%d's adjoint", b);
+                check_split_twin(e.dbuf3[b], emu_buf(&e, e.dbuf, b, t), L->buffer_width[b], L->buffer_width[b], N, what, t);
+            }
     }
     emu_program(&e, SCHED_HOIST, 0, 1);
     for (int j = 0; j < p->ngemms; j++) emu_gemm_weights(&e, j);
@@ -3536,8 +3588,10 @@ static void cpu_check(const IrCell *c, const PlanLayout *L, CpuUnit *u, uint64_t
             ck_assert_msg(!isnan(e.buf[b][i]), "%s: buffer B%d element %lld never written", c->name, b, (long long)i);
 #undef CHECK
 
-    for (int b = 0; b < p->nbuffers; b++) { free(own_buf[b]); free(own[b]); free(own16[b]); }
-    for (int k = 0; k < c->nstates; k++) { free(e.state[k]); free(e.dstate[k][0]); free(e.dstate[k][1]); free(e.state16[k]); }
+    for (int b = 0; b < p->nbuffers; b++) { free(own_buf[b]); free(own[b]); free(own16[b]); free(own3[b]); }
+    for (int k = 0; k < c->nstates; k++) {
+        free(e.state[k]), free(e.dstate[k][0]), free(e.dstate[k][1]), free(e.state16[k]), free(e.state3[k]);
+    }
     for (int o = 0; o < c->noutputs; o++) { free(e.y[o]); free(e.dy[o]); }
     free(e.dx); free(e.dparam); free(e.dw); free(e.packed); free(e.x); free(e.lengths); free(packed);
     tu_free_arrays(y, c->noutputs); tu_free_arrays(hT, c->nstates); tu_free_arrays(dy, c->noutputs);

@@ -364,7 +364,10 @@ static void verify(const char *path, const Config *cf) {
             ck_assert_msg(strstr(why, "splitting K"), "%s: %s", path, why);
     }
     RtVerify v = {.T = cf->T, .N = cf->N, .varlen = cf->varlen, .random_h0 = 1, .backward = cf->backward, .seed = 11,
-                  .ws_offset = cf->ws_offset, .rs_offset = cf->rs_offset};
+                  .ws_offset = cf->ws_offset, .rs_offset = cf->rs_offset,
+                  /* tf32x3: the split twins are one step's columns in the workspace, read before their sequence
+                   * begins in a backward with lengths (zeroed for that: a stale pass's values would show) */
+                  .nan_workspace = cf->precision == RNNCC_TF32X3};
     s = rt_verify(m, &v);
     ck_assert_msg(s == RNNCC_OK, "%s: %s", path, rnncc_model_error(m));
     double bound = rt_verify_bound(cf->precision, 0);
@@ -674,7 +677,9 @@ static rnncc_status host_gemm(void *ctx, int opa, int opb, int64_t M, int64_t N,
  * operations, the left operand split whole (the weights') or chunk by chunk, leading dimensions past the
  * rows, scratch from one column to all of it, accumulating or not: C within 1e-5 of the sum of |a b| (what
  * the split leaves out is ~2^-22 of it) against the product in double, and small scratch cutting it into
- * several GEMMs. A wrong offset of a chunk of either operand or of C would err by whole products. */
+ * several GEMMs. A wrong offset of a chunk of either operand or of C would err by whole products. With the
+ * weights split whole and B op N, also from B's split twin (b3, as the kernels write it), B itself then
+ * NaN: read, it would show. */
 START_TEST(split_products_in_chunks_on_the_host) {
     static const int64_t shapes[][3] = {{5, 7, 37}, {33, 70, 64}, {40, 9, 300}, {1, 1, 1}};
     unsigned seed = 7;
@@ -684,7 +689,8 @@ START_TEST(split_products_in_chunks_on_the_host) {
             for (int opb = 0; opb < 2; opb++)
                 for (int a_split = 0; a_split < 2; a_split++)
                     for (int l = 0; l < 3; l++)
-                        for (int beta1 = 0; beta1 < 2; beta1++) {
+                        for (int beta1 = 0; beta1 < 2; beta1++)
+                            for (int twin = 0; twin < 1 + (a_split && !opb); twin++) {
                             const int64_t M = shapes[sh][0], N = shapes[sh][1], K = shapes[sh][2];
                             const int ta = opa ? CUBLAS_OP_T : CUBLAS_OP_N, tb = opb ? CUBLAS_OP_T : CUBLAS_OP_N;
                             const int64_t arows = ta == CUBLAS_OP_N ? M : K, acols = ta == CUBLAS_OP_N ? K : M;
@@ -700,10 +706,17 @@ START_TEST(split_products_in_chunks_on_the_host) {
                             for (int64_t i = 0; i < ldb * bcols; i++) b[i] = (float)((seed = seed * 1103515245u + 12345u) >> 8) / 16777216.0f - 0.5f;
                             for (int64_t i = 0; i < ldc * N; i++) c0[i] = c[i] = (float)(i % 7) - 3.0f;
                             if (a_split) host_split(NULL, a, lda, arows, acols, a3, ta != CUBLAS_OP_N, 0);
+                            float *b3 = NULL, *bnan = NULL;
+                            if (twin) { /* B's twin: K x N split along K, 3K a column; B as NaN */
+                                b3 = malloc(sizeof(float) * (size_t)(3 * K * N));
+                                bnan = malloc(sizeof(float) * (size_t)(ldb * bcols));
+                                host_split(NULL, b, ldb, K, N, b3, 1, 1);
+                                for (int64_t i = 0; i < ldb * bcols; i++) bnan[i] = NAN;
+                            }
                             int calls = 0;
                             const RtX3Issue is = {host_split, host_gemm, &calls};
-                            ck_assert_int_eq(rt_x3_product(&is, ta, tb, M, N, K, a, lda, a_split ? a3 : NULL, b, ldb, c, ldc,
-                                                           beta1, sa, sb, len), RNNCC_OK);
+                            ck_assert_int_eq(rt_x3_product(&is, ta, tb, M, N, K, a, lda, a_split ? a3 : NULL, twin ? bnan : b, ldb,
+                                                           b3, c, ldc, beta1, sa, sb, len), RNNCC_OK);
                             for (int64_t i = 0; i < M; i++)
                                 for (int64_t j = 0; j < N; j++) {
                                     double want = beta1 ? c0[j * ldc + i] : 0, mag = 0;
@@ -713,14 +726,14 @@ START_TEST(split_products_in_chunks_on_the_host) {
                                         want += p, mag += fabs(p);
                                     }
                                     ck_assert_msg(fabs(c[j * ldc + i] - want) <= 1e-5 * mag + 1e-6 * fabs(want),
-                                                  "%lld x %lld x %lld ops %d %d split %d len %lld beta %d: C(%lld, %lld) %g, want %g",
-                                                  (long long)M, (long long)N, (long long)K, opa, opb, a_split, (long long)len,
-                                                  beta1, (long long)i, (long long)j, c[j * ldc + i], want);
+                                                  "%lld x %lld x %lld ops %d %d split %d len %lld beta %d twin %d: C(%lld, %lld) %g, "
+                                                  "want %g", (long long)M, (long long)N, (long long)K, opa, opb, a_split,
+                                                  (long long)len, beta1, twin, (long long)i, (long long)j, c[j * ldc + i], want);
                                 }
                             for (int64_t j = 0; j < N; j++) /* the padding rows of C untouched */
                                 ck_assert(c[j * ldc + M] == c0[j * ldc + M]);
                             gemms_cut += calls > 1;
-                            free(a), free(b), free(c), free(c0), free(a3), free(sa), free(sb);
+                            free(a), free(b), free(c), free(c0), free(a3), free(sa), free(sb), free(b3), free(bnan);
                         }
     ck_assert_int_gt(gemms_cut, 20); /* the small scratch did cut products into several GEMMs */
 }

@@ -56,6 +56,12 @@ typedef struct RnnArgs {
      * (persistent kernels: slot 0 of the state's slots, as state_prev[k]); dbuf16[b] twins dbuf[b]. */
     unsigned short *state16[RNN_MAX_STATES];
     unsigned short *dbuf16[RNN_MAX_BUFFERS];
+    /* split twins (RNNCC_TF32X3; runtime/rt_x3.c), per-step kernels only: where a kernel writes a multiplied
+     * state's next value or a step buffer's adjoint that it alone stores, it also writes the value split for
+     * the GEMM that next multiplies it (its right operand: per column of len values, 3 len floats, hi, lo, hi;
+     * prelude's rnn_x3_twin), one step's columns: state3[k] for state_next[k], dbuf3[b] for dbuf[b]. NULL: none. */
+    float *state3[RNN_MAX_STATES];
+    float *dbuf3[RNN_MAX_BUFFERS];
     const unsigned short *params16;      /* params rounded to 16 bits, at the same index (persistent kernels
                                           * with 16-bit products read their weights from it), or NULL */
     int bf16;
@@ -201,6 +207,40 @@ RNN_DEV unsigned short rnn_round_bf16(float x) {
 /* Stores v's 16-bit twin at p: bf16 when bf16, else fp16. */
 RNN_DEV void rnn_put16(unsigned short *p, float v, int bf16) { *p = bf16 ? rnn_round_bf16(v) : rnn_round_f16(v); }
 
+/* ---- split twins of GEMM inputs (RNNCC_TF32X3; runtime/rt_x3.c, RnnArgs.state3, dbuf3) ----
+ * The split's one definition, for the conversion unit's rnncc_to_x3 and the generated kernels' twins. */
+
+/* v rounded to tf32 (10 bits of mantissa; to nearest, ties away from zero, as cvt.rna.tf32.f32, by the
+ * bits: any architecture, and C on the CPU), infinities and NaNs as they are. hi = rnn_tf32(v) and
+ * lo = rnn_tf32(v - hi) (v - hi is exact) are both tf32 values, so a tensor core takes them as they
+ * are, and hi*hi + hi*lo + lo*hi is v*w but for lo*lo and lo's rounding (~2^-22 of it). */
+RNN_DEV float rnn_tf32(float v) {
+    const unsigned u = rnn_bits(v);
+    if ((u & 0x7f800000u) == 0x7f800000u) return v;
+#if defined(__CUDA_ARCH__)
+    return __uint_as_float((u + 0x1000u) & 0xffffe000u);
+#else
+    union { unsigned u; float f; } r;
+    r.u = (u + 0x1000u) & 0xffffe000u;
+    return r.f;
+#endif
+}
+
+/* v split into d[0], d[part], d[2 part]: hi, hi, lo (pattern 0: a left operand's) or hi, lo, hi (1: a
+ * right operand's), so that one GEMM over three times the contraction sums hi*hi + hi*lo + lo*hi. */
+RNN_DEV void rnn_x3_put(float *d, long long part, float v, int pattern) {
+    const float hi = rnn_tf32(v), lo = rnn_tf32(v - hi);
+    d[0] = hi;
+    d[part] = pattern ? lo : hi;
+    d[2 * part] = pattern ? hi : lo;
+}
+
+/* Element i of a column-major operand with columns len long, as a right operand's split twin: column
+ * i / len at d + 3 len (i / len), its parts len apart. */
+RNN_DEV void rnn_x3_twin(float *d, long long i, long long len, float v) {
+    rnn_x3_put(d + 3 * len * (i / len) + i % len, len, v, 1);
+}
+
 // ---- bound dimensions
 #define RNN_DIM_I 8
 #define RNN_DIM_H 16
@@ -240,6 +280,7 @@ extern "C" __global__ void __launch_bounds__(256) rnncc_lstm_s1(const RnnArgs a)
             a.state_next[0][n * RNN_DIM_H + j] = a.state_prev[0][n * RNN_DIM_H + j];  // h' = h
             if (a.state_final[0] && a.t == a.T - 1) a.state_final[0][n * RNN_DIM_H + j] = a.state_prev[0][n * RNN_DIM_H + j];  // the final h (hT)
             if (a.state16[0]) rnn_put16(&a.state16[0][n * RNN_DIM_H + j], a.state_prev[0][n * RNN_DIM_H + j], a.bf16);  // its 16-bit twin
+            if (a.state3[0]) rnn_x3_put(a.state3[0] + 3 * n * RNN_DIM_H + j, RNN_DIM_H, a.state_prev[0][n * RNN_DIM_H + j], 1);  // its tf32x3 split twin
             a.state_next[1][n * RNN_DIM_H + j] = a.state_prev[1][n * RNN_DIM_H + j];  // c' = c
             if (a.state_final[1] && a.t == a.T - 1) a.state_final[1][n * RNN_DIM_H + j] = a.state_prev[1][n * RNN_DIM_H + j];  // the final c (hT)
             if (a.y[0]) a.y[0][((long long)a.t * a.N + n) * a.ldy[0] + j] = 0.0f;  // output h
@@ -288,6 +329,7 @@ extern "C" __global__ void __launch_bounds__(256) rnncc_lstm_s1(const RnnArgs a)
         a.state_next[0][n * RNN_DIM_H + j] = v39_h_next;  // h'
         if (a.state_final[0] && a.t == a.T - 1) a.state_final[0][n * RNN_DIM_H + j] = v39_h_next;  // the final h (hT)
         if (a.state16[0]) rnn_put16(&a.state16[0][n * RNN_DIM_H + j], v39_h_next, a.bf16);  // its 16-bit twin
+        if (a.state3[0]) rnn_x3_put(a.state3[0] + 3 * n * RNN_DIM_H + j, RNN_DIM_H, v39_h_next, 1);  // its tf32x3 split twin
         a.state_next[1][n * RNN_DIM_H + j] = v37_c_next;  // c'
         if (a.state_final[1] && a.t == a.T - 1) a.state_final[1][n * RNN_DIM_H + j] = v37_c_next;  // the final c (hT)
         if (a.y[0]) a.y[0][col * a.ldy[0] + j] = v39_h_next;  // output h
@@ -431,18 +473,22 @@ extern "C" __global__ void __launch_bounds__(256) rnncc_lstm_bs1(const RnnArgs a
         if (a.dbuf16[0]) rnn_put16(a.dbuf16[0] + (&a.dbuf[0][col * 64 + j] - a.dbuf[0]), d15, a.bf16);  // its 16-bit twin
         if (!a.dshared && !a.twins_only) a.dbuf[1][n * 64 + j] = d16;  // U_i @ h: G1 block 0 (B0's holds it where a.dshared)
         if (!a.dshared && a.dbuf16[1]) rnn_put16(a.dbuf16[1] + (&a.dbuf[1][n * 64 + j] - a.dbuf[1]), d16, a.bf16);  // its 16-bit twin
+        if (!a.dshared && a.dbuf3[1]) rnn_x3_twin(a.dbuf3[1], &a.dbuf[1][n * 64 + j] - a.dbuf[1], 64, d16);  // its tf32x3 split twin
         if (!a.twins_only) a.dbuf[0][col * 64 + 16 + j] = d20;  // W_f @ x: G0 block 1, hoisted
         if (a.dbuf16[0]) rnn_put16(a.dbuf16[0] + (&a.dbuf[0][col * 64 + 16 + j] - a.dbuf[0]), d20, a.bf16);  // its 16-bit twin
         if (!a.dshared && !a.twins_only) a.dbuf[1][n * 64 + 16 + j] = d21;  // U_f @ h: G1 block 1 (B0's holds it where a.dshared)
         if (!a.dshared && a.dbuf16[1]) rnn_put16(a.dbuf16[1] + (&a.dbuf[1][n * 64 + 16 + j] - a.dbuf[1]), d21, a.bf16);  // its 16-bit twin
+        if (!a.dshared && a.dbuf3[1]) rnn_x3_twin(a.dbuf3[1], &a.dbuf[1][n * 64 + 16 + j] - a.dbuf[1], 64, d21);  // its tf32x3 split twin
         if (!a.twins_only) a.dbuf[0][col * 64 + 32 + j] = d25;  // W_g @ x: G0 block 2, hoisted
         if (a.dbuf16[0]) rnn_put16(a.dbuf16[0] + (&a.dbuf[0][col * 64 + 32 + j] - a.dbuf[0]), d25, a.bf16);  // its 16-bit twin
         if (!a.dshared && !a.twins_only) a.dbuf[1][n * 64 + 32 + j] = d26;  // U_g @ h: G1 block 2 (B0's holds it where a.dshared)
         if (!a.dshared && a.dbuf16[1]) rnn_put16(a.dbuf16[1] + (&a.dbuf[1][n * 64 + 32 + j] - a.dbuf[1]), d26, a.bf16);  // its 16-bit twin
+        if (!a.dshared && a.dbuf3[1]) rnn_x3_twin(a.dbuf3[1], &a.dbuf[1][n * 64 + 32 + j] - a.dbuf[1], 64, d26);  // its tf32x3 split twin
         if (!a.twins_only) a.dbuf[0][col * 64 + 48 + j] = d30;  // W_o @ x: G0 block 3, hoisted
         if (a.dbuf16[0]) rnn_put16(a.dbuf16[0] + (&a.dbuf[0][col * 64 + 48 + j] - a.dbuf[0]), d30, a.bf16);  // its 16-bit twin
         if (!a.dshared && !a.twins_only) a.dbuf[1][n * 64 + 48 + j] = d31;  // U_o @ h: G1 block 3 (B0's holds it where a.dshared)
         if (!a.dshared && a.dbuf16[1]) rnn_put16(a.dbuf16[1] + (&a.dbuf[1][n * 64 + 48 + j] - a.dbuf[1]), d31, a.bf16);  // its 16-bit twin
+        if (!a.dshared && a.dbuf3[1]) rnn_x3_twin(a.dbuf3[1], &a.dbuf[1][n * 64 + 48 + j] - a.dbuf[1], 64, d31);  // its tf32x3 split twin
         a.dstate_next[0][n * RNN_DIM_H + j] = 0.0f;  // read: zero for step t-1
         a.dstate_next[1][n * RNN_DIM_H + j] = 0.0f;  // read: zero for step t-1
     }
