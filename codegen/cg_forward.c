@@ -368,8 +368,9 @@ int cg_emit_node(Gen *g, IrRef r, int store) {
 
 /* The copies of state k's next value v (element n * d + j): those the next step's GEMMs read (its
  * flagged word in a persistent forward with flags, 16-bit where the GEMM stages the twin, its
- * 16-bit twin, and per step its tf32x3 split twin), and at the pass's last step the caller's final state (RnnArgs.state_final, so that no
- * launch copies the last slot out); guard (or "") opens each line. */
+ * 16-bit twin, and per step its tf32x3 split twin), and at the pass's last step the caller's final
+ * state (RnnArgs.state_final, so that no launch copies the last slot out); guard (or "") opens each
+ * line. */
 static void emit_state_copies(Gen *g, const char *guard, int k, const char *d, const char *v) {
     cg_emit(g->out, "%sif (a.state_final[%d] && a.t == a.T - 1) a.state_final[%d][n * %s + j] = %s;  // the final %s (hT)",
             guard, k, k, d, v, g->c->states[k].name);

@@ -68,7 +68,8 @@ rnncc_status rt_regions(rnncc_model *m, int64_t T, int64_t N, int training, RtRe
     r->dbuf16 = malloc((size_t)m->nunits * (size_t)(p->nbuffers + 1) * sizeof *r->dbuf16);
     r->state3 = malloc((size_t)r->slots * (size_t)(c->nstates + 1) * sizeof *r->state3);
     r->dbuf3 = malloc((size_t)m->nunits * (size_t)(p->nbuffers + 1) * sizeof *r->dbuf3);
-    if (!r->state3 || !r->dbuf3 || !r->state16 || !r->dbuf16 || !r->buf || !r->state || !r->layer_out || !r->buf_stride || !r->dbuf || !r->dparam || !r->dstate) {
+    if (!r->state3 || !r->dbuf3 || !r->state16 || !r->dbuf16 || !r->buf || !r->state || !r->layer_out || !r->buf_stride ||
+        !r->dbuf || !r->dparam || !r->dstate) {
         rt_regions_free(r);
         return rt_fail(m, RNNCC_ERR_NOMEM, "out of host memory");
     }

@@ -18,9 +18,9 @@ typedef struct RtVerify {
     uint64_t seed;
     void *stream;       /* cudaStream_t, NULL for the default stream */
     int ws_offset;      /* bytes past cudaMalloc's pointer where the workspace starts (tests of alignment) */
+    int rs_offset;      /* and where the reserve starts */
     int nan_workspace;  /* 1: NaN in every float of the workspace too before each checked pass (a pass reading
                            what it has not written shows; the tf32x3 tables: a device run of every table next) */
-    int rs_offset;      /* and where the reserve starts */
     /* results: max |gpu - ref| / max |ref| per tensor (NaN counts as infinite) */
     double out_err[8], state_err[8], worst;
     double dx_err, dh0_err, dw_err, grad_worst; /* backward: worst over states / parameters */
