@@ -110,10 +110,9 @@ rnncc_status rt_regions(rnncc_model *m, int64_t T, int64_t N, int training, RtRe
             int64_t n = mul3(training ? T + 1 : 2, N, S, &ok);
             r->state[s * c->nstates + k] = take(keep, n);
             r->state16[s * c->nstates + k] = rt_half(m) && cg_state_multiplied(p, k) ? take16(keep, n) : RT_NO_TWIN;
-            /* no split twin of a state (RnnArgs.state3) for now: a state written in a step's first group (not
-             * after its GEMMs) would overwrite the twin before that step's phase-0 GEMM reads it (review of 84ed65d;
+            /* r->state3 stays RT_NO_TWIN for now: a state written in a step's first group (not after its GEMMs)
+             * would overwrite its one-step split twin before that step's phase-0 GEMM reads it (review of 84ed65d;
              * no shipped cell does; bench/NOTES.md section 78): the forward's state is split by a launch */
-            r->state3[s * c->nstates + k] = RT_NO_TWIN;
         }
     }
     int64_t D0 = ir_node_len(c, c->outputs[0].node, m->dimval[0]) * m->dirs;
