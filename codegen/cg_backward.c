@@ -200,8 +200,8 @@ static void send(Gen *g, IrRef r, const char *prefix, SendMode mode) {
     if (twinned)
         cg_emit(g->out, "%sif (%sa.dbuf16[%d]) rnn_put16(a.dbuf16[%d] + (&%s - a.dbuf[%d]), %s, a.bf16);  // its 16-bit twin",
                 prefix, shared >= 0 ? "!a.dshared && " : "", b, b, expr, b, name);
-    if (twinned && g->split_twins && g->plan->buffers[b].program == SCHED_STEP) /* one step's: the next GEMM's */
-        cg_emit(g->out, "%sif (%sa.dbuf3[%d]) rnn_x3_twin(a.dbuf3[%d], &%s - a.dbuf[%d], %lld, %s);  // its tf32x3 split twin",
+    if (twinned && g->split_twins) /* one step's columns, for the step GEMM whose adjoint it is or holds (a.dshared) */
+        cg_emit(g->out, "%sif (%sa.dbuf3[%d]) rnn_x3_twin(a.dbuf3[%d], &%s - a.dbuf[%d], %lld, a.N, %s);  // its tf32x3 split twin",
                 prefix, shared >= 0 ? "!a.dshared && " : "", b, b, expr, b, (long long)g->L->buffer_width[b], name);
     if (what.failed) g->out->failed = 1;
     sb_free(&what);

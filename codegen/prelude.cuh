@@ -136,8 +136,9 @@ RNN_DEV void rnn_x3_put(float *d, long long part, float v, int pattern) {
     d[2 * part] = pattern ? hi : lo;
 }
 
-/* Element i of a column-major operand with columns len long, as a right operand's split twin: column
- * i / len at d + 3 len (i / len), its parts len apart. */
-RNN_DEV void rnn_x3_twin(float *d, long long i, long long len, float v) {
-    rnn_x3_put(d + 3 * len * (i / len) + i % len, len, v, 1);
+/* Element i of a column-major operand with columns len long, as a right operand's split twin of one
+ * step's n columns: column (i / len) % n (a sequence's, in a step's or in all steps' columns) at
+ * d + 3 len ((i / len) % n), its parts len apart. */
+RNN_DEV void rnn_x3_twin(float *d, long long i, long long len, long long n, float v) {
+    rnn_x3_put(d + 3 * len * ((i / len) % n) + i % len, len, v, 1);
 }

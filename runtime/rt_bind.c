@@ -94,9 +94,13 @@ const unsigned short *rt_operand16(const RtBind *b, IrRef r, int64_t t) {
     return n->op == IR_STATE ? rt_state_slot16(b, n->index, t) : NULL;
 }
 
+float *rt_state_slot3(const RtBind *b, int k, int64_t t) {
+    return b->states3[k] ? b->states3[k] + (t % 2) * 3 * b->r->N * state_len(b->m, k) : NULL;
+}
+
 const float *rt_operand3(const RtBind *b, IrRef r, int64_t t) {
     const IrNode *n = &b->m->cell->nodes[r];
-    return n->op == IR_STATE && t > 0 ? b->states3[n->index] : NULL; /* step 0's state: staged, not split */
+    return n->op == IR_STATE && t > 0 ? rt_state_slot3(b, n->index, t) : NULL; /* step 0's state: staged, not split */
 }
 
 float *rt_operand(const RtBind *b, IrRef r, int64_t t, int adjoint, int64_t *ld) {

@@ -51,7 +51,7 @@ void rt_args(const RtBind *is, int hoisted, int64_t t, RnnArgs *a) {
         a->state_prev[k] = rt_state_slot(is, k, t);
         a->state_next[k] = rt_state_slot(is, k, t + 1);
         a->state16[k] = rt_state_slot16(is, k, t + 1);
-        a->state3[k] = hoisted ? NULL : is->states3[k];
+        a->state3[k] = hoisted ? NULL : rt_state_slot3(is, k, t + 1);
         a->state_final[k] = hoisted ? NULL : is->final[k];
     }
     a->bf16 = m->precision == RNNCC_BF16;

@@ -141,7 +141,7 @@ typedef struct RtBind {
     float *bufs[RNN_MAX_BUFFERS];
     float *states[RNN_MAX_STATES]; /* slot 0 of each state's slots */
     unsigned short *states16[RNN_MAX_STATES]; /* slot 0 of their 16-bit twins' slots, or NULL (rt_half.c) */
-    float *states3[RNN_MAX_STATES]; /* their tf32x3 split twins (one step's), or NULL (rt_x3.c) */
+    float *states3[RNN_MAX_STATES]; /* their tf32x3 split twins (two steps' by turns: rt_state_slot3), or NULL (rt_x3.c) */
     float *y[RNN_MAX_OUTPUTS];
     int64_t ldy[RNN_MAX_OUTPUTS];
     const int *lengths;         /* device, or NULL */
@@ -190,6 +190,9 @@ float *rt_buffer_at(const RtBind *b, float *const *bufs, int i, int64_t t);
 float *rt_operand(const RtBind *b, IrRef r, int64_t t, int adjoint, int64_t *ld);
 /* The 16-bit twin of rt_state_slot(b, k, t), or NULL. */
 unsigned short *rt_state_slot16(const RtBind *b, int k, int64_t t);
+/* The tf32x3 split twin of state k at step t (two slots by turns, t % 2, so that a step's kernels write
+ * step t+1's while its GEMMs may still read step t's), or NULL. */
+float *rt_state_slot3(const RtBind *b, int k, int64_t t);
 /* The 16-bit twin of rt_operand(b, r, t, 0) (a multiplied state's slot t, laid out alike), or NULL. */
 const unsigned short *rt_operand16(const RtBind *b, IrRef r, int64_t t);
 /* The 16-bit twin of rt_buffer_at(b, b->dbufs, i, t), or NULL. */

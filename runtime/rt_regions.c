@@ -43,6 +43,15 @@ void rt_regions_free(RtRegions *r) {
     memset(r, 0, sizeof *r);
 }
 
+/* Whether buffer b's adjoint in unit u is what a step GEMM's Wᵀ product multiplies: a step buffer's, or
+ * a hoisted one's that holds a step buffer's too (rt_adjoint_shared: the LSTM's W_* @ x, U_* @ h's). */
+static int steps_adjoint(const rnncc_model *m, int u, int b) {
+    if (m->plan->buffers[b].program == SCHED_STEP) return 1;
+    for (int s = b + 1; s < m->plan->nbuffers; s++)
+        if (m->plan->buffers[s].program == SCHED_STEP && rt_adjoint_shared(m, u, s) == b) return 1;
+    return 0;
+}
+
 rnncc_status rt_regions(rnncc_model *m, int64_t T, int64_t N, int training, RtRegions *r) {
     const Plan *p = m->plan;
     const IrCell *c = m->cell;
@@ -110,9 +119,9 @@ rnncc_status rt_regions(rnncc_model *m, int64_t T, int64_t N, int training, RtRe
             int64_t n = mul3(training ? T + 1 : 2, N, S, &ok);
             r->state[s * c->nstates + k] = take(keep, n);
             r->state16[s * c->nstates + k] = rt_half(m) && cg_state_multiplied(p, k) ? take16(keep, n) : RT_NO_TWIN;
-            /* r->state3 stays RT_NO_TWIN for now: a state written in a step's first group (not after its GEMMs)
-             * would overwrite its one-step split twin before that step's phase-0 GEMM reads it (review of 84ed65d;
-             * no shipped cell does; bench/NOTES.md section 78): the forward's state is split by a launch */
+            /* its split twin: two steps' columns by turns (rt_state_slot3), as a state may be written in its
+             * step's first group, before that step's GEMMs have read the twin of its last value */
+            r->state3[s * c->nstates + k] = rt_x3(m) && cg_state_multiplied(p, k) ? take(&ws, mul3(6, N, S, &ok)) : RT_NO_TWIN;
         }
     }
     int64_t D0 = ir_node_len(c, c->outputs[0].node, m->dimval[0]) * m->dirs;
@@ -135,7 +144,7 @@ rnncc_status rt_regions(rnncc_model *m, int64_t T, int64_t N, int training, RtRe
                     r->dbuf3[u * p->nbuffers + b] = r->dbuf3[u * p->nbuffers + a];
                     continue;
                 }
-                if (rt_x3(m) && cg_adjoint_twinned(p, b) && p->buffers[b].program == SCHED_STEP) /* one step's */
+                if (rt_x3(m) && cg_adjoint_twinned(p, b) && steps_adjoint(m, u, b)) /* one step's columns */
                     r->dbuf3[u * p->nbuffers + b] = take(&ws, mul3(3 * N, L->buffer_width[b], 1, &ok));
                 *d16 = twinned ? take16(&rs, n) : RT_NO_TWIN;
                 *d = twinned && twins_only ? *d16 : take(&rs, n);

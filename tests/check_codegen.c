@@ -2718,10 +2718,10 @@ START_TEST(lstm_backward_routes) {
         snprintf(want, sizeof want, "if (!a.twins_only) a.dbuf[0][col * 64%s + j] = d", blocks[b]);
         ck_assert_msg(count(k, want) == 1, "%s", want);
     }
-    /* and the step buffer's (B1) each with its tf32x3 split twin, for the step's GEMM; the hoisted one's not */
+    /* and each with its tf32x3 split twin, one step's columns, for the step GEMM (B0's holds B1's where a.dshared) */
     ck_assert_int_eq(count(k, "if (!a.dshared && a.dbuf3[1]) rnn_x3_twin(a.dbuf3[1], &a.dbuf[1][n * 64"), 4);
-    ck_assert_int_eq(count(k, "a.dbuf3[0]"), 0);
-    ck_assert_int_eq(count(k, "a.dbuf["), 8 + 2 * 8 + 2 * 4);
+    ck_assert_int_eq(count(k, "if (a.dbuf3[0]) rnn_x3_twin(a.dbuf3[0], &a.dbuf[0][col * 64"), 4); /* B1's where a.dshared */
+    ck_assert_int_eq(count(k, "a.dbuf["), 8 + 2 * 8 + 2 * 8);
     /* the biases are folded (Plan.param_fold): their gradients are sums of W_* @ x's adjoints, so
      * the kernel keeps no accumulator for them */
     for (int q = 0; q < 4; q++) {
@@ -3183,7 +3183,8 @@ typedef struct Emu {
     /* 16-bit twins (RnnArgs.state16, dbuf16) where the plan has them, laid out as state and dbuf */
     unsigned short *state16[RNN_MAX_STATES], *dbuf16[RNN_MAX_BUFFERS];
     int bf16;
-    /* tf32x3 split twins (RnnArgs.state3, dbuf3) where the plan has them: one step's columns, 3 floats a value */
+    /* tf32x3 split twins (RnnArgs.state3, dbuf3) where the plan has them, 3 floats a value: a state's two steps'
+     * columns by turns (t % 2, as rt_state_slot3), an adjoint's one step's */
     float *state3[RNN_MAX_STATES], *dbuf3[RNN_MAX_BUFFERS];
 } Emu;
 
@@ -3214,7 +3215,7 @@ static RnnArgs emu_args(const Emu *e, int64_t t) {
         a.state_prev[k] = e->state[k] + t * e->N * S;
         a.state_next[k] = e->state[k] + (t + 1) * e->N * S;
         if (e->state16[k]) a.state16[k] = e->state16[k] + (t + 1) * e->N * S;
-        a.state3[k] = e->state3[k];
+        a.state3[k] = e->state3[k] ? e->state3[k] + (t + 1) % 2 * 3 * e->N * S : NULL;
         a.dstate_prev[k] = e->dstate[k][e->cur];
         a.dstate_next[k] = e->dstate[k][1 - e->cur];
     }
@@ -3272,13 +3273,39 @@ static float emu_dres(const Emu *e, int b, const float *p) {
     return e->twins_only && e->dbuf16[b] ? twin_value(e->dbuf16[b][p - e->dbuf[b]], e->bf16) : *p;
 }
 
-/* forward: result = W operand; backward data: d operand += W^T d result. */
+/* Whether twin holds cols columns of len values of src (leading dimension ld) split as a right operand's
+ * (rnn_x3_put's hi, lo, hi; 3 len floats a column), bit for bit; names the first element that does not. */
+static void check_split_twin(const float *twin, const float *src, int64_t ld, int64_t len, int64_t cols, const char *what,
+                             int64_t t) {
+    for (int64_t col = 0; col < cols; col++)
+        for (int64_t i = 0; i < len; i++) {
+            const float v = src[col * ld + i], hi = rnn_tf32(v), lo = rnn_tf32(v - hi), *d = twin + 3 * len * col + i;
+            ck_assert_msg(memcmp(&d[0], &hi, 4) == 0 && memcmp(&d[len], &lo, 4) == 0 && memcmp(&d[2 * len], &hi, 4) == 0,
+                          "%s at step %lld, column %lld, element %lld: (%g, %g, %g) for %g", what, (long long)t, (long long)col,
+                          (long long)i, d[0], d[len], d[2 * len], v);
+        }
+}
+
+/* forward: result = W operand; backward data: d operand += W^T d result. A step GEMM whose right operand
+ * the runtime would take from its split twin instead (a state's, step 1 on; an adjoint's where the GEMM
+ * spans its buffer's rows) first checks that the twin holds it, bit for bit. */
 static void emu_gemm(Emu *e, int j, int64_t t, int backward) {
     const SchedGemm *g = &e->p->gemms[j];
     int64_t M = e->L->gemm_rows[j], K = e->L->gemm_cols[j], W = e->L->buffer_width[g->out_buffer], ld;
     const float *w = emu_weights(e, j);
     float *op = emu_operand(e, backward ? e->dbuf : e->buf, g->operand, t, &ld);
     float *res = emu_buf(e, backward ? e->dbuf : e->buf, g->out_buffer, t);
+    const IrNode *on = &e->c->nodes[g->operand];
+    if (!backward && g->program == SCHED_STEP && on->op == IR_STATE && t > 0 && e->state3[on->index]) {
+        char what[160];
+        snprintf(what, sizeof what, "%s: G%d's split twin of %s", e->c->name, j, e->c->states[on->index].name);
+        check_split_twin(e->state3[on->index] + t % 2 * 3 * e->N * ld, op, ld, ld, e->N, what, t);
+    }
+    if (backward && g->program == SCHED_STEP && W == M && e->dbuf3[g->out_buffer] && !e->twins_only) { /* rt_backward's dout3 */
+        char what[160];
+        snprintf(what, sizeof what, "%s: G%d's split twin of B%d's adjoint", e->c->name, j, g->out_buffer);
+        check_split_twin(e->dbuf3[g->out_buffer], res, W, W, e->N, what, t);
+    }
     if (backward && !op) return; /* dx not wanted */
     /* as the runtime's beta = 1: into the hoisted partner's step columns, where res lies */
     int sum = !backward && e->summed && cg_value_summed(e->L, g->out_buffer) >= 0;
@@ -3367,19 +3394,6 @@ static double emu_err_whole(const float *got, const double *want, int64_t n, int
         worst = fmax(worst, d);
     }
     return worst / (big + 1e-6);
-}
-
-/* Whether twin holds cols columns of len values of src (leading dimension ld) split as a right operand's
- * (rnn_x3_put's hi, lo, hi; 3 len floats a column), bit for bit; names the first element that does not. */
-static void check_split_twin(const float *twin, const float *src, int64_t ld, int64_t len, int64_t cols, const char *what,
-                             int64_t t) {
-    for (int64_t col = 0; col < cols; col++)
-        for (int64_t i = 0; i < len; i++) {
-            const float v = src[col * ld + i], hi = rnn_tf32(v), lo = rnn_tf32(v - hi), *d = twin + 3 * len * col + i;
-            ck_assert_msg(memcmp(&d[0], &hi, 4) == 0 && memcmp(&d[len], &lo, 4) == 0 && memcmp(&d[2 * len], &hi, 4) == 0,
-                          "%s at step %lld, column %lld, element %lld: (%g, %g, %g) for %g", what, (long long)t, (long long)col,
-                          (long long)i, d[0], d[len], d[2 * len], v);
-        }
 }
 
 /* One layer forward and backward through the generated kernels on the CPU, compared with
@@ -3474,14 +3488,19 @@ static void cpu_check(const IrCell *c, const PlanLayout *L, CpuUnit *u, uint64_t
         int64_t n = (T + 1) * N * tu_state_len(&tp, k);
         e.state16[k] = tu_alloc((size_t)n, sizeof(unsigned short));
         memset(e.state16[k], 0xff, (size_t)n * sizeof(unsigned short));
-        e.state3[k] = tu_alloc((size_t)(3 * N * tu_state_len(&tp, k)), sizeof(float)); /* NaN until written */
-        for (int64_t i = 0; i < 3 * N * tu_state_len(&tp, k); i++) e.state3[k][i] = NAN;
+        e.state3[k] = tu_alloc((size_t)(6 * N * tu_state_len(&tp, k)), sizeof(float)); /* NaN until written */
+        for (int64_t i = 0; i < 6 * N * tu_state_len(&tp, k); i++) e.state3[k][i] = NAN;
     }
-    for (int b = 0; b < p->nbuffers; b++) /* as the runtime: step buffers' (one step's columns), NaN until written */
-        if (cg_adjoint_twinned(p, b) && p->buffers[b].program == SCHED_STEP) {
+    /* as the runtime (rt_regions' steps_adjoint): an adjoint a step GEMM's Wᵀ product multiplies, a step buffer's or a
+     * hoisted one's that keeps a step buffer's (dshared); one step's columns, NaN until written */
+    for (int b = 0; b < p->nbuffers; b++) {
+        int steps = p->buffers[b].program == SCHED_STEP;
+        for (int s = b + 1; e.dshared && s < p->nbuffers; s++) steps |= p->buffers[s].program == SCHED_STEP && cg_adjoint_shared(L, s) == b;
+        if (cg_adjoint_twinned(p, b) && steps) {
             e.dbuf3[b] = tu_alloc((size_t)(3 * N * L->buffer_width[b]), sizeof(float));
             for (int64_t i = 0; i < 3 * N * L->buffer_width[b]; i++) e.dbuf3[b][i] = NAN;
         }
+    }
     for (int b = 0; b < p->nbuffers; b++)
         if (cg_adjoint_twinned(p, b)) {
             e.dbuf16[b] = tu_alloc((size_t)(T * N * L->buffer_width[b] + 1), sizeof(unsigned short));
@@ -3505,7 +3524,7 @@ static void cpu_check(const IrCell *c, const PlanLayout *L, CpuUnit *u, uint64_t
         for (int k = 0; k < c->nstates; k++)
             if (e.state3[k]) {
                 const int64_t S = tu_state_len(&tp, k);
-                check_split_twin(e.state3[k], e.state[k] + (t + 1) * N * S, S, S, N, c->states[k].name, t);
+                check_split_twin(e.state3[k] + (t + 1) % 2 * 3 * N * S, e.state[k] + (t + 1) * N * S, S, S, N, c->states[k].name, t);
             }
     }
     e.cur = 0;
@@ -3517,12 +3536,23 @@ static void cpu_check(const IrCell *c, const PlanLayout *L, CpuUnit *u, uint64_t
         /* as the runtime, no zeroing: dstate_prev was zeroed by step t+1's kernels (or starts zero) */
         emu_program(&e, SCHED_STEP, t, 1);
         e.cur = 1 - e.cur;
-        for (int b = 0; b < p->nbuffers; b++)
-            if (e.dbuf3[b] && !(e.dshared && cg_adjoint_shared(L, b) >= 0) && !e.twins_only) {
-                char what[32];
-                snprintf(what, sizeof what, "B%d's adjoint", b);
-                check_split_twin(e.dbuf3[b], emu_buf(&e, e.dbuf, b, t), L->buffer_width[b], L->buffer_width[b], N, what, t);
+        for (int b = 0; b < p->nbuffers; b++) {
+            if (!e.dbuf3[b] || (e.dshared && cg_adjoint_shared(L, b) >= 0) || e.twins_only) continue;
+            char what[32];
+            snprintf(what, sizeof what, "B%d's adjoint", b);
+            const int64_t W = L->buffer_width[b];
+            if (p->buffers[b].program == SCHED_STEP) {
+                check_split_twin(e.dbuf3[b], emu_buf(&e, e.dbuf, b, t), W, W, N, what, t);
+                continue;
             }
+            for (int64_t n = 0; n < N; n++) { /* a hoisted one's: each sequence's column of the position read */
+                const int64_t len = e.lengths ? e.lengths[n] : T, pos = e.reverse ? len - 1 - t : t;
+                if (t < len) check_split_twin(e.dbuf3[b] + 3 * W * n, e.dbuf[b] + (pos * N + n) * W, W, W, 1, what, t);
+                for (int64_t i = 0; t >= len && i < 3 * W; i++) /* not begun: zero */
+                    ck_assert_msg(e.dbuf3[b][3 * W * n + i] == 0, "%s at step %lld, column %lld: %g before it begins", what,
+                                  (long long)t, (long long)n, e.dbuf3[b][3 * W * n + i]);
+            }
+        }
     }
     emu_program(&e, SCHED_HOIST, 0, 1);
     for (int j = 0; j < p->ngemms; j++) emu_gemm_weights(&e, j);
@@ -3629,6 +3659,16 @@ static const char summed_cell[] =
     "    m' = sigmoid(a)\n"
     "}\n";
 
+/* A cell whose multiplied state c is written in its step's first group, before that step's GEMM
+ * reads c: its tf32x3 split twin must not be overwritten before the GEMM has read it (two slots). */
+static const char early_cell[] =
+    "cell early(x[I]) -> h {\n"
+    "    state h[H], c[H]\n"
+    "    param W[H, I], V[H, I], U[H, H]\n"
+    "    c' = tanh(V @ x) + 0.5 * c\n"
+    "    h' = tanh(W @ x + U @ c)\n"
+    "}\n";
+
 /* Runs a cell's unit (dimensions bound 5, 7, 3, 5, ... or 4, 3, 6, ...) in five configurations. */
 static void cpu_check_cell(Src *s, const IrCell *c, int dimset) {
     static const int64_t sets[2][3] = {{5, 7, 3}, {4, 3, 6}};
@@ -3702,8 +3742,9 @@ START_TEST(kernels_on_cpu_match_executor) {
     }
     tu_free_list(paths, n);
     static const char *const extra[][2] = {
-        {"edge.cell", edge_cell}, {"hostile.cell", hostile_cell}, {"leafy.cell", leafy_cell}, {"summed.cell", summed_cell}};
-    for (int i = 0; i < 4; i++) {
+        {"edge.cell", edge_cell}, {"hostile.cell", hostile_cell}, {"leafy.cell", leafy_cell}, {"summed.cell", summed_cell},
+        {"early.cell", early_cell}};
+    for (int i = 0; i < 5; i++) {
         Src s;
         src_open(&s, extra[i][0], extra[i][1]);
         cpu_check_cell(&s, s.module->cells[0], 0);

@@ -739,6 +739,20 @@ START_TEST(split_products_in_chunks_on_the_host) {
 }
 END_TEST
 
+/* verify() of a cell given as text (written to a file of that name in a temporary folder) in each of n configs. */
+static void verify_text(const char *name, const char *src, const Config *cfs, size_t n) {
+    char dir[] = "/tmp/rnncc-cell-XXXXXX", path[96];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(src, f);
+    fclose(f);
+    for (size_t k = 0; k < n; k++) verify(path, &cfs[k]);
+    unlink(path);
+    rmdir(dir);
+}
+
 /* A parameter multiplied in a stack and alone ([A; B] @ x hoisted, B @ h per step) in tf32x3: its splits
  * for the backward (along the stack's rows, and along B's) must not share floats, least of all in a
  * wavefront, whose hoisted chunks run between the steps of later chunks. */
@@ -748,22 +762,35 @@ START_TEST(split_weights_stacked_and_alone) {
                               "    param A[H, H], B[H, H]\n"
                               "    h' = tanh(A @ x + B @ x + B @ h)\n"
                               "}\n";
-    char dir[] = "/tmp/rnncc-x3-XXXXXX", path[64];
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    snprintf(path, sizeof path, "%s/stacked_alone.cell", dir);
-    FILE *f = fopen(path, "w");
-    ck_assert_ptr_nonnull(f);
-    fputs(src, f);
-    fclose(f);
     static const Config cfs[] = {
         {2, 0, 1, 1, 9, 4, 24, 24, RNNCC_TF32X3, 1, 0, CUBLAS, 0}, /* a wavefront in training */
         {1, 0, 1, 1, 7, 5, 24, 24, RNNCC_TF32X3, 1, 0, CUBLAS, 0},
         {1, 1, 1, 1, 6, 5, 24, 24, RNNCC_TF32X3, 1, 0, CUBLAS, 0}, /* x[H]: bidirectional layers cannot stack */
         {2, 0, 1, 1, 9, 4, 24, 24, RNNCC_TF32X3, 1, 0, PERSIST, 0},
     };
-    for (size_t k = 0; k < sizeof cfs / sizeof *cfs; k++) verify(path, &cfs[k]);
-    unlink(path);
-    rmdir(dir);
+    verify_text("stacked_alone.cell", src, cfs, sizeof cfs / sizeof *cfs);
+}
+END_TEST
+
+/* A multiplied state written in its step's first group, before that step's GEMM reads it, in tf32x3:
+ * the kernel writes the next value's split twin while the GEMM is still to take the last one's
+ * (two slots by turns, rt_state_slot3); with and without lengths, bidirectional, a wavefront, and
+ * inference (whose layers share slots). */
+START_TEST(split_state_written_before_its_gemm) {
+    static const char src[] = "cell early(x[I]) -> h {\n"
+                              "    state h[H], c[H]\n"
+                              "    param W[H, I], V[H, I], U[H, H]\n"
+                              "    c' = tanh(V @ x) + 0.5 * c\n"
+                              "    h' = tanh(W @ x + U @ c)\n"
+                              "}\n";
+    static const Config cfs[] = {
+        {1, 0, 0, 0, 6, 3, 16, 24, RNNCC_TF32X3, 1, 0, CUBLAS, 0},
+        {1, 0, 1, 1, 7, 5, 16, 24, RNNCC_TF32X3, 1, 0, CUBLAS, 0},
+        {2, 1, 1, 1, 6, 5, 37, 37, RNNCC_TF32X3, 1, 0, CUBLAS, 0},
+        {3, 0, 1, 1, 9, 4, 32, 64, RNNCC_TF32X3, 1, 0, CUBLAS, 0}, /* a wavefront in training */
+        {3, 0, 1, 0, 9, 4, 32, 64, RNNCC_TF32X3, 0, 0, CUBLAS, 0}, /* and in inference, without graphs */
+    };
+    verify_text("early.cell", src, cfs, sizeof cfs / sizeof *cfs);
 }
 END_TEST
 
@@ -810,18 +837,7 @@ START_TEST(flags_hand_off_any_state) {
         {1, 0, 1, 1, 9, 5, 16, 40, RNNCC_FP16, 1, 0, PERSIST, 1, .flags = 1},
         {1, 0, 1, 0, 7, 3, 16, 40, RNNCC_BF16, 1, 0, PERSIST, 0, .flags = 1, .ws_offset = 4},
     };
-    char dir[] = "/tmp/rnncc_flags_XXXXXX", path[64];
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    for (size_t i = 0; i < sizeof cells / sizeof *cells; i++) {
-        snprintf(path, sizeof path, "%s/c%zu.cell", dir, i);
-        FILE *f = fopen(path, "w");
-        ck_assert_ptr_nonnull(f);
-        fputs(cells[i], f);
-        fclose(f);
-        for (size_t k = 0; k < sizeof cfs / sizeof *cfs; k++) verify(path, &cfs[k]);
-        remove(path);
-    }
-    rmdir(dir);
+    for (size_t i = 0; i < sizeof cells / sizeof *cells; i++) verify_text(i ? "second.cell" : "two.cell", cells[i], cfs, sizeof cfs / sizeof *cfs);
     static const Config lstm_at_8 = {1, 0, 1, 1, 7, 4, 16, 40, RNNCC_FP32, 1, 0, PERSIST, 0, .flags = 1, .ws_offset = 8};
     verify("cells/lstm.cell", &lstm_at_8);
 }
@@ -2034,6 +2050,7 @@ int main(void) {
         tcase_set_timeout(x3, 300);
         tcase_add_loop_test(x3, split_tf32_matches_the_reference, 0, (int)(sizeof x3_configs / sizeof *x3_configs));
         tcase_add_test(x3, split_weights_stacked_and_alone);
+        tcase_add_test(x3, split_state_written_before_its_gemm);
         suite_add_tcase(s, x3);
         TCase *half = tcase_create("half"); /* CK_RUN_CASE=half: the 16-bit GEMM inputs' other tests */
         tcase_set_timeout(half, 300);

@@ -57,9 +57,10 @@ typedef struct RnnArgs {
     unsigned short *state16[RNN_MAX_STATES];
     unsigned short *dbuf16[RNN_MAX_BUFFERS];
     /* split twins (RNNCC_TF32X3; runtime/rt_x3.c), per-step kernels only: where a kernel writes a multiplied
-     * state's next value or a step buffer's adjoint that it alone stores, it also writes the value split for
-     * the GEMM that next multiplies it (its right operand: per column of len values, 3 len floats, hi, lo, hi;
-     * prelude's rnn_x3_twin), one step's columns: state3[k] for state_next[k], dbuf3[b] for dbuf[b]. NULL: none. */
+     * state's next value or an adjoint a step GEMM multiplies (a step buffer's, or a hoisted one's that keeps
+     * it) that it alone stores, it also writes the value split for the GEMM that next multiplies it (its right
+     * operand: per column of len values, 3 len floats, hi, lo, hi; prelude's rnn_x3_twin), one step's
+     * columns: state3[k] for state_next[k], dbuf3[b] for dbuf[b] (a sequence's column). NULL: none. */
     float *state3[RNN_MAX_STATES];
     float *dbuf3[RNN_MAX_BUFFERS];
     const unsigned short *params16;      /* params rounded to 16 bits, at the same index (persistent kernels
@@ -235,10 +236,11 @@ RNN_DEV void rnn_x3_put(float *d, long long part, float v, int pattern) {
     d[2 * part] = pattern ? hi : lo;
 }
 
-/* Element i of a column-major operand with columns len long, as a right operand's split twin: column
- * i / len at d + 3 len (i / len), its parts len apart. */
-RNN_DEV void rnn_x3_twin(float *d, long long i, long long len, float v) {
-    rnn_x3_put(d + 3 * len * (i / len) + i % len, len, v, 1);
+/* Element i of a column-major operand with columns len long, as a right operand's split twin of one
+ * step's n columns: column (i / len) % n (a sequence's, in a step's or in all steps' columns) at
+ * d + 3 len ((i / len) % n), its parts len apart. */
+RNN_DEV void rnn_x3_twin(float *d, long long i, long long len, long long n, float v) {
+    rnn_x3_put(d + 3 * len * ((i / len) % n) + i % len, len, v, 1);
 }
 
 // ---- bound dimensions
@@ -445,19 +447,22 @@ extern "C" __global__ void __launch_bounds__(256) rnncc_gru_bs1(const RnnArgs a)
         a.dstate_prev[0][n * RNN_DIM_H + j] = o1_h + d1_h;  // state h
         if (!a.twins_only) a.dbuf[0][col * 48 + j] = d12;  // W_r @ x: G0 block 0, hoisted
         if (a.dbuf16[0]) rnn_put16(a.dbuf16[0] + (&a.dbuf[0][col * 48 + j] - a.dbuf[0]), d12, a.bf16);  // its 16-bit twin
+        if (a.dbuf3[0]) rnn_x3_twin(a.dbuf3[0], &a.dbuf[0][col * 48 + j] - a.dbuf[0], 48, a.N, d12);  // its tf32x3 split twin
         if (!a.twins_only) a.dbuf[1][n * 48 + j] = d13;  // U_r @ h: G1 block 0
         if (a.dbuf16[1]) rnn_put16(a.dbuf16[1] + (&a.dbuf[1][n * 48 + j] - a.dbuf[1]), d13, a.bf16);  // its 16-bit twin
-        if (a.dbuf3[1]) rnn_x3_twin(a.dbuf3[1], &a.dbuf[1][n * 48 + j] - a.dbuf[1], 48, d13);  // its tf32x3 split twin
+        if (a.dbuf3[1]) rnn_x3_twin(a.dbuf3[1], &a.dbuf[1][n * 48 + j] - a.dbuf[1], 48, a.N, d13);  // its tf32x3 split twin
         if (!a.twins_only) a.dbuf[0][col * 48 + 16 + j] = d17;  // W_z @ x: G0 block 1, hoisted
         if (a.dbuf16[0]) rnn_put16(a.dbuf16[0] + (&a.dbuf[0][col * 48 + 16 + j] - a.dbuf[0]), d17, a.bf16);  // its 16-bit twin
+        if (a.dbuf3[0]) rnn_x3_twin(a.dbuf3[0], &a.dbuf[0][col * 48 + 16 + j] - a.dbuf[0], 48, a.N, d17);  // its tf32x3 split twin
         if (!a.twins_only) a.dbuf[1][n * 48 + 16 + j] = d18;  // U_z @ h: G1 block 1
         if (a.dbuf16[1]) rnn_put16(a.dbuf16[1] + (&a.dbuf[1][n * 48 + 16 + j] - a.dbuf[1]), d18, a.bf16);  // its 16-bit twin
-        if (a.dbuf3[1]) rnn_x3_twin(a.dbuf3[1], &a.dbuf[1][n * 48 + 16 + j] - a.dbuf[1], 48, d18);  // its tf32x3 split twin
+        if (a.dbuf3[1]) rnn_x3_twin(a.dbuf3[1], &a.dbuf[1][n * 48 + 16 + j] - a.dbuf[1], 48, a.N, d18);  // its tf32x3 split twin
         if (!a.twins_only) a.dbuf[0][col * 48 + 32 + j] = d22;  // W_n @ x: G0 block 2, hoisted
         if (a.dbuf16[0]) rnn_put16(a.dbuf16[0] + (&a.dbuf[0][col * 48 + 32 + j] - a.dbuf[0]), d22, a.bf16);  // its 16-bit twin
+        if (a.dbuf3[0]) rnn_x3_twin(a.dbuf3[0], &a.dbuf[0][col * 48 + 32 + j] - a.dbuf[0], 48, a.N, d22);  // its tf32x3 split twin
         if (!a.twins_only) a.dbuf[1][n * 48 + 32 + j] = d24;  // U_n @ h: G1 block 2
         if (a.dbuf16[1]) rnn_put16(a.dbuf16[1] + (&a.dbuf[1][n * 48 + 32 + j] - a.dbuf[1]), d24, a.bf16);  // its 16-bit twin
-        if (a.dbuf3[1]) rnn_x3_twin(a.dbuf3[1], &a.dbuf[1][n * 48 + 32 + j] - a.dbuf[1], 48, d24);  // its tf32x3 split twin
+        if (a.dbuf3[1]) rnn_x3_twin(a.dbuf3[1], &a.dbuf[1][n * 48 + 32 + j] - a.dbuf[1], 48, a.N, d24);  // its tf32x3 split twin
         a.dstate_next[0][n * RNN_DIM_H + j] = 0.0f;  // read: zero for step t-1
     }
 }

@@ -57,9 +57,10 @@ typedef struct RnnArgs {
     unsigned short *state16[RNN_MAX_STATES];
     unsigned short *dbuf16[RNN_MAX_BUFFERS];
     /* split twins (RNNCC_TF32X3; runtime/rt_x3.c), per-step kernels only: where a kernel writes a multiplied
-     * state's next value or a step buffer's adjoint that it alone stores, it also writes the value split for
-     * the GEMM that next multiplies it (its right operand: per column of len values, 3 len floats, hi, lo, hi;
-     * prelude's rnn_x3_twin), one step's columns: state3[k] for state_next[k], dbuf3[b] for dbuf[b]. NULL: none. */
+     * state's next value or an adjoint a step GEMM multiplies (a step buffer's, or a hoisted one's that keeps
+     * it) that it alone stores, it also writes the value split for the GEMM that next multiplies it (its right
+     * operand: per column of len values, 3 len floats, hi, lo, hi; prelude's rnn_x3_twin), one step's
+     * columns: state3[k] for state_next[k], dbuf3[b] for dbuf[b] (a sequence's column). NULL: none. */
     float *state3[RNN_MAX_STATES];
     float *dbuf3[RNN_MAX_BUFFERS];
     const unsigned short *params16;      /* params rounded to 16 bits, at the same index (persistent kernels
@@ -235,10 +236,11 @@ RNN_DEV void rnn_x3_put(float *d, long long part, float v, int pattern) {
     d[2 * part] = pattern ? hi : lo;
 }
 
-/* Element i of a column-major operand with columns len long, as a right operand's split twin: column
- * i / len at d + 3 len (i / len), its parts len apart. */
-RNN_DEV void rnn_x3_twin(float *d, long long i, long long len, float v) {
-    rnn_x3_put(d + 3 * len * (i / len) + i % len, len, v, 1);
+/* Element i of a column-major operand with columns len long, as a right operand's split twin of one
+ * step's n columns: column (i / len) % n (a sequence's, in a step's or in all steps' columns) at
+ * d + 3 len ((i / len) % n), its parts len apart. */
+RNN_DEV void rnn_x3_twin(float *d, long long i, long long len, long long n, float v) {
+    rnn_x3_put(d + 3 * len * ((i / len) % n) + i % len, len, v, 1);
 }
 
 // ---- bound dimensions
@@ -471,24 +473,28 @@ extern "C" __global__ void __launch_bounds__(256) rnncc_lstm_bs1(const RnnArgs a
         a.dstate_prev[1][n * RNN_DIM_H + j] = o2_c + d2_c;  // state c
         if (!a.twins_only) a.dbuf[0][col * 64 + j] = d15;  // W_i @ x: G0 block 0, hoisted
         if (a.dbuf16[0]) rnn_put16(a.dbuf16[0] + (&a.dbuf[0][col * 64 + j] - a.dbuf[0]), d15, a.bf16);  // its 16-bit twin
+        if (a.dbuf3[0]) rnn_x3_twin(a.dbuf3[0], &a.dbuf[0][col * 64 + j] - a.dbuf[0], 64, a.N, d15);  // its tf32x3 split twin
         if (!a.dshared && !a.twins_only) a.dbuf[1][n * 64 + j] = d16;  // U_i @ h: G1 block 0 (B0's holds it where a.dshared)
         if (!a.dshared && a.dbuf16[1]) rnn_put16(a.dbuf16[1] + (&a.dbuf[1][n * 64 + j] - a.dbuf[1]), d16, a.bf16);  // its 16-bit twin
-        if (!a.dshared && a.dbuf3[1]) rnn_x3_twin(a.dbuf3[1], &a.dbuf[1][n * 64 + j] - a.dbuf[1], 64, d16);  // its tf32x3 split twin
+        if (!a.dshared && a.dbuf3[1]) rnn_x3_twin(a.dbuf3[1], &a.dbuf[1][n * 64 + j] - a.dbuf[1], 64, a.N, d16);  // its tf32x3 split twin
         if (!a.twins_only) a.dbuf[0][col * 64 + 16 + j] = d20;  // W_f @ x: G0 block 1, hoisted
         if (a.dbuf16[0]) rnn_put16(a.dbuf16[0] + (&a.dbuf[0][col * 64 + 16 + j] - a.dbuf[0]), d20, a.bf16);  // its 16-bit twin
+        if (a.dbuf3[0]) rnn_x3_twin(a.dbuf3[0], &a.dbuf[0][col * 64 + 16 + j] - a.dbuf[0], 64, a.N, d20);  // its tf32x3 split twin
         if (!a.dshared && !a.twins_only) a.dbuf[1][n * 64 + 16 + j] = d21;  // U_f @ h: G1 block 1 (B0's holds it where a.dshared)
         if (!a.dshared && a.dbuf16[1]) rnn_put16(a.dbuf16[1] + (&a.dbuf[1][n * 64 + 16 + j] - a.dbuf[1]), d21, a.bf16);  // its 16-bit twin
-        if (!a.dshared && a.dbuf3[1]) rnn_x3_twin(a.dbuf3[1], &a.dbuf[1][n * 64 + 16 + j] - a.dbuf[1], 64, d21);  // its tf32x3 split twin
+        if (!a.dshared && a.dbuf3[1]) rnn_x3_twin(a.dbuf3[1], &a.dbuf[1][n * 64 + 16 + j] - a.dbuf[1], 64, a.N, d21);  // its tf32x3 split twin
         if (!a.twins_only) a.dbuf[0][col * 64 + 32 + j] = d25;  // W_g @ x: G0 block 2, hoisted
         if (a.dbuf16[0]) rnn_put16(a.dbuf16[0] + (&a.dbuf[0][col * 64 + 32 + j] - a.dbuf[0]), d25, a.bf16);  // its 16-bit twin
+        if (a.dbuf3[0]) rnn_x3_twin(a.dbuf3[0], &a.dbuf[0][col * 64 + 32 + j] - a.dbuf[0], 64, a.N, d25);  // its tf32x3 split twin
         if (!a.dshared && !a.twins_only) a.dbuf[1][n * 64 + 32 + j] = d26;  // U_g @ h: G1 block 2 (B0's holds it where a.dshared)
         if (!a.dshared && a.dbuf16[1]) rnn_put16(a.dbuf16[1] + (&a.dbuf[1][n * 64 + 32 + j] - a.dbuf[1]), d26, a.bf16);  // its 16-bit twin
-        if (!a.dshared && a.dbuf3[1]) rnn_x3_twin(a.dbuf3[1], &a.dbuf[1][n * 64 + 32 + j] - a.dbuf[1], 64, d26);  // its tf32x3 split twin
+        if (!a.dshared && a.dbuf3[1]) rnn_x3_twin(a.dbuf3[1], &a.dbuf[1][n * 64 + 32 + j] - a.dbuf[1], 64, a.N, d26);  // its tf32x3 split twin
         if (!a.twins_only) a.dbuf[0][col * 64 + 48 + j] = d30;  // W_o @ x: G0 block 3, hoisted
         if (a.dbuf16[0]) rnn_put16(a.dbuf16[0] + (&a.dbuf[0][col * 64 + 48 + j] - a.dbuf[0]), d30, a.bf16);  // its 16-bit twin
+        if (a.dbuf3[0]) rnn_x3_twin(a.dbuf3[0], &a.dbuf[0][col * 64 + 48 + j] - a.dbuf[0], 64, a.N, d30);  // its tf32x3 split twin
         if (!a.dshared && !a.twins_only) a.dbuf[1][n * 64 + 48 + j] = d31;  // U_o @ h: G1 block 3 (B0's holds it where a.dshared)
         if (!a.dshared && a.dbuf16[1]) rnn_put16(a.dbuf16[1] + (&a.dbuf[1][n * 64 + 48 + j] - a.dbuf[1]), d31, a.bf16);  // its 16-bit twin
-        if (!a.dshared && a.dbuf3[1]) rnn_x3_twin(a.dbuf3[1], &a.dbuf[1][n * 64 + 48 + j] - a.dbuf[1], 64, d31);  // its tf32x3 split twin
+        if (!a.dshared && a.dbuf3[1]) rnn_x3_twin(a.dbuf3[1], &a.dbuf[1][n * 64 + 48 + j] - a.dbuf[1], 64, a.N, d31);  // its tf32x3 split twin
         a.dstate_next[0][n * RNN_DIM_H + j] = 0.0f;  // read: zero for step t-1
         a.dstate_next[1][n * RNN_DIM_H + j] = 0.0f;  // read: zero for step t-1
     }

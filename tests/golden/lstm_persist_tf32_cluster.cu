@@ -49,9 +49,10 @@ typedef struct RnnArgs {
     unsigned short *state16[RNN_MAX_STATES];
     unsigned short *dbuf16[RNN_MAX_BUFFERS];
     /* split twins (RNNCC_TF32X3; runtime/rt_x3.c), per-step kernels only: where a kernel writes a multiplied
-     * state's next value or a step buffer's adjoint that it alone stores, it also writes the value split for
-     * the GEMM that next multiplies it (its right operand: per column of len values, 3 len floats, hi, lo, hi;
-     * prelude's rnn_x3_twin), one step's columns: state3[k] for state_next[k], dbuf3[b] for dbuf[b]. NULL: none. */
+     * state's next value or an adjoint a step GEMM multiplies (a step buffer's, or a hoisted one's that keeps
+     * it) that it alone stores, it also writes the value split for the GEMM that next multiplies it (its right
+     * operand: per column of len values, 3 len floats, hi, lo, hi; prelude's rnn_x3_twin), one step's
+     * columns: state3[k] for state_next[k], dbuf3[b] for dbuf[b] (a sequence's column). NULL: none. */
     float *state3[RNN_MAX_STATES];
     float *dbuf3[RNN_MAX_BUFFERS];
     const unsigned short *params16;      /* params rounded to 16 bits, at the same index (persistent kernels
@@ -227,10 +228,11 @@ RNN_DEV void rnn_x3_put(float *d, long long part, float v, int pattern) {
     d[2 * part] = pattern ? hi : lo;
 }
 
-/* Element i of a column-major operand with columns len long, as a right operand's split twin: column
- * i / len at d + 3 len (i / len), its parts len apart. */
-RNN_DEV void rnn_x3_twin(float *d, long long i, long long len, float v) {
-    rnn_x3_put(d + 3 * len * (i / len) + i % len, len, v, 1);
+/* Element i of a column-major operand with columns len long, as a right operand's split twin of one
+ * step's n columns: column (i / len) % n (a sequence's, in a step's or in all steps' columns) at
+ * d + 3 len ((i / len) % n), its parts len apart. */
+RNN_DEV void rnn_x3_twin(float *d, long long i, long long len, long long n, float v) {
+    rnn_x3_put(d + 3 * len * ((i / len) % n) + i % len, len, v, 1);
 }
 
 // ---- bound dimensions
