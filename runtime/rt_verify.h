@@ -20,7 +20,7 @@ typedef struct RtVerify {
     int ws_offset;      /* bytes past cudaMalloc's pointer where the workspace starts (tests of alignment) */
     int rs_offset;      /* and where the reserve starts */
     int nan_workspace;  /* 1: NaN in every float of the workspace too before each checked pass (a pass reading
-                           what it has not written shows; the tf32x3 tables: a device run of every table next) */
+                           what it has not written shows; every table of tests/check_runtime.c) */
     /* results: max |gpu - ref| / max |ref| per tensor (NaN counts as infinite) */
     double out_err[8], state_err[8], worst;
     double dx_err, dh0_err, dw_err, grad_worst; /* backward: worst over states / parameters */
