@@ -82,7 +82,9 @@ static int parse(int argc, char **argv, RunOpts *o) {
                    "state's size; inputs in +-1), checks it against the double-precision CPU reference, and prints\n"
                    "the error (max |gpu - ref| / max |ref| per tensor) and the median time of R runs.\n"
                    "With --train it runs the training forward, backward data and backward weights, times the three\n"
-                   "together, and checks dx, dh0 and every weight gradient against the reference's.\n"
+                   "together, and checks dx, dh0 and every weight gradient against the reference's. Before each\n"
+                   "checked pass the workspace (and in training the reserve) is filled with NaN, so a pass that\n"
+                   "reads what it has not written fails the check.\n"
                    "--precision fp32 (default), tf32, fp16, bf16 or tf32x3 (fp16 and bf16: every cuBLAS GEMM's\n"
                    "inputs rounded to 16 bits, as cuDNN's TENSOR_OP_MATH_ALLOW_CONVERSION; persistent kernels hold\n"
                    "16-bit weights and round the states they multiply; tf32x3: every cuBLAS GEMM's inputs split\n"
@@ -137,7 +139,7 @@ int cli_run(int argc, char **argv) {
         return CLI_INPUT_ERROR;
     }
     RtVerify v = {.T = o.T, .N = o.N, .varlen = o.varlen, .random_h0 = 1, .repeat = o.repeat, .seed = o.seed,
-                  .backward = o.train, .time_only = !o.check};
+                  .backward = o.train, .time_only = !o.check, .nan_workspace = 1};
     s = rt_verify(m, &v);
     if (s != RNNCC_OK) {
         fprintf(stderr, "rnncc run: error: %s: %s\n", rnncc_status_string(s), rnncc_model_error(m));
