@@ -3189,6 +3189,11 @@ typedef struct Emu {
 } Emu;
 
 static int64_t emu_len(const Emu *e, IrRef r) { return ir_node_len(e->c, r, e->L->dimval); }
+
+/* State k's split twin at step t (its slot t % 2, as rt_state_slot3), or NULL. */
+static float *emu_state3(const Emu *e, int k, int64_t t) {
+    return e->state3[k] ? e->state3[k] + t % 2 * 3 * e->N * emu_len(e, e->c->states[k].node) : NULL;
+}
 static int64_t emu_cols(const Emu *e, SchedProgram prog) { return prog == SCHED_HOIST ? e->T * e->N : e->N; }
 
 /* Buffer b (or its adjoint) as kernels of step t see it: step buffers are kept per step. */
@@ -3215,7 +3220,7 @@ static RnnArgs emu_args(const Emu *e, int64_t t) {
         a.state_prev[k] = e->state[k] + t * e->N * S;
         a.state_next[k] = e->state[k] + (t + 1) * e->N * S;
         if (e->state16[k]) a.state16[k] = e->state16[k] + (t + 1) * e->N * S;
-        a.state3[k] = e->state3[k] ? e->state3[k] + (t + 1) % 2 * 3 * e->N * S : NULL;
+        a.state3[k] = emu_state3(e, k, t + 1);
         a.dstate_prev[k] = e->dstate[k][e->cur];
         a.dstate_next[k] = e->dstate[k][1 - e->cur];
     }
@@ -3299,7 +3304,7 @@ static void emu_gemm(Emu *e, int j, int64_t t, int backward) {
     if (!backward && g->program == SCHED_STEP && on->op == IR_STATE && t > 0 && e->state3[on->index]) {
         char what[160];
         snprintf(what, sizeof what, "%s: G%d's split twin of %s", e->c->name, j, e->c->states[on->index].name);
-        check_split_twin(e->state3[on->index] + t % 2 * 3 * e->N * ld, op, ld, ld, e->N, what, t);
+        check_split_twin(emu_state3(e, on->index, t), op, ld, ld, e->N, what, t);
     }
     if (backward && g->program == SCHED_STEP && W == M && e->dbuf3[g->out_buffer] && !e->twins_only) { /* rt_backward's dout3 */
         char what[160];
@@ -3524,7 +3529,7 @@ static void cpu_check(const IrCell *c, const PlanLayout *L, CpuUnit *u, uint64_t
         for (int k = 0; k < c->nstates; k++)
             if (e.state3[k]) {
                 const int64_t S = tu_state_len(&tp, k);
-                check_split_twin(e.state3[k] + (t + 1) % 2 * 3 * N * S, e.state[k] + (t + 1) * N * S, S, S, N, c->states[k].name, t);
+                check_split_twin(emu_state3(&e, k, t + 1), e.state[k] + (t + 1) * N * S, S, S, N, c->states[k].name, t);
             }
     }
     e.cur = 0;
