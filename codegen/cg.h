@@ -151,6 +151,10 @@ int cg_adjoint_shared(const PlanLayout *layout, int b);
  * of the step (cuBLAS beta = 1) and sets RnnArgs.summed, and the kernels read b's results as 0: one
  * stored sum instead of two terms (the LSTM's: 4 of 8 floats a unit a step read, and kept). */
 int cg_value_summed(const PlanLayout *layout, int b);
+/* Does buffer b's adjoint get a tf32x3 split twin (RnnArgs.dbuf3, one step's columns)? Where it is twinned
+ * and a step GEMM's Wᵀ product multiplies it: a step buffer's, or, where adjoints are shared (`shared`:
+ * RnnArgs.dshared), a hoisted one's that keeps a step buffer's (cg_adjoint_shared). */
+int cg_adjoint_split_twinned(const PlanLayout *layout, int b, int shared);
 /* The backward kernel's work items: N*J for either kind; -1 on overflow or bad arguments. */
 int64_t cg_backward_group_items(const PlanLayout *layout, int group, int64_t T, int64_t N);
 

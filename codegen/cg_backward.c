@@ -128,6 +128,15 @@ int cg_value_summed(const PlanLayout *L, int b) {
     return a >= 0 && L->plan->buffers[a].program == SCHED_HOIST && L->plan->buffers[b].program == SCHED_STEP ? a : -1;
 }
 
+int cg_adjoint_split_twinned(const PlanLayout *L, int b, int shared) {
+    const Plan *p = L->plan;
+    if (!cg_adjoint_twinned(p, b)) return 0;
+    if (p->buffers[b].program == SCHED_STEP) return 1;
+    for (int s = b + 1; shared && s < p->nbuffers; s++)
+        if (p->buffers[s].program == SCHED_STEP && cg_adjoint_shared(L, s) == b) return 1;
+    return 0;
+}
+
 /* Declares the accumulator of a value read here: `float d<id> = 0.0f;  // d(what)`. */
 static void declare_sent(Gen *g, IrRef r, const char *note) {
     char name[NAME_SIZE];

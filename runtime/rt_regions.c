@@ -43,15 +43,6 @@ void rt_regions_free(RtRegions *r) {
     memset(r, 0, sizeof *r);
 }
 
-/* Whether buffer b's adjoint in unit u is what a step GEMM's Wᵀ product multiplies: a step buffer's, or
- * a hoisted one's that holds a step buffer's too (rt_adjoint_shared: the LSTM's W_* @ x, U_* @ h's). */
-static int steps_adjoint(const rnncc_model *m, int u, int b) {
-    if (m->plan->buffers[b].program == SCHED_STEP) return 1;
-    for (int s = b + 1; s < m->plan->nbuffers; s++)
-        if (m->plan->buffers[s].program == SCHED_STEP && rt_adjoint_shared(m, u, s) == b) return 1;
-    return 0;
-}
-
 rnncc_status rt_regions(rnncc_model *m, int64_t T, int64_t N, int training, RtRegions *r) {
     const Plan *p = m->plan;
     const IrCell *c = m->cell;
@@ -144,7 +135,7 @@ rnncc_status rt_regions(rnncc_model *m, int64_t T, int64_t N, int training, RtRe
                     r->dbuf3[u * p->nbuffers + b] = r->dbuf3[u * p->nbuffers + a];
                     continue;
                 }
-                if (rt_x3(m) && cg_adjoint_twinned(p, b) && steps_adjoint(m, u, b)) /* one step's columns */
+                if (rt_x3(m) && cg_adjoint_split_twinned(L, b, rt_shares_adjoints(&m->units[u]))) /* one step's columns */
                     r->dbuf3[u * p->nbuffers + b] = take(&ws, mul3(3 * N, L->buffer_width[b], 1, &ok));
                 *d16 = twinned ? take16(&rs, n) : RT_NO_TWIN;
                 *d = twinned && twins_only ? *d16 : take(&rs, n);

@@ -3496,16 +3496,12 @@ static void cpu_check(const IrCell *c, const PlanLayout *L, CpuUnit *u, uint64_t
         e.state3[k] = tu_alloc((size_t)(6 * N * tu_state_len(&tp, k)), sizeof(float)); /* NaN until written */
         for (int64_t i = 0; i < 6 * N * tu_state_len(&tp, k); i++) e.state3[k][i] = NAN;
     }
-    /* as the runtime (rt_regions' steps_adjoint): an adjoint a step GEMM's Wᵀ product multiplies, a step buffer's or a
-     * hoisted one's that keeps a step buffer's (dshared); one step's columns, NaN until written */
-    for (int b = 0; b < p->nbuffers; b++) {
-        int steps = p->buffers[b].program == SCHED_STEP;
-        for (int s = b + 1; e.dshared && s < p->nbuffers; s++) steps |= p->buffers[s].program == SCHED_STEP && cg_adjoint_shared(L, s) == b;
-        if (cg_adjoint_twinned(p, b) && steps) {
+    /* as the runtime (rt_regions, cg_adjoint_split_twinned): one step's columns, NaN until written */
+    for (int b = 0; b < p->nbuffers; b++)
+        if (cg_adjoint_split_twinned(L, b, e.dshared)) {
             e.dbuf3[b] = tu_alloc((size_t)(3 * N * L->buffer_width[b]), sizeof(float));
             for (int64_t i = 0; i < 3 * N * L->buffer_width[b]; i++) e.dbuf3[b][i] = NAN;
         }
-    }
     for (int b = 0; b < p->nbuffers; b++)
         if (cg_adjoint_twinned(p, b)) {
             e.dbuf16[b] = tu_alloc((size_t)(T * N * L->buffer_width[b] + 1), sizeof(unsigned short));
@@ -3664,16 +3660,6 @@ static const char summed_cell[] =
     "    m' = sigmoid(a)\n"
     "}\n";
 
-/* A cell whose multiplied state c is written in its step's first group, before that step's GEMM
- * reads c: its tf32x3 split twin must not be overwritten before the GEMM has read it (two slots). */
-static const char early_cell[] =
-    "cell early(x[I]) -> h {\n"
-    "    state h[H], c[H]\n"
-    "    param W[H, I], V[H, I], U[H, H]\n"
-    "    c' = tanh(V @ x) + 0.5 * c\n"
-    "    h' = tanh(W @ x + U @ c)\n"
-    "}\n";
-
 /* Runs a cell's unit (dimensions bound 5, 7, 3, 5, ... or 4, 3, 6, ...) in five configurations. */
 static void cpu_check_cell(Src *s, const IrCell *c, int dimset) {
     static const int64_t sets[2][3] = {{5, 7, 3}, {4, 3, 6}};
@@ -3748,7 +3734,7 @@ START_TEST(kernels_on_cpu_match_executor) {
     tu_free_list(paths, n);
     static const char *const extra[][2] = {
         {"edge.cell", edge_cell}, {"hostile.cell", hostile_cell}, {"leafy.cell", leafy_cell}, {"summed.cell", summed_cell},
-        {"early.cell", early_cell}};
+        {"early.cell", tu_early_cell}};
     for (int i = 0; i < 5; i++) {
         Src s;
         src_open(&s, extra[i][0], extra[i][1]);

@@ -777,12 +777,6 @@ END_TEST
  * (two slots by turns, rt_state_slot3); with and without lengths, bidirectional, a wavefront, and
  * inference (whose layers share slots). */
 START_TEST(split_state_written_before_its_gemm) {
-    static const char src[] = "cell early(x[I]) -> h {\n"
-                              "    state h[H], c[H]\n"
-                              "    param W[H, I], V[H, I], U[H, H]\n"
-                              "    c' = tanh(V @ x) + 0.5 * c\n"
-                              "    h' = tanh(W @ x + U @ c)\n"
-                              "}\n";
     static const Config cfs[] = {
         {1, 0, 0, 0, 6, 3, 16, 24, RNNCC_TF32X3, 1, 0, CUBLAS, 0},
         {1, 0, 1, 1, 7, 5, 16, 24, RNNCC_TF32X3, 1, 0, CUBLAS, 0},
@@ -790,7 +784,7 @@ START_TEST(split_state_written_before_its_gemm) {
         {3, 0, 1, 1, 9, 4, 32, 64, RNNCC_TF32X3, 1, 0, CUBLAS, 0}, /* a wavefront in training */
         {3, 0, 1, 0, 9, 4, 32, 64, RNNCC_TF32X3, 0, 0, CUBLAS, 0}, /* and in inference, without graphs */
     };
-    verify_text("early.cell", src, cfs, sizeof cfs / sizeof *cfs);
+    verify_text("early.cell", tu_early_cell, cfs, sizeof cfs / sizeof *cfs);
 }
 END_TEST
 

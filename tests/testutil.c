@@ -327,3 +327,10 @@ int tu_random_cell_wide(uint64_t seed, char *buf, size_t size) {
                      second < 2 ? ", y" : "", has_c ? ", c[H]" : "", has_s ? ", s[P]" : "", params, body);
     return n < 0 || (size_t)n >= size ? -1 : n;
 }
+
+const char tu_early_cell[] = "cell early(x[I]) -> h {\n"
+                             "    state h[H], c[H]\n"
+                             "    param W[H, I], V[H, I], U[H, H]\n"
+                             "    c' = tanh(V @ x) + 0.5 * c\n"
+                             "    h' = tanh(W @ x + U @ c)\n"
+                             "}\n";

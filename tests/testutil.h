@@ -24,6 +24,9 @@ char *tu_read_file(const char *path, size_t *len);
 const IrModule *tu_compile(Arena *arena, const char *filename, const char *src, size_t len);
 /* Compiles a file (its text is kept in the arena). */
 const IrModule *tu_compile_file(Arena *arena, const char *path);
+/* early.cell: a multiplied state written in its step's first group, before that step's GEMM reads its
+ * last value (tf32x3's state twin in two slots, rt_state_slot3); check_codegen and check_runtime run it. */
+extern const char tu_early_cell[];
 /* Lists the .cell files in cells/ sorted by name; returns the count, paths malloc'd in *paths (free with tu_free_list). */
 int tu_list_cells(char ***paths);
 void tu_free_list(char **paths, int n);
