@@ -39,6 +39,45 @@ static void assign_programs(const IrCell *c, const char *hoistable, SchedNode *s
     }
 }
 
+/* The post program (SCHED_POST_PROGRAM): step products no state's next value depends on, and the
+ * element-wise nodes after them with no state operand, that feed outputs only. A node reading a state
+ * stays in the step (a state keeps two slots in inference), and so does a product anything in the step
+ * reads. scratch: 2 * nnodes bytes. */
+static void assign_post(const IrCell *c, SchedNode *sn, char *scratch) {
+    char *feeds_state = scratch, *post = scratch + c->nnodes;
+    memset(scratch, 0, 2 * (size_t)c->nnodes);
+    for (int k = 0; k < c->nstates; k++) feeds_state[c->states[k].next] = 1;
+    for (uint32_t i = c->nnodes; i-- > 0;)
+        for (int a = 0; feeds_state[i] && a < ir_ops[c->nodes[i].op].arity; a++) feeds_state[c->nodes[i].args[a]] = 1;
+    for (uint32_t i = 0; i < c->nnodes; i++) {
+        const IrNode *n = &c->nodes[i];
+        if (sn[i].program != SCHED_STEP || feeds_state[i]) continue;
+        if (n->op == IR_MATVEC) { post[i] = c->nodes[n->args[1]].op != IR_STATE; continue; }
+        int any = 0, state = 0;
+        for (int a = 0; a < ir_ops[n->op].arity; a++) {
+            any |= post[n->args[a]];
+            state |= c->nodes[n->args[a]].op == IR_STATE;
+        }
+        post[i] = any && !state;
+    }
+    for (int changed = 1; changed;) { /* to a fixed point: nothing in the step reads the post program */
+        changed = 0;
+        for (uint32_t i = 0; i < c->nnodes; i++) {
+            const IrNode *n = &c->nodes[i];
+            if (sn[i].program == SCHED_NONE) continue;
+            int any = 0;
+            for (int a = 0; a < ir_ops[n->op].arity; a++) {
+                IrRef r = n->args[a];
+                if (post[r] && !post[i]) post[r] = 0, changed = 1;
+                any |= post[r];
+            }
+            if (post[i] && n->op != IR_MATVEC && !any) post[i] = 0, changed = 1;
+        }
+    }
+    for (uint32_t i = 0; i < c->nnodes; i++)
+        if (post[i]) sn[i].program = SCHED_POST;
+}
+
 /* Stage: the group after which a node's value exists. A product's stage is its operand's
  * plus one (its GEMM runs after the operand's group); leaves and values of the other
  * program are available from the start. */
@@ -78,11 +117,13 @@ static void place_groups(const IrCell *c, SchedNode *sn, const int *stage) {
     }
 }
 
-/* The step group that writes a state's next value or an output: the group computing it, the
- * group right after its GEMM, or the last group for leaves and hoisted values. */
-static int write_group(const Plan *p, IrRef r) {
+/* The group that writes a state's next value or an output, and its program (*prog): the post
+ * group computing a post value or right after its GEMM; else the step group computing it, the step
+ * group right after its GEMM, or the step's last group for leaves and hoisted values. */
+static int write_group(const Plan *p, IrRef r, SchedProgram *prog) {
     const SchedNode *sn = &p->node[r];
-    if (sn->program != SCHED_STEP) return p->phases[SCHED_STEP];
+    *prog = sn->program == SCHED_POST ? SCHED_POST : SCHED_STEP;
+    if (sn->program != SCHED_STEP && sn->program != SCHED_POST) return p->phases[SCHED_STEP];
     return p->cell->nodes[r].op == IR_MATVEC ? sn->group + 1 : sn->group;
 }
 
@@ -136,7 +177,7 @@ static int build_gemms(PlanBuilder *pb) {
     p->param_gemm = arena_array(pb->arena, c->nparams + 1u, sizeof *p->param_gemm);
     if (!p->param_gemm) return 0;
     for (int k = 0; k < c->nparams; k++) p->param_gemm[k] = -1;
-    for (int prog = SCHED_HOIST; prog <= SCHED_STEP; prog++)
+    for (int prog = SCHED_HOIST; prog < SCHED_PROGRAMS; prog++)
         for (int phase = 0; phase < p->phases[prog]; phase++) {
             int first = p->ngemms;
             /* products by parameter declaration order, so stacks follow the source's order */
@@ -180,14 +221,24 @@ static int build_buffers(PlanBuilder *pb) {
     int cap = 0;
     for (int j = 0; j < p->ngemms; j++) {
         SchedGemm *g = &p->gemms[j];
-        g->out_buffer = add_buffer(pb, (SchedBuffer){BUF_GEMM_OUT, g->program, g->products[0], j}, &cap);
+        g->out_buffer = add_buffer(pb, (SchedBuffer){BUF_GEMM_OUT, g->program, g->products[0], j, 0}, &cap);
         if (g->out_buffer < 0) return 0;
     }
     for (uint32_t i = 0; i < c->nnodes; i++) {
         p->node[i].buffer = -1;
         if (!p->node[i].stored) continue;
-        p->node[i].buffer = add_buffer(pb, (SchedBuffer){BUF_VALUE, p->node[i].program, i, -1}, &cap);
+        p->node[i].buffer = add_buffer(pb, (SchedBuffer){BUF_VALUE, p->node[i].program, i, -1, 0}, &cap);
         if (p->node[i].buffer < 0) return 0;
+    }
+    /* step buffers the post program reads keep every step */
+    for (uint32_t i = 0; i < c->nnodes; i++) {
+        const IrNode *n = &c->nodes[i];
+        if (p->node[i].program != SCHED_POST) continue;
+        for (int a = n->op == IR_MATVEC; a < ir_ops[n->op].arity; a++) {
+            const SchedNode *s = &p->node[n->args[a]];
+            int b = c->nodes[n->args[a]].op == IR_MATVEC ? p->gemms[s->gemm].out_buffer : s->buffer;
+            if (s->program == SCHED_STEP && b >= 0) p->buffers[b].all_steps = 1;
+        }
     }
     return 1;
 }
@@ -195,17 +246,19 @@ static int build_buffers(PlanBuilder *pb) {
 static int build_groups(PlanBuilder *pb) {
     const IrCell *c = pb->cell;
     Plan *p = pb->plan;
-    int max = p->phases[0] + p->phases[1] + 2;
+    int max = p->phases[0] + p->phases[1] + p->phases[2] + SCHED_PROGRAMS;
     p->groups = arena_array(pb->arena, (size_t)max, sizeof *p->groups);
     if (!p->groups) return 0;
     int nres = c->nstates + c->noutputs;
-    for (int prog = SCHED_HOIST; prog <= SCHED_STEP; prog++)
+    for (int prog = SCHED_HOIST; prog < SCHED_PROGRAMS; prog++)
         for (int k = 0; k <= p->phases[prog]; k++) {
             int count = 0, nwrites = 0;
+            SchedProgram wp;
             for (uint32_t i = 0; i < c->nnodes; i++)
                 count += ir_op_is_elementwise(c->nodes[i].op) && (int)p->node[i].program == prog && p->node[i].group == k;
-            for (int w = 0; w < nres && prog == SCHED_STEP; w++)
-                nwrites += write_group(p, w < c->nstates ? c->states[w].next : c->outputs[w - c->nstates].node) == k;
+            for (int w = 0; w < nres && prog != SCHED_HOIST; w++)
+                nwrites += write_group(p, w < c->nstates ? c->states[w].next : c->outputs[w - c->nstates].node, &wp) == k &&
+                           (int)wp == prog;
             if (!count && !nwrites) continue;
             SchedGroup *g = &p->groups[p->ngroups++];
             *g = (SchedGroup){.program = (SchedProgram)prog, .index = k,
@@ -215,10 +268,10 @@ static int build_groups(PlanBuilder *pb) {
             for (uint32_t i = 0; i < c->nnodes; i++)
                 if (ir_op_is_elementwise(c->nodes[i].op) && (int)p->node[i].program == prog && p->node[i].group == k)
                     g->nodes[g->nnodes++] = i;
-            for (int w = 0; w < nres && prog == SCHED_STEP; w++) {
+            for (int w = 0; w < nres && prog != SCHED_HOIST; w++) {
                 int is_state = w < c->nstates;
                 IrRef r = is_state ? c->states[w].next : c->outputs[w - c->nstates].node;
-                if (write_group(p, r) == k)
+                if (write_group(p, r, &wp) == k && (int)wp == prog)
                     g->writes[g->nwrites++] = (SchedWrite){is_state ? WRITE_STATE : WRITE_OUTPUT,
                                                            is_state ? w : w - c->nstates, r};
             }
@@ -242,9 +295,11 @@ static int build_pack(PlanBuilder *pb) {
     return 1;
 }
 
-Plan *sched_plan(Arena *arena, const IrCell *c, Diags *diags) {
+Plan *sched_plan(Arena *arena, const IrCell *c, Diags *diags) { return sched_plan_opts(arena, c, diags, 0); }
+
+Plan *sched_plan_opts(Arena *arena, const IrCell *c, Diags *diags, unsigned flags) {
     Plan *p = arena_alloc(arena, sizeof *p);
-    char *hoistable = arena_alloc(arena, c->nnodes + 1);
+    char *hoistable = arena_alloc(arena, 2 * (size_t)c->nnodes + 1);
     int *stage = arena_array(arena, c->nnodes + 1, sizeof *stage);
     if (!p || !hoistable || !stage) goto nomem;
     p->cell = c;
@@ -262,6 +317,7 @@ Plan *sched_plan(Arena *arena, const IrCell *c, Diags *diags) {
         }
     }
     assign_programs(c, hoistable, p->node);
+    if (flags & SCHED_POST_PROGRAM) assign_post(c, p->node, hoistable); /* hoistable's use is over */
     compute_stages(c, p->node, stage);
     for (uint32_t i = 0; i < c->nnodes; i++)
         if (c->nodes[i].op == IR_MATVEC) {

@@ -8,12 +8,20 @@
  * N sequences. Each program is a chain of phases:
  *     group 0, GEMMs of phase 0, group 1, GEMMs of phase 1, ..., group K
  * where group k is one fused element-wise kernel (possibly empty) and the GEMMs of phase k
- * read operands that group k (or a leaf) produced. */
+ * read operands that group k (or a leaf) produced. Planned with SCHED_POST_PROGRAM, a third
+ * program, the post program, runs once after the step loop over every step's columns (step t's
+ * sequence n at column t*N+n): the step products no state depends on (a readout, y = V @ h'),
+ * and the element-wise nodes after them that feed outputs only; the step values it reads are kept
+ * for every step (SchedBuffer.all_steps). */
 #ifndef RNNCC_SCHED_H
 #define RNNCC_SCHED_H
 #include "ir.h"
 
-typedef enum { SCHED_NONE = -1, SCHED_HOIST = 0, SCHED_STEP = 1 } SchedProgram;
+typedef enum { SCHED_NONE = -1, SCHED_HOIST = 0, SCHED_STEP = 1, SCHED_POST = 2 } SchedProgram;
+enum { SCHED_PROGRAMS = 3 };
+
+/* A program's letter in kernel and group names: H hoisted, K step, P post. */
+static inline char sched_program_letter(SchedProgram prog) { return prog == SCHED_HOIST ? 'H' : prog == SCHED_POST ? 'P' : 'K'; }
 
 /* Per IR node: where and when it is computed. */
 typedef struct SchedNode {
@@ -38,7 +46,8 @@ typedef struct SchedGemm {
 } SchedGemm;
 
 /* A step result a group writes: a state's next value or an output, for every sequence
- * still running (finished sequences keep their state and get zeros in the output). */
+ * still running (finished sequences keep their state and get zeros in the output). Step groups
+ * write states and outputs; post groups write the outputs they compute. */
 typedef enum { WRITE_STATE, WRITE_OUTPUT } SchedWriteKind;
 typedef struct SchedWrite {
     SchedWriteKind kind;
@@ -63,12 +72,14 @@ typedef enum {
 } SchedBufferKind;
 
 /* A device buffer the plan needs besides inputs, outputs, states and parameters.
- * Hoisted buffers hold T*N columns, step buffers N (reused every step). */
+ * Hoisted and post buffers hold T*N columns, step buffers N (reused every step), or T*N where
+ * all_steps. */
 typedef struct SchedBuffer {
     SchedBufferKind kind;
     SchedProgram program;
     IrRef node;         /* BUF_VALUE: the node; BUF_GEMM_OUT: the GEMM's first product */
     int gemm;           /* BUF_GEMM_OUT: the GEMM; else -1 */
+    int all_steps;      /* a step buffer the post program reads: every step's N columns kept */
 } SchedBuffer;
 
 /* A contiguous item of the packed parameter buffer: a stack or a lone parameter. */
@@ -80,13 +91,13 @@ typedef struct SchedPackItem {
 typedef struct Plan {
     const IrCell *cell;
     SchedNode *node;            /* [cell->nnodes] */
-    SchedGemm *gemms;           /* hoisted GEMMs first (by phase), then step GEMMs (by phase) */
+    SchedGemm *gemms;           /* hoisted GEMMs first (by phase), then step GEMMs, then post GEMMs */
     int ngemms;
     SchedGroup *groups;         /* non-empty groups, hoisted first, each program in order */
     int ngroups;
     SchedBuffer *buffers;
     int nbuffers;
-    int phases[2];              /* GEMM phases of the hoisted and the step program */
+    int phases[SCHED_PROGRAMS]; /* GEMM phases of the hoisted, the step and the post program */
     SchedPackItem *pack;        /* packed layout, in order */
     int npack;
     int *param_gemm;            /* per parameter: the stacked GEMM holding it, or -1 */
@@ -111,6 +122,10 @@ IrRef *sched_sum_roots(Arena *arena, const IrCell *c);
 
 /* Builds the plan of a checked cell; NULL (with an error in diags) if it cannot be scheduled. */
 Plan *sched_plan(Arena *arena, const IrCell *cell, Diags *diags);
+/* sched_plan with options: SCHED_POST_PROGRAM moves output-only products into the post program.
+ * The CPU executor runs such plans; codegen and the runtime do not yet (sched_plan passes 0). */
+enum { SCHED_POST_PROGRAM = 1 };
+Plan *sched_plan_opts(Arena *arena, const IrCell *cell, Diags *diags, unsigned flags);
 
 /* The plan with dimensions bound: sizes and offsets in elements. */
 typedef struct PlanLayout {

@@ -46,14 +46,14 @@ static void put_gemm(const Plan *p, const PlanLayout *L, int j, StrBuf *out) {
     put_value(c, g->operand, out);
     sb_puts(out, " : [");
     put_rows(c, g, out);
-    sb_printf(out, ", %s] x [%s, %s]", ir_dim_text(c, k, t, sizeof t), t, g->program == SCHED_HOIST ? "T*N" : "N");
+    sb_printf(out, ", %s] x [%s, %s]", ir_dim_text(c, k, t, sizeof t), t, g->program == SCHED_STEP ? "N" : "T*N");
     if (L) sb_printf(out, " (%lld rows, %lld columns)", (long long)L->gemm_rows[j], (long long)L->gemm_cols[j]);
     sb_printf(out, "%s -> B%d\n", g->stacked ? "" : " (weights in place, not stacked)", g->out_buffer);
 }
 
 static void put_group(const Plan *p, const SchedGroup *g, StrBuf *out) {
     const IrCell *c = p->cell;
-    sb_printf(out, "    kernel %s%d: %d op%s", g->program == SCHED_HOIST ? "H" : "K", g->index, g->nnodes,
+    sb_printf(out, "    kernel %c%d: %d op%s", sched_program_letter(g->program), g->index, g->nnodes,
               g->nnodes == 1 ? "" : "s");
     for (int i = 0; i < g->nnodes; i++) {
         const IrNode *n = &c->nodes[g->nodes[i]];
@@ -126,21 +126,29 @@ void sched_dump(const Plan *p, const PlanLayout *L, StrBuf *out) {
     int step_kernels = 0, step_gemms = 0;
     for (int i = 0; i < p->ngroups; i++) step_kernels += p->groups[i].program == SCHED_STEP;
     for (int j = 0; j < p->ngemms; j++) step_gemms += p->gemms[j].program == SCHED_STEP;
-    sb_printf(out, "cell %s: %d recurrent GEMM%s and %d fused kernel%s per step, %d GEMM phase%s\n", c->name,
+    int post = 0; /* printed only where there is one, so that the other plans read as before */
+    for (int i = 0; i < p->ngroups; i++) post += p->groups[i].program == SCHED_POST;
+    for (int j = 0; j < p->ngemms; j++) post += p->gemms[j].program == SCHED_POST;
+    sb_printf(out, "cell %s: %d recurrent GEMM%s and %d fused kernel%s per step, %d GEMM phase%s", c->name,
               step_gemms, step_gemms == 1 ? "" : "s", step_kernels, step_kernels == 1 ? "" : "s",
               p->phases[SCHED_STEP], p->phases[SCHED_STEP] == 1 ? "" : "s");
-    sb_puts(out, "  hoisted (once per layer, over all T*N columns):\n");
+    if (post) sb_printf(out, "; %d GEMM phase%s after the loop", p->phases[SCHED_POST], p->phases[SCHED_POST] == 1 ? "" : "s");
+    sb_puts(out, "\n  hoisted (once per layer, over all T*N columns):\n");
     put_program(p, L, SCHED_HOIST, out);
     sb_puts(out, "  step (T times, over N columns):\n");
     put_program(p, L, SCHED_STEP, out);
+    if (post) {
+        sb_puts(out, "  post (once per layer after the step loop, over all T*N step columns):\n");
+        put_program(p, L, SCHED_POST, out);
+    }
     sb_puts(out, "  buffers:\n");
     for (int b = 0; b < p->nbuffers; b++) {
         const SchedBuffer *buf = &p->buffers[b];
-        sb_printf(out, "    B%d: %s %s", b, buf->program == SCHED_HOIST ? "[T*N," : "[N,",
+        sb_printf(out, "    B%d: %s %s", b, buf->program == SCHED_STEP && !buf->all_steps ? "[N," : "[T*N,",
                   buf->kind == BUF_GEMM_OUT ? "result of" : "value");
         if (buf->kind == BUF_GEMM_OUT) sb_printf(out, " G%d", buf->gemm);
         else { sb_putc(out, ' '); put_value(c, buf->node, out); }
-        sb_puts(out, "]");
+        sb_puts(out, buf->all_steps ? "] (every step: the post program reads it)" : "]");
         if (L) sb_printf(out, " width %lld", (long long)L->buffer_width[b]);
         sb_putc(out, '\n');
     }
@@ -171,7 +179,7 @@ void sched_dump_dot(const Plan *p, StrBuf *out) {
     for (int j = 0; j < p->ngemms; j++) {
         const SchedGemm *g = &p->gemms[j];
         sb_printf(out, "  G%d [style=filled, fillcolor=lightblue, label=\"%s GEMM G%d\\n[", j,
-                  g->program == SCHED_HOIST ? "hoisted" : "step", j);
+                  g->program == SCHED_HOIST ? "hoisted" : g->program == SCHED_POST ? "post" : "step", j);
         for (int b = 0; b < g->nproducts; b++) sb_printf(out, "%s%s", b ? "; " : "", param_name(c, g->products[b]));
         sb_puts(out, "] @ ");
         put_value(c, g->operand, out);
@@ -179,8 +187,8 @@ void sched_dump_dot(const Plan *p, StrBuf *out) {
     }
     for (int i = 0; i < p->ngroups; i++) {
         const SchedGroup *g = &p->groups[i];
-        sb_printf(out, "  %s%d [style=filled, fillcolor=lightyellow, label=\"fused %s%d\\n", g->program == SCHED_HOIST ? "H" : "K",
-                  g->index, g->program == SCHED_HOIST ? "H" : "K", g->index);
+        char l = sched_program_letter(g->program);
+        sb_printf(out, "  %c%d [style=filled, fillcolor=lightyellow, label=\"fused %c%d\\n", l, g->index, l, g->index);
         for (int n = 0; n < g->nnodes; n++) {
             const IrNode *node = &c->nodes[g->nodes[n]];
             if (node->name) sb_printf(out, "%s ", node->name);
@@ -191,7 +199,7 @@ void sched_dump_dot(const Plan *p, StrBuf *out) {
     for (int j = 0; j < p->ngemms; j++) {
         const SchedGemm *g = &p->gemms[j];
         const SchedNode *op = &p->node[g->operand];
-        if (op->program != SCHED_NONE) sb_printf(out, "  %s%d -> G%d;\n", op->program == SCHED_HOIST ? "H" : "K", op->group, j);
+        if (op->program != SCHED_NONE) sb_printf(out, "  %c%d -> G%d;\n", sched_program_letter(op->program), op->group, j);
         for (int i = 0; i < p->ngroups; i++) {
             const SchedGroup *gr = &p->groups[i];
             int reads = 0;
@@ -200,7 +208,7 @@ void sched_dump_dot(const Plan *p, StrBuf *out) {
                 for (int a = 0; a < ir_ops[node->op].arity; a++) reads |= p->node[node->args[a]].gemm == j;
             }
             for (int w = 0; w < gr->nwrites; w++) reads |= p->node[gr->writes[w].node].gemm == j;
-            if (reads) sb_printf(out, "  G%d -> %s%d;\n", j, gr->program == SCHED_HOIST ? "H" : "K", gr->index);
+            if (reads) sb_printf(out, "  G%d -> %c%d;\n", j, sched_program_letter(gr->program), gr->index);
         }
     }
     sb_puts(out, "}\n");

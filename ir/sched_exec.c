@@ -16,7 +16,7 @@ typedef struct Exec {
     const RefProblem *p;
     int reverse;
     double *packed;
-    double **buf;          /* per plan buffer: hoisted [T*N][W]; step [T][N][W] (every step kept) */
+    double **buf;          /* per plan buffer: hoisted [T*N][W]; step and post [T][N][W] (every step kept) */
     double **state;        /* per state: [T+1][N][S], slot t read by step t */
     double *const *y;
     double **reg;          /* per node: the current column's group values */
@@ -40,7 +40,8 @@ void sched_pack_params(const PlanLayout *L, const double *const *params, double 
 
 static int64_t seq_len(const Exec *e, int64_t n) { return e->p->lengths ? e->p->lengths[n] : e->p->T; }
 
-/* Column of a value of program prog for sequence n at position pos and step t. */
+/* Column of a value of program prog for sequence n at position pos and step t (step and post
+ * values: the step's columns, t*N+n). */
 static int64_t column(const Exec *e, SchedProgram prog, int64_t pos, int64_t t, int64_t n) {
     return (prog == SCHED_HOIST ? pos : t) * e->p->N + n;
 }
@@ -98,13 +99,9 @@ static void compute_column(Exec *e, const SchedGroup *g, int64_t pos, int64_t t,
     }
 }
 
-static void run_group(Exec *e, const SchedGroup *g, int64_t t) {
+/* Group g (a step or a post group) over step t's columns. */
+static void run_step_columns(Exec *e, const SchedGroup *g, int64_t t) {
     const RefProblem *p = e->p;
-    if (g->program == SCHED_HOIST) {
-        for (int64_t pos = 0; pos < p->T; pos++)
-            for (int64_t n = 0; n < p->N; n++) compute_column(e, g, pos, 0, n, 1);
-        return;
-    }
     for (int64_t n = 0; n < p->N; n++) {
         int64_t len = seq_len(e, n);
         int active = t < len;
@@ -133,6 +130,20 @@ static void run_group(Exec *e, const SchedGroup *g, int64_t t) {
     }
 }
 
+static void run_group(Exec *e, const SchedGroup *g, int64_t t) {
+    const RefProblem *p = e->p;
+    if (g->program == SCHED_HOIST) {
+        for (int64_t pos = 0; pos < p->T; pos++)
+            for (int64_t n = 0; n < p->N; n++) compute_column(e, g, pos, 0, n, 1);
+        return;
+    }
+    if (g->program == SCHED_POST) { /* after the loop, every step's columns as the step did them */
+        for (int64_t tt = 0; tt < p->T; tt++) run_step_columns(e, g, tt);
+        return;
+    }
+    run_step_columns(e, g, t);
+}
+
 /* The GEMM's operand for column (pos, t, n): a pointer to its K values. */
 static const double *operand(const Exec *e, IrRef r, int64_t pos, int64_t t, int64_t n) {
     const IrNode *node = &e->cell->nodes[r];
@@ -141,8 +152,16 @@ static const double *operand(const Exec *e, IrRef r, int64_t pos, int64_t t, int
     return home(e, e->buf, r, pos, t, n);
 }
 
-/* Columns of a GEMM of program prog at step t: (pos, n) pairs; hoisted GEMMs cover all T*N. */
-static int64_t gemm_cols(const Exec *e, SchedProgram prog) { return prog == SCHED_HOIST ? e->p->T * e->p->N : e->p->N; }
+/* Columns of a GEMM of program prog at step t: (pos, n) pairs; hoisted and post GEMMs cover all T*N. */
+static int64_t gemm_cols(const Exec *e, SchedProgram prog) { return prog == SCHED_STEP ? e->p->N : e->p->T * e->p->N; }
+
+/* GEMM column col of program prog at step t as (pos, t, n): a hoisted GEMM's are positions', a post
+ * GEMM's steps' (its operands are step or post values), a step GEMM's step t's. */
+static void gemm_col(const Exec *e, SchedProgram prog, int64_t col, int64_t t, int64_t *pos, int64_t *tt, int64_t *n) {
+    *pos = prog == SCHED_HOIST ? col / e->p->N : 0;
+    *tt = prog == SCHED_POST ? col / e->p->N : t;
+    *n = col % e->p->N;
+}
 
 /* out[col][r] = sum_k W[r][k] * operand[col][k], W the GEMM's contiguous weight block. */
 static void run_gemm(Exec *e, int j, int64_t t) {
@@ -151,9 +170,10 @@ static void run_gemm(Exec *e, int j, int64_t t) {
     int64_t M = L->gemm_rows[j], K = L->gemm_cols[j], W = L->buffer_width[g->out_buffer];
     const double *w = e->packed + L->param_offset[sched_gemm_param(e->plan, j)];
     for (int64_t col = 0; col < gemm_cols(e, g->program); col++) {
-        int64_t pos = g->program == SCHED_HOIST ? col / e->p->N : 0, n = col % e->p->N;
-        const double *op = operand(e, g->operand, pos, t, n);
-        double *out = e->buf[g->out_buffer] + column(e, g->program, pos, t, n) * W;
+        int64_t pos, tt, n;
+        gemm_col(e, g->program, col, t, &pos, &tt, &n);
+        const double *op = operand(e, g->operand, pos, tt, n);
+        double *out = e->buf[g->out_buffer] + column(e, g->program, pos, tt, n) * W;
         for (int64_t r = 0; r < M; r++) {
             double acc = 0;
             for (int64_t k = 0; k < K; k++) acc += w[r * K + k] * op[k];
@@ -237,6 +257,10 @@ static void backward_group(Exec *e, const SchedGroup *g, int64_t t) {
             for (int64_t pos = 0; pos < len; pos++) backward_column(e, g, pos, 0, n);
             continue;
         }
+        if (g->program == SCHED_POST) { /* every step its sequence ran; an ended one's columns send nothing */
+            for (int64_t tt = 0; tt < len; tt++) backward_column(e, g, e->reverse ? len - 1 - tt : tt, tt, n);
+            continue;
+        }
         if (t < len) {
             backward_column(e, g, e->reverse ? len - 1 - t : t, t, n);
             continue;
@@ -259,12 +283,13 @@ static void backward_gemm_data(Exec *e, int j, int64_t t) {
     int64_t M = L->gemm_rows[j], K = L->gemm_cols[j], W = L->buffer_width[g->out_buffer];
     const double *w = e->packed + L->param_offset[sched_gemm_param(e->plan, j)];
     for (int64_t col = 0; col < gemm_cols(e, g->program); col++) {
-        int64_t pos = g->program == SCHED_HOIST ? col / e->p->N : 0, n = col % e->p->N;
-        const double *dout = e->dbuf[g->out_buffer] + column(e, g->program, pos, t, n) * W;
+        int64_t pos, tt, n;
+        gemm_col(e, g->program, col, t, &pos, &tt, &n);
+        const double *dout = e->dbuf[g->out_buffer] + column(e, g->program, pos, tt, n) * W;
         for (int64_t k = 0; k < K; k++) {
             double acc = 0;
             for (int64_t r = 0; r < M; r++) acc += w[r * K + k] * dout[r];
-            route(e, g->operand, SCHED_NONE, -1, pos, t, n, k, acc);
+            route(e, g->operand, SCHED_NONE, -1, pos, tt, n, k, acc);
         }
     }
 }
@@ -275,12 +300,13 @@ static void backward_gemm_weights(Exec *e, int j, double *dw) {
     const PlanLayout *L = e->L;
     int64_t M = L->gemm_rows[j], K = L->gemm_cols[j], W = L->buffer_width[g->out_buffer];
     double *d = dw + L->param_offset[sched_gemm_param(e->plan, j)];
-    int64_t steps = g->program == SCHED_HOIST ? 1 : e->p->T;
+    int64_t steps = g->program == SCHED_STEP ? e->p->T : 1;
     for (int64_t t = 0; t < steps; t++)
         for (int64_t col = 0; col < gemm_cols(e, g->program); col++) {
-            int64_t pos = g->program == SCHED_HOIST ? col / e->p->N : 0, n = col % e->p->N;
-            const double *dout = e->dbuf[g->out_buffer] + column(e, g->program, pos, t, n) * W;
-            const double *op = operand(e, g->operand, pos, t, n);
+            int64_t pos, tt, n;
+            gemm_col(e, g->program, col, t, &pos, &tt, &n);
+            const double *dout = e->dbuf[g->out_buffer] + column(e, g->program, pos, tt, n) * W;
+            const double *op = operand(e, g->operand, pos, tt, n);
             for (int64_t r = 0; r < M; r++)
                 for (int64_t k = 0; k < K; k++) d[r * K + k] += dout[r] * op[k];
         }
@@ -366,6 +392,7 @@ static void teardown(Exec *e) {
 static void forward(Exec *e) {
     run_program(e, SCHED_HOIST, 0);
     for (int64_t t = 0; t < e->p->T; t++) run_program(e, SCHED_STEP, t);
+    run_program(e, SCHED_POST, 0);
 }
 
 int sched_exec_forward(const PlanLayout *L, const RefProblem *p, int reverse, double *const *y, double *const *hT) {
@@ -391,6 +418,7 @@ int sched_exec_backward(const PlanLayout *L, const RefProblem *p, int reverse, c
     int64_t T = p->T, N = p->N;
     forward(&e);
     e.dy = dy;
+    backward_program(&e, SCHED_POST, 0); /* its adjoints enter the step backward as dy does */
     e.dcur = 0; /* dstate half 1 - dcur is dnext: the adjoint of the last step's result, dhT */
     for (int k = 0; k < c->nstates; k++)
         if (dhT && dhT[k]) memcpy(dnext_at(&e, k, 0), dhT[k], (size_t)(N * e.len[c->states[k].node]) * sizeof(double));

@@ -11,13 +11,16 @@
 #include "../ir/sched_exec.h"
 #include "testutil.h"
 
-static const Plan *plan_of(Arena *a, const IrCell *c) {
+/* c's plan, with sched_plan_opts' flags (SCHED_POST_PROGRAM) */
+static const Plan *plan_opts(Arena *a, const IrCell *c, unsigned flags) {
     Diags d;
     diag_init(&d, a, c->name, NULL, 0);
-    const Plan *p = sched_plan(a, c, &d);
+    const Plan *p = sched_plan_opts(a, c, &d, flags);
     ck_assert_msg(p != NULL, "cell %s did not schedule", c->name);
     return p;
 }
+
+static const Plan *plan_of(Arena *a, const IrCell *c) { return plan_opts(a, c, 0); }
 
 static const IrCell *cell_of_file(Arena *a, const char *path) { return tu_compile_file(a, path)->cells[0]; }
 
@@ -323,9 +326,9 @@ static void check_executor(const IrCell *c, const Plan *plan, Rng *rng, int64_t 
     arena_free(&a);
 }
 
-static void check_all_modes(const IrCell *c, Rng *rng) {
+static void check_all_modes(const IrCell *c, Rng *rng, unsigned flags) {
     Arena a; arena_init(&a);
-    const Plan *plan = plan_of(&a, c);
+    const Plan *plan = plan_opts(&a, c, flags);
     for (int varlen = 0; varlen <= 1; varlen++)
         for (int reverse = 0; reverse <= 1; reverse++) check_executor(c, plan, rng, 5, 3, varlen, reverse);
     check_executor(c, plan, rng, 1, 1, 0, 0); /* T = 1, N = 1 */
@@ -339,7 +342,7 @@ START_TEST(executor_matches_reference_for_every_cell) {
     for (int f = 0; f < n; f++) {
         Arena a; arena_init(&a);
         const IrModule *m = tu_compile_file(&a, paths[f]);
-        for (int i = 0; i < m->ncells; i++) check_all_modes(m->cells[i], &rng);
+        for (int i = 0; i < m->ncells; i++) check_all_modes(m->cells[i], &rng, 0);
         arena_free(&a);
     }
     tu_free_list(paths, n);
@@ -363,7 +366,7 @@ START_TEST(executor_on_edge_cells) {
     for (size_t i = 0; i < sizeof edge_cells / sizeof *edge_cells; i++) {
         Arena a; arena_init(&a);
         const IrCell *c = cell_of_text(&a, edge_cells[i]);
-        check_all_modes(c, &rng);
+        check_all_modes(c, &rng, 0);
         arena_free(&a);
     }
 }
@@ -449,9 +452,9 @@ static void check_backward(const IrCell *c, const Plan *plan, Rng *rng, int64_t 
     arena_free(&a);
 }
 
-static void check_backward_all_modes(const IrCell *c, Rng *rng) {
+static void check_backward_all_modes(const IrCell *c, Rng *rng, unsigned flags) {
     Arena a; arena_init(&a);
-    const Plan *plan = plan_of(&a, c);
+    const Plan *plan = plan_opts(&a, c, flags);
     for (int varlen = 0; varlen <= 1; varlen++)
         for (int reverse = 0; reverse <= 1; reverse++) check_backward(c, plan, rng, 4, 3, varlen, reverse);
     check_backward(c, plan, rng, 1, 1, 0, 0);
@@ -465,13 +468,13 @@ START_TEST(executor_backward_matches_reference) {
     for (int f = 0; f < n; f++) {
         Arena a; arena_init(&a);
         const IrModule *m = tu_compile_file(&a, paths[f]);
-        for (int i = 0; i < m->ncells; i++) check_backward_all_modes(m->cells[i], &rng);
+        for (int i = 0; i < m->ncells; i++) check_backward_all_modes(m->cells[i], &rng, 0);
         arena_free(&a);
     }
     tu_free_list(paths, n);
     for (size_t i = 0; i < sizeof edge_cells / sizeof *edge_cells; i++) {
         Arena a; arena_init(&a);
-        check_backward_all_modes(cell_of_text(&a, edge_cells[i]), &rng);
+        check_backward_all_modes(cell_of_text(&a, edge_cells[i]), &rng, 0);
         arena_free(&a);
     }
 }
@@ -487,10 +490,169 @@ START_TEST(executor_on_wide_random_cells) {
         ck_assert_int_gt(tu_random_cell_wide(seed, src, sizeof src), 0);
         Arena a; arena_init(&a);
         const IrCell *c = cell_of_text(&a, src);
-        check_all_modes(c, &rng);
-        check_backward_all_modes(c, &rng);
+        check_all_modes(c, &rng, 0);
+        check_backward_all_modes(c, &rng, 0);
         arena_free(&a);
     }
+}
+END_TEST
+
+/* ---- the post program (SCHED_POST_PROGRAM) ------------------------------------------------------ */
+
+/* Readouts: a product of the new state alone (ro); two outputs after the loop, one through a folded
+ * bias, one through a chain of two products that also reads a hoisted product and multiplies by a
+ * vector parameter, beside a state output (post); a post sum of a readout and a step product that
+ * reads the state, the latter stacked with the step's own (post2); a weight multiplied in the step and
+ * after it (reuse). */
+static const char *post_cells[] = {
+    "cell ro(x[I]) -> y {\n  state h[H]\n  param W[H, I], U[H, H], V[O, H]\n  h' = tanh(W @ x + U @ h)\n  y = V @ h'\n}\n",
+    "cell post(x[I]) -> y, h, z {\n  state h[H], c[H]\n"
+    "  param W[H, I], U[H, H], V[O, H], b[O], Q[O, H], w[O], R[M, O], X[O, I]\n"
+    "  c' = 0.5 * c + tanh(W @ x)\n  h' = tanh(W @ x + U @ h) * c'\n  y = sigmoid(V @ h' + b)\n"
+    "  z = R @ tanh(Q @ h' * w + X @ x)\n}\n",
+    "cell post2(x[I]) -> h, y {\n  state h[H]\n  param W[H, I], U[H, H], V[O, H], U2[O, H]\n"
+    "  h' = tanh(W @ x + U @ h)\n  y = tanh(V @ h' + U2 @ h)\n}\n",
+    "cell reuse(x[H]) -> h, y {\n  state h[H]\n  param W[H, H], U[H, H]\n  h' = tanh(W @ x + U @ h)\n  y = U @ h'\n}\n",
+};
+
+/* Cells whose output-only products must stay in the step: one reads the state itself (two slots in
+ * inference), one is multiplied by the state, one is read by a state's next value too. */
+static const char *step_readouts[] = {
+    "cell rs(x[I]) -> y {\n  state h[H]\n  param W[H, I], U[H, H], V[O, H]\n  h' = tanh(W @ x + U @ h)\n  y = V @ h\n}\n",
+    "cell rm(x[I]) -> y {\n  state h[H]\n  param W[H, I], U[H, H], V[H, H]\n  h' = tanh(W @ x + U @ h)\n  y = (V @ h') * h\n}\n",
+    "cell rf(x[I]) -> y {\n  state h[H], s[O]\n  param W[H, I], U[H, H], V[O, H]\n  h' = tanh(W @ x + U @ h)\n"
+    "  y = V @ h'\n  s' = y\n}\n",
+};
+
+/* Whether a group of program prog writes output o. */
+static int writes_output(const Plan *p, SchedProgram prog, int o) {
+    for (int i = 0; i < p->ngroups; i++)
+        for (int w = 0; p->groups[i].program == prog && w < p->groups[i].nwrites; w++)
+            if (p->groups[i].writes[w].kind == WRITE_OUTPUT && p->groups[i].writes[w].index == o) return 1;
+    return 0;
+}
+
+static int kept_buffers(const Plan *p) {
+    int n = 0;
+    for (int b = 0; b < p->nbuffers; b++) n += p->buffers[b].all_steps;
+    return n;
+}
+
+START_TEST(post_program_plans) {
+    Arena a; arena_init(&a);
+    const IrCell *ro = cell_of_text(&a, post_cells[0]);
+    const Plan *p = plan_opts(&a, ro, SCHED_POST_PROGRAM);
+    ck_assert_int_eq(count_gemms(p, SCHED_STEP), 1);
+    ck_assert_int_eq(p->phases[SCHED_STEP], 1);
+    ck_assert_int_eq(count_gemms(p, SCHED_POST), 1);
+    ck_assert_int_eq(p->phases[SCHED_POST], 1);
+    ck_assert_int_eq(count_groups(p, SCHED_POST), 1);
+    ck_assert(writes_output(p, SCHED_POST, 0) && !writes_output(p, SCHED_STEP, 0));
+    const SchedGemm *g = &p->gemms[p->ngemms - 1];
+    ck_assert(g->program == SCHED_POST && strcmp(param_of(ro, g->products[0]), "V") == 0);
+    ck_assert_int_eq(p->buffers[g->out_buffer].program, SCHED_POST);
+    const SchedNode *op = &p->node[g->operand]; /* h', stored by the step for every step */
+    ck_assert(op->program == SCHED_STEP && op->stored && p->buffers[op->buffer].all_steps);
+    ck_assert_int_eq(kept_buffers(p), 1);
+    const Plan *old = plan_of(&a, ro); /* without the flag, today's plan: the readout a second step phase */
+    ck_assert_int_eq(count_gemms(old, SCHED_POST) + count_groups(old, SCHED_POST) + kept_buffers(old), 0);
+    ck_assert_int_eq(old->phases[SCHED_STEP], 2);
+
+    const IrCell *post = cell_of_text(&a, post_cells[1]);
+    p = plan_opts(&a, post, SCHED_POST_PROGRAM);
+    ck_assert_int_eq(p->phases[SCHED_STEP], 1);
+    ck_assert_int_eq(p->phases[SCHED_POST], 2); /* [V; Q] @ h', then R @ tanh(...) */
+    ck_assert_int_eq(count_gemms(p, SCHED_POST), 2);
+    ck_assert(writes_output(p, SCHED_POST, 0) && writes_output(p, SCHED_STEP, 1) && writes_output(p, SCHED_POST, 2));
+    ck_assert_int_eq(p->param_gemm[param_index(post, "Q")], p->param_gemm[param_index(post, "V")]); /* stacked */
+    IrRef fold = p->param_fold[param_index(post, "b")];
+    ck_assert(fold != IR_NONE && p->node[fold].program == SCHED_POST); /* b's gradient: V @ h''s adjoint summed */
+
+    const IrCell *post2 = cell_of_text(&a, post_cells[2]);
+    p = plan_opts(&a, post2, SCHED_POST_PROGRAM);
+    ck_assert_int_eq(count_gemms(p, SCHED_STEP), 1); /* [U; U2] @ h */
+    ck_assert_int_eq(p->gemms[p->param_gemm[param_index(post2, "U2")]].program, SCHED_STEP);
+    ck_assert(p->buffers[p->gemms[p->param_gemm[param_index(post2, "U2")]].out_buffer].all_steps);
+    ck_assert_int_eq(kept_buffers(p), 2); /* the step GEMM's result and h' */
+
+    const IrCell *reuse = cell_of_text(&a, post_cells[3]);
+    p = plan_opts(&a, reuse, SCHED_POST_PROGRAM);
+    ck_assert_int_eq(count_gemms(p, SCHED_POST), 1);
+    ck_assert(!p->gemms[p->ngemms - 1].stacked); /* U's weights in place: stacked in the step's GEMM */
+
+    for (size_t i = 0; i < sizeof step_readouts / sizeof *step_readouts; i++) {
+        const Plan *q = plan_opts(&a, cell_of_text(&a, step_readouts[i]), SCHED_POST_PROGRAM);
+        ck_assert_msg(count_gemms(q, SCHED_POST) + count_groups(q, SCHED_POST) + kept_buffers(q) == 0, "%s", step_readouts[i]);
+        ck_assert_int_eq(q->phases[SCHED_POST], 0);
+    }
+    /* the shipped cells have no readout: their plans are the same with the flag */
+    char **paths;
+    int n = tu_list_cells(&paths);
+    for (int f = 0; f < n; f++) {
+        const IrModule *m = tu_compile_file(&a, paths[f]);
+        for (int i = 0; i < m->ncells; i++) {
+            StrBuf with = {0}, without = {0};
+            sched_dump(plan_opts(&a, m->cells[i], SCHED_POST_PROGRAM), NULL, &with);
+            sched_dump(plan_of(&a, m->cells[i]), NULL, &without);
+            ck_assert_str_eq(sb_str(&with), sb_str(&without));
+            sb_free(&with), sb_free(&without);
+        }
+    }
+    tu_free_list(paths, n);
+    arena_free(&a);
+}
+END_TEST
+
+/* The post program's dump: its own section, the kept buffer marked, the header's count. */
+START_TEST(post_program_dump) {
+    Arena a; arena_init(&a);
+    const Plan *p = plan_opts(&a, cell_of_text(&a, post_cells[0]), SCHED_POST_PROGRAM);
+    StrBuf out = {0};
+    sched_dump(p, NULL, &out);
+    const char *t = sb_str(&out);
+    ck_assert_msg(strstr(t, "cell ro: 1 recurrent GEMM and 1 fused kernel per step, 1 GEMM phase; 1 GEMM phase after the loop\n"), "%s", t);
+    ck_assert_msg(strstr(t, "  post (once per layer after the step loop, over all T*N step columns):\n"
+                            "    gemm G2: [V] @ h' : [O, H] x [H, T*N] -> B2\n"
+                            "    kernel P1: 0 ops\n"
+                            "      reads: y (G2 block 0)\n"
+                            "      writes: output y = y\n"), "%s", t);
+    ck_assert_msg(strstr(t, "B3: [T*N, value h'] (every step: the post program reads it)\n"), "%s", t);
+    sb_free(&out);
+    sched_dump_dot(p, &out);
+    ck_assert_msg(strstr(sb_str(&out), "post GEMM G2") && strstr(sb_str(&out), "  G2 -> P1;\n"), "%s", sb_str(&out));
+    sb_free(&out);
+    arena_free(&a);
+}
+END_TEST
+
+/* The executor runs post plans: forward and backward against the reference in every mode, for the
+ * cells above, the edge cells (edge's q = V @ h' leaves the step) and the forty wide random cells (a
+ * quarter of them have a readout). */
+START_TEST(executor_runs_post_programs) {
+    Rng rng = {58};
+    int posts = 0;
+    for (size_t i = 0; i < sizeof post_cells / sizeof *post_cells + sizeof edge_cells / sizeof *edge_cells; i++) {
+        Arena a; arena_init(&a);
+        size_t np = sizeof post_cells / sizeof *post_cells;
+        const IrCell *c = cell_of_text(&a, i < np ? post_cells[i] : edge_cells[i - np]);
+        check_all_modes(c, &rng, SCHED_POST_PROGRAM);
+        check_backward_all_modes(c, &rng, SCHED_POST_PROGRAM);
+        posts += count_gemms(plan_opts(&a, c, SCHED_POST_PROGRAM), SCHED_POST) > 0;
+        arena_free(&a);
+    }
+    ck_assert_int_eq(posts, 5); /* the four above and edge */
+    char src[16384];
+    posts = 0;
+    for (uint64_t seed = 1; seed <= 40; seed++) {
+        ck_assert_int_gt(tu_random_cell_wide(seed, src, sizeof src), 0);
+        Arena a; arena_init(&a);
+        const IrCell *c = cell_of_text(&a, src);
+        check_all_modes(c, &rng, SCHED_POST_PROGRAM);
+        check_backward_all_modes(c, &rng, SCHED_POST_PROGRAM);
+        posts += count_gemms(plan_opts(&a, c, SCHED_POST_PROGRAM), SCHED_POST) > 0;
+        arena_free(&a);
+    }
+    ck_assert_int_ge(posts, 8); /* not vacuous */
 }
 END_TEST
 
@@ -537,6 +699,9 @@ int main(void) {
     tcase_add_test(tc, chained_hoisted_products);
     tcase_add_test(tc, executor_matches_reference_for_every_cell);
     tcase_add_test(tc, executor_on_edge_cells);
+    tcase_add_test(tc, post_program_plans);
+    tcase_add_test(tc, post_program_dump);
+    tcase_add_test(tc, executor_runs_post_programs);
     tcase_add_test(tc, executor_backward_matches_reference);
     tcase_add_test(tc, executor_on_wide_random_cells);
     tcase_add_test(tc, plan_dumps_match_golden);
