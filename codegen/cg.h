@@ -42,6 +42,17 @@
  *     Else pos = reverse ? len-1-t : t, col = pos*N + n, and the group's nodes are computed
  *     reading x and hoisted buffers at column col, step buffers at column n.
  *   - y[o] may be NULL (an output nobody reads): nothing is written to it.
+ *   - The post program (plans with SCHED_POST_PROGRAM, ir/sched.h; the runtime does not run such
+ *     plans yet): post group k is `rnncc_<cell>_p<k>`, backward `rnncc_<cell>_bp<k>`. It runs after
+ *     the step program, over the steps a.t .. a.t_end-1 (the whole loop, or a wavefront's chunk):
+ *     its group k kernel, then its phase-k GEMMs over those steps' columns. Items (a.t_end - a.t)*N*J,
+ *     item i = (t, n, j) with t = a.t + i / J / N, n = i / J % N; tc = t*N + n is its column of step
+ *     buffers (each kept for every step from buf[B], as in training) and post buffers (T*N columns);
+ *     x, y and hoisted buffers at col as in a step. Past a sequence's end: zeros into its outputs at
+ *     row tc and into the values it stores; no state is read or written. Its backward runs first,
+ *     before the step program's (its adjoints enter the step backward as dy does): items N*J, each
+ *     thread walking t = a.t .. min(a.t_end, len)-1 of its sequence as a hoisted kernel walks
+ *     positions, parameter accumulators outside that loop. No split twin (dbuf3) for what it sends.
  *
  * Backward contract (ir/sched_exec.c's backward_group is the executable specification):
  *   - Names: `rnncc_<cell>_bh<k>` / `rnncc_<cell>_bs<k>` (cg_backward_kernel_name), same
@@ -152,7 +163,8 @@ int cg_adjoint_shared(const PlanLayout *layout, int b);
  * stored sum instead of two terms (the LSTM's: 4 of 8 floats a unit a step read, and kept). */
 int cg_value_summed(const PlanLayout *layout, int b);
 /* Does buffer b's adjoint get a tf32x3 split twin (RnnArgs.dbuf3, one step's columns)? Where it is twinned
- * and a step GEMM's Wᵀ product multiplies it: a step buffer's, or, where adjoints are shared (`shared`:
+ * and a step GEMM's Wᵀ product multiplies it: a step buffer's (but not one the post program reads, whose
+ * kernels send every step's adjoint before the loop), or, where adjoints are shared (`shared`:
  * RnnArgs.dshared), a hoisted one's that keeps a step buffer's (cg_adjoint_shared). */
 int cg_adjoint_split_twinned(const PlanLayout *layout, int b, int shared);
 /* The backward kernel's work items: N*J for either kind; -1 on overflow or bad arguments. */

@@ -38,9 +38,9 @@ static void mark_sent(Gen *g, const SchedGroup *grp) {
     }
 }
 
-/* A parameter's accumulator lives outside the hoisted kernel's loop over positions. */
+/* A parameter's accumulator lives outside the hoisted and post kernels' loops over a sequence's columns. */
 static int outside_loop(const Gen *g, const SchedGroup *grp, IrRef r) {
-    return grp->program == SCHED_HOIST && g->c->nodes[r].op == IR_PARAM;
+    return grp->program != SCHED_STEP && g->c->nodes[r].op == IR_PARAM;
 }
 
 int cg_group_reads(const IrCell *c, const SchedGroup *grp, IrRef r) {
@@ -94,9 +94,12 @@ static int reader_group(const Plan *p, IrRef r) {
 }
 
 /* A product of a GEMM into buffer a with r's adjoint (the same sum root, Plan.sum_root), sent by
- * the same group at the same rows of its buffer as r at its own; IR_NONE if none. */
+ * the same group at the same rows of its buffer as r at its own; IR_NONE if none, and none where the
+ * post program is in it (its buffers, or a post group the sender: not yet shared). */
 static IrRef adjoint_partner(const PlanLayout *L, int a, IrRef r) {
     const Plan *p = L->plan;
+    int reader = reader_group(p, r);
+    if (p->buffers[a].program == SCHED_POST || (reader >= 0 && p->groups[reader].program == SCHED_POST)) return IR_NONE;
     for (int j = 0; j < p->ngemms; j++)
         for (int q = 0; p->gemms[j].out_buffer == a && q < p->gemms[j].nproducts; q++) {
             IrRef r2 = p->gemms[j].products[q];
@@ -130,7 +133,7 @@ int cg_value_summed(const PlanLayout *L, int b) {
 
 int cg_adjoint_split_twinned(const PlanLayout *L, int b, int shared) {
     const Plan *p = L->plan;
-    if (!cg_adjoint_twinned(p, b)) return 0;
+    if (!cg_adjoint_twinned(p, b) || p->buffers[b].all_steps) return 0; /* post kernels send it all steps' at once */
     if (p->buffers[b].program == SCHED_STEP) return 1;
     for (int s = b + 1; shared && s < p->nbuffers; s++)
         if (p->buffers[s].program == SCHED_STEP && cg_adjoint_shared(L, s) == b) return 1;
@@ -359,7 +362,7 @@ static void put_destinations(const Gen *g, StrBuf *out) {
     const Plan *p = g->plan;
     char t[80];
     for (int b = 0; b < p->nbuffers; b++) { /* GEMM results and stored values, by buffer */
-        const char *cols = p->buffers[b].program == SCHED_HOIST ? "T*N" : "N";
+        const char *cols = p->buffers[b].program == SCHED_STEP && !g->post ? "N" : "T*N";
         for (uint32_t r = 0; r < c->nnodes; r++) {
             if (!g->sent[r]) continue;
             const IrNode *n = &c->nodes[r];
@@ -396,11 +399,13 @@ static void emit_comment(Gen *g, const SchedGroup *grp, int gi, const char *knam
     const Plan *p = g->plan;
     StrBuf *out = g->out;
     char fwd[NAME_SIZE], t[80];
-    int step = grp->program == SCHED_STEP;
+    int step = grp->program == SCHED_STEP, post = grp->program == SCHED_POST;
     cg_kernel_name(p, gi, fwd, sizeof fwd);
-    cg_emit(out, "// ---- %s: backward of %s group %d (%s)", kname, step ? "step" : "hoisted", grp->index, fwd);
+    cg_emit(out, "// ---- %s: backward of %s group %d (%s)", kname, step ? "step" : post ? "post" : "hoisted", grp->index, fwd);
     StrBuf s = {0};
-    sb_puts(&s, step ? "Each step, t = T-1 down to 0" : "Once per layer, after the step program's backward");
+    sb_puts(&s, step ? "Each step, t = T-1 down to 0"
+                : post ? "Once per layer, before the step program's backward, over the steps a.t .. a.t_end-1"
+                       : "Once per layer, after the step program's backward");
     int ngm = 0;
     for (int j = 0; j < p->ngemms; j++)
         if ((int)p->gemms[j].program == grp->program && p->gemms[j].phase == grp->index - 1)
@@ -408,7 +413,7 @@ static void emit_comment(Gen *g, const SchedGroup *grp, int gi, const char *knam
     sb_printf(&s, "; one thread per (n, j), j < %lld (J = %s)%s", (long long)J, cg_dim_text(c, jdim, t),
               step ? "." : ",");
     cg_emit(out, "// %s", sb_str(&s));
-    if (!step) cg_emit(out, "// walking the positions of sequence n.");
+    if (!step) cg_emit(out, "// walking the %s of sequence n.", post ? "steps" : "positions");
     s.len = 0;
     for (int w = 0; w < grp->nwrites; w++) {
         const SchedWrite *wr = &grp->writes[w];
@@ -446,7 +451,8 @@ static void backward_begin(Gen *g, const SchedGroup *grp) {
     memset(g->loaded, 0, g->c->nnodes);
     for (int i = 0; i < grp->nnodes; i++) g->computed[grp->nodes[i]] = 1;
     mark_sent(g, grp);
-    g->uses_col = grp->program != SCHED_STEP;
+    g->uses_col = grp->program == SCHED_HOIST;
+    g->post = grp->program == SCHED_POST;
 }
 
 int cg_emit_backward_body(Gen *g, int gi, StrBuf *body, int indent) {
@@ -528,11 +534,21 @@ int cg_emit_backward_kernel(Gen *g, int gi) {
         cg_emit_backward_step_item(g, gi, &body);
         g->clear_seeds = 0;
     } else {
+        int post = grp->program == SCHED_POST;
         cg_emit(out, "const int len = a.lengths ? a.lengths[n] : a.T;");
         for (uint32_t r = 0; r < c->nnodes; r++)
-            if (g->sent[r] && outside_loop(g, grp, r)) declare_sent(g, r, ", over every position");
-        cg_open(out, "for (int pos = 0; pos < len; pos++) {  // the positions of sequence n; padding gets nothing");
-        cg_emit(out, "const long long col = (long long)pos * a.N + n;  // the column");
+            if (g->sent[r] && outside_loop(g, grp, r)) declare_sent(g, r, post ? ", over every step" : ", over every position");
+        if (post) {
+            cg_open(out, "for (int t = a.t; t < a.t_end && t < len; t++) {  // the steps sequence n ran; ended ones send nothing");
+            cg_emit(out, "const long long tc = (long long)t * a.N + n;  // its column of step and post buffers");
+            if (g->uses_col) {
+                cg_emit(out, "const int pos = a.reverse ? len - 1 - t : t;  // the position step t read");
+                cg_emit(out, "const long long col = (long long)pos * a.N + n;  // its column of x, y and hoisted buffers");
+            }
+        } else {
+            cg_open(out, "for (int pos = 0; pos < len; pos++) {  // the positions of sequence n; padding gets nothing");
+            cg_emit(out, "const long long col = (long long)pos * a.N + n;  // the column");
+        }
         sb_putn(out, sb_str(&body), body.len);
         cg_close(out, NULL);
         for (uint32_t r = 0; r < c->nnodes; r++)

@@ -216,13 +216,19 @@ void cg_group_lines(const Gen *g, const SchedGroup *grp, int *lo, int *hi) {
 /* ---- reading values ------------------------------------------------------------------ */
 
 /* The column a buffer of the given program is read at: this step's column for hoisted
- * buffers (T*N columns), the sequence for step buffers (N columns). */
+ * buffers (T*N columns), the sequence for step buffers (N columns); in a post kernel, step
+ * and post buffers at the step's column of every step kept (tc = t*N + n). */
 static const char *column(Gen *g, int program) {
     if (program == SCHED_HOIST) {
         g->uses_col = 1;
         return "col";
     }
-    return "n";
+    return g->post ? "tc" : "n";
+}
+
+/* A program's name in comments. */
+static const char *program_name(int program) {
+    return program == SCHED_HOIST ? "hoisted" : program == SCHED_POST ? "post" : "step";
 }
 
 /* The expression reading a value the current group does not compute, and what it is; with
@@ -256,6 +262,7 @@ void cg_value_expr(Gen *g, IrRef r, int adjoint, char *expr, size_t size, StrBuf
         sb_printf(what, "input %s", c->inputs[n->index].name);
         return;
     case IR_STATE:
+        if (g->post) what->failed = 1; /* the plan keeps a state's readers in the step */
         snprintf(expr, size, "%s[%d][n * %s + j]", adjoint ? "a.dstate_prev" : "a.state_prev", n->index,
                  cg_dim_code(c, n->shape.dims[0], d, sizeof d));
         sb_printf(what, "state %s", c->states[n->index].name);
@@ -279,14 +286,15 @@ void cg_value_expr(Gen *g, IrRef r, int adjoint, char *expr, size_t size, StrBuf
         else snprintf(expr, size, "%s[%d][%s * %lld + j]", buf, b, col, (long long)g->L->buffer_width[b]);
         if (!adjoint) persist_result(g, r, expr, size);
         put_product(c, r, what);
-        sb_printf(what, ": G%d block %d%s", s->gemm, s->block, gm->program == SCHED_HOIST ? ", hoisted" : "");
+        sb_printf(what, ": G%d block %d%s%s", s->gemm, s->block, gm->program == SCHED_STEP ? "" : ", ",
+                  gm->program == SCHED_STEP ? "" : program_name(gm->program));
         return;
     }
     default:
         snprintf(expr, size, "%s[%d][%s * %s + j]", buf, s->buffer, column(g, s->program),
                  cg_dim_code(c, n->shape.dims[0], d, sizeof d));
         cg_put_value(c, r, what);
-        sb_printf(what, ": stored by %s group %d", s->program == SCHED_HOIST ? "hoisted" : "step", s->group);
+        sb_printf(what, ": stored by %s group %d", program_name(s->program), s->group);
         return;
     }
 }
@@ -542,8 +550,8 @@ static void emit_finished(Gen *g, const SchedGroup *grp, int64_t J) {
         StrBuf what = {0};
         cg_put_value(c, r, &what);
         const char *gd = cg_guard(g, r, J, gbuf, sizeof gbuf);
-        cg_emit(g->out, "%sa.buf[%d][n * %s + j] = 0.0f;  // %s, stored: zero, never stale", gd, s->buffer,
-                cg_dim_code(c, c->nodes[r].shape.dims[0], d, sizeof d), sb_str(&what));
+        cg_emit(g->out, "%sa.buf[%d][%s * %s + j] = 0.0f;  // %s, stored: zero, never stale", gd, s->buffer,
+                g->post ? "tc" : "n", cg_dim_code(c, c->nodes[r].shape.dims[0], d, sizeof d), sb_str(&what));
         emit_buffer_copy(g, gd, s->buffer, d, "0.0f");
         if (what.failed) g->out->failed = 1;
         sb_free(&what);
@@ -552,8 +560,8 @@ static void emit_finished(Gen *g, const SchedGroup *grp, int64_t J) {
         const SchedWrite *wr = &grp->writes[w];
         if (wr->kind != WRITE_OUTPUT) continue;
         snprintf(cond, sizeof cond, "a.y[%d]", wr->index);
-        cg_emit(g->out, "%sa.y[%d][((long long)a.t * a.N + n) * a.ldy[%d] + j] = 0.0f;  // output %s",
-                guard_and(g, wr->node, J, cond, gbuf, sizeof gbuf), wr->index, wr->index, c->outputs[wr->index].name);
+        cg_emit(g->out, "%sa.y[%d][%s * a.ldy[%d] + j] = 0.0f;  // output %s", guard_and(g, wr->node, J, cond, gbuf, sizeof gbuf),
+                wr->index, g->post ? "tc" : "((long long)a.t * a.N + n)", wr->index, c->outputs[wr->index].name);
     }
 }
 
@@ -564,16 +572,17 @@ static void emit_kernel_comment(Gen *g, const SchedGroup *grp, const char *kname
     StrBuf *out = g->out;
     char t[80];
     int step = grp->program == SCHED_STEP;
-    cg_emit(out, "// ---- %s: %s group %d (kernel %s%d in `rnncc dump --schedule`)", kname,
-            step ? "step" : "hoisted", grp->index, step ? "K" : "H", grp->index);
+    cg_emit(out, "// ---- %s: %s group %d (kernel %c%d in `rnncc dump --schedule`)", kname, program_name(grp->program),
+            grp->index, sched_program_letter(grp->program), grp->index);
     StrBuf when = {0};
     if (step) sb_puts(&when, "Each step");
+    else if (grp->program == SCHED_POST) sb_puts(&when, "Once per layer after the step loop, over the steps a.t .. a.t_end-1");
     else sb_puts(&when, "Once per layer over all T*N columns");
     int ngm = 0;
     for (int j = 0; j < p->ngemms; j++)
         if ((int)p->gemms[j].program == grp->program && p->gemms[j].phase == grp->index - 1)
             sb_printf(&when, "%s G%d", ngm++ ? "," : ", after GEMM", j);
-    sb_printf(&when, "; one thread per (%s, j), j < %lld (J = %s).", step ? "n" : "col", (long long)J,
+    sb_printf(&when, "; one thread per (%s, j), j < %lld (J = %s).", step ? "n" : grp->program == SCHED_POST ? "t, n" : "col", (long long)J,
               cg_dim_text(c, jdim, t));
     cg_emit(out, "// %s", sb_str(&when));
     sb_free(&when);
@@ -607,7 +616,7 @@ static void emit_kernel_comment(Gen *g, const SchedGroup *grp, const char *kname
                     if (listed[c->nnodes + j]) continue;
                     listed[c->nnodes + j] = 1;
                     const SchedGemm *gm = &p->gemms[j];
-                    sb_printf(&items, "%sG%d [%s, ", items.len ? "\n" : "", j, gm->program == SCHED_HOIST ? "T*N" : "N");
+                    sb_printf(&items, "%sG%d [%s, ", items.len ? "\n" : "", j, gm->program == SCHED_STEP && !g->post ? "N" : "T*N");
                     cg_put_rows(c, gm, &items);
                     sb_printf(&items, "] in B%d = [", gm->out_buffer);
                     for (int b = 0; b < gm->nproducts; b++)
@@ -623,9 +632,8 @@ static void emit_kernel_comment(Gen *g, const SchedGroup *grp, const char *kname
                     sb_puts(&items, items.len ? "\n" : "");
                     cg_put_value(c, r, &items);
                     sb_printf(&items, " [%s, %s] in B%d (stored by %s group %d)",
-                              p->node[r].program == SCHED_HOIST ? "T*N" : "N", cg_dim_text(c, n->shape.dims[0], t),
-                              p->node[r].buffer, p->node[r].program == SCHED_HOIST ? "hoisted" : "step",
-                              p->node[r].group);
+                              p->node[r].program == SCHED_STEP && !g->post ? "N" : "T*N", cg_dim_text(c, n->shape.dims[0], t),
+                              p->node[r].buffer, program_name(p->node[r].program), p->node[r].group);
                     continue;
                 }
                 /* leaves of one kind on one line, "params b_i, b_f [H], w [I]" */
@@ -660,7 +668,7 @@ static void emit_kernel_comment(Gen *g, const SchedGroup *grp, const char *kname
         if (!p->node[r].stored) continue;
         sb_puts(&items, items.len ? "\n" : "");
         cg_put_value(c, r, &items);
-        sb_printf(&items, " [%s, %s] in B%d", grp->program == SCHED_HOIST ? "T*N" : "N",
+        sb_printf(&items, " [%s, %s] in B%d", grp->program == SCHED_STEP ? "N" : "T*N",
                   cg_dim_text(c, c->nodes[r].shape.dims[0], t), p->node[r].buffer);
     }
     if (items.len) cg_emit_list(out, "stores", &items, ", ");
@@ -690,7 +698,8 @@ void cg_group_begin(Gen *g, int gi) {
     memset(g->loaded, 0, g->c->nnodes);
     for (int i = 0; i < grp->nnodes; i++) g->computed[grp->nodes[i]] = 1;
     g->group = gi;
-    g->uses_col = grp->program != SCHED_STEP;
+    g->uses_col = grp->program == SCHED_HOIST;
+    g->post = grp->program == SCHED_POST;
     g->group_width = cg_group_width(g->L, gi);
 }
 
@@ -718,6 +727,31 @@ void cg_emit_step_item(Gen *g, int gi, StrBuf *body) {
     sb_putn(out, sb_str(body), body->len);
 }
 
+/* A post kernel's item (t, n, j) of the steps a.t .. a.t_end-1: as a step's, at column tc. */
+static void emit_post_item(Gen *g, int gi, const char *jd, StrBuf *body) {
+    const SchedGroup *grp = &g->plan->groups[gi];
+    StrBuf *out = g->out;
+    cg_emit(out, "const long long tn = i / %s;  // (t - a.t) * N + n", jd);
+    cg_emit(out, "const int j = (int)(i %% %s);  // the element", jd);
+    cg_emit(out, "const int t = a.t + (int)(tn / a.N);  // the step");
+    cg_emit(out, "const long long n = tn %% a.N;  // the sequence");
+    cg_emit(out, "const long long tc = (long long)t * a.N + n;  // its column of step and post buffers");
+    cg_emit(out, "const int len = a.lengths ? a.lengths[n] : a.T;");
+    if (writes_when_finished(g, grp)) {
+        cg_open(out, "if (t >= len) {  // sequence n had ended: zero its outputs and stored values");
+        emit_finished(g, grp, cg_group_width(g->L, gi));
+        cg_emit(out, "continue;");
+        cg_close(out, NULL);
+    } else {
+        cg_emit(out, "if (t >= len) continue;  // sequence n had ended");
+    }
+    if (g->uses_col) {
+        cg_emit(out, "const int pos = a.reverse ? len - 1 - t : t;  // the position step t read");
+        cg_emit(out, "const long long col = (long long)pos * a.N + n;  // its column of x, y and hoisted buffers");
+    }
+    sb_putn(out, sb_str(body), body->len);
+}
+
 static int emit_kernel(Gen *g, int gi) {
     const Plan *p = g->plan;
     const IrCell *c = g->c;
@@ -735,8 +769,11 @@ static int emit_kernel(Gen *g, int gi) {
     emit_kernel_comment(g, grp, kname, J, jdim);
     StrBuf body = {0};
     if (!cg_emit_forward_body(g, gi, &body, 2)) return 0;
-    cg_open_kernel(out, kname, step ? "(long long)a.N" : "(long long)a.T * a.N", jd);
-    if (step) {
+    int post = grp->program == SCHED_POST;
+    cg_open_kernel(out, kname, step ? "(long long)a.N" : post ? "(long long)(a.t_end - a.t) * a.N" : "(long long)a.T * a.N", jd);
+    if (post) {
+        emit_post_item(g, gi, jd, &body);
+    } else if (step) {
         cg_emit(out, "const long long n = i / %s;  // the sequence", jd);
         cg_emit(out, "const int j = (int)(i %% %s);  // the element", jd);
         cg_emit_step_item(g, gi, &body);
@@ -772,7 +809,9 @@ static void emit_header(Gen *g) {
     for (int gi = 0; gi < p->ngroups; gi++)
         if (cg_backward_kernel_name(p, gi, k, sizeof k) >= 0) sb_printf(&s, " %s", k);
     cg_emit(out, "// rnncc-backward-kernels:%s", sb_str(&s));
-    for (int prog = SCHED_HOIST; prog <= SCHED_STEP; prog++) {
+    int post = 0; /* the post program's lines only where there is one */
+    for (int gi = 0; gi < p->ngroups; gi++) post |= p->groups[gi].program == SCHED_POST;
+    for (int prog = SCHED_HOIST; prog <= (post ? SCHED_POST : SCHED_STEP); prog++) {
         s.len = 0;
         for (int ph = 0; ph <= p->phases[prog]; ph++) {
             for (int gi = 0; gi < p->ngroups; gi++)
@@ -783,12 +822,14 @@ static void emit_header(Gen *g) {
                 if ((int)p->gemms[j].program == prog && p->gemms[j].phase == ph)
                     sb_printf(&s, "%sGEMM G%d", s.len ? ", " : "", j);
         }
-        cg_emit(out, "// %-27s %s", prog == SCHED_HOIST ? "hoisted, once per layer:" : "step, T times:",
+        cg_emit(out, "// %-27s %s", prog == SCHED_HOIST ? "hoisted, once per layer:" : prog == SCHED_POST ? "post, once, after the loop:" : "step, T times:",
                 s.len ? sb_str(&s) : "(nothing)");
     }
     /* the backward: each program's phases in reverse, a group's kernel then the data backward
      * (d operand += W^T d result) of the GEMMs before it; the step program for t = T-1..0 first */
-    for (int prog = SCHED_STEP; prog >= SCHED_HOIST; prog--) {
+    static const int backward_order[] = {SCHED_POST, SCHED_STEP, SCHED_HOIST};
+    for (int o = post ? 0 : 1; o < 3; o++) {
+        int prog = backward_order[o];
         s.len = 0;
         for (int ph = p->phases[prog]; ph >= 0; ph--) {
             for (int gi = 0; gi < p->ngroups; gi++)
@@ -799,13 +840,14 @@ static void emit_header(Gen *g) {
                 if ((int)p->gemms[j].program == prog && p->gemms[j].phase == ph - 1)
                     sb_printf(&s, "%sGEMM G%d^T", s.len ? ", " : "", j);
         }
-        cg_emit(out, "// %-27s %s", prog == SCHED_HOIST ? "backward, hoisted, once:" : "backward, step, t = T-1..0:",
+        cg_emit(out, "// %-27s %s", prog == SCHED_HOIST ? "backward, hoisted, once:" : prog == SCHED_POST ? "backward, post, once:" : "backward, step, t = T-1..0:",
                 s.len ? sb_str(&s) : "(nothing)");
     }
     cg_emit(out, "// %-27s %s", "then the weight gradients:", "per GEMM, dW += d(result) operand^T over every column");
     cg_emit(out, "// Launch each kernel 1-D: %d threads a block, items = N*J (step, backward) or T*N*J",
             CG_BLOCK_SIZE);
     cg_emit(out, "// (hoisted forward), any grid (grid-stride loops); codegen/cg.h has the whole contract.");
+    if (post) cg_emit(out, "// Post kernels: items (a.t_end - a.t)*N*J forward, N*J backward, over the steps a.t .. a.t_end-1.");
     if (s.failed) out->failed = 1;
     sb_free(&s);
     cg_emit(out, "%s", "");
@@ -907,7 +949,8 @@ int cg_emit_convert(StrBuf *out) {
 int cg_name_kernel(const Plan *plan, int group, const char *kind, char *buf, size_t size) {
     if (!plan || group < 0 || group >= plan->ngroups || !buf || size == 0) return -1;
     const SchedGroup *g = &plan->groups[group];
-    int n = snprintf(buf, size, "rnncc_%s_%s%c%d", plan->cell->name, kind, g->program == SCHED_HOIST ? 'h' : 's', g->index);
+    int n = snprintf(buf, size, "rnncc_%s_%s%c%d", plan->cell->name, kind,
+                     g->program == SCHED_HOIST ? 'h' : g->program == SCHED_POST ? 'p' : 's', g->index);
     if (n < 0 || (size_t)n >= size) {
         buf[0] = 0;
         return -1;
@@ -937,8 +980,9 @@ int64_t cg_items(const PlanLayout *layout, int group, int64_t T, int64_t N, int 
     int64_t J = layout ? cg_group_width(layout, group) : -1, r;
     if (J < 0 || T < 0 || N < 0) return -1;
     if (__builtin_mul_overflow(N, J, &r)) return -1;
-    /* a hoisted forward kernel covers every step's columns; a hoisted backward kernel's threads loop over them */
-    if (!backward && layout->plan->groups[group].program == SCHED_HOIST && __builtin_mul_overflow(r, T, &r)) return -1;
+    /* a hoisted or post forward kernel covers every step's columns (a post one's T: its window's steps); their
+     * backward kernels' threads loop over them */
+    if (!backward && layout->plan->groups[group].program != SCHED_STEP && __builtin_mul_overflow(r, T, &r)) return -1;
     return r;
 }
 

@@ -26,6 +26,7 @@ typedef struct Gen {
                              item's adjoint of that output is in register cg_first_seed_name */
     int group;            /* the current group (cg_group_begin) */
     int uses_col;         /* the current body reads or writes at this step's column */
+    int post;             /* the current group is the post program's: step and post buffers at column tc */
     int64_t group_width;  /* J of the current group */
     const CgPersist *persist; /* a persistent forward kernel: its step GEMMs' results in shared memory */
     int clear_seeds;      /* per-step backward kernels: zero each dstate_next element read (cg.h) */

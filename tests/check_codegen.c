@@ -3194,9 +3194,10 @@ static int64_t emu_len(const Emu *e, IrRef r) { return ir_node_len(e->c, r, e->L
 static float *emu_state3(const Emu *e, int k, int64_t t) {
     return e->state3[k] ? e->state3[k] + t % 2 * 3 * e->N * emu_len(e, e->c->states[k].node) : NULL;
 }
-static int64_t emu_cols(const Emu *e, SchedProgram prog) { return prog == SCHED_HOIST ? e->T * e->N : e->N; }
+static int64_t emu_cols(const Emu *e, SchedProgram prog) { return prog == SCHED_STEP ? e->N : e->T * e->N; }
 
-/* Buffer b (or its adjoint) as kernels of step t see it: step buffers are kept per step. */
+/* Buffer b (or its adjoint) as kernels of step t see it: step buffers are kept per step (a post
+ * kernel's, t = 0, sees every step's from the first). */
 static float *emu_buf(const Emu *e, float *const *bufs, int b, int64_t t) {
     int64_t off = e->p->buffers[b].program == SCHED_STEP ? t * e->N * e->L->buffer_width[b] : 0;
     return bufs[b] + off;
@@ -3348,7 +3349,8 @@ static void emu_program(Emu *e, SchedProgram prog, int64_t t, int backward) {
     for (int step = 0; step <= p->phases[prog]; step++) {
         int k = backward ? p->phases[prog] - step : step;
         RnnArgs a = emu_args(e, t);
-        if (prog == SCHED_HOIST) memset(a.state3, 0, sizeof a.state3), memset(a.dbuf3, 0, sizeof a.dbuf3); /* as the runtime */
+        if (prog != SCHED_STEP) memset(a.state3, 0, sizeof a.state3), memset(a.dbuf3, 0, sizeof a.dbuf3); /* as the runtime */
+        if (prog == SCHED_POST) a.t = 0, a.t_end = (int)e->T; /* the whole loop's steps */
         for (int i = 0; i < p->ngroups; i++) {
             if ((int)p->groups[i].program != prog || p->groups[i].index != k) continue;
             if (backward) cpu_launch(e->u, e->u->bwd[i], &a, cg_backward_group_items(e->L, i, e->T, e->N), e->tiny);
@@ -3528,7 +3530,9 @@ static void cpu_check(const IrCell *c, const PlanLayout *L, CpuUnit *u, uint64_t
                 check_split_twin(emu_state3(&e, k, t + 1), e.state[k] + (t + 1) * N * S, S, S, N, c->states[k].name, t);
             }
     }
+    emu_program(&e, SCHED_POST, 0, 0);
     e.cur = 0;
+    emu_program(&e, SCHED_POST, 0, 1); /* its adjoints enter the step backward as dy does */
     /* as the runtime (unit_backward_begin): with lengths, the split twins zeroed, for the columns of the
      * sequences that have not begun */
     for (int b = 0; e.lengths && b < p->nbuffers; b++)
@@ -3661,9 +3665,9 @@ static const char summed_cell[] =
     "}\n";
 
 /* Runs a cell's unit (dimensions bound 5, 7, 3, 5, ... or 4, 3, 6, ...) in five configurations. */
-static void cpu_check_cell(Src *s, const IrCell *c, int dimset) {
+static void cpu_check_cell(Src *s, const IrCell *c, int dimset, unsigned flags) {
     static const int64_t sets[2][3] = {{5, 7, 3}, {4, 3, 6}};
-    Plan *plan = sched_plan(&s->arena, c, &s->diags);
+    Plan *plan = sched_plan_opts(&s->arena, c, &s->diags, flags);
     ck_assert_ptr_nonnull(plan);
     int64_t *dv = arena_array(&s->arena, (size_t)c->ndims + 1, sizeof *dv);
     for (int d = 0, k = 0; d < c->ndims; d++) dv[d] = c->dims[d].name ? sets[dimset][k++ % 3] : c->dims[d].literal;
@@ -3718,6 +3722,73 @@ START_TEST(summed_products_share_one_adjoint) {
 }
 END_TEST
 
+/* The post program's kernels (plans with SCHED_POST_PROGRAM) on the CPU against the executor: the
+ * readout cells (tests/testutil.c) and the wide random cells with a readout among the first twelve, in
+ * both dimension sets, every EmuRun of cpu_check_cell. */
+START_TEST(post_kernels_on_cpu_match_executor) {
+    if (!have_cxx()) {
+        fprintf(stderr, "post_kernels_on_cpu_match_executor: no C++ compiler ('%s'): skipped\n", cxx());
+        return;
+    }
+    int posts = 0;
+    char src[8192];
+    for (int i = 0; i < TU_NPOST_CELLS + 12; i++) {
+        if (i >= TU_NPOST_CELLS) ck_assert_int_gt(tu_random_cell_wide((uint64_t)(i - TU_NPOST_CELLS + 1), src, sizeof src), 0);
+        Src s;
+        src_open(&s, "post.cell", i < TU_NPOST_CELLS ? tu_post_cells[i] : src);
+        const Plan *p = sched_plan_opts(&s.arena, s.module->cells[0], &s.diags, SCHED_POST_PROGRAM);
+        ck_assert_ptr_nonnull(p);
+        int post = 0;
+        for (int j = 0; j < p->ngemms; j++) post |= p->gemms[j].program == SCHED_POST;
+        if (post) {
+            posts++;
+            cpu_check_cell(&s, s.module->cells[0], 0, SCHED_POST_PROGRAM);
+            cpu_check_cell(&s, s.module->cells[0], 1, SCHED_POST_PROGRAM);
+        }
+        src_close(&s);
+    }
+    ck_assert_int_ge(posts, TU_NPOST_CELLS + 2); /* the wide family's readouts among them */
+}
+END_TEST
+
+/* A post kernel's text: the window of steps, the step column tc, zeros past a sequence's end at tc,
+ * and its backward's loop over the steps; the header's post lines. */
+START_TEST(post_kernels_emit) {
+    Src s;
+    src_open(&s, "ro.cell", tu_post_cells[0]);
+    const Plan *p = sched_plan_opts(&s.arena, s.module->cells[0], &s.diags, SCHED_POST_PROGRAM);
+    ck_assert_ptr_nonnull(p);
+    const int64_t dims[] = {5, 7, 3}; /* I, H, O */
+    PlanLayout *L = sched_layout(&s.arena, p, dims, &s.diags);
+    ck_assert_ptr_nonnull(L);
+    char *k = emit(&s, L);
+    const char *want[] = {
+        "// step, T times:              GEMM G1, rnncc_ro_s1\n"
+        "// post, once, after the loop: GEMM G2, rnncc_ro_p1\n"
+        "// backward, post, once:       rnncc_ro_bp1, GEMM G2^T\n"
+        "// backward, step, t = T-1..0: rnncc_ro_bs1, GEMM G1^T\n",
+        "extern \"C\" __global__ void __launch_bounds__(256) rnncc_ro_p1(const RnnArgs a)",
+        "const long long items = (long long)(a.t_end - a.t) * a.N * RNN_DIM_O;",
+        "const int t = a.t + (int)(tn / a.N);  // the step",
+        "const long long tc = (long long)t * a.N + n;  // its column of step and post buffers",
+        "if (a.y[0]) a.y[0][tc * a.ldy[0] + j] = 0.0f;  // output y",
+        "if (a.y[0]) a.y[0][col * a.ldy[0] + j] = v9_y;  // output y",
+        "const float v9_y = a.buf[2][tc * 3 + j];  // V @ h': G2 block 0, post",
+        "float d8_h_next = a.dbuf[3][n * RNN_DIM_H + j];  // d(h')", /* the step backward takes what G2^T sent */
+        "if (!a.twins_only) a.dbuf[2][tc * 3 + j] = d9_y;",
+        "for (int t = a.t; t < a.t_end && t < len; t++) {",
+    };
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+        if (!strstr(k, want[i])) fprintf(stderr, "%s\n", k);
+        ck_assert_msg(strstr(k, want[i]), "no '%s' in ro's unit (above)", want[i]);
+    }
+    ck_assert_ptr_null(strstr(k, "rnncc_ro_s2")); /* the readout left the step */
+    compile_ok(k, "ro.cu", "sm_90");
+    free(k);
+    src_close(&s);
+}
+END_TEST
+
 START_TEST(kernels_on_cpu_match_executor) {
     if (!have_cxx()) {
         fprintf(stderr, "kernels_on_cpu_match_executor: no C++ compiler ('%s'): skipped\n", cxx());
@@ -3728,7 +3799,7 @@ START_TEST(kernels_on_cpu_match_executor) {
     for (int i = 0; i < n; i++) {
         Src s;
         src_open_file(&s, paths[i]);
-        for (int ci = 0; ci < s.module->ncells; ci++) cpu_check_cell(&s, s.module->cells[ci], i % 2);
+        for (int ci = 0; ci < s.module->ncells; ci++) cpu_check_cell(&s, s.module->cells[ci], i % 2, 0);
         src_close(&s);
     }
     tu_free_list(paths, n);
@@ -3738,8 +3809,8 @@ START_TEST(kernels_on_cpu_match_executor) {
     for (int i = 0; i < 5; i++) {
         Src s;
         src_open(&s, extra[i][0], extra[i][1]);
-        cpu_check_cell(&s, s.module->cells[0], 0);
-        cpu_check_cell(&s, s.module->cells[0], 1);
+        cpu_check_cell(&s, s.module->cells[0], 0, 0);
+        cpu_check_cell(&s, s.module->cells[0], 1, 0);
         src_close(&s);
     }
     /* cells no test was written for (tests/testutil.c): six of the GPU suite's family, and twelve of
@@ -3753,7 +3824,7 @@ START_TEST(kernels_on_cpu_match_executor) {
             Src s;
             src_open(&s, wide ? "wide.cell" : "rnd.cell", src);
             for (int set = wide ? 0 : (int)(seed % 2); set <= (wide ? 1 : (int)(seed % 2)); set++)
-                cpu_check_cell(&s, s.module->cells[0], set);
+                cpu_check_cell(&s, s.module->cells[0], set, 0);
             src_close(&s);
         }
     }
@@ -3990,6 +4061,8 @@ static Suite *codegen_suite(void) {
     tcase_add_test(tc, shipped_cells_emit_and_compile);
     tcase_add_test(tc, summed_products_share_one_adjoint);
     tcase_add_test(tc, kernels_on_cpu_match_executor);
+    tcase_add_test(tc, post_kernels_on_cpu_match_executor);
+    tcase_add_test(tc, post_kernels_emit);
     tcase_add_test(tc, transposed_weight_load_on_cpu);
     suite_add_tcase(s, tc);
     return s;

@@ -504,16 +504,7 @@ END_TEST
  * vector parameter, beside a state output (post); a post sum of a readout and a step product that
  * reads the state, the latter stacked with the step's own (post2); a weight multiplied in the step and
  * after it (reuse). */
-static const char *post_cells[] = {
-    "cell ro(x[I]) -> y {\n  state h[H]\n  param W[H, I], U[H, H], V[O, H]\n  h' = tanh(W @ x + U @ h)\n  y = V @ h'\n}\n",
-    "cell post(x[I]) -> y, h, z {\n  state h[H], c[H]\n"
-    "  param W[H, I], U[H, H], V[O, H], b[O], Q[O, H], w[O], R[M, O], X[O, I]\n"
-    "  c' = 0.5 * c + tanh(W @ x)\n  h' = tanh(W @ x + U @ h) * c'\n  y = sigmoid(V @ h' + b)\n"
-    "  z = R @ tanh(Q @ h' * w + X @ x)\n}\n",
-    "cell post2(x[I]) -> h, y {\n  state h[H]\n  param W[H, I], U[H, H], V[O, H], U2[O, H]\n"
-    "  h' = tanh(W @ x + U @ h)\n  y = tanh(V @ h' + U2 @ h)\n}\n",
-    "cell reuse(x[H]) -> h, y {\n  state h[H]\n  param W[H, H], U[H, H]\n  h' = tanh(W @ x + U @ h)\n  y = U @ h'\n}\n",
-};
+static const char *const *post_cells = tu_post_cells;
 
 /* Cells whose output-only products must stay in the step: one reads the state itself (two slots in
  * inference), one is multiplied by the state, one is read by a state's next value too. */
@@ -631,9 +622,9 @@ END_TEST
 START_TEST(executor_runs_post_programs) {
     Rng rng = {58};
     int posts = 0;
-    for (size_t i = 0; i < sizeof post_cells / sizeof *post_cells + sizeof edge_cells / sizeof *edge_cells; i++) {
+    for (size_t i = 0; i < TU_NPOST_CELLS + sizeof edge_cells / sizeof *edge_cells; i++) {
         Arena a; arena_init(&a);
-        size_t np = sizeof post_cells / sizeof *post_cells;
+        size_t np = TU_NPOST_CELLS;
         const IrCell *c = cell_of_text(&a, i < np ? post_cells[i] : edge_cells[i - np]);
         check_all_modes(c, &rng, SCHED_POST_PROGRAM);
         check_backward_all_modes(c, &rng, SCHED_POST_PROGRAM);

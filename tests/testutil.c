@@ -334,3 +334,14 @@ const char tu_early_cell[] = "cell early(x[I]) -> h {\n"
                              "    c' = tanh(V @ x) + 0.5 * c\n"
                              "    h' = tanh(W @ x + U @ c)\n"
                              "}\n";
+
+const char *const tu_post_cells[TU_NPOST_CELLS] = {
+    "cell ro(x[I]) -> y {\n  state h[H]\n  param W[H, I], U[H, H], V[O, H]\n  h' = tanh(W @ x + U @ h)\n  y = V @ h'\n}\n",
+    "cell post(x[I]) -> y, h, z {\n  state h[H], c[H]\n"
+    "  param W[H, I], U[H, H], V[O, H], b[O], Q[O, H], w[O], R[M, O], X[O, I]\n"
+    "  c' = 0.5 * c + tanh(W @ x)\n  h' = tanh(W @ x + U @ h) * c'\n  y = sigmoid(V @ h' + b)\n"
+    "  z = R @ tanh(Q @ h' * w + X @ x)\n}\n",
+    "cell post2(x[I]) -> h, y {\n  state h[H]\n  param W[H, I], U[H, H], V[O, H], U2[O, H]\n"
+    "  h' = tanh(W @ x + U @ h)\n  y = tanh(V @ h' + U2 @ h)\n}\n",
+    "cell reuse(x[H]) -> h, y {\n  state h[H]\n  param W[H, H], U[H, H]\n  h' = tanh(W @ x + U @ h)\n  y = U @ h'\n}\n",
+};
