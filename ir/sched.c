@@ -295,7 +295,7 @@ static int build_pack(PlanBuilder *pb) {
     return 1;
 }
 
-Plan *sched_plan(Arena *arena, const IrCell *c, Diags *diags) { return sched_plan_opts(arena, c, diags, 0); }
+Plan *sched_plan(Arena *arena, const IrCell *c, Diags *diags) { return sched_plan_opts(arena, c, diags, SCHED_POST_PROGRAM); }
 
 Plan *sched_plan_opts(Arena *arena, const IrCell *c, Diags *diags, unsigned flags) {
     Plan *p = arena_alloc(arena, sizeof *p);

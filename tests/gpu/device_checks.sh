@@ -121,6 +121,20 @@ for p in fp32 fp16; do
     done
     step "racecheck-wide51-$p" racecheck_own "${wide51[@]}"
 done
+# a readout after the loop (the post program: wide2's y = Y @ h' runs once over every step's columns, from h' kept
+# for every step), per step and persistent, inference and training
+./build/tests/random_cells --wide 2 2 "$wide_dir" > /dev/null
+for be in cublas persistent; do
+    for mode in infer train; do
+        post=(./build/rnncc run "$wide_dir/wide2.cell" --dim I=8 --dim H=24 --dim P=40 --seq 5 --batch 6 --varlen
+            --repeat 1 --precision fp32 --backend $be)
+        [ $mode = train ] && post+=(--train)
+        for tool in memcheck initcheck; do
+            step "$tool-post-$be-$mode" compute-sanitizer --tool $tool --error-exitcode 9 "${post[@]}"
+        done
+        step "racecheck-post-$be-$mode" racecheck_own "${post[@]}"
+    done
+done
 for tool in racecheck initcheck synccheck; do
     for be in cublas persistent; do
         step "$tool-$be" compute-sanitizer --tool $tool --error-exitcode 9 ./build/rnncc run cells/mlstm.cell --dim I=16 \
