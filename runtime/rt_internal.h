@@ -174,11 +174,11 @@ static inline int rt_sums_values(const RtRegions *r, const RtUnit *unit) { retur
 /* The hoisted buffer whose columns the unit's step buffer b adds into (codegen's cg_value_summed,
  * where rt_sums_values), or -1. */
 int rt_value_summed(const RtRegions *r, const RtUnit *unit, int b);
-/* The buffer whose adjoint unit u's buffer b keeps (codegen's cg_adjoint_shared, where the unit
- * shares adjoints: rt_shares_adjoints), or -1: b's own. */
 /* Whether step buffer b keeps every step's columns: in training, and where the post program reads it
  * (SchedBuffer.all_steps); step t's then start t*N columns (of the unit's width) after step 0's. */
 int rt_buffer_kept(const rnncc_model *m, int training, int b);
+/* The buffer whose adjoint unit u's buffer b keeps (codegen's cg_adjoint_shared, where the unit
+ * shares adjoints: rt_shares_adjoints), or -1: b's own. */
 int rt_adjoint_shared(const rnncc_model *m, int u, int b);
 /* Binds layer l, direction d to lane (its stream, cuBLAS workspace and state adjoints): its input,
  * buffers, states and outputs (x: the user's input, y: the user's outputs, used by the first and
