@@ -708,48 +708,40 @@ int cg_emit_forward_body(Gen *g, int gi, StrBuf *body, int indent) {
     return cg_emit_body(g, g->out, body, indent, emit_active, grp, cg_group_width(g->L, gi));
 }
 
-void cg_emit_step_item(Gen *g, int gi, StrBuf *body) {
+/* The rest of a step or post kernel's item, whose step is t ("a.t", or a post kernel's own "t"): its
+ * sequence's length, what an ended one writes, the position and column it reads, then body. */
+static void emit_item_rest(Gen *g, int gi, StrBuf *body, int post) {
     const SchedGroup *grp = &g->plan->groups[gi];
     StrBuf *out = g->out;
+    const char *t = post ? "t" : "a.t";
     cg_emit(out, "const int len = a.lengths ? a.lengths[n] : a.T;");
     if (writes_when_finished(g, grp)) {
-        cg_open(out, "if (a.t >= len) {  // sequence n has ended: keep its states, zero its outputs and stored values");
+        cg_open(out, "if (%s >= len) {  // sequence n %s", t,
+                post ? "had ended: zero its outputs and stored values" : "has ended: keep its states, zero its outputs and stored values");
         emit_finished(g, grp, cg_group_width(g->L, gi));
         cg_emit(out, "continue;");
         cg_close(out, NULL);
     } else {
-        cg_emit(out, "if (a.t >= len) continue;  // sequence n has ended");
+        cg_emit(out, "if (%s >= len) continue;  // sequence n %s", t, post ? "had ended" : "has ended");
     }
     if (g->uses_col) {
-        cg_emit(out, "const int pos = a.reverse ? len - 1 - a.t : a.t;  // the position this step reads");
+        cg_emit(out, "const int pos = a.reverse ? len - 1 - %s : %s;  // the position %s", t, t, post ? "step t read" : "this step reads");
         cg_emit(out, "const long long col = (long long)pos * a.N + n;  // its column of x, y and hoisted buffers");
     }
     sb_putn(out, sb_str(body), body->len);
 }
 
+void cg_emit_step_item(Gen *g, int gi, StrBuf *body) { emit_item_rest(g, gi, body, 0); }
+
 /* A post kernel's item (t, n, j) of the steps a.t .. a.t_end-1: as a step's, at column tc. */
 static void emit_post_item(Gen *g, int gi, const char *jd, StrBuf *body) {
-    const SchedGroup *grp = &g->plan->groups[gi];
     StrBuf *out = g->out;
     cg_emit(out, "const long long tn = i / %s;  // (t - a.t) * N + n", jd);
     cg_emit(out, "const int j = (int)(i %% %s);  // the element", jd);
     cg_emit(out, "const int t = a.t + (int)(tn / a.N);  // the step");
     cg_emit(out, "const long long n = tn %% a.N;  // the sequence");
     cg_emit(out, "const long long tc = (long long)t * a.N + n;  // its column of step and post buffers");
-    cg_emit(out, "const int len = a.lengths ? a.lengths[n] : a.T;");
-    if (writes_when_finished(g, grp)) {
-        cg_open(out, "if (t >= len) {  // sequence n had ended: zero its outputs and stored values");
-        emit_finished(g, grp, cg_group_width(g->L, gi));
-        cg_emit(out, "continue;");
-        cg_close(out, NULL);
-    } else {
-        cg_emit(out, "if (t >= len) continue;  // sequence n had ended");
-    }
-    if (g->uses_col) {
-        cg_emit(out, "const int pos = a.reverse ? len - 1 - t : t;  // the position step t read");
-        cg_emit(out, "const long long col = (long long)pos * a.N + n;  // its column of x, y and hoisted buffers");
-    }
-    sb_putn(out, sb_str(body), body->len);
+    emit_item_rest(g, gi, body, 1);
 }
 
 static int emit_kernel(Gen *g, int gi) {

@@ -3167,6 +3167,7 @@ typedef struct Emu {
     CpuUnit *u;
     int64_t T, N, I;
     int reverse, tiny;
+    int64_t pt0, pt1;                      /* the post program's window of steps (a wavefront chunk's, RnnArgs.t, t_end) */
     int dshared;                           /* RnnArgs.dshared: shared adjoints point at their partners' */
     int summed;                            /* RnnArgs.summed: step results added into their hoisted partners' */
     int twins_only;                        /* RnnArgs.twins_only: twinned adjoints stored as twins alone, which the
@@ -3302,6 +3303,12 @@ static void emu_gemm(Emu *e, int j, int64_t t, int backward) {
     const float *w = emu_weights(e, j);
     float *op = emu_operand(e, backward ? e->dbuf : e->buf, g->operand, t, &ld);
     float *res = emu_buf(e, backward ? e->dbuf : e->buf, g->out_buffer, t);
+    int64_t cols = emu_cols(e, g->program);
+    if (g->program == SCHED_POST) { /* its window's steps' columns, as the runtime's */
+        cols = (e->pt1 - e->pt0) * e->N;
+        if (op) op += e->pt0 * e->N * ld;
+        res += e->pt0 * e->N * W;
+    }
     const IrNode *on = &e->c->nodes[g->operand];
     if (!backward && g->program == SCHED_STEP && on->op == IR_STATE && t > 0 && e->state3[on->index]) {
         char what[160];
@@ -3316,7 +3323,7 @@ static void emu_gemm(Emu *e, int j, int64_t t, int backward) {
     if (backward && !op) return; /* dx not wanted */
     /* as the runtime's beta = 1: into the hoisted partner's step columns, where res lies */
     int sum = !backward && e->summed && cg_value_summed(e->L, g->out_buffer) >= 0;
-    for (int64_t col = 0; col < emu_cols(e, g->program); col++) {
+    for (int64_t col = 0; col < cols; col++) {
         for (int64_t r = 0; r < M && !backward; r++) {
             double acc = sum ? res[col * W + r] : 0;
             for (int64_t k = 0; k < K; k++) acc += (double)w[r * K + k] * op[col * ld + k];
@@ -3351,11 +3358,11 @@ static void emu_program(Emu *e, SchedProgram prog, int64_t t, int backward) {
         int k = backward ? p->phases[prog] - step : step;
         RnnArgs a = emu_args(e, t);
         if (prog != SCHED_STEP) memset(a.state3, 0, sizeof a.state3), memset(a.dbuf3, 0, sizeof a.dbuf3); /* as the runtime */
-        if (prog == SCHED_POST) a.t = 0, a.t_end = (int)e->T; /* the whole loop's steps */
+        if (prog == SCHED_POST) a.t = (int)e->pt0, a.t_end = (int)e->pt1; /* its window's steps */
         for (int i = 0; i < p->ngroups; i++) {
             if ((int)p->groups[i].program != prog || p->groups[i].index != k) continue;
             if (backward) cpu_launch(e->u, e->u->bwd[i], &a, cg_backward_group_items(e->L, i, e->T, e->N), e->tiny);
-            else cpu_launch(e->u, e->u->fwd[i], &a, cg_group_items(e->L, i, e->T, e->N), e->tiny);
+            else cpu_launch(e->u, e->u->fwd[i], &a, cg_group_items(e->L, i, prog == SCHED_POST ? e->pt1 - e->pt0 : e->T, e->N), e->tiny);
         }
         for (int j = 0; j < p->ngemms; j++)
             if ((int)p->gemms[j].program == prog && p->gemms[j].phase == (backward ? k - 1 : k)) emu_gemm(e, j, t, backward);
@@ -3531,9 +3538,18 @@ static void cpu_check(const IrCell *c, const PlanLayout *L, CpuUnit *u, uint64_t
                 check_split_twin(emu_state3(&e, k, t + 1), e.state[k] + (t + 1) * N * S, S, S, N, c->states[k].name, t);
             }
     }
-    emu_program(&e, SCHED_POST, 0, 0);
+    /* the post program over the whole loop, or (even seeds) in two windows of steps as a wavefront's chunks
+     * run it: forward after each chunk's steps, backward first, the later chunk first */
+    const int64_t split = seed % 2 ? 0 : T / 2;
+    for (int w = 0; w < (split ? 2 : 1); w++) {
+        e.pt0 = w ? split : 0, e.pt1 = split && !w ? split : T;
+        emu_program(&e, SCHED_POST, 0, 0);
+    }
     e.cur = 0;
-    emu_program(&e, SCHED_POST, 0, 1); /* its adjoints enter the step backward as dy does */
+    for (int w = 0; w < (split ? 2 : 1); w++) { /* its adjoints enter the step backward as dy does */
+        e.pt0 = split && !w ? split : 0, e.pt1 = split && w ? split : T;
+        emu_program(&e, SCHED_POST, 0, 1);
+    }
     /* as the runtime (unit_backward_begin): with lengths, the split twins zeroed, for the columns of the
      * sequences that have not begun */
     for (int b = 0; e.lengths && b < p->nbuffers; b++)
