@@ -814,6 +814,29 @@ START_TEST(post_program_matches_the_reference) {
 }
 END_TEST
 
+/* Kept step buffers and post buffers whose widths depend on a layer's input (z has I rows), so that the
+ * layers sharing an inference slot differ: each layer's kept buffer strides its steps by its own width,
+ * not the slot's (rt_bind's buffer_step); bidirectional, stacked one after the other and as a wavefront,
+ * per step and persistent. */
+START_TEST(post_program_widths_per_layer) {
+    static const char src[] = "cell wid(x[I]) -> h, z {\n"
+                              "    state h[H]\n"
+                              "    param W[H, I], U[H, H], A[I, H], B[I, H]\n"
+                              "    h' = tanh(W @ x + U @ h)\n"
+                              "    z = tanh(B @ h' + A @ h)\n"
+                              "}\n";
+    static const Config cfs[] = {
+        {2, 1, 1, 0, 6, 5, 16, 24, RNNCC_FP32, 1, 0, CUBLAS, 0},
+        {3, 0, 1, 0, 7, 4, 16, 24, RNNCC_FP32, 1, 1, CUBLAS, 0}, /* one layer after another: one slot */
+        {3, 0, 1, 0, 9, 4, 16, 24, RNNCC_FP32, 0, 0, CUBLAS, 0}, /* a wavefront: layers 0 and 2 share a slot */
+        {3, 0, 1, 1, 9, 4, 16, 24, RNNCC_FP32, 1, 0, CUBLAS, 0},
+        {2, 0, 1, 0, 6, 8, 16, 24, RNNCC_FP32, 1, 0, PERSIST, 0},
+        {2, 0, 1, 0, 6, 8, 16, 24, RNNCC_TF32X3, 1, 0, CUBLAS, 0},
+    };
+    verify_text("wid.cell", src, cfs, sizeof cfs / sizeof *cfs);
+}
+END_TEST
+
 START_TEST(split_tf32_matches_the_reference) { verify_every_cell(&x3_configs[_i]); }
 END_TEST
 
@@ -2075,6 +2098,7 @@ int main(void) {
         TCase *post = tcase_create("post"); /* CK_RUN_CASE=post: the post program's cells */
         tcase_set_timeout(post, 600);
         tcase_add_loop_test(post, post_program_matches_the_reference, 0, TU_NPOST_CELLS);
+        tcase_add_test(post, post_program_widths_per_layer);
         suite_add_tcase(s, post);
         TCase *half = tcase_create("half"); /* CK_RUN_CASE=half: the 16-bit GEMM inputs' other tests */
         tcase_set_timeout(half, 300);
