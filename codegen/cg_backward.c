@@ -401,7 +401,7 @@ static void emit_comment(Gen *g, const SchedGroup *grp, int gi, const char *knam
     char fwd[NAME_SIZE], t[80];
     int step = grp->program == SCHED_STEP, post = grp->program == SCHED_POST;
     cg_kernel_name(p, gi, fwd, sizeof fwd);
-    cg_emit(out, "// ---- %s: backward of %s group %d (%s)", kname, step ? "step" : post ? "post" : "hoisted", grp->index, fwd);
+    cg_emit(out, "// ---- %s: backward of %s group %d (%s)", kname, sched_program_name(grp->program), grp->index, fwd);
     StrBuf s = {0};
     sb_puts(&s, step ? "Each step, t = T-1 down to 0"
                 : post ? "Once per layer, before the step program's backward, over the steps a.t .. a.t_end-1"
@@ -501,10 +501,7 @@ void cg_emit_backward_step_item(Gen *g, int gi, StrBuf *body) {
     } else {
         cg_emit(out, "if (a.t >= len) continue;  // sequence n had ended: nothing flows back");
     }
-    if (g->uses_col) {
-        cg_emit(out, "const int pos = a.reverse ? len - 1 - a.t : a.t;  // the position this step read");
-        cg_emit(out, "const long long col = (long long)pos * a.N + n;  // its column of x, y and hoisted buffers");
-    }
+    if (g->uses_col) cg_emit_position(out, "a.t", "this step read");
     sb_putn(out, sb_str(body), body->len);
     clear_seeds(g, grp, J);
 }
@@ -541,10 +538,7 @@ int cg_emit_backward_kernel(Gen *g, int gi) {
         if (post) {
             cg_open(out, "for (int t = a.t; t < a.t_end && t < len; t++) {  // the steps sequence n ran; ended ones send nothing");
             cg_emit(out, "const long long tc = (long long)t * a.N + n;  // its column of step and post buffers");
-            if (g->uses_col) {
-                cg_emit(out, "const int pos = a.reverse ? len - 1 - t : t;  // the position step t read");
-                cg_emit(out, "const long long col = (long long)pos * a.N + n;  // its column of x, y and hoisted buffers");
-            }
+            if (g->uses_col) cg_emit_position(out, "t", "step t read");
         } else {
             cg_open(out, "for (int pos = 0; pos < len; pos++) {  // the positions of sequence n; padding gets nothing");
             cg_emit(out, "const long long col = (long long)pos * a.N + n;  // the column");

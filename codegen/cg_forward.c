@@ -226,10 +226,6 @@ static const char *column(Gen *g, int program) {
     return g->post ? "tc" : "n";
 }
 
-/* A program's name in comments. */
-static const char *program_name(int program) {
-    return program == SCHED_HOIST ? "hoisted" : program == SCHED_POST ? "post" : "step";
-}
 
 /* The expression reading a value the current group does not compute, and what it is; with
  * adjoint, the expression of the place its adjoint is added to (same column, same element). */
@@ -287,14 +283,14 @@ void cg_value_expr(Gen *g, IrRef r, int adjoint, char *expr, size_t size, StrBuf
         if (!adjoint) persist_result(g, r, expr, size);
         put_product(c, r, what);
         sb_printf(what, ": G%d block %d%s%s", s->gemm, s->block, gm->program == SCHED_STEP ? "" : ", ",
-                  gm->program == SCHED_STEP ? "" : program_name(gm->program));
+                  gm->program == SCHED_STEP ? "" : sched_program_name(gm->program));
         return;
     }
     default:
         snprintf(expr, size, "%s[%d][%s * %s + j]", buf, s->buffer, column(g, s->program),
                  cg_dim_code(c, n->shape.dims[0], d, sizeof d));
         cg_put_value(c, r, what);
-        sb_printf(what, ": stored by %s group %d", program_name(s->program), s->group);
+        sb_printf(what, ": stored by %s group %d", sched_program_name(s->program), s->group);
         return;
     }
 }
@@ -572,7 +568,7 @@ static void emit_kernel_comment(Gen *g, const SchedGroup *grp, const char *kname
     StrBuf *out = g->out;
     char t[80];
     int step = grp->program == SCHED_STEP;
-    cg_emit(out, "// ---- %s: %s group %d (kernel %c%d in `rnncc dump --schedule`)", kname, program_name(grp->program),
+    cg_emit(out, "// ---- %s: %s group %d (kernel %c%d in `rnncc dump --schedule`)", kname, sched_program_name(grp->program),
             grp->index, sched_program_letter(grp->program), grp->index);
     StrBuf when = {0};
     if (step) sb_puts(&when, "Each step");
@@ -633,7 +629,7 @@ static void emit_kernel_comment(Gen *g, const SchedGroup *grp, const char *kname
                     cg_put_value(c, r, &items);
                     sb_printf(&items, " [%s, %s] in B%d (stored by %s group %d)",
                               p->node[r].program == SCHED_STEP && !g->post ? "N" : "T*N", cg_dim_text(c, n->shape.dims[0], t),
-                              p->node[r].buffer, program_name(p->node[r].program), p->node[r].group);
+                              p->node[r].buffer, sched_program_name(p->node[r].program), p->node[r].group);
                     continue;
                 }
                 /* leaves of one kind on one line, "params b_i, b_f [H], w [I]" */
@@ -724,11 +720,13 @@ static void emit_item_rest(Gen *g, int gi, StrBuf *body, int post) {
     } else {
         cg_emit(out, "if (%s >= len) continue;  // sequence n %s", t, post ? "had ended" : "has ended");
     }
-    if (g->uses_col) {
-        cg_emit(out, "const int pos = a.reverse ? len - 1 - %s : %s;  // the position %s", t, t, post ? "step t read" : "this step reads");
-        cg_emit(out, "const long long col = (long long)pos * a.N + n;  // its column of x, y and hoisted buffers");
-    }
+    if (g->uses_col) cg_emit_position(out, t, post ? "step t read" : "this step reads");
     sb_putn(out, sb_str(body), body->len);
+}
+
+void cg_emit_position(StrBuf *out, const char *t, const char *which) {
+    cg_emit(out, "const int pos = a.reverse ? len - 1 - %s : %s;  // the position %s", t, t, which);
+    cg_emit(out, "const long long col = (long long)pos * a.N + n;  // its column of x, y and hoisted buffers");
 }
 
 void cg_emit_step_item(Gen *g, int gi, StrBuf *body) { emit_item_rest(g, gi, body, 0); }
@@ -801,8 +799,7 @@ static void emit_header(Gen *g) {
     for (int gi = 0; gi < p->ngroups; gi++)
         if (cg_backward_kernel_name(p, gi, k, sizeof k) >= 0) sb_printf(&s, " %s", k);
     cg_emit(out, "// rnncc-backward-kernels:%s", sb_str(&s));
-    int post = 0; /* the post program's lines only where there is one */
-    for (int gi = 0; gi < p->ngroups; gi++) post |= p->groups[gi].program == SCHED_POST;
+    int post = sched_has_program(p, SCHED_POST); /* the post program's lines only where there is one */
     for (int prog = SCHED_HOIST; prog <= (post ? SCHED_POST : SCHED_STEP); prog++) {
         s.len = 0;
         for (int ph = 0; ph <= p->phases[prog]; ph++) {

@@ -127,6 +127,9 @@ int cg_emit_forward_body(Gen *g, int gi, StrBuf *body, int indent);
 /* A step group's item after n and j are set: the ended-sequence branch (`continue`s), pos and
  * col when the body uses them, then the body (from cg_emit_forward_body). */
 void cg_emit_step_item(Gen *g, int gi, StrBuf *body);
+/* The position and column an item of step t (code: "a.t", or a post kernel's "t") reads, for which
+ * ("this step reads", ...) in the comment: `pos` and `col`, from `len` and `n`. */
+void cg_emit_position(StrBuf *out, const char *t, const char *which);
 /* In a persistent forward kernel with flags (g->persist): does a step GEMM stage state k, so that each
  * step also stores it as flagged words (rnn_flags_next<k>)? */
 int cg_persist_flagged(const Gen *g, int k);

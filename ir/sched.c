@@ -295,6 +295,14 @@ static int build_pack(PlanBuilder *pb) {
     return 1;
 }
 
+int sched_has_program(const Plan *p, SchedProgram prog) {
+    for (int i = 0; i < p->ngroups; i++)
+        if (p->groups[i].program == prog) return 1;
+    for (int j = 0; j < p->ngemms; j++)
+        if (p->gemms[j].program == prog) return 1;
+    return 0;
+}
+
 Plan *sched_plan(Arena *arena, const IrCell *c, Diags *diags) { return sched_plan_opts(arena, c, diags, SCHED_POST_PROGRAM); }
 
 Plan *sched_plan_opts(Arena *arena, const IrCell *c, Diags *diags, unsigned flags) {

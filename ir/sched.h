@@ -22,6 +22,10 @@ enum { SCHED_PROGRAMS = 3 };
 
 /* A program's letter in kernel and group names: H hoisted, K step, P post. */
 static inline char sched_program_letter(SchedProgram prog) { return prog == SCHED_HOIST ? 'H' : prog == SCHED_POST ? 'P' : 'K'; }
+/* A program's name in dumps and comments: "hoisted", "step" or "post". */
+static inline const char *sched_program_name(SchedProgram prog) {
+    return prog == SCHED_HOIST ? "hoisted" : prog == SCHED_POST ? "post" : "step";
+}
 
 /* Per IR node: where and when it is computed. */
 typedef struct SchedNode {
@@ -119,6 +123,9 @@ static inline int sched_gemm_param(const Plan *p, int j) {
 IrRef *sched_param_folds(Arena *arena, const IrCell *c);
 /* Per node of c, Plan.sum_root's value (sched_fold.c); NULL when out of memory. */
 IrRef *sched_sum_roots(Arena *arena, const IrCell *c);
+
+/* Whether plan p has any GEMM or group in program prog. */
+int sched_has_program(const Plan *p, SchedProgram prog);
 
 /* Builds the plan of a checked cell; NULL (with an error in diags) if it cannot be scheduled. */
 Plan *sched_plan(Arena *arena, const IrCell *cell, Diags *diags);

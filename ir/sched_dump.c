@@ -126,9 +126,7 @@ void sched_dump(const Plan *p, const PlanLayout *L, StrBuf *out) {
     int step_kernels = 0, step_gemms = 0;
     for (int i = 0; i < p->ngroups; i++) step_kernels += p->groups[i].program == SCHED_STEP;
     for (int j = 0; j < p->ngemms; j++) step_gemms += p->gemms[j].program == SCHED_STEP;
-    int post = 0; /* printed only where there is one, so that the other plans read as before */
-    for (int i = 0; i < p->ngroups; i++) post += p->groups[i].program == SCHED_POST;
-    for (int j = 0; j < p->ngemms; j++) post += p->gemms[j].program == SCHED_POST;
+    int post = sched_has_program(p, SCHED_POST); /* printed only where there is one: other plans read as before */
     sb_printf(out, "cell %s: %d recurrent GEMM%s and %d fused kernel%s per step, %d GEMM phase%s", c->name,
               step_gemms, step_gemms == 1 ? "" : "s", step_kernels, step_kernels == 1 ? "" : "s",
               p->phases[SCHED_STEP], p->phases[SCHED_STEP] == 1 ? "" : "s");
@@ -179,7 +177,7 @@ void sched_dump_dot(const Plan *p, StrBuf *out) {
     for (int j = 0; j < p->ngemms; j++) {
         const SchedGemm *g = &p->gemms[j];
         sb_printf(out, "  G%d [style=filled, fillcolor=lightblue, label=\"%s GEMM G%d\\n[", j,
-                  g->program == SCHED_HOIST ? "hoisted" : g->program == SCHED_POST ? "post" : "step", j);
+                  sched_program_name(g->program), j);
         for (int b = 0; b < g->nproducts; b++) sb_printf(out, "%s%s", b ? "; " : "", param_name(c, g->products[b]));
         sb_puts(out, "] @ ");
         put_value(c, g->operand, out);
