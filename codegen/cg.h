@@ -42,8 +42,7 @@
  *     Else pos = reverse ? len-1-t : t, col = pos*N + n, and the group's nodes are computed
  *     reading x and hoisted buffers at column col, step buffers at column n.
  *   - y[o] may be NULL (an output nobody reads): nothing is written to it.
- *   - The post program (plans with SCHED_POST_PROGRAM, ir/sched.h; the runtime does not run such
- *     plans yet): post group k is `rnncc_<cell>_p<k>`, backward `rnncc_<cell>_bp<k>`. It runs after
+ *   - The post program (plans with SCHED_POST_PROGRAM, ir/sched.h): post group k is `rnncc_<cell>_p<k>`, backward `rnncc_<cell>_bp<k>`. It runs after
  *     the step program, over the steps a.t .. a.t_end-1 (the whole loop, or a wavefront's chunk):
  *     its group k kernel, then its phase-k GEMMs over those steps' columns. Items (a.t_end - a.t)*N*J,
  *     item i = (t, n, j) with t = a.t + i / J / N, n = i / J % N; tc = t*N + n is its column of step

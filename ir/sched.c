@@ -303,7 +303,7 @@ int sched_has_program(const Plan *p, SchedProgram prog) {
     return 0;
 }
 
-Plan *sched_plan(Arena *arena, const IrCell *c, Diags *diags) { return sched_plan_opts(arena, c, diags, 0); }
+Plan *sched_plan(Arena *arena, const IrCell *c, Diags *diags) { return sched_plan_opts(arena, c, diags, SCHED_POST_PROGRAM); }
 
 Plan *sched_plan_opts(Arena *arena, const IrCell *c, Diags *diags, unsigned flags) {
     Plan *p = arena_alloc(arena, sizeof *p);

@@ -129,8 +129,8 @@ int sched_has_program(const Plan *p, SchedProgram prog);
 
 /* Builds the plan of a checked cell; NULL (with an error in diags) if it cannot be scheduled. */
 Plan *sched_plan(Arena *arena, const IrCell *cell, Diags *diags);
-/* sched_plan with options: SCHED_POST_PROGRAM moves output-only products into the post program.
- * The CPU executor runs such plans; codegen and the runtime do not yet (sched_plan passes 0). */
+/* sched_plan with options: SCHED_POST_PROGRAM moves output-only products into the post program
+ * (sched_plan passes it; 0 gives the plan with every product of the step in the step). */
 enum { SCHED_POST_PROGRAM = 1 };
 Plan *sched_plan_opts(Arena *arena, const IrCell *cell, Diags *diags, unsigned flags);
 

@@ -46,7 +46,8 @@ static rnncc_status prepare(rnncc_model *m, const rnncc_grad_io *io, void *ws, s
     return RNNCC_OK;
 }
 
-/* The argument block of a backward kernel at step t (hoisted kernels: t unused). */
+/* The argument block of a backward kernel at step t (hoisted kernels: t unused; post kernels: t = 0, their
+ * window in t, t_end, set by backward_group). */
 static void backward_args(const RtBind *b, int64_t t, RnnArgs *a) {
     const rnncc_model *m = b->m;
     const IrCell *c = m->cell;
@@ -87,9 +88,11 @@ static rnncc_status backward_group(RtBind *b, int gi, int64_t t) {
     int64_t items = cg_backward_group_items(b->unit->layout, gi, b->r->T, b->r->N);
     if (items < 0) return rt_fail(m, RNNCC_ERR_OVERFLOW, "backward kernel %d: its work items overflow", gi);
     if (items == 0) return RNNCC_OK;
+    SchedProgram prog = m->plan->groups[gi].program;
     RnnArgs a;
-    backward_args(b, t, &a);
-    if (m->plan->groups[gi].program == SCHED_HOIST) memset(a.dbuf3, 0, sizeof a.dbuf3); /* one step's twins */
+    backward_args(b, prog == SCHED_POST ? 0 : t, &a);
+    if (prog != SCHED_STEP) memset(a.dbuf3, 0, sizeof a.dbuf3); /* one step's twins */
+    if (prog == SCHED_POST) a.t = (int)b->pt0, a.t_end = (int)b->pt1;
     void *args[] = {&a};
     /* plainly: launched as dependents too, training changed within noise (bench/NOTES.md, section 16) */
     return rt_launch_group(m, (const void *)b->unit->module->bkernels[gi], cg_grid_blocks(items), args, b->stream, 0);
@@ -100,8 +103,9 @@ static rnncc_status backward_gemm_data(RtBind *b, int j, int64_t t) {
     rnncc_model *m = b->m;
     const SchedGemm *g = &m->plan->gemms[j];
     const PlanLayout *L = b->unit->layout;
-    int hoisted = g->program == SCHED_HOIST;
-    int64_t cols = hoisted ? b->hcols : b->r->N, ldo;
+    int hoisted = g->program == SCHED_HOIST, post = g->program == SCHED_POST;
+    int64_t cols = hoisted ? b->hcols : post ? (b->pt1 - b->pt0) * b->r->N : b->r->N, ldo;
+    if (post) t = 0; /* from step 0's kept columns */
     float *dop = rt_operand(b, g->operand, t, 1, &ldo);
     if (!dop || cols == 0) return RNNCC_OK; /* the input's adjoint is not wanted */
     int64_t M = L->gemm_rows[j], K = L->gemm_cols[j], W = L->buffer_width[g->out_buffer];
@@ -112,8 +116,13 @@ static rnncc_status backward_gemm_data(RtBind *b, int j, int64_t t) {
         dout += b->hcol0 * W;
         if (dout16) dout16 += b->hcol0 * W;
     }
+    if (post) { /* the window's steps' columns */
+        dop += b->pt0 * b->r->N * ldo;
+        dout += b->pt0 * b->r->N * W;
+        if (dout16) dout16 += b->pt0 * b->r->N * W;
+    }
     /* the split twin of one step's adjoint, which the step's kernel wrote where it spans the buffer */
-    const float *dout3 = !hoisted && W == M ? b->dbufs3[g->out_buffer] : NULL;
+    const float *dout3 = g->program == SCHED_STEP && W == M ? b->dbufs3[g->out_buffer] : NULL;
     return rt_gemm(m, b->lane, b->stream, CUBLAS_OP_N, CUBLAS_OP_N, K, cols, M, rt_gemm_weights(b, m->weights, j), K,
                    dout, W, dop, ldo, 1, NULL, dout16, dout3);
 }
@@ -183,8 +192,12 @@ static rnncc_status unit_backward_begin(RtBind *b, const rnncc_grad_io *io) {
     return rt_copy_states(m, b->stream, &a);
 }
 
-/* Steps t1-1 .. t0 per step (after the steps t1 .. T-1), then the hoisted program over their columns. */
+/* The post program over steps t0 .. t1-1 first (its adjoints enter the steps' as dy does), then those steps
+ * per step (after the steps t1 .. T-1), then the hoisted program over their columns. */
 static rnncc_status unit_backward_chunk(RtBind *b, int64_t t0, int64_t t1) {
+    b->pt0 = t0;
+    b->pt1 = t1;
+    if (t1 > t0) RT_TRY(backward_program(b, SCHED_POST, 0));
     for (int64_t t = t1 - 1; t >= t0; t--) { /* dstate_prev is zero: unit_backward_begin's, or step t+1's kernels' */
         RT_TRY(backward_program(b, SCHED_STEP, t));
         b->dcur = 1 - b->dcur;
@@ -214,6 +227,7 @@ static rnncc_status unit_backward(RtBind *b, const rnncc_grad_io *io) {
     RT_TRY(unit_backward_begin(b, io));
     if (!b->persist) RT_TRY(unit_backward_chunk(b, 0, b->r->T));
     else { /* the whole step loop in one launch; the adjoint of h0 ends in slot 0 (dhT's slot when T = 0) */
+        if (b->r->T > 0) RT_TRY(backward_program(b, SCHED_POST, 0)); /* over [0, T): rt_bind's window */
         if (b->r->T > 0) RT_TRY(rt_persist_backward_launch(b)); /* zeroed by unit_backward_begin */
         b->dcur = 1; /* so that half 1 - dcur, in unit_backward_end, is slot 0 */
         if (b->r->T > 0) RT_TRY(backward_program(b, SCHED_HOIST, 0));

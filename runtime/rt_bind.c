@@ -35,6 +35,8 @@ void rt_bind(RtBind *b, rnncc_model *m, const RtRegions *r, int l, int d, int la
     b->blas = m->cublas[b->lane];
     b->hcol0 = 0;
     b->hcols = r->T * r->N;
+    b->pt0 = 0;
+    b->pt1 = r->T;
     /* 16-byte aligned (the kernel loads two words at once) whatever the caller's workspace is */
     b->flags = r->flag_words ? (unsigned long long *)rt_align16(ws + r->flags[lane]) : NULL;
     int64_t D0 = ir_node_len(c, c->outputs[0].node, m->dimval[0]);
@@ -73,10 +75,13 @@ float *rt_state_slot(const RtBind *b, int k, int64_t t) {
     return b->states[k] + (b->r->training ? t : t % 2) * n;
 }
 
-/* Elements from a buffer's start to step t's copy (0 for hoisted or reused buffers). */
+int rt_buffer_kept(const rnncc_model *m, int training, int b) { return training || m->plan->buffers[b].all_steps; }
+
+/* Elements from a buffer's start to step t's copy (0 for hoisted, post or reused buffers); the unit's own
+ * width, as a post GEMM reads the steps' columns as one (inference slots are the widest layer's). */
 static int64_t buffer_step(const RtBind *b, int i, int64_t t) {
-    if (b->m->plan->buffers[i].program != SCHED_STEP) t = 0;
-    return t * b->r->buf_stride[b->slot * b->m->plan->nbuffers + i];
+    if (b->m->plan->buffers[i].program != SCHED_STEP || !rt_buffer_kept(b->m, b->r->training, i)) return 0;
+    return t * b->r->N * b->unit->layout->buffer_width[i];
 }
 
 float *rt_buffer_at(const RtBind *b, float *const *bufs, int i, int64_t t) { return bufs[i] + buffer_step(b, i, t); }

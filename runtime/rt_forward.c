@@ -14,8 +14,8 @@ static rnncc_status run_gemm(RtBind *is, int j, int64_t t) {
     rnncc_model *m = is->m;
     const SchedGemm *g = &m->plan->gemms[j];
     const PlanLayout *L = is->unit->layout;
-    int hoisted = g->program == SCHED_HOIST;
-    int64_t cols = hoisted ? is->hcols : is->r->N;
+    int hoisted = g->program == SCHED_HOIST, post = g->program == SCHED_POST;
+    int64_t cols = hoisted ? is->hcols : post ? (is->pt1 - is->pt0) * is->r->N : is->r->N;
     if (cols == 0) return RNNCC_OK;
     int64_t M = L->gemm_rows[j], K = L->gemm_cols[j], W = L->buffer_width[g->out_buffer], ldb;
     if (M > INT32_MAX || K > INT32_MAX)
@@ -29,15 +29,20 @@ static rnncc_status run_gemm(RtBind *is, int j, int64_t t) {
         if (b16) b16 += is->hcol0 * ldb;
         c += is->hcol0 * W;
     }
+    if (post) { /* the window's steps' columns: of step and post values, all steps' kept from step 0's (t = 0) */
+        b += is->pt0 * is->r->N * ldb;
+        c += is->pt0 * is->r->N * W;
+    }
     /* C[W x cols] (column-major) = W_stack^T (the row-major [M][K] block read as column-major K x M) * B[K x cols] */
     /* added into the hoisted partner's columns of the step, where c lies */
     int sum = rt_value_summed(is->r, is->unit, g->out_buffer) >= 0;
     return rt_gemm(m, is->lane, is->stream, CUBLAS_OP_T, CUBLAS_OP_N, M, cols, K, w, K, b, ldb, c, W, sum, NULL, b16,
-                   hoisted ? NULL : rt_operand3(is, g->operand, t));
+                   g->program == SCHED_STEP ? rt_operand3(is, g->operand, t) : NULL);
 }
 
-void rt_args(const RtBind *is, int hoisted, int64_t t, RnnArgs *a) {
+void rt_args(const RtBind *is, SchedProgram prog, int64_t t, RnnArgs *a) {
     const rnncc_model *m = is->m;
+    int hoisted = prog == SCHED_HOIST, step = prog == SCHED_STEP;
     memset(a, 0, sizeof *a);
     a->params = m->weights + is->unit->weight_offset;
     a->params16 = rt_half_params(m, is->unit->weight_offset);
@@ -51,13 +56,14 @@ void rt_args(const RtBind *is, int hoisted, int64_t t, RnnArgs *a) {
         a->state_prev[k] = rt_state_slot(is, k, t);
         a->state_next[k] = rt_state_slot(is, k, t + 1);
         a->state16[k] = rt_state_slot16(is, k, t + 1);
-        a->state3[k] = hoisted ? NULL : rt_state_slot3(is, k, t + 1);
-        a->state_final[k] = hoisted ? NULL : is->final[k];
+        a->state3[k] = step ? rt_state_slot3(is, k, t + 1) : NULL;
+        a->state_final[k] = step ? is->final[k] : NULL;
     }
     a->bf16 = m->precision == RNNCC_BF16;
     for (int o = 0; o < m->cell->noutputs; o++) { a->y[o] = is->y[o]; a->ldy[o] = is->ldy[o]; }
     a->lengths = is->lengths;
-    a->t = (int)t;
+    a->t = (int)(prog == SCHED_POST ? is->pt0 : t); /* post kernels: their window of steps, from step 0's buffers */
+    a->t_end = (int)(prog == SCHED_POST ? is->pt1 : 0);
     a->reverse = is->unit->dir;
     a->summed = rt_sums_values(is->r, is->unit);
     a->T = (int)(hoisted ? is->hcols / is->r->N : is->r->T);
@@ -67,13 +73,14 @@ void rt_args(const RtBind *is, int hoisted, int64_t t, RnnArgs *a) {
 static rnncc_status run_group(RtBind *is, int gi, int64_t t) {
     rnncc_model *m = is->m;
     const RtModule *mod = is->unit->module;
-    int hoisted = m->plan->groups[gi].program == SCHED_HOIST;
-    int64_t T = hoisted ? is->hcols / is->r->N : is->r->T; /* a hoisted kernel covers its window's steps */
+    SchedProgram prog = m->plan->groups[gi].program;
+    /* a hoisted or post kernel covers its window's steps */
+    int64_t T = prog == SCHED_HOIST ? is->hcols / is->r->N : prog == SCHED_POST ? is->pt1 - is->pt0 : is->r->T;
     int64_t items = cg_group_items(is->unit->layout, gi, T, is->r->N);
     if (items < 0) return rt_fail(m, RNNCC_ERR_OVERFLOW, "kernel %d: its work items overflow", gi);
     if (items == 0) return RNNCC_OK;
     RnnArgs a;
-    rt_args(is, hoisted, t, &a);
+    rt_args(is, prog, prog == SCHED_POST ? 0 : t, &a);
     void *args[] = {&a};
     return rt_launch_group(m, (const void *)mod->kernels[gi], cg_grid_blocks(items), args, is->stream, 1);
 }
@@ -112,14 +119,18 @@ static rnncc_status unit_begin(RtBind *is, const rnncc_io *io) {
 }
 
 /* Steps t0 .. t1-1 of a layer-direction, after the hoisted program over the same steps'
- * columns (all of them when the whole sequence is one chunk). */
+ * columns (all of them when the whole sequence is one chunk), then the post program over them. */
 static rnncc_status unit_chunk(RtBind *is, int64_t t0, int64_t t1) {
     is->hcol0 = t0 * is->r->N;
     is->hcols = (t1 - t0) * is->r->N;
-    if (t1 > t0) RT_TRY(run_program(is, SCHED_HOIST, 0));
-    if (is->persist) return t1 > t0 ? rt_persist_launch(is, t0, t1) : RNNCC_OK; /* zeroed by unit_begin */
-    for (int64_t t = t0; t < t1; t++) RT_TRY(run_program(is, SCHED_STEP, t));
-    return RNNCC_OK;
+    is->pt0 = t0;
+    is->pt1 = t1;
+    if (t1 == t0) return RNNCC_OK;
+    RT_TRY(run_program(is, SCHED_HOIST, 0));
+    if (is->persist) RT_TRY(rt_persist_launch(is, t0, t1)); /* zeroed by unit_begin */
+    else
+        for (int64_t t = t0; t < t1; t++) RT_TRY(run_program(is, SCHED_STEP, t));
+    return run_program(is, SCHED_POST, 0);
 }
 
 /* A layer-direction's final states, into io->hT, where no step ran (T = 0: its initial states); else

@@ -104,7 +104,6 @@ typedef struct RtRegions {
     size_t *buf;                /* [slots][nbuffers]: plan buffers (keep: reserve in training) */
     size_t *state;              /* [slots][nstates]: state slots, T+1 (training) or 2 of [N][S] */
     size_t *layer_out;          /* inference: 2 ping-pong buffers; training: layers - 1 (reserve) */
-    int64_t *buf_stride;        /* [slots][nbuffers]: floats between steps (training step buffers), else 0 */
     /* training only */
     size_t *dbuf;               /* reserve [units][nbuffers]: adjoints shaped like buf */
     /* 16-bit twins (rt_half.c; RnnArgs.state16, dbuf16), RT_NO_TWIN where none: of the multiplied
@@ -136,6 +135,7 @@ typedef struct RtBind {
     cudaStream_t stream;
     cublasHandle_t blas;
     int64_t hcol0, hcols;       /* the hoisted program's column window (a wavefront chunk), else 0, T*N */
+    int64_t pt0, pt1;           /* the post program's window of steps (a wavefront chunk's), else 0, T */
     const float *x;             /* this layer's input */
     int64_t ldx;
     float *bufs[RNN_MAX_BUFFERS];
@@ -174,6 +174,9 @@ static inline int rt_sums_values(const RtRegions *r, const RtUnit *unit) { retur
 /* The hoisted buffer whose columns the unit's step buffer b adds into (codegen's cg_value_summed,
  * where rt_sums_values), or -1. */
 int rt_value_summed(const RtRegions *r, const RtUnit *unit, int b);
+/* Whether step buffer b keeps every step's columns: in training, and where the post program reads it
+ * (SchedBuffer.all_steps); step t's then start t*N columns (of the unit's width) after step 0's. */
+int rt_buffer_kept(const rnncc_model *m, int training, int b);
 /* The buffer whose adjoint unit u's buffer b keeps (codegen's cg_adjoint_shared, where the unit
  * shares adjoints: rt_shares_adjoints), or -1: b's own. */
 int rt_adjoint_shared(const rnncc_model *m, int u, int b);
@@ -497,7 +500,7 @@ void rt_module_unload(RtModule *mod);
 
 /* The kernel arguments of step t (hoisted: of the window) of a bound unit, as the per-step
  * kernels take them. */
-void rt_args(const RtBind *is, int hoisted, int64_t t, RnnArgs *a);
+void rt_args(const RtBind *is, SchedProgram prog, int64_t t, RnnArgs *a);
 /* What model m's per-step layer-directions overlap with (cg_persist_preferred's overlap). */
 CgOverlap rt_overlap(const rnncc_model *m);
 /* Chooses the backend of a pass (backward: a backward pass) over N sequences: *out is the

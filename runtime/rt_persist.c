@@ -349,7 +349,7 @@ rnncc_status rt_persist_run(RtBind *b, RnnArgs *a) {
 rnncc_status rt_persist_launch(RtBind *is, int64_t t0, int64_t t1) {
     rnncc_model *m = is->m;
     RnnArgs a;
-    rt_args(is, 0, t0, &a);
+    rt_args(is, SCHED_STEP, t0, &a);
     for (int k = 0; k < m->cell->nstates; k++) { /* twins: what the steps stage, and in training the weight gradients' */
         a.state_prev[k] = rt_state_slot(is, k, 0);
         a.state16[k] = is->states16[k];

@@ -32,7 +32,6 @@ void rt_regions_free(RtRegions *r) {
     free(r->buf);
     free(r->state);
     free(r->layer_out);
-    free(r->buf_stride);
     free(r->dbuf);
     free(r->dparam);
     free(r->dstate);
@@ -59,7 +58,6 @@ rnncc_status rt_regions(rnncc_model *m, int64_t T, int64_t N, int training, RtRe
     r->buf = calloc((size_t)r->slots * (size_t)(p->nbuffers + 1), sizeof *r->buf);
     r->state = calloc((size_t)r->slots * (size_t)(c->nstates + 1), sizeof *r->state);
     r->layer_out = calloc((size_t)m->layers + 1, sizeof *r->layer_out);
-    r->buf_stride = calloc((size_t)r->slots * (size_t)(p->nbuffers + 1), sizeof *r->buf_stride);
     r->dbuf = calloc((size_t)m->nunits * (size_t)(p->nbuffers + 1), sizeof *r->dbuf);
     r->dparam = calloc((size_t)m->nunits + 1, sizeof *r->dparam);
     int lanes = m->wavefront ? 2 : m->dirs; /* the state adjoints' owners: rt_bind's lanes */
@@ -68,7 +66,7 @@ rnncc_status rt_regions(rnncc_model *m, int64_t T, int64_t N, int training, RtRe
     r->dbuf16 = malloc((size_t)m->nunits * (size_t)(p->nbuffers + 1) * sizeof *r->dbuf16);
     r->state3 = malloc((size_t)r->slots * (size_t)(c->nstates + 1) * sizeof *r->state3);
     r->dbuf3 = malloc((size_t)m->nunits * (size_t)(p->nbuffers + 1) * sizeof *r->dbuf3);
-    if (!r->state3 || !r->dbuf3 || !r->state16 || !r->dbuf16 || !r->buf || !r->state || !r->layer_out || !r->buf_stride ||
+    if (!r->state3 || !r->dbuf3 || !r->state16 || !r->dbuf16 || !r->buf || !r->state || !r->layer_out ||
         !r->dbuf || !r->dparam || !r->dstate) {
         rt_regions_free(r);
         return rt_fail(m, RNNCC_ERR_NOMEM, "out of host memory");
@@ -99,11 +97,10 @@ rnncc_status rt_regions(rnncc_model *m, int64_t T, int64_t N, int training, RtRe
             for (int u = 0; u < m->nunits; u++) /* inference: the widest of the layers sharing the slot */
                 if (rt_slot(m, training, m->units[u].layer, m->units[u].dir) == s && m->units[u].layout->buffer_width[b] > width)
                     width = m->units[u].layout->buffer_width[b];
-            int hoisted = p->buffers[b].program == SCHED_HOIST;
-            int64_t cols = hoisted ? T * N : training ? T * N : N;
+            /* a step buffer holds one step's N columns, reused, unless every step's are kept (rt_buffer_kept) */
+            int64_t cols = p->buffers[b].program == SCHED_STEP && !rt_buffer_kept(m, training, b) ? N : T * N;
             int a = training ? rt_value_summed(r, &m->units[s], b) : -1; /* a < b: b's step copies are a's step columns */
             r->buf[s * p->nbuffers + b] = a >= 0 ? r->buf[s * p->nbuffers + a] : take(keep, mul3(cols, width, 1, &ok));
-            r->buf_stride[s * p->nbuffers + b] = !hoisted && training ? N * width : 0;
         }
         for (int k = 0; k < c->nstates; k++) {
             int64_t S = ir_shape_numel(&c->states[k].shape, m->dimval[0]);
@@ -155,7 +152,7 @@ rnncc_status rt_regions(rnncc_model *m, int64_t T, int64_t N, int training, RtRe
         for (int u = 0; u < m->nunits; u++)
             for (int j = 0; j < p->ngemms; j++) {
                 int64_t M = m->units[u].layout->gemm_rows[j], K = m->units[u].layout->gemm_cols[j];
-                int64_t cols = training || p->gemms[j].program == SCHED_HOIST ? T * N : N;
+                int64_t cols = training || p->gemms[j].program != SCHED_STEP ? T * N : N;
                 int64_t a = training ? mul3(T * N, K, 1, &ok) : 0;  /* the weight gradients' activations */
                 int64_t b = mul3(cols, training && M > K ? M : K, 1, &ok); /* an operand, or an output's adjoint */
                 if (a > len[0]) len[0] = a;

@@ -32,7 +32,7 @@ int64_t rt_x3_scratch_len(const rnncc_model *m, int64_t T, int64_t N, int traini
         for (int j = 0; j < m->plan->ngemms; j++) {
             const PlanLayout *L = m->units[u].layout;
             const int64_t rows = L->gemm_rows[j], cols = L->gemm_cols[j];
-            const int64_t n = m->plan->gemms[j].program == SCHED_HOIST ? TN : N; /* its columns */
+            const int64_t n = m->plan->gemms[j].program == SCHED_STEP ? N : TN; /* its columns */
             int64_t need = 3 * cols * at_most(n, RT_X3_COLS); /* forward: the right operand's chunk */
             if (rows > dim) dim = rows;
             if (cols > dim) dim = cols;

@@ -1019,12 +1019,12 @@ START_TEST(persistent_phases_hand_off_by_flags) {
     src_close(&s);
 
     /* group 2 (H wide) reads m, which group 1 computed M wide: another block's elements; with M = H,
-     * its own */
-    const char *foreign = "cell foreign(x[I]) -> h, y {\n"
-                          "    state h[H]\n"
+     * its own (s' is a state, so that its product stays in the step: an output's would run after it) */
+    const char *foreign = "cell foreign(x[I]) -> h, s {\n"
+                          "    state h[H], s[M]\n"
                           "    param W[M, I], U[M, H], V[H, M], Z[M, M], b[H]\n"
                           "    m = tanh(W @ x + U @ h)\n"
-                          "    y = m * (Z @ m)\n"
+                          "    s' = m * (Z @ m)\n"
                           "    h' = tanh(V @ m + b)\n"
                           "}\n";
     for (int same = 0; same < 2; same++) {
@@ -1806,13 +1806,14 @@ START_TEST(persistent_early_loads_are_own_values) {
             src_close(&s);
         }
     }
-    /* forward_staged_values_stay's negative controls: a cell with a readout y = V h' stages h''s stored
-     * twin for its second product after a barrier, and stores it after the next step's opening barrier;
-     * without either barrier, a block could overwrite what another still stages */
+    /* forward_staged_values_stay's negative controls: a cell whose second product s' = V h' (a state's: a
+     * readout's would run after the loop) stages h''s stored twin for it after a barrier, and stores it
+     * after the next step's opening barrier; without either barrier, a block could overwrite what another
+     * still stages */
     {
         static const char *const dims[] = {"I=16", "H=32", "P=8"};
-        static const char *const readout = "cell readout(x[I]) -> y {\n    state h[H]\n    param W[H, I], U[H, H], V[P, H]\n"
-                                           "    h' = tanh(W @ x + U @ h)\n    y = V @ h'\n}\n";
+        static const char *const readout = "cell readout(x[I]) -> h {\n    state h[H], s[P]\n    param W[H, I], U[H, H], V[P, H]\n"
+                                           "    h' = tanh(W @ x + U @ h)\n    s' = V @ h'\n}\n";
         for (int which = 0; which < 2; which++) {
             Src s;
             src_open(&s, "readout.cell", readout);

@@ -788,6 +788,55 @@ START_TEST(split_state_written_before_its_gemm) {
 }
 END_TEST
 
+/* The post program (readouts after the step loop): the readout cells of tests/testutil.c per step and
+ * persistent, forward and training, in every precision; lengths, bidirectional, a wavefront of three
+ * layers in training and in inference (whose layers share slots, and a kept buffer's step stride is the
+ * layer's own width), more than 64 sequences (summed step results), T = N = 1, and O, M != H. */
+START_TEST(post_program_matches_the_reference) {
+    static const Config cfs[] = {
+        {1, 0, 1, 0, 7, 5, 16, 24, RNNCC_FP32, 1, 0, CUBLAS, 0, .second = 40},
+        {1, 0, 1, 1, 7, 5, 16, 24, RNNCC_FP32, 1, 0, CUBLAS, 0, .second = 12},
+        {1, 1, 1, 1, 6, 5, 20, 20, RNNCC_FP32, 0, 0, CUBLAS, 0, .second = 28},
+        {3, 0, 1, 1, 9, 4, 32, 32, RNNCC_FP32, 1, 0, CUBLAS, 0}, /* a wavefront in training */
+        {3, 0, 1, 0, 9, 4, 32, 32, RNNCC_FP32, 0, 0, CUBLAS, 0}, /* and in inference, without graphs */
+        {1, 0, 0, 1, 1, 1, 8, 8, RNNCC_FP32, 1, 0, CUBLAS, 0},
+        {1, 0, 1, 1, 6, 4, 16, 24, RNNCC_TF32, 1, 0, PERSIST, 0, .second = 40},
+        {1, 0, 1, 0, 6, 16, 16, 24, RNNCC_FP32, 1, 0, PERSIST, 0, .second = 12},
+        {1, 1, 1, 1, 6, 8, 24, 24, RNNCC_FP32, 1, 0, PERSIST, 0},
+        {1, 0, 1, 1, 6, 5, 16, 24, RNNCC_FP16, 1, 0, CUBLAS, 0, .second = 40},
+        {1, 0, 1, 1, 6, 5, 16, 24, RNNCC_BF16, 1, 0, PERSIST, 0},
+        {1, 0, 1, 1, 5, 70, 16, 16, RNNCC_FP16, 1, 0, CUBLAS, 0}, /* summed */
+        {1, 0, 1, 1, 6, 5, 16, 24, RNNCC_TF32X3, 1, 0, CUBLAS, 0, .second = 40},
+    };
+    char name[32];
+    snprintf(name, sizeof name, "post%d.cell", _i);
+    verify_text(name, tu_post_cells[_i], cfs, sizeof cfs / sizeof *cfs);
+}
+END_TEST
+
+/* Kept step buffers and post buffers whose widths depend on a layer's input (z has I rows), so that the
+ * layers sharing an inference slot differ: each layer's kept buffer strides its steps by its own width,
+ * not the slot's (rt_bind's buffer_step); bidirectional, stacked one after the other and as a wavefront,
+ * per step and persistent. */
+START_TEST(post_program_widths_per_layer) {
+    static const char src[] = "cell wid(x[I]) -> h, z {\n"
+                              "    state h[H]\n"
+                              "    param W[H, I], U[H, H], A[I, H], B[I, H]\n"
+                              "    h' = tanh(W @ x + U @ h)\n"
+                              "    z = tanh(B @ h' + A @ h)\n"
+                              "}\n";
+    static const Config cfs[] = {
+        {2, 1, 1, 0, 6, 5, 16, 24, RNNCC_FP32, 1, 0, CUBLAS, 0},
+        {3, 0, 1, 0, 7, 4, 16, 24, RNNCC_FP32, 1, 1, CUBLAS, 0}, /* one layer after another: one slot */
+        {3, 0, 1, 0, 9, 4, 16, 24, RNNCC_FP32, 0, 0, CUBLAS, 0}, /* a wavefront: layers 0 and 2 share a slot */
+        {3, 0, 1, 1, 9, 4, 16, 24, RNNCC_FP32, 1, 0, CUBLAS, 0},
+        {2, 0, 1, 0, 6, 8, 16, 24, RNNCC_FP32, 1, 0, PERSIST, 0},
+        {2, 0, 1, 0, 6, 8, 16, 24, RNNCC_TF32X3, 1, 0, CUBLAS, 0},
+    };
+    verify_text("wid.cell", src, cfs, sizeof cfs / sizeof *cfs);
+}
+END_TEST
+
 START_TEST(split_tf32_matches_the_reference) { verify_every_cell(&x3_configs[_i]); }
 END_TEST
 
@@ -2046,6 +2095,11 @@ int main(void) {
         tcase_add_test(x3, split_weights_stacked_and_alone);
         tcase_add_test(x3, split_state_written_before_its_gemm);
         suite_add_tcase(s, x3);
+        TCase *post = tcase_create("post"); /* CK_RUN_CASE=post: the post program's cells */
+        tcase_set_timeout(post, 600);
+        tcase_add_loop_test(post, post_program_matches_the_reference, 0, TU_NPOST_CELLS);
+        tcase_add_test(post, post_program_widths_per_layer);
+        suite_add_tcase(s, post);
         TCase *half = tcase_create("half"); /* CK_RUN_CASE=half: the 16-bit GEMM inputs' other tests */
         tcase_set_timeout(half, 300);
         tcase_add_test(half, tiles_train_in_half_precisions);

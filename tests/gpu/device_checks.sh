@@ -121,6 +121,31 @@ for p in fp32 fp16; do
     done
     step "racecheck-wide51-$p" racecheck_own "${wide51[@]}"
 done
+# a readout after the loop (the post program: wide2's y = Y @ h' runs once over every step's columns, from h' kept
+# for every step), per step and persistent, inference and training
+./build/tests/random_cells --wide 2 2 "$wide_dir" > /dev/null
+for be in cublas persistent; do
+    for mode in infer train; do
+        post=(./build/rnncc run "$wide_dir/wide2.cell" --dim I=8 --dim H=24 --dim P=40 --seq 5 --batch 6 --varlen
+            --repeat 1 --precision fp32 --backend $be)
+        [ $mode = train ] && post+=(--train)
+        for tool in memcheck initcheck; do
+            step "$tool-post-$be-$mode" compute-sanitizer --tool $tool --error-exitcode 9 "${post[@]}"
+        done
+        step "racecheck-post-$be-$mode" racecheck_own "${post[@]}"
+    done
+done
+# a readout whose cell then has no step product: its persistent kernel runs no GEMM and meets no barrier a step
+printf '%s\n' 'cell ew(x[I]) -> y {' '    state h[H]' '    param W[H, I], u[H], V[O, H]' "    h' = tanh(W @ x + u * h)" \
+    "    y = V @ h'" '}' > "$wide_dir/ew.cell"
+for mode in infer train; do
+    ew=(./build/rnncc run "$wide_dir/ew.cell" --dim I=8 --dim H=40 --dim O=24 --seq 6 --batch 6 --varlen --repeat 1
+        --precision fp32 --backend persistent)
+    [ $mode = train ] && ew+=(--train)
+    step "memcheck-post-ew-$mode" compute-sanitizer --tool memcheck --error-exitcode 9 "${ew[@]}"
+    step "racecheck-post-ew-$mode" racecheck_own "${ew[@]}"
+    step "synccheck-post-ew-$mode" compute-sanitizer --tool synccheck --error-exitcode 9 "${ew[@]}"
+done
 for tool in racecheck initcheck synccheck; do
     for be in cublas persistent; do
         step "$tool-$be" compute-sanitizer --tool $tool --error-exitcode 9 ./build/rnncc run cells/mlstm.cell --dim I=16 \
