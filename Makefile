@@ -41,7 +41,7 @@ endif
 .PHONY: all test demo asan fuzz golden-update clean examples bench
 
 # ---- sources, per module ------------------------------------------------------
-IR_SRCS      := ir/arena.c ir/strbuf.c ir/diag.c ir/ops.c ir/ir.c ir/build.c ir/dump.c ir/ref.c ir/ref_stack.c ir/sched.c ir/sched_fold.c ir/sched_layout.c ir/sched_dump.c ir/sched_exec.c
+IR_SRCS      := ir/arena.c ir/strbuf.c ir/diag.c ir/ops.c ir/ir.c ir/build.c ir/dump.c ir/ref.c ir/ref_stack.c ir/sched.c ir/sched_fold.c ir/sched_layout.c ir/sched_dump.c ir/sched_exec.c ir/fold_projection.c ir/fold_exec.c
 GRAMMAR_SRCS := grammar/ast.c grammar/parse.c
 GRAMMAR_GEN  := $(B)/grammar/parser.c $(B)/grammar/lexer.c
 CODEGEN_SRCS := codegen/emit.c codegen/cg_forward.c codegen/cg_backward.c codegen/cg_persist_plan.c codegen/cg_persist.c
@@ -164,6 +164,7 @@ golden-update: all
 	@for f in cells/*.cell; do n=$$(basename $$f .cell); \
 	    $(B)/rnncc dump --ir $$f > tests/golden/$$n.ir; \
 	    $(B)/rnncc dump --schedule $$f > tests/golden/$$n.plan; done
+	@$(B)/rnncc dump --fold --schedule cells/lstmp.cell > tests/golden/lstmp.fold
 	@for n in lstm gru; do \
 	    $(B)/rnncc emit --dim I=8 --dim H=16 -o tests/golden/$$n.cu cells/$$n.cell; done
 	@$(B)/rnncc emit --dim I=8 --dim H=16 --persistent 4 --cluster 1 -o tests/golden/lstm_persist.cu cells/lstm.cell

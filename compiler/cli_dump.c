@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "codegen/cg.h"
+#include "ir/fold_projection.h"
 #include "ir/sched.h"
 
 int cli_check(int argc, char **argv) {
@@ -89,15 +90,27 @@ static int dump_schedule(CliSource *s, const IrCell *ic, int dot, const char **d
     return CLI_OK;
 }
 
+/* The cell after the projection fold, with a line saying what it did, or NULL with the reason on stderr. */
+static const IrCell *folded(CliSource *s, const IrCell *ic, StrBuf *out) {
+    IrFold f;
+    const IrCell *c = ir_fold_projection(&s->arena, ic, &f);
+    if (!c) {
+        fprintf(stderr, "rnncc dump: error: cell '%s' does not fold (option --fold): %s\n", ic->name, f.why_not);
+        return NULL;
+    }
+    ir_fold_describe(&f, c, out);
+    return c;
+}
+
 int cli_dump(int argc, char **argv) {
     static const struct option opts[] = {
         {"ir", no_argument, 0, 'i'}, {"dot", no_argument, 0, 'd'}, {"cell", required_argument, 0, 'c'},
         {"schedule", no_argument, 0, 's'}, {"dim", required_argument, 0, 'D'}, {"batch", required_argument, 0, 'N'},
         {"output", required_argument, 0, 'o'}, {"precision", required_argument, 0, 'p'},
-        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"fold", no_argument, 0, 'f'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     const char *what = NULL, *cell = NULL, *out_path = NULL;
     const char *dims[64];
-    int ndims = 0, schedule = 0, precision_given = 0;
+    int ndims = 0, schedule = 0, precision_given = 0, fold = 0;
     rnncc_precision precision = RNNCC_FP32;
     long long batch = 0;
     int c;
@@ -109,6 +122,7 @@ int cli_dump(int argc, char **argv) {
         case 'c': cell = optarg; break;
         case 'o': out_path = optarg; break;
         case 's': schedule = 1; break;
+        case 'f': fold = 1; break;
         case 'N': if (!cli_parse_batch("dump", "--batch", optarg, &batch)) return CLI_USAGE_ERROR; break;
         case 'p':
             if (!cli_parse_precision("dump", optarg, &precision)) return CLI_USAGE_ERROR;
@@ -120,12 +134,15 @@ int cli_dump(int argc, char **argv) {
             break;
         case 'h':
             printf("usage: rnncc dump (--ir | --schedule) [--dot] [--dim NAME=VALUE]... [--batch N]\n"
-                   "                  [--precision fp32|tf32|fp16|bf16|tf32x3] [--cell NAME] [-o FILE] FILE\n"
+                   "                  [--precision fp32|tf32|fp16|bf16|tf32x3] [--fold] [--cell NAME] [-o FILE] FILE\n"
                    "Prints each cell in FILE (or only --cell NAME): its IR, or with --schedule its execution plan\n"
                    "(GEMMs, fused kernels, buffers, packed parameters; with --dim bindings, also offsets and sizes,\n"
                    "which buffers' adjoints training keeps as one, and which step GEMMs add into hoisted results).\n"
                    "--dot prints either as Graphviz dot instead of text. With --dim and --batch N, --schedule also\n"
-                   "says which backend runs N sequences (on an H100, in --precision: default fp32) and why.\n");
+                   "says which backend runs N sequences (on an H100, in --precision: default fp32) and why.\n"
+                   "--fold dumps each cell after the projection fold (a state only multiplied, whose next value is\n"
+                   "P @ u, becomes u; its products U @ s read derived weights U P; docs/language.md), or says why\n"
+                   "it does not fold.\n");
             return CLI_OK;
         default: return CLI_USAGE_ERROR;
         }
@@ -164,6 +181,10 @@ int cli_dump(int argc, char **argv) {
             const IrCell *ic = s.module->cells[i];
             if (cell && strcmp(ic->name, cell) != 0) continue;
             if (found++) sb_putc(&out, '\n');
+            if (fold && !(ic = folded(&s, ic, &out))) {
+                status = CLI_INPUT_ERROR;
+                break;
+            }
             if (schedule) {
                 if (dump_schedule(&s, ic, strcmp(what, "dot") == 0, dims, ndims, batch, precision, &out) != CLI_OK) {
                     status = CLI_INPUT_ERROR;

@@ -29,6 +29,8 @@ typedef struct Exec {
     double **acc;          /* per vector parameter: [N][n] */
     double **dreg;         /* per node: the current column's adjoints */
     const double *const *dy;
+    const SchedEntry *entry; /* addends to hoisted products at each sequence's first step */
+    int nentries;
 } Exec;
 
 void sched_pack_params(const PlanLayout *L, const double *const *params, double *packed) {
@@ -389,15 +391,43 @@ static void teardown(Exec *e) {
     free(e->dx);
 }
 
+/* The value (or with d, the adjoint) of entry i's product for sequence n at its first step, or NULL
+ * where the sequence has no step. */
+static double *entry_at(const Exec *e, double *const *bufs, int i, int64_t n) {
+    int64_t len = seq_len(e, n);
+    return len > 0 ? home(e, bufs, e->entry[i].product, e->reverse ? len - 1 : 0, 0, n) : NULL;
+}
+
 static void forward(Exec *e) {
     run_program(e, SCHED_HOIST, 0);
+    for (int i = 0; i < e->nentries; i++)
+        for (int64_t n = 0, rows = e->len[e->entry[i].product]; n < e->p->N; n++) {
+            double *v = entry_at(e, e->buf, i, n);
+            for (int64_t r = 0; v && r < rows; r++) v[r] += e->entry[i].add[n * rows + r];
+        }
     for (int64_t t = 0; t < e->p->T; t++) run_program(e, SCHED_STEP, t);
     run_program(e, SCHED_POST, 0);
 }
 
+/* Whether every entry names a hoisted product. */
+static int entries_ok(const Plan *plan, const SchedEntry *entry, int n) {
+    for (int i = 0; i < n; i++)
+        if (entry[i].product >= plan->cell->nnodes || plan->cell->nodes[entry[i].product].op != IR_MATVEC ||
+            plan->node[entry[i].product].program != SCHED_HOIST || !entry[i].add)
+            return 0;
+    return 1;
+}
+
 int sched_exec_forward(const PlanLayout *L, const RefProblem *p, int reverse, double *const *y, double *const *hT) {
+    return sched_exec_forward_entries(L, p, reverse, NULL, 0, y, hT);
+}
+
+int sched_exec_forward_entries(const PlanLayout *L, const RefProblem *p, int reverse, const SchedEntry *entry, int nentries,
+                               double *const *y, double *const *hT) {
     Exec e = {0};
+    if (!entries_ok(L->plan, entry, nentries)) return -1;
     int rc = setup(&e, L, p, reverse, 0);
+    e.entry = entry, e.nentries = nentries;
     if (rc == 0) {
         e.y = y;
         forward(&e);
@@ -410,9 +440,17 @@ int sched_exec_forward(const PlanLayout *L, const RefProblem *p, int reverse, do
 
 int sched_exec_backward(const PlanLayout *L, const RefProblem *p, int reverse, const double *const *dy,
                         const double *const *dhT, double *dx, double *const *dh0, double *const *dparams) {
+    return sched_exec_backward_entries(L, p, reverse, NULL, 0, dy, dhT, dx, dh0, dparams);
+}
+
+int sched_exec_backward_entries(const PlanLayout *L, const RefProblem *p, int reverse, const SchedEntry *entry, int nentries,
+                                const double *const *dy, const double *const *dhT, double *dx, double *const *dh0,
+                                double *const *dparams) {
     Exec e = {0};
+    if (!entries_ok(L->plan, entry, nentries)) return -1;
     int rc = setup(&e, L, p, reverse, 1);
     if (rc != 0) { teardown(&e); return rc; }
+    e.entry = entry, e.nentries = nentries;
     const IrCell *c = e.cell;
     const Plan *plan = e.plan;
     int64_t T = p->T, N = p->N;
@@ -428,6 +466,11 @@ int sched_exec_backward(const PlanLayout *L, const RefProblem *p, int reverse, c
         backward_program(&e, SCHED_STEP, t);
         e.dcur = 1 - e.dcur;
     }
+    for (int i = 0; i < nentries; i++) /* the step backward has made the first steps' adjoints whole */
+        for (int64_t n = 0, rows = e.len[entry[i].product]; entry[i].adjoint && n < N; n++) {
+            const double *d = entry_at(&e, e.dbuf, i, n);
+            for (int64_t r = 0; r < rows; r++) entry[i].adjoint[n * rows + r] = d ? d[r] : 0;
+        }
     backward_program(&e, SCHED_HOIST, 0);
     for (int k = 0; dh0 && k < c->nstates; k++)
         if (dh0[k]) memcpy(dh0[k], dnext_at(&e, k, 0), (size_t)(N * e.len[c->states[k].node]) * sizeof(double));

@@ -14,6 +14,17 @@
 int sched_exec_forward(const PlanLayout *layout, const RefProblem *p, int reverse,
                        double *const *y, double *const *hT);
 
+/* An addend to a hoisted product's value at each sequence's first step (its first position; the last
+ * of its length where reverse): the projection fold's entry of an initial state (ir/fold_exec.h). */
+typedef struct SchedEntry {
+    IrRef product;      /* a hoisted matvec node */
+    const double *add;  /* [N][its rows] */
+    double *adjoint;    /* backward: written [N][rows], the adjoint of those values (0 where a sequence has no
+                           step); NULL when not wanted */
+} SchedEntry;
+/* sched_exec_forward with entries added after the hoisted program; -1 also when one names no hoisted product. */
+int sched_exec_forward_entries(const PlanLayout *layout, const RefProblem *p, int reverse, const SchedEntry *entry,
+                               int nentries, double *const *y, double *const *hT);
 /* Copies per-parameter arrays (row-major, declaration order) into a packed buffer of
  * layout->packed_size elements (padding zeroed). */
 void sched_pack_params(const PlanLayout *layout, const double *const *params, double *packed);
@@ -26,3 +37,7 @@ void sched_pack_params(const PlanLayout *layout, const double *const *params, do
  * malformed. */
 int sched_exec_backward(const PlanLayout *layout, const RefProblem *p, int reverse, const double *const *dy,
                         const double *const *dhT, double *dx, double *const *dh0, double *const *dparams);
+/* sched_exec_backward with entries, as sched_exec_forward_entries; writes each entry's adjoint. */
+int sched_exec_backward_entries(const PlanLayout *layout, const RefProblem *p, int reverse, const SchedEntry *entry,
+                                int nentries, const double *const *dy, const double *const *dhT, double *dx,
+                                double *const *dh0, double *const *dparams);

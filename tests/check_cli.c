@@ -240,6 +240,15 @@ START_TEST(dump_ir_and_dot) {
     ck_assert_int_eq(r.status, 0);
     ck_assert(starts_with(r.out, "cell b\n"));
     ck_assert_ptr_null(strstr(r.out, "cell a"));
+    /* --fold: LSTMP's plan after the projection fold; a cell that does not fold says why and dumps nothing. */
+    r = RUN(NULL, "dump", "--fold", "--schedule", "cells/lstmp.cell");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_str_eq(r.out, read_file("tests/golden/lstmp.fold"));
+    r = RUN(NULL, "dump", "--fold", "--ir", "cells/lstm.cell");
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_str_eq(r.out, "");
+    ck_assert_str_eq(r.err, "rnncc dump: error: cell 'lstm' does not fold (option --fold): no state's next value is a matrix "
+                            "product\n");
     /* A bad file dumps nothing. */
     r = RUN(NULL, "dump", "--ir", "tests/bad/cycle.cell");
     ck_assert_int_eq(r.status, 1);

@@ -4,7 +4,8 @@
  * Key idea: the dimensions and the asks come from a hash of the input, so that mutations reach
  * odd sizes, both directions, every product kind, flags, clusters, warps and chunks; it aborts on
  * broken promises (a refusal without a reason, emission after a plan that fit failing, text
- * that is not printable ASCII, a persistent unit that fails tests/unit_races.h's race checks).
+ * that is not printable ASCII, a persistent unit that fails tests/unit_races.h's race checks). A cell
+ * that the projection fold takes (ir/fold_projection.h) goes through all of it folded too.
  * tests/fuzz/fuzz_parse.c covers parse and check. */
 #include <stdint.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include <string.h>
 
 #include "../../codegen/cg.h"
+#include "../../ir/fold_projection.h"
 #include "../../ir/ir.h"
 #include "../../ir/sched.h"
 #include "../unit_races.h"
@@ -105,8 +107,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     Arena arena;
     Diags diags;
     const IrModule *m = fuzz_compile_input(&arena, &diags, data, size);
-    if (m)
-        for (int i = 0; i < m->ncells; i++) compile_cell(&arena, &diags, m->cells[i], hash_of(data, size) + (uint64_t)i);
+    for (int i = 0; m && i < m->ncells; i++) {
+        compile_cell(&arena, &diags, m->cells[i], hash_of(data, size) + (uint64_t)i);
+        IrFold f;
+        const IrCell *folded = ir_fold_projection(&arena, m->cells[i], &f);
+        CHECK(folded || (f.why_not && f.why_not[0])); /* a cell that does not fold says why */
+        if (folded) compile_cell(&arena, &diags, folded, hash_of(data, size) + (uint64_t)i);
+    }
     StrBuf sb = {0};
     diag_render(&diags, &sb);
     CHECK(!sb.failed);

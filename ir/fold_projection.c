@@ -1,0 +1,123 @@
+/* The projection fold: finds a state that is only multiplied and whose next value is a product,
+ * and rebuilds the cell with the product's operand as the state (fold_projection.h).
+ * Key idea: the new parameters' leaves go first, so every old node keeps its order (ids shift by
+ * their count) and the DAG stays topological; nothing else of the cell changes. */
+#include "fold_projection.h"
+
+/* Why state k cannot fold (NULL when it can); users counts each node's uses by other nodes. */
+static const char *state_why_not(const IrCell *c, int k, const int *users) {
+    const IrState *s = &c->states[k];
+    const IrNode *next = &c->nodes[s->next];
+    if (next->op != IR_MATVEC) return "no state's next value is a matrix product";
+    if (next->args[1] == s->node) return "the state's next value multiplies the state itself";
+    int uses = 0; /* the state's uses, each of which must be the right operand of a product */
+    for (uint32_t i = 0; i < c->nnodes; i++) {
+        const IrNode *n = &c->nodes[i];
+        for (int a = 0; a < ir_ops[n->op].arity; a++) {
+            if (n->args[a] != s->node) continue;
+            if (n->op != IR_MATVEC || a != 1) return "the state is read other than as a matrix product's operand";
+            uses++;
+        }
+    }
+    for (int o = 0; o < c->noutputs; o++)
+        if (c->outputs[o].node == s->node) return "the state is read other than as a matrix product's operand";
+    if (!uses) return "the state is never multiplied";
+    if (users[s->next]) return "the state's next value is read within the step";
+    return NULL;
+}
+
+const IrCell *ir_fold_projection(Arena *arena, const IrCell *user, IrFold *fold) {
+    *fold = (IrFold){.user = user, .state = -1, .projected = IR_NONE};
+    int *users = arena_array(arena, user->nnodes + 1, sizeof *users);
+    if (!users) return fold->why_not = "out of memory", NULL;
+    for (uint32_t i = 0; i < user->nnodes; i++)
+        for (int a = 0; a < ir_ops[user->nodes[i].op].arity; a++) users[user->nodes[i].args[a]]++;
+    fold->why_not = user->nstates ? "no state's next value is a matrix product" : "the cell has no state";
+    for (int k = 0, said = 0; k < user->nstates && fold->state < 0; k++) {
+        const char *why = state_why_not(user, k, users);
+        if (!why) fold->state = k;
+        else if (!said && user->nodes[user->states[k].next].op == IR_MATVEC)
+            fold->why_not = why, said = 1; /* the first state whose next value is a product says why it stays */
+    }
+    if (fold->state < 0) return NULL;
+    fold->why_not = NULL;
+
+    const IrState *s = &user->states[fold->state];
+    const IrNode *next = &user->nodes[s->next];
+    fold->proj = user->nodes[next->args[0]].index;
+    int nv = 0;
+    for (uint32_t i = 0; i < user->nnodes; i++) nv += user->nodes[i].op == IR_MATVEC && user->nodes[i].args[1] == s->node;
+
+    IrCell *c = arena_alloc(arena, sizeof *c);
+    IrNode *nodes = arena_array(arena, user->nnodes + (uint32_t)nv, sizeof *nodes);
+    IrVar *params = arena_array(arena, (size_t)user->nparams + (size_t)nv, sizeof *params);
+    IrVar *inputs = arena_array(arena, (size_t)user->ninputs + 1, sizeof *inputs);
+    IrState *states = arena_array(arena, (size_t)user->nstates, sizeof *states);
+    IrOutput *outputs = arena_array(arena, (size_t)user->noutputs + 1, sizeof *outputs);
+    int *from = arena_array(arena, (size_t)nv, sizeof *from);
+    if (!c || !nodes || !params || !inputs || !states || !outputs || !from) return fold->why_not = "out of memory", NULL;
+
+    *c = *user;
+    const IrVar *P = &user->params[fold->proj];
+    const int inner = P->shape.dims[1]; /* u's length: the folded state's */
+    for (int p = 0; p < user->nparams; p++) params[p] = user->params[p], params[p].node += (IrRef)nv;
+    int v = 0;
+    for (uint32_t i = 0; i < user->nnodes; i++) {
+        IrNode n = user->nodes[i];
+        for (int a = 0; a < ir_ops[n.op].arity; a++) n.args[a] += (IrRef)nv;
+        if (n.op == IR_MATVEC && user->nodes[i].args[1] == s->node) {
+            const IrVar *U = &user->params[user->nodes[user->nodes[i].args[0]].index];
+            from[v] = (int)(U - user->params);
+            params[user->nparams + v] = (IrVar){arena_printf(arena, "%s@%s", U->name, P->name),
+                                                {IR_MATRIX, {U->shape.dims[0], inner}}, (IrRef)v, U->loc};
+            nodes[v] = (IrNode){.op = IR_PARAM, .shape = params[user->nparams + v].shape,
+                                .index = user->nparams + v, .name = params[user->nparams + v].name, .loc = U->loc};
+            n.args[0] = (IrRef)v++;
+        }
+        nodes[i + (uint32_t)nv] = n;
+    }
+    for (int j = 0; j < user->ninputs; j++) inputs[j] = user->inputs[j], inputs[j].node += (IrRef)nv;
+    for (int j = 0; j < user->nstates; j++) states[j] = user->states[j], states[j].node += (IrRef)nv, states[j].next += (IrRef)nv;
+    for (int j = 0; j < user->noutputs; j++) outputs[j] = user->outputs[j], outputs[j].node += (IrRef)nv;
+    IrState *z = &states[fold->state];
+    z->name = arena_printf(arena, "%s~", s->name);
+    z->shape = (IrShape){IR_VECTOR, {inner, 0}};
+    z->next = next->args[1] + (IrRef)nv;
+    nodes[z->node].shape = z->shape;
+    nodes[z->node].name = z->name;
+    if (!z->name || !params[user->nparams].name) return fold->why_not = "out of memory", NULL;
+
+    c->nodes = nodes, c->nnodes = user->nnodes + (uint32_t)nv;
+    c->params = params, c->nparams = user->nparams + nv;
+    c->inputs = inputs, c->states = states, c->outputs = outputs;
+    fold->nderived = nv;
+    fold->derived_from = from;
+    fold->projected = s->next + (IrRef)nv;
+    return c;
+}
+
+void ir_fold_describe(const IrFold *f, const IrCell *c, StrBuf *out) {
+    const IrCell *u = f->user;
+    sb_printf(out, "# folded: state %s becomes %s, the operand of its next value %s @ %s'; derived", u->states[f->state].name,
+              c->states[f->state].name, u->params[f->proj].name, c->states[f->state].name);
+    for (int k = 0; k < f->nderived; k++)
+        sb_printf(out, "%s %s = %s %s", k ? "," : "", c->params[u->nparams + k].name, u->params[f->derived_from[k]].name,
+                  u->params[f->proj].name);
+    sb_putc(out, '\n');
+}
+
+int ir_fold_entries(const Plan *p, const IrFold *f, IrRef *entry) {
+    const IrCell *c = p->cell;
+    for (int k = 0; k < f->nderived; k++) {
+        entry[k] = IR_NONE;
+        IrRef vz = IR_NONE; /* V_k @ z */
+        for (uint32_t i = 0; i < c->nnodes && vz == IR_NONE; i++)
+            if (c->nodes[i].op == IR_MATVEC && c->nodes[c->nodes[i].args[0]].index == f->user->nparams + k) vz = i;
+        for (uint32_t i = 0; vz != IR_NONE && i < c->nnodes && entry[k] == IR_NONE; i++)
+            if (c->nodes[i].op == IR_MATVEC && p->node[i].program == SCHED_HOIST && p->sum_root[i] == p->sum_root[vz] &&
+                c->nodes[i].shape.dims[0] == c->nodes[vz].shape.dims[0])
+                entry[k] = i;
+        if (entry[k] == IR_NONE) return 0;
+    }
+    return 1;
+}

@@ -1,0 +1,33 @@
+/* The projection fold (bench/NOTES.md section 81): a cell whose state s is only ever multiplied
+ * (U_k @ s) and whose next value is a product s' = P @ u is rewritten so that the state is u
+ * itself: each U_k @ s becomes V_k @ u with derived weights V_k = U_k P, and s' = P @ u is left to
+ * the outputs (the post program then runs it once after the loop). The step loses a phase and a
+ * hand-off; what the user sees of s (its initial value, its final value, their gradients) is the
+ * caller's to map, from what IrFold records. */
+#ifndef RNNCC_FOLD_PROJECTION_H
+#define RNNCC_FOLD_PROJECTION_H
+#include "ir.h"
+#include "sched.h"
+
+typedef struct IrFold {
+    const IrCell *user;   /* the cell as written */
+    int state;            /* the folded state's index, the same in both cells */
+    int proj;             /* P's parameter index */
+    int nderived;         /* derived parameters V_k, appended after the user's: index user->nparams + k */
+    const int *derived_from; /* [nderived]: U_k's parameter index for V_k */
+    IrRef projected;      /* in the folded cell: the node P @ u (the user's s'), read by outputs only */
+    const char *why_not;  /* when the cell does not fold: which condition failed (static text) */
+} IrFold;
+
+/* Returns the folded cell (allocated from arena, sharing the user cell's dimensions) and fills fold,
+ * or NULL with fold->why_not set when no state of the cell has the shape above. */
+const IrCell *ir_fold_projection(Arena *arena, const IrCell *user, IrFold *fold);
+/* The entry of the user's initial value s_0: U_k s_0 is added, at each sequence's first step, to a
+ * hoisted product summed with V_k @ z (the same sum's root, Plan.sum_root), so that both backends
+ * read it with no change to the step. Writes that product per derived parameter into entry
+ * ([fold->nderived]); returns 1 when each has one, else 0 (the fold then cannot run). */
+int ir_fold_entries(const Plan *folded_plan, const IrFold *fold, IrRef *entry);
+/* Writes one line saying what the fold did ("# folded: state h becomes h~, ...; derived U@P = U P"). */
+void ir_fold_describe(const IrFold *fold, const IrCell *folded, StrBuf *out);
+
+#endif
