@@ -132,7 +132,8 @@ END_TEST
 
 /* ---- numbers against the user's cell ------------------------------------------------ */
 
-/* out[r][c] = sum_k a[r][k] b[k][c] (ta: a stored [k][r]; tb: b stored [c][k]), added when add */
+/* out[r][c] = sum_k a[r][k] b[k][c] (ta: a stored [k][r]; tb: b stored [c][k]), added when add; the test's own,
+ * beside ir/fold_exec.c's, so that this check of the rewrite shares no code with the executor it checks */
 static void matmul(double *out, const double *a, const double *b, int64_t R, int64_t K, int64_t C, int ta, int tb, int add) {
     for (int64_t r = 0; r < R; r++)
         for (int64_t col = 0; col < C; col++) {
@@ -341,12 +342,7 @@ static void check_fold_exec(const IrCell *u, Rng *rng, int64_t T, int64_t N, int
     }
     ck_assert_int_eq(fold_exec_backward(L, &f, &tp.p, reverse, (const double *const *)dy, (const double *const *)dhT, dx, dh0, dp), 0);
     ck_assert_int_eq(ref_backward(&rp, (const double *const *)dyr, (const double *const *)dhT, dxr, dh0r, dpr), 0);
-    if (reverse) { /* the reference's dx is of the reversed input */
-        double *tmp = tu_alloc((size_t)(T * N * I), sizeof(double));
-        ref_reverse_sequences(dxr, tmp, T, N, I, tp.lengths);
-        memcpy(dxr, tmp, (size_t)(T * N * I) * sizeof(double));
-        free(tmp);
-    }
+    if (reverse) tu_reverse_in_place(dxr, T, N, I, tp.lengths); /* the reference's dx is of the reversed input */
     double e = tu_max_rel_err(dx, dxr, (size_t)(T * N * I), 1e-9);
     ck_assert_msg(e <= 1e-10, "%s dx (T %lld N %lld varlen %d reverse %d): %g", label, (long long)T, (long long)N, varlen, reverse, e);
     for (int k = 0; k < u->nstates; k++) {

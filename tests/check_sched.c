@@ -427,12 +427,7 @@ static void check_backward(const IrCell *c, const Plan *plan, Rng *rng, int64_t 
         rp.x = xr;
     }
     ck_assert_int_eq(ref_backward(&rp, (const double *const *)(reverse ? dyr : dy), (const double *const *)dhT, dxr, dh0r, dpr), 0);
-    if (reverse) { /* the reference's dx is of the reversed input */
-        double *tmp = tu_alloc((size_t)(T * N * I), sizeof(double));
-        ref_reverse_sequences(dxr, tmp, T, N, I, tp.lengths);
-        memcpy(dxr, tmp, (size_t)(T * N * I) * sizeof(double));
-        free(tmp);
-    }
+    if (reverse) tu_reverse_in_place(dxr, T, N, I, tp.lengths); /* the reference's dx is of the reversed input */
     /* relative to the largest gradient of each tensor: adjoints summed in another order */
     double e = tu_max_rel_err(dx, dxr, (size_t)(T * N * I), 1e-9);
     ck_assert_msg(e <= 1e-10, "%s dx (varlen %d, reverse %d): %g", c->name, varlen, reverse, e);

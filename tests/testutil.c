@@ -158,6 +158,13 @@ double **tu_alloc_states(const TuProblem *tp) {
     return h;
 }
 
+void tu_reverse_in_place(double *a, int64_t T, int64_t N, int64_t D, const int64_t *lengths) {
+    double *tmp = tu_alloc((size_t)(T * N * D), sizeof(double));
+    ref_reverse_sequences(a, tmp, T, N, D, lengths);
+    memcpy(a, tmp, (size_t)(T * N * D) * sizeof(double));
+    free(tmp);
+}
+
 double tu_max_rel_err(const double *a, const double *b, size_t n, double floor) {
     double m = 0;
     for (size_t i = 0; i < n; i++) {

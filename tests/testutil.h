@@ -79,6 +79,9 @@ int tu_dim_specs(const IrCell *c, int64_t in, int64_t size, int64_t second, char
 struct Suite;
 int tu_run_suite(struct Suite *s);
 
+/* Reverses each sequence of a [T][N][D] array within its length (NULL: T), in place. */
+void tu_reverse_in_place(double *a, int64_t T, int64_t N, int64_t D, const int64_t *lengths);
+
 /* max |a - b| / (floor + |b|) over n elements; NaN anywhere gives infinity. */
 double tu_max_rel_err(const double *a, const double *b, size_t n, double floor);
 
