@@ -14,7 +14,8 @@
  * a 2-D grid, x along a column's elements and y over the columns, both grid-stride, so that no
  * index is divided (64-bit division made these two kernels half of a unit's compile time).
  * Beside them, rnncc_states_f16/bf16 stage a layer-direction's states in one launch (RnnStateCopies:
- * its initial states from h0 or zeros with their twins, or its final states; runtime/rt_half.c).
+ * its initial states from h0 or zeros with their twins, or its final states; runtime/rt_half.c), and
+ * rnncc_fold_entry/final move the projection fold's columns (runtime/rt_fold.c).
  * Compiled by NVRTC only (__CUDACC__). */
 #if defined(__CUDACC__)
 
@@ -127,4 +128,19 @@ rnncc_to_x3(const float *__restrict__ src, long long ld, long long rows, long lo
 
 RNN_STATES_KERNEL(rnncc_states_f16, rnn_round_f16)
 RNN_STATES_KERNEL(rnncc_states_bf16, rnn_round_bf16)
+
+/* The projection fold (RnnFoldColumns, runtime/rnn_args.h): one block a sequence, its threads striding
+ * over the rows. */
+extern "C" __global__ void __launch_bounds__(256) rnncc_fold_entry(RnnFoldColumns a) {
+    const int n = blockIdx.x, len = a.lengths ? a.lengths[n] : a.T;
+    if (len <= 0) return;
+    float *col = a.buf + ((long long)(a.reverse ? len - 1 : 0) * a.N + n) * a.ld + a.row0;
+    for (long long r = threadIdx.x; r < a.rows; r += blockDim.x) col[r] += a.add[n * a.rows + r];
+}
+
+extern "C" __global__ void __launch_bounds__(256) rnncc_fold_final(RnnFoldColumns a) {
+    const int n = blockIdx.x, len = a.lengths ? a.lengths[n] : a.T;
+    if (len > 0) return;
+    for (long long r = threadIdx.x; r < a.rows; r += blockDim.x) a.dst[n * a.rows + r] = a.src ? a.src[n * a.rows + r] : 0.f;
+}
 #endif

@@ -84,4 +84,18 @@ typedef struct RnnStateCopies {
     int count;
 } RnnStateCopies;
 
+/* The projection fold's column kernels (codegen/convert.cuh, runtime/rt_fold.c). Entry: for each sequence n
+ * with a step, rows floats of add[n][rows] added into buf at column (pos0 * N + n) * ld + row0, pos0 its
+ * first position (len - 1 where reverse). Final: for each sequence n without a step (every one where
+ * lengths is NULL), n's S floats of src (NULL: zeros) into dst, as its final state s_T = s_0. */
+typedef struct RnnFoldColumns {
+    const float *add;
+    float *buf;
+    const float *src;
+    float *dst;
+    const int *lengths;
+    long long ld, row0, rows;
+    int N, T, reverse;
+} RnnFoldColumns;
+
 #endif

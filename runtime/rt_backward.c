@@ -467,6 +467,9 @@ static size_t backward_key(const rnncc_model *m, const rnncc_grad_io *io, const 
 
 static rnncc_status with_device(rnncc_model *m, const rnncc_grad_io *io, void *ws, size_t wsb, void *reserve, size_t rsb,
                                 cudaStream_t stream, float *dw, rnncc_wgrad_mode mode, int weights) {
+    if (m->fold) /* rt_fold.c: the fold's gradient map is not written yet */
+        return rt_fail(m, RNNCC_ERR_UNSUPPORTED, "cell '%s' runs folded (RNNCC_FOLD=1), whose backward is not written yet; "
+                       "unset RNNCC_FOLD to train it", m->api->name);
     RtRegions r;
     RT_TRY(prepare(m, io, ws, wsb, reserve, rsb, &r));
     int prev = -1;

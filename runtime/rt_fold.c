@@ -1,0 +1,110 @@
+/* The projection fold at run time (ir/fold_projection.h; RNNCC_FOLD=1): the model runs the folded
+ * cell, whose state z is the projection's operand, and this file keeps the user's terms around it:
+ * V_k = U_k P before each pass, U_k s_0 into the hoisted products' first-step columns (so that
+ * neither backend's step changes), and s_T = P z_T after the loop (s_0 where a sequence has no step).
+ * ir/fold_exec.c does the same on the CPU. The backward is not written yet: rt_backward refuses a
+ * folded model. Key idea: every addition here is a dense fp32 GEMM and one tiny column kernel. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt_internal.h"
+
+rnncc_status rt_fold_choose(rnncc_model *m) {
+    const char *ask = getenv("RNNCC_FOLD");
+    if (!ask || strcmp(ask, "1") != 0) return RNNCC_OK;
+    IrFold *f = arena_alloc(&m->arena, sizeof *f);
+    if (!f) return rt_fail(m, RNNCC_ERR_NOMEM, "out of host memory");
+    const IrCell *c = ir_fold_projection(&m->arena, m->cell, f);
+    if (!c) return RNNCC_OK; /* `rnncc dump --fold` says why */
+    Diags d;
+    diag_init(&d, &m->arena, c->name, NULL, 0);
+    const Plan *p = sched_plan(&m->arena, c, &d);
+    IrRef *entry = arena_array(&m->arena, (size_t)f->nderived + 1, sizeof *entry);
+    if (!p || !entry || p->nbuffers > RNN_MAX_BUFFERS || !ir_fold_entries(p, f, entry)) return RNNCC_OK;
+    m->cell = c, m->plan = p, m->fold = f, m->fold_entry = entry;
+    return RNNCC_OK;
+}
+
+int64_t rt_fold_rows(const rnncc_model *m, int which) {
+    int64_t most = 0;
+    for (int i = 0; m->fold && i < 2; i++) {
+        const PlanLayout *L = i == 0 ? m->layout[0] : m->layout[1] ? m->layout[1] : m->layout[0];
+        for (int k = 0; L && k < m->fold->nderived; k++) {
+            int64_t n = which == 0 ? L->param_cols[m->fold->proj] : L->param_rows[m->fold->derived_from[k]];
+            if (n > most) most = n;
+        }
+    }
+    return most;
+}
+
+/* C (column-major, ldc) = op(A) op(B) in fp32 without tensor cores, beta 0 or 1. */
+static rnncc_status gemm32(rnncc_model *m, cublasHandle_t h, cublasOperation_t oa, cublasOperation_t ob, int64_t M, int64_t N,
+                           int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb, float *C, int64_t ldc, int add) {
+    const float one = 1.f, beta = add ? 1.f : 0.f;
+    RT_CUBLAS(m, cublasGemmEx(h, oa, ob, (int)M, (int)N, (int)K, &one, A, CUDA_R_32F, (int)lda, B, CUDA_R_32F, (int)ldb, &beta, C,
+                              CUDA_R_32F, (int)ldc, CUBLAS_COMPUTE_32F_PEDANTIC, CUBLAS_GEMM_DEFAULT));
+    return RNNCC_OK;
+}
+
+rnncc_status rt_fold_derive(rnncc_model *m) {
+    if (!m->fold) return RNNCC_OK;
+    const IrFold *f = m->fold;
+    RT_CUBLAS(m, cublasSetStream(m->cublas[0], m->streams[0]));
+    for (int u = 0; u < m->nunits; u++) {
+        const PlanLayout *L = m->units[u].layout;
+        float *w = m->weights + m->units[u].weight_offset;
+        const float *P = w + L->param_offset[f->proj];
+        int64_t Ps = L->param_rows[f->proj], Hs = L->param_cols[f->proj];
+        for (int k = 0; k < f->nderived; k++) { /* V [R][Hs] = U [R][Ps] P [Ps][Hs]: column-major V^T = P^T U^T */
+            int uk = f->derived_from[k];
+            int64_t R = L->param_rows[uk];
+            RT_TRY(gemm32(m, m->cublas[0], CUBLAS_OP_N, CUBLAS_OP_N, Hs, R, Ps, P, Hs, w + L->param_offset[uk], Ps,
+                          w + L->param_offset[f->user->nparams + k], Hs, 0));
+        }
+    }
+    return RNNCC_OK;
+}
+
+static rnncc_status launch_columns(rnncc_model *m, cudaStream_t stream, int which, RnnFoldColumns a) {
+    void *args[] = {&a};
+    cudaLaunchConfig_t cfg = {.gridDim = {(unsigned)a.N, 1, 1}, .blockDim = {CG_BLOCK_SIZE, 1, 1}, .stream = stream};
+    RT_CUDA(m, cudaLaunchKernelExC(&cfg, (const void *)m->fold_columns[which], args));
+    RT_CUDA(m, cudaGetLastError());
+    return RNNCC_OK;
+}
+
+rnncc_status rt_fold_entry(RtBind *b) {
+    rnncc_model *m = b->m;
+    if (!m->fold || !b->fold_s0 || b->r->N == 0) return RNNCC_OK;
+    const IrFold *f = m->fold;
+    const PlanLayout *L = b->unit->layout;
+    const float *w = m->weights + b->unit->weight_offset;
+    const int64_t N = b->r->N, Ps = L->param_rows[f->proj];
+    for (int k = 0; k < f->nderived; k++) {
+        int uk = f->derived_from[k];
+        int64_t R = L->param_rows[uk];
+        /* add [N][R] = s_0 [N][Ps] U^T: column-major add^T = U s_0^T, U [R][Ps] read as Ps x R transposed */
+        RT_TRY(gemm32(m, b->blas, CUBLAS_OP_T, CUBLAS_OP_N, R, N, Ps, w + L->param_offset[uk], Ps, b->fold_s0, Ps, b->fold_add, R, 0));
+        IrRef at = m->fold_entry[k];
+        int buf = m->plan->gemms[m->plan->node[at].gemm].out_buffer;
+        RT_TRY(launch_columns(m, b->stream, 0,
+                              (RnnFoldColumns){.add = b->fold_add, .buf = rt_buffer_at(b, b->bufs, buf, 0), .lengths = b->lengths,
+                                               .ld = L->buffer_width[buf], .row0 = L->block_row[at], .rows = R, .N = (int)N,
+                                               .T = (int)b->r->T, .reverse = b->unit->dir}));
+    }
+    return RNNCC_OK;
+}
+
+rnncc_status rt_fold_final(RtBind *b) {
+    rnncc_model *m = b->m;
+    if (!m->fold || !b->fold_sT) return RNNCC_OK;
+    const PlanLayout *L = b->unit->layout;
+    const int64_t N = b->r->N, T = b->r->T, Ps = L->param_rows[m->fold->proj], Hs = L->param_cols[m->fold->proj];
+    const float *P = m->weights + b->unit->weight_offset + L->param_offset[m->fold->proj];
+    /* s_T [N][Ps] = z_T [N][Hs] P^T: column-major s_T^T = P z_T^T, P [Ps][Hs] read as Hs x Ps transposed */
+    if (T > 0) RT_TRY(gemm32(m, b->blas, CUBLAS_OP_T, CUBLAS_OP_N, Ps, N, Hs, P, Hs, b->fold_z, Hs, b->fold_sT, Ps, 0));
+    if (T > 0 && !b->lengths) return RNNCC_OK; /* every sequence had a step */
+    return launch_columns(m, b->stream, 1,
+                          (RnnFoldColumns){.src = b->fold_s0, .dst = b->fold_sT, .lengths = b->lengths, .rows = Ps, .N = (int)N,
+                                           .T = (int)T});
+}
