@@ -37,10 +37,14 @@ int64_t rt_fold_rows(const rnncc_model *m, int which) {
     return most;
 }
 
-/* C (column-major, ldc) = op(A) op(B) in fp32 without tensor cores, beta 0 or 1. */
-static rnncc_status gemm32(rnncc_model *m, cublasHandle_t h, cublasOperation_t oa, cublasOperation_t ob, int64_t M, int64_t N,
+/* C (column-major, ldc) = op(A) op(B) in fp32 without tensor cores, beta 0 or 1, on lane's handle (whose stream
+ * the caller set; cublasSetStream drops the handle's workspace, so the lane's own is set again: a captured
+ * pass must not allocate). */
+static rnncc_status gemm32(rnncc_model *m, int lane, cublasOperation_t oa, cublasOperation_t ob, int64_t M, int64_t N,
                            int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb, float *C, int64_t ldc, int add) {
     const float one = 1.f, beta = add ? 1.f : 0.f;
+    cublasHandle_t h = m->cublas[lane];
+    RT_CUBLAS(m, cublasSetWorkspace(h, m->cublas_ws[lane], RT_CUBLAS_WS));
     RT_CUBLAS(m, cublasGemmEx(h, oa, ob, (int)M, (int)N, (int)K, &one, A, CUDA_R_32F, (int)lda, B, CUDA_R_32F, (int)ldb, &beta, C,
                               CUDA_R_32F, (int)ldc, CUBLAS_COMPUTE_32F_PEDANTIC, CUBLAS_GEMM_DEFAULT));
     return RNNCC_OK;
@@ -58,7 +62,7 @@ rnncc_status rt_fold_derive(rnncc_model *m) {
         for (int k = 0; k < f->nderived; k++) { /* V [R][Hs] = U [R][Ps] P [Ps][Hs]: column-major V^T = P^T U^T */
             int uk = f->derived_from[k];
             int64_t R = L->param_rows[uk];
-            RT_TRY(gemm32(m, m->cublas[0], CUBLAS_OP_N, CUBLAS_OP_N, Hs, R, Ps, P, Hs, w + L->param_offset[uk], Ps,
+            RT_TRY(gemm32(m, 0, CUBLAS_OP_N, CUBLAS_OP_N, Hs, R, Ps, P, Hs, w + L->param_offset[uk], Ps,
                           w + L->param_offset[f->user->nparams + k], Hs, 0));
         }
     }
@@ -84,7 +88,7 @@ rnncc_status rt_fold_entry(RtBind *b) {
         int uk = f->derived_from[k];
         int64_t R = L->param_rows[uk];
         /* add [N][R] = s_0 [N][Ps] U^T: column-major add^T = U s_0^T, U [R][Ps] read as Ps x R transposed */
-        RT_TRY(gemm32(m, b->blas, CUBLAS_OP_T, CUBLAS_OP_N, R, N, Ps, w + L->param_offset[uk], Ps, b->fold_s0, Ps, b->fold_add, R, 0));
+        RT_TRY(gemm32(m, b->lane, CUBLAS_OP_T, CUBLAS_OP_N, R, N, Ps, w + L->param_offset[uk], Ps, b->fold_s0, Ps, b->fold_add, R, 0));
         IrRef at = m->fold_entry[k];
         int buf = m->plan->gemms[m->plan->node[at].gemm].out_buffer;
         RT_TRY(launch_columns(m, b->stream, 0,
@@ -102,7 +106,7 @@ rnncc_status rt_fold_final(RtBind *b) {
     const int64_t N = b->r->N, T = b->r->T, Ps = L->param_rows[m->fold->proj], Hs = L->param_cols[m->fold->proj];
     const float *P = m->weights + b->unit->weight_offset + L->param_offset[m->fold->proj];
     /* s_T [N][Ps] = z_T [N][Hs] P^T: column-major s_T^T = P z_T^T, P [Ps][Hs] read as Hs x Ps transposed */
-    if (T > 0) RT_TRY(gemm32(m, b->blas, CUBLAS_OP_T, CUBLAS_OP_N, Ps, N, Hs, P, Hs, b->fold_z, Hs, b->fold_sT, Ps, 0));
+    if (T > 0) RT_TRY(gemm32(m, b->lane, CUBLAS_OP_T, CUBLAS_OP_N, Ps, N, Hs, P, Hs, b->fold_z, Hs, b->fold_sT, Ps, 0));
     if (T > 0 && !b->lengths) return RNNCC_OK; /* every sequence had a step */
     return launch_columns(m, b->stream, 1,
                           (RnnFoldColumns){.src = b->fold_s0, .dst = b->fold_sT, .lengths = b->lengths, .rows = Ps, .N = (int)N,
