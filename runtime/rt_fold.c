@@ -2,8 +2,10 @@
  * cell, whose state z is the projection's operand, and this file keeps the user's terms around it:
  * V_k = U_k P before each pass, U_k s_0 into the hoisted products' first-step columns (so that
  * neither backend's step changes), and s_T = P z_T after the loop (s_0 where a sequence has no step).
- * ir/fold_exec.c does the same on the CPU. The backward is not written yet: rt_backward refuses a
- * folded model. Key idea: every addition here is a dense fp32 GEMM and one tiny column kernel. */
+ * The backward mirrors it: dz_T = P^T dhT seeds the folded state, the entry columns' adjoint A_k (gathered
+ * from the hoisted product's adjoint) gives dh0 = sum_k U_k^T A_k, and the weight gradients map back
+ * (dU_k += dV_k P^T + A_k^T s_0, dP += sum_k U_k^T dV_k + dhT^T z_T). ir/fold_exec.c does all of it on
+ * the CPU. Key idea: every addition here is a dense fp32 GEMM and one tiny column kernel. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,7 +32,8 @@ int64_t rt_fold_rows(const rnncc_model *m, int which) {
     for (int i = 0; m->fold && i < 2; i++) {
         const PlanLayout *L = i == 0 ? m->layout[0] : m->layout[1] ? m->layout[1] : m->layout[0];
         for (int k = 0; L && k < m->fold->nderived; k++) {
-            int64_t n = which == 0 ? L->param_cols[m->fold->proj] : L->param_rows[m->fold->derived_from[k]];
+            int64_t n = which == 0 ? L->param_cols[m->fold->proj] : which == 2 ? L->param_rows[m->fold->proj]
+                                                                                : L->param_rows[m->fold->derived_from[k]];
             if (n > most) most = n;
         }
     }
@@ -111,4 +114,89 @@ rnncc_status rt_fold_final(RtBind *b) {
     return launch_columns(m, b->stream, 1,
                           (RnnFoldColumns){.src = b->fold_s0, .dst = b->fold_sT, .lengths = b->lengths, .rows = Ps, .N = (int)N,
                                            .T = (int)T});
+}
+
+rnncc_status rt_fold_seed(RtBind *b, const float *dhT, float *dz) {
+    rnncc_model *m = b->m;
+    if (!m->fold || !dhT || b->r->T == 0) return RNNCC_OK; /* T = 0: the folded state's adjoint reaches nothing */
+    const PlanLayout *L = b->unit->layout;
+    const int64_t Ps = L->param_rows[m->fold->proj], Hs = L->param_cols[m->fold->proj];
+    const float *P = m->weights + b->unit->weight_offset + L->param_offset[m->fold->proj];
+    /* dz [N][Hs] = dhT [N][Ps] P: column-major dz^T = P^T dhT^T, P [Ps][Hs] read as Hs x Ps (a sequence with no
+     * step gets one too, which flows only to its z_0, a constant) */
+    return gemm32(m, b->lane, CUBLAS_OP_N, CUBLAS_OP_N, Hs, b->r->N, Ps, P, Hs, dhT, Ps, dz, Hs, 0);
+}
+
+/* A_k, the adjoint of entry k's columns (of the hoisted product's adjoint, or its 16-bit twin where there is
+ * one: every kernel writes the twin), into b->fold_add as [N][R]. */
+static rnncc_status gather(RtBind *b, int k, int64_t R) {
+    rnncc_model *m = b->m;
+    const PlanLayout *L = b->unit->layout;
+    IrRef at = m->fold_entry[k];
+    int buf = m->plan->gemms[m->plan->node[at].gemm].out_buffer;
+    return launch_columns(m, b->stream, 2,
+                          (RnnFoldColumns){.add = b->fold_add, .buf = rt_buffer_at(b, b->dbufs, buf, 0),
+                                           .buf16 = rt_dbuf16_at(b, buf, 0), .lengths = b->lengths, .ld = L->buffer_width[buf],
+                                           .row0 = L->block_row[at], .rows = R, .N = (int)b->r->N, .T = (int)b->r->T,
+                                           .reverse = b->unit->dir, .bf16 = m->precision == RNNCC_BF16});
+}
+
+rnncc_status rt_fold_dh0(RtBind *b, const float *dhT, float *dh0) {
+    rnncc_model *m = b->m;
+    if (!m->fold || !dh0) return RNNCC_OK;
+    const IrFold *f = m->fold;
+    const PlanLayout *L = b->unit->layout;
+    const float *w = m->weights + b->unit->weight_offset;
+    const int64_t N = b->r->N, T = b->r->T, Ps = L->param_rows[f->proj];
+    for (int k = 0; T > 0 && k < f->nderived; k++) { /* dh0 [N][Ps] (+)= A_k [N][R] U_k [R][Ps] */
+        int64_t R = L->param_rows[f->derived_from[k]];
+        RT_TRY(gather(b, k, R));
+        RT_TRY(gemm32(m, b->lane, CUBLAS_OP_N, CUBLAS_OP_N, Ps, N, R, w + L->param_offset[f->derived_from[k]], Ps, b->fold_add,
+                      R, dh0, Ps, k > 0));
+    }
+    if (T > 0 && (!b->lengths || !dhT)) return RNNCC_OK; /* no sequence without a step, or nothing to add there */
+    return launch_columns(m, b->stream, 1,
+                          (RnnFoldColumns){.src = dhT, .dst = dh0, .lengths = b->lengths, .rows = Ps, .N = (int)N, .T = (int)T,
+                                           .accumulate = T > 0});
+}
+
+/* Zeroes the derived weights' gradient region of the bound unit in dw. */
+static rnncc_status zero_derived(RtBind *b, float *dw) {
+    const PlanLayout *L = b->unit->layout;
+    for (int k = 0; k < b->m->fold->nderived; k++) {
+        int v = b->m->fold->user->nparams + k;
+        RT_CUDA(b->m, cudaMemsetAsync(dw + b->unit->weight_offset + L->param_offset[v], 0,
+                                      (size_t)(L->param_rows[v] * L->param_cols[v]) * sizeof(float), b->stream));
+    }
+    return RNNCC_OK;
+}
+
+rnncc_status rt_fold_wgrad(RtBind *b, const float *dhT, float *dw, int zero_first) {
+    rnncc_model *m = b->m;
+    if (!m->fold) return RNNCC_OK;
+    if (zero_first) return zero_derived(b, dw);
+    const IrFold *f = m->fold;
+    const PlanLayout *L = b->unit->layout;
+    const float *w = m->weights + b->unit->weight_offset;
+    float *dwu = dw + b->unit->weight_offset, *dP = dwu + L->param_offset[f->proj];
+    const int64_t N = b->r->N, T = b->r->T, Ps = L->param_rows[f->proj], Hs = L->param_cols[f->proj];
+    const float *P = w + L->param_offset[f->proj];
+    for (int k = 0; T > 0 && k < f->nderived; k++) {
+        int uk = f->derived_from[k], v = f->user->nparams + k;
+        int64_t R = L->param_rows[uk];
+        const float *U = w + L->param_offset[uk], *dV = dwu + L->param_offset[v];
+        float *dU = dwu + L->param_offset[uk];
+        /* dU [R][Ps] += dV [R][Hs] P^T: column-major dU^T += P dV^T, P read as Hs x Ps transposed */
+        RT_TRY(gemm32(m, b->lane, CUBLAS_OP_T, CUBLAS_OP_N, Ps, R, Hs, P, Hs, dV, Hs, dU, Ps, 1));
+        /* dP [Ps][Hs] += U^T dV: column-major dP^T += dV^T U, U [R][Ps] read as Ps x R transposed */
+        RT_TRY(gemm32(m, b->lane, CUBLAS_OP_N, CUBLAS_OP_T, Hs, Ps, R, dV, Hs, U, Ps, dP, Hs, 1));
+        /* dU += A^T s_0: column-major dU^T (Ps x R) += s_0^T (Ps x N) A (N x R), A [N][R] read as R x N transposed */
+        RT_TRY(gather(b, k, R));
+        RT_TRY(gemm32(m, b->lane, CUBLAS_OP_N, CUBLAS_OP_T, Ps, R, N, b->fold_s0_kept, Ps, b->fold_add, R, dU, Ps, 1));
+    }
+    /* dP += dhT^T z_T: column-major dP^T (Hs x Ps) += z_T^T (Hs x N) dhT (N x Ps); z_T is the folded state's last
+     * slot (each sequence's own final value; z_0 = 0 where it has no step) */
+    if (T > 0 && dhT)
+        RT_TRY(gemm32(m, b->lane, CUBLAS_OP_N, CUBLAS_OP_T, Hs, Ps, N, rt_state_slot(b, f->state, T), Hs, dhT, Ps, dP, Hs, 1));
+    return zero_derived(b, dw);
 }

@@ -123,6 +123,8 @@ typedef struct RtRegions {
     size_t dx_dir[2];           /* workspace: per direction [T*N][input] input adjoints (bidirectional) */
     size_t fold_z[2], fold_add[2]; /* workspace, per lane, where folded (rt_fold.c): the folded state's final
                                       value [N][S], and the entry's addend [N][rows] */
+    size_t fold_s0;             /* training, folded: reserve [units][N][rows of P], each unit's s_0 (zeros where no h0),
+                                   which the weight gradients read */
     size_t layer_dy[2];         /* workspace: adjoints of inner layers' outputs, ping-pong [T][N][D0*dirs] */
 } RtRegions;
 
@@ -157,6 +159,7 @@ typedef struct RtBind {
                                    this unit (io->h0's block), or NULL */
     float *fold_sT;             /* and where its final value goes (io->hT's block), or NULL */
     float *fold_z, *fold_add;   /* the lane's fold workspaces (RtRegions.fold_z, fold_add), or NULL */
+    float *fold_s0_kept;        /* training: the unit's s_0 in the reserve (RtRegions.fold_s0), or NULL */
     /* backward */
     float *dbufs[RNN_MAX_BUFFERS];
     unsigned short *dbufs16[RNN_MAX_BUFFERS]; /* their 16-bit twins, or NULL */
@@ -262,7 +265,7 @@ struct rnncc_model {
     cudaKernel_t to_x3;         /* rnncc_to_x3 in it (rt_x3.c) */
     cudaKernel_t stage_states[2]; /* rnncc_states_f16, rnncc_states_bf16 in it (rt_copy_states; fp32 and
                                      tf32 run the first, with no twins) */
-    cudaKernel_t fold_columns[2]; /* rnncc_fold_entry, rnncc_fold_final in it (rt_fold.c) */
+    cudaKernel_t fold_columns[3]; /* rnncc_fold_entry, rnncc_fold_final, rnncc_fold_gather in it (rt_fold.c) */
     RtUnit *units;              /* [layers * dirs] */
     int nunits;
     int64_t weight_count;
@@ -393,7 +396,7 @@ int rt_copy_blocks(RnnStateCopies *a);
  * cell where the user's folds and has an entry (ir_fold_entries), else leaves the model as it is. */
 rnncc_status rt_fold_choose(rnncc_model *m);
 /* The most floats a sequence of the fold's workspaces takes over the layers: which 0, the folded state's
- * final value; 1, the entry's addend (the widest derived parameter's rows). */
+ * final value; 1, the entry's addend (the widest derived parameter's rows); 2, the user's state (P's rows). */
 int64_t rt_fold_rows(const rnncc_model *m, int which);
 /* Each layer-direction's derived weights V_k = U_k P, in fp32 on stream 0 (before the 16-bit copy and the
  * tf32x3 split read them); nothing where not folded. */
@@ -403,6 +406,15 @@ rnncc_status rt_fold_derive(rnncc_model *m);
 rnncc_status rt_fold_entry(RtBind *b);
 /* The folded state's final value for the user, P z_T (s_0 where a sequence has no step). */
 rnncc_status rt_fold_final(RtBind *b);
+/* The backward's seed of the folded state: P^T dhT into its adjoint slot dz (after the slots were zeroed). */
+rnncc_status rt_fold_seed(RtBind *b, const float *dhT, float *dz);
+/* The user's dh0 of the folded state: sum_k U_k^T A_k (A_k: the entry columns' adjoint), dhT where a sequence
+ * has no step. */
+rnncc_status rt_fold_dh0(RtBind *b, const float *dhT, float *dh0);
+/* The weight gradients' map, on lane 0 after the bound unit's GEMMs (dw: the caller's, whole): dU_k += dV_k P^T
+ * + A_k^T s_0, dP += sum_k U_k^T dV_k + dhT^T z_T; then V's gradient region zeroed (its weights are derived). With
+ * zero_first, only that zeroing (before the GEMMs, where they add into the caller's gradients). */
+rnncc_status rt_fold_wgrad(RtBind *b, const float *dhT, float *dw, int zero_first);
 /* Whether the bound unit's backward kernels store the adjoints they twin as twins alone
  * (RnnArgs.twins_only): in the 16-bit modes, per step, and in a persistent backward that stages
  * every twinned adjoint from its twin (one that stages fp32 rows reads the fp32 copy; every reader
