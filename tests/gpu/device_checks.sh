@@ -146,6 +146,22 @@ for mode in infer train; do
     step "racecheck-post-ew-$mode" racecheck_own "${ew[@]}"
     step "synccheck-post-ew-$mode" compute-sanitizer --tool synccheck --error-exitcode 9 "${ew[@]}"
 done
+# LSTMP folded (RNNCC_FOLD=1, runtime/rt_fold.c): its state from h0 through the hoisted products, the final
+# state P z_T, the backward's seed, gather and gradient map; per step and persistent, inference and training,
+# both directions with lengths (exported for these steps alone, so that the sanitizers see it as rnncc does)
+export RNNCC_FOLD=1
+for be in cublas persistent; do
+    for mode in infer train; do
+        fold=(./build/rnncc run cells/lstmp.cell --dim I=16 --dim H=48 --dim P=24 --seq 6 --batch 7
+            --varlen --bidirectional --repeat 1 --precision fp32 --backend $be)
+        [ $mode = train ] && fold+=(--train)
+        for tool in memcheck initcheck; do
+            step "$tool-fold-$be-$mode" compute-sanitizer --tool $tool --error-exitcode 9 "${fold[@]}"
+        done
+        step "racecheck-fold-$be-$mode" racecheck_own "${fold[@]}"
+    done
+done
+unset RNNCC_FOLD
 for tool in racecheck initcheck synccheck; do
     for be in cublas persistent; do
         step "$tool-$be" compute-sanitizer --tool $tool --error-exitcode 9 ./build/rnncc run cells/mlstm.cell --dim I=16 \
