@@ -31,6 +31,12 @@ int64_t rt_fold_rows(const rnncc_model *m, int which) {
     int64_t most = 0;
     for (int i = 0; m->fold && i < 2; i++) {
         const PlanLayout *L = i == 0 ? m->layout[0] : m->layout[1] ? m->layout[1] : m->layout[0];
+        if (which == 3) { /* P, then every U_k */
+            int64_t n = L->param_rows[m->fold->proj] * L->param_cols[m->fold->proj];
+            for (int k = 0; k < m->fold->nderived; k++) n += L->param_rows[m->fold->derived_from[k]] * L->param_rows[m->fold->proj];
+            if (n > most) most = n;
+            continue;
+        }
         for (int k = 0; L && k < m->fold->nderived; k++) {
             int64_t n = which == 0 ? L->param_cols[m->fold->proj] : which == 2 ? L->param_rows[m->fold->proj]
                                                                                 : L->param_rows[m->fold->derived_from[k]];
@@ -177,14 +183,13 @@ rnncc_status rt_fold_wgrad(RtBind *b, const float *dhT, float *dw, int zero_firs
     if (zero_first) return zero_derived(b, dw);
     const IrFold *f = m->fold;
     const PlanLayout *L = b->unit->layout;
-    const float *w = m->weights + b->unit->weight_offset;
     float *dwu = dw + b->unit->weight_offset, *dP = dwu + L->param_offset[f->proj];
     const int64_t N = b->r->N, T = b->r->T, Ps = L->param_rows[f->proj], Hs = L->param_cols[f->proj];
-    const float *P = w + L->param_offset[f->proj];
-    for (int k = 0; T > 0 && k < f->nderived; k++) {
+    const float *P = b->fold_w_kept, *U = P + Ps * Hs; /* the forward's (rt_fold_keep), not the live weights */
+    for (int k = 0; T > 0 && k < f->nderived; U += L->param_rows[f->derived_from[k]] * Ps, k++) {
         int uk = f->derived_from[k], v = f->user->nparams + k;
         int64_t R = L->param_rows[uk];
-        const float *U = w + L->param_offset[uk], *dV = dwu + L->param_offset[v];
+        const float *dV = dwu + L->param_offset[v];
         float *dU = dwu + L->param_offset[uk];
         /* dU [R][Ps] += dV [R][Hs] P^T: column-major dU^T += P dV^T, P read as Hs x Ps transposed */
         RT_TRY(gemm32(m, b->lane, CUBLAS_OP_T, CUBLAS_OP_N, Ps, R, Hs, P, Hs, dV, Hs, dU, Ps, 1));
@@ -199,4 +204,21 @@ rnncc_status rt_fold_wgrad(RtBind *b, const float *dhT, float *dw, int zero_firs
     if (T > 0 && dhT)
         RT_TRY(gemm32(m, b->lane, CUBLAS_OP_N, CUBLAS_OP_T, Hs, Ps, N, rt_state_slot(b, f->state, T), Hs, dhT, Ps, dP, Hs, 1));
     return zero_derived(b, dw);
+}
+
+rnncc_status rt_fold_keep(RtBind *b, RnnStateCopies *a) {
+    rnncc_model *m = b->m;
+    if (!m->fold || !b->fold_w_kept) return RNNCC_OK;
+    const PlanLayout *L = b->unit->layout;
+    const float *w = m->weights + b->unit->weight_offset;
+    float *to = b->fold_w_kept;
+    const int64_t Ps = L->param_rows[m->fold->proj];
+    RT_TRY(rt_copy_add(m, b->stream, a, (RnnStateCopy){w + L->param_offset[m->fold->proj], to, NULL, Ps * L->param_cols[m->fold->proj], 0, 0}));
+    to += Ps * L->param_cols[m->fold->proj];
+    for (int k = 0; k < m->fold->nderived; k++) {
+        int64_t n = L->param_rows[m->fold->derived_from[k]] * Ps;
+        RT_TRY(rt_copy_add(m, b->stream, a, (RnnStateCopy){w + L->param_offset[m->fold->derived_from[k]], to, NULL, n, 0, 0}));
+        to += n;
+    }
+    return RNNCC_OK;
 }

@@ -120,9 +120,11 @@ static rnncc_status unit_begin(RtBind *is, const rnncc_io *io) {
         }
         a.c[k] = (RnnStateCopy){h0, rt_state_slot(is, k, 0), is->states16[k], n, 0, 0};
     }
-    if (is->fold_s0_kept) /* training: s_0 kept for the weight gradients (rt_fold_wgrad) */
+    if (is->fold_s0_kept) { /* training: s_0, P and U_k kept for the weight gradients (rt_fold_wgrad) */
         RT_TRY(rt_copy_add(m, is->stream, &a, (RnnStateCopy){is->fold_s0, is->fold_s0_kept, NULL,
                                                              io->N * ir_shape_numel(&m->api->states[m->fold->state].shape, m->dimval[0]), 0, 0}));
+        RT_TRY(rt_fold_keep(is, &a));
+    }
     if (is->unit->layer == 0) rt_half_x_copy(m, &a); /* layer 0's input rounded in the same launch (rt_half_input) */
     if (is->persist && io->T > 0) RT_TRY(rt_persist_zeros(is, &a)); /* its kernel's counter and flags, zeroed */
     return rt_copy_states(m, is->stream, &a);

@@ -125,6 +125,8 @@ typedef struct RtRegions {
                                       value [N][S], and the entry's addend [N][rows] */
     size_t fold_s0;             /* training, folded: reserve [units][N][rows of P], each unit's s_0 (zeros where no h0),
                                    which the weight gradients read */
+    size_t fold_w;              /* and [units][rt_fold_rows(m, 3)]: the forward's P and U_k (P first, then each U_k),
+                                   as the weights call reads no live weight (docs/training.md) */
     size_t layer_dy[2];         /* workspace: adjoints of inner layers' outputs, ping-pong [T][N][D0*dirs] */
 } RtRegions;
 
@@ -160,6 +162,7 @@ typedef struct RtBind {
     float *fold_sT;             /* and where its final value goes (io->hT's block), or NULL */
     float *fold_z, *fold_add;   /* the lane's fold workspaces (RtRegions.fold_z, fold_add), or NULL */
     float *fold_s0_kept;        /* training: the unit's s_0 in the reserve (RtRegions.fold_s0), or NULL */
+    float *fold_w_kept;         /* training: the unit's P and U_k in the reserve (RtRegions.fold_w), or NULL */
     /* backward */
     float *dbufs[RNN_MAX_BUFFERS];
     unsigned short *dbufs16[RNN_MAX_BUFFERS]; /* their 16-bit twins, or NULL */
@@ -396,7 +399,8 @@ int rt_copy_blocks(RnnStateCopies *a);
  * cell where the user's folds and has an entry (ir_fold_entries), else leaves the model as it is. */
 rnncc_status rt_fold_choose(rnncc_model *m);
 /* The most floats a sequence of the fold's workspaces takes over the layers: which 0, the folded state's
- * final value; 1, the entry's addend (the widest derived parameter's rows); 2, the user's state (P's rows). */
+ * final value; 1, the entry's addend (the widest derived parameter's rows); 2, the user's state (P's rows);
+ * 3 (per unit, not per sequence), P's and every U_k's floats together. */
 int64_t rt_fold_rows(const rnncc_model *m, int which);
 /* Each layer-direction's derived weights V_k = U_k P, in fp32 on stream 0 (before the 16-bit copy and the
  * tf32x3 split read them); nothing where not folded. */
@@ -406,6 +410,9 @@ rnncc_status rt_fold_derive(rnncc_model *m);
 rnncc_status rt_fold_entry(RtBind *b);
 /* The folded state's final value for the user, P z_T (s_0 where a sequence has no step). */
 rnncc_status rt_fold_final(RtBind *b);
+/* Training: adds to a the copies of the unit's P and U_k into the reserve (RtBind.fold_w_kept), which
+ * rt_fold_wgrad reads. */
+rnncc_status rt_fold_keep(RtBind *b, RnnStateCopies *a);
 /* The backward's seed of the folded state: P^T dhT into its adjoint slot dz (after the slots were zeroed). */
 rnncc_status rt_fold_seed(RtBind *b, const float *dhT, float *dz);
 /* The user's dh0 of the folded state: sum_k U_k^T A_k (A_k: the entry columns' adjoint), dhT where a sequence

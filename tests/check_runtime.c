@@ -841,8 +841,8 @@ END_TEST
  * training (dx, dh0 and every weight gradient of the user's parameters): random h0 (entering through the
  * hoisted products), lengths with sequences of none (the rows at T = 5, N = 6: rt_verify's lengths
  * 5 4 4 0 4 1 at I = 16, 5 1 3 0 2 2 at I = 20; and the persistent rows at N = 16), both directions, a
- * stack one after another and as a wavefront, per step and persistent, more than 64 sequences (summed),
- * every precision; one row a check. Row 0 also checks that the model says it runs folded and lists the
+ * stack one after another and as a wavefront, per step and persistent, more than 64 sequences (summed;
+ * in fp16 every training row is, with its adjoints as 16-bit twins alone), every precision; one row a check. Row 0 also checks that the model says it runs folded and lists the
  * user's parameters only. */
 static const Config fold_configs[] = {
     {1, 0, 1, 1, 5, 6, 16, 12, RNNCC_FP32, 1, 0, CUBLAS, 0, .second = 24},
@@ -856,8 +856,9 @@ static const Config fold_configs[] = {
     {1, 0, 1, 1, 6, 16, 16, 12, RNNCC_FP32, 1, 0, PERSIST, 0, .second = 24},
     {1, 1, 1, 1, 6, 8, 24, 16, RNNCC_FP32, 1, 0, PERSIST, 0, .second = 32},
     {1, 0, 1, 0, 6, 16, 16, 12, RNNCC_FP32, 1, 0, PERSIST, 0, .second = 24},
-    {1, 0, 1, 1, 5, 70, 16, 12, RNNCC_FP16, 1, 0, CUBLAS, 0, .second = 24}, /* summed, twins alone */
-    {1, 0, 1, 1, 6, 5, 16, 12, RNNCC_FP16, 1, 0, CUBLAS, 0, .second = 24},
+    {1, 0, 1, 1, 5, 70, 16, 12, RNNCC_FP32, 1, 0, CUBLAS, 0, .second = 24}, /* summed */
+    {1, 0, 1, 1, 6, 5, 16, 12, RNNCC_FP16, 1, 0, CUBLAS, 0, .second = 24}, /* summed, twins alone */
+    {1, 1, 1, 1, 6, 5, 16, 12, RNNCC_FP16, 1, 0, CUBLAS, 0, .second = 24}, /* the twin gathered in reverse too */
     {1, 0, 1, 1, 6, 5, 16, 12, RNNCC_BF16, 1, 0, PERSIST, 0, .second = 24},
     {1, 0, 1, 1, 6, 5, 16, 12, RNNCC_TF32X3, 1, 0, CUBLAS, 0, .second = 24},
 };
