@@ -17,12 +17,14 @@ rnncc_status rt_fold_choose(rnncc_model *m) {
     IrFold *f = arena_alloc(&m->arena, sizeof *f);
     if (!f) return rt_fail(m, RNNCC_ERR_NOMEM, "out of host memory");
     const IrCell *c = ir_fold_projection(&m->arena, m->cell, f);
-    if (!c) return RNNCC_OK; /* `rnncc dump --fold` says why */
+    if (!c) return m->fold_why_not = f->why_not, RNNCC_OK; /* rnncc_model_backend says why */
     Diags d;
     diag_init(&d, &m->arena, c->name, NULL, 0);
     const Plan *p = sched_plan(&m->arena, c, &d);
     IrRef *entry = arena_array(&m->arena, (size_t)f->nderived + 1, sizeof *entry);
-    if (!p || !entry || p->nbuffers > RNN_MAX_BUFFERS || !ir_fold_entries(p, f, entry)) return RNNCC_OK;
+    if (!p || !entry || p->nbuffers > RNN_MAX_BUFFERS) return m->fold_why_not = "the folded cell does not schedule", RNNCC_OK;
+    if (!ir_fold_entries(p, f, entry))
+        return m->fold_why_not = "a product of the state is summed with no hoisted product to carry h0's entry", RNNCC_OK;
     m->cell = c, m->plan = p, m->fold = f, m->fold_entry = entry;
     return RNNCC_OK;
 }

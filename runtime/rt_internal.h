@@ -255,6 +255,7 @@ struct rnncc_model {
     const IrCell *api;          /* the cell as written: parameter names and sizes, h0, hT (cell where not folded) */
     const IrFold *fold;         /* the fold (ir/fold_projection.h), or NULL */
     const IrRef *fold_entry;    /* [fold->nderived]: the hoisted products its entry adds into (ir_fold_entries) */
+    const char *fold_why_not;   /* RNNCC_FOLD=1 asked but the cell does not fold: why (static text), else NULL */
     const Plan *plan;
     int layers, dirs;
     rnncc_precision precision;

@@ -311,6 +311,8 @@ static rnncc_status model_backend(rnncc_model *m, int64_t N, int backward, rnncc
     if (s == RNNCC_OK && m->fold && why && len < why_size) /* rt_fold.c */
         snprintf(why + len, why_size - len, "; folded (RNNCC_FOLD=1): state %s runs as %s, its projection after the loop",
                  m->api->states[m->fold->state].name, m->cell->states[m->fold->state].name);
+    else if (s == RNNCC_OK && m->fold_why_not && why && len < why_size)
+        snprintf(why + len, why_size - len, "; not folded (RNNCC_FOLD=1): %s", m->fold_why_not);
     return s;
 }
 

@@ -886,6 +886,15 @@ START_TEST(fold_matches_the_reference) {
         ck_assert_int_eq(rnncc_model_param_info(m, 13, &info), RNNCC_ERR_INVALID_ARGUMENT);
         rnncc_model_destroy(m);
         rnncc_program_destroy(p);
+        /* a cell that does not fold runs as written, and says why */
+        nd = bind_all("cells/lstm.cell", 16, 24, 0, specs, dims);
+        p = compile_ok("cells/lstm.cell");
+        desc = (rnncc_model_desc){NULL, dims, nd, 1, 0, RNNCC_FP32, -1, RNNCC_BACKEND_AUTO};
+        ck_assert_int_eq(rnncc_model_create(p, &desc, &m), RNNCC_OK);
+        ck_assert_int_eq(rnncc_model_backend(m, 4, &used, why, sizeof why), RNNCC_OK);
+        ck_assert_msg(strstr(why, "; not folded (RNNCC_FOLD=1): no state's next value is a matrix product"), "%s", why);
+        rnncc_model_destroy(m);
+        rnncc_program_destroy(p);
     }
     unsetenv("RNNCC_FOLD");
 }
