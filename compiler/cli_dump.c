@@ -141,7 +141,7 @@ int cli_dump(int argc, char **argv) {
                    "--dot prints either as Graphviz dot instead of text. With --dim and --batch N, --schedule also\n"
                    "says which backend runs N sequences (on an H100, in --precision: default fp32) and why.\n"
                    "--fold dumps each cell after the projection fold (a state only multiplied, whose next value is\n"
-                   "P @ u, becomes u; its products U @ s read derived weights U P; docs/language.md), or says why\n"
+                   "P @ u, becomes u; its products U @ s read derived weights U P; docs/codegen.md), or says why\n"
                    "it does not fold.\n");
             return CLI_OK;
         default: return CLI_USAGE_ERROR;
