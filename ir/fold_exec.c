@@ -109,12 +109,13 @@ int fold_exec_backward(const PlanLayout *L, const IrFold *f, const RefProblem *p
     int rc = run_setup(&r, L, f, p, 1);
     const double **dhTf = calloc((size_t)u->nstates, sizeof *dhTf);
     double **dh0f = calloc((size_t)u->nstates, sizeof *dh0f), **dpf = calloc((size_t)c->nparams, sizeof *dpf);
+    double **zT = calloc((size_t)u->nstates, sizeof *zT); /* the folded state's final value, which dP needs */
     double *dzT = calloc((size_t)(N * r.Hs) + 1, sizeof *dzT);
-    if (!dhTf || !dh0f || !dpf || !dzT) rc = -1;
+    if (!dhTf || !dh0f || !dpf || !zT || !dzT) rc = -1;
     for (int q = 0; rc == 0 && q < c->nparams; q++)
         if (!(dpf[q] = calloc((size_t)(L->param_rows[q] * L->param_cols[q]) + 1, sizeof(double)))) rc = -1;
-    if (rc == 0) rc = run_forward(&r, L, reverse, NULL, NULL); /* z_T, which dP needs */
     if (rc == 0) {
+        zT[s] = r.zT;
         /* the folded state's dhT: P^T dhT where a sequence has a step (else its s_T is s_0) */
         for (int64_t n = 0; dhT && dhT[s] && n < N; n++)
             if (seq_len(p, n) > 0) mm(dzT + n * r.Hs, dhT[s] + n * r.Ps, p->params[f->proj], 1, r.Ps, r.Hs, 0, 0, 0);
@@ -122,7 +123,7 @@ int fold_exec_backward(const PlanLayout *L, const IrFold *f, const RefProblem *p
             dhTf[k] = k == s ? dzT : dhT ? dhT[k] : NULL;
             dh0f[k] = k == s || !dh0 ? NULL : dh0[k];
         }
-        rc = sched_exec_backward_entries(L, &r.fp, reverse, r.entry, r.nentries, dy, dhTf, dx, dh0f, dpf);
+        rc = sched_exec_backward_entries(L, &r.fp, reverse, r.entry, r.nentries, dy, dhTf, dx, dh0f, dpf, zT);
     }
     if (rc == 0 && dh0 && dh0[s]) { /* dh0 = sum_k U_k^T A_k, and dhT where a sequence has no step */
         memset(dh0[s], 0, (size_t)(N * r.Ps) * sizeof(double));
@@ -147,7 +148,7 @@ int fold_exec_backward(const PlanLayout *L, const IrFold *f, const RefProblem *p
             if (dparams[q]) memcpy(dparams[q], dpf[q], (size_t)(L->param_rows[q] * L->param_cols[q]) * sizeof(double));
     }
     for (int q = 0; dpf && q < c->nparams; q++) free(dpf[q]);
-    free(dpf), free(dh0f), free(dhTf), free(dzT);
+    free(dpf), free(dh0f), free(dhTf), free(zT), free(dzT);
     run_free(&r);
     return rc;
 }

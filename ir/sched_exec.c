@@ -409,6 +409,12 @@ static void forward(Exec *e) {
     run_program(e, SCHED_POST, 0);
 }
 
+/* Each state's value after each sequence's last step into hT (per state [N][S]; NULL entries skipped). */
+static void copy_finals(const Exec *e, double *const *hT) {
+    for (int k = 0; k < e->cell->nstates && hT; k++)
+        if (hT[k]) memcpy(hT[k], state_at(e, k, e->p->T, 0), (size_t)(e->p->N * e->len[e->cell->states[k].node]) * sizeof(double));
+}
+
 /* Whether every entry names a hoisted product. */
 static int entries_ok(const Plan *plan, const SchedEntry *entry, int n) {
     for (int i = 0; i < n; i++)
@@ -431,8 +437,7 @@ int sched_exec_forward_entries(const PlanLayout *L, const RefProblem *p, int rev
     if (rc == 0) {
         e.y = y;
         forward(&e);
-        for (int k = 0; k < e.cell->nstates && hT; k++)
-            if (hT[k]) memcpy(hT[k], state_at(&e, k, p->T, 0), (size_t)(p->N * e.len[e.cell->states[k].node]) * sizeof(double));
+        copy_finals(&e, hT);
     }
     teardown(&e);
     return rc;
@@ -440,12 +445,12 @@ int sched_exec_forward_entries(const PlanLayout *L, const RefProblem *p, int rev
 
 int sched_exec_backward(const PlanLayout *L, const RefProblem *p, int reverse, const double *const *dy,
                         const double *const *dhT, double *dx, double *const *dh0, double *const *dparams) {
-    return sched_exec_backward_entries(L, p, reverse, NULL, 0, dy, dhT, dx, dh0, dparams);
+    return sched_exec_backward_entries(L, p, reverse, NULL, 0, dy, dhT, dx, dh0, dparams, NULL);
 }
 
 int sched_exec_backward_entries(const PlanLayout *L, const RefProblem *p, int reverse, const SchedEntry *entry, int nentries,
                                 const double *const *dy, const double *const *dhT, double *dx, double *const *dh0,
-                                double *const *dparams) {
+                                double *const *dparams, double *const *hT) {
     Exec e = {0};
     if (!entries_ok(L->plan, entry, nentries)) return -1;
     int rc = setup(&e, L, p, reverse, 1);
@@ -455,6 +460,7 @@ int sched_exec_backward_entries(const PlanLayout *L, const RefProblem *p, int re
     const Plan *plan = e.plan;
     int64_t T = p->T, N = p->N;
     forward(&e);
+    copy_finals(&e, hT);
     e.dy = dy;
     backward_program(&e, SCHED_POST, 0); /* its adjoints enter the step backward as dy does */
     e.dcur = 0; /* dstate half 1 - dcur is dnext: the adjoint of the last step's result, dhT */

@@ -37,7 +37,8 @@ void sched_pack_params(const PlanLayout *layout, const double *const *params, do
  * malformed. */
 int sched_exec_backward(const PlanLayout *layout, const RefProblem *p, int reverse, const double *const *dy,
                         const double *const *dhT, double *dx, double *const *dh0, double *const *dparams);
-/* sched_exec_backward with entries, as sched_exec_forward_entries; writes each entry's adjoint. */
+/* sched_exec_backward with entries, as sched_exec_forward_entries; writes each entry's adjoint, and the
+ * forward's final states into hT (as sched_exec_forward's; may be NULL). */
 int sched_exec_backward_entries(const PlanLayout *layout, const RefProblem *p, int reverse, const SchedEntry *entry,
                                 int nentries, const double *const *dy, const double *const *dhT, double *dx,
-                                double *const *dh0, double *const *dparams);
+                                double *const *dh0, double *const *dparams, double *const *hT);

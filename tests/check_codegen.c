@@ -3759,9 +3759,7 @@ START_TEST(post_kernels_on_cpu_match_executor) {
         src_open(&s, "post.cell", i < TU_NPOST_CELLS ? tu_post_cells[i] : src);
         const Plan *p = sched_plan_opts(&s.arena, s.module->cells[0], &s.diags, SCHED_POST_PROGRAM);
         ck_assert_ptr_nonnull(p);
-        int post = 0;
-        for (int j = 0; j < p->ngemms; j++) post |= p->gemms[j].program == SCHED_POST;
-        if (post) {
+        if (sched_has_program(p, SCHED_POST)) {
             posts++;
             cpu_check_cell(&s, s.module->cells[0], 0, SCHED_POST_PROGRAM);
             cpu_check_cell(&s, s.module->cells[0], 1, SCHED_POST_PROGRAM);
