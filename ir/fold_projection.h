@@ -27,7 +27,7 @@ const IrCell *ir_fold_projection(Arena *arena, const IrCell *user, IrFold *fold)
  * read it with no change to the step. Writes that product per derived parameter into entry
  * ([fold->nderived]); returns 1 when each has one, else 0 (the fold then cannot run). */
 int ir_fold_entries(const Plan *folded_plan, const IrFold *fold, IrRef *entry);
-/* Writes one line saying what the fold did ("# folded: state h becomes h~, ...; derived U@P = U P"). */
+/* Writes one line saying what the fold did ("# folded: state h becomes h_fold, ...; derived U_P = U P"). */
 void ir_fold_describe(const IrFold *fold, const IrCell *folded, StrBuf *out);
 
 #endif

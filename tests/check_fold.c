@@ -9,9 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../codegen/cg.h"
+#include "../codegen/emit.h"
 #include "../ir/fold_exec.h"
 #include "../ir/fold_projection.h"
 #include "../ir/sched.h"
+#include "../runtime/rt_nvrtc.h"
 #include "testutil.h"
 
 static const IrCell *cell_of_text(Arena *a, const char *text) {
@@ -46,7 +49,7 @@ START_TEST(lstmp_folds) {
         ck_assert_int_eq(v->shape.dims[1], u->params[f.proj].shape.dims[1]);
     }
     /* the state is the projection's operand, H units; the output h is the projection, read by nothing else */
-    ck_assert_str_eq(c->states[0].name, "h~");
+    ck_assert_str_eq(c->states[0].name, "h_fold");
     ck_assert_int_eq(c->states[0].shape.dims[0], u->params[f.proj].shape.dims[1]);
     ck_assert_uint_eq(c->outputs[0].node, f.projected);
     ck_assert_int_eq(c->nodes[f.projected].op, IR_MATVEC);
@@ -412,6 +415,91 @@ START_TEST(fold_executor_on_wide_random_cells) {
 }
 END_TEST
 
+/* ---- the folded cell through code generation ------------------------------------------ */
+
+/* The folded cell u's per-step unit and both persistent units (where a tile plans) are written with
+ * every named dimension at dim; compile says whether NVRTC also compiles them to sm_90 PTX. The
+ * derived names are pasted into the code, so a name the generator refuses fails here. */
+static void folded_generates(const IrCell *u, int64_t dim, int compile, const char *label) {
+    Arena a; arena_init(&a);
+    IrFold f;
+    const IrCell *c = ir_fold_projection(&a, u, &f);
+    ck_assert_msg(c != NULL, "%s does not fold: %s", label, f.why_not);
+    for (int k = 0; k < f.nderived; k++) ck_assert_msg(cg_ident_ok(c->params[u->nparams + k].name), "%s", c->params[u->nparams + k].name);
+    ck_assert_msg(cg_ident_ok(c->states[f.state].name), "%s", c->states[f.state].name);
+    Diags d; diag_init(&d, &a, c->name, NULL, 0);
+    int64_t dimval[16];
+    ck_assert_int_le(c->ndims, 16);
+    for (int k = 0; k < c->ndims; k++) dimval[k] = c->dims[k].name ? dim : c->dims[k].literal;
+    const PlanLayout *L = sched_layout(&a, plan_of(&a, c), dimval, &d);
+    ck_assert_ptr_nonnull(L);
+    StrBuf src[3] = {{0}};
+    int n = 1;
+    ck_assert_msg(cg_emit_forward(&a, L->plan, L, &src[0], &d) && d.nerrors == 0, "%s: the unit: %s", label,
+                  d.head ? d.head->msg : "?");
+    for (int backward = 0; backward < 2; backward++) {
+        CgPersistAsk ask = cg_persist_h100_ask(4, backward, CG_TF32, 1);
+        CgPersist P;
+        char why[256] = "";
+        if (!cg_persist_plan(&a, L, &ask, &P, why, sizeof why)) continue;
+        ck_assert_msg(cg_emit_persistent(&a, L->plan, L, &P, &src[n], &d) && d.nerrors == 0, "%s: the persistent %s unit: %s",
+                      label, backward ? "backward" : "forward", d.head ? d.head->msg : "?");
+        n++;
+    }
+    for (int k = 0; k < n; k++) {
+        if (compile) {
+            RtNvrtcResult res;
+            RtNvrtcStatus st = rt_nvrtc_compile(sb_str(&src[k]), label, RT_NVRTC_PTX, "sm_90", &res);
+            if (st != RT_NVRTC_OK) {
+                StrBuf log = {0};
+                rt_nvrtc_report(&res, &log);
+                ck_abort_msg("%s: unit %d does not compile: %s", label, k, sb_str(&log));
+            }
+            rt_nvrtc_result_free(&res);
+        }
+        sb_free(&src[k]);
+    }
+    if (compile) ck_assert_msg(n == 3, "%s: %d units, a persistent tile did not plan", label, n);
+    arena_free(&a);
+}
+
+/* LSTMP folded compiles (unit and both persistent kernels), the wide cells that fold generate. */
+START_TEST(folded_cells_generate_code) {
+    Arena a; arena_init(&a);
+    folded_generates(tu_compile_file(&a, "cells/lstmp.cell")->cells[0], 64, 1, "lstmp");
+    int folds = 0;
+    for (uint64_t seed = 1; seed <= 120; seed++) {
+        char src[4096], label[32];
+        ck_assert_int_gt(tu_random_cell_wide(seed, src, sizeof src), 0);
+        const IrCell *u = cell_of_text(&a, src);
+        IrFold f;
+        if (!ir_fold_projection(&a, u, &f)) continue;
+        snprintf(label, sizeof label, "wide%llu", (unsigned long long)seed);
+        folded_generates(u, 16, 0, label);
+        folds++;
+    }
+    ck_assert_int_ge(folds, 10);
+    arena_free(&a);
+}
+END_TEST
+
+/* The derived names keep clear of the cell's own: "U_Q" and "h_fold" taken, the fold adds "_2". */
+START_TEST(derived_names_are_fresh) {
+    Arena a; arena_init(&a);
+    const char *text = "cell n(x[I]) -> h {\n state h[P]\n param W[H, I], U[H, P], Q[P, H], U_Q[H, I], h_fold[H]\n"
+                       " h' = Q @ tanh(W @ x + U_Q @ x + U @ h + h_fold)\n}\n";
+    const IrCell *u = cell_of_text(&a, text);
+    IrFold f;
+    const IrCell *c = ir_fold_projection(&a, u, &f);
+    ck_assert_msg(c != NULL, "%s", f.why_not);
+    ck_assert_int_eq(f.nderived, 1);
+    ck_assert_str_eq(c->params[u->nparams].name, "U_Q_2");
+    ck_assert_str_eq(c->states[f.state].name, "h_fold_2");
+    folded_generates(u, 8, 0, "n");
+    arena_free(&a);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("fold");
     TCase *tc = tcase_create("fold");
@@ -423,6 +511,8 @@ int main(void) {
     tcase_add_test(tc, wide_random_folds_match_reference);
     tcase_add_test(tc, fold_executor_matches_reference);
     tcase_add_test(tc, fold_executor_on_wide_random_cells);
+    tcase_add_test(tc, folded_cells_generate_code);
+    tcase_add_test(tc, derived_names_are_fresh);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }
