@@ -127,6 +127,44 @@ const IrCell *ir_fold_projection(Arena *arena, const IrCell *user, IrFold *fold)
     return c;
 }
 
+/* The folded item that holds user item it's parameters in the same order (a stack of exactly them, a lone one,
+ * or a run made here of unstacked ones); 0 when they are stacked otherwise. */
+static int item_like(Arena *arena, const Plan *folded, const Plan *user, const SchedPackItem *it, SchedPackItem *out) {
+    const int n = sched_pack_count(user, it), first = sched_pack_param(user, it, 0), g = folded->param_gemm[first];
+    if (g >= 0) { /* the same stack, block for block */
+        if (folded->gemms[g].nproducts != n) return 0;
+        for (int b = 0; b < n; b++)
+            if (sched_pack_param(folded, &(SchedPackItem){g, -1, NULL, 0}, b) != sched_pack_param(user, it, b)) return 0;
+        *out = (SchedPackItem){g, -1, NULL, 0};
+        return 1;
+    }
+    if (n == 1) return *out = (SchedPackItem){-1, first, NULL, 0}, 1;
+    int *run = arena_array(arena, (size_t)n, sizeof *run);
+    if (!run) return 0;
+    for (int b = 0; b < n; b++)
+        if ((run[b] = sched_pack_param(user, it, b)) < 0 || folded->param_gemm[run[b]] >= 0) return 0;
+    *out = (SchedPackItem){-1, -1, run, n};
+    return 1;
+}
+
+int ir_fold_pack_like(Arena *arena, Plan *folded, const Plan *user, const IrFold *fold) {
+    const int nuser = fold->user->nparams;
+    SchedPackItem *pack = arena_array(arena, (size_t)user->npack + (size_t)folded->npack + 1, sizeof *pack);
+    if (!pack) return 0;
+    int n = 0;
+    for (int i = 0; i < user->npack; i++)
+        if (!item_like(arena, folded, user, &user->pack[i], &pack[n++])) return 0;
+    for (int i = 0; i < folded->npack; i++) { /* then the derived parameters' items, in the folded plan's order */
+        const SchedPackItem *it = &folded->pack[i];
+        int derived = 0, count = sched_pack_count(folded, it);
+        for (int b = 0; b < count; b++) derived += sched_pack_param(folded, it, b) >= nuser;
+        if (derived && derived < count) return 0; /* a user parameter stacked with a derived one */
+        if (derived) pack[n++] = *it;
+    }
+    folded->pack = pack, folded->npack = n;
+    return 1;
+}
+
 void ir_fold_describe(const IrFold *f, const IrCell *c, StrBuf *out) {
     const IrCell *u = f->user;
     sb_printf(out, "# folded: state %s becomes %s, the operand of its next value %s @ %s'; derived", u->states[f->state].name,

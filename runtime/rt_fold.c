@@ -20,11 +20,13 @@ rnncc_status rt_fold_choose(rnncc_model *m) {
     if (!c) return m->fold_why_not = f->why_not, RNNCC_OK; /* rnncc_model_backend says why */
     Diags d;
     diag_init(&d, &m->arena, c->name, NULL, 0);
-    const Plan *p = sched_plan(&m->arena, c, &d);
+    Plan *p = sched_plan(&m->arena, c, &d);
     IrRef *entry = arena_array(&m->arena, (size_t)f->nderived + 1, sizeof *entry);
     if (!p || !entry || p->nbuffers > RNN_MAX_BUFFERS) return m->fold_why_not = "the folded cell does not schedule", RNNCC_OK;
     if (!ir_fold_entries(p, f, entry))
         return m->fold_why_not = "a product of the state is summed with no hoisted product to carry h0's entry", RNNCC_OK;
+    if (!ir_fold_pack_like(&m->arena, p, m->plan, f)) /* the user's offsets (rnncc_model_param_info) as unfolded */
+        return m->fold_why_not = "the folded cell would pack the cell's parameters at other offsets", RNNCC_OK;
     m->cell = c, m->plan = p, m->fold = f, m->fold_entry = entry;
     return RNNCC_OK;
 }
@@ -48,17 +50,33 @@ int64_t rt_fold_rows(const rnncc_model *m, int which) {
     return most;
 }
 
-/* C (column-major, ldc) = op(A) op(B) in fp32 without tensor cores, beta 0 or 1, on lane's handle (whose stream
- * the caller set; cublasSetStream drops the handle's workspace, so the lane's own is set again: a captured
- * pass must not allocate). */
+/* C (column-major, ldc) = op(A) op(B), beta 0 or 1, on lane's handle (whose stream the caller set; cublasSetStream
+ * drops the handle's workspace, so the lane's own is set again: a captured pass must not allocate). In fp32 without
+ * tensor cores where the model's products are fp32 or tf32x3; where they are tf32 or 16-bit, in tf32 (the step
+ * GEMMs round their operands at least so far). */
 static rnncc_status gemm32(rnncc_model *m, int lane, cublasOperation_t oa, cublasOperation_t ob, int64_t M, int64_t N,
                            int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb, float *C, int64_t ldc, int add) {
     const float one = 1.f, beta = add ? 1.f : 0.f;
+    const int fast = m->precision == RNNCC_TF32 || m->precision == RNNCC_FP16 || m->precision == RNNCC_BF16;
     cublasHandle_t h = m->cublas[lane];
     RT_CUBLAS(m, cublasSetWorkspace(h, m->cublas_ws[lane], RT_CUBLAS_WS));
     RT_CUBLAS(m, cublasGemmEx(h, oa, ob, (int)M, (int)N, (int)K, &one, A, CUDA_R_32F, (int)lda, B, CUDA_R_32F, (int)ldb, &beta, C,
-                              CUDA_R_32F, (int)ldc, CUBLAS_COMPUTE_32F_PEDANTIC, CUBLAS_GEMM_DEFAULT));
+                              CUDA_R_32F, (int)ldc, fast ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F_PEDANTIC,
+                              CUBLAS_GEMM_DEFAULT));
     return RNNCC_OK;
+}
+
+/* The derived weights from k on whose U_k lie back to back in L (ir_fold_pack_like packs them so) as their V_k
+ * do: returns the first past them, their rows summed into R. One GEMM then does them all. */
+static int run_end(const IrFold *f, const PlanLayout *L, int k, int64_t *R) {
+    const int64_t *off = L->param_offset, Ps = L->param_rows[f->proj], Hs = L->param_cols[f->proj];
+    const int64_t U0 = off[f->derived_from[k]], V0 = off[f->user->nparams + k];
+    int j = k + 1;
+    for (*R = L->param_rows[f->derived_from[k]]; j < f->nderived; j++) {
+        if (off[f->derived_from[j]] != U0 + *R * Ps || off[f->user->nparams + j] != V0 + *R * Hs) break;
+        *R += L->param_rows[f->derived_from[j]];
+    }
+    return j;
 }
 
 rnncc_status rt_fold_derive(rnncc_model *m) {
@@ -69,11 +87,11 @@ rnncc_status rt_fold_derive(rnncc_model *m) {
         const PlanLayout *L = m->units[u].layout;
         float *w = m->weights + m->units[u].weight_offset;
         const float *P = w + L->param_offset[f->proj];
-        int64_t Ps = L->param_rows[f->proj], Hs = L->param_cols[f->proj];
-        for (int k = 0; k < f->nderived; k++) { /* V [R][Hs] = U [R][Ps] P [Ps][Hs]: column-major V^T = P^T U^T */
-            int uk = f->derived_from[k];
-            int64_t R = L->param_rows[uk];
-            RT_TRY(gemm32(m, 0, CUBLAS_OP_N, CUBLAS_OP_N, Hs, R, Ps, P, Hs, w + L->param_offset[uk], Ps,
+        const int64_t Ps = L->param_rows[f->proj], Hs = L->param_cols[f->proj];
+        int64_t R;
+        for (int k = 0, j; k < f->nderived; k = j) { /* V [R][Hs] = U [R][Ps] P [Ps][Hs]: column-major V^T = P^T U^T */
+            j = run_end(f, L, k, &R);
+            RT_TRY(gemm32(m, 0, CUBLAS_OP_N, CUBLAS_OP_N, Hs, R, Ps, P, Hs, w + L->param_offset[f->derived_from[k]], Ps,
                           w + L->param_offset[f->user->nparams + k], Hs, 0));
         }
     }
@@ -188,18 +206,22 @@ rnncc_status rt_fold_wgrad(RtBind *b, const float *dhT, float *dw, int zero_firs
     float *dwu = dw + b->unit->weight_offset, *dP = dwu + L->param_offset[f->proj];
     const int64_t N = b->r->N, T = b->r->T, Ps = L->param_rows[f->proj], Hs = L->param_cols[f->proj];
     const float *P = b->fold_w_kept, *U = P + Ps * Hs; /* the forward's (rt_fold_keep), not the live weights */
-    for (int k = 0; T > 0 && k < f->nderived; U += L->param_rows[f->derived_from[k]] * Ps, k++) {
-        int uk = f->derived_from[k], v = f->user->nparams + k;
-        int64_t R = L->param_rows[uk];
-        const float *dV = dwu + L->param_offset[v];
-        float *dU = dwu + L->param_offset[uk];
+    int64_t R;
+    for (int k = 0, j; T > 0 && k < f->nderived; U += R * Ps, k = j) { /* the kept U_k lie back to back */
+        j = run_end(f, L, k, &R);
+        const float *dV = dwu + L->param_offset[f->user->nparams + k];
+        float *dU = dwu + L->param_offset[f->derived_from[k]];
         /* dU [R][Ps] += dV [R][Hs] P^T: column-major dU^T += P dV^T, P read as Hs x Ps transposed */
         RT_TRY(gemm32(m, b->lane, CUBLAS_OP_T, CUBLAS_OP_N, Ps, R, Hs, P, Hs, dV, Hs, dU, Ps, 1));
         /* dP [Ps][Hs] += U^T dV: column-major dP^T += dV^T U, U [R][Ps] read as Ps x R transposed */
         RT_TRY(gemm32(m, b->lane, CUBLAS_OP_N, CUBLAS_OP_T, Hs, Ps, R, dV, Hs, U, Ps, dP, Hs, 1));
+    }
+    for (int k = 0; T > 0 && k < f->nderived; k++) {
+        const int64_t Rk = L->param_rows[f->derived_from[k]];
+        float *dU = dwu + L->param_offset[f->derived_from[k]];
         /* dU += A^T s_0: column-major dU^T (Ps x R) += s_0^T (Ps x N) A (N x R), A [N][R] read as R x N transposed */
-        RT_TRY(gather(b, k, R));
-        RT_TRY(gemm32(m, b->lane, CUBLAS_OP_N, CUBLAS_OP_T, Ps, R, N, b->fold_s0_kept, Ps, b->fold_add, R, dU, Ps, 1));
+        RT_TRY(gather(b, k, Rk));
+        RT_TRY(gemm32(m, b->lane, CUBLAS_OP_N, CUBLAS_OP_T, Ps, Rk, N, b->fold_s0_kept, Ps, b->fold_add, Rk, dU, Ps, 1));
     }
     /* dP += dhT^T z_T: column-major dP^T (Hs x Ps) += z_T^T (Hs x N) dhT (N x Ps); z_T is the folded state's last
      * slot (each sequence's own final value; z_0 = 0 where it has no step) */
