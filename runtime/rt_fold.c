@@ -41,9 +41,10 @@ int64_t rt_fold_rows(const rnncc_model *m, int which) {
             if (n > most) most = n;
             continue;
         }
+        int64_t sum = 0; /* which 1: every derived parameter's rows (a run's entry goes in one GEMM) */
         for (int k = 0; L && k < m->fold->nderived; k++) {
             int64_t n = which == 0 ? L->param_cols[m->fold->proj] : which == 2 ? L->param_rows[m->fold->proj]
-                                                                                : L->param_rows[m->fold->derived_from[k]];
+                                                                                : (sum += L->param_rows[m->fold->derived_from[k]]);
             if (n > most) most = n;
         }
     }
@@ -75,6 +76,22 @@ static int run_end(const IrFold *f, const PlanLayout *L, int k, int64_t *R) {
     for (*R = L->param_rows[f->derived_from[k]]; j < f->nderived; j++) {
         if (off[f->derived_from[j]] != U0 + *R * Ps || off[f->user->nparams + j] != V0 + *R * Hs) break;
         *R += L->param_rows[f->derived_from[j]];
+    }
+    return j;
+}
+
+/* As run_end, where also the entries' columns lie back to back in one buffer (LSTMP's: the hoisted [W_i; ...; W_o]
+ * GEMM's four blocks): one GEMM, one column kernel. */
+static int entry_run_end(const rnncc_model *m, const PlanLayout *L, int k, int64_t *R) {
+    const Plan *p = m->plan;
+    const IrRef a0 = m->fold_entry[k];
+    int64_t all;
+    const int end = run_end(m->fold, L, k, &all), buf0 = p->gemms[p->node[a0].gemm].out_buffer;
+    int j = k + 1;
+    for (*R = L->param_rows[m->fold->derived_from[k]]; j < end; j++) {
+        const IrRef a = m->fold_entry[j];
+        if (p->gemms[p->node[a].gemm].out_buffer != buf0 || L->block_row[a] != L->block_row[a0] + *R) break;
+        *R += L->param_rows[m->fold->derived_from[j]];
     }
     return j;
 }
@@ -113,11 +130,12 @@ rnncc_status rt_fold_entry(RtBind *b) {
     const PlanLayout *L = b->unit->layout;
     const float *w = m->weights + b->unit->weight_offset;
     const int64_t N = b->r->N, Ps = L->param_rows[f->proj];
-    for (int k = 0; k < f->nderived; k++) {
-        int uk = f->derived_from[k];
-        int64_t R = L->param_rows[uk];
+    int64_t R;
+    for (int k = 0, j; k < f->nderived; k = j) {
+        j = entry_run_end(m, L, k, &R);
         /* add [N][R] = s_0 [N][Ps] U^T: column-major add^T = U s_0^T, U [R][Ps] read as Ps x R transposed */
-        RT_TRY(gemm32(m, b->lane, CUBLAS_OP_T, CUBLAS_OP_N, R, N, Ps, w + L->param_offset[uk], Ps, b->fold_s0, Ps, b->fold_add, R, 0));
+        RT_TRY(gemm32(m, b->lane, CUBLAS_OP_T, CUBLAS_OP_N, R, N, Ps, w + L->param_offset[f->derived_from[k]], Ps, b->fold_s0, Ps,
+                      b->fold_add, R, 0));
         IrRef at = m->fold_entry[k];
         int buf = m->plan->gemms[m->plan->node[at].gemm].out_buffer;
         RT_TRY(launch_columns(m, b->stream, 0,
@@ -174,8 +192,9 @@ rnncc_status rt_fold_dh0(RtBind *b, const float *dhT, float *dh0) {
     const PlanLayout *L = b->unit->layout;
     const float *w = m->weights + b->unit->weight_offset;
     const int64_t N = b->r->N, T = b->r->T, Ps = L->param_rows[f->proj];
-    for (int k = 0; T > 0 && k < f->nderived; k++) { /* dh0 [N][Ps] (+)= A_k [N][R] U_k [R][Ps] */
-        int64_t R = L->param_rows[f->derived_from[k]];
+    int64_t R;
+    for (int k = 0, j; T > 0 && k < f->nderived; k = j) { /* dh0 [N][Ps] (+)= A_k [N][R] U_k [R][Ps] */
+        j = entry_run_end(m, L, k, &R);
         RT_TRY(gather(b, k, R));
         RT_TRY(gemm32(m, b->lane, CUBLAS_OP_N, CUBLAS_OP_N, Ps, N, R, w + L->param_offset[f->derived_from[k]], Ps, b->fold_add,
                       R, dh0, Ps, k > 0));
@@ -186,13 +205,16 @@ rnncc_status rt_fold_dh0(RtBind *b, const float *dhT, float *dh0) {
                                            .accumulate = T > 0});
 }
 
-/* Zeroes the derived weights' gradient region of the bound unit in dw. */
+/* Zeroes the derived weights' gradient region of the bound unit in dw: one memset for those back to back. */
 static rnncc_status zero_derived(RtBind *b, float *dw) {
     const PlanLayout *L = b->unit->layout;
-    for (int k = 0; k < b->m->fold->nderived; k++) {
-        int v = b->m->fold->user->nparams + k;
-        RT_CUDA(b->m, cudaMemsetAsync(dw + b->unit->weight_offset + L->param_offset[v], 0,
-                                      (size_t)(L->param_rows[v] * L->param_cols[v]) * sizeof(float), b->stream));
+    const int nu = b->m->fold->user->nparams, nd = b->m->fold->nderived;
+    for (int k = 0, j; k < nd; k = j) {
+        int64_t n = L->param_rows[nu + k] * L->param_cols[nu + k];
+        for (j = k + 1; j < nd && L->param_offset[nu + j] == L->param_offset[nu + k] + n; j++)
+            n += L->param_rows[nu + j] * L->param_cols[nu + j];
+        RT_CUDA(b->m, cudaMemsetAsync(dw + b->unit->weight_offset + L->param_offset[nu + k], 0, (size_t)n * sizeof(float),
+                                      b->stream));
     }
     return RNNCC_OK;
 }
@@ -216,12 +238,12 @@ rnncc_status rt_fold_wgrad(RtBind *b, const float *dhT, float *dw, int zero_firs
         /* dP [Ps][Hs] += U^T dV: column-major dP^T += dV^T U, U [R][Ps] read as Ps x R transposed */
         RT_TRY(gemm32(m, b->lane, CUBLAS_OP_N, CUBLAS_OP_T, Hs, Ps, R, dV, Hs, U, Ps, dP, Hs, 1));
     }
-    for (int k = 0; T > 0 && k < f->nderived; k++) {
-        const int64_t Rk = L->param_rows[f->derived_from[k]];
+    for (int k = 0, j; T > 0 && k < f->nderived; k = j) {
+        j = entry_run_end(m, L, k, &R);
         float *dU = dwu + L->param_offset[f->derived_from[k]];
         /* dU += A^T s_0: column-major dU^T (Ps x R) += s_0^T (Ps x N) A (N x R), A [N][R] read as R x N transposed */
-        RT_TRY(gather(b, k, Rk));
-        RT_TRY(gemm32(m, b->lane, CUBLAS_OP_N, CUBLAS_OP_T, Ps, Rk, N, b->fold_s0_kept, Ps, b->fold_add, Rk, dU, Ps, 1));
+        RT_TRY(gather(b, k, R));
+        RT_TRY(gemm32(m, b->lane, CUBLAS_OP_N, CUBLAS_OP_T, Ps, R, N, b->fold_s0_kept, Ps, b->fold_add, R, dU, Ps, 1));
     }
     /* dP += dhT^T z_T: column-major dP^T (Hs x Ps) += z_T^T (Hs x N) dhT (N x Ps); z_T is the folded state's last
      * slot (each sequence's own final value; z_0 = 0 where it has no step) */
