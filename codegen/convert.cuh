@@ -14,7 +14,8 @@
  * a 2-D grid, x along a column's elements and y over the columns, both grid-stride, so that no
  * index is divided (64-bit division made these two kernels half of a unit's compile time).
  * Beside them, rnncc_states_f16/bf16 stage a layer-direction's states in one launch (RnnStateCopies:
- * its initial states from h0 or zeros with their twins, or its final states; runtime/rt_half.c).
+ * its initial states from h0 or zeros with their twins, or its final states; runtime/rt_half.c), and
+ * rnncc_fold_entry/final/gather move the projection fold's columns (runtime/rt_fold.c).
  * Compiled by NVRTC only (__CUDACC__). */
 #if defined(__CUDACC__)
 
@@ -127,4 +128,36 @@ rnncc_to_x3(const float *__restrict__ src, long long ld, long long rows, long lo
 
 RNN_STATES_KERNEL(rnncc_states_f16, rnn_round_f16)
 RNN_STATES_KERNEL(rnncc_states_bf16, rnn_round_bf16)
+
+/* The projection fold (RnnFoldColumns, runtime/rnn_args.h): one block a sequence, its threads striding
+ * over the rows. */
+extern "C" __global__ void __launch_bounds__(256) rnncc_fold_entry(RnnFoldColumns a) {
+    const int n = blockIdx.x, len = a.lengths ? a.lengths[n] : a.T;
+    if (len <= 0) return;
+    float *col = a.buf + ((long long)(a.reverse ? len - 1 : 0) * a.N + n) * a.ld + a.row0;
+    for (long long r = threadIdx.x; r < a.rows; r += blockDim.x) col[r] += a.add[n * a.rows + r];
+}
+
+extern "C" __global__ void __launch_bounds__(256) rnncc_fold_final(RnnFoldColumns a) {
+    const int n = blockIdx.x, len = a.lengths ? a.lengths[n] : a.T;
+    if (len > 0) return;
+    for (long long r = threadIdx.x; r < a.rows; r += blockDim.x)
+        a.dst[n * a.rows + r] = (a.accumulate ? a.dst[n * a.rows + r] : 0.f) + (a.src ? a.src[n * a.rows + r] : 0.f);
+}
+
+/* A 16-bit twin's value (bf16, else fp16) as a float, by the bits. */
+__device__ float rnn_fold_widen(unsigned short h, int bf16) {
+    if (bf16) return __uint_as_float((unsigned)h << 16);
+    const unsigned sign = (unsigned)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, f = h & 0x3ffu;
+    if (e == 31) return __uint_as_float(sign | 0x7f800000u | f << 13);
+    if (e == 0) return __uint_as_float(sign) + (sign ? -1.f : 1.f) * (float)f * 5.9604644775390625e-8f; /* f 2^-24 */
+    return __uint_as_float(sign | (e + 112) << 23 | f << 13);
+}
+
+extern "C" __global__ void __launch_bounds__(256) rnncc_fold_gather(RnnFoldColumns a) {
+    const int n = blockIdx.x, len = a.lengths ? a.lengths[n] : a.T;
+    const long long col = ((long long)(a.reverse ? len - 1 : 0) * a.N + n) * a.ld + a.row0;
+    for (long long r = threadIdx.x; r < a.rows; r += blockDim.x)
+        a.add[n * a.rows + r] = len <= 0 ? 0.f : a.buf16 ? rnn_fold_widen(a.buf16[col + r], a.bf16) : a.buf[col + r];
+}
 #endif

@@ -36,10 +36,18 @@ int cli_check(int argc, char **argv) {
 }
 
 /* Plans one cell (and lays it out when dimensions are bound) into out. */
-static int dump_schedule(CliSource *s, const IrCell *ic, int dot, const char **dims, int ndims, long long batch,
-                         rnncc_precision precision, StrBuf *out) {
+static int dump_schedule(CliSource *s, const IrCell *ic, const IrFold *fold, int dot, const char **dims, int ndims,
+                         long long batch, rnncc_precision precision, StrBuf *out) {
     int before = s->diags.nerrors;
     Plan *plan = sched_plan(&s->arena, ic, &s->diags);
+    if (plan && fold) { /* packed as the cell as written is (runtime/rt_fold.c does the same) */
+        const Plan *user = sched_plan(&s->arena, fold->user, &s->diags);
+        if (user && !ir_fold_pack_like(&s->arena, plan, user, fold)) {
+            fprintf(stderr, "rnncc dump: error: cell '%s' folded would pack its parameters at other offsets (option --fold)\n",
+                    fold->user->name);
+            return CLI_INPUT_ERROR;
+        }
+    }
     PlanLayout *layout = NULL;
     if (plan && ndims) {
         int64_t *dimval = arena_array(&s->arena, (size_t)ic->ndims + 1, sizeof *dimval);
@@ -90,15 +98,14 @@ static int dump_schedule(CliSource *s, const IrCell *ic, int dot, const char **d
     return CLI_OK;
 }
 
-/* The cell after the projection fold, with a line saying what it did, or NULL with the reason on stderr. */
-static const IrCell *folded(CliSource *s, const IrCell *ic, StrBuf *out) {
-    IrFold f;
-    const IrCell *c = ir_fold_projection(&s->arena, ic, &f);
+/* The cell after the projection fold (what it did in f), with a line saying so, or NULL with the reason on stderr. */
+static const IrCell *folded(CliSource *s, const IrCell *ic, IrFold *f, StrBuf *out) {
+    const IrCell *c = ir_fold_projection(&s->arena, ic, f);
     if (!c) {
-        fprintf(stderr, "rnncc dump: error: cell '%s' does not fold (option --fold): %s\n", ic->name, f.why_not);
+        fprintf(stderr, "rnncc dump: error: cell '%s' does not fold (option --fold): %s\n", ic->name, f->why_not);
         return NULL;
     }
-    ir_fold_describe(&f, c, out);
+    ir_fold_describe(f, c, out);
     return c;
 }
 
@@ -181,12 +188,13 @@ int cli_dump(int argc, char **argv) {
             const IrCell *ic = s.module->cells[i];
             if (cell && strcmp(ic->name, cell) != 0) continue;
             if (found++) sb_putc(&out, '\n');
-            if (fold && !(ic = folded(&s, ic, &out))) {
+            IrFold f;
+            if (fold && !(ic = folded(&s, ic, &f, &out))) {
                 status = CLI_INPUT_ERROR;
                 break;
             }
             if (schedule) {
-                if (dump_schedule(&s, ic, strcmp(what, "dot") == 0, dims, ndims, batch, precision, &out) != CLI_OK) {
+                if (dump_schedule(&s, ic, fold ? &f : NULL, strcmp(what, "dot") == 0, dims, ndims, batch, precision, &out) != CLI_OK) {
                     status = CLI_INPUT_ERROR;
                     break;
                 }

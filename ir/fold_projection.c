@@ -4,6 +4,8 @@
  * their count) and the DAG stays topological; nothing else of the cell changes. */
 #include "fold_projection.h"
 
+#include <string.h>
+
 /* Why state k cannot fold (NULL when it can); users counts each node's uses by other nodes. */
 static const char *state_why_not(const IrCell *c, int k, const int *users) {
     const IrState *s = &c->states[k];
@@ -24,6 +26,34 @@ static const char *state_why_not(const IrCell *c, int k, const int *users) {
     if (!uses) return "the state is never multiplied";
     if (users[s->next]) return "the state's next value is read within the step";
     return NULL;
+}
+
+/* Whether name is taken in c (a variable, a named node, a dimension, an output) or among the first
+ * n of extra. */
+static int name_taken(const IrCell *c, const IrVar *extra, int n, const char *name) {
+    for (uint32_t i = 0; i < c->nnodes; i++)
+        if (c->nodes[i].name && !strcmp(c->nodes[i].name, name)) return 1;
+    for (int k = 0; k < c->nparams; k++)
+        if (!strcmp(c->params[k].name, name)) return 1;
+    for (int k = 0; k < c->ninputs; k++)
+        if (!strcmp(c->inputs[k].name, name)) return 1;
+    for (int k = 0; k < c->nstates; k++)
+        if (!strcmp(c->states[k].name, name)) return 1;
+    for (int d = 0; d < c->ndims; d++)
+        if (c->dims[d].name && !strcmp(c->dims[d].name, name)) return 1;
+    for (int o = 0; o < c->noutputs; o++)
+        if (!strcmp(c->outputs[o].name, name)) return 1;
+    for (int k = 0; k < n; k++)
+        if (!strcmp(extra[k].name, name)) return 1;
+    return 0;
+}
+
+/* A plain identifier (the generated code pastes names in) that names nothing of c nor the first n
+ * of extra: "<a>_<b>", else "<a>_<b>_2", "_3", ...; NULL when out of memory. */
+static const char *fresh_name(Arena *arena, const IrCell *c, const IrVar *extra, int n, const char *a, const char *b) {
+    const char *name = arena_printf(arena, "%s_%s", a, b);
+    for (int k = 2; name && name_taken(c, extra, n, name); k++) name = arena_printf(arena, "%s_%s_%d", a, b, k);
+    return name;
 }
 
 const IrCell *ir_fold_projection(Arena *arena, const IrCell *user, IrFold *fold) {
@@ -68,8 +98,9 @@ const IrCell *ir_fold_projection(Arena *arena, const IrCell *user, IrFold *fold)
         if (n.op == IR_MATVEC && user->nodes[i].args[1] == s->node) {
             const IrVar *U = &user->params[user->nodes[user->nodes[i].args[0]].index];
             from[v] = (int)(U - user->params);
-            params[user->nparams + v] = (IrVar){arena_printf(arena, "%s@%s", U->name, P->name),
+            params[user->nparams + v] = (IrVar){fresh_name(arena, user, params + user->nparams, v, U->name, P->name),
                                                 {IR_MATRIX, {U->shape.dims[0], inner}}, (IrRef)v, U->loc};
+            if (!params[user->nparams + v].name) return fold->why_not = "out of memory", NULL;
             nodes[v] = (IrNode){.op = IR_PARAM, .shape = params[user->nparams + v].shape,
                                 .index = user->nparams + v, .name = params[user->nparams + v].name, .loc = U->loc};
             n.args[0] = (IrRef)v++;
@@ -80,12 +111,12 @@ const IrCell *ir_fold_projection(Arena *arena, const IrCell *user, IrFold *fold)
     for (int j = 0; j < user->nstates; j++) states[j] = user->states[j], states[j].node += (IrRef)nv, states[j].next += (IrRef)nv;
     for (int j = 0; j < user->noutputs; j++) outputs[j] = user->outputs[j], outputs[j].node += (IrRef)nv;
     IrState *z = &states[fold->state];
-    z->name = arena_printf(arena, "%s~", s->name);
+    z->name = fresh_name(arena, user, params + user->nparams, nv, s->name, "fold");
     z->shape = (IrShape){IR_VECTOR, {inner, 0}};
     z->next = next->args[1] + (IrRef)nv;
     nodes[z->node].shape = z->shape;
     nodes[z->node].name = z->name;
-    if (!z->name || !params[user->nparams].name) return fold->why_not = "out of memory", NULL;
+    if (!z->name) return fold->why_not = "out of memory", NULL;
 
     c->nodes = nodes, c->nnodes = user->nnodes + (uint32_t)nv;
     c->params = params, c->nparams = user->nparams + nv;
@@ -94,6 +125,44 @@ const IrCell *ir_fold_projection(Arena *arena, const IrCell *user, IrFold *fold)
     fold->derived_from = from;
     fold->projected = s->next + (IrRef)nv;
     return c;
+}
+
+/* The folded item that holds user item it's parameters in the same order (a stack of exactly them, a lone one,
+ * or a run made here of unstacked ones); 0 when they are stacked otherwise. */
+static int item_like(Arena *arena, const Plan *folded, const Plan *user, const SchedPackItem *it, SchedPackItem *out) {
+    const int n = sched_pack_count(user, it), first = sched_pack_param(user, it, 0), g = folded->param_gemm[first];
+    if (g >= 0) { /* the same stack, block for block */
+        if (folded->gemms[g].nproducts != n) return 0;
+        for (int b = 0; b < n; b++)
+            if (sched_pack_param(folded, &(SchedPackItem){g, -1, NULL, 0}, b) != sched_pack_param(user, it, b)) return 0;
+        *out = (SchedPackItem){g, -1, NULL, 0};
+        return 1;
+    }
+    if (n == 1) return *out = (SchedPackItem){-1, first, NULL, 0}, 1;
+    int *run = arena_array(arena, (size_t)n, sizeof *run);
+    if (!run) return 0;
+    for (int b = 0; b < n; b++)
+        if ((run[b] = sched_pack_param(user, it, b)) < 0 || folded->param_gemm[run[b]] >= 0) return 0;
+    *out = (SchedPackItem){-1, -1, run, n};
+    return 1;
+}
+
+int ir_fold_pack_like(Arena *arena, Plan *folded, const Plan *user, const IrFold *fold) {
+    const int nuser = fold->user->nparams;
+    SchedPackItem *pack = arena_array(arena, (size_t)user->npack + (size_t)folded->npack + 1, sizeof *pack);
+    if (!pack) return 0;
+    int n = 0;
+    for (int i = 0; i < user->npack; i++)
+        if (!item_like(arena, folded, user, &user->pack[i], &pack[n++])) return 0;
+    for (int i = 0; i < folded->npack; i++) { /* then the derived parameters' items, in the folded plan's order */
+        const SchedPackItem *it = &folded->pack[i];
+        int derived = 0, count = sched_pack_count(folded, it);
+        for (int b = 0; b < count; b++) derived += sched_pack_param(folded, it, b) >= nuser;
+        if (derived && derived < count) return 0; /* a user parameter stacked with a derived one */
+        if (derived) pack[n++] = *it;
+    }
+    folded->pack = pack, folded->npack = n;
+    return 1;
 }
 
 void ir_fold_describe(const IrFold *f, const IrCell *c, StrBuf *out) {

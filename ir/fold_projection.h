@@ -27,7 +27,12 @@ const IrCell *ir_fold_projection(Arena *arena, const IrCell *user, IrFold *fold)
  * read it with no change to the step. Writes that product per derived parameter into entry
  * ([fold->nderived]); returns 1 when each has one, else 0 (the fold then cannot run). */
 int ir_fold_entries(const Plan *folded_plan, const IrFold *fold, IrRef *entry);
-/* Writes one line saying what the fold did ("# folded: state h becomes h~, ...; derived U@P = U P"). */
+/* Packs the folded plan's parameters as user_plan packs the user's, so that each of them has the same offset
+ * in both layouts at any dimensions (a stack whose products the fold moved to derived weights becomes a run
+ * of unstacked ones, back to back), the derived parameters after them. Returns 0 (folded unchanged) where
+ * the folded plan stacks the user's parameters otherwise, or memory runs out. */
+int ir_fold_pack_like(Arena *arena, Plan *folded_plan, const Plan *user_plan, const IrFold *fold);
+/* Writes one line saying what the fold did ("# folded: state h becomes h_fold, ...; derived U_P = U P"). */
 void ir_fold_describe(const IrFold *fold, const IrCell *folded, StrBuf *out);
 
 #endif

@@ -290,9 +290,18 @@ static int build_pack(PlanBuilder *pb) {
         int g = p->param_gemm[k];
         if (g >= 0 && placed[g]) continue;
         if (g >= 0) placed[g] = 1;
-        p->pack[p->npack++] = (SchedPackItem){g, g >= 0 ? -1 : k};
+        p->pack[p->npack++] = (SchedPackItem){g, g >= 0 ? -1 : k, NULL, 0};
     }
     return 1;
+}
+
+int sched_pack_count(const Plan *p, const SchedPackItem *it) {
+    return it->gemm >= 0 ? p->gemms[it->gemm].nproducts : it->param >= 0 ? 1 : it->nrun;
+}
+
+int sched_pack_param(const Plan *p, const SchedPackItem *it, int b) {
+    if (it->gemm >= 0) return p->cell->nodes[p->cell->nodes[p->gemms[it->gemm].products[b]].args[0]].index;
+    return it->param >= 0 ? it->param : it->run[b];
 }
 
 int sched_has_program(const Plan *p, SchedProgram prog) {

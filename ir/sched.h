@@ -86,10 +86,14 @@ typedef struct SchedBuffer {
     int all_steps;      /* a step buffer the post program reads: every step's N columns kept */
 } SchedBuffer;
 
-/* A contiguous item of the packed parameter buffer: a stack or a lone parameter. */
+/* A contiguous item of the packed parameter buffer: a stack, a lone parameter, or a run of lone
+ * parameters back to back (the projection fold's, where the cell as written stacks them:
+ * ir_fold_pack_like), each item aligned to SCHED_PACK_ALIGN. */
 typedef struct SchedPackItem {
-    int gemm;           /* a stacked GEMM's index, or -1 for a lone parameter */
+    int gemm;           /* a stacked GEMM's index, or -1 */
     int param;          /* a lone parameter's index, or -1 */
+    const int *run;     /* neither: the run's parameters, in order */
+    int nrun;
 } SchedPackItem;
 
 typedef struct Plan {
@@ -118,6 +122,11 @@ static inline int sched_gemm_param(const Plan *p, int j) {
     const IrCell *c = p->cell;
     return c->nodes[c->nodes[p->gemms[j].products[0]].args[0]].index;
 }
+
+/* How many parameters packed item it holds, back to back. */
+int sched_pack_count(const Plan *p, const SchedPackItem *it);
+/* The b-th of them (a stack's in block order). */
+int sched_pack_param(const Plan *p, const SchedPackItem *it, int b);
 
 /* Per parameter of c, Plan.param_fold's value (sched_fold.c); NULL when out of memory. */
 IrRef *sched_param_folds(Arena *arena, const IrCell *c);

@@ -153,15 +153,15 @@ void sched_dump(const Plan *p, const PlanLayout *L, StrBuf *out) {
     sb_puts(out, "  packed parameters (declaration order; stacks contiguous):\n");
     for (int i = 0; i < p->npack; i++) {
         const SchedPackItem *it = &p->pack[i];
-        int first = it->param >= 0 ? it->param : sched_gemm_param(p, it->gemm);
-        int count = it->param >= 0 ? 1 : p->gemms[it->gemm].nproducts;
+        int count = sched_pack_count(p, it);
         for (int b = 0; b < count; b++) {
-            int k = it->param >= 0 ? first : c->nodes[c->nodes[p->gemms[it->gemm].products[b]].args[0]].index;
+            int k = sched_pack_param(p, it, b);
             const IrShape *s = &c->params[k].shape;
             char t0[32], t1[32];
             sb_printf(out, "    %-12s [%s%s%s]", c->params[k].name, ir_dim_text(c, s->dims[0], t0, sizeof t0),
                       s->kind == IR_MATRIX ? ", " : "", s->kind == IR_MATRIX ? ir_dim_text(c, s->dims[1], t1, sizeof t1) : "");
             if (it->gemm >= 0 && count > 1) sb_printf(out, "  stack G%d block %d", it->gemm, b);
+            if (it->run) sb_printf(out, "  run %d of %d (unstacked, packed as a stack)", b, count);
             IrRef f = p->param_fold[k];
             if (f != IR_NONE) sb_printf(out, "  gradient: d(G%d block %d) summed", p->node[f].gemm, p->node[f].block);
             if (L) sb_printf(out, "  offset %lld", (long long)L->param_offset[k]);

@@ -71,14 +71,8 @@ PlanLayout *sched_layout(Arena *arena, const Plan *plan, const int64_t *dimval, 
     for (int i = 0; i < plan->npack; i++) {
         off = align_up(&ck, off);
         const SchedPackItem *it = &plan->pack[i];
-        if (it->param >= 0) {
-            L->param_offset[it->param] = off;
-            off = add(&ck, off, mul(&ck, L->param_rows[it->param], L->param_cols[it->param]));
-            continue;
-        }
-        const SchedGemm *g = &plan->gemms[it->gemm];
-        for (int b = 0; b < g->nproducts; b++) {
-            int k = c->nodes[c->nodes[g->products[b]].args[0]].index;
+        for (int b = 0; b < sched_pack_count(plan, it); b++) {
+            int k = sched_pack_param(plan, it, b);
             L->param_offset[k] = off;
             off = add(&ck, off, mul(&ck, L->param_rows[k], L->param_cols[k]));
         }

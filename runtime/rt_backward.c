@@ -175,9 +175,14 @@ static rnncc_status unit_backward_begin(RtBind *b, const rnncc_grad_io *io) {
     RnnStateCopies a = {.count = 0};
     RT_TRY(rt_copy_add(m, b->stream, &a, (RnnStateCopy){NULL, b->dparam, NULL, b->unit->layout->acc_rows * r->N, 0, 0}));
     int first = b->persist ? (int)(r->T % 3) : 1;
+    const float *fold_seed = NULL; /* the user's dhT of a folded state, which rt_fold_seed maps */
     for (int k = 0; k < c->nstates; k++) {
         int64_t half = r->N * numel(m, &c->states[k].shape);
         const float *seed = io->dhT && io->dhT[k] ? io->dhT[k] + u * half : NULL;
+        if (m->fold && k == m->fold->state) {
+            fold_seed = io->dhT && io->dhT[k] ? io->dhT[k] + u * r->N * numel(m, &m->api->states[k].shape) : NULL;
+            seed = NULL;
+        }
         if (!seed) { /* all three zeros */
             RT_TRY(rt_copy_add(m, b->stream, &a, (RnnStateCopy){NULL, b->dstate[k], NULL, 3 * half, 0, 0}));
             continue;
@@ -189,7 +194,10 @@ static rnncc_status unit_backward_begin(RtBind *b, const rnncc_grad_io *io) {
     }
     if (b->persist && r->T > 0) RT_TRY(rt_persist_zeros(b, &a));
     b->dcur = 0;
-    return rt_copy_states(m, b->stream, &a);
+    RT_TRY(rt_copy_states(m, b->stream, &a));
+    if (!fold_seed) return RNNCC_OK;
+    int s = m->fold->state;
+    return rt_fold_seed(b, fold_seed, b->dstate[s] + first * r->N * numel(m, &c->states[s].shape));
 }
 
 /* The post program over steps t0 .. t1-1 first (its adjoints enter the steps' as dy does), then those steps
@@ -214,12 +222,16 @@ static rnncc_status unit_backward_end(RtBind *b, const rnncc_grad_io *io) {
     int u = b->unit->layer * m->dirs + b->unit->dir;
     RnnStateCopies a = {.count = 0}; /* one launch */
     for (int k = 0; io->dh0 && k < c->nstates; k++) {
-        if (!io->dh0[k]) continue;
+        if (!io->dh0[k] || (m->fold && k == m->fold->state)) continue; /* a folded state's: rt_fold_dh0 */
         int64_t half = b->r->N * numel(m, &c->states[k].shape);
         const RnnStateCopy c0 = {b->dstate[k] + (1 - b->dcur) * half, io->dh0[k] + u * half, NULL, half, 0, 0};
         RT_TRY(rt_copy_add(m, b->stream, &a, c0));
     }
-    return rt_copy_states(m, b->stream, &a);
+    RT_TRY(rt_copy_states(m, b->stream, &a));
+    if (!m->fold || !io->dh0 || !io->dh0[m->fold->state]) return RNNCC_OK;
+    int s = m->fold->state;
+    int64_t un = b->r->N * numel(m, &m->api->states[s].shape);
+    return rt_fold_dh0(b, io->dhT && io->dhT[s] ? io->dhT[s] + u * un : NULL, io->dh0[s] + u * un);
 }
 
 /* One layer-direction backward through time. */
@@ -376,7 +388,9 @@ static rnncc_status weights_job(void *p) {
         for (int d = 0; d < m->dirs; d++) {
             RtBind b;
             rt_bind(&b, m, r, l, d, 0, job->io->x, NULL, job->ws, job->reserve);
+            b.lengths = job->io->lengths ? (const int *)(job->ws + r->lengths) : NULL;
             const PlanLayout *L = b.unit->layout;
+            if (job->mode == RNNCC_WGRAD_ADD) RT_TRY(rt_fold_wgrad(&b, NULL, job->dw, 1)); /* the derived weights' from 0 */
             for (int j = 0; cols > 0 && j < m->plan->ngemms; j++) {
                 const SchedGemm *g = &m->plan->gemms[j];
                 int64_t M = L->gemm_rows[j], K = L->gemm_cols[j], W = L->buffer_width[g->out_buffer], ldo;
@@ -410,6 +424,11 @@ static rnncc_status weights_job(void *p) {
                     RT_CUBLAS(m, cublasSgemv(b.blas, CUBLAS_OP_N, (int)rows, (int)r->N, &one,
                                              b.dparam + r->N * L->acc_offset[k], (int)rows, m->ones, 1, &one, dp, 1));
                 }
+            }
+            if (m->fold) { /* the derived weights' gradients mapped onto the user's (rt_fold.c) */
+                int s = m->fold->state, u = l * m->dirs + d;
+                const float *dhT = job->io->dhT ? job->io->dhT[s] : NULL;
+                RT_TRY(rt_fold_wgrad(&b, dhT ? dhT + u * r->N * numel(m, &m->api->states[s].shape) : NULL, job->dw, 0));
             }
         }
     return RNNCC_OK;

@@ -39,6 +39,8 @@ void rt_bind(RtBind *b, rnncc_model *m, const RtRegions *r, int l, int d, int la
     b->pt1 = r->T;
     /* 16-byte aligned (the kernel loads two words at once) whatever the caller's workspace is */
     b->flags = r->flag_words ? (unsigned long long *)rt_align16(ws + r->flags[lane]) : NULL;
+    b->fold_z = m->fold ? (float *)(ws + r->fold_z[lane]) : NULL;
+    b->fold_add = m->fold ? (float *)(ws + r->fold_add[lane]) : NULL;
     int64_t D0 = ir_node_len(c, c->outputs[0].node, m->dimval[0]);
     int lo_in = r->training ? l - 1 : (l - 1) % 2, lo_out = r->training ? l : l % 2;
     b->x = l == 0 ? x : (const float *)(keep + r->layer_out[lo_in]);
@@ -68,6 +70,8 @@ void rt_bind(RtBind *b, rnncc_model *m, const RtRegions *r, int l, int d, int la
     }
     for (int k = 0; k < c->nstates; k++) b->dstate[k] = (float *)(ws + r->dstate[b->lane * c->nstates + k]);
     b->dparam = (float *)(reserve + r->dparam[u]);
+    b->fold_s0_kept = m->fold ? (float *)(reserve + r->fold_s0) + u * r->N * rt_fold_rows(m, 2) : NULL;
+    b->fold_w_kept = m->fold ? (float *)(reserve + r->fold_w) + u * rt_fold_rows(m, 3) : NULL;
 }
 
 float *rt_state_slot(const RtBind *b, int k, int64_t t) {

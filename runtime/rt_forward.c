@@ -110,8 +110,20 @@ static rnncc_status unit_begin(RtBind *is, const rnncc_io *io) {
         /* slot 0, and its 16-bit twin, which the first step's GEMM reads (the kernels write every later
          * slot's): from h0, or zeros */
         const float *h0 = io->h0 && io->h0[k] ? io->h0[k] + u * n : NULL;
-        a.c[k] = (RnnStateCopy){h0, rt_state_slot(is, k, 0), is->states16[k], n, 0, 0};
         is->final[k] = io->hT && io->hT[k] ? io->hT[k] + u * n : NULL;
+        if (m->fold && k == m->fold->state) { /* the folded state from zero; s_0 enters and s_T leaves in rt_fold.c */
+            int64_t un = io->N * ir_shape_numel(&m->api->states[k].shape, m->dimval[0]);
+            is->fold_s0 = io->h0 && io->h0[k] ? io->h0[k] + u * un : NULL;
+            is->fold_sT = io->hT && io->hT[k] ? io->hT[k] + u * un : NULL;
+            h0 = NULL;
+            is->final[k] = is->fold_sT ? is->fold_z : NULL;
+        }
+        a.c[k] = (RnnStateCopy){h0, rt_state_slot(is, k, 0), is->states16[k], n, 0, 0};
+    }
+    if (is->fold_s0_kept) { /* training: s_0, P and U_k kept for the weight gradients (rt_fold_wgrad) */
+        RT_TRY(rt_copy_add(m, is->stream, &a, (RnnStateCopy){is->fold_s0, is->fold_s0_kept, NULL,
+                                                             io->N * ir_shape_numel(&m->api->states[m->fold->state].shape, m->dimval[0]), 0, 0}));
+        RT_TRY(rt_fold_keep(is, &a));
     }
     if (is->unit->layer == 0) rt_half_x_copy(m, &a); /* layer 0's input rounded in the same launch (rt_half_input) */
     if (is->persist && io->T > 0) RT_TRY(rt_persist_zeros(is, &a)); /* its kernel's counter and flags, zeroed */
@@ -127,6 +139,7 @@ static rnncc_status unit_chunk(RtBind *is, int64_t t0, int64_t t1) {
     is->pt1 = t1;
     if (t1 == t0) return RNNCC_OK;
     RT_TRY(run_program(is, SCHED_HOIST, 0));
+    if (t0 == 0) RT_TRY(rt_fold_entry(is)); /* into the first steps' hoisted columns, all in this chunk */
     if (is->persist) RT_TRY(rt_persist_launch(is, t0, t1)); /* zeroed by unit_begin */
     else
         for (int64_t t = t0; t < t1; t++) RT_TRY(run_program(is, SCHED_STEP, t));
@@ -138,11 +151,12 @@ static rnncc_status unit_chunk(RtBind *is, int64_t t0, int64_t t1) {
 static rnncc_status unit_end(RtBind *is, const rnncc_io *io) {
     rnncc_model *m = is->m;
     const IrCell *c = m->cell;
+    RT_TRY(rt_fold_final(is));
     if (io->T > 0) return RNNCC_OK;
     int u = is->unit->layer * m->dirs + is->unit->dir;
     RnnStateCopies a = {.count = 0};
     for (int k = 0; k < c->nstates; k++) {
-        if (!io->hT || !io->hT[k]) continue;
+        if (!io->hT || !io->hT[k] || (m->fold && k == m->fold->state)) continue;
         int64_t n = io->N * ir_shape_numel(&c->states[k].shape, m->dimval[0]);
         a.c[a.count++] = (RnnStateCopy){rt_state_slot(is, k, io->T), io->hT[k] + u * n, NULL, n, 0, 0};
     }
@@ -214,6 +228,7 @@ rnncc_status rt_join_lanes(rnncc_model *m) {
 rnncc_status rt_issue_forward(rnncc_model *m, const rnncc_io *io, const RtRegions *r, char *ws, char *reserve) {
     const RtPersist *persist[2];
     RT_TRY(rt_persist_choose(m, io->N, 0, persist, NULL, 0));
+    RT_TRY(rt_fold_derive(m)); /* V = U P, before the 16-bit copy and the split read the weights */
     RT_TRY(rt_half_begin(m, r, ws, reserve, RT_HALF_CONVERT));
     RT_TRY(rt_half_input(m, r, ws, reserve, io->x, 1)); /* x rounded once for its GEMMs, in training the weights' too */
     rt_x3_begin(m, r, ws); /* RNNCC_TF32X3: the weights split as the GEMMs first take them */

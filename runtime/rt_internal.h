@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 #include <pthread.h>
 
+#include "ir/fold_projection.h"
 #include "ir/ir.h"
 #include "codegen/cg.h"
 #include "ir/sched.h"
@@ -120,6 +121,12 @@ typedef struct RtRegions {
     size_t *dstate;             /* workspace [lanes][nstates]: three [N][S] slots (per step: two, ping-pong); a lane
                                    per direction, or per layer parity in a wavefront */
     size_t dx_dir[2];           /* workspace: per direction [T*N][input] input adjoints (bidirectional) */
+    size_t fold_z[2], fold_add[2]; /* workspace, per lane, where folded (rt_fold.c): the folded state's final
+                                      value [N][S], and the entry's addend [N][rows] */
+    size_t fold_s0;             /* training, folded: reserve [units][N][rows of P], each unit's s_0 (zeros where no h0),
+                                   which the weight gradients read */
+    size_t fold_w;              /* and [units][rt_fold_rows(m, 3)]: the forward's P and U_k (P first, then each U_k),
+                                   as the weights call reads no live weight (docs/training.md) */
     size_t layer_dy[2];         /* workspace: adjoints of inner layers' outputs, ping-pong [T][N][D0*dirs] */
 } RtRegions;
 
@@ -150,6 +157,12 @@ typedef struct RtBind {
     unsigned long long *flags;  /* the lane's flagged state words (a persistent forward with flags) */
     float *final[RNN_MAX_STATES]; /* forward: where the last step writes each state's final value (the
                                      caller's hT block of this unit; RnnArgs.state_final), or NULL */
+    const float *fold_s0;       /* forward, folded (rt_fold.c): the user's initial value of the folded state for
+                                   this unit (io->h0's block), or NULL */
+    float *fold_sT;             /* and where its final value goes (io->hT's block), or NULL */
+    float *fold_z, *fold_add;   /* the lane's fold workspaces (RtRegions.fold_z, fold_add), or NULL */
+    float *fold_s0_kept;        /* training: the unit's s_0 in the reserve (RtRegions.fold_s0), or NULL */
+    float *fold_w_kept;         /* training: the unit's P and U_k in the reserve (RtRegions.fold_w), or NULL */
     /* backward */
     float *dbufs[RNN_MAX_BUFFERS];
     unsigned short *dbufs16[RNN_MAX_BUFFERS]; /* their 16-bit twins, or NULL */
@@ -238,7 +251,11 @@ struct rnncc_model {
     int failed;                 /* creation failed: only rnncc_model_error and destroy answer */
     Arena arena;
     char *source;
-    const IrCell *cell;
+    const IrCell *cell;         /* the cell that runs: the user's, or its projection fold (RNNCC_FOLD=1, rt_fold.c) */
+    const IrCell *api;          /* the cell as written: parameter names and sizes, h0, hT (cell where not folded) */
+    const IrFold *fold;         /* the fold (ir/fold_projection.h), or NULL */
+    const IrRef *fold_entry;    /* [fold->nderived]: the hoisted products its entry adds into (ir_fold_entries) */
+    const char *fold_why_not;   /* RNNCC_FOLD=1 asked but the cell does not fold: why (static text), else NULL */
     const Plan *plan;
     int layers, dirs;
     rnncc_precision precision;
@@ -252,6 +269,7 @@ struct rnncc_model {
     cudaKernel_t to_x3;         /* rnncc_to_x3 in it (rt_x3.c) */
     cudaKernel_t stage_states[2]; /* rnncc_states_f16, rnncc_states_bf16 in it (rt_copy_states; fp32 and
                                      tf32 run the first, with no twins) */
+    cudaKernel_t fold_columns[3]; /* rnncc_fold_entry, rnncc_fold_final, rnncc_fold_gather in it (rt_fold.c) */
     RtUnit *units;              /* [layers * dirs] */
     int nunits;
     int64_t weight_count;
@@ -378,6 +396,33 @@ rnncc_status rt_copy_add(rnncc_model *m, cudaStream_t stream, RnnStateCopies *a,
 /* Gives each of a's copies its own blocks of that launch's one-dimensional grid (block0, blocks: one
  * at least, at most CG_MAX_GRID_BLOCKS / RNN_STATE_COPIES) and returns the grid's size. */
 int rt_copy_blocks(RnnStateCopies *a);
+/* The projection fold at run time (rt_fold.c; RNNCC_FOLD=1 asks for it). rt_fold_choose runs the folded
+ * cell where the user's folds and has an entry (ir_fold_entries), else leaves the model as it is. */
+rnncc_status rt_fold_choose(rnncc_model *m);
+/* The most floats a sequence of the fold's workspaces takes over the layers: which 0, the folded state's
+ * final value; 1, the entry's addend (the widest derived parameter's rows); 2, the user's state (P's rows);
+ * 3 (per unit, not per sequence), P's and every U_k's floats together. */
+int64_t rt_fold_rows(const rnncc_model *m, int which);
+/* Each layer-direction's derived weights V_k = U_k P, in fp32 on stream 0 (before the 16-bit copy and the
+ * tf32x3 split read them); nothing where not folded. */
+rnncc_status rt_fold_derive(rnncc_model *m);
+/* The entry: U_k s_0 added into the hoisted products' first-step columns, after the hoisted program of the
+ * chunk that holds them; nothing where not folded or s_0 is NULL. */
+rnncc_status rt_fold_entry(RtBind *b);
+/* The folded state's final value for the user, P z_T (s_0 where a sequence has no step). */
+rnncc_status rt_fold_final(RtBind *b);
+/* Training: adds to a the copies of the unit's P and U_k into the reserve (RtBind.fold_w_kept), which
+ * rt_fold_wgrad reads. */
+rnncc_status rt_fold_keep(RtBind *b, RnnStateCopies *a);
+/* The backward's seed of the folded state: P^T dhT into its adjoint slot dz (after the slots were zeroed). */
+rnncc_status rt_fold_seed(RtBind *b, const float *dhT, float *dz);
+/* The user's dh0 of the folded state: sum_k U_k^T A_k (A_k: the entry columns' adjoint), dhT where a sequence
+ * has no step. */
+rnncc_status rt_fold_dh0(RtBind *b, const float *dhT, float *dh0);
+/* The weight gradients' map, on lane 0 after the bound unit's GEMMs (dw: the caller's, whole): dU_k += dV_k P^T
+ * + A_k^T s_0, dP += sum_k U_k^T dV_k + dhT^T z_T; then V's gradient region zeroed (its weights are derived). With
+ * zero_first, only that zeroing (before the GEMMs, where they add into the caller's gradients). */
+rnncc_status rt_fold_wgrad(RtBind *b, const float *dhT, float *dw, int zero_first);
 /* Whether the bound unit's backward kernels store the adjoints they twin as twins alone
  * (RnnArgs.twins_only): in the 16-bit modes, per step, and in a persistent backward that stages
  * every twinned adjoint from its twin (one that stages fp32 rows reads the fp32 copy; every reader

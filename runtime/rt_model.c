@@ -70,7 +70,7 @@ const char *rnncc_model_error(const rnncc_model *m) { return m ? m->error : "mod
 /* Binds the dimensions of layer 0 and of layers > 0 (whose input is the previous layer's first
  * output, both directions concatenated). */
 static rnncc_status bind_layers(rnncc_model *m, const rnncc_model_desc *desc) {
-    const IrCell *c = m->cell;
+    const IrCell *c = m->api; /* a fold's cell shares its dimensions */
     Diags d;
     diag_init(&d, &m->arena, "desc.dims", NULL, 0);
     for (int i = 0; i < 2; i++)
@@ -96,11 +96,13 @@ static rnncc_status bind_layers(rnncc_model *m, const rnncc_model_desc *desc) {
         return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT,
                        "desc->layers: the cell's input dimension %s also sizes its output, so layers cannot be stacked",
                        c->dims[in].name);
-    for (int k = 0; k < c->nstates; k++)
-        if (ir_shape_numel(&c->states[k].shape, m->dimval[0]) != ir_shape_numel(&c->states[k].shape, m->dimval[1]))
+    for (int k = 0; k < 2 * c->nstates; k++) { /* the states as written, then as they run */
+        const IrState *s = k < c->nstates ? &c->states[k] : &m->cell->states[k - c->nstates];
+        if (ir_shape_numel(&s->shape, m->dimval[0]) != ir_shape_numel(&s->shape, m->dimval[1]))
             return rt_fail(m, RNNCC_ERR_UNSUPPORTED,
                            "desc->layers: state '%s' changes size between layer 0 and layer 1 (it depends on the input size)",
-                           c->states[k].name);
+                           s->name);
+    }
     return RNNCC_OK;
 }
 
@@ -147,8 +149,10 @@ static rnncc_status own_cell(rnncc_model *m, const rnncc_program *p, const char 
         return rt_fail(m, RNNCC_ERR_UNSUPPORTED, "cell '%s' has %d states and %d outputs; at most %d and %d are supported",
                        c->name, c->nstates, c->noutputs, RNN_MAX_STATES, RNN_MAX_OUTPUTS);
     diag_init(&d, &m->arena, p->name, m->source, p->len);
+    m->api = c;
     m->plan = sched_plan(&m->arena, c, &d);
     if (!m->plan) return rt_fail(m, RNNCC_ERR_UNSUPPORTED, "cell '%s': %s", c->name, d.head ? d.head->msg : "cannot schedule");
+    RT_TRY(rt_fold_choose(m));
     if (m->plan->nbuffers > RNN_MAX_BUFFERS)
         return rt_fail(m, RNNCC_ERR_UNSUPPORTED, "cell '%s' needs %d buffers; at most %d are supported", c->name,
                        m->plan->nbuffers, RNN_MAX_BUFFERS);
@@ -411,18 +415,18 @@ void rnncc_model_destroy(rnncc_model *m) {
     } while (0)
 
 int rnncc_model_param_count(const rnncc_model *m) {
-    return m && !m->failed ? m->nunits * m->cell->nparams : 0;
+    return m && !m->failed ? m->nunits * m->api->nparams : 0; /* the user's: a fold's derived weights are its own */
 }
 
 rnncc_status rnncc_model_param_info(const rnncc_model *m, int index, rnncc_param_info *info) {
     CHECK_MODEL(m);
     if (!info) return rt_fail((rnncc_model *)m, RNNCC_ERR_INVALID_ARGUMENT, "info is NULL");
-    int np = m->cell->nparams;
+    int np = m->api->nparams;
     if (index < 0 || index >= m->nunits * np)
         return rt_fail((rnncc_model *)m, RNNCC_ERR_INVALID_ARGUMENT, "index %d is outside 0..%d", index, m->nunits * np - 1);
     const RtUnit *u = &m->units[index / np];
     int k = index % np;
-    *info = (rnncc_param_info){m->cell->params[k].name, u->layer, u->dir, u->layout->param_rows[k],
+    *info = (rnncc_param_info){m->api->params[k].name, u->layer, u->dir, u->layout->param_rows[k],
                                u->layout->param_cols[k], u->weight_offset + u->layout->param_offset[k]};
     return RNNCC_OK;
 }
@@ -436,8 +440,8 @@ static rnncc_status find_param(rnncc_model *m, const char *name, int layer, int 
         return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "layer is %d; the model has layers 0..%d", layer, m->layers - 1);
     if (dir < 0 || dir >= m->dirs)
         return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "direction is %d; the model has directions 0..%d", dir, m->dirs - 1);
-    for (int k = 0; k < m->cell->nparams; k++) {
-        if (strcmp(m->cell->params[k].name, name) != 0) continue;
+    for (int k = 0; k < m->api->nparams; k++) {
+        if (strcmp(m->api->params[k].name, name) != 0) continue;
         const RtUnit *u = &m->units[layer * m->dirs + dir];
         int64_t n = u->layout->param_rows[k] * u->layout->param_cols[k];
         if (count != n)
@@ -446,7 +450,7 @@ static rnncc_status find_param(rnncc_model *m, const char *name, int layer, int 
         *offset = u->weight_offset + u->layout->param_offset[k];
         return RNNCC_OK;
     }
-    return rt_fail(m, RNNCC_ERR_NOT_FOUND, "name: cell '%s' has no parameter '%s'", m->cell->name, name);
+    return rt_fail(m, RNNCC_ERR_NOT_FOUND, "name: cell '%s' has no parameter '%s'", m->api->name, name);
 }
 
 rnncc_status rnncc_model_set_param(rnncc_model *m, const char *name, int layer, int dir, const float *values, int64_t count) {
@@ -512,7 +516,7 @@ float *rnncc_model_weights(rnncc_model *m, int64_t *count) {
 rnncc_status rnncc_model_get_sizes(const rnncc_model *m, rnncc_model_sizes *s) {
     CHECK_MODEL(m);
     if (!s) return rt_fail((rnncc_model *)m, RNNCC_ERR_INVALID_ARGUMENT, "sizes is NULL");
-    const IrCell *c = m->cell;
+    const IrCell *c = m->api;
     memset(s, 0, sizeof *s);
     s->input = ir_shape_numel(&c->inputs[0].shape, m->dimval[0]);
     const int64_t *last = m->dimval[m->layers > 1]; /* the last layer's binding */

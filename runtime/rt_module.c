@@ -43,6 +43,9 @@ static rnncc_status get_conversions(rnncc_model *m, void *ctx) {
     RT_CUDA(m, cudaLibraryGetKernel(&m->to_x3, m->convert_lib, "rnncc_to_x3"));
     RT_CUDA(m, cudaLibraryGetKernel(&m->stage_states[0], m->convert_lib, "rnncc_states_f16"));
     RT_CUDA(m, cudaLibraryGetKernel(&m->stage_states[1], m->convert_lib, "rnncc_states_bf16"));
+    RT_CUDA(m, cudaLibraryGetKernel(&m->fold_columns[0], m->convert_lib, "rnncc_fold_entry"));
+    RT_CUDA(m, cudaLibraryGetKernel(&m->fold_columns[1], m->convert_lib, "rnncc_fold_final"));
+    RT_CUDA(m, cudaLibraryGetKernel(&m->fold_columns[2], m->convert_lib, "rnncc_fold_gather"));
     return RNNCC_OK;
 }
 

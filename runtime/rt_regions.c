@@ -179,6 +179,14 @@ rnncc_status rt_regions(rnncc_model *m, int64_t T, int64_t N, int training, RtRe
             for (int w = 0; w < 2; w++)
                 if (w == 1 || (d == 0 && training)) r->x3_ops[d][w] = take(&ws, r->x3_len);
     }
+    for (int d = 0; m->fold && d < lanes; d++) { /* the fold's final value and entry addend (rt_fold.c) */
+        r->fold_z[d] = take(&ws, mul3(N, rt_fold_rows(m, 0), 1, &ok));
+        r->fold_add[d] = take(&ws, mul3(N, rt_fold_rows(m, 1), 1, &ok));
+    }
+    if (m->fold && training) {
+        r->fold_s0 = take(&rs, mul3(m->nunits, N, rt_fold_rows(m, 2), &ok));
+        r->fold_w = take(&rs, mul3(m->nunits, rt_fold_rows(m, 3), 1, &ok));
+    }
     if (!ok || !ws.ok || !rs.ok) {
         rt_regions_free(r);
         return rt_fail(m, RNNCC_ERR_OVERFLOW, "the buffers for T = %lld and N = %lld overflow", (long long)T, (long long)N);

@@ -54,7 +54,7 @@ typedef struct Bufs {
 
 static void free_bufs(const rnncc_model *m, Bufs *b) {
     for (int u = 0; b->params && u < m->nunits; u++) {
-        for (int p = 0; b->params[u] && p < m->cell->nparams; p++) free(b->params[u][p]);
+        for (int p = 0; b->params[u] && p < m->api->nparams; p++) free(b->params[u][p]);
         free(b->params[u]);
     }
     free(b->params);
@@ -65,7 +65,7 @@ static void free_bufs(const rnncc_model *m, Bufs *b) {
     for (int i = 0; i < RNN_MAX_OUTPUTS; i++) { free(b->gy[i]); cudaFree(b->ddy[i]); }
     for (int i = 0; i < RNN_MAX_STATES; i++) { free(b->ghT[i]); free(b->rdh0[i]); cudaFree(b->ddhT[i]); cudaFree(b->ddh0[i]); }
     for (int u = 0; b->rdp && u < m->nunits; u++) {
-        for (int p = 0; b->rdp[u] && p < m->cell->nparams; p++) free(b->rdp[u][p]);
+        for (int p = 0; b->rdp[u] && p < m->api->nparams; p++) free(b->rdp[u][p]);
         free(b->rdp[u]);
     }
     free(b->rdp); free(b->rdx); free(b->hostw);
@@ -82,7 +82,7 @@ static rnncc_status dev_alloc(rnncc_model *m, void *p, int64_t floats) {
 /* Random output and final-state adjoints (double for the reference, float on the device),
  * and the gradient buffers the backward writes (poisoned with NaN: every element must be written). */
 static rnncc_status prepare_backward(rnncc_model *m, Bufs *b, uint64_t *seed, rnncc_grad_io *gio) {
-    const IrCell *c = m->cell;
+    const IrCell *c = m->api;
     int64_t T = gio->T, N = gio->N, I = ir_shape_numel(&c->inputs[0].shape, m->dimval[0]);
     const int64_t *dvl = m->dimval[m->layers > 1];
     for (int o = 0; o < c->noutputs; o++) {
@@ -125,7 +125,7 @@ static rnncc_status prepare_backward(rnncc_model *m, Bufs *b, uint64_t *seed, rn
 
 /* The device's gradients against the stacked reference backward on the same values. */
 static rnncc_status check_backward(rnncc_model *m, RtVerify *v, Bufs *b, const RefStack *rs) {
-    const IrCell *c = m->cell;
+    const IrCell *c = m->api;
     int64_t T = v->T, N = v->N, I = ir_shape_numel(&c->inputs[0].shape, m->dimval[0]);
     if (!(b->rdx = calloc((size_t)(T * N * I) + 1, sizeof(double))) || !(b->rdp = calloc((size_t)m->nunits, sizeof *b->rdp)))
         return rt_fail(m, RNNCC_ERR_NOMEM, "out of host memory");
@@ -175,7 +175,7 @@ static rnncc_status check_backward(rnncc_model *m, RtVerify *v, Bufs *b, const R
 }
 
 static rnncc_status run(rnncc_model *m, RtVerify *v, Bufs *b) {
-    const IrCell *c = m->cell;
+    const IrCell *c = m->api;
     int units = m->nunits, np = c->nparams, dirs = m->dirs;
     int64_t T = v->T, N = v->N, I = ir_shape_numel(&c->inputs[0].shape, m->dimval[0]);
     const int64_t *dvl = m->dimval[m->layers > 1];
@@ -304,7 +304,7 @@ static rnncc_status run(rnncc_model *m, RtVerify *v, Bufs *b) {
 rnncc_status rt_verify(rnncc_model *m, RtVerify *v) {
     if (!m || m->failed) return RNNCC_ERR_INVALID_ARGUMENT;
     if (!v) return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "verify: v is NULL");
-    ir_cell_kinks(m->cell, v->kinks, sizeof v->kinks);
+    ir_cell_kinks(m->api, v->kinks, sizeof v->kinks);
     int prev = -1;
     cudaGetDevice(&prev);
     cudaSetDevice(m->device);

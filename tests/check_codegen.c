@@ -489,6 +489,10 @@ START_TEST(conversions_are_a_unit_of_their_own) {
         /* the state staging kernels (runtime/rt_half.c, rt_copy_states) beside them */
         ck_assert_msg(strstr(ptx, ".entry rnncc_states_f16(") && strstr(ptx, ".entry rnncc_states_bf16("),
                       "%s: no state staging", arches[i]);
+        /* the projection fold's columns (runtime/rt_fold.c) */
+        ck_assert_msg(strstr(ptx, ".entry rnncc_fold_entry(") && strstr(ptx, ".entry rnncc_fold_final(") &&
+                          strstr(ptx, ".entry rnncc_fold_gather("),
+                      "%s: no fold kernels", arches[i]);
         ck_assert_msg(!strstr(ptx, "div.s64") && !strstr(ptx, "rem.s64"), "%s: a 64-bit division", arches[i]);
         rt_nvrtc_result_free(&res);
     }

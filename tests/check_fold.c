@@ -9,19 +9,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../codegen/cg.h"
+#include "../codegen/emit.h"
 #include "../ir/fold_exec.h"
 #include "../ir/fold_projection.h"
 #include "../ir/sched.h"
+#include "../runtime/rt_nvrtc.h"
 #include "testutil.h"
 
 static const IrCell *cell_of_text(Arena *a, const char *text) {
     return tu_compile(a, "test.cell", arena_strdup(a, text), strlen(text))->cells[0];
 }
 
-static const Plan *plan_of(Arena *a, const IrCell *c) {
+static Plan *plan_of(Arena *a, const IrCell *c) {
     Diags d;
     diag_init(&d, a, c->name, NULL, 0);
-    const Plan *p = sched_plan(a, c, &d);
+    Plan *p = sched_plan(a, c, &d);
     ck_assert_msg(p != NULL, "cell %s did not schedule", c->name);
     return p;
 }
@@ -46,7 +49,7 @@ START_TEST(lstmp_folds) {
         ck_assert_int_eq(v->shape.dims[1], u->params[f.proj].shape.dims[1]);
     }
     /* the state is the projection's operand, H units; the output h is the projection, read by nothing else */
-    ck_assert_str_eq(c->states[0].name, "h~");
+    ck_assert_str_eq(c->states[0].name, "h_fold");
     ck_assert_int_eq(c->states[0].shape.dims[0], u->params[f.proj].shape.dims[1]);
     ck_assert_uint_eq(c->outputs[0].node, f.projected);
     ck_assert_int_eq(c->nodes[f.projected].op, IR_MATVEC);
@@ -110,7 +113,8 @@ START_TEST(refusals_say_why) {
 }
 END_TEST
 
-/* `rnncc dump --fold --schedule cells/lstmp.cell` (the describe line and the plan), as the golden file has it. */
+/* `rnncc dump --fold --schedule cells/lstmp.cell` (the describe line and the plan, packed as the cell as
+ * written), as the golden file has it. */
 START_TEST(lstmp_fold_dump_matches_golden) {
     Arena a; arena_init(&a);
     const IrCell *u = tu_compile_file(&a, "cells/lstmp.cell")->cells[0];
@@ -119,7 +123,9 @@ START_TEST(lstmp_fold_dump_matches_golden) {
     ck_assert_ptr_nonnull(c);
     StrBuf out = {0};
     ir_fold_describe(&f, c, &out);
-    sched_dump(plan_of(&a, c), NULL, &out);
+    Plan *pc = plan_of(&a, c);
+    ck_assert(ir_fold_pack_like(&a, pc, plan_of(&a, u), &f)); /* as the CLI and the runtime pack it */
+    sched_dump(pc, NULL, &out);
     size_t len;
     char *golden = tu_read_file("tests/golden/lstmp.fold", &len);
     ck_assert_msg(golden != NULL, "cannot open tests/golden/lstmp.fold ('make golden-update' writes it)");
@@ -299,7 +305,9 @@ static void check_fold_exec(const IrCell *u, Rng *rng, int64_t T, int64_t N, int
     TuProblem tp;
     tu_problem(&tp, rng, u, T, N, 2, 5, varlen);
     Diags d; diag_init(&d, &a, c->name, NULL, 0);
-    const PlanLayout *L = sched_layout(&a, plan_of(&a, c), tp.dimval, &d);
+    Plan *pc = plan_of(&a, c);
+    ck_assert(ir_fold_pack_like(&a, pc, plan_of(&a, u), &f)); /* the runtime's packing */
+    const PlanLayout *L = sched_layout(&a, pc, tp.dimval, &d);
     ck_assert_ptr_nonnull(L);
     int64_t I = ir_shape_numel(&u->inputs[0].shape, tp.dimval);
     RefProblem rp = tp.p;
@@ -412,6 +420,136 @@ START_TEST(fold_executor_on_wide_random_cells) {
 }
 END_TEST
 
+/* The fold packs the user's parameters where the cell as written does (ir_fold_pack_like), at any
+ * dimensions: LSTMP and every wide cell that folds, at sizes where stacks and lone items pad differently
+ * (H * P % 16 != 0), and without the repacking LSTMP's U_k at 5 x 3 would move. */
+static int offsets_equal(Arena *a, const IrCell *u, int64_t dim, int pack_like) {
+    IrFold f;
+    const IrCell *c = ir_fold_projection(a, u, &f);
+    ck_assert_ptr_nonnull(c);
+    Plan *pc = plan_of(a, c);
+    const Plan *pu = plan_of(a, u);
+    if (pack_like) ck_assert_msg(ir_fold_pack_like(a, pc, pu, &f), "%s: not packed like the cell as written", u->name);
+    int64_t dimval[16];
+    ck_assert_int_le(u->ndims, 16);
+    for (int k = 0; k < u->ndims; k++) dimval[k] = u->dims[k].name ? dim + k % 3 : u->dims[k].literal;
+    Diags d; diag_init(&d, a, c->name, NULL, 0);
+    const PlanLayout *Lu = sched_layout(a, pu, dimval, &d), *Lc = sched_layout(a, pc, dimval, &d);
+    ck_assert(Lu && Lc);
+    for (int k = 0; k < u->nparams; k++)
+        if (Lu->param_offset[k] != Lc->param_offset[k]) return 0;
+    for (int k = 0; k < f.nderived; k++) /* the derived ones after them all */
+        ck_assert_int_ge(Lc->param_offset[u->nparams + k], Lu->packed_size);
+    return 1;
+}
+
+START_TEST(folded_offsets_match_unfolded) {
+    Arena a; arena_init(&a);
+    const IrCell *lstmp = tu_compile_file(&a, "cells/lstmp.cell")->cells[0];
+    const int64_t dims[] = {1, 3, 5, 16, 33, 1024};
+    for (size_t i = 0; i < sizeof dims / sizeof *dims; i++) ck_assert(offsets_equal(&a, lstmp, dims[i], 1));
+    ck_assert_msg(!offsets_equal(&a, lstmp, 3, 0), "the negative control: unrepacked, LSTMP's offsets should differ");
+    int folds = 0;
+    for (uint64_t seed = 1; seed <= 120; seed++) {
+        char src[4096];
+        ck_assert_int_gt(tu_random_cell_wide(seed, src, sizeof src), 0);
+        const IrCell *u = cell_of_text(&a, src);
+        IrFold f;
+        if (!ir_fold_projection(&a, u, &f)) continue;
+        for (size_t i = 0; i < 3; i++) ck_assert_msg(offsets_equal(&a, u, dims[i + 1], 1), "wide%llu at %lld\n%s",
+                                                     (unsigned long long)seed, (long long)dims[i + 1], src);
+        folds++;
+    }
+    ck_assert_int_ge(folds, 10);
+    arena_free(&a);
+}
+END_TEST
+
+/* ---- the folded cell through code generation ------------------------------------------ */
+
+/* The folded cell u's per-step unit and both persistent units (where a tile plans) are written with
+ * every named dimension at dim; compile says whether NVRTC also compiles them to sm_90 PTX. The
+ * derived names are pasted into the code, so a name the generator refuses fails here. */
+static void folded_generates(const IrCell *u, int64_t dim, int compile, const char *label) {
+    Arena a; arena_init(&a);
+    IrFold f;
+    const IrCell *c = ir_fold_projection(&a, u, &f);
+    ck_assert_msg(c != NULL, "%s does not fold: %s", label, f.why_not);
+    for (int k = 0; k < f.nderived; k++) ck_assert_msg(cg_ident_ok(c->params[u->nparams + k].name), "%s", c->params[u->nparams + k].name);
+    ck_assert_msg(cg_ident_ok(c->states[f.state].name), "%s", c->states[f.state].name);
+    Diags d; diag_init(&d, &a, c->name, NULL, 0);
+    int64_t dimval[16];
+    ck_assert_int_le(c->ndims, 16);
+    for (int k = 0; k < c->ndims; k++) dimval[k] = c->dims[k].name ? dim : c->dims[k].literal;
+    const PlanLayout *L = sched_layout(&a, plan_of(&a, c), dimval, &d);
+    ck_assert_ptr_nonnull(L);
+    StrBuf src[3] = {{0}};
+    int n = 1;
+    ck_assert_msg(cg_emit_forward(&a, L->plan, L, &src[0], &d) && d.nerrors == 0, "%s: the unit: %s", label,
+                  d.head ? d.head->msg : "?");
+    for (int backward = 0; backward < 2; backward++) {
+        CgPersistAsk ask = cg_persist_h100_ask(4, backward, CG_TF32, 1);
+        CgPersist P;
+        char why[256] = "";
+        if (!cg_persist_plan(&a, L, &ask, &P, why, sizeof why)) continue;
+        ck_assert_msg(cg_emit_persistent(&a, L->plan, L, &P, &src[n], &d) && d.nerrors == 0, "%s: the persistent %s unit: %s",
+                      label, backward ? "backward" : "forward", d.head ? d.head->msg : "?");
+        n++;
+    }
+    for (int k = 0; k < n; k++) {
+        if (compile) {
+            RtNvrtcResult res;
+            RtNvrtcStatus st = rt_nvrtc_compile(sb_str(&src[k]), label, RT_NVRTC_PTX, "sm_90", &res);
+            if (st != RT_NVRTC_OK) {
+                StrBuf log = {0};
+                rt_nvrtc_report(&res, &log);
+                ck_abort_msg("%s: unit %d does not compile: %s", label, k, sb_str(&log));
+            }
+            rt_nvrtc_result_free(&res);
+        }
+        sb_free(&src[k]);
+    }
+    if (compile) ck_assert_msg(n == 3, "%s: %d units, a persistent tile did not plan", label, n);
+    arena_free(&a);
+}
+
+/* LSTMP folded compiles (unit and both persistent kernels), the wide cells that fold generate. */
+START_TEST(folded_cells_generate_code) {
+    Arena a; arena_init(&a);
+    folded_generates(tu_compile_file(&a, "cells/lstmp.cell")->cells[0], 64, 1, "lstmp");
+    int folds = 0;
+    for (uint64_t seed = 1; seed <= 120; seed++) {
+        char src[4096], label[32];
+        ck_assert_int_gt(tu_random_cell_wide(seed, src, sizeof src), 0);
+        const IrCell *u = cell_of_text(&a, src);
+        IrFold f;
+        if (!ir_fold_projection(&a, u, &f)) continue;
+        snprintf(label, sizeof label, "wide%llu", (unsigned long long)seed);
+        folded_generates(u, 16, 0, label);
+        folds++;
+    }
+    ck_assert_int_ge(folds, 10);
+    arena_free(&a);
+}
+END_TEST
+
+/* The derived names keep clear of the cell's own: "U_Q" and "h_fold" taken, the fold adds "_2". */
+START_TEST(derived_names_are_fresh) {
+    Arena a; arena_init(&a);
+    const char *text = "cell n(x[I]) -> h {\n state h[P]\n param W[H, I], U[H, P], Q[P, H], U_Q[H, I], h_fold[H]\n"
+                       " h' = Q @ tanh(W @ x + U_Q @ x + U @ h + h_fold)\n}\n";
+    const IrCell *u = cell_of_text(&a, text);
+    IrFold f;
+    const IrCell *c = ir_fold_projection(&a, u, &f);
+    ck_assert_msg(c != NULL, "%s", f.why_not);
+    ck_assert_int_eq(f.nderived, 1);
+    ck_assert_str_eq(c->params[u->nparams].name, "U_Q_2");
+    ck_assert_str_eq(c->states[f.state].name, "h_fold_2");
+    folded_generates(u, 8, 0, "n");
+    arena_free(&a);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("fold");
     TCase *tc = tcase_create("fold");
@@ -423,6 +561,9 @@ int main(void) {
     tcase_add_test(tc, wide_random_folds_match_reference);
     tcase_add_test(tc, fold_executor_matches_reference);
     tcase_add_test(tc, fold_executor_on_wide_random_cells);
+    tcase_add_test(tc, folded_offsets_match_unfolded);
+    tcase_add_test(tc, folded_cells_generate_code);
+    tcase_add_test(tc, derived_names_are_fresh);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

@@ -837,6 +837,294 @@ START_TEST(post_program_widths_per_layer) {
 }
 END_TEST
 
+/* ---- the fold's edges, folded against unfolded on the same weights ---------------------- */
+
+/* A device copy of n floats of host h (n may be 0); h NULL: n NaNs (what is never written shows). */
+static float *dev_copy(const float *h, int64_t n) {
+    float *d = NULL;
+    ck_assert_int_eq(cudaMalloc((void **)&d, (size_t)(n > 0 ? n : 1) * sizeof(float)), cudaSuccess);
+    if (n > 0 && h) ck_assert_int_eq(cudaMemcpy(d, h, (size_t)n * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+    if (n > 0 && !h) ck_assert_int_eq(cudaMemset(d, 0xff, (size_t)n * sizeof(float)), cudaSuccess);
+    return d;
+}
+
+/* n floats of device d, on the host (freed by the caller). */
+static float *host_copy(const float *d, int64_t n) {
+    float *h = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
+    ck_assert_int_eq(cudaDeviceSynchronize(), cudaSuccess);
+    if (n > 0) ck_assert_int_eq(cudaMemcpy(h, d, (size_t)n * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+    return h;
+}
+
+/* max |a - b| / max |b| over n (0 where both are all zero; NaN counts as infinite). */
+static double rel_diff(const float *a, const float *b, int64_t n) {
+    double num = 0, den = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double d = fabs((double)a[i] - (double)b[i]);
+        if (!(d <= num)) num = d == d ? d : INFINITY;
+        if (fabs((double)b[i]) > den) den = fabs((double)b[i]);
+    }
+    return num == 0 ? 0 : den > 0 ? num / den : INFINITY;
+}
+
+/* LSTMP's H in the fold's edge tests: H * P % 16 != 0, where stacked and lone U_k would pad differently. */
+enum { FOLD_H = 22 };
+
+/* LSTMP at I = 16, P = 12, H = FOLD_H on backend, folded (RNNCC_FOLD=1) where fold, every user parameter set by
+ * name to values of its own seeded by salt (so that both layouts hold the same weights). */
+static rnncc_model *lstmp_on(int fold, rnncc_precision precision, rnncc_backend backend, int salt) {
+    char specs[8][32];
+    const char *dims[8];
+    int nd = bind_all("cells/lstmp.cell", 16, 12, FOLD_H, specs, dims);
+    rnncc_program *p = compile_ok("cells/lstmp.cell");
+    rnncc_model_desc desc = {NULL, dims, nd, 1, 0, precision, -1, backend};
+    rnncc_model *m = NULL;
+    if (fold) setenv("RNNCC_FOLD", "1", 1);
+    rnncc_status s = rnncc_model_create(p, &desc, &m);
+    unsetenv("RNNCC_FOLD");
+    ck_assert_msg(s == RNNCC_OK, "%s", rnncc_model_error(m));
+    rnncc_program_destroy(p);
+    char why[640];
+    rnncc_backend used;
+    ck_assert_int_eq(rnncc_model_backend(m, 5, &used, why, sizeof why), RNNCC_OK);
+    ck_assert_msg(!fold == !strstr(why, "folded (RNNCC_FOLD=1)") && used == backend, "%s", why);
+    for (int i = 0; i < rnncc_model_param_count(m); i++) {
+        rnncc_param_info info;
+        ck_assert_int_eq(rnncc_model_param_info(m, i, &info), RNNCC_OK);
+        int64_t n = info.rows * info.cols;
+        float *v = malloc((size_t)n * sizeof(float));
+        for (int64_t j = 0; j < n; j++) v[j] = (float)((int)((j * 37 + i * 11 + salt) % 101) - 50) / 250.0f;
+        ck_assert_int_eq(rnncc_model_set_param(m, info.name, info.layer, info.direction, v, n), RNNCC_OK);
+        free(v);
+    }
+    return m;
+}
+
+/* Every weight gradient of m in dw (device), parameter by parameter in the order listed, into one host array
+ * (the folded and the unfolded layouts differ; the lists do not). */
+static float *grads_by_param(const rnncc_model *m, const float *dw, int64_t *total) {
+    int64_t count = 0, at = 0;
+    rnncc_model_weights((rnncc_model *)m, &count);
+    float *all = host_copy(dw, count), *out = malloc((size_t)count * sizeof(float));
+    for (int i = 0; i < rnncc_model_param_count(m); i++) {
+        rnncc_param_info info;
+        ck_assert_int_eq(rnncc_model_param_info(m, i, &info), RNNCC_OK);
+        memcpy(out + at, all + info.offset, (size_t)(info.rows * info.cols) * sizeof(float));
+        at += info.rows * info.cols;
+    }
+    free(all);
+    *total = at;
+    return out;
+}
+
+/* One model's training pass with h0 = NULL (zeros), lengths with a sequence of none, and dhT of both states:
+ * y, hT, dx, dh0 and the weight gradients (SET, then ADD onto them: twice SET's) on the host. */
+typedef struct FoldEdge {
+    float *y, *hT[2], *dx, *dh0[2], *dw, *dw2;
+    int64_t ndw;
+} FoldEdge;
+
+static FoldEdge fold_edge_pass(rnncc_model *m, int64_t T, int64_t N, const int *lengths) {
+    const int64_t I = 16, S[2] = {12, FOLD_H}, ny = T * N * 12;
+    float *hx = malloc((size_t)(T * N * I) * sizeof(float)), *hd = malloc((size_t)(ny + N * FOLD_H) * sizeof(float));
+    for (int64_t i = 0; i < T * N * I; i++) hx[i] = (float)((int)(i * 13 % 29) - 14) / 14.0f;
+    for (int64_t i = 0; i < ny + N * FOLD_H; i++) hd[i] = (float)((int)(i * 7 % 23) - 11) / 11.0f;
+    float *x = dev_copy(hx, T * N * I), *dy = dev_copy(hd, ny), *y = dev_copy(NULL, ny), *dx = dev_copy(NULL, T * N * I);
+    float *hT[2] = {dev_copy(NULL, N * S[0]), dev_copy(NULL, N * S[1])}, *dh0[2] = {dev_copy(NULL, N * S[0]), dev_copy(NULL, N * S[1])};
+    const float *dhT[2] = {dev_copy(hd, N * S[0]), dev_copy(hd + 7, N * S[1])};
+    int64_t count = 0;
+    rnncc_model_weights(m, &count);
+    float *dw = dev_copy(NULL, count);
+    size_t wsb, rsb;
+    ck_assert_int_eq(rnncc_workspace_size(m, T, N, 1, &wsb), RNNCC_OK);
+    ck_assert_int_eq(rnncc_reserve_size(m, T, N, &rsb), RNNCC_OK);
+    void *ws, *rs;
+    ck_assert_int_eq(cudaMalloc(&ws, wsb ? wsb : 4), cudaSuccess);
+    ck_assert_int_eq(cudaMalloc(&rs, rsb ? rsb : 4), cudaSuccess);
+    float *ys[] = {y};
+    const float *dys[] = {dy};
+    rnncc_io io = {T, N, x, ys, lengths, NULL, hT};
+    rnncc_grad_io gio = {T, N, lengths, x, dys, dhT, dx, dh0};
+    ck_assert_msg(rnncc_forward(m, &io, ws, wsb, rs, rsb, NULL) == RNNCC_OK, "%s", rnncc_model_error(m));
+    ck_assert_msg(rnncc_backward_data(m, &gio, ws, wsb, rs, rsb, NULL) == RNNCC_OK, "%s", rnncc_model_error(m));
+    FoldEdge e = {.y = host_copy(y, ny), .hT = {host_copy(hT[0], N * S[0]), host_copy(hT[1], N * S[1])},
+                  .dx = host_copy(dx, T * N * I), .dh0 = {host_copy(dh0[0], N * S[0]), host_copy(dh0[1], N * S[1])}};
+    ck_assert_msg(rnncc_backward_weights(m, &gio, dw, RNNCC_WGRAD_SET, ws, wsb, rs, rsb, NULL) == RNNCC_OK, "%s",
+                  rnncc_model_error(m));
+    e.dw = grads_by_param(m, dw, &e.ndw);
+    ck_assert_msg(rnncc_backward_weights(m, &gio, dw, RNNCC_WGRAD_ADD, ws, wsb, rs, rsb, NULL) == RNNCC_OK, "%s",
+                  rnncc_model_error(m));
+    e.dw2 = grads_by_param(m, dw, &e.ndw);
+    float *frees[] = {x, dy, y, dx, hT[0], hT[1], dh0[0], dh0[1], (float *)dhT[0], (float *)dhT[1], dw};
+    for (size_t i = 0; i < sizeof frees / sizeof *frees; i++) cudaFree(frees[i]);
+    cudaFree(ws), cudaFree(rs), free(hx), free(hd);
+    return e;
+}
+
+static void fold_edge_free(FoldEdge *e) {
+    free(e->y), free(e->hT[0]), free(e->hT[1]), free(e->dx), free(e->dh0[0]), free(e->dh0[1]), free(e->dw), free(e->dw2);
+}
+
+/* What fold_matches_the_reference does not reach, on the cuBLAS backend (loop 0) and the persistent one
+ * (loop 1), folded against unfolded on the same weights: the parameters' offsets (equal), h0 = NULL (zeros) with a sequence of no steps,
+ * RNNCC_WGRAD_ADD (twice SET's, parameter by parameter), and T = 0 (hT = h0 and dh0 = dhT exactly). */
+START_TEST(fold_edges_match_unfolded) {
+    const rnncc_backend backend = _i ? RNNCC_BACKEND_PERSISTENT : RNNCC_BACKEND_CUBLAS;
+    rnncc_model *mu = lstmp_on(0, RNNCC_FP32, backend, 3), *mf = lstmp_on(1, RNNCC_FP32, backend, 3);
+    ck_assert_int_eq(rnncc_model_param_count(mf), rnncc_model_param_count(mu));
+    for (int i = 0; i < rnncc_model_param_count(mu); i++) { /* the user's offsets, as unfolded (ir_fold_pack_like) */
+        rnncc_param_info a, b;
+        ck_assert_int_eq(rnncc_model_param_info(mu, i, &a), RNNCC_OK);
+        ck_assert_int_eq(rnncc_model_param_info(mf, i, &b), RNNCC_OK);
+        ck_assert_msg(!strcmp(a.name, b.name) && a.offset == b.offset, "%s at %lld folded, %lld not", a.name,
+                      (long long)b.offset, (long long)a.offset);
+    }
+    const int lengths[5] = {6, 3, 0, 6, 1};
+    FoldEdge u = fold_edge_pass(mu, 6, 5, lengths), f = fold_edge_pass(mf, 6, 5, lengths);
+    const double fb = rt_verify_bound(RNNCC_FP32, 0), gb = rt_verify_bound(RNNCC_FP32, 1);
+    ck_assert_msg(rel_diff(f.y, u.y, 6 * 5 * 12) <= fb, "y: %g", rel_diff(f.y, u.y, 6 * 5 * 12));
+    for (int k = 0; k < 2; k++) {
+        const int64_t n = 5 * (k ? FOLD_H : 12);
+        ck_assert_msg(rel_diff(f.hT[k], u.hT[k], n) <= fb, "hT[%d]: %g", k, rel_diff(f.hT[k], u.hT[k], n));
+        ck_assert_msg(rel_diff(f.dh0[k], u.dh0[k], n) <= gb, "dh0[%d]: %g", k, rel_diff(f.dh0[k], u.dh0[k], n));
+    }
+    /* the sequence of no steps (the third) passes dhT through to dh0 (the unfolded model's own) */
+    for (int j = 0; j < 12; j++) ck_assert_float_eq(f.dh0[0][2 * 12 + j], u.dh0[0][2 * 12 + j]);
+    ck_assert_msg(rel_diff(f.dx, u.dx, 6 * 5 * 16) <= gb, "dx: %g", rel_diff(f.dx, u.dx, 6 * 5 * 16));
+    ck_assert_int_eq(f.ndw, u.ndw);
+    ck_assert_msg(rel_diff(f.dw, u.dw, u.ndw) <= gb, "dw: %g", rel_diff(f.dw, u.dw, u.ndw));
+    for (int64_t i = 0; i < f.ndw; i++) f.dw[i] *= 2; /* ADD onto SET: doubled (to rounding: the sums' order differs) */
+    ck_assert_msg(rel_diff(f.dw2, f.dw, f.ndw) <= 1e-6, "dw added: %g", rel_diff(f.dw2, f.dw, f.ndw));
+    fold_edge_free(&u), fold_edge_free(&f);
+    /* T = 0: the final states are the initial ones, and dh0 is dhT, bit for bit */
+    const int64_t N = 3, S[2] = {12, FOLD_H};
+    float hh[3 * FOLD_H];
+    for (int i = 0; i < 3 * FOLD_H; i++) hh[i] = (float)i / 8 - 3;
+    const float *h0[2] = {dev_copy(hh, N * S[0]), dev_copy(hh, N * S[1])};
+    float *hT[2] = {dev_copy(NULL, N * S[0]), dev_copy(NULL, N * S[1])}, *dh0[2] = {dev_copy(NULL, N * S[0]), dev_copy(NULL, N * S[1])};
+    size_t wsb, rsb;
+    ck_assert_int_eq(rnncc_workspace_size(mf, 0, N, 1, &wsb), RNNCC_OK);
+    ck_assert_int_eq(rnncc_reserve_size(mf, 0, N, &rsb), RNNCC_OK);
+    void *ws, *rs;
+    ck_assert_int_eq(cudaMalloc(&ws, wsb ? wsb : 4), cudaSuccess);
+    ck_assert_int_eq(cudaMalloc(&rs, rsb ? rsb : 4), cudaSuccess);
+    rnncc_io io = {0, N, NULL, NULL, NULL, h0, hT};
+    rnncc_grad_io gio = {0, N, NULL, NULL, NULL, h0, NULL, dh0}; /* dhT: the same values as h0 */
+    ck_assert_msg(rnncc_forward(mf, &io, ws, wsb, rs, rsb, NULL) == RNNCC_OK, "%s", rnncc_model_error(mf));
+    ck_assert_msg(rnncc_backward_data(mf, &gio, ws, wsb, rs, rsb, NULL) == RNNCC_OK, "%s", rnncc_model_error(mf));
+    for (int k = 0; k < 2; k++) {
+        float *got = host_copy(hT[k], N * S[k]), *dgot = host_copy(dh0[k], N * S[k]);
+        ck_assert_int_eq(memcmp(got, hh, (size_t)(N * S[k]) * sizeof(float)), 0);
+        ck_assert_int_eq(memcmp(dgot, hh, (size_t)(N * S[k]) * sizeof(float)), 0);
+        free(got), free(dgot);
+        cudaFree((void *)h0[k]), cudaFree(hT[k]), cudaFree(dh0[k]);
+    }
+    cudaFree(ws), cudaFree(rs);
+    rnncc_model_destroy(mu), rnncc_model_destroy(mf);
+}
+END_TEST
+
+/* A folded model that keeps its 16-bit weights (rnncc_model_keep_half_weights) derives V = U P before it
+ * rounds them: its outputs equal, bit for bit, those of one that rounds every forward, before and after a
+ * parameter of the user's changes (and the change shows). */
+START_TEST(fold_keeps_half_weights_derived) {
+    const int64_t T = 4, N = 5, ny = T * N * 12;
+    rnncc_model *keep = lstmp_on(1, RNNCC_FP16, RNNCC_BACKEND_CUBLAS, 5), *each = lstmp_on(1, RNNCC_FP16, RNNCC_BACKEND_CUBLAS, 5);
+    ck_assert_int_eq(rnncc_model_keep_half_weights(keep, 1), RNNCC_OK);
+    float hx[4 * 5 * 16], u[FOLD_H * 12];
+    for (int i = 0; i < 4 * 5 * 16; i++) hx[i] = (float)((i * 13 % 29) - 14) / 14.0f;
+    for (int i = 0; i < FOLD_H * 12; i++) u[i] = (float)((i * 5 % 17) - 8) / 40.0f;
+    float *x = dev_copy(hx, T * N * 16), *y = dev_copy(NULL, ny), *got[2][2];
+    size_t wsb;
+    ck_assert_int_eq(rnncc_workspace_size(each, T, N, 0, &wsb), RNNCC_OK);
+    void *ws;
+    ck_assert_int_eq(cudaMalloc(&ws, wsb), cudaSuccess);
+    float *ys[] = {y};
+    rnncc_io io = {T, N, x, ys, NULL, NULL, NULL};
+    for (int round = 0; round < 2; round++) {
+        rnncc_model *ms[2] = {keep, each};
+        for (int k = 0; k < 2; k++) {
+            if (round) ck_assert_int_eq(rnncc_model_set_param(ms[k], "U_f", 0, 0, u, FOLD_H * 12), RNNCC_OK);
+            size_t need;
+            ck_assert_int_eq(rnncc_workspace_size(ms[k], T, N, 0, &need), RNNCC_OK);
+            ck_assert_uint_le(need, wsb);
+            ck_assert_msg(rnncc_forward(ms[k], &io, ws, wsb, NULL, 0, NULL) == RNNCC_OK, "%s", rnncc_model_error(ms[k]));
+            got[round][k] = host_copy(y, ny);
+        }
+        ck_assert_int_eq(memcmp(got[round][0], got[round][1], (size_t)ny * sizeof(float)), 0);
+    }
+    ck_assert_int_ne(memcmp(got[0][0], got[1][0], (size_t)ny * sizeof(float)), 0);
+    for (int r = 0; r < 2; r++) free(got[r][0]), free(got[r][1]);
+    cudaFree(x), cudaFree(y), cudaFree(ws);
+    rnncc_model_destroy(keep), rnncc_model_destroy(each);
+}
+END_TEST
+
+/* LSTMP folded (RNNCC_FOLD=1, runtime/rt_fold.c) against the reference of the cell as written, forward and
+ * training (dx, dh0 and every weight gradient of the user's parameters): random h0 (entering through the
+ * hoisted products), lengths with sequences of none (the rows at T = 5, N = 6: rt_verify's lengths
+ * 5 4 4 0 4 1 at I = 16, 5 1 3 0 2 2 at I = 20; and the persistent rows at N = 16), both directions, a
+ * stack one after another and as a wavefront, per step and persistent, more than 64 sequences (summed;
+ * in fp16 every training row is, with its adjoints as 16-bit twins alone), every precision; one row a check. Row 0 also checks that the model says it runs folded and lists the
+ * user's parameters only. */
+static const Config fold_configs[] = {
+    {1, 0, 1, 1, 5, 6, 16, 12, RNNCC_FP32, 1, 0, CUBLAS, 0, .second = 24},
+    {1, 1, 1, 1, 5, 6, 20, 12, RNNCC_FP32, 0, 0, CUBLAS, 0, .second = 20},
+    {1, 0, 1, 0, 7, 5, 16, 12, RNNCC_FP32, 1, 0, CUBLAS, 0, .second = 24},
+    {3, 0, 1, 1, 9, 4, 32, 16, RNNCC_FP32, 0, 0, CUBLAS, 0, .second = 32}, /* a wavefront in training */
+    {3, 0, 1, 0, 9, 4, 32, 16, RNNCC_FP32, 0, 0, CUBLAS, 0, .second = 32}, /* and in inference */
+    {2, 0, 0, 1, 9, 4, 32, 16, RNNCC_FP32, 1, 1, CUBLAS, 0, .second = 32}, /* one layer after another */
+    {1, 0, 0, 1, 1, 1, 8, 8, RNNCC_FP32, 1, 0, CUBLAS, 0},
+    {1, 0, 1, 1, 6, 4, 16, 12, RNNCC_TF32, 1, 0, PERSIST, 0, .second = 24},
+    {1, 0, 1, 1, 6, 16, 16, 12, RNNCC_FP32, 1, 0, PERSIST, 0, .second = 24},
+    {1, 1, 1, 1, 6, 8, 24, 16, RNNCC_FP32, 1, 0, PERSIST, 0, .second = 32},
+    {1, 0, 1, 0, 6, 16, 16, 12, RNNCC_FP32, 1, 0, PERSIST, 0, .second = 24},
+    {1, 0, 1, 1, 5, 70, 16, 12, RNNCC_FP32, 1, 0, CUBLAS, 0, .second = 24}, /* summed */
+    {1, 0, 1, 1, 6, 5, 16, 12, RNNCC_FP16, 1, 0, CUBLAS, 0, .second = 24}, /* summed, twins alone */
+    {1, 1, 1, 1, 6, 5, 16, 12, RNNCC_FP16, 1, 0, CUBLAS, 0, .second = 24}, /* the twin gathered in reverse too */
+    {1, 0, 1, 1, 6, 5, 16, 12, RNNCC_BF16, 1, 0, PERSIST, 0, .second = 24},
+    {1, 0, 1, 1, 6, 5, 16, 12, RNNCC_TF32X3, 1, 0, CUBLAS, 0, .second = 24},
+    {1, 0, 1, 1, 6, 5, 16, 12, RNNCC_TF32, 1, 0, PERSIST, 0, .second = 22}, /* H P % 16 != 0: U_k back to back */
+    {1, 1, 1, 1, 5, 6, 16, 12, RNNCC_FP32, 1, 0, CUBLAS, 0, .second = 22},
+};
+enum { FOLD_CONFIGS = sizeof fold_configs / sizeof *fold_configs };
+
+START_TEST(fold_matches_the_reference) {
+    setenv("RNNCC_FOLD", "1", 1);
+    verify("cells/lstmp.cell", &fold_configs[_i]);
+    if (_i == 0) { /* it says it runs folded, and lists the user's parameters */
+        char specs[8][32];
+        const char *dims[8];
+        int nd = bind_all("cells/lstmp.cell", 16, 12, 24, specs, dims);
+        rnncc_program *p = compile_ok("cells/lstmp.cell");
+        rnncc_model_desc desc = {NULL, dims, nd, 1, 0, RNNCC_FP32, -1, RNNCC_BACKEND_AUTO};
+        rnncc_model *m = NULL;
+        ck_assert_int_eq(rnncc_model_create(p, &desc, &m), RNNCC_OK);
+        rnncc_backend used;
+        char why[640];
+        ck_assert_int_eq(rnncc_model_backend(m, 4, &used, why, sizeof why), RNNCC_OK);
+        ck_assert_msg(strstr(why, "folded (RNNCC_FOLD=1): state h runs as h_fold"), "%s", why);
+        ck_assert_int_eq(rnncc_model_param_count(m), 13);
+        rnncc_param_info info;
+        ck_assert_int_eq(rnncc_model_param_info(m, 12, &info), RNNCC_OK);
+        ck_assert_str_eq(info.name, "P_h");
+        ck_assert_int_eq(rnncc_model_param_info(m, 13, &info), RNNCC_ERR_INVALID_ARGUMENT);
+        rnncc_model_destroy(m);
+        rnncc_program_destroy(p);
+        /* a cell that does not fold runs as written, and says why */
+        nd = bind_all("cells/lstm.cell", 16, 24, 0, specs, dims);
+        p = compile_ok("cells/lstm.cell");
+        desc = (rnncc_model_desc){NULL, dims, nd, 1, 0, RNNCC_FP32, -1, RNNCC_BACKEND_AUTO};
+        ck_assert_int_eq(rnncc_model_create(p, &desc, &m), RNNCC_OK);
+        ck_assert_int_eq(rnncc_model_backend(m, 4, &used, why, sizeof why), RNNCC_OK);
+        ck_assert_msg(strstr(why, "; not folded (RNNCC_FOLD=1): no state's next value is a matrix product"), "%s", why);
+        rnncc_model_destroy(m);
+        rnncc_program_destroy(p);
+    }
+    unsetenv("RNNCC_FOLD");
+}
+END_TEST
+
 START_TEST(split_tf32_matches_the_reference) { verify_every_cell(&x3_configs[_i]); }
 END_TEST
 
@@ -2099,6 +2387,9 @@ int main(void) {
         tcase_set_timeout(post, 600);
         tcase_add_loop_test(post, post_program_matches_the_reference, 0, TU_NPOST_CELLS);
         tcase_add_test(post, post_program_widths_per_layer);
+        tcase_add_loop_test(post, fold_matches_the_reference, 0, FOLD_CONFIGS);
+        tcase_add_loop_test(post, fold_edges_match_unfolded, 0, 2);
+        tcase_add_test(post, fold_keeps_half_weights_derived);
         suite_add_tcase(s, post);
         TCase *half = tcase_create("half"); /* CK_RUN_CASE=half: the 16-bit GEMM inputs' other tests */
         tcase_set_timeout(half, 300);

@@ -69,6 +69,12 @@ racecheck_own() {
     printf '%s\n' "$log"
     [ $rc -eq 0 ] && ! grep -Eq 'access at (void )?rnn' <<< "$log"
 }
+# three_checks NAME COMMAND...: steps memcheck-NAME, initcheck-NAME and racecheck-NAME (rnncc's hazards) of one command
+three_checks() {
+    local name=$1 tool; shift
+    for tool in memcheck initcheck; do step "$tool-$name" compute-sanitizer --tool $tool --error-exitcode 9 "$@"; done
+    step "racecheck-$name" racecheck_own "$@"
+}
 # suite_in_slices [NAME=VALUE...]: the GPU suite (every case of tests/check_runtime.c's main) in slices run
 # side by side with the environment given, each with its own kernel cache, its log in $OUT/slice-*.log
 # (CK_VERBOSITY=verbose: each test in TAP as it ends, so a slice cut off shows how far it got); fails if
@@ -129,10 +135,7 @@ for be in cublas persistent; do
         post=(./build/rnncc run "$wide_dir/wide2.cell" --dim I=8 --dim H=24 --dim P=40 --seq 5 --batch 6 --varlen
             --repeat 1 --precision fp32 --backend $be)
         [ $mode = train ] && post+=(--train)
-        for tool in memcheck initcheck; do
-            step "$tool-post-$be-$mode" compute-sanitizer --tool $tool --error-exitcode 9 "${post[@]}"
-        done
-        step "racecheck-post-$be-$mode" racecheck_own "${post[@]}"
+        three_checks "post-$be-$mode" "${post[@]}"
     done
 done
 # a readout whose cell then has no step product: its persistent kernel runs no GEMM and meets no barrier a step
@@ -146,6 +149,19 @@ for mode in infer train; do
     step "racecheck-post-ew-$mode" racecheck_own "${ew[@]}"
     step "synccheck-post-ew-$mode" compute-sanitizer --tool synccheck --error-exitcode 9 "${ew[@]}"
 done
+# LSTMP folded (RNNCC_FOLD=1, runtime/rt_fold.c): its state from h0 through the hoisted products, the final
+# state P z_T, the backward's seed, gather and gradient map; per step and persistent, inference and training,
+# both directions with lengths (exported for these steps alone, so that the sanitizers see it as rnncc does)
+export RNNCC_FOLD=1
+for be in cublas persistent; do
+    for mode in infer train; do
+        fold=(./build/rnncc run cells/lstmp.cell --dim I=16 --dim H=48 --dim P=24 --seq 6 --batch 7
+            --varlen --bidirectional --repeat 1 --precision fp32 --backend $be)
+        [ $mode = train ] && fold+=(--train)
+        three_checks "fold-$be-$mode" "${fold[@]}"
+    done
+done
+unset RNNCC_FOLD
 for tool in racecheck initcheck synccheck; do
     for be in cublas persistent; do
         step "$tool-$be" compute-sanitizer --tool $tool --error-exitcode 9 ./build/rnncc run cells/mlstm.cell --dim I=16 \

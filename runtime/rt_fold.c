@@ -1,0 +1,270 @@
+/* The projection fold at run time (ir/fold_projection.h; RNNCC_FOLD=1): the model runs the folded
+ * cell, whose state z is the projection's operand, and this file keeps the user's terms around it:
+ * V_k = U_k P before each pass, U_k s_0 into the hoisted products' first-step columns (so that
+ * neither backend's step changes), and s_T = P z_T after the loop (s_0 where a sequence has no step).
+ * The backward mirrors it: dz_T = P^T dhT seeds the folded state, the entry columns' adjoint A_k (gathered
+ * from the hoisted product's adjoint) gives dh0 = sum_k U_k^T A_k, and the weight gradients map back
+ * (dU_k += dV_k P^T + A_k^T s_0, dP += sum_k U_k^T dV_k + dhT^T z_T). ir/fold_exec.c does all of it on
+ * the CPU. Key idea: every addition here is a dense fp32 GEMM and one tiny column kernel. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt_internal.h"
+
+rnncc_status rt_fold_choose(rnncc_model *m) {
+    const char *ask = getenv("RNNCC_FOLD");
+    if (!ask || strcmp(ask, "1") != 0) return RNNCC_OK;
+    IrFold *f = arena_alloc(&m->arena, sizeof *f);
+    if (!f) return rt_fail(m, RNNCC_ERR_NOMEM, "out of host memory");
+    const IrCell *c = ir_fold_projection(&m->arena, m->cell, f);
+    if (!c) return m->fold_why_not = f->why_not, RNNCC_OK; /* rnncc_model_backend says why */
+    Diags d;
+    diag_init(&d, &m->arena, c->name, NULL, 0);
+    Plan *p = sched_plan(&m->arena, c, &d);
+    IrRef *entry = arena_array(&m->arena, (size_t)f->nderived + 1, sizeof *entry);
+    if (!p || !entry || p->nbuffers > RNN_MAX_BUFFERS) return m->fold_why_not = "the folded cell does not schedule", RNNCC_OK;
+    if (!ir_fold_entries(p, f, entry))
+        return m->fold_why_not = "a product of the state is summed with no hoisted product to carry h0's entry", RNNCC_OK;
+    if (!ir_fold_pack_like(&m->arena, p, m->plan, f)) /* the user's offsets (rnncc_model_param_info) as unfolded */
+        return m->fold_why_not = "the folded cell would pack the cell's parameters at other offsets", RNNCC_OK;
+    m->cell = c, m->plan = p, m->fold = f, m->fold_entry = entry;
+    return RNNCC_OK;
+}
+
+int64_t rt_fold_rows(const rnncc_model *m, int which) {
+    int64_t most = 0;
+    for (int i = 0; m->fold && i < 2; i++) {
+        const PlanLayout *L = i == 0 ? m->layout[0] : m->layout[1] ? m->layout[1] : m->layout[0];
+        if (which == 3) { /* P, then every U_k */
+            int64_t n = L->param_rows[m->fold->proj] * L->param_cols[m->fold->proj];
+            for (int k = 0; k < m->fold->nderived; k++) n += L->param_rows[m->fold->derived_from[k]] * L->param_rows[m->fold->proj];
+            if (n > most) most = n;
+            continue;
+        }
+        int64_t sum = 0; /* which 1: every derived parameter's rows (a run's entry goes in one GEMM) */
+        for (int k = 0; L && k < m->fold->nderived; k++) {
+            int64_t n = which == 0 ? L->param_cols[m->fold->proj] : which == 2 ? L->param_rows[m->fold->proj]
+                                                                                : (sum += L->param_rows[m->fold->derived_from[k]]);
+            if (n > most) most = n;
+        }
+    }
+    return most;
+}
+
+/* C (column-major, ldc) = op(A) op(B), beta 0 or 1, on lane's handle (whose stream the caller set; cublasSetStream
+ * drops the handle's workspace, so the lane's own is set again: a captured pass must not allocate). In fp32 without
+ * tensor cores where the model's products are fp32 or tf32x3; where they are tf32 or 16-bit, in tf32 (the step
+ * GEMMs round their operands at least so far). */
+static rnncc_status gemm32(rnncc_model *m, int lane, cublasOperation_t oa, cublasOperation_t ob, int64_t M, int64_t N,
+                           int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb, float *C, int64_t ldc, int add) {
+    const float one = 1.f, beta = add ? 1.f : 0.f;
+    const int fast = m->precision == RNNCC_TF32 || m->precision == RNNCC_FP16 || m->precision == RNNCC_BF16;
+    cublasHandle_t h = m->cublas[lane];
+    RT_CUBLAS(m, cublasSetWorkspace(h, m->cublas_ws[lane], RT_CUBLAS_WS));
+    RT_CUBLAS(m, cublasGemmEx(h, oa, ob, (int)M, (int)N, (int)K, &one, A, CUDA_R_32F, (int)lda, B, CUDA_R_32F, (int)ldb, &beta, C,
+                              CUDA_R_32F, (int)ldc, fast ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F_PEDANTIC,
+                              CUBLAS_GEMM_DEFAULT));
+    return RNNCC_OK;
+}
+
+/* The derived weights from k on whose U_k lie back to back in L (ir_fold_pack_like packs them so) as their V_k
+ * do: returns the first past them, their rows summed into R. One GEMM then does them all. */
+static int run_end(const IrFold *f, const PlanLayout *L, int k, int64_t *R) {
+    const int64_t *off = L->param_offset, Ps = L->param_rows[f->proj], Hs = L->param_cols[f->proj];
+    const int64_t U0 = off[f->derived_from[k]], V0 = off[f->user->nparams + k];
+    int j = k + 1;
+    for (*R = L->param_rows[f->derived_from[k]]; j < f->nderived; j++) {
+        if (off[f->derived_from[j]] != U0 + *R * Ps || off[f->user->nparams + j] != V0 + *R * Hs) break;
+        *R += L->param_rows[f->derived_from[j]];
+    }
+    return j;
+}
+
+/* As run_end, where also the entries' columns lie back to back in one buffer (LSTMP's: the hoisted [W_i; ...; W_o]
+ * GEMM's four blocks): one GEMM, one column kernel. */
+static int entry_run_end(const rnncc_model *m, const PlanLayout *L, int k, int64_t *R) {
+    const Plan *p = m->plan;
+    const IrRef a0 = m->fold_entry[k];
+    int64_t all;
+    const int end = run_end(m->fold, L, k, &all), buf0 = p->gemms[p->node[a0].gemm].out_buffer;
+    int j = k + 1;
+    for (*R = L->param_rows[m->fold->derived_from[k]]; j < end; j++) {
+        const IrRef a = m->fold_entry[j];
+        if (p->gemms[p->node[a].gemm].out_buffer != buf0 || L->block_row[a] != L->block_row[a0] + *R) break;
+        *R += L->param_rows[m->fold->derived_from[j]];
+    }
+    return j;
+}
+
+rnncc_status rt_fold_derive(rnncc_model *m) {
+    if (!m->fold) return RNNCC_OK;
+    const IrFold *f = m->fold;
+    RT_CUBLAS(m, cublasSetStream(m->cublas[0], m->streams[0]));
+    for (int u = 0; u < m->nunits; u++) {
+        const PlanLayout *L = m->units[u].layout;
+        float *w = m->weights + m->units[u].weight_offset;
+        const float *P = w + L->param_offset[f->proj];
+        const int64_t Ps = L->param_rows[f->proj], Hs = L->param_cols[f->proj];
+        int64_t R;
+        for (int k = 0, j; k < f->nderived; k = j) { /* V [R][Hs] = U [R][Ps] P [Ps][Hs]: column-major V^T = P^T U^T */
+            j = run_end(f, L, k, &R);
+            RT_TRY(gemm32(m, 0, CUBLAS_OP_N, CUBLAS_OP_N, Hs, R, Ps, P, Hs, w + L->param_offset[f->derived_from[k]], Ps,
+                          w + L->param_offset[f->user->nparams + k], Hs, 0));
+        }
+    }
+    return RNNCC_OK;
+}
+
+static rnncc_status launch_columns(rnncc_model *m, cudaStream_t stream, int which, RnnFoldColumns a) {
+    void *args[] = {&a};
+    cudaLaunchConfig_t cfg = {.gridDim = {(unsigned)a.N, 1, 1}, .blockDim = {CG_BLOCK_SIZE, 1, 1}, .stream = stream};
+    RT_CUDA(m, cudaLaunchKernelExC(&cfg, (const void *)m->fold_columns[which], args));
+    RT_CUDA(m, cudaGetLastError());
+    return RNNCC_OK;
+}
+
+rnncc_status rt_fold_entry(RtBind *b) {
+    rnncc_model *m = b->m;
+    if (!m->fold || !b->fold_s0 || b->r->N == 0) return RNNCC_OK;
+    const IrFold *f = m->fold;
+    const PlanLayout *L = b->unit->layout;
+    const float *w = m->weights + b->unit->weight_offset;
+    const int64_t N = b->r->N, Ps = L->param_rows[f->proj];
+    int64_t R;
+    for (int k = 0, j; k < f->nderived; k = j) {
+        j = entry_run_end(m, L, k, &R);
+        /* add [N][R] = s_0 [N][Ps] U^T: column-major add^T = U s_0^T, U [R][Ps] read as Ps x R transposed */
+        RT_TRY(gemm32(m, b->lane, CUBLAS_OP_T, CUBLAS_OP_N, R, N, Ps, w + L->param_offset[f->derived_from[k]], Ps, b->fold_s0, Ps,
+                      b->fold_add, R, 0));
+        IrRef at = m->fold_entry[k];
+        int buf = m->plan->gemms[m->plan->node[at].gemm].out_buffer;
+        RT_TRY(launch_columns(m, b->stream, 0,
+                              (RnnFoldColumns){.add = b->fold_add, .buf = rt_buffer_at(b, b->bufs, buf, 0), .lengths = b->lengths,
+                                               .ld = L->buffer_width[buf], .row0 = L->block_row[at], .rows = R, .N = (int)N,
+                                               .T = (int)b->r->T, .reverse = b->unit->dir}));
+    }
+    return RNNCC_OK;
+}
+
+rnncc_status rt_fold_final(RtBind *b) {
+    rnncc_model *m = b->m;
+    if (!m->fold || !b->fold_sT) return RNNCC_OK;
+    const PlanLayout *L = b->unit->layout;
+    const int64_t N = b->r->N, T = b->r->T, Ps = L->param_rows[m->fold->proj], Hs = L->param_cols[m->fold->proj];
+    const float *P = m->weights + b->unit->weight_offset + L->param_offset[m->fold->proj];
+    /* s_T [N][Ps] = z_T [N][Hs] P^T: column-major s_T^T = P z_T^T, P [Ps][Hs] read as Hs x Ps transposed */
+    if (T > 0) RT_TRY(gemm32(m, b->lane, CUBLAS_OP_T, CUBLAS_OP_N, Ps, N, Hs, P, Hs, b->fold_z, Hs, b->fold_sT, Ps, 0));
+    if (T > 0 && !b->lengths) return RNNCC_OK; /* every sequence had a step */
+    return launch_columns(m, b->stream, 1,
+                          (RnnFoldColumns){.src = b->fold_s0, .dst = b->fold_sT, .lengths = b->lengths, .rows = Ps, .N = (int)N,
+                                           .T = (int)T});
+}
+
+rnncc_status rt_fold_seed(RtBind *b, const float *dhT, float *dz) {
+    rnncc_model *m = b->m;
+    if (!m->fold || !dhT || b->r->T == 0) return RNNCC_OK; /* T = 0: the folded state's adjoint reaches nothing */
+    const PlanLayout *L = b->unit->layout;
+    const int64_t Ps = L->param_rows[m->fold->proj], Hs = L->param_cols[m->fold->proj];
+    const float *P = m->weights + b->unit->weight_offset + L->param_offset[m->fold->proj];
+    /* dz [N][Hs] = dhT [N][Ps] P: column-major dz^T = P^T dhT^T, P [Ps][Hs] read as Hs x Ps (a sequence with no
+     * step gets one too, which flows only to its z_0, a constant) */
+    return gemm32(m, b->lane, CUBLAS_OP_N, CUBLAS_OP_N, Hs, b->r->N, Ps, P, Hs, dhT, Ps, dz, Hs, 0);
+}
+
+/* A_k, the adjoint of entry k's columns (of the hoisted product's adjoint, or its 16-bit twin where there is
+ * one: every kernel writes the twin), into b->fold_add as [N][R]. */
+static rnncc_status gather(RtBind *b, int k, int64_t R) {
+    rnncc_model *m = b->m;
+    const PlanLayout *L = b->unit->layout;
+    IrRef at = m->fold_entry[k];
+    int buf = m->plan->gemms[m->plan->node[at].gemm].out_buffer;
+    return launch_columns(m, b->stream, 2,
+                          (RnnFoldColumns){.add = b->fold_add, .buf = rt_buffer_at(b, b->dbufs, buf, 0),
+                                           .buf16 = rt_dbuf16_at(b, buf, 0), .lengths = b->lengths, .ld = L->buffer_width[buf],
+                                           .row0 = L->block_row[at], .rows = R, .N = (int)b->r->N, .T = (int)b->r->T,
+                                           .reverse = b->unit->dir, .bf16 = m->precision == RNNCC_BF16});
+}
+
+rnncc_status rt_fold_dh0(RtBind *b, const float *dhT, float *dh0) {
+    rnncc_model *m = b->m;
+    if (!m->fold || !dh0) return RNNCC_OK;
+    const IrFold *f = m->fold;
+    const PlanLayout *L = b->unit->layout;
+    const float *w = m->weights + b->unit->weight_offset;
+    const int64_t N = b->r->N, T = b->r->T, Ps = L->param_rows[f->proj];
+    int64_t R;
+    for (int k = 0, j; T > 0 && k < f->nderived; k = j) { /* dh0 [N][Ps] (+)= A_k [N][R] U_k [R][Ps] */
+        j = entry_run_end(m, L, k, &R);
+        RT_TRY(gather(b, k, R));
+        RT_TRY(gemm32(m, b->lane, CUBLAS_OP_N, CUBLAS_OP_N, Ps, N, R, w + L->param_offset[f->derived_from[k]], Ps, b->fold_add,
+                      R, dh0, Ps, k > 0));
+    }
+    if (T > 0 && (!b->lengths || !dhT)) return RNNCC_OK; /* no sequence without a step, or nothing to add there */
+    return launch_columns(m, b->stream, 1,
+                          (RnnFoldColumns){.src = dhT, .dst = dh0, .lengths = b->lengths, .rows = Ps, .N = (int)N, .T = (int)T,
+                                           .accumulate = T > 0});
+}
+
+/* Zeroes the derived weights' gradient region of the bound unit in dw: one memset for those back to back. */
+static rnncc_status zero_derived(RtBind *b, float *dw) {
+    const PlanLayout *L = b->unit->layout;
+    const int nu = b->m->fold->user->nparams, nd = b->m->fold->nderived;
+    for (int k = 0, j; k < nd; k = j) {
+        int64_t n = L->param_rows[nu + k] * L->param_cols[nu + k];
+        for (j = k + 1; j < nd && L->param_offset[nu + j] == L->param_offset[nu + k] + n; j++)
+            n += L->param_rows[nu + j] * L->param_cols[nu + j];
+        RT_CUDA(b->m, cudaMemsetAsync(dw + b->unit->weight_offset + L->param_offset[nu + k], 0, (size_t)n * sizeof(float),
+                                      b->stream));
+    }
+    return RNNCC_OK;
+}
+
+rnncc_status rt_fold_wgrad(RtBind *b, const float *dhT, float *dw, int zero_first) {
+    rnncc_model *m = b->m;
+    if (!m->fold) return RNNCC_OK;
+    if (zero_first) return zero_derived(b, dw);
+    const IrFold *f = m->fold;
+    const PlanLayout *L = b->unit->layout;
+    float *dwu = dw + b->unit->weight_offset, *dP = dwu + L->param_offset[f->proj];
+    const int64_t N = b->r->N, T = b->r->T, Ps = L->param_rows[f->proj], Hs = L->param_cols[f->proj];
+    const float *P = b->fold_w_kept, *U = P + Ps * Hs; /* the forward's (rt_fold_keep), not the live weights */
+    int64_t R;
+    for (int k = 0, j; T > 0 && k < f->nderived; U += R * Ps, k = j) { /* the kept U_k lie back to back */
+        j = run_end(f, L, k, &R);
+        const float *dV = dwu + L->param_offset[f->user->nparams + k];
+        float *dU = dwu + L->param_offset[f->derived_from[k]];
+        /* dU [R][Ps] += dV [R][Hs] P^T: column-major dU^T += P dV^T, P read as Hs x Ps transposed */
+        RT_TRY(gemm32(m, b->lane, CUBLAS_OP_T, CUBLAS_OP_N, Ps, R, Hs, P, Hs, dV, Hs, dU, Ps, 1));
+        /* dP [Ps][Hs] += U^T dV: column-major dP^T += dV^T U, U [R][Ps] read as Ps x R transposed */
+        RT_TRY(gemm32(m, b->lane, CUBLAS_OP_N, CUBLAS_OP_T, Hs, Ps, R, dV, Hs, U, Ps, dP, Hs, 1));
+    }
+    for (int k = 0, j; T > 0 && k < f->nderived; k = j) {
+        j = entry_run_end(m, L, k, &R);
+        float *dU = dwu + L->param_offset[f->derived_from[k]];
+        /* dU += A^T s_0: column-major dU^T (Ps x R) += s_0^T (Ps x N) A (N x R), A [N][R] read as R x N transposed */
+        RT_TRY(gather(b, k, R));
+        RT_TRY(gemm32(m, b->lane, CUBLAS_OP_N, CUBLAS_OP_T, Ps, R, N, b->fold_s0_kept, Ps, b->fold_add, R, dU, Ps, 1));
+    }
+    /* dP += dhT^T z_T: column-major dP^T (Hs x Ps) += z_T^T (Hs x N) dhT (N x Ps); z_T is the folded state's last
+     * slot (each sequence's own final value; z_0 = 0 where it has no step) */
+    if (T > 0 && dhT)
+        RT_TRY(gemm32(m, b->lane, CUBLAS_OP_N, CUBLAS_OP_T, Hs, Ps, N, rt_state_slot(b, f->state, T), Hs, dhT, Ps, dP, Hs, 1));
+    return zero_derived(b, dw);
+}
+
+rnncc_status rt_fold_keep(RtBind *b, RnnStateCopies *a) {
+    rnncc_model *m = b->m;
+    if (!m->fold || !b->fold_w_kept) return RNNCC_OK;
+    const PlanLayout *L = b->unit->layout;
+    const float *w = m->weights + b->unit->weight_offset;
+    float *to = b->fold_w_kept;
+    const int64_t Ps = L->param_rows[m->fold->proj];
+    RT_TRY(rt_copy_add(m, b->stream, a, (RnnStateCopy){w + L->param_offset[m->fold->proj], to, NULL, Ps * L->param_cols[m->fold->proj], 0, 0}));
+    to += Ps * L->param_cols[m->fold->proj];
+    for (int k = 0; k < m->fold->nderived; k++) {
+        int64_t n = L->param_rows[m->fold->derived_from[k]] * Ps;
+        RT_TRY(rt_copy_add(m, b->stream, a, (RnnStateCopy){w + L->param_offset[m->fold->derived_from[k]], to, NULL, n, 0, 0}));
+        to += n;
+    }
+    return RNNCC_OK;
+}
