@@ -13,6 +13,8 @@
 
 rnncc_status rt_fold_choose(rnncc_model *m) {
     const char *ask = getenv("RNNCC_FOLD");
+    if (ask && *ask && strcmp(ask, "0") != 0 && strcmp(ask, "1") != 0)
+        return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "the environment variable RNNCC_FOLD is '%.64s'; it must be 0 or 1", ask);
     if (!ask || strcmp(ask, "1") != 0) return RNNCC_OK;
     IrFold *f = arena_alloc(&m->arena, sizeof *f);
     if (!f) return rt_fail(m, RNNCC_ERR_NOMEM, "out of host memory");

@@ -397,7 +397,8 @@ rnncc_status rt_copy_add(rnncc_model *m, cudaStream_t stream, RnnStateCopies *a,
  * at least, at most CG_MAX_GRID_BLOCKS / RNN_STATE_COPIES) and returns the grid's size. */
 int rt_copy_blocks(RnnStateCopies *a);
 /* The projection fold at run time (rt_fold.c; RNNCC_FOLD=1 asks for it). rt_fold_choose runs the folded
- * cell where the user's folds and has an entry (ir_fold_entries), else leaves the model as it is. */
+ * cell where the user's folds and has an entry (ir_fold_entries), else leaves the model as it is; an
+ * RNNCC_FOLD other than unset, empty, 0 or 1 fails the creation. */
 rnncc_status rt_fold_choose(rnncc_model *m);
 /* The most floats a sequence of the fold's workspaces takes over the layers: which 0, the folded state's
  * final value; 1, the entry's addend (the widest derived parameter's rows); 2, the user's state (P's rows);

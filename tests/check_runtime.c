@@ -144,6 +144,9 @@ START_TEST(model_arguments_are_checked) {
     expect_create_fails(p, &ok, RNNCC_ERR_INVALID_ARGUMENT,
                         "the environment variable RNNCC_BACKEND is 'persistant'; it must be auto, cublas or persistent");
     unsetenv("RNNCC_BACKEND");
+    setenv("RNNCC_FOLD", "yes", 1);
+    expect_create_fails(p, &ok, RNNCC_ERR_INVALID_ARGUMENT, "the environment variable RNNCC_FOLD is 'yes'; it must be 0 or 1");
+    unsetenv("RNNCC_FOLD");
     char outer[16];
     env_keep("RNNCC_PERSIST_CLUSTER", outer);
     setenv("RNNCC_PERSIST_CLUSTER", "3", 1);
