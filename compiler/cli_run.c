@@ -17,6 +17,7 @@ typedef struct RunOpts {
     int ndims, layers, bidir, varlen, repeat, check, train, keep_half;
     rnncc_precision precision;
     rnncc_backend backend;
+    rnncc_fold fold;
     int64_t T, N;
     uint64_t seed;
 } RunOpts;
@@ -39,7 +40,8 @@ static int parse(int argc, char **argv, RunOpts *o) {
         {"precision", required_argument, 0, 'p'}, {"cell", required_argument, 0, 'c'},
         {"varlen", no_argument, 0, 'v'}, {"repeat", required_argument, 0, 'r'}, {"seed", required_argument, 0, 's'},
         {"no-check", no_argument, 0, 'n'}, {"train", no_argument, 0, 't'}, {"backend", required_argument, 0, 'B'},
-        {"keep-half-weights", no_argument, 0, 'K'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"keep-half-weights", no_argument, 0, 'K'}, {"fold", required_argument, 0, 'F'}, {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
     *o = (RunOpts){.layers = 1, .repeat = 20, .check = 1, .T = 16, .N = 8, .seed = 1};
     int c;
     int64_t v;
@@ -74,10 +76,20 @@ static int parse(int argc, char **argv, RunOpts *o) {
                 return 0;
             }
             break;
+        case 'F':
+            if (strcmp(optarg, "auto") == 0) o->fold = RNNCC_FOLD_AUTO;
+            else if (strcmp(optarg, "on") == 0) o->fold = RNNCC_FOLD_ON;
+            else if (strcmp(optarg, "off") == 0) o->fold = RNNCC_FOLD_OFF;
+            else {
+                fprintf(stderr, "rnncc run: error: --fold must be auto, on or off, not '%s'\n", optarg);
+                return 0;
+            }
+            break;
         case 'h':
             printf("usage: rnncc run FILE --dim NAME=VALUE... [--batch N] [--seq T] [--layers L] [--bidirectional]\n"
                    "                 [--precision P] [--cell NAME] [--varlen] [--train] [--repeat R] [--seed S]\n"
-                   "                 [--backend auto|cublas|persistent] [--keep-half-weights] [--no-check]\n"
+                   "                 [--backend auto|cublas|persistent] [--fold auto|on|off] [--keep-half-weights]\n"
+                   "                 [--no-check]\n"
                    "Runs the cell forward on the GPU on random data (weights uniform in +-1/sqrt(S), S the first\n"
                    "state's size; inputs in +-1), checks it against the double-precision CPU reference, and prints\n"
                    "the error (max |gpu - ref| / max |ref| per tensor) and the median time of R runs.\n"
@@ -95,6 +107,8 @@ static int parse(int argc, char **argv, RunOpts *o) {
                    "put gradients past their bound with nothing wrong: a note then says so.\n"
                    "--backend forces how the step loop runs (default auto: the rule of rnncc_model_backend);\n"
                    "the line 'backend:' says which ran and why ('backward backend:' for the backward pass).\n"
+                   "--fold runs a cell the projection fold takes (an LSTMP) folded or as written (default auto:\n"
+                   "folded where the products are tf32, fp16 or bf16; docs/runtime.md); 'backend:' says which.\n"
                    "--keep-half-weights (fp16, bf16) keeps the weights rounded to 16 bits from the first pass on\n"
                    "(rnncc_model_keep_half_weights), as an inference server whose weights stay fixed would.\n"
                    "--no-check only times it (no reference: long sequences time in seconds, not minutes).\n");
@@ -119,7 +133,7 @@ int cli_run(int argc, char **argv) {
         return CLI_INPUT_ERROR;
     }
     fputs(rnncc_program_log(prog), stderr); /* warnings */
-    rnncc_model_desc desc = {o.cell, o.dims, o.ndims, o.layers, o.bidir, o.precision, -1, o.backend};
+    rnncc_model_desc desc = {o.cell, o.dims, o.ndims, o.layers, o.bidir, o.precision, -1, o.backend, o.fold};
     rnncc_model *m = NULL;
     s = rnncc_model_create(prog, &desc, &m);
     rnncc_program_destroy(prog);
