@@ -5,7 +5,7 @@
  * The backward mirrors it: dz_T = P^T dhT seeds the folded state, the entry columns' adjoint A_k (gathered
  * from the hoisted product's adjoint) gives dh0 = sum_k U_k^T A_k, and the weight gradients map back
  * (dU_k += dV_k P^T + A_k^T s_0, dP += sum_k U_k^T dV_k + dhT^T z_T). ir/fold_exec.c does all of it on
- * the CPU. Key idea: every addition here is a dense fp32 GEMM and one tiny column kernel. */
+ * the CPU. Key idea: every addition here is a dense GEMM (fp32 data) and one tiny column kernel. */
 #include <stdlib.h>
 #include <string.h>
 
