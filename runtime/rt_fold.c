@@ -17,7 +17,10 @@ rnncc_status rt_fold_choose(rnncc_model *m) {
         return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "the environment variable RNNCC_FOLD is '%.64s'; it must be 0 or 1", env);
     rnncc_fold ask = m->fold_asked;
     const char *by = "desc->fold";
-    if (ask == RNNCC_FOLD_AUTO && env && *env) ask = *env == '1' ? RNNCC_FOLD_ON : RNNCC_FOLD_OFF, by = *env == '1' ? "RNNCC_FOLD=1" : "RNNCC_FOLD=0";
+    if (ask == RNNCC_FOLD_AUTO && env && *env) { /* the environment forces AUTO models only */
+        ask = *env == '1' ? RNNCC_FOLD_ON : RNNCC_FOLD_OFF;
+        by = *env == '1' ? "RNNCC_FOLD=1" : "RNNCC_FOLD=0";
+    }
     IrFold *f = arena_alloc(&m->arena, sizeof *f);
     if (!f) return rt_fail(m, RNNCC_ERR_NOMEM, "out of host memory");
     const IrCell *c = ir_fold_projection(&m->arena, m->cell, f);
