@@ -33,6 +33,17 @@ static int parse_int(const char *opt, const char *arg, int64_t lo, int64_t hi, i
     return 1;
 }
 
+_Static_assert(RNNCC_BACKEND_AUTO == 0 && RNNCC_BACKEND_CUBLAS == 1 && RNNCC_BACKEND_PERSISTENT == 2, "parse_word's order");
+_Static_assert(RNNCC_FOLD_AUTO == 0 && RNNCC_FOLD_ON == 1 && RNNCC_FOLD_OFF == 2, "parse_word's order");
+
+/* The index of arg among option opt's three words, or -1 with the error on stderr. */
+static int parse_word(const char *opt, const char *arg, const char *const words[3]) {
+    for (int i = 0; i < 3; i++)
+        if (strcmp(arg, words[i]) == 0) return i;
+    fprintf(stderr, "rnncc run: error: %s must be %s, %s or %s, not '%s'\n", opt, words[0], words[1], words[2], arg);
+    return -1;
+}
+
 static int parse(int argc, char **argv, RunOpts *o) {
     static const struct option opts[] = {
         {"dim", required_argument, 0, 'D'}, {"batch", required_argument, 0, 'N'}, {"seq", required_argument, 0, 'T'},
@@ -67,24 +78,20 @@ static int parse(int argc, char **argv, RunOpts *o) {
             if (!cli_parse_precision("run", optarg, &o->precision)) return 0;
             break;
         }
-        case 'B':
-            if (strcmp(optarg, "auto") == 0) o->backend = RNNCC_BACKEND_AUTO;
-            else if (strcmp(optarg, "cublas") == 0) o->backend = RNNCC_BACKEND_CUBLAS;
-            else if (strcmp(optarg, "persistent") == 0) o->backend = RNNCC_BACKEND_PERSISTENT;
-            else {
-                fprintf(stderr, "rnncc run: error: --backend must be auto, cublas or persistent, not '%s'\n", optarg);
-                return 0;
-            }
+        case 'B': {
+            static const char *const words[3] = {"auto", "cublas", "persistent"}; /* rnncc_backend's values in order */
+            int v = parse_word("--backend", optarg, words);
+            if (v < 0) return 0;
+            o->backend = (rnncc_backend)v;
             break;
-        case 'F':
-            if (strcmp(optarg, "auto") == 0) o->fold = RNNCC_FOLD_AUTO;
-            else if (strcmp(optarg, "on") == 0) o->fold = RNNCC_FOLD_ON;
-            else if (strcmp(optarg, "off") == 0) o->fold = RNNCC_FOLD_OFF;
-            else {
-                fprintf(stderr, "rnncc run: error: --fold must be auto, on or off, not '%s'\n", optarg);
-                return 0;
-            }
+        }
+        case 'F': {
+            static const char *const words[3] = {"auto", "on", "off"}; /* rnncc_fold's values in order */
+            int v = parse_word("--fold", optarg, words);
+            if (v < 0) return 0;
+            o->fold = (rnncc_fold)v;
             break;
+        }
         case 'h':
             printf("usage: rnncc run FILE --dim NAME=VALUE... [--batch N] [--seq T] [--layers L] [--bidirectional]\n"
                    "                 [--precision P] [--cell NAME] [--varlen] [--train] [--repeat R] [--seed S]\n"
