@@ -76,7 +76,7 @@ int64_t rt_fold_rows(const rnncc_model *m, int which) {
  * drops the handle's workspace, so the lane's own is set again: a captured pass must not allocate). In fp32 without
  * tensor cores where the model's products are fp32 or tf32x3; where they are tf32 or 16-bit, in tf32 (the step
  * GEMMs round their operands at least so far). */
-static rnncc_status gemm32(rnncc_model *m, int lane, cublasOperation_t oa, cublasOperation_t ob, int64_t M, int64_t N,
+static rnncc_status fold_gemm(rnncc_model *m, int lane, cublasOperation_t oa, cublasOperation_t ob, int64_t M, int64_t N,
                            int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb, float *C, int64_t ldc, int add) {
     const float one = 1.f, beta = add ? 1.f : 0.f;
     const int fast = m->precision == RNNCC_TF32 || m->precision == RNNCC_FP16 || m->precision == RNNCC_BF16;
@@ -129,7 +129,7 @@ rnncc_status rt_fold_derive(rnncc_model *m) {
         int64_t R;
         for (int k = 0, j; k < f->nderived; k = j) { /* V [R][Hs] = U [R][Ps] P [Ps][Hs]: column-major V^T = P^T U^T */
             j = run_end(f, L, k, &R);
-            RT_TRY(gemm32(m, 0, CUBLAS_OP_N, CUBLAS_OP_N, Hs, R, Ps, P, Hs, w + L->param_offset[f->derived_from[k]], Ps,
+            RT_TRY(fold_gemm(m, 0, CUBLAS_OP_N, CUBLAS_OP_N, Hs, R, Ps, P, Hs, w + L->param_offset[f->derived_from[k]], Ps,
                           w + L->param_offset[f->user->nparams + k], Hs, 0));
         }
     }
@@ -155,7 +155,7 @@ rnncc_status rt_fold_entry(RtBind *b) {
     for (int k = 0, j; k < f->nderived; k = j) {
         j = entry_run_end(m, L, k, &R);
         /* add [N][R] = s_0 [N][Ps] U^T: column-major add^T = U s_0^T, U [R][Ps] read as Ps x R transposed */
-        RT_TRY(gemm32(m, b->lane, CUBLAS_OP_T, CUBLAS_OP_N, R, N, Ps, w + L->param_offset[f->derived_from[k]], Ps, b->fold_s0, Ps,
+        RT_TRY(fold_gemm(m, b->lane, CUBLAS_OP_T, CUBLAS_OP_N, R, N, Ps, w + L->param_offset[f->derived_from[k]], Ps, b->fold_s0, Ps,
                       b->fold_add, R, 0));
         IrRef at = m->fold_entry[k];
         int buf = m->plan->gemms[m->plan->node[at].gemm].out_buffer;
@@ -174,7 +174,7 @@ rnncc_status rt_fold_final(RtBind *b) {
     const int64_t N = b->r->N, T = b->r->T, Ps = L->param_rows[m->fold->proj], Hs = L->param_cols[m->fold->proj];
     const float *P = m->weights + b->unit->weight_offset + L->param_offset[m->fold->proj];
     /* s_T [N][Ps] = z_T [N][Hs] P^T: column-major s_T^T = P z_T^T, P [Ps][Hs] read as Hs x Ps transposed */
-    if (T > 0) RT_TRY(gemm32(m, b->lane, CUBLAS_OP_T, CUBLAS_OP_N, Ps, N, Hs, P, Hs, b->fold_z, Hs, b->fold_sT, Ps, 0));
+    if (T > 0) RT_TRY(fold_gemm(m, b->lane, CUBLAS_OP_T, CUBLAS_OP_N, Ps, N, Hs, P, Hs, b->fold_z, Hs, b->fold_sT, Ps, 0));
     if (T > 0 && !b->lengths) return RNNCC_OK; /* every sequence had a step */
     return launch_columns(m, b->stream, 1,
                           (RnnFoldColumns){.src = b->fold_s0, .dst = b->fold_sT, .lengths = b->lengths, .rows = Ps, .N = (int)N,
@@ -189,7 +189,7 @@ rnncc_status rt_fold_seed(RtBind *b, const float *dhT, float *dz) {
     const float *P = m->weights + b->unit->weight_offset + L->param_offset[m->fold->proj];
     /* dz [N][Hs] = dhT [N][Ps] P: column-major dz^T = P^T dhT^T, P [Ps][Hs] read as Hs x Ps (a sequence with no
      * step gets one too, which flows only to its z_0, a constant) */
-    return gemm32(m, b->lane, CUBLAS_OP_N, CUBLAS_OP_N, Hs, b->r->N, Ps, P, Hs, dhT, Ps, dz, Hs, 0);
+    return fold_gemm(m, b->lane, CUBLAS_OP_N, CUBLAS_OP_N, Hs, b->r->N, Ps, P, Hs, dhT, Ps, dz, Hs, 0);
 }
 
 /* A_k, the adjoint of entry k's columns (of the hoisted product's adjoint, or its 16-bit twin where there is
@@ -217,7 +217,7 @@ rnncc_status rt_fold_dh0(RtBind *b, const float *dhT, float *dh0) {
     for (int k = 0, j; T > 0 && k < f->nderived; k = j) { /* dh0 [N][Ps] (+)= A_k [N][R] U_k [R][Ps] */
         j = entry_run_end(m, L, k, &R);
         RT_TRY(gather(b, k, R));
-        RT_TRY(gemm32(m, b->lane, CUBLAS_OP_N, CUBLAS_OP_N, Ps, N, R, w + L->param_offset[f->derived_from[k]], Ps, b->fold_add,
+        RT_TRY(fold_gemm(m, b->lane, CUBLAS_OP_N, CUBLAS_OP_N, Ps, N, R, w + L->param_offset[f->derived_from[k]], Ps, b->fold_add,
                       R, dh0, Ps, k > 0));
     }
     if (T > 0 && (!b->lengths || !dhT)) return RNNCC_OK; /* no sequence without a step, or nothing to add there */
@@ -255,21 +255,21 @@ rnncc_status rt_fold_wgrad(RtBind *b, const float *dhT, float *dw, int zero_firs
         const float *dV = dwu + L->param_offset[f->user->nparams + k];
         float *dU = dwu + L->param_offset[f->derived_from[k]];
         /* dU [R][Ps] += dV [R][Hs] P^T: column-major dU^T += P dV^T, P read as Hs x Ps transposed */
-        RT_TRY(gemm32(m, b->lane, CUBLAS_OP_T, CUBLAS_OP_N, Ps, R, Hs, P, Hs, dV, Hs, dU, Ps, 1));
+        RT_TRY(fold_gemm(m, b->lane, CUBLAS_OP_T, CUBLAS_OP_N, Ps, R, Hs, P, Hs, dV, Hs, dU, Ps, 1));
         /* dP [Ps][Hs] += U^T dV: column-major dP^T += dV^T U, U [R][Ps] read as Ps x R transposed */
-        RT_TRY(gemm32(m, b->lane, CUBLAS_OP_N, CUBLAS_OP_T, Hs, Ps, R, dV, Hs, U, Ps, dP, Hs, 1));
+        RT_TRY(fold_gemm(m, b->lane, CUBLAS_OP_N, CUBLAS_OP_T, Hs, Ps, R, dV, Hs, U, Ps, dP, Hs, 1));
     }
     for (int k = 0, j; T > 0 && k < f->nderived; k = j) {
         j = entry_run_end(m, L, k, &R);
         float *dU = dwu + L->param_offset[f->derived_from[k]];
         /* dU += A^T s_0: column-major dU^T (Ps x R) += s_0^T (Ps x N) A (N x R), A [N][R] read as R x N transposed */
         RT_TRY(gather(b, k, R));
-        RT_TRY(gemm32(m, b->lane, CUBLAS_OP_N, CUBLAS_OP_T, Ps, R, N, b->fold_s0_kept, Ps, b->fold_add, R, dU, Ps, 1));
+        RT_TRY(fold_gemm(m, b->lane, CUBLAS_OP_N, CUBLAS_OP_T, Ps, R, N, b->fold_s0_kept, Ps, b->fold_add, R, dU, Ps, 1));
     }
     /* dP += dhT^T z_T: column-major dP^T (Hs x Ps) += z_T^T (Hs x N) dhT (N x Ps); z_T is the folded state's last
      * slot (each sequence's own final value; z_0 = 0 where it has no step) */
     if (T > 0 && dhT)
-        RT_TRY(gemm32(m, b->lane, CUBLAS_OP_N, CUBLAS_OP_T, Hs, Ps, N, rt_state_slot(b, f->state, T), Hs, dhT, Ps, dP, Hs, 1));
+        RT_TRY(fold_gemm(m, b->lane, CUBLAS_OP_N, CUBLAS_OP_T, Hs, Ps, N, rt_state_slot(b, f->state, T), Hs, dhT, Ps, dP, Hs, 1));
     return zero_derived(b, dw);
 }
 
