@@ -206,7 +206,7 @@ static void usage(FILE *f) {
                "                    [--budget SECONDS] [--markdown FILE] [--summary FILE] [--cells-dir DIR] [--seed S]\n"
                "Times rnncc on cells cuDNN cannot run and prints each one's time over rnncc's LSTM at the same sizes\n"
                "(target: ratio <= %.2f; '!' marks a miss). Configurations as bench_rnn (--help there).\n"
-               "Defaults: every configuration, fp32 and tf32, all four cells, both modes, 5 warm-ups, median of 20.\n",
+               "Defaults: every configuration, fp32 and tf32, every cell above, both modes, 5 warm-ups, median of 20.\n",
             TARGET_RATIO);
 }
 
