@@ -180,7 +180,7 @@ static rnncc_status unit_backward_begin(RtBind *b, const rnncc_grad_io *io) {
         int64_t half = r->N * numel(m, &c->states[k].shape);
         const float *seed = io->dhT && io->dhT[k] ? io->dhT[k] + u * half : NULL;
         if (m->fold && k == m->fold->state) {
-            fold_seed = io->dhT && io->dhT[k] ? io->dhT[k] + u * r->N * numel(m, &m->api->states[k].shape) : NULL;
+            fold_seed = io->dhT && io->dhT[k] ? io->dhT[k] + u * r->N * rt_fold_rows(m, 2) : NULL;
             seed = NULL;
         }
         if (!seed) { /* all three zeros */
@@ -230,7 +230,7 @@ static rnncc_status unit_backward_end(RtBind *b, const rnncc_grad_io *io) {
     RT_TRY(rt_copy_states(m, b->stream, &a));
     if (!m->fold || !io->dh0 || !io->dh0[m->fold->state]) return RNNCC_OK;
     int s = m->fold->state;
-    int64_t un = b->r->N * numel(m, &m->api->states[s].shape);
+    int64_t un = b->r->N * rt_fold_rows(m, 2);
     return rt_fold_dh0(b, io->dhT && io->dhT[s] ? io->dhT[s] + u * un : NULL, io->dh0[s] + u * un);
 }
 
@@ -428,7 +428,7 @@ static rnncc_status weights_job(void *p) {
             if (m->fold) { /* the derived weights' gradients mapped onto the user's (rt_fold.c) */
                 int s = m->fold->state, u = l * m->dirs + d;
                 const float *dhT = job->io->dhT ? job->io->dhT[s] : NULL;
-                RT_TRY(rt_fold_wgrad(&b, dhT ? dhT + u * r->N * numel(m, &m->api->states[s].shape) : NULL, job->dw, 0));
+                RT_TRY(rt_fold_wgrad(&b, dhT ? dhT + u * r->N * rt_fold_rows(m, 2) : NULL, job->dw, 0));
             }
         }
     return RNNCC_OK;

@@ -56,18 +56,11 @@ int64_t rt_fold_rows(const rnncc_model *m, int which) {
     int64_t most = 0;
     for (int i = 0; m->fold && i < 2; i++) {
         const PlanLayout *L = i == 0 ? m->layout[0] : m->layout[1] ? m->layout[1] : m->layout[0];
-        if (which == 3) { /* P, then every U_k */
-            int64_t n = L->param_rows[m->fold->proj] * L->param_cols[m->fold->proj];
-            for (int k = 0; k < m->fold->nderived; k++) n += L->param_rows[m->fold->derived_from[k]] * L->param_rows[m->fold->proj];
-            if (n > most) most = n;
-            continue;
-        }
-        int64_t sum = 0; /* which 1: every derived parameter's rows (a run's entry goes in one GEMM) */
-        for (int k = 0; L && k < m->fold->nderived; k++) {
-            int64_t n = which == 0 ? L->param_cols[m->fold->proj] : which == 2 ? L->param_rows[m->fold->proj]
-                                                                                : (sum += L->param_rows[m->fold->derived_from[k]]);
-            if (n > most) most = n;
-        }
+        const int64_t Ps = L->param_rows[m->fold->proj], Hs = L->param_cols[m->fold->proj];
+        int64_t U = 0; /* every U_k's rows: a run's entry goes in one GEMM */
+        for (int k = 0; k < m->fold->nderived; k++) U += L->param_rows[m->fold->derived_from[k]];
+        const int64_t n = which == 0 ? Hs : which == 1 ? U : which == 2 ? Ps : Ps * Hs + U * Ps; /* 3: P, then every U_k */
+        if (n > most) most = n;
     }
     return most;
 }

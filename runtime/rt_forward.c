@@ -112,7 +112,7 @@ static rnncc_status unit_begin(RtBind *is, const rnncc_io *io) {
         const float *h0 = io->h0 && io->h0[k] ? io->h0[k] + u * n : NULL;
         is->final[k] = io->hT && io->hT[k] ? io->hT[k] + u * n : NULL;
         if (m->fold && k == m->fold->state) { /* the folded state from zero; s_0 enters and s_T leaves in rt_fold.c */
-            int64_t un = io->N * ir_shape_numel(&m->api->states[k].shape, m->dimval[0]);
+            int64_t un = io->N * rt_fold_rows(m, 2); /* the user's state, of P's rows */
             is->fold_s0 = io->h0 && io->h0[k] ? io->h0[k] + u * un : NULL;
             is->fold_sT = io->hT && io->hT[k] ? io->hT[k] + u * un : NULL;
             h0 = NULL;
@@ -121,8 +121,7 @@ static rnncc_status unit_begin(RtBind *is, const rnncc_io *io) {
         a.c[k] = (RnnStateCopy){h0, rt_state_slot(is, k, 0), is->states16[k], n, 0, 0};
     }
     if (is->fold_s0_kept) { /* training: s_0, P and U_k kept for the weight gradients (rt_fold_wgrad) */
-        RT_TRY(rt_copy_add(m, is->stream, &a, (RnnStateCopy){is->fold_s0, is->fold_s0_kept, NULL,
-                                                             io->N * ir_shape_numel(&m->api->states[m->fold->state].shape, m->dimval[0]), 0, 0}));
+        RT_TRY(rt_copy_add(m, is->stream, &a, (RnnStateCopy){is->fold_s0, is->fold_s0_kept, NULL, io->N * rt_fold_rows(m, 2), 0, 0}));
         RT_TRY(rt_fold_keep(is, &a));
     }
     if (is->unit->layer == 0) rt_half_x_copy(m, &a); /* layer 0's input rounded in the same launch (rt_half_input) */

@@ -405,8 +405,8 @@ int rt_copy_blocks(RnnStateCopies *a);
  * fails the creation. */
 rnncc_status rt_fold_choose(rnncc_model *m);
 /* The most floats a sequence of the fold's workspaces takes over the layers: which 0, the folded state's
- * final value; 1, the entry's addend (the widest derived parameter's rows); 2, the user's state (P's rows);
- * 3 (per unit, not per sequence), P's and every U_k's floats together. */
+ * final value; 1, the entry's addend (every derived parameter's rows together); 2, the user's state (P's
+ * rows); 3 (per unit, not per sequence), P's and every U_k's floats together. */
 int64_t rt_fold_rows(const rnncc_model *m, int which);
 /* Each layer-direction's derived weights V_k = U_k P, in fp32 on stream 0 (before the 16-bit copy and the
  * tf32x3 split read them); nothing where not folded. */
