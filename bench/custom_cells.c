@@ -1,5 +1,6 @@
 /* custom_cells: rnncc on cells cuDNN cannot run (peephole LSTM, multiplicative LSTM with M = H,
- * LSTM with a projection P = H/2, coupled input-forget gate LSTM) at bench_rnn's configurations,
+ * LSTM with a projection P = H/2, by the fold's rule and as written, coupled input-forget gate LSTM)
+ * at bench_rnn's configurations,
  * and each one's time over rnncc's own LSTM at the same sizes (the target: within 15%).
  * Key idea: the LSTM baseline is measured in the same process, on the same kind of data, right
  * before the custom cells, so the ratio compares like with like.
@@ -16,18 +17,21 @@
 
 #include "common.h"
 
-/* The cells: name (cells/NAME.cell) and the extra dimension they bind, as a fraction of H. */
+/* The cells: name (for --cells), file (cells/FILE.cell), the extra dimension they bind as a fraction of H,
+ * and whether the projection fold runs (the rule's choice, or as written: docs/runtime.md). */
 typedef struct Custom {
-    const char *name, *extra_dim; /* NULL: none */
-    int extra_num, extra_den;     /* extra = H * num / den */
+    const char *name, *file, *extra_dim; /* extra_dim NULL: none */
+    int extra_num, extra_den;            /* extra = H * num / den */
     const char *label;
+    rnncc_fold fold;
 } Custom;
 static const Custom customs[] = {
-    {"lstm", NULL, 0, 1, "lstm (baseline)"},
-    {"peephole", NULL, 0, 1, "peephole"},
-    {"mlstm", "M", 1, 1, "mlstm M=H"},
-    {"lstmp", "P", 1, 2, "lstmp P=H/2"},
-    {"cifg", NULL, 0, 1, "cifg"},
+    {"lstm", "lstm", NULL, 0, 1, "lstm (baseline)", RNNCC_FOLD_AUTO},
+    {"peephole", "peephole", NULL, 0, 1, "peephole", RNNCC_FOLD_AUTO},
+    {"mlstm", "mlstm", "M", 1, 1, "mlstm M=H", RNNCC_FOLD_AUTO},
+    {"lstmp", "lstmp", "P", 1, 2, "lstmp P=H/2", RNNCC_FOLD_AUTO},
+    {"lstmp_written", "lstmp", "P", 1, 2, "lstmp as written", RNNCC_FOLD_OFF},
+    {"cifg", "cifg", NULL, 0, 1, "cifg", RNNCC_FOLD_AUTO},
 };
 enum { NCUSTOM = (int)(sizeof customs / sizeof customs[0]) };
 static const double TARGET_RATIO = 1.15;
@@ -120,11 +124,11 @@ static void run_cell(const Options *o, cudaStream_t stream, const Config *cfg, P
         snprintf(dX, sizeof dX, "%s=%d", c->extra_dim, cfg->H * c->extra_num / c->extra_den);
         ndims = 3;
     }
-    snprintf(file, sizeof file, "%s/%s.cell", o->cells_dir, c->name);
+    snprintf(file, sizeof file, "%s/%s.cell", o->cells_dir, c->file);
     const char *label = c->name;
     RnnccRun r;
     memset(&r, 0, sizeof r);
-    rnncc_model *m = bench_model_create(file, NULL, dims, ndims, cfg->layers, cfg->bidir, bench_rnncc_precision(p));
+    rnncc_model *m = bench_model_create(file, NULL, dims, ndims, cfg->layers, cfg->bidir, bench_rnncc_precision(p), c->fold);
     int ok = m && bench_rnncc_alloc(&r, m, cfg->T, cfg->N, o->do_train) == 0 &&
              bench_rnncc_random_params(m, 1.0f / sqrtf((float)cfg->H), &seed) == 0 && bench_rnncc_random_inputs(&r, &seed) == 0;
     if (!ok) {
@@ -197,12 +201,12 @@ static void markdown_row(FILE *f, const Row *r) {
 }
 
 static void usage(FILE *f) {
-    fprintf(f, "usage: custom_cells [--config NAME]... [--precision fp32|tf32|fp16|bf16|tf32x3]... [--cells peephole,mlstm,lstmp,cifg]\n"
+    fprintf(f, "usage: custom_cells [--config NAME]... [--precision fp32|tf32|fp16|bf16|tf32x3]... [--cells peephole,mlstm,lstmp,lstmp_written,cifg]\n"
                "                    [--mode both|inference|training] [--repeat R] [--warmup W] [--quick]\n"
                "                    [--budget SECONDS] [--markdown FILE] [--summary FILE] [--cells-dir DIR] [--seed S]\n"
                "Times rnncc on cells cuDNN cannot run and prints each one's time over rnncc's LSTM at the same sizes\n"
                "(target: ratio <= %.2f; '!' marks a miss). Configurations as bench_rnn (--help there).\n"
-               "Defaults: every configuration, fp32 and tf32, all four cells, both modes, 5 warm-ups, median of 20.\n",
+               "Defaults: every configuration, fp32 and tf32, every cell above, both modes, 5 warm-ups, median of 20.\n",
             TARGET_RATIO);
 }
 
@@ -236,7 +240,7 @@ static int parse_args(int argc, char **argv, Options *o) {
             for (int i = 0; i < n; i++) {
                 int k = 1;
                 while (k < NCUSTOM && strcmp(customs[k].name, items[i]) != 0) k++;
-                if (k == NCUSTOM) { fprintf(stderr, "custom_cells: error: --cells takes peephole, mlstm, lstmp, cifg, not '%s'\n", items[i]); return 0; }
+                if (k == NCUSTOM) { fprintf(stderr, "custom_cells: error: --cells takes peephole, mlstm, lstmp, lstmp_written, cifg, not '%s'\n", items[i]); return 0; }
                 o->use[k] = 1;
             }
             break;

@@ -17,6 +17,7 @@ typedef struct RunOpts {
     int ndims, layers, bidir, varlen, repeat, check, train, keep_half;
     rnncc_precision precision;
     rnncc_backend backend;
+    rnncc_fold fold;
     int64_t T, N;
     uint64_t seed;
 } RunOpts;
@@ -32,6 +33,17 @@ static int parse_int(const char *opt, const char *arg, int64_t lo, int64_t hi, i
     return 1;
 }
 
+_Static_assert(RNNCC_BACKEND_AUTO == 0 && RNNCC_BACKEND_CUBLAS == 1 && RNNCC_BACKEND_PERSISTENT == 2, "parse_word's order");
+_Static_assert(RNNCC_FOLD_AUTO == 0 && RNNCC_FOLD_ON == 1 && RNNCC_FOLD_OFF == 2, "parse_word's order");
+
+/* The index of arg among option opt's three words, or -1 with the error on stderr. */
+static int parse_word(const char *opt, const char *arg, const char *const words[3]) {
+    for (int i = 0; i < 3; i++)
+        if (strcmp(arg, words[i]) == 0) return i;
+    fprintf(stderr, "rnncc run: error: %s must be %s, %s or %s, not '%s'\n", opt, words[0], words[1], words[2], arg);
+    return -1;
+}
+
 static int parse(int argc, char **argv, RunOpts *o) {
     static const struct option opts[] = {
         {"dim", required_argument, 0, 'D'}, {"batch", required_argument, 0, 'N'}, {"seq", required_argument, 0, 'T'},
@@ -39,7 +51,8 @@ static int parse(int argc, char **argv, RunOpts *o) {
         {"precision", required_argument, 0, 'p'}, {"cell", required_argument, 0, 'c'},
         {"varlen", no_argument, 0, 'v'}, {"repeat", required_argument, 0, 'r'}, {"seed", required_argument, 0, 's'},
         {"no-check", no_argument, 0, 'n'}, {"train", no_argument, 0, 't'}, {"backend", required_argument, 0, 'B'},
-        {"keep-half-weights", no_argument, 0, 'K'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"keep-half-weights", no_argument, 0, 'K'}, {"fold", required_argument, 0, 'F'}, {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
     *o = (RunOpts){.layers = 1, .repeat = 20, .check = 1, .T = 16, .N = 8, .seed = 1};
     int c;
     int64_t v;
@@ -65,19 +78,25 @@ static int parse(int argc, char **argv, RunOpts *o) {
             if (!cli_parse_precision("run", optarg, &o->precision)) return 0;
             break;
         }
-        case 'B':
-            if (strcmp(optarg, "auto") == 0) o->backend = RNNCC_BACKEND_AUTO;
-            else if (strcmp(optarg, "cublas") == 0) o->backend = RNNCC_BACKEND_CUBLAS;
-            else if (strcmp(optarg, "persistent") == 0) o->backend = RNNCC_BACKEND_PERSISTENT;
-            else {
-                fprintf(stderr, "rnncc run: error: --backend must be auto, cublas or persistent, not '%s'\n", optarg);
-                return 0;
-            }
+        case 'B': {
+            static const char *const words[3] = {"auto", "cublas", "persistent"}; /* rnncc_backend's values in order */
+            int v = parse_word("--backend", optarg, words);
+            if (v < 0) return 0;
+            o->backend = (rnncc_backend)v;
             break;
+        }
+        case 'F': {
+            static const char *const words[3] = {"auto", "on", "off"}; /* rnncc_fold's values in order */
+            int v = parse_word("--fold", optarg, words);
+            if (v < 0) return 0;
+            o->fold = (rnncc_fold)v;
+            break;
+        }
         case 'h':
             printf("usage: rnncc run FILE --dim NAME=VALUE... [--batch N] [--seq T] [--layers L] [--bidirectional]\n"
                    "                 [--precision P] [--cell NAME] [--varlen] [--train] [--repeat R] [--seed S]\n"
-                   "                 [--backend auto|cublas|persistent] [--keep-half-weights] [--no-check]\n"
+                   "                 [--backend auto|cublas|persistent] [--fold auto|on|off] [--keep-half-weights]\n"
+                   "                 [--no-check]\n"
                    "Runs the cell forward on the GPU on random data (weights uniform in +-1/sqrt(S), S the first\n"
                    "state's size; inputs in +-1), checks it against the double-precision CPU reference, and prints\n"
                    "the error (max |gpu - ref| / max |ref| per tensor) and the median time of R runs.\n"
@@ -95,6 +114,8 @@ static int parse(int argc, char **argv, RunOpts *o) {
                    "put gradients past their bound with nothing wrong: a note then says so.\n"
                    "--backend forces how the step loop runs (default auto: the rule of rnncc_model_backend);\n"
                    "the line 'backend:' says which ran and why ('backward backend:' for the backward pass).\n"
+                   "--fold runs a cell the projection fold takes (an LSTMP) folded or as written (default auto:\n"
+                   "folded where the products are tf32, fp16 or bf16; docs/runtime.md); 'backend:' says which.\n"
                    "--keep-half-weights (fp16, bf16) keeps the weights rounded to 16 bits from the first pass on\n"
                    "(rnncc_model_keep_half_weights), as an inference server whose weights stay fixed would.\n"
                    "--no-check only times it (no reference: long sequences time in seconds, not minutes).\n");
@@ -119,7 +140,7 @@ int cli_run(int argc, char **argv) {
         return CLI_INPUT_ERROR;
     }
     fputs(rnncc_program_log(prog), stderr); /* warnings */
-    rnncc_model_desc desc = {o.cell, o.dims, o.ndims, o.layers, o.bidir, o.precision, -1, o.backend};
+    rnncc_model_desc desc = {o.cell, o.dims, o.ndims, o.layers, o.bidir, o.precision, -1, o.backend, o.fold};
     rnncc_model *m = NULL;
     s = rnncc_model_create(prog, &desc, &m);
     rnncc_program_destroy(prog);

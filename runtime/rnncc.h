@@ -87,6 +87,12 @@ typedef enum rnncc_backend {
     RNNCC_BACKEND_CUBLAS = 1,     /* per step: a cuBLAS GEMM and generated element-wise kernels */
     RNNCC_BACKEND_PERSISTENT = 2, /* one generated kernel per layer keeps the recurrent weights on chip */
 } rnncc_backend;
+/* Whether a cell the projection fold takes (an LSTMP: docs/runtime.md, The projection fold) runs folded. */
+typedef enum rnncc_fold {
+    RNNCC_FOLD_AUTO = 0, /* by the rule: folded where the products are tf32, fp16 or bf16 */
+    RNNCC_FOLD_ON = 1,   /* folded wherever the cell folds */
+    RNNCC_FOLD_OFF = 2,  /* as written */
+} rnncc_fold;
 typedef struct rnncc_model_desc {
     const char *cell;               /* the cell's name; NULL when the program has one cell */
     const char *const *dims;        /* "NAME=VALUE" bindings of the cell's dimensions */
@@ -98,6 +104,9 @@ typedef struct rnncc_model_desc {
     rnncc_backend backend;          /* AUTO (0) unless forced; the environment variable
                                        RNNCC_BACKEND=cublas|persistent forces AUTO models too
                                        (another value than those and auto fails the creation) */
+    rnncc_fold fold;                /* AUTO (0) unless forced; RNNCC_FOLD=1|0 forces AUTO models too (another
+                                       value than those, empty and unset fails the creation). rnncc_model_backend
+                                       says whether the model runs folded, and why */
 } rnncc_model_desc;
 
 /* Instantiates a cell: binds dimensions, plans it, generates and JIT-compiles its kernels for

@@ -1,6 +1,6 @@
-/* The projection fold at run time (ir/fold_projection.h; RNNCC_FOLD=1): the model runs the folded
- * cell, whose state z is the projection's operand, and this file keeps the user's terms around it:
- * V_k = U_k P before each pass, U_k s_0 into the hoisted products' first-step columns (so that
+/* The projection fold at run time (ir/fold_projection.h; by the rule, rnncc_model_desc.fold or RNNCC_FOLD):
+ * the model runs the folded cell, whose state z is the projection's operand, and this file keeps the user's
+ * terms around it: V_k = U_k P before each pass, U_k s_0 into the hoisted products' first-step columns (so that
  * neither backend's step changes), and s_T = P z_T after the loop (s_0 where a sequence has no step).
  * The backward mirrors it: dz_T = P^T dhT seeds the folded state, the entry columns' adjoint A_k (gathered
  * from the hoisted product's adjoint) gives dh0 = sum_k U_k^T A_k, and the weight gradients map back
@@ -12,14 +12,33 @@
 #include "rt_internal.h"
 
 rnncc_status rt_fold_choose(rnncc_model *m) {
-    const char *ask = getenv("RNNCC_FOLD");
-    if (ask && *ask && strcmp(ask, "0") != 0 && strcmp(ask, "1") != 0)
-        return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "the environment variable RNNCC_FOLD is '%.64s'; it must be 0 or 1", ask);
-    if (!ask || strcmp(ask, "1") != 0) return RNNCC_OK;
+    const char *env = getenv("RNNCC_FOLD");
+    if (env && *env && strcmp(env, "0") != 0 && strcmp(env, "1") != 0)
+        return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "the environment variable RNNCC_FOLD is '%.64s'; it must be 0 or 1", env);
+    rnncc_fold ask = m->fold_asked;
+    const char *by = "desc->fold";
+    if (ask == RNNCC_FOLD_AUTO && env && *env) { /* the environment forces AUTO models only */
+        ask = *env == '1' ? RNNCC_FOLD_ON : RNNCC_FOLD_OFF;
+        by = *env == '1' ? "RNNCC_FOLD=1" : "RNNCC_FOLD=0";
+    }
     IrFold *f = arena_alloc(&m->arena, sizeof *f);
     if (!f) return rt_fail(m, RNNCC_ERR_NOMEM, "out of host memory");
     const IrCell *c = ir_fold_projection(&m->arena, m->cell, f);
-    if (!c) return m->fold_why_not = f->why_not, RNNCC_OK; /* rnncc_model_backend says why */
+    if (!c) { /* forced on: rnncc_model_backend says why not; by the rule or off: nothing to say */
+        if (ask == RNNCC_FOLD_ON) m->fold_by = by, m->fold_why_not = f->why_not;
+        return RNNCC_OK;
+    }
+    if (ask == RNNCC_FOLD_OFF) return m->fold_by = by, m->fold_why_not = "forced off", RNNCC_OK;
+    if (ask == RNNCC_FOLD_AUTO) { /* the rule (bench/NOTES.md section 82) */
+        const int fast = m->precision == RNNCC_TF32 || m->precision == RNNCC_FP16 || m->precision == RNNCC_BF16;
+        by = arena_printf(&m->arena, "the rule: %s products", rnncc_precision_name(m->precision));
+        if (!by) return rt_fail(m, RNNCC_ERR_NOMEM, "out of host memory");
+        if (!fast)
+            return m->fold_by = by, m->fold_why_not = "V = U P in fp32 FFMA every pass costs more than the step's phase it saves "
+                                                      "below 64 sequences",
+                   RNNCC_OK;
+    }
+    m->fold_by = by;
     Diags d;
     diag_init(&d, &m->arena, c->name, NULL, 0);
     Plan *p = sched_plan(&m->arena, c, &d);

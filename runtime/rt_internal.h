@@ -255,7 +255,10 @@ struct rnncc_model {
     const IrCell *api;          /* the cell as written: parameter names and sizes, h0, hT (cell where not folded) */
     const IrFold *fold;         /* the fold (ir/fold_projection.h), or NULL */
     const IrRef *fold_entry;    /* [fold->nderived]: the hoisted products its entry adds into (ir_fold_entries) */
-    const char *fold_why_not;   /* RNNCC_FOLD=1 asked but the cell does not fold: why (static text), else NULL */
+    rnncc_fold fold_asked;      /* rnncc_model_desc.fold */
+    const char *fold_by;        /* who chose to fold or not ("the rule: tf32 products", "RNNCC_FOLD=1", "desc->fold"),
+                                   where the cell folds or the fold was forced; else NULL */
+    const char *fold_why_not;   /* a fold asked for or ruled out, but not run: why (static text), else NULL */
     const Plan *plan;
     int layers, dirs;
     rnncc_precision precision;
@@ -396,9 +399,10 @@ rnncc_status rt_copy_add(rnncc_model *m, cudaStream_t stream, RnnStateCopies *a,
 /* Gives each of a's copies its own blocks of that launch's one-dimensional grid (block0, blocks: one
  * at least, at most CG_MAX_GRID_BLOCKS / RNN_STATE_COPIES) and returns the grid's size. */
 int rt_copy_blocks(RnnStateCopies *a);
-/* The projection fold at run time (rt_fold.c; RNNCC_FOLD=1 asks for it). rt_fold_choose runs the folded
- * cell where the user's folds and has an entry (ir_fold_entries), else leaves the model as it is; an
- * RNNCC_FOLD other than unset, empty, 0 or 1 fails the creation. */
+/* The projection fold at run time (rt_fold.c). rt_fold_choose decides (rnncc_model_desc.fold, RNNCC_FOLD,
+ * else the rule: products in tf32, fp16 or bf16) and runs the folded cell where the user's folds and has an
+ * entry (ir_fold_entries), else leaves the model as it is; an RNNCC_FOLD other than unset, empty, 0 or 1
+ * fails the creation. */
 rnncc_status rt_fold_choose(rnncc_model *m);
 /* The most floats a sequence of the fold's workspaces takes over the layers: which 0, the folded state's
  * final value; 1, the entry's addend (every derived parameter's rows together); 2, the user's state (P's

@@ -118,6 +118,9 @@ static rnncc_status validate_desc(rnncc_model *m, const rnncc_program *p, const 
         return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT,
                        "desc->precision must be RNNCC_FP32, RNNCC_TF32, RNNCC_FP16, RNNCC_BF16 or RNNCC_TF32X3, not %d",
                        (int)desc->precision);
+    if (desc->fold != RNNCC_FOLD_AUTO && desc->fold != RNNCC_FOLD_ON && desc->fold != RNNCC_FOLD_OFF)
+        return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "desc->fold must be RNNCC_FOLD_AUTO, RNNCC_FOLD_ON or RNNCC_FOLD_OFF, not %d",
+                       (int)desc->fold);
     if (desc->backend != RNNCC_BACKEND_AUTO && desc->backend != RNNCC_BACKEND_CUBLAS &&
         desc->backend != RNNCC_BACKEND_PERSISTENT)
         return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT,
@@ -349,6 +352,7 @@ rnncc_status rnncc_model_create(const rnncc_program *p, const rnncc_model_desc *
         m->precision = desc->precision;
         m->device = desc->device;
         m->backend = desc->backend;
+        m->fold_asked = desc->fold;
         s = backend_from_env(m);
         if (s == RNNCC_OK) s = tile_from_env(m);
         if (s == RNNCC_OK) s = own_cell(m, p, desc->cell);

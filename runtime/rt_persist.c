@@ -309,10 +309,10 @@ static rnncc_status model_backend(rnncc_model *m, int64_t N, int backward, rnncc
                                                    : "layers one after another (hoisted element-wise kernels)");
     len = why ? strlen(why) : 0;
     if (s == RNNCC_OK && m->fold && why && len < why_size) /* rt_fold.c */
-        snprintf(why + len, why_size - len, "; folded (RNNCC_FOLD=1): state %s runs as %s, its projection after the loop",
+        snprintf(why + len, why_size - len, "; folded (%s): state %s runs as %s, its projection after the loop", m->fold_by,
                  m->api->states[m->fold->state].name, m->cell->states[m->fold->state].name);
     else if (s == RNNCC_OK && m->fold_why_not && why && len < why_size)
-        snprintf(why + len, why_size - len, "; not folded (RNNCC_FOLD=1): %s", m->fold_why_not);
+        snprintf(why + len, why_size - len, "; not folded (%s): %s", m->fold_by, m->fold_why_not);
     return s;
 }
 

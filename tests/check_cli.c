@@ -321,6 +321,9 @@ START_TEST(run_emit_schedule_arguments) {
     r = RUN(NULL, "run", "cells/lstm.cell", "--backend", "magic");
     ck_assert_int_eq(r.status, 2);
     ck_assert_str_eq(r.err, "rnncc run: error: --backend must be auto, cublas or persistent, not 'magic'\n");
+    r = RUN(NULL, "run", "cells/lstmp.cell", "--fold", "yes");
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_str_eq(r.err, "rnncc run: error: --fold must be auto, on or off, not 'yes'\n");
     r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--persistent", "0");
     ck_assert_int_eq(r.status, 2);
     ck_assert_str_eq(r.err, "rnncc emit: error: --persistent takes a batch size N >= 1, not '0'\n");

@@ -76,7 +76,7 @@ START_TEST(compile_errors_through_the_api) {
     ck_assert_ptr_nonnull(strstr(seen.first, "bad.cell:3:13: error: unknown name 'q'"));
     ck_assert_ptr_nonnull(strstr(seen.first, "^"));
     /* a model from a failed program: an argument error naming the program */
-    rnncc_model_desc desc = {NULL, lstm_dims, 2, 1, 0, RNNCC_FP32, -1, RNNCC_BACKEND_AUTO};
+    rnncc_model_desc desc = {NULL, lstm_dims, 2, 1, 0, RNNCC_FP32, -1, RNNCC_BACKEND_AUTO, RNNCC_FOLD_AUTO};
     rnncc_model *m = NULL;
     ck_assert_int_eq(rnncc_model_create(p, &desc, &m), RNNCC_ERR_INVALID_ARGUMENT);
     ck_assert_ptr_nonnull(strstr(rnncc_model_error(m), "program"));
@@ -122,7 +122,7 @@ static int cluster_in_force(void) {
 
 START_TEST(model_arguments_are_checked) {
     rnncc_program *p = compile_ok("cells/lstm.cell");
-    rnncc_model_desc ok = {NULL, lstm_dims, 2, 1, 0, RNNCC_FP32, -1, RNNCC_BACKEND_AUTO}, d;
+    rnncc_model_desc ok = {NULL, lstm_dims, 2, 1, 0, RNNCC_FP32, -1, RNNCC_BACKEND_AUTO, RNNCC_FOLD_AUTO}, d;
     expect_create_fails(NULL, &ok, RNNCC_ERR_INVALID_ARGUMENT, "program is NULL");
     expect_create_fails(p, NULL, RNNCC_ERR_INVALID_ARGUMENT, "desc is NULL");
     ck_assert_int_eq(rnncc_model_keep_half_weights(NULL, 1), RNNCC_ERR_INVALID_ARGUMENT);
@@ -140,6 +140,9 @@ START_TEST(model_arguments_are_checked) {
     expect_create_fails(p, &d, RNNCC_ERR_INVALID_ARGUMENT, "desc->dims");
     d = ok; d.backend = (rnncc_backend)9;
     expect_create_fails(p, &d, RNNCC_ERR_INVALID_ARGUMENT, "desc->backend");
+    d = ok; d.fold = (rnncc_fold)7;
+    expect_create_fails(p, &d, RNNCC_ERR_INVALID_ARGUMENT,
+                        "desc->fold must be RNNCC_FOLD_AUTO, RNNCC_FOLD_ON or RNNCC_FOLD_OFF, not 7");
     setenv("RNNCC_BACKEND", "persistant", 1);
     expect_create_fails(p, &ok, RNNCC_ERR_INVALID_ARGUMENT,
                         "the environment variable RNNCC_BACKEND is 'persistant'; it must be auto, cublas or persistent");
@@ -192,7 +195,7 @@ START_TEST(model_arguments_are_checked) {
     const char *src = "cell sq(x[H]) -> h {\n  state h[H]\n  param U[H, H]\n  h' = tanh(U @ h + x)\n}\n";
     ck_assert_int_eq(rnncc_compile_string(src, strlen(src), "sq.cell", NULL, &p), RNNCC_OK);
     const char *hd[] = {"H=8"};
-    d = (rnncc_model_desc){NULL, hd, 1, 2, 1, RNNCC_FP32, -1, RNNCC_BACKEND_AUTO};
+    d = (rnncc_model_desc){NULL, hd, 1, 2, 1, RNNCC_FP32, -1, RNNCC_BACKEND_AUTO, RNNCC_FOLD_AUTO};
     expect_create_fails(p, &d, RNNCC_ERR_INVALID_ARGUMENT, "cannot be stacked");
     rnncc_program_destroy(p);
     ck_assert_int_eq(rnncc_model_create(NULL, NULL, NULL), RNNCC_ERR_INVALID_ARGUMENT);
@@ -202,7 +205,7 @@ END_TEST
 START_TEST(no_gpu_is_a_clean_error) {
     if (gpu_present()) return; /* covered by the GPU cases there */
     rnncc_program *p = compile_ok("cells/lstm.cell");
-    rnncc_model_desc desc = {NULL, lstm_dims, 2, 1, 0, RNNCC_FP32, -1, RNNCC_BACKEND_AUTO};
+    rnncc_model_desc desc = {NULL, lstm_dims, 2, 1, 0, RNNCC_FP32, -1, RNNCC_BACKEND_AUTO, RNNCC_FOLD_AUTO};
     expect_create_fails(p, &desc, RNNCC_ERR_NO_GPU, "no CUDA device");
     rnncc_program_destroy(p);
 }
@@ -837,6 +840,52 @@ START_TEST(post_program_widths_per_layer) {
         {2, 0, 1, 0, 6, 8, 16, 24, RNNCC_TF32X3, 1, 0, CUBLAS, 0},
     };
     verify_text("wid.cell", src, cfs, sizeof cfs / sizeof *cfs);
+}
+END_TEST
+
+/* Whether LSTMP runs folded, and who said so, in the backend line: the rule (tf32, fp16 and bf16 products
+ * fold; fp32 and tf32x3 not), desc->fold forcing either, RNNCC_FOLD forcing AUTO models only; an LSTM
+ * (which does not fold) says nothing of it unless the fold is forced. */
+START_TEST(fold_choice_is_stated) {
+    static const struct {
+        const char *cell;
+        rnncc_precision precision;
+        rnncc_fold fold;
+        const char *env, *want;
+    } cases[] = {
+        {"cells/lstmp.cell", RNNCC_TF32, RNNCC_FOLD_AUTO, NULL, "; folded (the rule: tf32 products): state h runs as h_fold"},
+        {"cells/lstmp.cell", RNNCC_FP16, RNNCC_FOLD_AUTO, NULL, "; folded (the rule: fp16 products)"},
+        {"cells/lstmp.cell", RNNCC_BF16, RNNCC_FOLD_AUTO, NULL, "; folded (the rule: bf16 products)"},
+        {"cells/lstmp.cell", RNNCC_FP32, RNNCC_FOLD_AUTO, NULL,
+         "; not folded (the rule: fp32 products): V = U P in fp32 FFMA every pass costs more"},
+        {"cells/lstmp.cell", RNNCC_TF32X3, RNNCC_FOLD_AUTO, NULL, "; not folded (the rule: tf32x3 products)"},
+        {"cells/lstmp.cell", RNNCC_FP32, RNNCC_FOLD_ON, NULL, "; folded (desc->fold)"},
+        {"cells/lstmp.cell", RNNCC_TF32, RNNCC_FOLD_OFF, NULL, "; not folded (desc->fold): forced off"},
+        {"cells/lstmp.cell", RNNCC_TF32, RNNCC_FOLD_AUTO, "0", "; not folded (RNNCC_FOLD=0): forced off"},
+        {"cells/lstmp.cell", RNNCC_FP32, RNNCC_FOLD_AUTO, "1", "; folded (RNNCC_FOLD=1)"},
+        {"cells/lstmp.cell", RNNCC_TF32, RNNCC_FOLD_ON, "0", "; folded (desc->fold)"}, /* the environment forces AUTO only */
+        {"cells/lstm.cell", RNNCC_TF32, RNNCC_FOLD_AUTO, NULL, NULL},
+        {"cells/lstm.cell", RNNCC_TF32, RNNCC_FOLD_ON, NULL, "; not folded (desc->fold): no state's next value is a matrix product"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char specs[8][32];
+        const char *dims[8];
+        int nd = bind_all(cases[i].cell, 16, 12, 24, specs, dims);
+        rnncc_program *p = compile_ok(cases[i].cell);
+        rnncc_model_desc desc = {NULL, dims, nd, 1, 0, cases[i].precision, -1, RNNCC_BACKEND_AUTO, cases[i].fold};
+        rnncc_model *m = NULL;
+        if (cases[i].env) setenv("RNNCC_FOLD", cases[i].env, 1);
+        rnncc_status s = rnncc_model_create(p, &desc, &m);
+        unsetenv("RNNCC_FOLD");
+        ck_assert_msg(s == RNNCC_OK, "%s", rnncc_model_error(m));
+        rnncc_backend used;
+        char why[640];
+        ck_assert_int_eq(rnncc_model_backend(m, 4, &used, why, sizeof why), RNNCC_OK);
+        if (cases[i].want) ck_assert_msg(strstr(why, cases[i].want), "case %zu: '%s' lacks '%s'", i, why, cases[i].want);
+        else ck_assert_msg(!strstr(why, "fold"), "case %zu: %s", i, why);
+        rnncc_model_destroy(m);
+        rnncc_program_destroy(p);
+    }
 }
 END_TEST
 
@@ -2392,6 +2441,7 @@ int main(void) {
         tcase_add_test(post, post_program_widths_per_layer);
         tcase_add_loop_test(post, fold_matches_the_reference, 0, FOLD_CONFIGS);
         tcase_add_loop_test(post, fold_edges_match_unfolded, 0, 2);
+        tcase_add_test(post, fold_choice_is_stated);
         tcase_add_test(post, fold_keeps_half_weights_derived);
         suite_add_tcase(s, post);
         TCase *half = tcase_create("half"); /* CK_RUN_CASE=half: the 16-bit GEMM inputs' other tests */
