@@ -115,7 +115,8 @@ static int parse(int argc, char **argv, RunOpts *o) {
                    "--backend forces how the step loop runs (default auto: the rule of rnncc_model_backend);\n"
                    "the line 'backend:' says which ran and why ('backward backend:' for the backward pass).\n"
                    "--fold runs a cell the projection fold takes (an LSTMP) folded or as written (default auto:\n"
-                   "folded where the products are tf32, fp16 or bf16; docs/runtime.md); 'backend:' says which.\n"
+                   "folded where the products are tf32, fp16 or bf16, in fp32 where V = U P is at most 3 GFLOP;\n"
+                   "docs/runtime.md); 'backend:' says which.\n"
                    "--keep-half-weights (fp16, bf16) keeps the weights rounded to 16 bits from the first pass on\n"
                    "(rnncc_model_keep_half_weights), as an inference server whose weights stay fixed would.\n"
                    "--no-check only times it (no reference: long sequences time in seconds, not minutes).\n");

@@ -89,7 +89,8 @@ typedef enum rnncc_backend {
 } rnncc_backend;
 /* Whether a cell the projection fold takes (an LSTMP: docs/runtime.md, The projection fold) runs folded. */
 typedef enum rnncc_fold {
-    RNNCC_FOLD_AUTO = 0, /* by the rule: folded where the products are tf32, fp16 or bf16 */
+    RNNCC_FOLD_AUTO = 0, /* by the rule: folded where the products are tf32, fp16 or bf16, and in fp32 where
+                            V = U P is at most 3 GFLOP a layer (docs/runtime.md) */
     RNNCC_FOLD_ON = 1,   /* folded wherever the cell folds */
     RNNCC_FOLD_OFF = 2,  /* as written */
 } rnncc_fold;

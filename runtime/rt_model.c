@@ -67,6 +67,18 @@ rnncc_status rt_upload(rnncc_model *m, const char *what, void *dst, const void *
 
 const char *rnncc_model_error(const rnncc_model *m) { return m ? m->error : "model is NULL"; }
 
+/* Fails where a state of c changes size between layer 0 and layers > 0. */
+static rnncc_status states_keep_size(rnncc_model *m, const IrCell *c) {
+    for (int k = 0; m->layers > 1 && k < c->nstates; k++) {
+        const IrState *s = &c->states[k];
+        if (ir_shape_numel(&s->shape, m->dimval[0]) != ir_shape_numel(&s->shape, m->dimval[1]))
+            return rt_fail(m, RNNCC_ERR_UNSUPPORTED,
+                           "desc->layers: state '%s' changes size between layer 0 and layer 1 (it depends on the input size)",
+                           s->name);
+    }
+    return RNNCC_OK;
+}
+
 /* Binds the dimensions of layer 0 and of layers > 0 (whose input is the previous layer's first
  * output, both directions concatenated). */
 static rnncc_status bind_layers(rnncc_model *m, const rnncc_model_desc *desc) {
@@ -96,14 +108,17 @@ static rnncc_status bind_layers(rnncc_model *m, const rnncc_model_desc *desc) {
         return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT,
                        "desc->layers: the cell's input dimension %s also sizes its output, so layers cannot be stacked",
                        c->dims[in].name);
-    for (int k = 0; k < 2 * c->nstates; k++) { /* the states as written, then as they run */
-        const IrState *s = k < c->nstates ? &c->states[k] : &m->cell->states[k - c->nstates];
-        if (ir_shape_numel(&s->shape, m->dimval[0]) != ir_shape_numel(&s->shape, m->dimval[1]))
-            return rt_fail(m, RNNCC_ERR_UNSUPPORTED,
-                           "desc->layers: state '%s' changes size between layer 0 and layer 1 (it depends on the input size)",
-                           s->name);
-    }
-    return RNNCC_OK;
+    return states_keep_size(m, c);
+}
+
+/* The projection fold's choice (rt_fold.c: it reads the bound dimensions), then the checks of the plan that runs:
+ * its buffers, and the folded cell's states as bind_layers checks the cell's as written. */
+static rnncc_status fold_and_check(rnncc_model *m) {
+    RT_TRY(rt_fold_choose(m));
+    if (m->plan->nbuffers > RNN_MAX_BUFFERS)
+        return rt_fail(m, RNNCC_ERR_UNSUPPORTED, "cell '%s' needs %d buffers; at most %d are supported", m->cell->name,
+                       m->plan->nbuffers, RNN_MAX_BUFFERS);
+    return m->cell != m->api ? states_keep_size(m, m->cell) : RNNCC_OK;
 }
 
 static rnncc_status validate_desc(rnncc_model *m, const rnncc_program *p, const rnncc_model_desc *desc) {
@@ -155,10 +170,6 @@ static rnncc_status own_cell(rnncc_model *m, const rnncc_program *p, const char 
     m->api = c;
     m->plan = sched_plan(&m->arena, c, &d);
     if (!m->plan) return rt_fail(m, RNNCC_ERR_UNSUPPORTED, "cell '%s': %s", c->name, d.head ? d.head->msg : "cannot schedule");
-    RT_TRY(rt_fold_choose(m));
-    if (m->plan->nbuffers > RNN_MAX_BUFFERS)
-        return rt_fail(m, RNNCC_ERR_UNSUPPORTED, "cell '%s' needs %d buffers; at most %d are supported", c->name,
-                       m->plan->nbuffers, RNN_MAX_BUFFERS);
     return RNNCC_OK;
 }
 
@@ -358,6 +369,7 @@ rnncc_status rnncc_model_create(const rnncc_program *p, const rnncc_model_desc *
         if (s == RNNCC_OK) s = own_cell(m, p, desc->cell);
     }
     if (s == RNNCC_OK) s = bind_layers(m, desc);
+    if (s == RNNCC_OK) s = fold_and_check(m);
     if (s == RNNCC_OK) s = layout_units(m);
     if (s == RNNCC_OK) s = setup_device(m);
     if (prev_device >= 0) cudaSetDevice(prev_device);
