@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "codegen/cg.h"
 #include "ir/fold_projection.h"
+#include "ir/fold_rule.h"
 #include "ir/sched.h"
 
 int cli_check(int argc, char **argv) {
@@ -33,6 +34,25 @@ int cli_check(int argc, char **argv) {
         cli_source_free(&s);
     }
     return status;
+}
+
+/* Whether the runtime runs a cell the projection fold takes folded (its rule, ir/fold_rule.h) at layout's sizes
+ * in precision, and what that means for the schedule dumped (the cell as written, or with --fold the folded one). */
+static void fold_line(CliSource *s, const IrCell *ic, const IrFold *fold, const PlanLayout *layout, rnncc_precision precision,
+                      StrBuf *out) {
+    IrFold probe;
+    const IrFold *f = fold ? fold : ir_fold_projection(&s->arena, ic, &probe) ? &probe : NULL;
+    if (!f) return; /* a cell the fold does not take runs as written: nothing to say */
+    const IrFoldProducts products = ir_fold_products_of(precision);
+    char by[160];
+    /* the folded plan keeps the user's parameters at their indices and shapes: V's flops read either layout */
+    const char *why_not = ir_fold_rule(products, rnncc_precision_name(precision), ir_fold_derived_flops(f, layout), by, sizeof by);
+    sb_printf(out, "  fold (%s): the runtime runs the cell %s (%s)%s%s", rnncc_precision_name(precision),
+              why_not ? "as written" : "folded", by, why_not ? ": " : "", why_not ? why_not : "");
+    if (!why_not && !fold) sb_printf(out, "; the schedule above is the cell as written, --fold dumps the one that runs");
+    if (why_not && fold) sb_printf(out, "; the schedule above runs where the fold is forced (rnncc run --fold on)");
+    if (why_not && !fold) sb_printf(out, "; rnncc run --fold on forces it (--fold dumps that schedule)");
+    sb_putc(out, '\n');
 }
 
 /* Plans one cell (and lays it out when dimensions are bound) into out. */
@@ -92,6 +112,7 @@ static int dump_schedule(CliSource *s, const IrCell *ic, const IrFold *fold, int
         else
             sb_printf(out, "persistent: %s%s%s\n", why, in_pairs ? "; in pairs: " : "", in_pairs ? cg_persist_pairs_reason(&P) : "");
     }
+    fold_line(s, ic, fold, layout, precision, out);
     if (precision == RNNCC_TF32X3)
         sb_printf(out, "  tf32x3: every cuBLAS GEMM (the hoisted ones, and the step's where it runs per step) as one tf32 GEMM "
                        "over its inputs split in two parts (three products); the persistent kernels' products are fp32's\n");
@@ -146,7 +167,8 @@ int cli_dump(int argc, char **argv) {
                    "(GEMMs, fused kernels, buffers, packed parameters; with --dim bindings, also offsets and sizes,\n"
                    "which buffers' adjoints training keeps as one, and which step GEMMs add into hoisted results).\n"
                    "--dot prints either as Graphviz dot instead of text. With --dim and --batch N, --schedule also\n"
-                   "says which backend runs N sequences (on an H100, in --precision: default fp32) and why.\n"
+                   "says which backend runs N sequences (on an H100, in --precision: default fp32) and why, and for\n"
+                   "a cell the projection fold takes, whether the runtime's rule runs it folded (docs/runtime.md).\n"
                    "--fold dumps each cell after the projection fold (a state only multiplied, whose next value is\n"
                    "P @ u, becomes u; its products U @ s read derived weights U P; docs/codegen.md), or says why\n"
                    "it does not fold.\n");

@@ -9,42 +9,28 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/fold_rule.h"
 #include "rt_internal.h"
 
-/* V = U P's floating-point operations (2 multiply-adds' worth each) for one layer-direction of the cell as written
- * (the largest over the layers' dimensions): every U_k's rows times P's rows and columns. */
-static double derived_flops(rnncc_model *m, const IrFold *f) {
-    double most = 0;
-    for (int i = 0; i < (m->layers > 1 ? 2 : 1); i++) {
+_Static_assert(RNNCC_FP32 == 0 && RNNCC_TF32X3 == 4, "ir_fold_products_of reads rnncc_precision's values");
+
+/* The rule (ir/fold_rule.h) for this model: its precision, and V's flops at the largest of its layers'
+ * dimensions. Sets *by, and *why_not where the model runs as written. */
+static rnncc_status fold_rule(rnncc_model *m, const IrFold *f, const char **by, const char **why_not) {
+    const IrFoldProducts products = ir_fold_products_of(m->precision);
+    double flops = 0;
+    for (int i = 0; products == IR_FOLD_FP32 && i < (m->layers > 1 ? 2 : 1); i++) {
         Diags d;
         diag_init(&d, &m->arena, "fold", NULL, 0);
         const PlanLayout *L = sched_layout(&m->arena, m->plan, m->dimval[i], &d);
-        if (!L) return -1;
-        double rows = 0;
-        for (int k = 0; k < f->nderived; k++) rows += (double)L->param_rows[f->derived_from[k]];
-        const double flops = 2 * rows * (double)L->param_rows[f->proj] * (double)L->param_cols[f->proj];
-        if (flops > most) most = flops;
+        if (!L) return *by = "the rule", *why_not = "the cell's sizes do not lay out", RNNCC_OK; /* layout_units says why */
+        const double v = ir_fold_derived_flops(f, L);
+        if (v > flops) flops = v;
     }
-    return most;
-}
-
-/* The rule: tf32, fp16 and bf16 fold (V and the fold's other GEMMs run in tf32; every measured configuration but
- * T = 25 at 4 sequences gained). fp32 folds where V's FFMA work is at most RT_FOLD_FP32_FLOPS: H = 512-800 gained
- * 10-45%, H = 1024 (4.3 GFLOP, ~90 us a pass) lost 1-22%. tf32x3 (not measured) runs as written. Sets *by, and
- * *why_not where the model runs as written. */
-#define RT_FOLD_FP32_FLOPS 3e9
-static rnncc_status fold_rule(rnncc_model *m, const IrFold *f, const char **by, const char **why_not) {
-    const double flops = m->precision == RNNCC_FP32 ? derived_flops(m, f) : 0;
-    if (flops < 0) return *by = "the rule", *why_not = "the cell's sizes do not lay out", RNNCC_OK; /* layout_units says why */
-    if (m->precision == RNNCC_FP32)
-        *by = arena_printf(&m->arena, "the rule: fp32 products, V = U P %.2f GFLOP in FFMA every pass, %s %.0f", flops * 1e-9,
-                           flops > RT_FOLD_FP32_FLOPS ? "over" : "at most", RT_FOLD_FP32_FLOPS * 1e-9);
-    else
-        *by = arena_printf(&m->arena, "the rule: %s products", rnncc_precision_name(m->precision));
-    if (!*by) return rt_fail(m, RNNCC_ERR_NOMEM, "out of host memory");
-    if (m->precision == RNNCC_TF32X3) *why_not = "V = U P and the fold's other GEMMs would run in fp32 FFMA; not measured";
-    if (flops > RT_FOLD_FP32_FLOPS) *why_not = "V costs more than the step's phase it saves (bench/NOTES.md section 83)";
-    return RNNCC_OK;
+    char text[160];
+    *why_not = ir_fold_rule(products, rnncc_precision_name(m->precision), flops, text, sizeof text);
+    *by = arena_printf(&m->arena, "%s", text);
+    return *by ? RNNCC_OK : rt_fail(m, RNNCC_ERR_NOMEM, "out of host memory");
 }
 
 rnncc_status rt_fold_choose(rnncc_model *m) {

@@ -249,6 +249,29 @@ START_TEST(dump_ir_and_dot) {
     ck_assert_str_eq(r.out, "");
     ck_assert_str_eq(r.err, "rnncc dump: error: cell 'lstm' does not fold (option --fold): no state's next value is a matrix "
                             "product\n");
+    /* With a batch, the fold's rule at those sizes and precision: which schedule the runtime runs. */
+    r = RUN(NULL, "dump", "--schedule", "--dim", "I=1024", "--dim", "H=1024", "--dim", "P=512", "--batch", "4", "--precision",
+            "tf32", "cells/lstmp.cell");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_ptr_nonnull(strstr(r.out, "\n  fold (tf32): the runtime runs the cell folded (the rule: tf32 products); the "
+                                        "schedule above is the cell as written, --fold dumps the one that runs\n"));
+    r = RUN(NULL, "dump", "--schedule", "--dim", "I=1024", "--dim", "H=1024", "--dim", "P=512", "--batch", "4", "cells/lstmp.cell");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_ptr_nonnull(strstr(r.out, "\n  fold (fp32): the runtime runs the cell as written (the rule: fp32 products, V = "
+                                        "U P 4.29 GFLOP in FFMA every pass, over 3): V costs more than the step's phase it saves "
+                                        "(bench/NOTES.md section 83); rnncc run --fold on forces it (--fold dumps that schedule)\n"));
+    r = RUN(NULL, "dump", "--fold", "--schedule", "--dim", "I=800", "--dim", "H=800", "--dim", "P=400", "--batch", "20",
+            "cells/lstmp.cell");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_ptr_nonnull(strstr(r.out, "\n  fold (fp32): the runtime runs the cell folded (the rule: fp32 products, V = U P "
+                                        "2.05 GFLOP in FFMA every pass, at most 3)\n"));
+    r = RUN(NULL, "dump", "--fold", "--schedule", "--dim", "I=8", "--dim", "H=8", "--dim", "P=4", "--batch", "2", "--precision",
+            "tf32x3", "cells/lstmp.cell");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_ptr_nonnull(strstr(r.out, "; the schedule above runs where the fold is forced (rnncc run --fold on)\n"));
+    r = RUN(NULL, "dump", "--schedule", "--dim", "I=8", "--dim", "H=8", "--batch", "2", "cells/lstm.cell");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_ptr_null(strstr(r.out, "fold")); /* a cell the fold does not take: nothing said */
     /* A bad file dumps nothing. */
     r = RUN(NULL, "dump", "--ir", "tests/bad/cycle.cell");
     ck_assert_int_eq(r.status, 1);

@@ -13,6 +13,7 @@
 #include "../codegen/emit.h"
 #include "../ir/fold_exec.h"
 #include "../ir/fold_projection.h"
+#include "../ir/fold_rule.h"
 #include "../ir/sched.h"
 #include "../runtime/rt_nvrtc.h"
 #include "testutil.h"
@@ -465,6 +466,46 @@ START_TEST(folded_offsets_match_unfolded) {
 }
 END_TEST
 
+/* ---- the rule (ir/fold_rule.c) ---------------------------------------------------------- */
+
+/* V's flops of LSTMP laid out at I, H, P (its dimensions in declaration order: I, P, H). */
+static double lstmp_flops(Arena *a, int64_t I, int64_t H, int64_t P) {
+    const IrCell *u = tu_compile_file(a, "cells/lstmp.cell")->cells[0];
+    IrFold f;
+    ck_assert_ptr_nonnull(ir_fold_projection(a, u, &f));
+    int64_t dimval[8];
+    for (int k = 0; k < u->ndims; k++)
+        dimval[k] = strcmp(u->dims[k].name, "I") == 0 ? I : strcmp(u->dims[k].name, "H") == 0 ? H : P;
+    Diags d; diag_init(&d, a, u->name, NULL, 0);
+    const PlanLayout *L = sched_layout(a, plan_of(a, u), dimval, &d);
+    ck_assert_ptr_nonnull(L);
+    return ir_fold_derived_flops(&f, L);
+}
+
+/* V's flops are 2 x 4H x P x H; tensor cores fold, fp32 folds up to 3 GFLOP (ds2's LSTMP, 2.05, yes;
+ * H = 1024, 4.29, no; exactly 3, yes), tf32x3 not; each says who decided, as the backend line prints it. */
+START_TEST(fold_rule_says_when) {
+    Arena a; arena_init(&a);
+    ck_assert(lstmp_flops(&a, 800, 800, 400) == 2.0 * 3200 * 400 * 800);
+    ck_assert(lstmp_flops(&a, 16, 1024, 512) == 2.0 * 4096 * 512 * 1024); /* the input's size takes no part */
+    char by[160];
+    ck_assert_ptr_null(ir_fold_rule(IR_FOLD_TENSOR_CORES, "tf32", 1e12, by, sizeof by));
+    ck_assert_str_eq(by, "the rule: tf32 products");
+    ck_assert_ptr_null(ir_fold_rule(IR_FOLD_FP32, "fp32", lstmp_flops(&a, 800, 800, 400), by, sizeof by));
+    ck_assert_str_eq(by, "the rule: fp32 products, V = U P 2.05 GFLOP in FFMA every pass, at most 3");
+    ck_assert_ptr_null(ir_fold_rule(IR_FOLD_FP32, "fp32", IR_FOLD_FP32_MAX_FLOPS, by, sizeof by));
+    const char *why = ir_fold_rule(IR_FOLD_FP32, "fp32", lstmp_flops(&a, 1024, 1024, 512), by, sizeof by);
+    ck_assert_str_eq(by, "the rule: fp32 products, V = U P 4.29 GFLOP in FFMA every pass, over 3");
+    ck_assert_str_eq(why, "V costs more than the step's phase it saves (bench/NOTES.md section 83)");
+    why = ir_fold_rule(IR_FOLD_UNMEASURED, "tf32x3", 1, by, sizeof by);
+    ck_assert_str_eq(by, "the rule: tf32x3 products");
+    ck_assert_str_eq(why, "V = U P and the fold's other GEMMs would run in fp32 FFMA; not measured");
+    ir_fold_rule(IR_FOLD_FP32, "fp32", 1e9, by, 12); /* a short buffer is cut, terminated */
+    ck_assert_str_eq(by, "the rule: f");
+    arena_free(&a);
+}
+END_TEST
+
 /* ---- the folded cell through code generation ------------------------------------------ */
 
 /* The folded cell u's per-step unit and both persistent units (where a tile plans) are written with
@@ -562,6 +603,7 @@ int main(void) {
     tcase_add_test(tc, fold_executor_matches_reference);
     tcase_add_test(tc, fold_executor_on_wide_random_cells);
     tcase_add_test(tc, folded_offsets_match_unfolded);
+    tcase_add_test(tc, fold_rule_says_when);
     tcase_add_test(tc, folded_cells_generate_code);
     tcase_add_test(tc, derived_names_are_fresh);
     suite_add_tcase(s, tc);
