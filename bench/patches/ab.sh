@@ -2,7 +2,9 @@
 # bench/patches/ab.sh (device): ms a pass of each rnncc that bench/patches/build.sh built, at the rows
 # bench/NOTES.md section 73 measured (persistent backend, fp16 unless said, tiles forced where said,
 # `rnncc run --no-check`), the binaries in turn and then in reverse, ROUNDS times (default 1).
-#   bash bench/patches/ab.sh [ROUNDS]
+#   bash bench/patches/ab.sh [ROUNDS] [fold]
+# fold: instead, LSTMP folded in tf32 where the fold's fixed costs show (small_b4 at T = 25 and 100,
+# deepbench), inference and training, for the knockouts of bench/patches/fold_ko (section 83).
 set -u
 cd "$(dirname "$0")/../.."
 rounds=${1:-1}
@@ -21,6 +23,15 @@ rows=(
     "LSTM small_b4 inference||cells/lstm.cell --dim I=1024 --dim H=1024 --batch 4 --seq 100 --repeat 50"
     "LSTM small_b4 fp32 inference||cells/lstm.cell --dim I=1024 --dim H=1024 --batch 4 --seq 100 --repeat 50 --precision fp32"
     "LSTM small_b4 flags tile|RNNCC_PERSIST_HANDOFF=flags|cells/lstm.cell --dim I=1024 --dim H=1024 --batch 4 --seq 100 --repeat 50"
+)
+[ "${2:-}" = fold ] && rows=(
+    "LSTMP small_b4 T=25 inference||cells/lstmp.cell --dim I=1024 --dim H=1024 --dim P=512 --batch 4 --seq 25 --repeat 50 --precision tf32"
+    "LSTMP small_b4 T=25 training||cells/lstmp.cell --dim I=1024 --dim H=1024 --dim P=512 --batch 4 --seq 25 --repeat 50 --precision tf32 --train"
+    "LSTMP small_b4 inference||cells/lstmp.cell --dim I=1024 --dim H=1024 --dim P=512 --batch 4 --seq 100 --repeat 50 --precision tf32"
+    "LSTMP small_b4 training||cells/lstmp.cell --dim I=1024 --dim H=1024 --dim P=512 --batch 4 --seq 100 --repeat 50 --precision tf32 --train"
+    "LSTMP deepbench inference||cells/lstmp.cell --dim I=1024 --dim H=1024 --dim P=512 --batch 32 --seq 25 --repeat 50 --precision tf32"
+    "LSTMP deepbench training||cells/lstmp.cell --dim I=1024 --dim H=1024 --dim P=512 --batch 32 --seq 25 --repeat 50 --precision tf32 --train"
+    "LSTM small_b4 T=25 inference (no fold: unchanged)||cells/lstm.cell --dim I=1024 --dim H=1024 --batch 4 --seq 25 --repeat 50 --precision tf32"
 )
 echo "binaries: ${bins[*]}"
 for row in "${rows[@]}"; do

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# bench/patches/build.sh (host): builds an rnncc for HEAD and for each patch of bench/patches (and for
-# all of them together) into build/patches/NAME/rnncc, each from a scratch worktree of HEAD, for
-# bench/patches/ab.sh on the device (carry build). NAME: base, the patch's file name without
-# .patch, and all.
+# bench/patches/build.sh [DIR] (host): builds an rnncc for HEAD and for each patch of DIR (default
+# bench/patches; bench/patches/fold_ko: the fold's knockouts) and for all of them together into
+# build/patches/NAME/rnncc (emptied first), each from a scratch worktree of HEAD, for bench/patches/ab.sh
+# on the device (carry build). NAME: base, the patch's file name without .patch, and all.
 set -eu
 cd "$(dirname "$0")/../.."
 root=$(pwd)
+from=${1:-bench/patches}
+rm -rf build/patches
 mkdir -p build/patches
 one() { # one NAME PATCH...: HEAD with the patches applied, built
     local name=$1 dir
@@ -20,6 +22,6 @@ one() { # one NAME PATCH...: HEAD with the patches applied, built
     echo "build/patches/$name/rnncc: HEAD${*:+ with $*}"
 }
 one base
-patches=(bench/patches/*.patch)
+patches=("$from"/*.patch)
 for p in "${patches[@]}"; do one "$(basename "$p" .patch)" "$p"; done
 [ ${#patches[@]} -lt 2 ] || one all "${patches[@]}"
