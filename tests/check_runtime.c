@@ -849,8 +849,9 @@ START_TEST(post_program_widths_per_layer) {
 END_TEST
 
 /* Whether LSTMP runs folded, and who said so, in the backend line: the rule (tf32, fp16 and bf16 products
- * fold; fp32 where V = U P is at most 3 GFLOP: at 12 x 24 and ds2's 400 x 800, not at 512 x 1024; tf32x3 not), desc->fold forcing either, RNNCC_FOLD forcing AUTO models only; an LSTM
- * (which does not fold) says nothing of it unless the fold is forced. */
+ * fold; fp32 where V = U P is at most 3 GFLOP: at P x H = 12 x 24 and ds2's 400 x 800, not at 512 x 1024;
+ * tf32x3 not), desc->fold forcing either, RNNCC_FOLD forcing AUTO models only; an LSTM (which does not
+ * fold) says nothing of it unless the fold is forced. */
 START_TEST(fold_choice_is_stated) {
     static const struct {
         const char *cell;
