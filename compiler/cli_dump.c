@@ -36,17 +36,17 @@ int cli_check(int argc, char **argv) {
     return status;
 }
 
-/* Whether the runtime runs a cell the projection fold takes folded (its rule, ir/fold_rule.h) at layout's sizes
- * in precision, and what that means for the schedule dumped (the cell as written, or with --fold the folded one). */
-static void fold_line(CliSource *s, const IrCell *ic, const IrFold *fold, const PlanLayout *layout, rnncc_precision precision,
+/* Whether the runtime runs a cell the projection fold takes folded (its rule, ir/fold_rule.h) at the dimension
+ * values dimval in precision, and what that means for the schedule dumped (the cell as written, or with --fold the
+ * folded one, which shares the cell's dimensions). */
+static void fold_line(CliSource *s, const IrCell *ic, const IrFold *fold, const int64_t *dimval, rnncc_precision precision,
                       StrBuf *out) {
     IrFold probe;
     const IrFold *f = fold ? fold : ir_fold_projection(&s->arena, ic, &probe) ? &probe : NULL;
     if (!f) return; /* a cell the fold does not take runs as written: nothing to say */
     const IrFoldProducts products = ir_fold_products_of(precision);
     char by[160];
-    /* the folded plan keeps the user's parameters at their indices and shapes: V's flops read either layout */
-    const char *why_not = ir_fold_rule(products, rnncc_precision_name(precision), ir_fold_derived_flops(f, layout), by, sizeof by);
+    const char *why_not = ir_fold_rule(products, rnncc_precision_name(precision), ir_fold_derived_flops(f, dimval), by, sizeof by);
     sb_printf(out, "  fold (%s): the runtime runs the cell %s (%s)%s%s", rnncc_precision_name(precision),
               why_not ? "as written" : "folded", by, why_not ? ": " : "", why_not ? why_not : "");
     if (!why_not && !fold) sb_printf(out, "; the schedule above is the cell as written, --fold dumps the one that runs");
@@ -69,8 +69,9 @@ static int dump_schedule(CliSource *s, const IrCell *ic, const IrFold *fold, int
         }
     }
     PlanLayout *layout = NULL;
+    int64_t *dimval = NULL;
     if (plan && ndims) {
-        int64_t *dimval = arena_array(&s->arena, (size_t)ic->ndims + 1, sizeof *dimval);
+        dimval = arena_array(&s->arena, (size_t)ic->ndims + 1, sizeof *dimval);
         if (dimval && ir_bind_dims(ic, dims, ndims, dimval, &s->diags))
             layout = sched_layout(&s->arena, plan, dimval, &s->diags);
     }
@@ -112,7 +113,7 @@ static int dump_schedule(CliSource *s, const IrCell *ic, const IrFold *fold, int
         else
             sb_printf(out, "persistent: %s%s%s\n", why, in_pairs ? "; in pairs: " : "", in_pairs ? cg_persist_pairs_reason(&P) : "");
     }
-    fold_line(s, ic, fold, layout, precision, out);
+    fold_line(s, ic, fold, dimval, precision, out);
     if (precision == RNNCC_TF32X3)
         sb_printf(out, "  tf32x3: every cuBLAS GEMM (the hoisted ones, and the step's where it runs per step) as one tf32 GEMM "
                        "over its inputs split in two parts (three products); the persistent kernels' products are fp32's\n");

@@ -5,10 +5,10 @@
 
 #include "fold_rule.h"
 
-double ir_fold_derived_flops(const IrFold *f, const PlanLayout *L) {
-    double rows = 0;
-    for (int k = 0; k < f->nderived; k++) rows += (double)L->param_rows[f->derived_from[k]];
-    return 2 * rows * (double)L->param_rows[f->proj] * (double)L->param_cols[f->proj];
+double ir_fold_derived_flops(const IrFold *f, const int64_t *dimval) {
+    double u = 0; /* every U_k's elements, each [rows][P's rows] */
+    for (int k = 0; k < f->nderived; k++) u += (double)ir_shape_numel(&f->user->params[f->derived_from[k]].shape, dimval);
+    return 2 * u * (double)dimval[f->user->params[f->proj].shape.dims[1]];
 }
 
 const char *ir_fold_rule(IrFoldProducts products, const char *precision, double flops, char *by, size_t by_size) {

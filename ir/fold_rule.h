@@ -23,9 +23,9 @@ static inline IrFoldProducts ir_fold_products_of(int precision) {
 /* fp32 folds where V = U P is at most so many floating-point operations a layer-direction. */
 #define IR_FOLD_FP32_MAX_FLOPS 3e9
 
-/* V = U P's floating-point operations (two a multiply-add) in one layer-direction laid out as user_layout
- * (the cell as written): every U_k's rows times P's rows and columns. */
-double ir_fold_derived_flops(const IrFold *fold, const PlanLayout *user_layout);
+/* V = U P's floating-point operations (two a multiply-add) in one layer-direction at the dimension values
+ * dimval (IrCell.dims' indices): every U_k's elements times P's columns. */
+double ir_fold_derived_flops(const IrFold *fold, const int64_t *dimval);
 /* The rule, for products named precision (e.g. "fp32") and V's flops: writes who decides into by
  * ("the rule: fp32 products, V = U P 2.05 GFLOP in FFMA every pass, at most 3") and returns NULL where the
  * cell runs folded, else why not (static text). */

@@ -17,18 +17,13 @@ _Static_assert(RNNCC_FP32 == 0 && RNNCC_TF32X3 == 4, "ir_fold_products_of reads 
 /* The rule (ir/fold_rule.h) for this model: its precision, and V's flops at the largest of its layers'
  * dimensions. Sets *by, and *why_not where the model runs as written. */
 static rnncc_status fold_rule(rnncc_model *m, const IrFold *f, const char **by, const char **why_not) {
-    const IrFoldProducts products = ir_fold_products_of(m->precision);
     double flops = 0;
-    for (int i = 0; products == IR_FOLD_FP32 && i < (m->layers > 1 ? 2 : 1); i++) {
-        Diags d;
-        diag_init(&d, &m->arena, "fold", NULL, 0);
-        const PlanLayout *L = sched_layout(&m->arena, m->plan, m->dimval[i], &d);
-        if (!L) return *by = "the rule", *why_not = "the cell's sizes do not lay out", RNNCC_OK; /* layout_units says why */
-        const double v = ir_fold_derived_flops(f, L);
+    for (int i = 0; i < (m->layers > 1 ? 2 : 1); i++) {
+        const double v = ir_fold_derived_flops(f, m->dimval[i]);
         if (v > flops) flops = v;
     }
     char text[160];
-    *why_not = ir_fold_rule(products, rnncc_precision_name(m->precision), flops, text, sizeof text);
+    *why_not = ir_fold_rule(ir_fold_products_of(m->precision), rnncc_precision_name(m->precision), flops, text, sizeof text);
     *by = arena_printf(&m->arena, "%s", text);
     return *by ? RNNCC_OK : rt_fail(m, RNNCC_ERR_NOMEM, "out of host memory");
 }
@@ -90,7 +85,7 @@ int64_t rt_fold_rows(const rnncc_model *m, int which) {
 static rnncc_status fold_gemm(rnncc_model *m, int lane, cublasOperation_t oa, cublasOperation_t ob, int64_t M, int64_t N,
                            int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb, float *C, int64_t ldc, int add) {
     const float one = 1.f, beta = add ? 1.f : 0.f;
-    const int fast = m->precision == RNNCC_TF32 || m->precision == RNNCC_FP16 || m->precision == RNNCC_BF16;
+    const int fast = ir_fold_products_of(m->precision) == IR_FOLD_TENSOR_CORES;
     cublasHandle_t h = m->cublas[lane];
     RT_CUBLAS(m, cublasSetWorkspace(h, m->cublas_ws[lane], RT_CUBLAS_WS));
     RT_CUBLAS(m, cublasGemmEx(h, oa, ob, (int)M, (int)N, (int)K, &one, A, CUDA_R_32F, (int)lda, B, CUDA_R_32F, (int)ldb, &beta, C,
