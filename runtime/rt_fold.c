@@ -1,11 +1,13 @@
 /* The projection fold at run time (ir/fold_projection.h; by the rule, rnncc_model_desc.fold or RNNCC_FOLD):
  * the model runs the folded cell, whose state z is the projection's operand, and this file keeps the user's
- * terms around it: V_k = U_k P before each pass, U_k s_0 into the hoisted products' first-step columns (so that
- * neither backend's step changes), and s_T = P z_T after the loop (s_0 where a sequence has no step).
+ * terms around it: V_k = U_k P before each forward (none where a kept 16-bit copy is fresh), U_k s_0 into the
+ * hoisted products' first-step columns (so that neither backend's step changes), and s_T = P z_T after the loop
+ * (s_0 where a sequence has no step).
  * The backward mirrors it: dz_T = P^T dhT seeds the folded state, the entry columns' adjoint A_k (gathered
  * from the hoisted product's adjoint) gives dh0 = sum_k U_k^T A_k, and the weight gradients map back
  * (dU_k += dV_k P^T + A_k^T s_0, dP += sum_k U_k^T dV_k + dhT^T z_T). ir/fold_exec.c does all of it on
- * the CPU. Key idea: every addition here is a dense GEMM (fp32 data) and one tiny column kernel. */
+ * the CPU. Key idea: every addition here is a dense GEMM (fp32 data) and, where sequences differ in length, a
+ * tiny column kernel. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -78,15 +80,16 @@ int64_t rt_fold_rows(const rnncc_model *m, int which) {
     return most;
 }
 
-/* C (column-major, ldc) = op(A) op(B), beta 0 or 1, on lane's handle (whose stream the caller set; cublasSetStream
- * drops the handle's workspace, so the lane's own is set again: a captured pass must not allocate). In fp32 without
- * tensor cores where the model's products are fp32 or tf32x3; where they are tf32 or 16-bit, in tf32 (the step
- * GEMMs round their operands at least so far). */
+/* C (column-major, ldc) = op(A) op(B), beta 0 or 1, on lane's handle and stream (cublasSetStream drops the
+ * handle's workspace, so the lane's own is set again: a captured pass must not allocate). In fp32 without tensor
+ * cores where the model's products are fp32 or tf32x3; where they are tf32 or 16-bit, in tf32 (the step GEMMs
+ * round their operands at least so far). */
 static rnncc_status fold_gemm(rnncc_model *m, int lane, cublasOperation_t oa, cublasOperation_t ob, int64_t M, int64_t N,
                            int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb, float *C, int64_t ldc, int add) {
     const float one = 1.f, beta = add ? 1.f : 0.f;
     const int fast = ir_fold_products_of(m->precision) == IR_FOLD_TENSOR_CORES;
     cublasHandle_t h = m->cublas[lane];
+    RT_CUBLAS(m, cublasSetStream(h, m->streams[lane]));
     RT_CUBLAS(m, cublasSetWorkspace(h, m->cublas_ws[lane], RT_CUBLAS_WS));
     RT_CUBLAS(m, cublasGemmEx(h, oa, ob, (int)M, (int)N, (int)K, &one, A, CUDA_R_32F, (int)lda, B, CUDA_R_32F, (int)ldb, &beta, C,
                               CUDA_R_32F, (int)ldc, fast ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F_PEDANTIC,
@@ -124,9 +127,8 @@ static int entry_run_end(const rnncc_model *m, const PlanLayout *L, int k, int64
 }
 
 rnncc_status rt_fold_derive(rnncc_model *m) {
-    if (!m->fold) return RNNCC_OK;
+    if (!m->fold || (rt_half(m) && !rt_half_converts(m, RT_HALF_CONVERT))) return RNNCC_OK;
     const IrFold *f = m->fold;
-    RT_CUBLAS(m, cublasSetStream(m->cublas[0], m->streams[0]));
     for (int u = 0; u < m->nunits; u++) {
         const PlanLayout *L = m->units[u].layout;
         float *w = m->weights + m->units[u].weight_offset;
@@ -162,15 +164,23 @@ rnncc_status rt_fold_entry(RtBind *b) {
     int64_t R;
     for (int k = 0, j; k < f->nderived; k = j) {
         j = entry_run_end(m, L, k, &R);
-        /* add [N][R] = s_0 [N][Ps] U^T: column-major add^T = U s_0^T, U [R][Ps] read as Ps x R transposed */
-        RT_TRY(fold_gemm(m, b->lane, CUBLAS_OP_T, CUBLAS_OP_N, R, N, Ps, w + L->param_offset[f->derived_from[k]], Ps, b->fold_s0, Ps,
-                      b->fold_add, R, 0));
+        const float *U = w + L->param_offset[f->derived_from[k]];
         IrRef at = m->fold_entry[k];
         int buf = m->plan->gemms[m->plan->node[at].gemm].out_buffer;
+        float *cols = rt_buffer_at(b, b->bufs, buf, 0);
+        const int64_t ld = L->buffer_width[buf];
+        if (!b->lengths) { /* every sequence's first step in one run of N columns (step T-1 in reverse): added there */
+            float *first = cols + (b->unit->dir ? b->r->T - 1 : 0) * N * ld + L->block_row[at];
+            RT_TRY(fold_gemm(m, b->lane, CUBLAS_OP_T, CUBLAS_OP_N, R, N, Ps, U, Ps, b->fold_s0, Ps, first, ld, 1));
+            continue;
+        }
+        /* add [N][R] = s_0 [N][Ps] U^T: column-major add^T = U s_0^T, U [R][Ps] read as Ps x R transposed; then each
+         * sequence's first step's column (its length's) gets its own */
+        RT_TRY(fold_gemm(m, b->lane, CUBLAS_OP_T, CUBLAS_OP_N, R, N, Ps, U, Ps, b->fold_s0, Ps, b->fold_add, R, 0));
         RT_TRY(launch_columns(m, b->stream, 0,
-                              (RnnFoldColumns){.add = b->fold_add, .buf = rt_buffer_at(b, b->bufs, buf, 0), .lengths = b->lengths,
-                                               .ld = L->buffer_width[buf], .row0 = L->block_row[at], .rows = R, .N = (int)N,
-                                               .T = (int)b->r->T, .reverse = b->unit->dir}));
+                              (RnnFoldColumns){.add = b->fold_add, .buf = cols, .lengths = b->lengths, .ld = ld,
+                                               .row0 = L->block_row[at], .rows = R, .N = (int)N, .T = (int)b->r->T,
+                                               .reverse = b->unit->dir}));
     }
     return RNNCC_OK;
 }

@@ -74,6 +74,11 @@ rnncc_status rt_copy_states(rnncc_model *m, cudaStream_t stream, const RnnStateC
     return RNNCC_OK;
 }
 
+int rt_half_converts(const rnncc_model *m, RtHalfWeights weights) {
+    const int kept = m->half_kept && weights != RT_HALF_CONVERT_HERE;
+    return rt_half(m) && weights != RT_HALF_NO_WEIGHTS && weights != RT_HALF_KEPT && !(kept && m->half_kept_fresh);
+}
+
 rnncc_status rt_half_begin(rnncc_model *m, const RtRegions *r, char *ws, char *reserve, RtHalfWeights weights) {
     m->half_weights = NULL;
     m->half_x = NULL;
@@ -92,7 +97,7 @@ rnncc_status rt_half_begin(rnncc_model *m, const RtRegions *r, char *ws, char *r
     const int kept = m->half_kept && weights != RT_HALF_CONVERT_HERE;
     char *holder = r->reserve ? reserve : ws;
     m->half_weights = kept ? m->half_kept : rt_align16(holder + r->half_weights);
-    if (weights == RT_HALF_KEPT || (kept && m->half_kept_fresh)) return RNNCC_OK;
+    if (!rt_half_converts(m, weights)) return RNNCC_OK;
     return convert(m, m->streams[0], m->weights, m->weight_count, m->weight_count, 1, m->half_weights);
 }
 

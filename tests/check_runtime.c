@@ -1090,36 +1090,47 @@ START_TEST(fold_edges_match_unfolded) {
 END_TEST
 
 /* A folded model that keeps its 16-bit weights (rnncc_model_keep_half_weights) derives V = U P before it
- * rounds them: its outputs equal, bit for bit, those of one that rounds every forward, before and after a
- * parameter of the user's changes (and the change shows). */
+ * rounds them, and not while its copy is fresh: its outputs equal, bit for bit, those of one that rounds every
+ * forward, in a forward that rounds and in the next (which neither derives nor rounds), before and after a
+ * parameter of the user's changes through rnncc_model_set_param and through rnncc_model_weights with
+ * rnncc_model_weights_changed (and each change shows). */
 START_TEST(fold_keeps_half_weights_derived) {
     const int64_t T = 4, N = 5, ny = T * N * 12;
     rnncc_model *keep = lstmp_on(1, RNNCC_FP16, RNNCC_BACKEND_CUBLAS, 5), *each = lstmp_on(1, RNNCC_FP16, RNNCC_BACKEND_CUBLAS, 5);
     ck_assert_int_eq(rnncc_model_keep_half_weights(keep, 1), RNNCC_OK);
-    float hx[4 * 5 * 16], u[FOLD_H * 12];
+    float hx[4 * 5 * 16], u[2][FOLD_H * 12];
     for (int i = 0; i < 4 * 5 * 16; i++) hx[i] = (float)((i * 13 % 29) - 14) / 14.0f;
-    for (int i = 0; i < FOLD_H * 12; i++) u[i] = (float)((i * 5 % 17) - 8) / 40.0f;
-    float *x = dev_copy(hx, T * N * 16), *y = dev_copy(NULL, ny), *got[2][2];
+    for (int i = 0; i < FOLD_H * 12; i++) u[0][i] = (float)((i * 5 % 17) - 8) / 40.0f, u[1][i] = (float)((i * 3 % 19) - 9) / 30.0f;
+    float *x = dev_copy(hx, T * N * 16), *y = dev_copy(NULL, ny), *got[3][3];
     size_t wsb;
     ck_assert_int_eq(rnncc_workspace_size(each, T, N, 0, &wsb), RNNCC_OK);
     void *ws;
     ck_assert_int_eq(cudaMalloc(&ws, wsb), cudaSuccess);
     float *ys[] = {y};
     rnncc_io io = {T, N, x, ys, NULL, NULL, NULL};
-    for (int round = 0; round < 2; round++) {
-        rnncc_model *ms[2] = {keep, each};
-        for (int k = 0; k < 2; k++) {
-            if (round) ck_assert_int_eq(rnncc_model_set_param(ms[k], "U_f", 0, 0, u, FOLD_H * 12), RNNCC_OK);
+    for (int round = 0; round < 3; round++) {
+        rnncc_model *ms[3] = {keep, each, keep}; /* the third: keep's next forward, its copy fresh */
+        for (int k = 0; k < 3; k++) {
+            if (round == 1 && k < 2) ck_assert_int_eq(rnncc_model_set_param(ms[k], "U_f", 0, 0, u[0], FOLD_H * 12), RNNCC_OK);
+            if (round == 2 && k < 2) { /* written through the weights' pointer, then told */
+                rnncc_param_info info = {0};
+                for (int i = 0; i < rnncc_model_param_count(ms[k]) && (!info.name || strcmp(info.name, "U_f")); i++)
+                    ck_assert_int_eq(rnncc_model_param_info(ms[k], i, &info), RNNCC_OK);
+                ck_assert_str_eq(info.name, "U_f");
+                ck_assert_int_eq(cudaMemcpy(rnncc_model_weights(ms[k], NULL) + info.offset, u[1], sizeof u[1], cudaMemcpyHostToDevice),
+                                 cudaSuccess);
+                ck_assert_int_eq(rnncc_model_weights_changed(ms[k]), RNNCC_OK);
+            }
             size_t need;
             ck_assert_int_eq(rnncc_workspace_size(ms[k], T, N, 0, &need), RNNCC_OK);
             ck_assert_uint_le(need, wsb);
             ck_assert_msg(rnncc_forward(ms[k], &io, ws, wsb, NULL, 0, NULL) == RNNCC_OK, "%s", rnncc_model_error(ms[k]));
             got[round][k] = host_copy(y, ny);
         }
-        ck_assert_int_eq(memcmp(got[round][0], got[round][1], (size_t)ny * sizeof(float)), 0);
+        for (int k = 1; k < 3; k++) ck_assert_msg(!memcmp(got[round][0], got[round][k], (size_t)ny * sizeof(float)), "round %d, %d", round, k);
     }
-    ck_assert_int_ne(memcmp(got[0][0], got[1][0], (size_t)ny * sizeof(float)), 0);
-    for (int r = 0; r < 2; r++) free(got[r][0]), free(got[r][1]);
+    for (int r = 1; r < 3; r++) ck_assert_int_ne(memcmp(got[r - 1][0], got[r][0], (size_t)ny * sizeof(float)), 0);
+    for (int r = 0; r < 3; r++) free(got[r][0]), free(got[r][1]), free(got[r][2]);
     cudaFree(x), cudaFree(y), cudaFree(ws);
     rnncc_model_destroy(keep), rnncc_model_destroy(each);
 }
@@ -1151,6 +1162,10 @@ static const Config fold_configs[] = {
     {1, 0, 1, 1, 6, 5, 16, 12, RNNCC_TF32X3, 1, 0, CUBLAS, 0, .second = 24},
     {1, 0, 1, 1, 6, 5, 16, 12, RNNCC_TF32, 1, 0, PERSIST, 0, .second = 22}, /* H P % 16 != 0: U_k back to back */
     {1, 1, 1, 1, 5, 6, 16, 12, RNNCC_FP32, 1, 0, CUBLAS, 0, .second = 22},
+    /* no lengths, both directions: h0's entry added by its GEMM straight into the first step's columns (step T-1
+     * in reverse) */
+    {1, 1, 0, 1, 5, 6, 16, 12, RNNCC_FP32, 1, 0, CUBLAS, 0, .second = 24},
+    {1, 1, 0, 1, 6, 16, 16, 12, RNNCC_TF32, 1, 0, PERSIST, 0, .second = 24},
 };
 enum { FOLD_CONFIGS = sizeof fold_configs / sizeof *fold_configs };
 

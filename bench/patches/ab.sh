@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # bench/patches/ab.sh (device): ms a pass of each rnncc that bench/patches/build.sh built, at the rows
-# bench/NOTES.md section 73 measured (persistent backend, fp16 unless said, tiles forced where said,
+# bench/NOTES.md section 73 measured (persistent backend and fp16 unless said, tiles forced where said,
 # `rnncc run --no-check`), the binaries in turn and then in reverse, ROUNDS times (default 1).
 #   bash bench/patches/ab.sh [ROUNDS] [fold]
-# fold: instead, LSTMP folded in tf32 where the fold's fixed costs show (small_b4 at T = 25 and 100,
-# deepbench), inference and training, for the knockouts of bench/patches/fold_ko (section 83).
+# fold: instead, LSTMP folded where the fold's fixed costs show (tf32 at small_b4, T = 25 and 100, and
+# deepbench; fp16 there with the weights kept and in training; fp32 at fastrnns), inference and training,
+# for the knockouts of bench/patches/fold_ko (section 83) and section 84's changes.
 set -u
 cd "$(dirname "$0")/../.."
 rounds=${1:-1}
@@ -32,15 +33,21 @@ rows=(
     "LSTMP deepbench inference||cells/lstmp.cell --dim I=1024 --dim H=1024 --dim P=512 --batch 32 --seq 25 --repeat 50 --precision tf32"
     "LSTMP deepbench training||cells/lstmp.cell --dim I=1024 --dim H=1024 --dim P=512 --batch 32 --seq 25 --repeat 50 --precision tf32 --train"
     "LSTM small_b4 T=25 inference (no fold: unchanged)||cells/lstm.cell --dim I=1024 --dim H=1024 --batch 4 --seq 25 --repeat 50 --precision tf32"
+    "LSTMP small_b4 T=25 fp16 inference, weights kept||cells/lstmp.cell --dim I=1024 --dim H=1024 --dim P=512 --batch 4 --seq 25 --repeat 50 --precision fp16 --keep-half-weights"
+    "LSTMP deepbench fp16 inference, weights kept||cells/lstmp.cell --dim I=1024 --dim H=1024 --dim P=512 --batch 32 --seq 25 --repeat 50 --precision fp16 --keep-half-weights"
+    "LSTMP deepbench fp16 training||cells/lstmp.cell --dim I=1024 --dim H=1024 --dim P=512 --batch 32 --seq 25 --repeat 50 --precision fp16 --train"
+    "LSTMP fastrnns fp32 inference (folded by the rule)||cells/lstmp.cell --dim I=512 --dim H=512 --dim P=256 --batch 64 --seq 100 --repeat 20 --precision fp32 --backend auto"
+    "LSTMP fastrnns fp32 training||cells/lstmp.cell --dim I=512 --dim H=512 --dim P=256 --batch 64 --seq 100 --repeat 20 --precision fp32 --train --backend auto"
 )
 echo "binaries: ${bins[*]}"
 for row in "${rows[@]}"; do
     IFS='|' read -r name envs args <<< "$row"
     case $args in *--precision*) ;; *) args="$args --precision fp16" ;; esac
+    case $args in *--backend*) ;; *) args="$args --backend persistent" ;; esac
     line="$name:"
     for r in $(seq "$rounds"); do
         for b in "${bins[@]}" $(printf '%s\n' "${bins[@]}" | tac); do
-            ms=$(env $envs "$b" run $args --backend persistent --no-check 2>&1 | grep -oE '[0-9.]+ ms per' | cut -d' ' -f1)
+            ms=$(env $envs "$b" run $args --no-check 2>&1 | grep -oE '[0-9.]+ ms per' | cut -d' ' -f1)
             line="$line $(basename "$(dirname "$b")")=${ms:-FAILED}"
         done
     done

@@ -151,14 +151,19 @@ for mode in infer train; do
 done
 # LSTMP folded (RNNCC_FOLD=1, runtime/rt_fold.c): its state from h0 through the hoisted products, the final
 # state P z_T, the backward's seed, gather and gradient map; per step and persistent, inference and training,
-# both directions with lengths (exported for these steps alone, so that the sanitizers see it as rnncc does)
+# both directions, with lengths and without (h0's entry then added by its GEMM; V formed on the second stream
+# in fp32) (exported for these steps alone, so that the sanitizers see it as rnncc does)
 export RNNCC_FOLD=1
 for be in cublas persistent; do
     for mode in infer train; do
-        fold=(./build/rnncc run cells/lstmp.cell --dim I=16 --dim H=48 --dim P=24 --seq 6 --batch 7
-            --varlen --bidirectional --repeat 1 --precision fp32 --backend $be)
-        [ $mode = train ] && fold+=(--train)
-        three_checks "fold-$be-$mode" "${fold[@]}"
+        for lengths in varlen nolengths; do
+            fold=(./build/rnncc run cells/lstmp.cell --dim I=16 --dim H=48 --dim P=24 --seq 6 --batch 7
+                --bidirectional --repeat 1 --precision fp32 --backend $be)
+            [ $mode = train ] && fold+=(--train)
+            suffix=-nolengths
+            [ $lengths = varlen ] && fold+=(--varlen) && suffix=
+            three_checks "fold-$be-$mode$suffix" "${fold[@]}"
+        done
     done
 done
 unset RNNCC_FOLD
