@@ -151,8 +151,8 @@ for mode in infer train; do
 done
 # LSTMP folded (RNNCC_FOLD=1, runtime/rt_fold.c): its state from h0 through the hoisted products, the final
 # state P z_T, the backward's seed, gather and gradient map; per step and persistent, inference and training,
-# both directions, with lengths and without (h0's entry then added by its GEMM; V formed on the second stream
-# in fp32) (exported for these steps alone, so that the sanitizers see it as rnncc does)
+# both directions, with lengths and without (h0's entry then added by its GEMM into the first step's columns)
+# (exported for these steps alone, so that the sanitizers see it as rnncc does)
 export RNNCC_FOLD=1
 for be in cublas persistent; do
     for mode in infer train; do
