@@ -392,6 +392,7 @@ static rnncc_status weights_job(void *p) {
             const PlanLayout *L = b.unit->layout;
             if (job->mode == RNNCC_WGRAD_ADD) RT_TRY(rt_fold_wgrad(&b, NULL, job->dw, 1)); /* the derived weights' from 0 */
             for (int j = 0; cols > 0 && j < m->plan->ngemms; j++) {
+                if (rt_fold_skips_gemm(&b, j)) continue; /* V's: rt_fold_wgrad maps it through the columns */
                 const SchedGemm *g = &m->plan->gemms[j];
                 int64_t M = L->gemm_rows[j], K = L->gemm_cols[j], W = L->buffer_width[g->out_buffer], ldo;
                 const float *op = rt_operand(&b, g->operand, 0, 0, &ldo);

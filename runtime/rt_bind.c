@@ -72,6 +72,7 @@ void rt_bind(RtBind *b, rnncc_model *m, const RtRegions *r, int l, int d, int la
     b->dparam = (float *)(reserve + r->dparam[u]);
     b->fold_s0_kept = m->fold ? (float *)(reserve + r->fold_s0) + u * r->N * rt_fold_rows(m, 2) : NULL;
     b->fold_w_kept = m->fold ? (float *)(reserve + r->fold_w) + u * rt_fold_rows(m, 3) : NULL;
+    b->fold_cols = m->fold && r->fold_cols ? (float *)(ws + r->fold_cols) : NULL;
 }
 
 float *rt_state_slot(const RtBind *b, int k, int64_t t) {

@@ -5,7 +5,8 @@
  * (s_0 where a sequence has no step).
  * The backward mirrors it: dz_T = P^T dhT seeds the folded state, the entry columns' adjoint A_k (gathered
  * from the hoisted product's adjoint) gives dh0 = sum_k U_k^T A_k, and the weight gradients map back
- * (dU_k += dV_k P^T + A_k^T s_0, dP += sum_k U_k^T dV_k + dhT^T z_T). ir/fold_exec.c does all of it on
+ * (dU_k += dV_k P^T + A_k^T s_0, dP += sum_k U_k^T dV_k + dhT^T z_T; where T N is small, through the columns
+ * without dV: rt_fold_by_columns). ir/fold_exec.c does all of it on
  * the CPU. Key idea: every addition here is a dense GEMM (fp32 data) and, where sequences differ in length, a
  * tiny column kernel. */
 #include <stdlib.h>
@@ -124,6 +125,51 @@ static int entry_run_end(const rnncc_model *m, const PlanLayout *L, int k, int64
         *R += L->param_rows[m->fold->derived_from[j]];
     }
     return j;
+}
+
+/* The plan GEMM whose weights are exactly the run of V_k from k (R rows; run_end) and whose operand is the folded
+ * state, or -1. */
+static int run_gemm(const rnncc_model *m, const PlanLayout *L, int k, int64_t R) {
+    const Plan *p = m->plan;
+    for (int j = 0; j < p->ngemms; j++) {
+        const IrNode *op = &m->cell->nodes[p->gemms[j].operand];
+        if (sched_gemm_param(p, j) == m->fold->user->nparams + k && L->gemm_rows[j] == R && op->op == IR_STATE &&
+            op->index == m->fold->state)
+            return j;
+    }
+    return -1;
+}
+
+int rt_fold_by_columns(const rnncc_model *m, int64_t T, int64_t N) {
+    /* fp32 and tf32 only: in the 16-bit modes dG may be a 16-bit twin alone */
+    if (!m->fold || (m->precision != RNNCC_FP32 && m->precision != RNNCC_TF32)) return 0;
+    const IrFold *f = m->fold;
+    const double TN = (double)T * (double)N;
+    for (int u = 0; u < m->nunits; u++) {
+        const PlanLayout *L = m->units[u].layout;
+        const double Ps = (double)L->param_rows[f->proj], Hs = (double)L->param_cols[f->proj];
+        int64_t R;
+        for (int k = 0, j; k < f->nderived; k = j) {
+            j = run_end(f, L, k, &R);
+            if (run_gemm(m, L, k, R) < 0) return 0;
+            /* through the columns: Y = P Z, dU += dG Y^T, D = U^T dG, dP += D Z^T; as written: dV = dG Z^T, then
+             * dU += dV P^T and dP += U^T dV */
+            if (TN * (2 * Ps * Hs + 2 * (double)R * Ps) >= (double)R * Hs * TN + 2 * (double)R * Ps * Hs) return 0;
+        }
+    }
+    return 1;
+}
+
+int rt_fold_skips_gemm(const RtBind *b, int j) {
+    const rnncc_model *m = b->m;
+    if (!b->fold_cols) return 0;
+    const PlanLayout *L = b->unit->layout;
+    int64_t R;
+    for (int k = 0, e; k < m->fold->nderived; k = e) {
+        e = run_end(m->fold, L, k, &R);
+        if (run_gemm(m, L, k, R) == j) return 1;
+    }
+    return 0;
 }
 
 rnncc_status rt_fold_derive(rnncc_model *m) {
@@ -272,6 +318,22 @@ rnncc_status rt_fold_wgrad(RtBind *b, const float *dhT, float *dw, int zero_firs
         j = run_end(f, L, k, &R);
         const float *dV = dwu + L->param_offset[f->user->nparams + k];
         float *dU = dwu + L->param_offset[f->derived_from[k]];
+        if (b->fold_cols) { /* through the columns (rt_fold_by_columns): dV was not formed */
+            const SchedGemm *g = &m->plan->gemms[run_gemm(m, L, k, R)];
+            int64_t ldz;
+            const float *Z = rt_operand(b, g->operand, 0, 0, &ldz), *dG = rt_buffer_at(b, b->dbufs, g->out_buffer, 0);
+            const int64_t W = L->buffer_width[g->out_buffer], TN = T * N;
+            float *Y = b->fold_cols;
+            /* Y [TN][Ps] = Z [TN][Hs] P^T: column-major Y^T = P Z^T, P [Ps][Hs] read as Hs x Ps transposed */
+            RT_TRY(fold_gemm(m, b->lane, CUBLAS_OP_T, CUBLAS_OP_N, Ps, TN, Hs, P, Hs, Z, ldz, Y, Ps, 0));
+            /* dU [R][Ps] += dG^T [R][TN] Y [TN][Ps]: column-major dU^T += Y^T dG (dG [TN][R] at ld W) */
+            RT_TRY(fold_gemm(m, b->lane, CUBLAS_OP_N, CUBLAS_OP_T, Ps, R, TN, Y, Ps, dG, W, dU, Ps, 1));
+            /* D [TN][Ps] = dG [TN][R] U [R][Ps]: column-major D^T = U^T dG^T, U read as Ps x R, into Y's place */
+            RT_TRY(fold_gemm(m, b->lane, CUBLAS_OP_N, CUBLAS_OP_N, Ps, TN, R, U, Ps, dG, W, Y, Ps, 0));
+            /* dP [Ps][Hs] += D^T Z: column-major dP^T += Z^T D */
+            RT_TRY(fold_gemm(m, b->lane, CUBLAS_OP_N, CUBLAS_OP_T, Hs, Ps, TN, Z, ldz, Y, Ps, dP, Hs, 1));
+            continue;
+        }
         /* dU [R][Ps] += dV [R][Hs] P^T: column-major dU^T += P dV^T, P read as Hs x Ps transposed */
         RT_TRY(fold_gemm(m, b->lane, CUBLAS_OP_T, CUBLAS_OP_N, Ps, R, Hs, P, Hs, dV, Hs, dU, Ps, 1));
         /* dP [Ps][Hs] += U^T dV: column-major dP^T += dV^T U, U [R][Ps] read as Ps x R transposed */

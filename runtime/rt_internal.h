@@ -127,6 +127,8 @@ typedef struct RtRegions {
                                    which the weight gradients read */
     size_t fold_w;              /* and [units][rt_fold_rows(m, 3)]: the forward's P and U_k (P first, then each U_k),
                                    as the weights call reads no live weight (docs/training.md) */
+    size_t fold_cols;           /* training, where rt_fold_by_columns: workspace [T*N][rows of P], the weight gradients'
+                                   projected states and then U^T dG (rt_fold_wgrad); else 0 */
     size_t layer_dy[2];         /* workspace: adjoints of inner layers' outputs, ping-pong [T][N][D0*dirs] */
 } RtRegions;
 
@@ -163,6 +165,7 @@ typedef struct RtBind {
     float *fold_z, *fold_add;   /* the lane's fold workspaces (RtRegions.fold_z, fold_add), or NULL */
     float *fold_s0_kept;        /* training: the unit's s_0 in the reserve (RtRegions.fold_s0), or NULL */
     float *fold_w_kept;         /* training: the unit's P and U_k in the reserve (RtRegions.fold_w), or NULL */
+    float *fold_cols;           /* training, where rt_fold_by_columns: RtRegions.fold_cols, or NULL */
     /* backward */
     float *dbufs[RNN_MAX_BUFFERS];
     unsigned short *dbufs16[RNN_MAX_BUFFERS]; /* their 16-bit twins, or NULL */
@@ -429,6 +432,13 @@ rnncc_status rt_fold_dh0(RtBind *b, const float *dhT, float *dh0);
  * + A_k^T s_0, dP += sum_k U_k^T dV_k + dhT^T z_T; then V's gradient region zeroed (its weights are derived). With
  * zero_first, only that zeroing (before the GEMMs, where they add into the caller's gradients). */
 rnncc_status rt_fold_wgrad(RtBind *b, const float *dhT, float *dw, int zero_first);
+/* Whether a training pass of T x N maps V's gradient through the columns (fp32 and tf32 products, each run of U_k
+ * one GEMM's rows, and fewer flops than forming dV and mapping it: T N < 4 H at P = H/2): the weights pass then
+ * skips the GEMM that would form dV (rt_fold_skips_gemm) and rt_fold_wgrad forms dU and dP from the adjoint dG
+ * and the states Z directly, dU += dG (P Z)^T, dP += (U^T dG) Z^T. */
+int rt_fold_by_columns(const rnncc_model *m, int64_t T, int64_t N);
+/* Whether the bound unit's weights pass skips plan GEMM j (its weights are V's, mapped through the columns). */
+int rt_fold_skips_gemm(const RtBind *b, int j);
 /* Whether the bound unit's backward kernels store the adjoints they twin as twins alone
  * (RnnArgs.twins_only): in the 16-bit modes, per step, and in a persistent backward that stages
  * every twinned adjoint from its twin (one that stages fp32 rows reads the fp32 copy; every reader

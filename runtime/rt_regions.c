@@ -186,6 +186,7 @@ rnncc_status rt_regions(rnncc_model *m, int64_t T, int64_t N, int training, RtRe
     if (m->fold && training) {
         r->fold_s0 = take(&rs, mul3(m->nunits, N, rt_fold_rows(m, 2), &ok));
         r->fold_w = take(&rs, mul3(m->nunits, rt_fold_rows(m, 3), 1, &ok));
+        if (rt_fold_by_columns(m, T, N)) r->fold_cols = take(&ws, mul3(T * N, rt_fold_rows(m, 2), 1, &ok));
     }
     if (!ok || !ws.ok || !rs.ok) {
         rt_regions_free(r);

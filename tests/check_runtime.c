@@ -1141,7 +1141,9 @@ END_TEST
  * hoisted products), lengths with sequences of none (the rows at T = 5, N = 6: rt_verify's lengths
  * 5 4 4 0 4 1 at I = 16, 5 1 3 0 2 2 at I = 20; and the persistent rows at N = 16), both directions, a
  * stack one after another and as a wavefront, per step and persistent, more than 64 sequences (summed;
- * in fp16 every training row is, with its adjoints as 16-bit twins alone), every precision; one row a check. Row 0 also checks that the model says it runs folded and lists the
+ * in fp16 every training row is, with its adjoints as 16-bit twins alone), every precision; the fp32 and tf32
+ * training rows map V's gradient through the columns (T N < 4H) but the summed one (through dV); one row a check.
+ * Row 0 also checks that the model says it runs folded and lists the
  * user's parameters only. */
 static const Config fold_configs[] = {
     {1, 0, 1, 1, 5, 6, 16, 12, RNNCC_FP32, 1, 0, CUBLAS, 0, .second = 24},
