@@ -6,9 +6,8 @@
  * The backward mirrors it: dz_T = P^T dhT seeds the folded state, the entry columns' adjoint A_k (gathered
  * from the hoisted product's adjoint) gives dh0 = sum_k U_k^T A_k, and the weight gradients map back
  * (dU_k += dV_k P^T + A_k^T s_0, dP += sum_k U_k^T dV_k + dhT^T z_T; where T N is small, through the columns
- * without dV: rt_fold_by_columns). ir/fold_exec.c does all of it on
- * the CPU. Key idea: every addition here is a dense GEMM (fp32 data) and, where sequences differ in length, a
- * tiny column kernel. */
+ * without dV: rt_fold_by_columns). ir/fold_exec.c does all of it on the CPU. Key idea: every addition here is a
+ * dense GEMM (fp32 data) and, where sequences differ in length, a tiny column kernel. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -316,7 +315,6 @@ rnncc_status rt_fold_wgrad(RtBind *b, const float *dhT, float *dw, int zero_firs
     int64_t R;
     for (int k = 0, j; T > 0 && k < f->nderived; U += R * Ps, k = j) { /* the kept U_k lie back to back */
         j = run_end(f, L, k, &R);
-        const float *dV = dwu + L->param_offset[f->user->nparams + k];
         float *dU = dwu + L->param_offset[f->derived_from[k]];
         if (b->fold_cols) { /* through the columns (rt_fold_by_columns): dV was not formed */
             const SchedGemm *g = &m->plan->gemms[run_gemm(m, L, k, R)];
@@ -334,6 +332,7 @@ rnncc_status rt_fold_wgrad(RtBind *b, const float *dhT, float *dw, int zero_firs
             RT_TRY(fold_gemm(m, b->lane, CUBLAS_OP_N, CUBLAS_OP_T, Hs, Ps, TN, Z, ldz, Y, Ps, dP, Hs, 1));
             continue;
         }
+        const float *dV = dwu + L->param_offset[f->user->nparams + k];
         /* dU [R][Ps] += dV [R][Hs] P^T: column-major dU^T += P dV^T, P read as Hs x Ps transposed */
         RT_TRY(fold_gemm(m, b->lane, CUBLAS_OP_T, CUBLAS_OP_N, Ps, R, Hs, P, Hs, dV, Hs, dU, Ps, 1));
         /* dP [Ps][Hs] += U^T dV: column-major dP^T += dV^T U, U [R][Ps] read as Ps x R transposed */

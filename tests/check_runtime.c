@@ -1142,7 +1142,8 @@ END_TEST
  * 5 4 4 0 4 1 at I = 16, 5 1 3 0 2 2 at I = 20; and the persistent rows at N = 16), both directions, a
  * stack one after another and as a wavefront, per step and persistent, more than 64 sequences (summed;
  * in fp16 every training row is, with its adjoints as 16-bit twins alone), every precision; the fp32 and tf32
- * training rows map V's gradient through the columns (T N < 4H) but the summed one (through dV); one row a check.
+ * training rows with T N < 4H map V's gradient through the columns (rt_fold_by_columns), the others through dV
+ * (the summed row, and T N = 96 = 4H at N = 16, H = 24); one row a check.
  * Row 0 also checks that the model says it runs folded and lists the
  * user's parameters only. */
 static const Config fold_configs[] = {
