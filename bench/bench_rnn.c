@@ -1133,11 +1133,11 @@ static void run_case(Bench *b, const Config *cfg, const CellDef *cell, Prec p, u
     }
 
     /* rnncc: must agree with the reference before it is timed. Inference keeps its 16-bit weights, as
-     * cuDNN's fp16 rows are given theirs (rnncc_model_keep_half_weights; no effect in fp32 and tf32);
+     * cuDNN's fp16 rows are given theirs (rnncc_model_keep_derived_weights; for an LSTM or GRU no effect in fp32 and tf32);
      * training rounds them every forward, as a training loop whose weights change every step must */
     if (m && ri) {
         const char *what = "y";
-        if (!CK_RNNCC(m, rnncc_model_keep_half_weights(m, 1))) {
+        if (!CK_RNNCC(m, rnncc_model_keep_derived_weights(m, 1))) {
             ri->rnncc.st = ST_FAIL;
             b->failures++;
         } else if (!have_ref) {
@@ -1168,7 +1168,7 @@ static void run_case(Bench *b, const Config *cfg, const CellDef *cell, Prec p, u
         }
     }
     if (m && rt) {
-        int pr = CK_RNNCC(m, rnncc_model_keep_half_weights(m, 0)) ? bench_rnncc_probe_training(&rr, b->stream) : -1;
+        int pr = CK_RNNCC(m, rnncc_model_keep_derived_weights(m, 0)) ? bench_rnncc_probe_training(&rr, b->stream) : -1;
         const char *what = "dx";
         if (pr == 0) {
             printf("  rnncc training: n/a: %s\n", rr.why_no_training);

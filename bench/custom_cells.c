@@ -138,9 +138,11 @@ static void run_cell(const Options *o, cudaStream_t stream, const Config *cfg, P
         if (rt) rt->cell[k].st = ST_FAIL;
         goto done;
     }
+    /* inference keeps what the model derives from its weights (its 16-bit copy, a folded cell's V), as bench_rnn's
+     * rows do; training derives them every forward, as a training loop whose weights change every step must */
     if (ri) {
         int64_t ny = cfg->T * (int64_t)cfg->N * r.sz.output, bad = 0;
-        ok = CK_CUDA(cudaMemset(r.y, 0xff, (size_t)ny * sizeof(float)));
+        ok = CK_RNNCC(m, rnncc_model_keep_derived_weights(m, 1)) && CK_CUDA(cudaMemset(r.y, 0xff, (size_t)ny * sizeof(float)));
         for (int q = 0; ok && q < r.sz.nstates; q++)
             ok = CK_CUDA(cudaMemset(r.hT[q], 0xff, (size_t)(r.units * cfg->N * r.sz.state_size[q]) * sizeof(float)));
         ok = ok && bench_rnncc_infer(&r, stream) == 0 && CK_CUDA(cudaStreamSynchronize(stream));
@@ -161,7 +163,7 @@ static void run_cell(const Options *o, cudaStream_t stream, const Config *cfg, P
         }
     }
     if (rt) {
-        int pr = bench_rnncc_probe_training(&r, stream);
+        int pr = CK_RNNCC(m, rnncc_model_keep_derived_weights(m, 0)) ? bench_rnncc_probe_training(&r, stream) : -1;
         int64_t nx = cfg->T * (int64_t)cfg->N * r.sz.input, bad = 0;
         if (pr == 0) {
             printf("  %s %s train %s: n/a: %s\n", cfg->name, prec_names[p], label, r.why_no_training);

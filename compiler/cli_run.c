@@ -14,7 +14,7 @@
 typedef struct RunOpts {
     const char *file, *cell;
     const char *dims[64];
-    int ndims, layers, bidir, varlen, repeat, check, train, keep_half;
+    int ndims, layers, bidir, varlen, repeat, check, train, keep_derived;
     rnncc_precision precision;
     rnncc_backend backend;
     rnncc_fold fold;
@@ -51,7 +51,8 @@ static int parse(int argc, char **argv, RunOpts *o) {
         {"precision", required_argument, 0, 'p'}, {"cell", required_argument, 0, 'c'},
         {"varlen", no_argument, 0, 'v'}, {"repeat", required_argument, 0, 'r'}, {"seed", required_argument, 0, 's'},
         {"no-check", no_argument, 0, 'n'}, {"train", no_argument, 0, 't'}, {"backend", required_argument, 0, 'B'},
-        {"keep-half-weights", no_argument, 0, 'K'}, {"fold", required_argument, 0, 'F'}, {"help", no_argument, 0, 'h'},
+        {"keep-derived-weights", no_argument, 0, 'K'}, {"keep-half-weights", no_argument, 0, 'K'}, /* its earlier name */
+        {"fold", required_argument, 0, 'F'}, {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     *o = (RunOpts){.layers = 1, .repeat = 20, .check = 1, .T = 16, .N = 8, .seed = 1};
     int c;
@@ -72,7 +73,7 @@ static int parse(int argc, char **argv, RunOpts *o) {
         case 'v': o->varlen = 1; break;
         case 'n': o->check = 0; break;
         case 't': o->train = 1; break;
-        case 'K': o->keep_half = 1; break;
+        case 'K': o->keep_derived = 1; break;
         case 'c': o->cell = optarg; break;
         case 'p': {
             if (!cli_parse_precision("run", optarg, &o->precision)) return 0;
@@ -95,8 +96,8 @@ static int parse(int argc, char **argv, RunOpts *o) {
         case 'h':
             printf("usage: rnncc run FILE --dim NAME=VALUE... [--batch N] [--seq T] [--layers L] [--bidirectional]\n"
                    "                 [--precision P] [--cell NAME] [--varlen] [--train] [--repeat R] [--seed S]\n"
-                   "                 [--backend auto|cublas|persistent] [--fold auto|on|off] [--keep-half-weights]\n"
-                   "                 [--no-check]\n"
+                   "                 [--backend auto|cublas|persistent] [--fold auto|on|off]\n"
+                   "                 [--keep-derived-weights] [--no-check]\n"
                    "Runs the cell forward on the GPU on random data (weights uniform in +-1/sqrt(S), S the first\n"
                    "state's size; inputs in +-1), checks it against the double-precision CPU reference, and prints\n"
                    "the error (max |gpu - ref| / max |ref| per tensor) and the median time of R runs.\n"
@@ -117,8 +118,10 @@ static int parse(int argc, char **argv, RunOpts *o) {
                    "--fold runs a cell the projection fold takes (an LSTMP) folded or as written (default auto:\n"
                    "folded where the products are tf32, fp16 or bf16, in fp32 where V = U P is at most 3 GFLOP;\n"
                    "docs/runtime.md); 'backend:' says which.\n"
-                   "--keep-half-weights (fp16, bf16) keeps the weights rounded to 16 bits from the first pass on\n"
-                   "(rnncc_model_keep_half_weights), as an inference server whose weights stay fixed would.\n"
+                   "--keep-derived-weights keeps what the model derives from the weights from the first pass on (in\n"
+                   "fp16 and bf16 the weights rounded to 16 bits, in every precision a folded cell's V = U P;\n"
+                   "rnncc_model_keep_derived_weights), as an inference server whose weights stay fixed would\n"
+                   "(--keep-half-weights: its earlier name).\n"
                    "--no-check only times it (no reference: long sequences time in seconds, not minutes).\n");
             exit(CLI_OK);
         default: return 0;
@@ -154,7 +157,7 @@ int cli_run(int argc, char **argv) {
     char why[640], bwhy[640] = "";
     s = rnncc_model_backend(m, o.N, &used, why, sizeof why);
     if (s == RNNCC_OK && o.train) s = rnncc_model_backward_backend(m, o.N, &used, bwhy, sizeof bwhy);
-    if (s == RNNCC_OK && o.keep_half) s = rnncc_model_keep_half_weights(m, 1);
+    if (s == RNNCC_OK && o.keep_derived) s = rnncc_model_keep_derived_weights(m, 1);
     if (s != RNNCC_OK) {
         fprintf(stderr, "rnncc run: error: %s: %s\n", rnncc_status_string(s), rnncc_model_error(m));
         rnncc_model_destroy(m);

@@ -141,20 +141,23 @@ rnncc_status rnncc_model_set_param(rnncc_model *model, const char *name, int lay
 rnncc_status rnncc_model_get_param(rnncc_model *model, const char *name, int layer, int direction,
                                    float *values, int64_t count);
 /* The packed weight buffer (device) and its size in floats: every parameter at its offset. A model
- * that keeps its 16-bit weights must be told of writes through it (rnncc_model_weights_changed). */
+ * that keeps what it derives from its weights must be told of writes through it
+ * (rnncc_model_weights_changed). */
 float *rnncc_model_weights(rnncc_model *model, int64_t *count);
-/* keep = 1: in fp16 and bf16, the model keeps the weights rounded to 16 bits (2 bytes a weight of
- * device memory) and rounds them again only after they change, not every forward (11-19 us of an
- * H200 pass at I = H = 1024; a folded LSTMP's V = U P, 22-27 us at H = 1024, P = 512, is then not
- * formed either); for weights that stay fixed over many passes, as in inference.
- * keep = 0 (the default) frees it. No effect in fp32 and tf32. It allocates or synchronises: not
- * while a CUDA graph is being captured. A forward the caller captures into a graph of its own
- * rounds the weights in that graph whenever the model has seen no uncaptured forward since they
+/* keep = 1: the model keeps what it derives from the weights between passes and derives it again only
+ * after they change, not every forward; for weights that stay fixed over many passes, as in inference:
+ * in fp16 and bf16 the weights rounded to 16 bits (2 bytes a weight of device memory; 11-19 us of an
+ * H200 pass at I = H = 1024), in every precision a folded cell's V = U P (22-29 us at H = 1024, P = 512).
+ * keep = 0 (the default) derives them every forward (and frees the 16-bit copy). It allocates or
+ * synchronises: not while a CUDA graph is being captured. A forward the caller captures into a graph of
+ * its own derives them in that graph whenever the model has seen no uncaptured forward since they
  * changed. A backward whose forward ran before keep changed is refused (run the forward again). */
+rnncc_status rnncc_model_keep_derived_weights(rnncc_model *model, int keep);
+/* The same as rnncc_model_keep_derived_weights (its earlier name). */
 rnncc_status rnncc_model_keep_half_weights(rnncc_model *model, int keep);
-/* Tells a model that keeps its 16-bit weights that the weights were written through
- * rnncc_model_weights (rnncc_model_set_param tells it itself): the next forward rounds them again.
- * Passes already issued keep the copy they read. */
+/* Tells a model that keeps what it derives from its weights (rnncc_model_keep_derived_weights) that the
+ * weights were written through rnncc_model_weights (rnncc_model_set_param tells it itself): the next
+ * forward derives them again. Passes already issued keep the copy they read. */
 rnncc_status rnncc_model_weights_changed(rnncc_model *model);
 
 /* Which backend a pass over N sequences runs on, and why in words into why (may be NULL; 640 bytes
@@ -220,7 +223,7 @@ typedef enum rnncc_wgrad_mode {
 
 /* Backward through time after a training forward (same model, weights, io sizes and reserve;
  * in fp16 and bf16 it multiplies by the forward's 16-bit weights, kept in the reserve or in the
- * model's own copy, rnncc_model_keep_half_weights): writes dx
+ * model's own copy, rnncc_model_keep_derived_weights): writes dx
  * and dh0, and keeps in the reserve what rnncc_backward_weights needs. The workspace is sized by
  * rnncc_workspace_size(..., training = 1, ...) and need not hold the forward's. Async on stream. */
 rnncc_status rnncc_backward_data(rnncc_model *model, const rnncc_grad_io *io, void *workspace, size_t workspace_bytes,

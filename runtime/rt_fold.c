@@ -172,7 +172,7 @@ int rt_fold_skips_gemm(const RtBind *b, int j) {
 }
 
 rnncc_status rt_fold_derive(rnncc_model *m) {
-    if (!m->fold || (rt_half(m) && !rt_half_converts(m, RT_HALF_CONVERT))) return RNNCC_OK;
+    if (!m->fold || (m->keep_derived && m->derived_fresh)) return RNNCC_OK; /* V as kept (the 16-bit copy's too) */
     const IrFold *f = m->fold;
     for (int u = 0; u < m->nunits; u++) {
         const PlanLayout *L = m->units[u].layout;

@@ -248,10 +248,10 @@ static size_t graph_key(const rnncc_model *m, const rnncc_io *io, const void *ws
     size_t n = 0;
 #define PUT(v) do { memcpy(key + n, &(v), sizeof(v)); n += sizeof(v); } while (0)
     const void *x = io->x, *len = io->lengths ? ws : NULL;
-    /* whether the pass converts the weights into the model's kept copy (a graph captured with the
-     * conversion would redo it every replay; one without, never) */
-    const int converts = m->half_kept && !m->half_kept_fresh;
-    PUT(io->T); PUT(io->N); PUT(x); PUT(ws); PUT(reserve); PUT(len); PUT(converts);
+    /* whether the pass derives what the model keeps from the weights (a graph captured deriving would redo it
+     * every replay; one without, never) */
+    const int derives = m->keep_derived && !m->derived_fresh;
+    PUT(io->T); PUT(io->N); PUT(x); PUT(ws); PUT(reserve); PUT(len); PUT(derives);
     for (int o = 0; o < m->cell->noutputs; o++) { const void *y = io->y ? io->y[o] : NULL; PUT(y); }
     for (int k = 0; k < m->cell->nstates; k++) {
         const void *h0 = io->h0 ? io->h0[k] : NULL, *hT = io->hT ? io->hT[k] : NULL;
@@ -385,12 +385,12 @@ static rnncc_status forward(rnncc_model *m, const rnncc_io *io, void *ws, size_t
     size_t keylen = graph_key(m, io, ws, reserve, key);
     ForwardJob job = {m, io, r, ws, reserve};
     RT_TRY(rt_run(m, &m->graph[0], key, keylen, forward_job, &job, stream));
-    /* this pass converted them, if they had changed; not where the caller captures it into a graph of
-     * its own, which converts only when launched (until the model sees an uncaptured forward, every
-     * forward converts) */
+    /* this pass derived what the model keeps (the 16-bit copy, a folded cell's V), if the weights had changed;
+     * not where the caller captures it into a graph of its own, which derives only when launched (until the
+     * model sees an uncaptured forward, every forward derives) */
     enum cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
     if (stream) RT_CUDA(m, cudaStreamIsCapturing(stream, &st));
-    if (m->half_kept && st == cudaStreamCaptureStatusNone) m->half_kept_fresh = 1;
+    if (m->keep_derived && st == cudaStreamCaptureStatusNone) m->derived_fresh = 1;
     if (reserve && rt_half(m)) m->half_train_copy = m->half_kept ? 2 : 1;
     return RNNCC_OK;
 }

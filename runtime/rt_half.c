@@ -76,7 +76,7 @@ rnncc_status rt_copy_states(rnncc_model *m, cudaStream_t stream, const RnnStateC
 
 int rt_half_converts(const rnncc_model *m, RtHalfWeights weights) {
     const int kept = m->half_kept && weights != RT_HALF_CONVERT_HERE;
-    return rt_half(m) && weights != RT_HALF_NO_WEIGHTS && weights != RT_HALF_KEPT && !(kept && m->half_kept_fresh);
+    return rt_half(m) && weights != RT_HALF_NO_WEIGHTS && weights != RT_HALF_KEPT && !(kept && m->derived_fresh);
 }
 
 rnncc_status rt_half_begin(rnncc_model *m, const RtRegions *r, char *ws, char *reserve, RtHalfWeights weights) {
@@ -89,7 +89,7 @@ rnncc_status rt_half_begin(rnncc_model *m, const RtRegions *r, char *ws, char *r
     if (!rt_half(m) || weights == RT_HALF_NO_WEIGHTS) return RNNCC_OK;
     if (weights == RT_HALF_KEPT && m->half_train_copy && m->half_train_copy != (m->half_kept ? 2 : 1))
         return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT,
-                       "rnncc_model_keep_half_weights changed since the training forward: its backward would read a "
+                       "rnncc_model_keep_derived_weights changed since the training forward: its backward would read a "
                        "16-bit copy of the weights that forward did not write; run the forward again");
     /* the model's own copy (cudaMalloc's: aligned), or the pass's, 16-byte aligned (persistent kernels
      * copy weight rows from it 16 bytes at a time): in training the reserve's (rt_regions), which the

@@ -285,7 +285,7 @@ struct rnncc_model {
     cudaStream_t streams[2];    /* the lanes' streams (directions, or a wavefront's layer parities); captured */
     cudaEvent_t events[6];      /* 0-1: the lanes' fork and join; 2-3: the caller's stream joined; 4: the last
                                    replay on the caller's stream while the model keeps its 16-bit weights
-                                   (rnncc_model_keep_half_weights waits for it before freeing them); 5: the
+                                   (rnncc_model_keep_derived_weights waits for it before freeing them); 5: the
                                    legacy stream, which rt_upload's writes wait for */
     cudaEvent_t tevents[2];     /* timing GEMM candidates */
     RtGraph graph[3];           /* forward, backward data, backward weights */
@@ -330,11 +330,13 @@ struct rnncc_model {
     void *half_weights;
     void *half_scratch[2][2];
     int64_t half_len[2];
-    /* rnncc_model_keep_half_weights: the weights' 16-bit copy the model keeps between passes (device;
-     * NULL: rounded into the workspace or reserve every forward), and whether it holds the weights as
-     * they are (cleared by rnncc_model_set_param and rnncc_model_weights_changed) */
+    /* rnncc_model_keep_derived_weights: whether the model keeps what it derives from the weights between
+     * passes; whether that is derived from the weights as they are (set by a forward the caller does not
+     * capture, cleared by rnncc_model_set_param and rnncc_model_weights_changed); in fp16 and bf16 the
+     * weights' 16-bit copy it keeps (device; NULL: rounded into the workspace or reserve every forward) */
+    int keep_derived;
+    int derived_fresh;
     void *half_kept;
-    int half_kept_fresh;
     int half_train_copy;        /* the copy the last training forward wrote: 0 none yet, 1 the reserve's, 2
                                    the kept one, -1 keep changed since (rnncc_backward_data refuses 1 or 2
                                    when the model now reads the other, and -1) */
@@ -512,7 +514,7 @@ typedef enum RtHalfWeights {
  * fresh, nor in fp32 and tf32). */
 int rt_half_converts(const rnncc_model *m, RtHalfWeights weights);
 /* Points the model at a pass's 16-bit operand regions of ws and reserve (rt_half), or at the model's
- * kept copy of the weights (rnncc_model_keep_half_weights); with RT_HALF_CONVERT, issues the
+ * kept copy of the weights (rnncc_model_keep_derived_weights); with RT_HALF_CONVERT, issues the
  * conversion of the weights on stream 0 (before the pass forks its lanes), unless the kept copy is
  * fresh. */
 rnncc_status rt_half_begin(rnncc_model *m, const RtRegions *r, char *ws, char *reserve, RtHalfWeights weights);

@@ -474,7 +474,7 @@ rnncc_status rnncc_model_set_param(rnncc_model *m, const char *name, int layer, 
     int64_t off;
     RT_TRY(find_param(m, name, layer, dir, count, values, &off));
     RT_TRY(rt_upload(m, "rnncc_model_set_param", m->weights + off, values, (size_t)count * sizeof(float)));
-    m->half_kept_fresh = 0;
+    m->derived_fresh = 0;
     return RNNCC_OK;
 }
 
@@ -486,16 +486,19 @@ rnncc_status rnncc_model_get_param(rnncc_model *m, const char *name, int layer, 
     return RNNCC_OK;
 }
 
-rnncc_status rnncc_model_keep_half_weights(rnncc_model *m, int keep) {
+rnncc_status rnncc_model_keep_derived_weights(rnncc_model *m, int keep) {
     CHECK_MODEL(m);
     if (keep != 0 && keep != 1)
         return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "keep must be 0 or 1, not %d", keep);
-    if (!rt_half(m) || keep == (m->half_kept != NULL)) return RNNCC_OK;
-    /* the captured passes read the other copy: dropped, to be captured again */
+    if (keep == m->keep_derived) return RNNCC_OK;
+    /* the captured passes derive every replay, or read the other copy: dropped, to be captured again */
     for (int i = 0; i < 3; i++) {
         if (m->graph[i].exec) cudaGraphExecDestroy(m->graph[i].exec);
         memset(&m->graph[i], 0, sizeof m->graph[i]);
     }
+    m->keep_derived = keep;
+    m->derived_fresh = 0;
+    if (!rt_half(m)) return RNNCC_OK;
     int prev = -1;
     cudaGetDevice(&prev);
     cudaError_t e = cudaSetDevice(m->device);
@@ -508,18 +511,22 @@ rnncc_status rnncc_model_keep_half_weights(rnncc_model *m, int keep) {
         if (e == cudaSuccess) e = cudaFree(m->half_kept);
         if (e == cudaSuccess) m->half_kept = NULL;
     } else if (e == cudaSuccess) {
-        m->half_kept_fresh = 0;
         e = cudaMalloc(&m->half_kept, (size_t)m->weight_count * sizeof(unsigned short));
         if (e != cudaSuccess) m->half_kept = NULL;
     }
     if (prev >= 0 && prev != m->device) cudaSetDevice(prev);
-    if (e != cudaSuccess) return rt_cuda_fail(m, e, keep ? "allocating the weights' 16-bit copy" : "freeing it", __FILE__, __LINE__);
+    if (e != cudaSuccess) {
+        m->keep_derived = m->half_kept != NULL; /* as the copy is */
+        return rt_cuda_fail(m, e, keep ? "allocating the weights' 16-bit copy" : "freeing it", __FILE__, __LINE__);
+    }
     return RNNCC_OK;
 }
 
+rnncc_status rnncc_model_keep_half_weights(rnncc_model *m, int keep) { return rnncc_model_keep_derived_weights(m, keep); }
+
 rnncc_status rnncc_model_weights_changed(rnncc_model *m) {
     CHECK_MODEL(m);
-    m->half_kept_fresh = 0;
+    m->derived_fresh = 0;
     return RNNCC_OK;
 }
 

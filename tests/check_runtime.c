@@ -126,6 +126,7 @@ START_TEST(model_arguments_are_checked) {
     expect_create_fails(NULL, &ok, RNNCC_ERR_INVALID_ARGUMENT, "program is NULL");
     expect_create_fails(p, NULL, RNNCC_ERR_INVALID_ARGUMENT, "desc is NULL");
     ck_assert_int_eq(rnncc_model_keep_half_weights(NULL, 1), RNNCC_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(rnncc_model_keep_derived_weights(NULL, 1), RNNCC_ERR_INVALID_ARGUMENT);
     ck_assert_int_eq(rnncc_model_weights_changed(NULL), RNNCC_ERR_INVALID_ARGUMENT);
     d = ok; d.layers = 0;
     expect_create_fails(p, &d, RNNCC_ERR_INVALID_ARGUMENT, "desc->layers");
@@ -1089,50 +1090,67 @@ START_TEST(fold_edges_match_unfolded) {
 }
 END_TEST
 
-/* A folded model that keeps its 16-bit weights (rnncc_model_keep_half_weights) derives V = U P before it
- * rounds them, and not while its copy is fresh: its outputs equal, bit for bit, those of one that rounds every
- * forward, in a forward that rounds and in the next (which neither derives nor rounds), before and after a
- * parameter of the user's changes through rnncc_model_set_param and through rnncc_model_weights with
- * rnncc_model_weights_changed (and each change shows). */
-START_TEST(fold_keeps_half_weights_derived) {
+/* A folded model that keeps what it derives from its weights (rnncc_model_keep_derived_weights) forms V = U P
+ * (and in fp16 its 16-bit copy) in the forward after they change and not while they are unchanged: each round,
+ * the forward that derives, the next (which neither forms V nor rounds) and a forward with keep off (deriving
+ * every forward) give the same outputs bit for bit (one model: two could time different GEMM algorithms),
+ * as created, after a parameter of the user's changes through rnncc_model_set_param, and through
+ * rnncc_model_weights with rnncc_model_weights_changed (and each change shows); a write through
+ * rnncc_model_weights it is not told of is not seen while it keeps them (its V is kept), and is with keep
+ * off. fp16 through cuBLAS, fp32 through cuBLAS, tf32 persistent. */
+static const struct { rnncc_precision precision; rnncc_backend backend; } keeps_derived[] = {
+    {RNNCC_FP16, RNNCC_BACKEND_CUBLAS}, {RNNCC_FP32, RNNCC_BACKEND_CUBLAS}, {RNNCC_TF32, RNNCC_BACKEND_PERSISTENT}};
+
+/* Writes u into parameter U_f of m through rnncc_model_weights. */
+static void write_u_f(rnncc_model *m, const float *u, size_t bytes) {
+    rnncc_param_info info = {0};
+    for (int i = 0; i < rnncc_model_param_count(m) && (!info.name || strcmp(info.name, "U_f")); i++)
+        ck_assert_int_eq(rnncc_model_param_info(m, i, &info), RNNCC_OK);
+    ck_assert_str_eq(info.name, "U_f");
+    ck_assert_int_eq(cudaMemcpy(rnncc_model_weights(m, NULL) + info.offset, u, bytes, cudaMemcpyHostToDevice), cudaSuccess);
+}
+
+START_TEST(fold_keeps_derived_weights) {
     const int64_t T = 4, N = 5, ny = T * N * 12;
-    rnncc_model *keep = lstmp_on(1, RNNCC_FP16, RNNCC_BACKEND_CUBLAS, 5), *each = lstmp_on(1, RNNCC_FP16, RNNCC_BACKEND_CUBLAS, 5);
-    ck_assert_int_eq(rnncc_model_keep_half_weights(keep, 1), RNNCC_OK);
-    float hx[4 * 5 * 16], u[2][FOLD_H * 12];
+    rnncc_model *m = lstmp_on(1, keeps_derived[_i].precision, keeps_derived[_i].backend, 5);
+    float hx[4 * 5 * 16], u[3][FOLD_H * 12];
     for (int i = 0; i < 4 * 5 * 16; i++) hx[i] = (float)((i * 13 % 29) - 14) / 14.0f;
-    for (int i = 0; i < FOLD_H * 12; i++) u[0][i] = (float)((i * 5 % 17) - 8) / 40.0f, u[1][i] = (float)((i * 3 % 19) - 9) / 30.0f;
-    float *x = dev_copy(hx, T * N * 16), *y = dev_copy(NULL, ny), *got[3][3];
+    for (int i = 0; i < FOLD_H * 12; i++)
+        u[0][i] = (float)((i * 5 % 17) - 8) / 40.0f, u[1][i] = (float)((i * 3 % 19) - 9) / 30.0f, u[2][i] = (float)((i * 7 % 23) - 11) / 35.0f;
+    float *x = dev_copy(hx, T * N * 16), *y = dev_copy(NULL, ny), *got[4][3];
     size_t wsb;
-    ck_assert_int_eq(rnncc_workspace_size(each, T, N, 0, &wsb), RNNCC_OK);
+    ck_assert_int_eq(rnncc_workspace_size(m, T, N, 0, &wsb), RNNCC_OK);
     void *ws;
     ck_assert_int_eq(cudaMalloc(&ws, wsb), cudaSuccess);
     float *ys[] = {y};
     rnncc_io io = {T, N, x, ys, NULL, NULL, NULL};
-    for (int round = 0; round < 3; round++) {
-        rnncc_model *ms[3] = {keep, each, keep}; /* the third: keep's next forward, its copy fresh */
-        for (int k = 0; k < 3; k++) {
-            if (round == 1 && k < 2) ck_assert_int_eq(rnncc_model_set_param(ms[k], "U_f", 0, 0, u[0], FOLD_H * 12), RNNCC_OK);
-            if (round == 2 && k < 2) { /* written through the weights' pointer, then told */
-                rnncc_param_info info = {0};
-                for (int i = 0; i < rnncc_model_param_count(ms[k]) && (!info.name || strcmp(info.name, "U_f")); i++)
-                    ck_assert_int_eq(rnncc_model_param_info(ms[k], i, &info), RNNCC_OK);
-                ck_assert_str_eq(info.name, "U_f");
-                ck_assert_int_eq(cudaMemcpy(rnncc_model_weights(ms[k], NULL) + info.offset, u[1], sizeof u[1], cudaMemcpyHostToDevice),
-                                 cudaSuccess);
-                ck_assert_int_eq(rnncc_model_weights_changed(ms[k]), RNNCC_OK);
-            }
-            size_t need;
-            ck_assert_int_eq(rnncc_workspace_size(ms[k], T, N, 0, &need), RNNCC_OK);
-            ck_assert_uint_le(need, wsb);
-            ck_assert_msg(rnncc_forward(ms[k], &io, ws, wsb, NULL, 0, NULL) == RNNCC_OK, "%s", rnncc_model_error(ms[k]));
-            got[round][k] = host_copy(y, ny);
+#define FORWARD(into) do {                                                                                      \
+        ck_assert_msg(rnncc_forward(m, &io, ws, wsb, NULL, 0, NULL) == RNNCC_OK, "%s", rnncc_model_error(m)); \
+        (into) = host_copy(y, ny);                                                                              \
+    } while (0)
+#define SAME(a, b) (!memcmp((a), (b), (size_t)ny * sizeof(float)))
+    for (int round = 0; round < 4; round++) {
+        ck_assert_int_eq(rnncc_model_keep_derived_weights(m, 1), RNNCC_OK);
+        if (round == 1) ck_assert_int_eq(rnncc_model_set_param(m, "U_f", 0, 0, u[0], FOLD_H * 12), RNNCC_OK);
+        if (round == 2) {
+            write_u_f(m, u[1], sizeof u[1]);
+            ck_assert_int_eq(rnncc_model_weights_changed(m), RNNCC_OK);
         }
-        for (int k = 1; k < 3; k++) ck_assert_msg(!memcmp(got[round][0], got[round][k], (size_t)ny * sizeof(float)), "round %d, %d", round, k);
+        FORWARD(got[round][0]); /* derives */
+        if (round == 3) write_u_f(m, u[2], sizeof u[2]); /* not told */
+        FORWARD(got[round][1]); /* kept */
+        ck_assert_int_eq(rnncc_model_keep_derived_weights(m, 0), RNNCC_OK);
+        FORWARD(got[round][2]); /* derives every forward */
+        ck_assert_msg(SAME(got[round][0], got[round][1]), "round %d: the kept forward differs", round);
+        if (round < 3) ck_assert_msg(SAME(got[round][0], got[round][2]), "round %d: keep off differs", round);
+        if (round > 0) ck_assert_msg(SAME(got[round - 1][0], got[round][0]) == (round == 3), "round %d: the change", round);
     }
-    for (int r = 1; r < 3; r++) ck_assert_int_ne(memcmp(got[r - 1][0], got[r][0], (size_t)ny * sizeof(float)), 0);
-    for (int r = 0; r < 3; r++) free(got[r][0]), free(got[r][1]), free(got[r][2]);
+    ck_assert_msg(!SAME(got[3][1], got[3][2]), "the untold write not seen with keep off");
+#undef FORWARD
+#undef SAME
+    for (int r = 0; r < 4; r++) free(got[r][0]), free(got[r][1]), free(got[r][2]);
     cudaFree(x), cudaFree(y), cudaFree(ws);
-    rnncc_model_destroy(keep), rnncc_model_destroy(each);
+    rnncc_model_destroy(m);
 }
 END_TEST
 
@@ -2115,7 +2133,8 @@ START_TEST(model_writes_refused_while_captured) {
 }
 END_TEST
 
-/* rnncc_model_keep_half_weights: the model rounds its weights to 16 bits once, and again only after
+/* rnncc_model_keep_derived_weights in fp16 (and its earlier name, rnncc_model_keep_half_weights, which this
+ * test turns it on with): the model rounds its weights to 16 bits once, and again only after
  * they change (rnncc_model_weights_changed, rnncc_model_set_param): bit for bit what a model that
  * rounds them every forward gives, through graph capture and replay (four passes of each kind, an
  * inference graph captured without the conversion before every change), in inference and training,
@@ -2131,7 +2150,7 @@ START_TEST(half_weights_kept_by_the_model) {
     for (int bi = 0; bi < 2; bi++) {
         rnncc_model *m = small_lstm_in(RNNCC_FP16, backends[bi]);
         int64_t count = fill_weights(m);
-        ck_assert_int_eq(rnncc_model_keep_half_weights(m, 2), RNNCC_ERR_INVALID_ARGUMENT);
+        ck_assert_int_eq(rnncc_model_keep_derived_weights(m, 2), RNNCC_ERR_INVALID_ARGUMENT);
         ck_assert_str_eq(rnncc_model_error(m), "keep must be 0 or 1, not 2");
         TrainBufs b = train_bufs(m, T, N);
         float *w = rnncc_model_weights(m, NULL), *host = malloc((size_t)count * sizeof(float));
@@ -2188,18 +2207,18 @@ START_TEST(half_weights_kept_by_the_model) {
         rnncc_io io = {T, N, b.x, ys, NULL, NULL, NULL};
         rnncc_grad_io gio = {T, N, NULL, b.x, dys, NULL, b.dx, NULL};
         ck_assert_int_eq(rnncc_forward(m, &io, b.ws, b.wsb, b.rs, b.rsb, NULL), RNNCC_OK);
-        ck_assert_int_eq(rnncc_model_keep_half_weights(m, 0), RNNCC_OK);
+        ck_assert_int_eq(rnncc_model_keep_derived_weights(m, 0), RNNCC_OK);
         ck_assert_int_eq(rnncc_backward_data(m, &gio, b.ws, b.wsb, b.rs, b.rsb, NULL), RNNCC_ERR_INVALID_ARGUMENT);
-        ck_assert_ptr_nonnull(strstr(rnncc_model_error(m), "rnncc_model_keep_half_weights changed since the training forward"));
+        ck_assert_ptr_nonnull(strstr(rnncc_model_error(m), "rnncc_model_keep_derived_weights changed since the training forward"));
         backward_dx(m, &b, T, N, dx_got); /* a forward again: the model goes on */
         ck_assert_msg(memcmp(dx_got, dx_want, xbytes) == 0, "backend %d: dx differs after keep 0", bi);
         free(host);
         train_bufs_free(&b);
         rnncc_model_destroy(m);
     }
-    /* fp32: nothing to keep */
+    /* fp32, an LSTM: nothing derived to keep */
     rnncc_model *m = small_lstm();
-    ck_assert_int_eq(rnncc_model_keep_half_weights(m, 1), RNNCC_OK);
+    ck_assert_int_eq(rnncc_model_keep_derived_weights(m, 1), RNNCC_OK);
     ck_assert_int_eq(rnncc_model_weights_changed(m), RNNCC_OK);
     rnncc_model_destroy(m);
     free(want), free(halved), free(got), free(dx_want), free(dx_got);
@@ -2475,7 +2494,7 @@ int main(void) {
         tcase_add_loop_test(post, fold_matches_the_reference, 0, FOLD_CONFIGS);
         tcase_add_loop_test(post, fold_edges_match_unfolded, 0, 2);
         tcase_add_test(post, fold_choice_is_stated);
-        tcase_add_test(post, fold_keeps_half_weights_derived);
+        tcase_add_loop_test(post, fold_keeps_derived_weights, 0, sizeof keeps_derived / sizeof *keeps_derived);
         suite_add_tcase(s, post);
         TCase *half = tcase_create("half"); /* CK_RUN_CASE=half: the 16-bit GEMM inputs' other tests */
         tcase_set_timeout(half, 300);

@@ -165,6 +165,12 @@ for be in cublas persistent; do
             three_checks "fold-$be-$mode$suffix" "${fold[@]}"
         done
     done
+    # V kept (rnncc_model_keep_derived_weights): the passes after the first form no V
+    for tool in memcheck initcheck; do
+        step "$tool-fold-$be-kept" compute-sanitizer --tool $tool --error-exitcode 9 ./build/rnncc run cells/lstmp.cell \
+            --dim I=16 --dim H=48 --dim P=24 --seq 6 --batch 7 --bidirectional --repeat 3 --precision tf32 --backend $be \
+            --keep-derived-weights
+    done
 done
 unset RNNCC_FOLD
 for tool in racecheck initcheck synccheck; do

@@ -78,8 +78,8 @@ def draw(seed, k, shipped, random_cells):
     precision = r.choice(["fp32", "fp32", "tf32", "fp16", "bf16", "tf32x3"])
     backend = r.choice(["auto", "persistent", "persistent", "cublas"])
     args += ["--precision", precision, "--backend", backend]
-    if precision in ("fp16", "bf16") and r.random() < 0.2:
-        args.append("--keep-half-weights")
+    if r.random() < 0.2:  # the 16-bit copy in fp16 and bf16, a folded cell's V in every precision
+        args.append("--keep-derived-weights")
     env = {"RNNCC_PERSIST_SEARCH": "0" if r.random() < 0.85 else "1"}
     if backend != "cublas":
         knobs = [("RNNCC_PERSIST_HANDOFF", 0.3, ["flags", "barrier"]), ("RNNCC_PERSIST_CLUSTER", 0.3, ["1", "2", "4"]),
@@ -126,8 +126,8 @@ def worst(result, which):
 
 
 def at_precision(args, precision):
-    """args with the precision replaced (16-bit weights kept only in 16-bit precisions)."""
-    out = [a for a in args if a != "--keep-half-weights" or precision in ("fp16", "bf16")]
+    """args with the precision replaced."""
+    out = list(args)
     out[out.index("--precision") + 1] = precision
     return out
 
