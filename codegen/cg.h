@@ -49,9 +49,11 @@
  *     buffers (each kept for every step from buf[B], as in training) and post buffers (T*N columns);
  *     x, y and hoisted buffers at col as in a step. Past a sequence's end: zeros into its outputs at
  *     row tc and into the values it stores; no state is read or written. Its backward runs first,
- *     before the step program's (its adjoints enter the step backward as dy does): items N*J, each
- *     thread walking t = a.t .. min(a.t_end, len)-1 of its sequence as a hoisted kernel walks
- *     positions, parameter accumulators outside that loop. No split twin (dbuf3) for what it sends.
+ *     before the step program's (its adjoints enter the step backward as dy does): items as the
+ *     forward's, past a sequence's end nothing sent; but where the group reads a vector parameter
+ *     (cg_post_backward_walks) items N*J, each thread walking t = a.t .. min(a.t_end, len)-1 of its
+ *     sequence as a hoisted kernel walks positions, parameter accumulators outside that loop. No split
+ *     twin (dbuf3) for what it sends.
  *
  * Backward contract (ir/sched_exec.c's backward_group is the executable specification):
  *   - Names: `rnncc_<cell>_bh<k>` / `rnncc_<cell>_bs<k>` (cg_backward_kernel_name), same
@@ -166,8 +168,12 @@ int cg_value_summed(const PlanLayout *layout, int b);
  * kernels send every step's adjoint before the loop), or, where adjoints are shared (`shared`:
  * RnnArgs.dshared), a hoisted one's that keeps a step buffer's (cg_adjoint_shared). */
 int cg_adjoint_split_twinned(const PlanLayout *layout, int b, int shared);
-/* The backward kernel's work items: N*J for either kind; -1 on overflow or bad arguments. */
+/* The backward kernel's work items: N*J, but T*N*J for a post group that sums no parameter's adjoint (T: its
+ * window's steps; cg_post_backward_walks); -1 on overflow or bad arguments. */
 int64_t cg_backward_group_items(const PlanLayout *layout, int group, int64_t T, int64_t N);
+/* Whether plan->groups[group]'s backward kernel walks the steps of a sequence a thread: a post group that reads a
+ * vector parameter, whose adjoint it sums over them (else a post backward kernel takes a thread a (t, n, j)). */
+int cg_post_backward_walks(const Plan *plan, int group);
 
 /* ---- the persistent backend (codegen/cg_persist_plan.c, cg_persist.c; docs/backends.md) ----------
  * A unit of its own (cg_emit_persistent) holds one kernel: forward `rnncc_<cell>_p` runs steps

@@ -43,6 +43,17 @@ static int outside_loop(const Gen *g, const SchedGroup *grp, IrRef r) {
     return grp->program != SCHED_STEP && g->c->nodes[r].op == IR_PARAM;
 }
 
+int cg_post_backward_walks(const Plan *plan, int group) {
+    const SchedGroup *grp = &plan->groups[group];
+    if (grp->program != SCHED_POST) return 0;
+    for (int i = 0; i < grp->nnodes; i++) {
+        const IrNode *n = &plan->cell->nodes[grp->nodes[i]];
+        for (int a = 0; a < ir_ops[n->op].arity; a++)
+            if (plan->cell->nodes[n->args[a]].op == IR_PARAM) return 1; /* a vector parameter's adjoint, summed */
+    }
+    return 0;
+}
+
 int cg_group_reads(const IrCell *c, const SchedGroup *grp, IrRef r) {
     for (int i = 0; i < grp->nnodes; i++)
         if (grp->nodes[i] == r) return 0;
@@ -410,10 +421,11 @@ static void emit_comment(Gen *g, const SchedGroup *grp, int gi, const char *knam
     for (int j = 0; j < p->ngemms; j++)
         if ((int)p->gemms[j].program == grp->program && p->gemms[j].phase == grp->index - 1)
             sb_printf(&s, "%s G%d^T", ngm++ ? "," : ", before GEMM", j);
-    sb_printf(&s, "; one thread per (n, j), j < %lld (J = %s)%s", (long long)J, cg_dim_text(c, jdim, t),
-              step ? "." : ",");
+    const int per_step = post && !cg_post_backward_walks(p, gi); /* a thread a (t, n, j), as the forward's */
+    sb_printf(&s, "; one thread per (%s), j < %lld (J = %s)%s", per_step ? "t, n, j" : "n, j", (long long)J,
+              cg_dim_text(c, jdim, t), step || per_step ? "." : ",");
     cg_emit(out, "// %s", sb_str(&s));
-    if (!step) cg_emit(out, "// walking the %s of sequence n.", post ? "steps" : "positions");
+    if (!step && !per_step) cg_emit(out, "// walking the %s of sequence n.", post ? "steps" : "positions");
     s.len = 0;
     for (int w = 0; w < grp->nwrites; w++) {
         const SchedWrite *wr = &grp->writes[w];
@@ -522,7 +534,24 @@ int cg_emit_backward_kernel(Gen *g, int gi) {
     backward_begin(g, grp);
     emit_comment(g, grp, gi, kname, J, jdim);
     StrBuf body = {0};
-    if (!cg_emit_body(g, out, &body, step ? 2 : 3, emit_blocks, grp, J)) return 0;
+    const int per_step = !step && cg_post_backward_walks(p, gi) == 0 && grp->program == SCHED_POST;
+    if (!cg_emit_body(g, out, &body, step || per_step ? 2 : 3, emit_blocks, grp, J)) return 0;
+    if (per_step) { /* no parameter's adjoint to sum over the steps: a thread a (t, n, j), as the forward kernel */
+        cg_open_kernel(out, kname, "(long long)(a.t_end - a.t) * a.N", jd);
+        cg_emit(out, "const long long tn = i / %s;  // (t - a.t) * N + n", jd);
+        cg_emit(out, "const int j = (int)(i %% %s);  // the element", jd);
+        cg_emit(out, "const int t = a.t + (int)(tn / a.N);  // the step");
+        cg_emit(out, "const long long n = tn %% a.N;  // the sequence");
+        cg_emit(out, "const int len = a.lengths ? a.lengths[n] : a.T;");
+        cg_emit(out, "if (t >= len) continue;  // sequence n had ended: it sends nothing");
+        cg_emit(out, "const long long tc = (long long)t * a.N + n;  // its column of step and post buffers");
+        if (g->uses_col) cg_emit_position(out, "t", "step t read");
+        sb_putn(out, sb_str(&body), body.len);
+        sb_free(&body);
+        cg_close(out, NULL);
+        cg_close(out, NULL);
+        return 1;
+    }
     cg_open_kernel(out, kname, "(long long)a.N", jd);
     cg_emit(out, "const long long n = i / %s;  // the sequence", jd);
     cg_emit(out, "const int j = (int)(i %% %s);  // the element", jd);

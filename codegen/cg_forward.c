@@ -836,7 +836,10 @@ static void emit_header(Gen *g) {
     cg_emit(out, "// Launch each kernel 1-D: %d threads a block, items = N*J (step, backward) or T*N*J",
             CG_BLOCK_SIZE);
     cg_emit(out, "// (hoisted forward), any grid (grid-stride loops); codegen/cg.h has the whole contract.");
-    if (post) cg_emit(out, "// Post kernels: items (a.t_end - a.t)*N*J forward, N*J backward, over the steps a.t .. a.t_end-1.");
+    if (post) {
+        cg_emit(out, "// Post kernels: items (a.t_end - a.t)*N*J, over the steps a.t .. a.t_end-1; backward N*J where a");
+        cg_emit(out, "// kernel sums a parameter's adjoint (each thread walking the steps of its sequence).");
+    }
     if (s.failed) out->failed = 1;
     sb_free(&s);
     cg_emit(out, "%s", "");
@@ -970,8 +973,10 @@ int64_t cg_items(const PlanLayout *layout, int group, int64_t T, int64_t N, int 
     if (J < 0 || T < 0 || N < 0) return -1;
     if (__builtin_mul_overflow(N, J, &r)) return -1;
     /* a hoisted or post forward kernel covers every step's columns (a post one's T: its window's steps); their
-     * backward kernels' threads loop over them */
-    if (!backward && layout->plan->groups[group].program != SCHED_STEP && __builtin_mul_overflow(r, T, &r)) return -1;
+     * backward kernels' threads loop over them, but a post one's where it sums no parameter's adjoint */
+    const SchedProgram prog = layout->plan->groups[group].program;
+    const int every = prog != SCHED_STEP && (!backward || (prog == SCHED_POST && !cg_post_backward_walks(layout->plan, group)));
+    if (every && __builtin_mul_overflow(r, T, &r)) return -1;
     return r;
 }
 

@@ -85,10 +85,10 @@ static void backward_args(const RtBind *b, int64_t t, RnnArgs *a) {
 
 static rnncc_status backward_group(RtBind *b, int gi, int64_t t) {
     rnncc_model *m = b->m;
-    int64_t items = cg_backward_group_items(b->unit->layout, gi, b->r->T, b->r->N);
+    SchedProgram prog = m->plan->groups[gi].program;
+    int64_t items = cg_backward_group_items(b->unit->layout, gi, prog == SCHED_POST ? b->pt1 - b->pt0 : b->r->T, b->r->N);
     if (items < 0) return rt_fail(m, RNNCC_ERR_OVERFLOW, "backward kernel %d: its work items overflow", gi);
     if (items == 0) return RNNCC_OK;
-    SchedProgram prog = m->plan->groups[gi].program;
     RnnArgs a;
     backward_args(b, prog == SCHED_POST ? 0 : t, &a);
     if (prog != SCHED_STEP) memset(a.dbuf3, 0, sizeof a.dbuf3); /* one step's twins */

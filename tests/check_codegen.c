@@ -3365,7 +3365,7 @@ static void emu_program(Emu *e, SchedProgram prog, int64_t t, int backward) {
         if (prog == SCHED_POST) a.t = (int)e->pt0, a.t_end = (int)e->pt1; /* its window's steps */
         for (int i = 0; i < p->ngroups; i++) {
             if ((int)p->groups[i].program != prog || p->groups[i].index != k) continue;
-            if (backward) cpu_launch(e->u, e->u->bwd[i], &a, cg_backward_group_items(e->L, i, e->T, e->N), e->tiny);
+            if (backward) cpu_launch(e->u, e->u->bwd[i], &a, cg_backward_group_items(e->L, i, prog == SCHED_POST ? e->pt1 - e->pt0 : e->T, e->N), e->tiny);
             else cpu_launch(e->u, e->u->fwd[i], &a, cg_group_items(e->L, i, prog == SCHED_POST ? e->pt1 - e->pt0 : e->T, e->N), e->tiny);
         }
         for (int j = 0; j < p->ngemms; j++)
@@ -3771,7 +3771,9 @@ START_TEST(post_kernels_on_cpu_match_executor) {
 END_TEST
 
 /* A post kernel's text: the window of steps, the step column tc, zeros past a sequence's end at tc,
- * and its backward's loop over the steps; the header's post lines. */
+ * and its backward's thread a (t, n, j) (it sums no parameter's adjoint); the header's post lines. A post
+ * group that reads vector parameters (cell post's b and w): its backward walks the steps of a sequence a
+ * thread, N*J items, against T*N*J for ro's. */
 START_TEST(post_kernels_emit) {
     Src s;
     src_open(&s, "ro.cell", tu_post_cells[0]);
@@ -3795,14 +3797,46 @@ START_TEST(post_kernels_emit) {
         "const float v9_y = a.buf[2][tc * 3 + j];  // V @ h': G2 block 0, post",
         "float d8_h_next = a.dbuf[3][n * RNN_DIM_H + j];  // d(h')", /* the step backward takes what G2^T sent */
         "if (!a.twins_only) a.dbuf[2][tc * 3 + j] = d9_y;",
-        "for (int t = a.t; t < a.t_end && t < len; t++) {",
+        "// Once per layer, before the step program's backward, over the steps a.t .. a.t_end-1, before GEMM G2^T; "
+        "one thread per (t, n, j), j < 3 (J = O).\n",
+        "if (t >= len) continue;  // sequence n had ended: it sends nothing",
     };
     for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
         if (!strstr(k, want[i])) fprintf(stderr, "%s\n", k);
         ck_assert_msg(strstr(k, want[i]), "no '%s' in ro's unit (above)", want[i]);
     }
+    const char *bp = strstr(k, "rnncc_ro_bp1(const RnnArgs a)");
+    ck_assert_ptr_nonnull(bp);
+    ck_assert_ptr_nonnull(strstr(bp, "const long long items = (long long)(a.t_end - a.t) * a.N * RNN_DIM_O;"));
+    ck_assert_ptr_null(strstr(k, "for (int t = a.t; t < a.t_end")); /* no kernel walks the steps */
     ck_assert_ptr_null(strstr(k, "rnncc_ro_s2")); /* the readout left the step */
+    int ro_post = -1;
+    for (int gi = 0; gi < p->ngroups; gi++)
+        if (p->groups[gi].program == SCHED_POST) ro_post = gi;
+    ck_assert_int_ge(ro_post, 0);
+    ck_assert_int_eq(cg_post_backward_walks(p, ro_post), 0);
+    ck_assert_int_eq(cg_backward_group_items(L, ro_post, 10, 7), 10 * 7 * 3);
     compile_ok(k, "ro.cu", "sm_90");
+    free(k);
+    src_close(&s);
+
+    src_open(&s, "post.cell", tu_post_cells[1]);
+    p = sched_plan_opts(&s.arena, s.module->cells[0], &s.diags, SCHED_POST_PROGRAM);
+    ck_assert_ptr_nonnull(p);
+    const int64_t pdims[] = {5, 7, 3, 2}; /* I, H, O, M */
+    L = sched_layout(&s.arena, p, pdims, &s.diags);
+    ck_assert_ptr_nonnull(L);
+    int walks = 0;
+    for (int gi = 0; gi < p->ngroups; gi++) {
+        if (p->groups[gi].program != SCHED_POST) continue;
+        const int w = cg_post_backward_walks(p, gi);
+        walks += w;
+        ck_assert_int_eq(cg_backward_group_items(L, gi, 10, 7), (w ? 7 : 10 * 7) * cg_group_width(L, gi));
+    }
+    ck_assert_int_ge(walks, 1); /* sigmoid(V @ h' + b), Q @ h' * w */
+    k = emit(&s, L);
+    ck_assert_ptr_nonnull(strstr(k, "for (int t = a.t; t < a.t_end && t < len; t++) {"));
+    compile_ok(k, "post.cu", "sm_90");
     free(k);
     src_close(&s);
 }
