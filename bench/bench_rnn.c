@@ -1133,8 +1133,8 @@ static void run_case(Bench *b, const Config *cfg, const CellDef *cell, Prec p, u
     }
 
     /* rnncc: must agree with the reference before it is timed. Inference keeps its 16-bit weights, as
-     * cuDNN's fp16 rows are given theirs (rnncc_model_keep_derived_weights; for an LSTM or GRU no effect in fp32 and tf32);
-     * training rounds them every forward, as a training loop whose weights change every step must */
+     * cuDNN's fp16 rows are given theirs (rnncc_model_keep_derived_weights; for an LSTM or GRU no effect in
+     * fp32 and tf32); training rounds them every forward, as a training loop whose weights change every step must */
     if (m && ri) {
         const char *what = "y";
         if (!CK_RNNCC(m, rnncc_model_keep_derived_weights(m, 1))) {
