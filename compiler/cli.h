@@ -3,7 +3,9 @@
 #define RNNCC_CLI_H
 #include <stdio.h>
 
+#include "ir/fold_projection.h"
 #include "ir/ir.h"
+#include "ir/sched.h"
 #include "runtime/rnncc.h"
 
 enum { CLI_OK = 0, CLI_INPUT_ERROR = 1, CLI_USAGE_ERROR = 2 };
@@ -25,6 +27,13 @@ int cli_load(CliSource *s, const char *path);
 void cli_source_free(CliSource *s);
 /* Writes text to stdout or to the file named by out_path; returns a CLI status. */
 int cli_write_output(const char *out_path, const char *text, size_t len);
+
+/* The cell ic after the projection fold (what it did in f), or NULL with "rnncc CMD: error: cell '...' does not
+ * fold (option --fold): why" on stderr. */
+const IrCell *cli_fold_cell(CliSource *s, const char *cmd, const IrCell *ic, IrFold *f);
+/* Packs plan, the folded cell's, as the cell as written packs its parameters (runtime/rt_fold.c does the same);
+ * returns 0 with an error line on stderr where it cannot. */
+int cli_fold_pack_like(CliSource *s, const char *cmd, Plan *plan, const IrFold *f);
 
 /* Subcommands: each takes argc/argv starting at the subcommand's name. */
 /* Parses a batch size (1 .. 2^31-1) given to option opt of command cmd; prints the error and

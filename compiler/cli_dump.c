@@ -60,14 +60,7 @@ static int dump_schedule(CliSource *s, const IrCell *ic, const IrFold *fold, int
                          long long batch, rnncc_precision precision, StrBuf *out) {
     int before = s->diags.nerrors;
     Plan *plan = sched_plan(&s->arena, ic, &s->diags);
-    if (plan && fold) { /* packed as the cell as written is (runtime/rt_fold.c does the same) */
-        const Plan *user = sched_plan(&s->arena, fold->user, &s->diags);
-        if (user && !ir_fold_pack_like(&s->arena, plan, user, fold)) {
-            fprintf(stderr, "rnncc dump: error: cell '%s' folded would pack its parameters at other offsets (option --fold)\n",
-                    fold->user->name);
-            return CLI_INPUT_ERROR;
-        }
-    }
+    if (plan && fold && !cli_fold_pack_like(s, "dump", plan, fold)) return CLI_INPUT_ERROR;
     PlanLayout *layout = NULL;
     int64_t *dimval = NULL;
     if (plan && ndims) {
@@ -122,12 +115,8 @@ static int dump_schedule(CliSource *s, const IrCell *ic, const IrFold *fold, int
 
 /* The cell after the projection fold (what it did in f), with a line saying so, or NULL with the reason on stderr. */
 static const IrCell *folded(CliSource *s, const IrCell *ic, IrFold *f, StrBuf *out) {
-    const IrCell *c = ir_fold_projection(&s->arena, ic, f);
-    if (!c) {
-        fprintf(stderr, "rnncc dump: error: cell '%s' does not fold (option --fold): %s\n", ic->name, f->why_not);
-        return NULL;
-    }
-    ir_fold_describe(f, c, out);
+    const IrCell *c = cli_fold_cell(s, "dump", ic, f);
+    if (c) ir_fold_describe(f, c, out);
     return c;
 }
 

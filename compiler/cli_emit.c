@@ -35,15 +35,17 @@ typedef struct EmitTile {
 } EmitTile;
 
 /* Plans, lays out and emits one cell into out (a per-step unit: the parts cg_emit_unit takes; with
- * batch, the persistent unit of tile t); returns a CLI status. */
-static int emit_cell(CliSource *s, const IrCell *ic, const char **dims, int ndims, long long batch, int backward,
-                     int parts, rnncc_precision precision, EmitTile *t, StrBuf *out) {
+ * batch, the persistent unit of tile t; fold: ic is that fold's cell, packed as the cell as written);
+ * returns a CLI status. */
+static int emit_cell(CliSource *s, const IrCell *ic, const IrFold *fold, const char **dims, int ndims, long long batch,
+                     int backward, int parts, rnncc_precision precision, EmitTile *t, StrBuf *out) {
     const CgProducts products = cg_products_of(precision); /* the precision's products (codegen/cg.h) */
     Plan *plan = sched_plan(&s->arena, ic, &s->diags);
     if (!plan) {
         print_diags(&s->diags);
         return CLI_INPUT_ERROR;
     }
+    if (fold && !cli_fold_pack_like(s, "emit", plan, fold)) return CLI_INPUT_ERROR;
     int64_t *dimval = arena_array(&s->arena, (size_t)ic->ndims + 1, sizeof *dimval);
     if (!dimval) {
         fprintf(stderr, "rnncc emit: error: out of memory\n");
@@ -150,13 +152,14 @@ int cli_emit(int argc, char **argv) {
         {"cluster", required_argument, 0, 'C'}, {"warps", required_argument, 0, 'W'},
         {"chunk", required_argument, 0, 'K'}, {"seqs", required_argument, 0, 'S'},
         {"handoff", required_argument, 0, 'H'}, {"split", no_argument, 0, 'X'}, {"blocks", required_argument, 0, 'G'},
-        {"wregs", required_argument, 0, 'R'}, {"waves", required_argument, 0, 'V'}, {"help", no_argument, 0, 'h'},
+        {"wregs", required_argument, 0, 'R'}, {"waves", required_argument, 0, 'V'}, {"fold", no_argument, 0, 'L'},
+        {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     const char *cell = NULL, *out_path = NULL, *arch = NULL;
     EmitTile tile = {.handoff = -1}; /* the persistent unit's tile options */
     const char *dims[MAX_DIMS];
     int ndims = 0, ptx = 0, cubin = 0, part = 0, c; /* part: 0 all, 'F' forward only, 'B' backward only */
-    int precision_given = 0;
+    int precision_given = 0, fold = 0;
     rnncc_precision precision = RNNCC_FP32;
     long long batch = 0; /* --persistent N: the persistent unit for batches of N */
     optind = 1; /* options may follow FILE (GNU argument permutation) */
@@ -189,6 +192,7 @@ int cli_emit(int argc, char **argv) {
                 return refused("--handoff", CG_PERSIST_HANDOFF_VALUES, optarg);
             break;
         case 'X': tile.split = 1; break;
+        case 'L': fold = 1; break;
         case 'G':
             if (!(tile.blocks = cg_persist_blocks_parse(optarg))) return refused("--blocks", CG_PERSIST_BLOCKS_VALUES, optarg);
             break;
@@ -205,7 +209,7 @@ int cli_emit(int argc, char **argv) {
             dims[ndims++] = optarg;
             break;
         case 'h':
-            printf("usage: rnncc emit [--cell NAME] [--dim NAME=VALUE]... [--forward | --backward]\n"
+            printf("usage: rnncc emit [--cell NAME] [--dim NAME=VALUE]... [--forward | --backward] [--fold]\n"
                    "                  [--persistent N [--precision P] [--cluster C] [--warps W]\n"
                    "                  [--chunk K] [--seqs S] [--handoff flags|barrier] [--split] [--blocks G]\n"
                    "                  [--wregs R] [--waves W]]\n"
@@ -217,6 +221,8 @@ int cli_emit(int argc, char **argv) {
                    "part's own program, as the runtime does (it compiles the two side by side).\n"
                    "--ptx or --cubin compile it with NVRTC for ARCH (default sm_90) and write the result instead;\n"
                    "a CUBIN is binary and is written only to -o FILE or a pipe.\n"
+                   "--fold emits the cell after the projection fold, as the runtime runs it folded (its first line\n"
+                   "says what the fold did; rnncc dump --fold; docs/runtime.md), or says why it does not fold.\n"
                    "--persistent N prints instead the persistent backend's unit (one kernel for the whole step\n"
                    "loop) for batches of N sequences, sized for an H100 (132 multiprocessors, 227 KB of shared\n"
                    "memory a block); with --backward, its backward unit. --precision tf32, fp16 or bf16 (default\n"
@@ -296,9 +302,18 @@ int cli_emit(int argc, char **argv) {
             status = CLI_USAGE_ERROR;
         } else {
             StrBuf out = {0};
+            IrFold f;
+            if (fold && (ic = cli_fold_cell(&s, "emit", ic, &f))) { /* what the fold did, as a comment line */
+                StrBuf said = {0};
+                ir_fold_describe(&f, ic, &said);
+                const char *text = sb_str(&said);
+                sb_printf(&out, "// %s", text[0] == '#' && text[1] == ' ' ? text + 2 : text);
+                sb_free(&said);
+            }
             /* compiled, a part is its own NVRTC program, as the runtime compiles it; printed, a slice of the whole */
             int parts = (ptx || cubin) && part ? (part == 'F' ? CG_UNIT_FORWARD : CG_UNIT_BACKWARD) : CG_UNIT_WHOLE;
-            status = emit_cell(&s, ic, dims, ndims, batch, part == 'B', parts, precision, &tile, &out);
+            status = !ic ? CLI_INPUT_ERROR
+                         : emit_cell(&s, ic, fold ? &f : NULL, dims, ndims, batch, part == 'B', parts, precision, &tile, &out);
             if (!arch) arch = tile.cluster > 1 ? "sm_90a" : "sm_90";
             else if (tile.cluster > 1 && (ptx || cubin) && arch[strlen(arch) - 1] != 'a')
                 fprintf(stderr, "rnncc emit: note: the unit's clusters multicast their copies, a feature of "
