@@ -538,13 +538,9 @@ int cg_emit_backward_kernel(Gen *g, int gi) {
     if (!cg_emit_body(g, out, &body, step || per_step ? 2 : 3, emit_blocks, grp, J)) return 0;
     if (per_step) { /* no parameter's adjoint to sum over the steps: a thread a (t, n, j), as the forward kernel */
         cg_open_kernel(out, kname, "(long long)(a.t_end - a.t) * a.N", jd);
-        cg_emit(out, "const long long tn = i / %s;  // (t - a.t) * N + n", jd);
-        cg_emit(out, "const int j = (int)(i %% %s);  // the element", jd);
-        cg_emit(out, "const int t = a.t + (int)(tn / a.N);  // the step");
-        cg_emit(out, "const long long n = tn %% a.N;  // the sequence");
+        cg_emit_post_decode(out, jd);
         cg_emit(out, "const int len = a.lengths ? a.lengths[n] : a.T;");
         cg_emit(out, "if (t >= len) continue;  // sequence n had ended: it sends nothing");
-        cg_emit(out, "const long long tc = (long long)t * a.N + n;  // its column of step and post buffers");
         if (g->uses_col) cg_emit_position(out, "t", "step t read");
         sb_putn(out, sb_str(&body), body.len);
         sb_free(&body);

@@ -731,14 +731,17 @@ void cg_emit_position(StrBuf *out, const char *t, const char *which) {
 
 void cg_emit_step_item(Gen *g, int gi, StrBuf *body) { emit_item_rest(g, gi, body, 0); }
 
-/* A post kernel's item (t, n, j) of the steps a.t .. a.t_end-1: as a step's, at column tc. */
-static void emit_post_item(Gen *g, int gi, const char *jd, StrBuf *body) {
-    StrBuf *out = g->out;
+void cg_emit_post_decode(StrBuf *out, const char *jd) {
     cg_emit(out, "const long long tn = i / %s;  // (t - a.t) * N + n", jd);
     cg_emit(out, "const int j = (int)(i %% %s);  // the element", jd);
     cg_emit(out, "const int t = a.t + (int)(tn / a.N);  // the step");
     cg_emit(out, "const long long n = tn %% a.N;  // the sequence");
     cg_emit(out, "const long long tc = (long long)t * a.N + n;  // its column of step and post buffers");
+}
+
+/* A post kernel's item (t, n, j) of the steps a.t .. a.t_end-1: as a step's, at column tc. */
+static void emit_post_item(Gen *g, int gi, const char *jd, StrBuf *body) {
+    cg_emit_post_decode(g->out, jd);
     emit_item_rest(g, gi, body, 1);
 }
 

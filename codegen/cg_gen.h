@@ -130,6 +130,9 @@ void cg_emit_step_item(Gen *g, int gi, StrBuf *body);
 /* The position and column an item of step t (code: "a.t", or a post kernel's "t") reads, for which
  * ("this step reads", ...) in the comment: `pos` and `col`, from `len` and `n`. */
 void cg_emit_position(StrBuf *out, const char *t, const char *which);
+/* A post kernel's item i of the steps a.t .. a.t_end-1 decoded into (t, n, j) and its column tc of step and post
+ * buffers (J's dimension code jd), forward and backward alike. */
+void cg_emit_post_decode(StrBuf *out, const char *jd);
 /* In a persistent forward kernel with flags (g->persist): does a step GEMM stage state k, so that each
  * step also stores it as flagged words (rnn_flags_next<k>)? */
 int cg_persist_flagged(const Gen *g, int k);
