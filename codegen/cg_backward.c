@@ -405,7 +405,7 @@ static void put_destinations(const Gen *g, StrBuf *out) {
     if (np) sb_puts(out, ")");
 }
 
-static void emit_comment(Gen *g, const SchedGroup *grp, int gi, const char *kname, int64_t J, int jdim) {
+static void emit_comment(Gen *g, const SchedGroup *grp, int gi, const char *kname, int64_t J, int jdim, int per_step) {
     const IrCell *c = g->c;
     const Plan *p = g->plan;
     StrBuf *out = g->out;
@@ -421,7 +421,6 @@ static void emit_comment(Gen *g, const SchedGroup *grp, int gi, const char *knam
     for (int j = 0; j < p->ngemms; j++)
         if ((int)p->gemms[j].program == grp->program && p->gemms[j].phase == grp->index - 1)
             sb_printf(&s, "%s G%d^T", ngm++ ? "," : ", before GEMM", j);
-    const int per_step = post && !cg_post_backward_walks(p, gi); /* a thread a (t, n, j), as the forward's */
     sb_printf(&s, "; one thread per (%s), j < %lld (J = %s)%s", per_step ? "t, n, j" : "n, j", (long long)J,
               cg_dim_text(c, jdim, t), step || per_step ? "." : ",");
     cg_emit(out, "// %s", sb_str(&s));
@@ -531,12 +530,13 @@ int cg_emit_backward_kernel(Gen *g, int gi) {
     if (jdim < 0) return 0;
     cg_dim_code(c, jdim, jd, sizeof jd);
 
+    /* a post group that sums no parameter's adjoint: a thread a (t, n, j), as the forward kernel */
+    const int per_step = grp->program == SCHED_POST && !cg_post_backward_walks(p, gi);
     backward_begin(g, grp);
-    emit_comment(g, grp, gi, kname, J, jdim);
+    emit_comment(g, grp, gi, kname, J, jdim, per_step);
     StrBuf body = {0};
-    const int per_step = !step && cg_post_backward_walks(p, gi) == 0 && grp->program == SCHED_POST;
     if (!cg_emit_body(g, out, &body, step || per_step ? 2 : 3, emit_blocks, grp, J)) return 0;
-    if (per_step) { /* no parameter's adjoint to sum over the steps: a thread a (t, n, j), as the forward kernel */
+    if (per_step) {
         cg_open_kernel(out, kname, "(long long)(a.t_end - a.t) * a.N", jd);
         cg_emit_post_decode(out, jd);
         cg_emit(out, "const int len = a.lengths ? a.lengths[n] : a.T;");

@@ -1,6 +1,6 @@
 /* The projection fold at run time (ir/fold_projection.h; by the rule, rnncc_model_desc.fold or RNNCC_FOLD):
  * the model runs the folded cell, whose state z is the projection's operand, and this file keeps the user's
- * terms around it: V_k = U_k P before each forward (none where a kept 16-bit copy is fresh), U_k s_0 into the
+ * terms around it: V_k = U_k P before each forward (none where the model keeps it and U, P are unchanged), U_k s_0 into the
  * hoisted products' first-step columns (so that neither backend's step changes), and s_T = P z_T after the loop
  * (s_0 where a sequence has no step).
  * The backward mirrors it: dz_T = P^T dhT seeds the folded state, the entry columns' adjoint A_k (gathered

@@ -74,11 +74,6 @@ rnncc_status rt_copy_states(rnncc_model *m, cudaStream_t stream, const RnnStateC
     return RNNCC_OK;
 }
 
-int rt_half_converts(const rnncc_model *m, RtHalfWeights weights) {
-    const int kept = m->half_kept && weights != RT_HALF_CONVERT_HERE;
-    return rt_half(m) && weights != RT_HALF_NO_WEIGHTS && weights != RT_HALF_KEPT && !(kept && m->derived_fresh);
-}
-
 rnncc_status rt_half_begin(rnncc_model *m, const RtRegions *r, char *ws, char *reserve, RtHalfWeights weights) {
     m->half_weights = NULL;
     m->half_x = NULL;
@@ -97,7 +92,7 @@ rnncc_status rt_half_begin(rnncc_model *m, const RtRegions *r, char *ws, char *r
     const int kept = m->half_kept && weights != RT_HALF_CONVERT_HERE;
     char *holder = r->reserve ? reserve : ws;
     m->half_weights = kept ? m->half_kept : rt_align16(holder + r->half_weights);
-    if (!rt_half_converts(m, weights)) return RNNCC_OK;
+    if (weights == RT_HALF_KEPT || (kept && m->derived_fresh)) return RNNCC_OK; /* the copy it reads holds them */
     return convert(m, m->streams[0], m->weights, m->weight_count, m->weight_count, 1, m->half_weights);
 }
 

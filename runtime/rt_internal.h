@@ -414,8 +414,8 @@ rnncc_status rt_fold_choose(rnncc_model *m);
  * rows); 3 (per unit, not per sequence), P's and every U_k's floats together. */
 int64_t rt_fold_rows(const rnncc_model *m, int which);
 /* Each layer-direction's derived weights V_k = U_k P, in fp32 on stream 0 (before the 16-bit copy and the
- * tf32x3 split read them); nothing where not folded, or where the model's kept 16-bit copy is fresh (only that
- * copy of V is read, and it was converted from V once U and P last changed). */
+ * tf32x3 split read them); nothing where not folded, or where the model keeps what it derives and U and P have not
+ * changed since (rnncc_model_keep_derived_weights: V, and in fp16 and bf16 the copy rounded from it, as kept). */
 rnncc_status rt_fold_derive(rnncc_model *m);
 /* The entry: U_k s_0 added into the hoisted products' first-step columns, after the hoisted program of the
  * chunk that holds them; nothing where not folded or s_0 is NULL. */
@@ -510,9 +510,6 @@ typedef enum RtHalfWeights {
                              (the tile search's probes, which must not touch a copy passes may read) */
     RT_HALF_KEPT,       /* reads the forward's copy from the reserve (a backward: none converted) */
 } RtHalfWeights;
-/* Whether rt_half_begin with weights rounds the weights into a 16-bit copy (not where the model keeps one that is
- * fresh, nor in fp32 and tf32). */
-int rt_half_converts(const rnncc_model *m, RtHalfWeights weights);
 /* Points the model at a pass's 16-bit operand regions of ws and reserve (rt_half), or at the model's
  * kept copy of the weights (rnncc_model_keep_derived_weights); with RT_HALF_CONVERT, issues the
  * conversion of the weights on stream 0 (before the pass forks its lanes), unless the kept copy is
