@@ -140,8 +140,8 @@ static int run_gemm(const rnncc_model *m, const PlanLayout *L, int k, int64_t R)
 }
 
 int rt_fold_by_columns(const rnncc_model *m, int64_t T, int64_t N) {
-    /* fp32 and tf32 only: in the 16-bit modes dG may be a 16-bit twin alone */
-    if (!m->fold || (m->precision != RNNCC_FP32 && m->precision != RNNCC_TF32)) return 0;
+    /* not in tf32x3, whose fold GEMMs are FFMA's (fold_gemm) */
+    if (!m->fold || m->precision == RNNCC_TF32X3) return 0;
     const IrFold *f = m->fold;
     const double TN = (double)T * (double)N;
     for (int u = 0; u < m->nunits; u++) {
@@ -303,6 +303,19 @@ static rnncc_status zero_derived(RtBind *b, float *dw) {
     return RNNCC_OK;
 }
 
+/* Whether the bound unit maps V's gradient through the columns in 16-bit products: its forward then keeps P and the
+ * U_k as 16-bit twins alone (rt_fold_keep), as its step GEMMs rounded them, and the map multiplies those. */
+static int keeps_twins(const RtBind *b) { return b->fold_cols && rt_half(b->m); }
+
+/* A product of the map through the columns: in the 16-bit modes by rt_gemm on the twins given (A or B rounded
+ * into the lane's scratch where NULL), else fold_gemm's. */
+static rnncc_status columns_gemm(RtBind *b, cublasOperation_t oa, cublasOperation_t ob, int64_t M, int64_t N, int64_t K,
+                                 const float *A, int64_t lda, const unsigned short *A16, const float *B, int64_t ldb,
+                                 const unsigned short *B16, float *C, int64_t ldc, int add) {
+    if (!rt_half(b->m)) return fold_gemm(b->m, b->lane, oa, ob, M, N, K, A, lda, B, ldb, C, ldc, add);
+    return rt_gemm(b->m, b->lane, b->stream, oa, ob, M, N, K, A, lda, B, ldb, C, ldc, add, A16, B16, NULL);
+}
+
 rnncc_status rt_fold_wgrad(RtBind *b, const float *dhT, float *dw, int zero_first) {
     rnncc_model *m = b->m;
     if (!m->fold) return RNNCC_OK;
@@ -312,6 +325,7 @@ rnncc_status rt_fold_wgrad(RtBind *b, const float *dhT, float *dw, int zero_firs
     float *dwu = dw + b->unit->weight_offset, *dP = dwu + L->param_offset[f->proj];
     const int64_t N = b->r->N, T = b->r->T, Ps = L->param_rows[f->proj], Hs = L->param_cols[f->proj];
     const float *P = b->fold_w_kept, *U = P + Ps * Hs; /* the forward's (rt_fold_keep), not the live weights */
+    const unsigned short *P16 = keeps_twins(b) ? (const unsigned short *)P : NULL; /* or their 16-bit twins alone */
     int64_t R;
     for (int k = 0, j; T > 0 && k < f->nderived; U += R * Ps, k = j) { /* the kept U_k lie back to back */
         j = run_end(f, L, k, &R);
@@ -320,16 +334,20 @@ rnncc_status rt_fold_wgrad(RtBind *b, const float *dhT, float *dw, int zero_firs
             const SchedGemm *g = &m->plan->gemms[run_gemm(m, L, k, R)];
             int64_t ldz;
             const float *Z = rt_operand(b, g->operand, 0, 0, &ldz), *dG = rt_buffer_at(b, b->dbufs, g->out_buffer, 0);
+            /* in the 16-bit modes Z's and dG's twins, where the kernels wrote them (dG may be its twin alone), and the
+             * kept P and U_k; Y and D are rounded into the lane's scratch (rt_regions sizes it for them) */
+            const unsigned short *Z16 = rt_operand16(b, g->operand, 0), *dG16 = rt_dbuf16_at(b, g->out_buffer, 0);
+            const unsigned short *U16 = P16 ? P16 + (U - P) : NULL;
             const int64_t W = L->buffer_width[g->out_buffer], TN = T * N;
             float *Y = b->fold_cols;
             /* Y [TN][Ps] = Z [TN][Hs] P^T: column-major Y^T = P Z^T, P [Ps][Hs] read as Hs x Ps transposed */
-            RT_TRY(fold_gemm(m, b->lane, CUBLAS_OP_T, CUBLAS_OP_N, Ps, TN, Hs, P, Hs, Z, ldz, Y, Ps, 0));
+            RT_TRY(columns_gemm(b, CUBLAS_OP_T, CUBLAS_OP_N, Ps, TN, Hs, P, Hs, P16, Z, ldz, Z16, Y, Ps, 0));
             /* dU [R][Ps] += dG^T [R][TN] Y [TN][Ps]: column-major dU^T += Y^T dG (dG [TN][R] at ld W) */
-            RT_TRY(fold_gemm(m, b->lane, CUBLAS_OP_N, CUBLAS_OP_T, Ps, R, TN, Y, Ps, dG, W, dU, Ps, 1));
+            RT_TRY(columns_gemm(b, CUBLAS_OP_N, CUBLAS_OP_T, Ps, R, TN, Y, Ps, NULL, dG, W, dG16, dU, Ps, 1));
             /* D [TN][Ps] = dG [TN][R] U [R][Ps]: column-major D^T = U^T dG^T, U read as Ps x R, into Y's place */
-            RT_TRY(fold_gemm(m, b->lane, CUBLAS_OP_N, CUBLAS_OP_N, Ps, TN, R, U, Ps, dG, W, Y, Ps, 0));
+            RT_TRY(columns_gemm(b, CUBLAS_OP_N, CUBLAS_OP_N, Ps, TN, R, U, Ps, U16, dG, W, dG16, Y, Ps, 0));
             /* dP [Ps][Hs] += D^T Z: column-major dP^T += Z^T D */
-            RT_TRY(fold_gemm(m, b->lane, CUBLAS_OP_N, CUBLAS_OP_T, Hs, Ps, TN, Z, ldz, Y, Ps, dP, Hs, 1));
+            RT_TRY(columns_gemm(b, CUBLAS_OP_N, CUBLAS_OP_T, Hs, Ps, TN, Z, ldz, Z16, Y, Ps, NULL, dP, Hs, 1));
             continue;
         }
         const float *dV = dwu + L->param_offset[f->user->nparams + k];
@@ -357,14 +375,18 @@ rnncc_status rt_fold_keep(RtBind *b, RnnStateCopies *a) {
     if (!m->fold || !b->fold_w_kept) return RNNCC_OK;
     const PlanLayout *L = b->unit->layout;
     const float *w = m->weights + b->unit->weight_offset;
-    float *to = b->fold_w_kept;
+    /* fp32 copies, or (keeps_twins) 16-bit twins alone, at the same element offsets */
+    const int twins = keeps_twins(b);
+    int64_t at = 0;
     const int64_t Ps = L->param_rows[m->fold->proj];
-    RT_TRY(rt_copy_add(m, b->stream, a, (RnnStateCopy){w + L->param_offset[m->fold->proj], to, NULL, Ps * L->param_cols[m->fold->proj], 0, 0}));
-    to += Ps * L->param_cols[m->fold->proj];
-    for (int k = 0; k < m->fold->nderived; k++) {
-        int64_t n = L->param_rows[m->fold->derived_from[k]] * Ps;
-        RT_TRY(rt_copy_add(m, b->stream, a, (RnnStateCopy){w + L->param_offset[m->fold->derived_from[k]], to, NULL, n, 0, 0}));
-        to += n;
+    for (int k = -1; k < m->fold->nderived; k++) { /* P, then each U_k */
+        const int param = k < 0 ? m->fold->proj : m->fold->derived_from[k];
+        const int64_t n = L->param_rows[param] * (k < 0 ? L->param_cols[param] : Ps);
+        float *to = b->fold_w_kept + at;
+        RT_TRY(rt_copy_add(m, b->stream, a,
+                           (RnnStateCopy){w + L->param_offset[param], twins ? NULL : to,
+                                          twins ? (unsigned short *)b->fold_w_kept + at : NULL, n, 0, 0}));
+        at += n;
     }
     return RNNCC_OK;
 }

@@ -125,8 +125,9 @@ typedef struct RtRegions {
                                       value [N][S], and the entry's addend [N][rows] */
     size_t fold_s0;             /* training, folded: reserve [units][N][rows of P], each unit's s_0 (zeros where no h0),
                                    which the weight gradients read */
-    size_t fold_w;              /* and [units][rt_fold_rows(m, 3)]: the forward's P and U_k (P first, then each U_k),
-                                   as the weights call reads no live weight (docs/training.md) */
+    size_t fold_w;              /* and [units][rt_fold_rows(m, 3)] floats: the forward's P and U_k (P first, then each
+                                   U_k), as the weights call reads no live weight (docs/training.md); in the 16-bit
+                                   modes through the columns, their 16-bit twins alone at the same element offsets */
     size_t fold_cols;           /* training, where rt_fold_by_columns: workspace [T*N][rows of P], the weight gradients'
                                    projected states and then U^T dG (rt_fold_wgrad); else 0 */
     size_t layer_dy[2];         /* workspace: adjoints of inner layers' outputs, ping-pong [T][N][D0*dirs] */
@@ -422,8 +423,8 @@ rnncc_status rt_fold_derive(rnncc_model *m);
 rnncc_status rt_fold_entry(RtBind *b);
 /* The folded state's final value for the user, P z_T (s_0 where a sequence has no step). */
 rnncc_status rt_fold_final(RtBind *b);
-/* Training: adds to a the copies of the unit's P and U_k into the reserve (RtBind.fold_w_kept), which
- * rt_fold_wgrad reads. */
+/* Training: adds to a the copies of the unit's P and U_k into the reserve (RtBind.fold_w_kept; 16-bit twins
+ * alone where the 16-bit modes map through the columns), which rt_fold_wgrad reads. */
 rnncc_status rt_fold_keep(RtBind *b, RnnStateCopies *a);
 /* The backward's seed of the folded state: P^T dhT into its adjoint slot dz (after the slots were zeroed). */
 rnncc_status rt_fold_seed(RtBind *b, const float *dhT, float *dz);
@@ -434,10 +435,10 @@ rnncc_status rt_fold_dh0(RtBind *b, const float *dhT, float *dh0);
  * + A_k^T s_0, dP += sum_k U_k^T dV_k + dhT^T z_T; then V's gradient region zeroed (its weights are derived). With
  * zero_first, only that zeroing (before the GEMMs, where they add into the caller's gradients). */
 rnncc_status rt_fold_wgrad(RtBind *b, const float *dhT, float *dw, int zero_first);
-/* Whether a training pass of T x N maps V's gradient through the columns (fp32 and tf32 products, each run of U_k
- * one GEMM's rows, and fewer flops than forming dV and mapping it: T N < 4 H at P = H/2): the weights pass then
- * skips the GEMM that would form dV (rt_fold_skips_gemm) and rt_fold_wgrad forms dU and dP from the adjoint dG
- * and the states Z directly, dU += dG (P Z)^T, dP += (U^T dG) Z^T. */
+/* Whether a training pass of T x N maps V's gradient through the columns (not in tf32x3; each run of U_k one GEMM's
+ * rows, and fewer flops than forming dV and mapping it: T N < 4 H at P = H/2): the weights pass then skips the GEMM
+ * that would form dV (rt_fold_skips_gemm) and rt_fold_wgrad forms dU and dP from the adjoint dG and the states Z
+ * directly, dU += dG (P Z)^T, dP += (U^T dG) Z^T (in the 16-bit modes in 16-bit products, on dG's and Z's twins). */
 int rt_fold_by_columns(const rnncc_model *m, int64_t T, int64_t N);
 /* Whether the bound unit's weights pass skips plan GEMM j (its weights are V's, mapped through the columns). */
 int rt_fold_skips_gemm(const RtBind *b, int j);

@@ -158,6 +158,11 @@ rnncc_status rt_regions(rnncc_model *m, int64_t T, int64_t N, int training, RtRe
                 if (a > len[0]) len[0] = a;
                 if (b > len[1]) len[1] = b;
             }
+        if (training && rt_fold_by_columns(m, T, N)) { /* the fold's map through the columns rounds Y (A) and D (B) */
+            const int64_t y = mul3(T * N, rt_fold_rows(m, 2), 1, &ok);
+            if (y > len[0]) len[0] = y;
+            if (y > len[1]) len[1] = y;
+        }
         /* + 16 bytes: rt_half_begin aligns it (a caller's ws need not be); in training in the reserve,
          * where the backward finds the forward's copy and converts none (rt_half_begin) */
         r->half_weights = take16(keep, m->weight_count + 8);

@@ -1159,9 +1159,10 @@ END_TEST
  * hoisted products), lengths with sequences of none (the rows at T = 5, N = 6: rt_verify's lengths
  * 5 4 4 0 4 1 at I = 16, 5 1 3 0 2 2 at I = 20; and the persistent rows at N = 16), both directions, a
  * stack one after another and as a wavefront, per step and persistent, more than 64 sequences (summed;
- * in fp16 every training row is, with its adjoints as 16-bit twins alone), every precision; the fp32 and tf32
- * training rows with T N < 4H map V's gradient through the columns (rt_fold_by_columns), the others through dV
- * (the summed row, and T N = 96 = 4H at N = 16, H = 24); one row a check.
+ * in fp16 every training row is, with its adjoints as 16-bit twins alone), every precision; the training rows
+ * with T N < 4H but tf32x3's map V's gradient through the columns (rt_fold_by_columns; in fp16 and bf16 on the
+ * twins, P > H in one: its scratch sized for Y and D, not by the plan's GEMMs alone), the others through dV (the
+ * summed row, and T N = 96 = 4H at N = 16, H = 24, fp32 and fp16); one row a check.
  * Row 0 also checks that the model says it runs folded and lists the
  * user's parameters only. */
 static const Config fold_configs[] = {
@@ -1180,6 +1181,8 @@ static const Config fold_configs[] = {
     {1, 0, 1, 1, 6, 5, 16, 12, RNNCC_FP16, 1, 0, CUBLAS, 0, .second = 24}, /* summed, twins alone */
     {1, 1, 1, 1, 6, 5, 16, 12, RNNCC_FP16, 1, 0, CUBLAS, 0, .second = 24}, /* the twin gathered in reverse too */
     {1, 0, 1, 1, 6, 5, 16, 12, RNNCC_BF16, 1, 0, PERSIST, 0, .second = 24},
+    {1, 0, 1, 1, 6, 16, 16, 12, RNNCC_FP16, 1, 0, PERSIST, 0, .second = 24}, /* through dV in fp16 */
+    {1, 1, 1, 1, 2, 3, 8, 20, RNNCC_FP16, 1, 0, CUBLAS, 0, .second = 12},   /* P = 20 > H = 12 > I = 8 */
     {1, 0, 1, 1, 6, 5, 16, 12, RNNCC_TF32X3, 1, 0, CUBLAS, 0, .second = 24},
     {1, 0, 1, 1, 6, 5, 16, 12, RNNCC_TF32, 1, 0, PERSIST, 0, .second = 22}, /* H P % 16 != 0: U_k back to back */
     {1, 1, 1, 1, 5, 6, 16, 12, RNNCC_FP32, 1, 0, CUBLAS, 0, .second = 22},

@@ -165,6 +165,13 @@ for be in cublas persistent; do
             three_checks "fold-$be-$mode$suffix" "${fold[@]}"
         done
     done
+    # fp16 training (T N < 4H): V's gradient mapped through the columns in 16-bit products on the adjoint's and
+    # the states' twins, P and the U_k kept as 16-bit twins alone
+    for tool in memcheck initcheck; do
+        step "$tool-fold-$be-train-fp16" compute-sanitizer --tool $tool --error-exitcode 9 ./build/rnncc run cells/lstmp.cell \
+            --dim I=16 --dim H=48 --dim P=24 --seq 6 --batch 7 --bidirectional --varlen --train --repeat 1 --precision fp16 \
+            --backend $be
+    done
     # V kept (rnncc_model_keep_derived_weights): the passes after the first form no V
     for tool in memcheck initcheck; do
         step "$tool-fold-$be-kept" compute-sanitizer --tool $tool --error-exitcode 9 ./build/rnncc run cells/lstmp.cell \
