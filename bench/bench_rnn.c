@@ -972,7 +972,7 @@ static void run_case(Bench *b, const Config *cfg, const CellDef *cell, Prec p, u
         snprintf(dH, sizeof dH, "H=%d", cfg->H);
         snprintf(file, sizeof file, "%s/%s.cell", o->cells_dir, cell->name);
         const char *dims[2] = {dI, dH};
-        m = bench_model_create(file, NULL, dims, 2, cfg->layers, cfg->bidir, bench_rnncc_precision(p), RNNCC_FOLD_AUTO);
+        m = bench_model_create(file, NULL, dims, 2, cfg->layers, cfg->bidir, bench_rnncc_precision(p), RNNCC_FOLD_AUTO, 0);
         rr.x = df.x; rr.y = df.y; rr.dy = df.dy; rr.dx = df.dx;
         rr.h0[0] = df.hx; rr.hT[0] = df.hy; rr.dhT[0] = df.dhy; rr.dh0[0] = df.dhx;
         rr.h0[1] = df.cx; rr.hT[1] = df.cy; rr.dhT[1] = df.dcy; rr.dh0[1] = df.dcx;

@@ -157,7 +157,7 @@ int64_t bench_count_nonfinite(const float *v, int64_t n) {
 /* ---- rnncc ---------------------------------------------------------------------------------- */
 
 rnncc_model *bench_model_create(const char *file, const char *cell, const char *const *dims, int ndims, int layers,
-                                int bidir, rnncc_precision prec, rnncc_fold fold) {
+                                int bidir, rnncc_precision prec, rnncc_fold fold, int keep) {
     rnncc_program *prog = NULL;
     rnncc_status s = rnncc_compile_file(file, NULL, &prog);
     if (s != RNNCC_OK) {
@@ -167,7 +167,7 @@ rnncc_model *bench_model_create(const char *file, const char *cell, const char *
         return NULL;
     }
     rnncc_model_desc desc = {.cell = cell, .dims = dims, .ndims = ndims, .layers = layers, .bidirectional = bidir,
-                             .precision = prec, .device = -1, .fold = fold};
+                             .precision = prec, .device = -1, .fold = fold, .keep_derived_weights = keep};
     rnncc_model *m = NULL;
     s = rnncc_model_create(prog, &desc, &m);
     rnncc_program_destroy(prog);

@@ -76,9 +76,9 @@ int64_t bench_count_nonfinite(const float *v, int64_t n);
 
 /* ---- an rnncc model and its buffers -------------------------------------------------------- */
 /* Creates a model of the cell in file (NULL on failure, after printing why). dims are
- * "NAME=VALUE" strings; fold as rnncc_model_desc.fold. */
+ * "NAME=VALUE" strings; fold and keep as rnncc_model_desc.fold and .keep_derived_weights. */
 rnncc_model *bench_model_create(const char *file, const char *cell, const char *const *dims, int ndims, int layers,
-                                int bidir, rnncc_precision prec, rnncc_fold fold);
+                                int bidir, rnncc_precision prec, rnncc_fold fold, int keep);
 
 /* Everything one rnncc forward / training step reads and writes. Device pointers; fields the
  * caller leaves NULL before bench_rnncc_alloc are allocated (and freed) here. */

@@ -111,9 +111,11 @@ static int64_t nonfinite_on_device(const float *dev, int64_t n) {
     return bad;
 }
 
-/* Measures one cell at one configuration and precision into row[0] (inference) and row[1]
- * (training), either may be NULL. */
-static void run_cell(const Options *o, cudaStream_t stream, const Config *cfg, Prec p, int k, Row *ri, Row *rt, uint64_t seed) {
+/* Measures one cell at one configuration and precision into ri (inference) or rt (training), the other NULL, on a
+ * model of its own: inference keeps what the model derives from its weights (its 16-bit copy, a folded cell's V,
+ * rnncc_model_desc.keep_derived_weights, as bench_rnn's rows do; the fold's rule then counts V once), training
+ * derives them every forward, as a training loop whose weights change every step must. */
+static void run_phase(const Options *o, cudaStream_t stream, const Config *cfg, Prec p, int k, Row *ri, Row *rt, uint64_t seed) {
     const Custom *c = &customs[k];
     char dI[32], dH[32], dX[32], file[1024];
     snprintf(dI, sizeof dI, "I=%d", cfg->I);
@@ -128,8 +130,9 @@ static void run_cell(const Options *o, cudaStream_t stream, const Config *cfg, P
     const char *label = c->name;
     RnnccRun r;
     memset(&r, 0, sizeof r);
-    rnncc_model *m = bench_model_create(file, NULL, dims, ndims, cfg->layers, cfg->bidir, bench_rnncc_precision(p), c->fold);
-    int ok = m && bench_rnncc_alloc(&r, m, cfg->T, cfg->N, o->do_train) == 0 &&
+    rnncc_model *m = bench_model_create(file, NULL, dims, ndims, cfg->layers, cfg->bidir, bench_rnncc_precision(p), c->fold,
+                                        ri != NULL);
+    int ok = m && bench_rnncc_alloc(&r, m, cfg->T, cfg->N, rt != NULL) == 0 &&
              bench_rnncc_random_params(m, 1.0f / sqrtf((float)cfg->H), &seed) == 0 && bench_rnncc_random_inputs(&r, &seed) == 0;
     if (!ok) {
         printf("*** %s %s %s: could not set up (see the error above) ***\n", cfg->name, prec_names[p], label);
@@ -138,11 +141,9 @@ static void run_cell(const Options *o, cudaStream_t stream, const Config *cfg, P
         if (rt) rt->cell[k].st = ST_FAIL;
         goto done;
     }
-    /* inference keeps what the model derives from its weights (its 16-bit copy, a folded cell's V), as bench_rnn's
-     * rows do; training derives them every forward, as a training loop whose weights change every step must */
     if (ri) {
         int64_t ny = cfg->T * (int64_t)cfg->N * r.sz.output, bad = 0;
-        ok = CK_RNNCC(m, rnncc_model_keep_derived_weights(m, 1)) && CK_CUDA(cudaMemset(r.y, 0xff, (size_t)ny * sizeof(float)));
+        ok = CK_CUDA(cudaMemset(r.y, 0xff, (size_t)ny * sizeof(float)));
         for (int q = 0; ok && q < r.sz.nstates; q++)
             ok = CK_CUDA(cudaMemset(r.hT[q], 0xff, (size_t)(r.units * cfg->N * r.sz.state_size[q]) * sizeof(float)));
         ok = ok && bench_rnncc_infer(&r, stream) == 0 && CK_CUDA(cudaStreamSynchronize(stream));
@@ -163,7 +164,7 @@ static void run_cell(const Options *o, cudaStream_t stream, const Config *cfg, P
         }
     }
     if (rt) {
-        int pr = CK_RNNCC(m, rnncc_model_keep_derived_weights(m, 0)) ? bench_rnncc_probe_training(&r, stream) : -1;
+        int pr = bench_rnncc_probe_training(&r, stream);
         int64_t nx = cfg->T * (int64_t)cfg->N * r.sz.input, bad = 0;
         if (pr == 0) {
             printf("  %s %s train %s: n/a: %s\n", cfg->name, prec_names[p], label, r.why_no_training);
@@ -190,6 +191,12 @@ done:
     bench_rnncc_free(&r);
     rnncc_model_destroy(m);
     cudaGetLastError();
+}
+
+/* Measures one cell at one configuration and precision into ri (inference) and rt (training), either may be NULL. */
+static void run_cell(const Options *o, cudaStream_t stream, const Config *cfg, Prec p, int k, Row *ri, Row *rt, uint64_t seed) {
+    if (ri) run_phase(o, stream, cfg, p, k, ri, NULL, seed);
+    if (rt) run_phase(o, stream, cfg, p, k, NULL, rt, seed);
 }
 
 static void markdown_row(FILE *f, const Row *r) {

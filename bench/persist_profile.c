@@ -77,7 +77,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "%s", p ? rnncc_program_log(p) : "cannot compile\n");
         return 1;
     }
-    rnncc_model_desc desc = {NULL, dims, ndims, 1, 0, (rnncc_precision)prec, -1, RNNCC_BACKEND_PERSISTENT, RNNCC_FOLD_AUTO};
+    rnncc_model_desc desc = {NULL, dims, ndims, 1, 0, (rnncc_precision)prec, -1, RNNCC_BACKEND_PERSISTENT, RNNCC_FOLD_AUTO, 0};
     rnncc_model *m = NULL;
     if (rnncc_model_create(p, &desc, &m) != RNNCC_OK) {
         fprintf(stderr, "persist_profile: %s\n", rnncc_model_error(m));

@@ -49,7 +49,7 @@ static double rnncc_reserve(const char *cell, char extra, const Cfg *c) {
     size_t rs = 0;
     double out = -1;
     if (rnncc_compile_file(path, NULL, &p) == RNNCC_OK) {
-        rnncc_model_desc d = {NULL, dims, nd, 1, 0, RNNCC_FP32, -1, RNNCC_BACKEND_AUTO, RNNCC_FOLD_AUTO};
+        rnncc_model_desc d = {NULL, dims, nd, 1, 0, RNNCC_FP32, -1, RNNCC_BACKEND_AUTO, RNNCC_FOLD_AUTO, 0};
         if (rnncc_model_create(p, &d, &m) == RNNCC_OK && rnncc_reserve_size(m, c->T, c->N, &rs) == RNNCC_OK) out = (double)rs;
         else fprintf(stderr, "reserve_sizes: %s: %s\n", cell, rnncc_model_error(m));
     }

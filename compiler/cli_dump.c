@@ -40,13 +40,14 @@ int cli_check(int argc, char **argv) {
  * values dimval in precision, and what that means for the schedule dumped (the cell as written, or with --fold the
  * folded one, which shares the cell's dimensions). */
 static void fold_line(CliSource *s, const IrCell *ic, const IrFold *fold, const int64_t *dimval, rnncc_precision precision,
-                      StrBuf *out) {
+                      int kept, StrBuf *out) {
     IrFold probe;
     const IrFold *f = fold ? fold : ir_fold_projection(&s->arena, ic, &probe) ? &probe : NULL;
     if (!f) return; /* a cell the fold does not take runs as written: nothing to say */
     const IrFoldProducts products = ir_fold_products_of(precision);
     char by[160];
-    const char *why_not = ir_fold_rule(products, rnncc_precision_name(precision), ir_fold_derived_flops(f, dimval), by, sizeof by);
+    const char *why_not = ir_fold_rule(products, rnncc_precision_name(precision), ir_fold_derived_flops(f, dimval), kept, by,
+                                       sizeof by);
     sb_printf(out, "  fold (%s): the runtime runs the cell %s (%s)%s%s", rnncc_precision_name(precision),
               why_not ? "as written" : "folded", by, why_not ? ": " : "", why_not ? why_not : "");
     if (!why_not && !fold) sb_printf(out, "; the schedule above is the cell as written, --fold dumps the one that runs");
@@ -57,7 +58,7 @@ static void fold_line(CliSource *s, const IrCell *ic, const IrFold *fold, const 
 
 /* Plans one cell (and lays it out when dimensions are bound) into out. */
 static int dump_schedule(CliSource *s, const IrCell *ic, const IrFold *fold, int dot, const char **dims, int ndims,
-                         long long batch, rnncc_precision precision, StrBuf *out) {
+                         long long batch, rnncc_precision precision, int kept, StrBuf *out) {
     int before = s->diags.nerrors;
     Plan *plan = sched_plan(&s->arena, ic, &s->diags);
     if (plan && fold && !cli_fold_pack_like(s, "dump", plan, fold)) return CLI_INPUT_ERROR;
@@ -106,7 +107,7 @@ static int dump_schedule(CliSource *s, const IrCell *ic, const IrFold *fold, int
         else
             sb_printf(out, "persistent: %s%s%s\n", why, in_pairs ? "; in pairs: " : "", in_pairs ? cg_persist_pairs_reason(&P) : "");
     }
-    fold_line(s, ic, fold, dimval, precision, out);
+    fold_line(s, ic, fold, dimval, precision, kept, out);
     if (precision == RNNCC_TF32X3)
         sb_printf(out, "  tf32x3: every cuBLAS GEMM (the hoisted ones, and the step's where it runs per step) as one tf32 GEMM "
                        "over its inputs split in two parts (three products); the persistent kernels' products are fp32's\n");
@@ -125,10 +126,11 @@ int cli_dump(int argc, char **argv) {
         {"ir", no_argument, 0, 'i'}, {"dot", no_argument, 0, 'd'}, {"cell", required_argument, 0, 'c'},
         {"schedule", no_argument, 0, 's'}, {"dim", required_argument, 0, 'D'}, {"batch", required_argument, 0, 'N'},
         {"output", required_argument, 0, 'o'}, {"precision", required_argument, 0, 'p'},
-        {"fold", no_argument, 0, 'f'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"fold", no_argument, 0, 'f'}, {"keep-derived-weights", no_argument, 0, 'K'}, {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
     const char *what = NULL, *cell = NULL, *out_path = NULL;
     const char *dims[64];
-    int ndims = 0, schedule = 0, precision_given = 0, fold = 0;
+    int ndims = 0, schedule = 0, precision_given = 0, fold = 0, kept = 0;
     rnncc_precision precision = RNNCC_FP32;
     long long batch = 0;
     int c;
@@ -141,6 +143,7 @@ int cli_dump(int argc, char **argv) {
         case 'o': out_path = optarg; break;
         case 's': schedule = 1; break;
         case 'f': fold = 1; break;
+        case 'K': kept = 1; break;
         case 'N': if (!cli_parse_batch("dump", "--batch", optarg, &batch)) return CLI_USAGE_ERROR; break;
         case 'p':
             if (!cli_parse_precision("dump", optarg, &precision)) return CLI_USAGE_ERROR;
@@ -152,13 +155,15 @@ int cli_dump(int argc, char **argv) {
             break;
         case 'h':
             printf("usage: rnncc dump (--ir | --schedule) [--dot] [--dim NAME=VALUE]... [--batch N]\n"
-                   "                  [--precision fp32|tf32|fp16|bf16|tf32x3] [--fold] [--cell NAME] [-o FILE] FILE\n"
+                   "                  [--precision fp32|tf32|fp16|bf16|tf32x3] [--keep-derived-weights] [--fold]\n"
+                   "                  [--cell NAME] [-o FILE] FILE\n"
                    "Prints each cell in FILE (or only --cell NAME): its IR, or with --schedule its execution plan\n"
                    "(GEMMs, fused kernels, buffers, packed parameters; with --dim bindings, also offsets and sizes,\n"
                    "which buffers' adjoints training keeps as one, and which step GEMMs add into hoisted results).\n"
                    "--dot prints either as Graphviz dot instead of text. With --dim and --batch N, --schedule also\n"
                    "says which backend runs N sequences (on an H100, in --precision: default fp32) and why, and for\n"
-                   "a cell the projection fold takes, whether the runtime's rule runs it folded (docs/runtime.md).\n"
+                   "a cell the projection fold takes, whether the runtime's rule runs it folded (docs/runtime.md;\n"
+                   "--keep-derived-weights: for a model that keeps V = U P, rnncc_model_desc.keep_derived_weights).\n"
                    "--fold dumps each cell after the projection fold (a state only multiplied, whose next value is\n"
                    "P @ u, becomes u; its products U @ s read derived weights U P; docs/codegen.md), or says why\n"
                    "it does not fold.\n");
@@ -181,6 +186,10 @@ int cli_dump(int argc, char **argv) {
     }
     if (precision_given && !batch) {
         fprintf(stderr, "rnncc dump: error: --precision applies to --schedule with --batch N\n");
+        return CLI_USAGE_ERROR;
+    }
+    if (kept && !batch) {
+        fprintf(stderr, "rnncc dump: error: --keep-derived-weights applies to --schedule with --batch N\n");
         return CLI_USAGE_ERROR;
     }
     if (ndims && !schedule) {
@@ -206,7 +215,8 @@ int cli_dump(int argc, char **argv) {
                 break;
             }
             if (schedule) {
-                if (dump_schedule(&s, ic, fold ? &f : NULL, strcmp(what, "dot") == 0, dims, ndims, batch, precision, &out) != CLI_OK) {
+                if (dump_schedule(&s, ic, fold ? &f : NULL, strcmp(what, "dot") == 0, dims, ndims, batch, precision, kept,
+                                  &out) != CLI_OK) {
                     status = CLI_INPUT_ERROR;
                     break;
                 }

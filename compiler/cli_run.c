@@ -116,12 +116,12 @@ static int parse(int argc, char **argv, RunOpts *o) {
                    "--backend forces how the step loop runs (default auto: the rule of rnncc_model_backend);\n"
                    "the line 'backend:' says which ran and why ('backward backend:' for the backward pass).\n"
                    "--fold runs a cell the projection fold takes (an LSTMP) folded or as written (default auto:\n"
-                   "folded where the products are tf32, fp16 or bf16, in fp32 where V = U P is at most 3 GFLOP;\n"
-                   "docs/runtime.md); 'backend:' says which.\n"
+                   "folded where the products are tf32, fp16 or bf16, in fp32 where V = U P is at most 3 GFLOP\n"
+                   "or is kept; docs/runtime.md); 'backend:' says which.\n"
                    "--keep-derived-weights keeps what the model derives from the weights from the first pass on (in\n"
                    "fp16 and bf16 the weights rounded to 16 bits, in every precision a folded cell's V = U P;\n"
-                   "rnncc_model_keep_derived_weights), as an inference server whose weights stay fixed would\n"
-                   "(--keep-half-weights: its earlier name).\n"
+                   "rnncc_model_desc.keep_derived_weights), as an inference server whose weights stay fixed would,\n"
+                   "so the fold's rule counts V once (--keep-half-weights: its earlier name).\n"
                    "--no-check only times it (no reference: long sequences time in seconds, not minutes).\n");
             exit(CLI_OK);
         default: return 0;
@@ -144,7 +144,7 @@ int cli_run(int argc, char **argv) {
         return CLI_INPUT_ERROR;
     }
     fputs(rnncc_program_log(prog), stderr); /* warnings */
-    rnncc_model_desc desc = {o.cell, o.dims, o.ndims, o.layers, o.bidir, o.precision, -1, o.backend, o.fold};
+    rnncc_model_desc desc = {o.cell, o.dims, o.ndims, o.layers, o.bidir, o.precision, -1, o.backend, o.fold, o.keep_derived};
     rnncc_model *m = NULL;
     s = rnncc_model_create(prog, &desc, &m);
     rnncc_program_destroy(prog);
@@ -157,7 +157,6 @@ int cli_run(int argc, char **argv) {
     char why[640], bwhy[640] = "";
     s = rnncc_model_backend(m, o.N, &used, why, sizeof why);
     if (s == RNNCC_OK && o.train) s = rnncc_model_backward_backend(m, o.N, &used, bwhy, sizeof bwhy);
-    if (s == RNNCC_OK && o.keep_derived) s = rnncc_model_keep_derived_weights(m, 1);
     if (s != RNNCC_OK) {
         fprintf(stderr, "rnncc run: error: %s: %s\n", rnncc_status_string(s), rnncc_model_error(m));
         rnncc_model_destroy(m);

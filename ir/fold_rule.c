@@ -11,10 +11,15 @@ double ir_fold_derived_flops(const IrFold *f, const int64_t *dimval) {
     return 2 * u * (double)dimval[f->user->params[f->proj].shape.dims[1]];
 }
 
-const char *ir_fold_rule(IrFoldProducts products, const char *precision, double flops, char *by, size_t by_size) {
+const char *ir_fold_rule(IrFoldProducts products, const char *precision, double flops, int kept, char *by, size_t by_size) {
     if (products != IR_FOLD_FP32) {
         snprintf(by, by_size, "the rule: %s products", precision);
         return products == IR_FOLD_TENSOR_CORES ? NULL : "V = U P and the fold's other GEMMs would run in fp32 FFMA; not measured";
+    }
+    if (kept) { /* formed once while the weights stay fixed: the saved phase is every pass's */
+        snprintf(by, by_size, "the rule: %s products, V = U P %.2f GFLOP in FFMA once, kept while the weights stay fixed",
+                 precision, flops * 1e-9);
+        return NULL;
     }
     const int over = flops > IR_FOLD_FP32_MAX_FLOPS;
     snprintf(by, by_size, "the rule: %s products, V = U P %.2f GFLOP in FFMA every pass, %s %.0f", precision, flops * 1e-9,

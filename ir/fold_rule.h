@@ -26,9 +26,10 @@ static inline IrFoldProducts ir_fold_products_of(int precision) {
 /* V = U P's floating-point operations (two a multiply-add) in one layer-direction at the dimension values
  * dimval (IrCell.dims' indices): every U_k's elements times P's columns. */
 double ir_fold_derived_flops(const IrFold *fold, const int64_t *dimval);
-/* The rule, for products named precision (e.g. "fp32") and V's flops: writes who decides into by
- * ("the rule: fp32 products, V = U P 2.05 GFLOP in FFMA every pass, at most 3") and returns NULL where the
- * cell runs folded, else why not (static text). */
-const char *ir_fold_rule(IrFoldProducts products, const char *precision, double flops, char *by, size_t by_size);
+/* The rule, for products named precision (e.g. "fp32"), V's flops, and whether the model keeps V (forms it once,
+ * not every forward: rnncc_model_desc.keep_derived_weights): writes who decides into by ("the rule: fp32 products,
+ * V = U P 2.05 GFLOP in FFMA every pass, at most 3") and returns NULL where the cell runs folded, else why not
+ * (static text). */
+const char *ir_fold_rule(IrFoldProducts products, const char *precision, double flops, int kept, char *by, size_t by_size);
 
 #endif

@@ -90,7 +90,8 @@ typedef enum rnncc_backend {
 /* Whether a cell the projection fold takes (an LSTMP: docs/runtime.md, The projection fold) runs folded. */
 typedef enum rnncc_fold {
     RNNCC_FOLD_AUTO = 0, /* by the rule: folded where the products are tf32, fp16 or bf16, and in fp32 where
-                            V = U P is at most 3 GFLOP a layer (docs/runtime.md) */
+                            V = U P is at most 3 GFLOP a layer or the model keeps it (keep_derived_weights;
+                            docs/runtime.md) */
     RNNCC_FOLD_ON = 1,   /* folded wherever the cell folds */
     RNNCC_FOLD_OFF = 2,  /* as written */
 } rnncc_fold;
@@ -108,6 +109,9 @@ typedef struct rnncc_model_desc {
     rnncc_fold fold;                /* AUTO (0) unless forced; RNNCC_FOLD=1|0 forces AUTO models too (another
                                        value than those, empty and unset fails the creation). rnncc_model_backend
                                        says whether the model runs folded, and why */
+    int keep_derived_weights;       /* 0 or 1: the model starts as rnncc_model_keep_derived_weights(model, 1) leaves
+                                       it, and the fold's rule counts V = U P once, not every forward (in fp32 it
+                                       folds at any size); for weights that stay fixed over many passes */
 } rnncc_model_desc;
 
 /* Instantiates a cell: binds dimensions, plans it, generates and JIT-compiles its kernels for

@@ -16,8 +16,8 @@
 
 _Static_assert(RNNCC_FP32 == 0 && RNNCC_TF32X3 == 4, "ir_fold_products_of reads rnncc_precision's values");
 
-/* The rule (ir/fold_rule.h) for this model: its precision, and V's flops at the largest of its layers'
- * dimensions. Sets *by, and *why_not where the model runs as written. */
+/* The rule (ir/fold_rule.h) for this model: its precision, V's flops at the largest of its layers' dimensions, and
+ * whether it keeps V (desc->keep_derived_weights). Sets *by, and *why_not where the model runs as written. */
 static rnncc_status fold_rule(rnncc_model *m, const IrFold *f, const char **by, const char **why_not) {
     double flops = 0;
     for (int i = 0; i < (m->layers > 1 ? 2 : 1); i++) {
@@ -25,7 +25,8 @@ static rnncc_status fold_rule(rnncc_model *m, const IrFold *f, const char **by, 
         if (v > flops) flops = v;
     }
     char text[160];
-    *why_not = ir_fold_rule(ir_fold_products_of(m->precision), rnncc_precision_name(m->precision), flops, text, sizeof text);
+    *why_not = ir_fold_rule(ir_fold_products_of(m->precision), rnncc_precision_name(m->precision), flops, m->keep_asked, text,
+                            sizeof text);
     *by = arena_printf(&m->arena, "%s", text);
     return *by ? RNNCC_OK : rt_fail(m, RNNCC_ERR_NOMEM, "out of host memory");
 }

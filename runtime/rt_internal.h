@@ -260,6 +260,7 @@ struct rnncc_model {
     const IrFold *fold;         /* the fold (ir/fold_projection.h), or NULL */
     const IrRef *fold_entry;    /* [fold->nderived]: the hoisted products its entry adds into (ir_fold_entries) */
     rnncc_fold fold_asked;      /* rnncc_model_desc.fold */
+    int keep_asked;             /* rnncc_model_desc.keep_derived_weights (the fold's rule reads it) */
     const char *fold_by;        /* who chose to fold or not ("the rule: tf32 products", "RNNCC_FOLD=1", "desc->fold"),
                                    where the cell folds or the fold was forced; else NULL */
     const char *fold_why_not;   /* a fold asked for or ruled out, but not run: why (static text), else NULL */

@@ -133,6 +133,9 @@ static rnncc_status validate_desc(rnncc_model *m, const rnncc_program *p, const 
         return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT,
                        "desc->precision must be RNNCC_FP32, RNNCC_TF32, RNNCC_FP16, RNNCC_BF16 or RNNCC_TF32X3, not %d",
                        (int)desc->precision);
+    if (desc->keep_derived_weights != 0 && desc->keep_derived_weights != 1)
+        return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "desc->keep_derived_weights must be 0 or 1, not %d",
+                       desc->keep_derived_weights);
     if (desc->fold != RNNCC_FOLD_AUTO && desc->fold != RNNCC_FOLD_ON && desc->fold != RNNCC_FOLD_OFF)
         return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "desc->fold must be RNNCC_FOLD_AUTO, RNNCC_FOLD_ON or RNNCC_FOLD_OFF, not %d",
                        (int)desc->fold);
@@ -364,6 +367,7 @@ rnncc_status rnncc_model_create(const rnncc_program *p, const rnncc_model_desc *
         m->device = desc->device;
         m->backend = desc->backend;
         m->fold_asked = desc->fold;
+        m->keep_asked = desc->keep_derived_weights;
         s = backend_from_env(m);
         if (s == RNNCC_OK) s = tile_from_env(m);
         if (s == RNNCC_OK) s = own_cell(m, p, desc->cell);
@@ -372,6 +376,7 @@ rnncc_status rnncc_model_create(const rnncc_program *p, const rnncc_model_desc *
     if (s == RNNCC_OK) s = fold_and_check(m);
     if (s == RNNCC_OK) s = layout_units(m);
     if (s == RNNCC_OK) s = setup_device(m);
+    if (s == RNNCC_OK && m->keep_asked) s = rnncc_model_keep_derived_weights(m, 1);
     if (prev_device >= 0) cudaSetDevice(prev_device);
     if (s != RNNCC_OK) {
         char msg[sizeof m->error];

@@ -260,6 +260,13 @@ START_TEST(dump_ir_and_dot) {
     ck_assert_ptr_nonnull(strstr(r.out, "\n  fold (fp32): the runtime runs the cell as written (the rule: fp32 products, V = "
                                         "U P 4.29 GFLOP in FFMA every pass, over 3): V costs more than the step's phase it saves "
                                         "(bench/NOTES.md section 83); rnncc run --fold on forces it (--fold dumps that schedule)\n"));
+    /* for a model that keeps V (rnncc_model_desc.keep_derived_weights): formed once, so folded at any size */
+    r = RUN(NULL, "dump", "--schedule", "--dim", "I=1024", "--dim", "H=1024", "--dim", "P=512", "--batch", "4",
+            "--keep-derived-weights", "cells/lstmp.cell");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_ptr_nonnull(strstr(r.out, "\n  fold (fp32): the runtime runs the cell folded (the rule: fp32 products, V = U P "
+                                        "4.29 GFLOP in FFMA once, kept while the weights stay fixed); the schedule above is "
+                                        "the cell as written, --fold dumps the one that runs\n"));
     r = RUN(NULL, "dump", "--fold", "--schedule", "--dim", "I=800", "--dim", "H=800", "--dim", "P=400", "--batch", "20",
             "cells/lstmp.cell");
     ck_assert_int_eq(r.status, 0);
@@ -524,6 +531,9 @@ START_TEST(run_emit_schedule_arguments) {
     r = RUN(NULL, "dump", "--schedule", "--dim", "I=8", "--dim", "H=64", "--precision", "tf32", "cells/lstm.cell");
     ck_assert_int_eq(r.status, 2);
     ck_assert_str_eq(r.err, "rnncc dump: error: --precision applies to --schedule with --batch N\n");
+    r = RUN(NULL, "dump", "--schedule", "--keep-derived-weights", "cells/lstmp.cell");
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_str_eq(r.err, "rnncc dump: error: --keep-derived-weights applies to --schedule with --batch N\n");
     /* --cluster C: blocks in clusters sharing the staged operand (built for sm_90a), or a note why not */
     r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--persistent", "4", "--cluster", "2");
     ck_assert_int_eq(r.status, 0);

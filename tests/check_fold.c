@@ -480,24 +480,31 @@ static double lstmp_flops(Arena *a, int64_t I, int64_t H, int64_t P) {
 }
 
 /* V's flops are 2 x 4H x P x H; tensor cores fold, fp32 folds up to 3 GFLOP (ds2's LSTMP, 2.05, yes;
- * H = 1024, 4.29, no; exactly 3, yes), tf32x3 not; each says who decided, as the backend line prints it. */
+ * H = 1024, 4.29, no; exactly 3, yes) or at any size where the model keeps V, tf32x3 not; each says who
+ * decided, as the backend line prints it. */
 START_TEST(fold_rule_says_when) {
     Arena a; arena_init(&a);
     ck_assert(lstmp_flops(&a, 800, 800, 400) == 2.0 * 3200 * 400 * 800);
     ck_assert(lstmp_flops(&a, 16, 1024, 512) == 2.0 * 4096 * 512 * 1024); /* the input's size takes no part */
     char by[160];
-    ck_assert_ptr_null(ir_fold_rule(IR_FOLD_TENSOR_CORES, "tf32", 1e12, by, sizeof by));
+    ck_assert_ptr_null(ir_fold_rule(IR_FOLD_TENSOR_CORES, "tf32", 1e12, 0, by, sizeof by));
     ck_assert_str_eq(by, "the rule: tf32 products");
-    ck_assert_ptr_null(ir_fold_rule(IR_FOLD_FP32, "fp32", lstmp_flops(&a, 800, 800, 400), by, sizeof by));
+    ck_assert_ptr_null(ir_fold_rule(IR_FOLD_FP32, "fp32", lstmp_flops(&a, 800, 800, 400), 0, by, sizeof by));
     ck_assert_str_eq(by, "the rule: fp32 products, V = U P 2.05 GFLOP in FFMA every pass, at most 3");
-    ck_assert_ptr_null(ir_fold_rule(IR_FOLD_FP32, "fp32", IR_FOLD_FP32_MAX_FLOPS, by, sizeof by));
-    const char *why = ir_fold_rule(IR_FOLD_FP32, "fp32", lstmp_flops(&a, 1024, 1024, 512), by, sizeof by);
+    ck_assert_ptr_null(ir_fold_rule(IR_FOLD_FP32, "fp32", IR_FOLD_FP32_MAX_FLOPS, 0, by, sizeof by));
+    const char *why = ir_fold_rule(IR_FOLD_FP32, "fp32", lstmp_flops(&a, 1024, 1024, 512), 0, by, sizeof by);
     ck_assert_str_eq(by, "the rule: fp32 products, V = U P 4.29 GFLOP in FFMA every pass, over 3");
     ck_assert_str_eq(why, "V costs more than the step's phase it saves (bench/NOTES.md section 83)");
-    why = ir_fold_rule(IR_FOLD_UNMEASURED, "tf32x3", 1, by, sizeof by);
+    /* a model that keeps V forms it once: fp32 folds at any size; tensor cores as before; tf32x3 still not */
+    ck_assert_ptr_null(ir_fold_rule(IR_FOLD_FP32, "fp32", lstmp_flops(&a, 1024, 1024, 512), 1, by, sizeof by));
+    ck_assert_str_eq(by, "the rule: fp32 products, V = U P 4.29 GFLOP in FFMA once, kept while the weights stay fixed");
+    ck_assert_ptr_null(ir_fold_rule(IR_FOLD_TENSOR_CORES, "fp16", 1e12, 1, by, sizeof by));
+    ck_assert_str_eq(by, "the rule: fp16 products");
+    ck_assert_ptr_nonnull(ir_fold_rule(IR_FOLD_UNMEASURED, "tf32x3", 1, 1, by, sizeof by));
+    why = ir_fold_rule(IR_FOLD_UNMEASURED, "tf32x3", 1, 0, by, sizeof by);
     ck_assert_str_eq(by, "the rule: tf32x3 products");
     ck_assert_str_eq(why, "V = U P and the fold's other GEMMs would run in fp32 FFMA; not measured");
-    ir_fold_rule(IR_FOLD_FP32, "fp32", 1e9, by, 12); /* a short buffer is cut, terminated */
+    ir_fold_rule(IR_FOLD_FP32, "fp32", 1e9, 0, by, 12); /* a short buffer is cut, terminated */
     ck_assert_str_eq(by, "the rule: f");
     arena_free(&a);
 }
