@@ -144,6 +144,7 @@ test: all $(TESTS) $(RANDOM_CELLS) examples
 	    echo "== $$t"; $$t || fail=1; \
 	done; \
 	echo "== tests/examples.sh"; bash tests/examples.sh $(B) || fail=1; \
+	echo "== tests/bench_tools.sh"; bash tests/bench_tools.sh || fail=1; \
 	echo "== tests/gpu/fuzz_configs.py --host-check 60"; python3 tests/gpu/fuzz_configs.py --host-check 60 --build $(B) || fail=1; \
 	echo "== tests/gpu/fuzz_configs.py --self-test"; python3 tests/gpu/fuzz_configs.py --self-test --build $(B) || fail=1; \
 	echo "== tests/gpu/device_checks.sh, dry (DEVICE_CHECKS_DRY=1: each rnncc step's command line reaches the device)"; \

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The development tools' host paths (no GPU): bench/tools/kernel_times.py on a small ncu CSV (ns, us and ms
+# units; the summary; one pass from --from NAME --back K; an unknown name refused with its message) and
+# bench/ncu_pass.sh without its arguments (its usage, exit 2). Prints "ok" or what failed; exit 0 or 1.
+# Usage (repository root): bash tests/bench_tools.sh
+set -u
+cd "$(dirname "$0")/.." || exit 1
+d=$(mktemp -d)
+trap 'rm -rf "$d"' EXIT
+fail=0
+expect() { # expect WHAT GOT WANT: records a failure where GOT lacks WANT
+    if ! grep -qF -- "$3" <<< "$2"; then echo "bench_tools: $1: lacks '$3' in:"; echo "$2"; fail=1; fi
+}
+cat > "$d/k.csv" <<'CSV'
+==PROF== Connected to process 1
+"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"
+"0","1","rnncc","h","gemm_a(int)","1","7","(256, 1, 1)","(8, 1, 1)","0","9.0","Command line profiler metrics","gpu__time_duration.sum","nsecond","2,500"
+"1","1","rnncc","h","step_b","1","7","(256, 1, 1)","(8, 1, 1)","0","9.0","Command line profiler metrics","gpu__time_duration.sum","usecond","10.5"
+"2","1","rnncc","h","gemm_a(int)","1","7","(256, 1, 1)","(8, 1, 1)","0","9.0","Command line profiler metrics","gpu__time_duration.sum","usecond","3.5"
+"3","1","rnncc","h","step_b","1","7","(256, 1, 1)","(8, 1, 1)","0","9.0","Command line profiler metrics","gpu__time_duration.sum","msecond","0.02"
+"4","1","rnncc","h","tail_c","1","7","(256, 1, 1)","(8, 1, 1)","0","9.0","Command line profiler metrics","gpu__time_duration.sum","usecond","1.0"
+CSV
+out=$(python3 bench/tools/kernel_times.py "$d/k.csv" 2>&1)
+expect "summary: step_b twice, 10.5 us and 0.02 ms" "$out" "step_b                                                              2       30.5     15.25"
+expect "summary: 2,500 ns read as 2.5 us" "$out" "gemm_a                                                              2        6.0      3.00"
+expect "summary: every kernel" "$out" "all kernels                                                         5       37.5"
+out=$(python3 bench/tools/kernel_times.py "$d/k.csv" --from step_b --back 1 2>&1)
+expect "--from step_b --back 1: from the launch before the last step_b" "$out" "      3.5  gemm_a"
+expect "--from: the pass summed" "$out" "     24.5  all 3 kernels"
+out=$(python3 bench/tools/kernel_times.py "$d/k.csv" --from nothing 2>&1); rc=$?
+[ $rc -ne 0 ] || { echo "bench_tools: kernel_times.py --from nothing exited 0"; fail=1; }
+expect "--from an unknown name" "$out" "kernel_times.py: no kernel named nothing in $d/k.csv"
+out=$(bash bench/ncu_pass.sh 2>&1); rc=$?
+[ $rc -eq 2 ] || { echo "bench_tools: ncu_pass.sh without arguments exited $rc, not 2"; fail=1; }
+expect "ncu_pass.sh without arguments: its usage" "$out" "bash bench/ncu_pass.sh FROM K CSV ARGS..."
+[ $fail -eq 0 ] && echo "bench_tools: ok"
+exit $fail
