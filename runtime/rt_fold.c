@@ -305,7 +305,8 @@ static rnncc_status zero_derived(RtBind *b, float *dw) {
 }
 
 /* Whether the bound unit maps V's gradient through the columns in 16-bit products: its forward then keeps P and the
- * U_k as 16-bit twins alone (rt_fold_keep), as its step GEMMs rounded them, and the map multiplies those. */
+ * U_k as 16-bit twins alone (rt_fold_keep), rounded as the weights' 16-bit copy rounds them, and the map multiplies
+ * those. */
 static int keeps_twins(const RtBind *b) { return b->fold_cols && rt_half(b->m); }
 
 /* A product of the map through the columns: in the 16-bit modes by rt_gemm on the twins given (A or B rounded

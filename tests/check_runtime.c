@@ -1092,6 +1092,35 @@ START_TEST(fold_edges_match_unfolded) {
 }
 END_TEST
 
+/* A model's inference passes of T steps and N sequences on one input (hx, I floats a column) into one output (O
+ * floats a column): the device buffers, the workspace, and rnncc_io over them (fwd_pass runs one). */
+typedef struct FwdBufs {
+    rnncc_model *m;
+    float *x, *y, *ys[1];
+    void *ws;
+    size_t wsb;
+    int64_t ny;
+    rnncc_io io;
+} FwdBufs;
+
+static void fwd_bufs(FwdBufs *b, rnncc_model *m, const float *hx, int64_t T, int64_t N, int64_t I, int64_t O) {
+    b->m = m;
+    b->ny = T * N * O;
+    b->x = dev_copy(hx, T * N * I);
+    b->y = b->ys[0] = dev_copy(NULL, b->ny);
+    ck_assert_int_eq(rnncc_workspace_size(m, T, N, 0, &b->wsb), RNNCC_OK);
+    ck_assert_int_eq(cudaMalloc(&b->ws, b->wsb), cudaSuccess);
+    b->io = (rnncc_io){T, N, b->x, b->ys, NULL, NULL, NULL};
+}
+
+/* One forward; returns a host copy of its output (the caller frees it). */
+static float *fwd_pass(FwdBufs *b) {
+    ck_assert_msg(rnncc_forward(b->m, &b->io, b->ws, b->wsb, NULL, 0, NULL) == RNNCC_OK, "%s", rnncc_model_error(b->m));
+    return host_copy(b->y, b->ny);
+}
+
+static void fwd_bufs_free(FwdBufs *b) { cudaFree(b->x), cudaFree(b->y), cudaFree(b->ws); }
+
 /* A folded model that keeps what it derives from its weights (rnncc_model_keep_derived_weights) forms V = U P
  * (and in fp16 its 16-bit copy) in the forward after they change and not while they are unchanged: each round,
  * the forward that derives, the next (which neither forms V nor rounds) and a forward with keep off (deriving
@@ -1119,17 +1148,10 @@ START_TEST(fold_keeps_derived_weights) {
     for (int i = 0; i < 4 * 5 * 16; i++) hx[i] = (float)((i * 13 % 29) - 14) / 14.0f;
     for (int i = 0; i < FOLD_H * 12; i++)
         u[0][i] = (float)((i * 5 % 17) - 8) / 40.0f, u[1][i] = (float)((i * 3 % 19) - 9) / 30.0f, u[2][i] = (float)((i * 7 % 23) - 11) / 35.0f;
-    float *x = dev_copy(hx, T * N * 16), *y = dev_copy(NULL, ny), *got[4][3];
-    size_t wsb;
-    ck_assert_int_eq(rnncc_workspace_size(m, T, N, 0, &wsb), RNNCC_OK);
-    void *ws;
-    ck_assert_int_eq(cudaMalloc(&ws, wsb), cudaSuccess);
-    float *ys[] = {y};
-    rnncc_io io = {T, N, x, ys, NULL, NULL, NULL};
-#define FORWARD(into) do {                                                                                      \
-        ck_assert_msg(rnncc_forward(m, &io, ws, wsb, NULL, 0, NULL) == RNNCC_OK, "%s", rnncc_model_error(m)); \
-        (into) = host_copy(y, ny);                                                                              \
-    } while (0)
+    float *got[4][3];
+    FwdBufs b;
+    fwd_bufs(&b, m, hx, T, N, 16, 12);
+#define FORWARD(into) ((into) = fwd_pass(&b))
 #define SAME(a, b) (!memcmp((a), (b), (size_t)ny * sizeof(float)))
     for (int round = 0; round < 4; round++) {
         ck_assert_int_eq(rnncc_model_keep_derived_weights(m, 1), RNNCC_OK);
@@ -1151,7 +1173,7 @@ START_TEST(fold_keeps_derived_weights) {
 #undef FORWARD
 #undef SAME
     for (int r = 0; r < 4; r++) free(got[r][0]), free(got[r][1]), free(got[r][2]);
-    cudaFree(x), cudaFree(y), cudaFree(ws);
+    fwd_bufs_free(&b);
     rnncc_model_destroy(m);
 }
 END_TEST
@@ -1185,24 +1207,19 @@ START_TEST(fold_rule_counts_kept_v) {
     for (int64_t i = 0; i < T * N * H; i++) hx[i] = (float)((int)(i * 13 % 29) - 14) / 14.0f;
     ck_assert_int_eq(rnncc_model_set_param(m, "W_g", 0, 0, v, H * H), RNNCC_OK);
     ck_assert_int_eq(rnncc_model_set_param(m, "P_h", 0, 0, v, P * H), RNNCC_OK);
-    float *x = dev_copy(hx, T * N * H), *y = dev_copy(NULL, ny), *got[3];
-    size_t wsb;
-    ck_assert_int_eq(rnncc_workspace_size(m, T, N, 0, &wsb), RNNCC_OK);
-    void *ws;
-    ck_assert_int_eq(cudaMalloc(&ws, wsb), cudaSuccess);
-    float *ys[] = {y};
-    rnncc_io io = {T, N, x, ys, NULL, NULL, NULL};
+    float *got[3];
+    FwdBufs b;
+    fwd_bufs(&b, m, hx, T, N, H, P);
     for (int k = 0; k < 3; k++) {
         if (k == 1) write_u_f(m, v, (size_t)(H * P) * sizeof(float)); /* not told: V as kept */
         if (k == 2) ck_assert_int_eq(rnncc_model_weights_changed(m), RNNCC_OK);
-        ck_assert_msg(rnncc_forward(m, &io, ws, wsb, NULL, 0, NULL) == RNNCC_OK, "%s", rnncc_model_error(m));
-        got[k] = host_copy(y, ny);
+        got[k] = fwd_pass(&b);
     }
     ck_assert_msg(!memcmp(got[0], got[1], (size_t)ny * sizeof(float)), "the untold write was seen: V not kept");
     ck_assert_msg(memcmp(got[0], got[2], (size_t)ny * sizeof(float)), "the told write was not seen");
     for (int k = 0; k < 3; k++) free(got[k]);
     free(v), free(hx);
-    cudaFree(x), cudaFree(y), cudaFree(ws);
+    fwd_bufs_free(&b);
     rnncc_model_destroy(m);
 }
 END_TEST
