@@ -24,5 +24,7 @@ const char *ir_fold_rule(IrFoldProducts products, const char *precision, double 
     const int over = flops > IR_FOLD_FP32_MAX_FLOPS;
     snprintf(by, by_size, "the rule: %s products, V = U P %.2f GFLOP in FFMA every pass, %s %.0f", precision, flops * 1e-9,
              over ? "over" : "at most", IR_FOLD_FP32_MAX_FLOPS * 1e-9);
-    return over ? "V costs more than the step's phase it saves (bench/NOTES.md section 83)" : NULL;
+    return over ? "V costs more than the step's phase it saves (bench/NOTES.md section 83); a model that keeps V "
+                  "(keep_derived_weights) folds"
+                : NULL;
 }

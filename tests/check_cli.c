@@ -259,7 +259,8 @@ START_TEST(dump_ir_and_dot) {
     ck_assert_int_eq(r.status, 0);
     ck_assert_ptr_nonnull(strstr(r.out, "\n  fold (fp32): the runtime runs the cell as written (the rule: fp32 products, V = "
                                         "U P 4.29 GFLOP in FFMA every pass, over 3): V costs more than the step's phase it saves "
-                                        "(bench/NOTES.md section 83); rnncc run --fold on forces it (--fold dumps that schedule)\n"));
+                                        "(bench/NOTES.md section 83); a model that keeps V (keep_derived_weights) folds; rnncc "
+                                        "run --fold on forces it (--fold dumps that schedule)\n"));
     /* for a model that keeps V (rnncc_model_desc.keep_derived_weights): formed once, so folded at any size */
     r = RUN(NULL, "dump", "--schedule", "--dim", "I=1024", "--dim", "H=1024", "--dim", "P=512", "--batch", "4",
             "--keep-derived-weights", "cells/lstmp.cell");

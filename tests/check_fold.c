@@ -494,7 +494,8 @@ START_TEST(fold_rule_says_when) {
     ck_assert_ptr_null(ir_fold_rule(IR_FOLD_FP32, "fp32", IR_FOLD_FP32_MAX_FLOPS, 0, by, sizeof by));
     const char *why = ir_fold_rule(IR_FOLD_FP32, "fp32", lstmp_flops(&a, 1024, 1024, 512), 0, by, sizeof by);
     ck_assert_str_eq(by, "the rule: fp32 products, V = U P 4.29 GFLOP in FFMA every pass, over 3");
-    ck_assert_str_eq(why, "V costs more than the step's phase it saves (bench/NOTES.md section 83)");
+    ck_assert_str_eq(why, "V costs more than the step's phase it saves (bench/NOTES.md section 83); a model that keeps V "
+                          "(keep_derived_weights) folds");
     /* a model that keeps V forms it once: fp32 folds at any size; tensor cores as before; tf32x3 still not */
     ck_assert_ptr_null(ir_fold_rule(IR_FOLD_FP32, "fp32", lstmp_flops(&a, 1024, 1024, 512), 1, by, sizeof by));
     ck_assert_str_eq(by, "the rule: fp32 products, V = U P 4.29 GFLOP in FFMA once, kept while the weights stay fixed");
