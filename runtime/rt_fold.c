@@ -380,10 +380,9 @@ rnncc_status rt_fold_keep(RtBind *b, RnnStateCopies *a) {
     /* fp32 copies, or (keeps_twins) 16-bit twins alone, at the same element offsets */
     const int twins = keeps_twins(b);
     int64_t at = 0;
-    const int64_t Ps = L->param_rows[m->fold->proj];
     for (int k = -1; k < m->fold->nderived; k++) { /* P, then each U_k */
         const int param = k < 0 ? m->fold->proj : m->fold->derived_from[k];
-        const int64_t n = L->param_rows[param] * (k < 0 ? L->param_cols[param] : Ps);
+        const int64_t n = L->param_rows[param] * L->param_cols[param];
         float *to = b->fold_w_kept + at;
         RT_TRY(rt_copy_add(m, b->stream, a,
                            (RnnStateCopy){w + L->param_offset[param], twins ? NULL : to,

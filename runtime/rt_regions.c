@@ -51,6 +51,7 @@ rnncc_status rt_regions(rnncc_model *m, int64_t T, int64_t N, int training, RtRe
     int ok = 1;
     if (mul3(T, N, 1, &ok) > INT32_MAX || !ok)
         return rt_fail(m, RNNCC_ERR_OVERFLOW, "T*N = %lld*%lld exceeds 2^31-1 columns", (long long)T, (long long)N);
+    const int columns = training && rt_fold_by_columns(m, T, N); /* the fold's map through the columns (rt_fold.c) */
     r->training = training;
     r->T = T;
     r->N = N;
@@ -158,7 +159,7 @@ rnncc_status rt_regions(rnncc_model *m, int64_t T, int64_t N, int training, RtRe
                 if (a > len[0]) len[0] = a;
                 if (b > len[1]) len[1] = b;
             }
-        if (training && rt_fold_by_columns(m, T, N)) { /* the fold's map through the columns rounds Y (A) and D (B) */
+        if (columns) { /* the fold's map through the columns rounds Y (A) and D (B) */
             const int64_t y = mul3(T * N, rt_fold_rows(m, 2), 1, &ok);
             if (y > len[0]) len[0] = y;
             if (y > len[1]) len[1] = y;
@@ -191,7 +192,7 @@ rnncc_status rt_regions(rnncc_model *m, int64_t T, int64_t N, int training, RtRe
     if (m->fold && training) {
         r->fold_s0 = take(&rs, mul3(m->nunits, N, rt_fold_rows(m, 2), &ok));
         r->fold_w = take(&rs, mul3(m->nunits, rt_fold_rows(m, 3), 1, &ok));
-        if (rt_fold_by_columns(m, T, N)) r->fold_cols = take(&ws, mul3(T * N, rt_fold_rows(m, 2), 1, &ok));
+        if (columns) r->fold_cols = take(&ws, mul3(T * N, rt_fold_rows(m, 2), 1, &ok));
     }
     if (!ok || !ws.ok || !rs.ok) {
         rt_regions_free(r);

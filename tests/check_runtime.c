@@ -1151,7 +1151,6 @@ START_TEST(fold_keeps_derived_weights) {
     float *got[4][3];
     FwdBufs b;
     fwd_bufs(&b, m, hx, T, N, 16, 12);
-#define FORWARD(into) ((into) = fwd_pass(&b))
 #define SAME(a, b) (!memcmp((a), (b), (size_t)ny * sizeof(float)))
     for (int round = 0; round < 4; round++) {
         ck_assert_int_eq(rnncc_model_keep_derived_weights(m, 1), RNNCC_OK);
@@ -1160,17 +1159,16 @@ START_TEST(fold_keeps_derived_weights) {
             write_u_f(m, u[1], sizeof u[1]);
             ck_assert_int_eq(rnncc_model_weights_changed(m), RNNCC_OK);
         }
-        FORWARD(got[round][0]); /* derives */
+        got[round][0] = fwd_pass(&b); /* derives */
         if (round == 3) write_u_f(m, u[2], sizeof u[2]); /* not told */
-        FORWARD(got[round][1]); /* kept */
+        got[round][1] = fwd_pass(&b); /* kept */
         ck_assert_int_eq(rnncc_model_keep_derived_weights(m, 0), RNNCC_OK);
-        FORWARD(got[round][2]); /* derives every forward */
+        got[round][2] = fwd_pass(&b); /* derives every forward */
         ck_assert_msg(SAME(got[round][0], got[round][1]), "round %d: the kept forward differs", round);
         if (round < 3) ck_assert_msg(SAME(got[round][0], got[round][2]), "round %d: keep off differs", round);
         if (round > 0) ck_assert_msg(SAME(got[round - 1][0], got[round][0]) == (round == 3), "round %d: the change", round);
     }
     ck_assert_msg(!SAME(got[3][1], got[3][2]), "the untold write not seen with keep off");
-#undef FORWARD
 #undef SAME
     for (int r = 0; r < 4; r++) free(got[r][0]), free(got[r][1]), free(got[r][2]);
     fwd_bufs_free(&b);
