@@ -190,3 +190,18 @@ int ir_fold_entries(const Plan *p, const IrFold *f, IrRef *entry) {
     }
     return 1;
 }
+
+int ir_fold_derived_range(const IrFold *f, const PlanLayout *L, int64_t *lo, int64_t *hi) {
+    if (!f || f->nderived == 0) return 0;
+    const int64_t *off = L->param_offset;
+    *lo = INT64_MAX, *hi = 0;
+    for (int k = 0; k < f->nderived; k++) {
+        const int p = f->user->nparams + k;
+        const int64_t end = off[p] + L->param_rows[p] * L->param_cols[p];
+        if (off[p] < *lo) *lo = off[p];
+        if (end > *hi) *hi = end;
+    }
+    for (int p = 0; p < f->user->nparams; p++) /* the user's parameters all outside it */
+        if (off[p] < *hi && off[p] + L->param_rows[p] * L->param_cols[p] > *lo) return 0;
+    return 1;
+}

@@ -32,6 +32,9 @@ int ir_fold_entries(const Plan *folded_plan, const IrFold *fold, IrRef *entry);
  * of unstacked ones, back to back), the derived parameters after them. Returns 0 (folded unchanged) where
  * the folded plan stacks the user's parameters otherwise, or memory runs out. */
 int ir_fold_pack_like(Arena *arena, Plan *folded_plan, const Plan *user_plan, const IrFold *fold);
+/* Where the derived parameters lie in a folded layout L: [*lo, *hi), with none of the user's parameters
+ * inside (ir_fold_pack_like packs them after the user's); 0 where fold is NULL or derives nothing, or they do not. */
+int ir_fold_derived_range(const IrFold *fold, const PlanLayout *L, int64_t *lo, int64_t *hi);
 /* Writes one line saying what the fold did ("# folded: state h becomes h_fold, ...; derived U_P = U P"). */
 void ir_fold_describe(const IrFold *fold, const IrCell *folded, StrBuf *out);
 

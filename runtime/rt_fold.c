@@ -1,6 +1,7 @@
 /* The projection fold at run time (ir/fold_projection.h; by the rule, rnncc_model_desc.fold or RNNCC_FOLD):
  * the model runs the folded cell, whose state z is the projection's operand, and this file keeps the user's
- * terms around it: V_k = U_k P before each forward (none where the model keeps it and U, P are unchanged), U_k s_0 into the
+ * terms around it: V_k = U_k P before each forward (in fp16 and bf16 straight into the 16-bit copy; none where the model
+ * keeps it and U, P are unchanged), U_k s_0 into the
  * hoisted products' first-step columns (so that neither backend's step changes), and s_T = P z_T after the loop
  * (s_0 where a sequence has no step).
  * The backward mirrors it: dz_T = P^T dhT seeds the folded state, the entry columns' adjoint A_k (gathered
@@ -175,6 +176,7 @@ int rt_fold_skips_gemm(const RtBind *b, int j) {
 rnncc_status rt_fold_derive(rnncc_model *m) {
     if (!m->fold || (m->keep_derived && m->derived_fresh)) return RNNCC_OK; /* V as kept (the 16-bit copy's too) */
     const IrFold *f = m->fold;
+    const int half = rt_half(m);
     for (int u = 0; u < m->nunits; u++) {
         const PlanLayout *L = m->units[u].layout;
         float *w = m->weights + m->units[u].weight_offset;
@@ -183,8 +185,14 @@ rnncc_status rt_fold_derive(rnncc_model *m) {
         int64_t R;
         for (int k = 0, j; k < f->nderived; k = j) { /* V [R][Hs] = U [R][Ps] P [Ps][Hs]: column-major V^T = P^T U^T */
             j = run_end(f, L, k, &R);
-            RT_TRY(fold_gemm(m, 0, CUBLAS_OP_N, CUBLAS_OP_N, Hs, R, Ps, P, Hs, w + L->param_offset[f->derived_from[k]], Ps,
-                          w + L->param_offset[f->user->nparams + k], Hs, 0));
+            const int64_t Uo = L->param_offset[f->derived_from[k]], Vo = L->param_offset[f->user->nparams + k];
+            if (half) { /* the copy's U and P (rt_half_begin rounded them) into the copy's V, rounded once */
+                unsigned short *w16 = (unsigned short *)m->half_weights + m->units[u].weight_offset;
+                RT_TRY(rt_gemm_half_out(m, 0, m->streams[0], CUBLAS_OP_N, CUBLAS_OP_N, Hs, R, Ps,
+                                        w16 + L->param_offset[f->proj], Hs, w16 + Uo, Ps, w16 + Vo, Hs));
+            } else {
+                RT_TRY(fold_gemm(m, 0, CUBLAS_OP_N, CUBLAS_OP_N, Hs, R, Ps, P, Hs, w + Uo, Ps, w + Vo, Hs, 0));
+            }
         }
     }
     return RNNCC_OK;

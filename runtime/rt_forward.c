@@ -227,8 +227,8 @@ rnncc_status rt_join_lanes(rnncc_model *m) {
 rnncc_status rt_issue_forward(rnncc_model *m, const rnncc_io *io, const RtRegions *r, char *ws, char *reserve) {
     const RtPersist *persist[2];
     RT_TRY(rt_persist_choose(m, io->N, 0, persist, NULL, 0));
-    RT_TRY(rt_fold_derive(m)); /* V = U P, before the 16-bit copy and the split read the weights */
-    RT_TRY(rt_half_begin(m, r, ws, reserve, RT_HALF_CONVERT));
+    RT_TRY(rt_half_begin(m, r, ws, reserve, RT_HALF_CONVERT)); /* the 16-bit copy, but a folded cell's V: */
+    RT_TRY(rt_fold_derive(m)); /* V = U P (in the 16-bit modes from the copy, into it), before anything reads it */
     RT_TRY(rt_half_input(m, r, ws, reserve, io->x, 1)); /* x rounded once for its GEMMs, in training the weights' too */
     rt_x3_begin(m, r, ws); /* RNNCC_TF32X3: the weights split as the GEMMs first take them */
     /* a persistent kernel takes every multiprocessor, so layers cannot overlap: one launch a layer */

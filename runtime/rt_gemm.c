@@ -102,7 +102,7 @@ static rnncc_status make_entry(rnncc_model *m, RtGemmEntry *e, const void *a, co
        "layout A");
     LT(m, cublasLtMatrixLayoutCreate(&e->lb, in, opb == CUBLAS_OP_N ? k->k : k->n, opb == CUBLAS_OP_N ? k->n : k->k, k->ldb),
        "layout B");
-    LT(m, cublasLtMatrixLayoutCreate(&e->lc, CUDA_R_32F, k->m, k->n, k->ldc), "layout C");
+    LT(m, cublasLtMatrixLayoutCreate(&e->lc, k->c16 ? in : CUDA_R_32F, k->m, k->n, k->ldc), "layout C");
     cublasLtMatmulPreference_t pref;
     LT(m, cublasLtMatmulPreferenceCreate(&pref), "preference");
     uint64_t wsmax = wsb;
@@ -145,14 +145,16 @@ static rnncc_status make_entry(rnncc_model *m, RtGemmEntry *e, const void *a, co
     return RNNCC_OK;
 }
 
-rnncc_status rt_gemm_lt(rnncc_model *m, int dir, cudaStream_t stream, int opa, int opb, int64_t M, int64_t N, int64_t K,
-                        const void *a, int64_t lda, const void *b, int64_t ldb, float *c, int64_t ldc, int beta1,
-                        rnncc_precision precision) {
+/* rt_gemm_lt with C in fp32 or, where c16, in A and B's 16 bits. */
+static rnncc_status gemm_lt(rnncc_model *m, int dir, cudaStream_t stream, int opa, int opb, int64_t M, int64_t N, int64_t K,
+                            const void *a, int64_t lda, const void *b, int64_t ldb, void *c, int64_t ldc, int beta1,
+                            rnncc_precision precision, int c16) {
     RtGemmKey key; /* compared whole (memcmp): zeroed first, padding included, then set field by field */
     memset(&key, 0, sizeof key);
     key.opa = opa, key.opb = opb, key.m = M, key.n = N, key.k = K, key.lda = lda, key.ldb = ldb, key.ldc = ldc;
     key.align_a = alignment(a), key.align_b = alignment(b), key.align_c = alignment(c), key.beta1 = beta1;
     key.precision = precision;
+    key.c16 = c16;
     RtGemmCache *cache = &m->gemm;
     RtGemmEntry *e = NULL;
     for (int i = 0; i < cache->n && !e; i++)
@@ -179,6 +181,21 @@ rnncc_status rt_gemm_lt(rnncc_model *m, int dir, cudaStream_t stream, int opa, i
                          ws, wsb, stream),
        "matmul");
     return RNNCC_OK;
+}
+
+rnncc_status rt_gemm_lt(rnncc_model *m, int dir, cudaStream_t stream, int opa, int opb, int64_t M, int64_t N, int64_t K,
+                        const void *a, int64_t lda, const void *b, int64_t ldb, float *c, int64_t ldc, int beta1,
+                        rnncc_precision precision) {
+    return gemm_lt(m, dir, stream, opa, opb, M, N, K, a, lda, b, ldb, c, ldc, beta1, precision, 0);
+}
+
+rnncc_status rt_gemm_half_out(rnncc_model *m, int dir, cudaStream_t stream, int opa, int opb, int64_t M, int64_t N,
+                              int64_t K, const unsigned short *a, int64_t lda, const unsigned short *b, int64_t ldb,
+                              unsigned short *c, int64_t ldc) {
+    if (!rt_half(m))
+        return rt_fail(m, RNNCC_ERR_UNSUPPORTED, "internal: a GEMM with a 16-bit result in a model without 16-bit products");
+    if (M <= 0 || N <= 0 || K <= 0) return RNNCC_OK;
+    return gemm_lt(m, dir, stream, opa, opb, M, N, K, a, lda, b, ldb, c, ldc, 0, m->precision, 1);
 }
 
 rnncc_status rt_gemm(rnncc_model *m, int dir, cudaStream_t stream, int opa, int opb, int64_t M, int64_t N, int64_t K,

@@ -93,7 +93,17 @@ rnncc_status rt_half_begin(rnncc_model *m, const RtRegions *r, char *ws, char *r
     char *holder = r->reserve ? reserve : ws;
     m->half_weights = kept ? m->half_kept : rt_align16(holder + r->half_weights);
     if (weights == RT_HALF_KEPT || (kept && m->derived_fresh)) return RNNCC_OK; /* the copy it reads holds them */
-    return convert(m, m->streams[0], m->weights, m->weight_count, m->weight_count, 1, m->half_weights);
+    if (weights == RT_HALF_CONVERT_HERE || !m->fold)
+        return convert(m, m->streams[0], m->weights, m->weight_count, m->weight_count, 1, m->half_weights);
+    for (int u = 0; u < m->nunits; u++) { /* the forward's: each unit's but V, which rt_fold_derive writes next */
+        const float *w = m->weights + m->units[u].weight_offset;
+        unsigned short *d = (unsigned short *)m->half_weights + m->units[u].weight_offset;
+        int64_t n = m->units[u].layout->packed_size, lo = n, hi = n;
+        if (!ir_fold_derived_range(m->fold, m->units[u].layout, &lo, &hi)) lo = hi = n;
+        RT_TRY(convert(m, m->streams[0], w, lo, lo, 1, d));
+        RT_TRY(convert(m, m->streams[0], w + hi, n - hi, n - hi, 1, d + hi));
+    }
+    return RNNCC_OK;
 }
 
 /* Whether a forward rounds x in the launch that stages layer 0's initial states (layer 0 runs on one

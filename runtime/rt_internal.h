@@ -415,9 +415,10 @@ rnncc_status rt_fold_choose(rnncc_model *m);
  * final value; 1, the entry's addend (every derived parameter's rows together); 2, the user's state (P's
  * rows); 3 (per unit, not per sequence), P's and every U_k's floats together. */
 int64_t rt_fold_rows(const rnncc_model *m, int which);
-/* Each layer-direction's derived weights V_k = U_k P, in fp32 on stream 0 (before the 16-bit copy and the
- * tf32x3 split read them); nothing where not folded, or where the model keeps what it derives and U and P have not
- * changed since (rnncc_model_keep_derived_weights: V, and in fp16 and bf16 the copy rounded from it, as kept). */
+/* Each layer-direction's derived weights V_k = U_k P on stream 0, after rt_half_begin: in fp32 (tf32 where the
+ * products are), or in fp16 and bf16 straight into the 16-bit copy from its U and P, rounded once (the copy is
+ * their only reader; V's fp32 place stays as it was); nothing where not folded, or where the model keeps what it
+ * derives and U and P have not changed since (rnncc_model_keep_derived_weights: V, or its copy, as kept). */
 rnncc_status rt_fold_derive(rnncc_model *m);
 /* The entry: U_k s_0 added into the hoisted products' first-step columns, after the hoisted program of the
  * chunk that holds them; nothing where not folded or s_0 is NULL. */
@@ -503,6 +504,11 @@ rnncc_status rt_x3_gemm(rnncc_model *m, int lane, cudaStream_t stream, int opa, 
 rnncc_status rt_gemm_lt(rnncc_model *m, int lane, cudaStream_t stream, int opa, int opb, int64_t M, int64_t N, int64_t K,
                         const void *a, int64_t lda, const void *b, int64_t ldb, float *c, int64_t ldc, int beta1,
                         rnncc_precision precision);
+/* C = op(A) op(B) in the 16-bit modes with 16-bit operands and a 16-bit result (fp32 accumulation, rounded
+ * once), on lane dir: for a product whose only reader takes it in 16 bits (a folded cell's V). */
+rnncc_status rt_gemm_half_out(rnncc_model *m, int dir, cudaStream_t stream, int opa, int opb, int64_t M, int64_t N,
+                              int64_t K, const unsigned short *a, int64_t lda, const unsigned short *b, int64_t ldb,
+                              unsigned short *c, int64_t ldc);
 
 /* What a pass does with the weights' 16-bit copy (rt_half_begin). */
 typedef enum RtHalfWeights {

@@ -441,8 +441,50 @@ static int offsets_equal(Arena *a, const IrCell *u, int64_t dim, int pack_like) 
         if (Lu->param_offset[k] != Lc->param_offset[k]) return 0;
     for (int k = 0; k < f.nderived; k++) /* the derived ones after them all */
         ck_assert_int_ge(Lc->param_offset[u->nparams + k], Lu->packed_size);
+    if (pack_like) { /* and the range a forward's 16-bit conversion skips (rt_half_begin) holds them and nothing else */
+        int64_t lo = -1, hi = -1, sum = 0;
+        ck_assert(ir_fold_derived_range(&f, Lc, &lo, &hi));
+        ck_assert_int_ge(lo, Lu->packed_size);
+        ck_assert_int_le(hi, Lc->packed_size);
+        for (int k = 0; k < f.nderived; k++) {
+            const int p = u->nparams + k;
+            ck_assert_int_ge(Lc->param_offset[p], lo);
+            ck_assert_int_le(Lc->param_offset[p] + Lc->param_rows[p] * Lc->param_cols[p], hi);
+            sum += Lc->param_rows[p] * Lc->param_cols[p];
+        }
+        ck_assert_int_le(hi - lo, sum + (int64_t)f.nderived * SCHED_PACK_ALIGN); /* padding at most */
+    }
     return 1;
 }
+
+/* ir_fold_derived_range refuses a layout where a user's parameter lies among the derived ones, and no fold. */
+START_TEST(derived_range_refuses_overlap) {
+    Arena a; arena_init(&a);
+    const IrCell *u = tu_compile_file(&a, "cells/lstmp.cell")->cells[0];
+    IrFold f;
+    const IrCell *c = ir_fold_projection(&a, u, &f);
+    ck_assert_ptr_nonnull(c);
+    Plan *pc = plan_of(&a, c);
+    ck_assert(ir_fold_pack_like(&a, pc, plan_of(&a, u), &f));
+    int64_t dimval[8] = {0};
+    for (int k = 0; k < c->ndims; k++) dimval[k] = 8 + k;
+    Diags d; diag_init(&d, &a, c->name, NULL, 0);
+    const PlanLayout *L = sched_layout(&a, pc, dimval, &d);
+    ck_assert_ptr_nonnull(L);
+    int64_t lo = -1, hi = -1;
+    ck_assert(ir_fold_derived_range(&f, L, &lo, &hi));
+    ck_assert_int_eq(lo, L->param_offset[u->nparams]); /* U_i P_h, the first derived, first */
+    ck_assert(!ir_fold_derived_range(NULL, L, &lo, &hi));
+    PlanLayout moved = *L; /* P_h's offset moved into V's range */
+    int64_t off[64];
+    ck_assert_int_le(c->nparams, 64);
+    memcpy(off, L->param_offset, (size_t)c->nparams * sizeof *off);
+    off[f.proj] = L->param_offset[u->nparams + 1];
+    moved.param_offset = off;
+    ck_assert(!ir_fold_derived_range(&f, &moved, &lo, &hi));
+    arena_free(&a);
+}
+END_TEST
 
 START_TEST(folded_offsets_match_unfolded) {
     Arena a; arena_init(&a);
@@ -608,6 +650,7 @@ int main(void) {
     tcase_add_test(tc, fold_executor_matches_reference);
     tcase_add_test(tc, fold_executor_on_wide_random_cells);
     tcase_add_test(tc, folded_offsets_match_unfolded);
+    tcase_add_test(tc, derived_range_refuses_overlap);
     tcase_add_test(tc, fold_rule_says_when);
     tcase_add_test(tc, folded_cells_generate_code);
     tcase_add_test(tc, derived_names_are_fresh);
