@@ -239,14 +239,33 @@ rnncc_status rt_fold_entry(RtBind *b) {
     return RNNCC_OK;
 }
 
+/* The post program's buffer of P z at every step (the projected node's GEMM), or -1 where the folded plan does not
+ * run that product after the loop. */
+static int projected_buffer(const rnncc_model *m) {
+    const IrRef at = m->fold->projected;
+    if (at == IR_NONE || at >= m->cell->nnodes) return -1;
+    const int g = m->plan->node[at].gemm;
+    return g >= 0 && m->plan->gemms[g].program == SCHED_POST ? m->plan->gemms[g].out_buffer : -1;
+}
+
+int rt_fold_final_from_post(const rnncc_model *m) { return m->fold && projected_buffer(m) >= 0; }
+
 rnncc_status rt_fold_final(RtBind *b) {
     rnncc_model *m = b->m;
     if (!m->fold || !b->fold_sT) return RNNCC_OK;
     const PlanLayout *L = b->unit->layout;
     const int64_t N = b->r->N, T = b->r->T, Ps = L->param_rows[m->fold->proj], Hs = L->param_cols[m->fold->proj];
+    const int pb = projected_buffer(m);
     const float *P = m->weights + b->unit->weight_offset + L->param_offset[m->fold->proj];
-    /* s_T [N][Ps] = z_T [N][Hs] P^T: column-major s_T^T = P z_T^T, P [Ps][Hs] read as Hs x Ps transposed */
-    if (T > 0) RT_TRY(fold_gemm(m, b->lane, CUBLAS_OP_T, CUBLAS_OP_N, Ps, N, Hs, P, Hs, b->fold_z, Hs, b->fold_sT, Ps, 0));
+    if (T > 0 && pb >= 0) /* s_T = P z_T is the post program's product at each sequence's last step: its column (the
+                           * post buffers' columns go by step, so the last is at len - 1 in both directions), 0
+                           * where a sequence has no step */
+        RT_TRY(launch_columns(m, b->stream, 2,
+                              (RnnFoldColumns){.add = b->fold_sT, .buf = rt_buffer_at(b, b->bufs, pb, 0), .lengths = b->lengths,
+                                               .ld = L->buffer_width[pb], .row0 = L->block_row[m->fold->projected], .rows = Ps,
+                                               .N = (int)N, .T = (int)T, .reverse = 1}));
+    /* else s_T [N][Ps] = z_T [N][Hs] P^T: column-major s_T^T = P z_T^T, P [Ps][Hs] read as Hs x Ps transposed */
+    else if (T > 0) RT_TRY(fold_gemm(m, b->lane, CUBLAS_OP_T, CUBLAS_OP_N, Ps, N, Hs, P, Hs, b->fold_z, Hs, b->fold_sT, Ps, 0));
     if (T > 0 && !b->lengths) return RNNCC_OK; /* every sequence had a step */
     return launch_columns(m, b->stream, 1,
                           (RnnFoldColumns){.src = b->fold_s0, .dst = b->fold_sT, .lengths = b->lengths, .rows = Ps, .N = (int)N,

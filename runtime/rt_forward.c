@@ -116,7 +116,7 @@ static rnncc_status unit_begin(RtBind *is, const rnncc_io *io) {
             is->fold_s0 = io->h0 && io->h0[k] ? io->h0[k] + u * un : NULL;
             is->fold_sT = io->hT && io->hT[k] ? io->hT[k] + u * un : NULL;
             h0 = NULL;
-            is->final[k] = is->fold_sT ? is->fold_z : NULL;
+            is->final[k] = is->fold_sT && !rt_fold_final_from_post(m) ? is->fold_z : NULL; /* z_T, for P z_T */
         }
         a.c[k] = (RnnStateCopy){h0, rt_state_slot(is, k, 0), is->states16[k], n, 0, 0};
     }

@@ -423,8 +423,12 @@ rnncc_status rt_fold_derive(rnncc_model *m);
 /* The entry: U_k s_0 added into the hoisted products' first-step columns, after the hoisted program of the
  * chunk that holds them; nothing where not folded or s_0 is NULL. */
 rnncc_status rt_fold_entry(RtBind *b);
-/* The folded state's final value for the user, P z_T (s_0 where a sequence has no step). */
+/* The folded state's final value for the user, P z_T (s_0 where a sequence has no step): the post program's product
+ * at each sequence's last step where it runs one (rt_fold_final_from_post), else a GEMM of z_T (RtBind.fold_z). */
 rnncc_status rt_fold_final(RtBind *b);
+/* 1 where rt_fold_final takes the user's final state from the post program's product (the step kernels then need
+ * not write z_T), 0 where it multiplies z_T or the model is not folded. */
+int rt_fold_final_from_post(const rnncc_model *m);
 /* Training: adds to a the copies of the unit's P and U_k into the reserve (RtBind.fold_w_kept; 16-bit twins
  * alone where the 16-bit modes map through the columns), which rt_fold_wgrad reads. */
 rnncc_status rt_fold_keep(RtBind *b, RnnStateCopies *a);

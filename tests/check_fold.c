@@ -65,6 +65,10 @@ START_TEST(lstmp_folds) {
     ck_assert_int_eq(pu->phases[SCHED_STEP], 2);
     ck_assert_int_eq(pc->phases[SCHED_STEP], 1);
     ck_assert_int_eq(pc->node[f.projected].program, SCHED_POST);
+    /* as a post GEMM's product, at every step: the runtime takes the user's final state from its last column
+     * (rt_fold_final) */
+    ck_assert_int_ge(pc->node[f.projected].gemm, 0);
+    ck_assert_int_eq(pc->gemms[pc->node[f.projected].gemm].program, SCHED_POST);
     arena_free(&a);
 }
 END_TEST
