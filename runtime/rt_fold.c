@@ -208,6 +208,16 @@ static rnncc_status launch_columns(rnncc_model *m, cudaStream_t stream, int whic
     return RNNCC_OK;
 }
 
+/* A product of the fold's on the bound unit's lane: in the 16-bit modes by rt_gemm, 16-bit products as the plan's
+ * (on the twins given; where NULL, the weights' copy or the operand rounded into the lane's scratch), else
+ * fold_gemm's. */
+static rnncc_status lane_gemm(RtBind *b, cublasOperation_t oa, cublasOperation_t ob, int64_t M, int64_t N, int64_t K,
+                                 const float *A, int64_t lda, const unsigned short *A16, const float *B, int64_t ldb,
+                                 const unsigned short *B16, float *C, int64_t ldc, int add) {
+    if (!rt_half(b->m)) return fold_gemm(b->m, b->lane, oa, ob, M, N, K, A, lda, B, ldb, C, ldc, add);
+    return rt_gemm(b->m, b->lane, b->stream, oa, ob, M, N, K, A, lda, B, ldb, C, ldc, add, A16, B16, NULL);
+}
+
 rnncc_status rt_fold_entry(RtBind *b) {
     rnncc_model *m = b->m;
     if (!m->fold || !b->fold_s0 || b->r->N == 0) return RNNCC_OK;
@@ -225,12 +235,12 @@ rnncc_status rt_fold_entry(RtBind *b) {
         const int64_t ld = L->buffer_width[buf];
         if (!b->lengths) { /* every sequence's first step in one run of N columns (step T-1 in reverse): added there */
             float *first = cols + (b->unit->dir ? b->r->T - 1 : 0) * N * ld + L->block_row[at];
-            RT_TRY(fold_gemm(m, b->lane, CUBLAS_OP_T, CUBLAS_OP_N, R, N, Ps, U, Ps, b->fold_s0, Ps, first, ld, 1));
+            RT_TRY(lane_gemm(b, CUBLAS_OP_T, CUBLAS_OP_N, R, N, Ps, U, Ps, NULL, b->fold_s0, Ps, NULL, first, ld, 1));
             continue;
         }
         /* add [N][R] = s_0 [N][Ps] U^T: column-major add^T = U s_0^T, U [R][Ps] read as Ps x R transposed; then each
          * sequence's first step's column (its length's) gets its own */
-        RT_TRY(fold_gemm(m, b->lane, CUBLAS_OP_T, CUBLAS_OP_N, R, N, Ps, U, Ps, b->fold_s0, Ps, b->fold_add, R, 0));
+        RT_TRY(lane_gemm(b, CUBLAS_OP_T, CUBLAS_OP_N, R, N, Ps, U, Ps, NULL, b->fold_s0, Ps, NULL, b->fold_add, R, 0));
         RT_TRY(launch_columns(m, b->stream, 0,
                               (RnnFoldColumns){.add = b->fold_add, .buf = cols, .lengths = b->lengths, .ld = ld,
                                                .row0 = L->block_row[at], .rows = R, .N = (int)N, .T = (int)b->r->T,
@@ -336,15 +346,6 @@ static rnncc_status zero_derived(RtBind *b, float *dw) {
  * those. */
 static int keeps_twins(const RtBind *b) { return b->fold_cols && rt_half(b->m); }
 
-/* A product of the map through the columns: in the 16-bit modes by rt_gemm on the twins given (A or B rounded
- * into the lane's scratch where NULL), else fold_gemm's. */
-static rnncc_status columns_gemm(RtBind *b, cublasOperation_t oa, cublasOperation_t ob, int64_t M, int64_t N, int64_t K,
-                                 const float *A, int64_t lda, const unsigned short *A16, const float *B, int64_t ldb,
-                                 const unsigned short *B16, float *C, int64_t ldc, int add) {
-    if (!rt_half(b->m)) return fold_gemm(b->m, b->lane, oa, ob, M, N, K, A, lda, B, ldb, C, ldc, add);
-    return rt_gemm(b->m, b->lane, b->stream, oa, ob, M, N, K, A, lda, B, ldb, C, ldc, add, A16, B16, NULL);
-}
-
 rnncc_status rt_fold_wgrad(RtBind *b, const float *dhT, float *dw, int zero_first) {
     rnncc_model *m = b->m;
     if (!m->fold) return RNNCC_OK;
@@ -370,13 +371,13 @@ rnncc_status rt_fold_wgrad(RtBind *b, const float *dhT, float *dw, int zero_firs
             const int64_t W = L->buffer_width[g->out_buffer], TN = T * N;
             float *Y = b->fold_cols;
             /* Y [TN][Ps] = Z [TN][Hs] P^T: column-major Y^T = P Z^T, P [Ps][Hs] read as Hs x Ps transposed */
-            RT_TRY(columns_gemm(b, CUBLAS_OP_T, CUBLAS_OP_N, Ps, TN, Hs, P, Hs, P16, Z, ldz, Z16, Y, Ps, 0));
+            RT_TRY(lane_gemm(b, CUBLAS_OP_T, CUBLAS_OP_N, Ps, TN, Hs, P, Hs, P16, Z, ldz, Z16, Y, Ps, 0));
             /* dU [R][Ps] += dG^T [R][TN] Y [TN][Ps]: column-major dU^T += Y^T dG (dG [TN][R] at ld W) */
-            RT_TRY(columns_gemm(b, CUBLAS_OP_N, CUBLAS_OP_T, Ps, R, TN, Y, Ps, NULL, dG, W, dG16, dU, Ps, 1));
+            RT_TRY(lane_gemm(b, CUBLAS_OP_N, CUBLAS_OP_T, Ps, R, TN, Y, Ps, NULL, dG, W, dG16, dU, Ps, 1));
             /* D [TN][Ps] = dG [TN][R] U [R][Ps]: column-major D^T = U^T dG^T, U read as Ps x R, into Y's place */
-            RT_TRY(columns_gemm(b, CUBLAS_OP_N, CUBLAS_OP_N, Ps, TN, R, U, Ps, U16, dG, W, dG16, Y, Ps, 0));
+            RT_TRY(lane_gemm(b, CUBLAS_OP_N, CUBLAS_OP_N, Ps, TN, R, U, Ps, U16, dG, W, dG16, Y, Ps, 0));
             /* dP [Ps][Hs] += D^T Z: column-major dP^T += Z^T D */
-            RT_TRY(columns_gemm(b, CUBLAS_OP_N, CUBLAS_OP_T, Hs, Ps, TN, Z, ldz, Z16, Y, Ps, NULL, dP, Hs, 1));
+            RT_TRY(lane_gemm(b, CUBLAS_OP_N, CUBLAS_OP_T, Hs, Ps, TN, Z, ldz, Z16, Y, Ps, NULL, dP, Hs, 1));
             continue;
         }
         const float *dV = dwu + L->param_offset[f->user->nparams + k];

@@ -159,6 +159,10 @@ rnncc_status rt_regions(rnncc_model *m, int64_t T, int64_t N, int training, RtRe
                 if (a > len[0]) len[0] = a;
                 if (b > len[1]) len[1] = b;
             }
+        if (m->fold) { /* the entry's s_0 (B, N x P: rt_fold_entry) */
+            const int64_t s0 = mul3(N, rt_fold_rows(m, 2), 1, &ok);
+            if (s0 > len[1]) len[1] = s0;
+        }
         if (columns) { /* the fold's map through the columns rounds Y (A) and D (B) */
             const int64_t y = mul3(T * N, rt_fold_rows(m, 2), 1, &ok);
             if (y > len[0]) len[0] = y;
