@@ -312,6 +312,29 @@ int sched_has_program(const Plan *p, SchedProgram prog) {
     return 0;
 }
 
+int sched_post_copy(const Plan *p, int j, int *group, int *output) {
+    const SchedGemm *g = &p->gemms[j];
+    if (g->program != SCHED_POST || g->nproducts != 1) return 0;
+    const IrRef pr = g->products[0];
+    int found = -1;
+    for (int i = 0; i < p->ngroups; i++) {
+        const SchedGroup *gr = &p->groups[i];
+        if (gr->program != SCHED_POST) continue;
+        for (int w = 0; w < gr->nwrites; w++)
+            if (gr->writes[w].node == pr) {
+                if (found >= 0 || gr->nnodes != 0 || gr->nwrites != 1 || gr->writes[w].kind != WRITE_OUTPUT) return 0;
+                found = i;
+            }
+        for (int k = 0; k < gr->nnodes; k++) /* no other reader of the product */
+            for (int a = 0; a < ir_ops[p->cell->nodes[gr->nodes[k]].op].arity; a++)
+                if (p->cell->nodes[gr->nodes[k]].args[a] == pr) return 0;
+    }
+    if (found < 0) return 0;
+    *group = found;
+    *output = p->groups[found].writes[0].index;
+    return 1;
+}
+
 Plan *sched_plan(Arena *arena, const IrCell *c, Diags *diags) { return sched_plan_opts(arena, c, diags, SCHED_POST_PROGRAM); }
 
 Plan *sched_plan_opts(Arena *arena, const IrCell *c, Diags *diags, unsigned flags) {

@@ -75,6 +75,12 @@ void rt_bind(RtBind *b, rnncc_model *m, const RtRegions *r, int l, int d, int la
     b->fold_cols = m->fold && r->fold_cols ? (float *)(ws + r->fold_cols) : NULL;
 }
 
+int rt_post_direct(const RtBind *b, int j, int *group) {
+    int out;
+    if (!sched_post_copy(b->m->plan, j, group, &out) || b->unit->dir != 0 || b->lengths || !b->y[out]) return -1;
+    return out;
+}
+
 float *rt_state_slot(const RtBind *b, int k, int64_t t) {
     int64_t n = b->r->N * state_len(b->m, k);
     return b->states[k] + (b->r->training ? t : t % 2) * n;

@@ -212,8 +212,8 @@ static rnncc_status launch_columns(rnncc_model *m, cudaStream_t stream, int whic
  * (on the twins given; where NULL, the weights' copy or the operand rounded into the lane's scratch), else
  * fold_gemm's. */
 static rnncc_status lane_gemm(RtBind *b, cublasOperation_t oa, cublasOperation_t ob, int64_t M, int64_t N, int64_t K,
-                                 const float *A, int64_t lda, const unsigned short *A16, const float *B, int64_t ldb,
-                                 const unsigned short *B16, float *C, int64_t ldc, int add) {
+                              const float *A, int64_t lda, const unsigned short *A16, const float *B, int64_t ldb,
+                              const unsigned short *B16, float *C, int64_t ldc, int add) {
     if (!rt_half(b->m)) return fold_gemm(b->m, b->lane, oa, ob, M, N, K, A, lda, B, ldb, C, ldc, add);
     return rt_gemm(b->m, b->lane, b->stream, oa, ob, M, N, K, A, lda, B, ldb, C, ldc, add, A16, B16, NULL);
 }
@@ -267,13 +267,17 @@ rnncc_status rt_fold_final(RtBind *b) {
     const int64_t N = b->r->N, T = b->r->T, Ps = L->param_rows[m->fold->proj], Hs = L->param_cols[m->fold->proj];
     const int pb = projected_buffer(m);
     const float *P = m->weights + b->unit->weight_offset + L->param_offset[m->fold->proj];
-    if (T > 0 && pb >= 0) /* s_T = P z_T is the post program's product at each sequence's last step: its column (the
-                           * post buffers' columns go by step, so the last is at len - 1 in both directions), 0
-                           * where a sequence has no step */
-        RT_TRY(launch_columns(m, b->stream, 2,
-                              (RnnFoldColumns){.add = b->fold_sT, .buf = rt_buffer_at(b, b->bufs, pb, 0), .lengths = b->lengths,
-                                               .ld = L->buffer_width[pb], .row0 = L->block_row[m->fold->projected], .rows = Ps,
-                                               .N = (int)N, .T = (int)T, .reverse = 1}));
+    if (T > 0 && pb >= 0) { /* s_T = P z_T is the post program's product at each sequence's last step: its column
+                             * (the post buffers' columns go by step, so the last is at len - 1 in both directions;
+                             * or the output's, where the product went there: rt_post_direct), 0 where a sequence
+                             * has no step */
+        int group, out = rt_post_direct(b, m->plan->node[m->fold->projected].gemm, &group);
+        RnnFoldColumns a = {.add = b->fold_sT, .buf = rt_buffer_at(b, b->bufs, pb, 0), .lengths = b->lengths,
+                            .ld = L->buffer_width[pb], .row0 = L->block_row[m->fold->projected], .rows = Ps, .N = (int)N,
+                            .T = (int)T, .reverse = 1};
+        if (out >= 0) a.buf = b->y[out], a.ld = b->ldy[out], a.row0 = 0;
+        RT_TRY(launch_columns(m, b->stream, 2, a));
+    }
     /* else s_T [N][Ps] = z_T [N][Hs] P^T: column-major s_T^T = P z_T^T, P [Ps][Hs] read as Hs x Ps transposed */
     else if (T > 0) RT_TRY(fold_gemm(m, b->lane, CUBLAS_OP_T, CUBLAS_OP_N, Ps, N, Hs, P, Hs, b->fold_z, Hs, b->fold_sT, Ps, 0));
     if (T > 0 && !b->lengths) return RNNCC_OK; /* every sequence had a step */

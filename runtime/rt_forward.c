@@ -24,6 +24,8 @@ static rnncc_status run_gemm(RtBind *is, int j, int64_t t) {
     const float *b = rt_operand(is, g->operand, t, 0, &ldb);
     const unsigned short *b16 = rt_operand16(is, g->operand, t);
     float *c = rt_buffer_at(is, is->bufs, g->out_buffer, t);
+    int group, out = post ? rt_post_direct(is, j, &group) : -1;
+    if (out >= 0) c = is->y[out], W = is->ldy[out]; /* straight into the output its copy group would write */
     if (hoisted) { /* the window's columns only */
         b += is->hcol0 * ldb;
         if (b16) b16 += is->hcol0 * ldb;
@@ -74,6 +76,8 @@ static rnncc_status run_group(RtBind *is, int gi, int64_t t) {
     rnncc_model *m = is->m;
     const RtModule *mod = is->unit->module;
     SchedProgram prog = m->plan->groups[gi].program;
+    for (int j = 0, group; prog == SCHED_POST && j < m->plan->ngemms; j++)
+        if (rt_post_direct(is, j, &group) >= 0 && group == gi) return RNNCC_OK; /* its GEMM wrote the output */
     /* a hoisted or post kernel covers its window's steps */
     int64_t T = prog == SCHED_HOIST ? is->hcols / is->r->N : prog == SCHED_POST ? is->pt1 - is->pt0 : is->r->T;
     int64_t items = cg_group_items(is->unit->layout, gi, T, is->r->N);

@@ -206,6 +206,10 @@ void rt_bind(RtBind *b, rnncc_model *m, const RtRegions *r, int l, int d, int la
 float *rt_state_slot(const RtBind *b, int k, int64_t t);
 /* Plan buffer bufs[i] (or dbufs[i]) as seen by step t: step buffers are per step in training. */
 float *rt_buffer_at(const RtBind *b, float *const *bufs, int i, int64_t t);
+/* The output that post GEMM j of the bound unit writes straight into, its copy group then not run, or -1: where only
+ * a copy reads its result (sched_post_copy) and the copy is the identity, in the forward direction with no lengths,
+ * and the output is wanted; *group, the copy group. */
+int rt_post_direct(const RtBind *b, int j, int *group);
 /* Where a GEMM's operand r lives at step t (dbufs: its adjoint), with the distance between columns. */
 float *rt_operand(const RtBind *b, IrRef r, int64_t t, int adjoint, int64_t *ld);
 /* The 16-bit twin of rt_state_slot(b, k, t), or NULL. */

@@ -589,6 +589,37 @@ START_TEST(post_program_plans) {
 }
 END_TEST
 
+/* sched_post_copy: a post GEMM whose one product only a copy group takes to an output (ro's y = V @ h', reuse's
+ * y = U @ h', post's z = R @ ...), which the runtime may have the GEMM write straight into the output
+ * (rt_post_direct); not one of two products (post's [V; Q]) nor one that a group computes with (post2's tanh). */
+START_TEST(post_copies) {
+    Arena a; arena_init(&a);
+    const struct { int cell; const char *param; int copy, output; } want[] = {
+        {0, "V", 1, 0}, {3, "U", 1, 1}, {1, "R", 1, 2}, {1, "V", 0, 0}, {2, "V", 0, 0},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+        const IrCell *c = cell_of_text(&a, post_cells[want[i].cell]);
+        const Plan *p = plan_opts(&a, c, SCHED_POST_PROGRAM);
+        int j = -1;
+        for (int k = 0; k < p->ngemms; k++)
+            if (p->gemms[k].program == SCHED_POST)
+                for (int q = 0; q < p->gemms[k].nproducts; q++)
+                    if (strcmp(param_of(c, p->gemms[k].products[q]), want[i].param) == 0) j = k;
+        ck_assert_msg(j >= 0, "%s: no post GEMM of %s", c->name, want[i].param);
+        int group = -1, output = -1;
+        ck_assert_int_eq(sched_post_copy(p, j, &group, &output), want[i].copy);
+        if (!want[i].copy) continue;
+        ck_assert_int_eq(output, want[i].output);
+        ck_assert_int_eq(p->groups[group].program, SCHED_POST);
+        ck_assert_int_eq(p->groups[group].nnodes, 0);
+    }
+    const Plan *ro = plan_opts(&a, cell_of_text(&a, post_cells[0]), SCHED_POST_PROGRAM);
+    for (int j = 0, group, output; j < ro->ngemms; j++) /* the step's GEMM: never */
+        if (ro->gemms[j].program != SCHED_POST) ck_assert(!sched_post_copy(ro, j, &group, &output));
+    arena_free(&a);
+}
+END_TEST
+
 /* The post program's dump: its own section, the kept buffer marked, the header's count. */
 START_TEST(post_program_dump) {
     Arena a; arena_init(&a);
@@ -686,6 +717,7 @@ int main(void) {
     tcase_add_test(tc, executor_matches_reference_for_every_cell);
     tcase_add_test(tc, executor_on_edge_cells);
     tcase_add_test(tc, post_program_plans);
+    tcase_add_test(tc, post_copies);
     tcase_add_test(tc, post_program_dump);
     tcase_add_test(tc, executor_runs_post_programs);
     tcase_add_test(tc, executor_backward_matches_reference);
