@@ -632,8 +632,12 @@ START_TEST(post_program_dump) {
                             "    gemm G2: [V] @ h' : [O, H] x [H, T*N] -> B2\n"
                             "    kernel P1: 0 ops\n"
                             "      reads: y (G2 block 0)\n"
-                            "      writes: output y = y\n"), "%s", t);
+                            "      writes: output y = y\n"
+                            "      (a copy: G2 writes output y itself in the forward direction with no lengths)\n"), "%s", t);
     ck_assert_msg(strstr(t, "B3: [T*N, value h'] (every step: the post program reads it)\n"), "%s", t);
+    sb_free(&out);
+    sched_dump(plan_opts(&a, cell_of_text(&a, post_cells[2]), SCHED_POST_PROGRAM), NULL, &out); /* post2: computes */
+    ck_assert_msg(!strstr(sb_str(&out), "(a copy"), "%s", sb_str(&out));
     sb_free(&out);
     sched_dump_dot(p, &out);
     ck_assert_msg(strstr(sb_str(&out), "post GEMM G2") && strstr(sb_str(&out), "  G2 -> P1;\n"), "%s", sb_str(&out));
