@@ -148,6 +148,10 @@ int cg_backward_kernel_name(const Plan *plan, int group, char *buf, size_t size)
 /* Does a step GEMM multiply state k? Each step then stores it whole: as flagged words (persistent
  * kernels with flags) and, in the 16-bit modes, with its 16-bit twin (RnnArgs.state16). */
 int cg_state_multiplied(const Plan *plan, int k);
+/* Is buffer b an element-wise value that a GEMM multiplies? The kernel that stores it then writes its 16-bit
+ * twin too (RnnArgs.buf16, the same index), so that no GEMM rounds it (the post program's product of every
+ * step's values, the weight gradients' activations, a later phase's per-step product). */
+int cg_value_twinned(const Plan *plan, int b);
 /* Is buffer b a GEMM result whose adjoint one backward kernel alone stores, every element, so
  * that it can write the adjoint's 16-bit twin (RnnArgs.dbuf16) for the GEMMs that multiply it? */
 int cg_adjoint_twinned(const Plan *plan, int b);

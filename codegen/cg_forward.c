@@ -335,10 +335,14 @@ int cg_operand(Gen *g, IrRef r, char *buf, size_t size) {
 
 /* ---- kernels ------------------------------------------------------------------------- */
 
-/* The copy of buffer b's element n * d + j (value v) that this step's later phase stages in a
- * persistent forward (cg_flagged_buffer): its flagged word, or without flags its 16-bit twin where
- * the phase stages that; guard (or "") opens the line. */
-static void emit_buffer_copy(Gen *g, const char *guard, int b, const char *d, const char *v) {
+/* The copies of buffer b's element col * d + j (value v; col is n in a step kernel): its 16-bit twin
+ * where a GEMM multiplies it (cg_value_twinned), and what this step's later phase stages in a
+ * persistent forward (cg_flagged_buffer): its flagged word, or without flags its 16-bit twin in the
+ * words' slots where the phase stages that; guard (or "") opens each line. */
+static void emit_buffer_copy(Gen *g, const char *guard, int b, const char *col, const char *d, const char *v) {
+    if (g->twins && cg_value_twinned(g->plan, b))
+        cg_emit(g->out, "%sif (a.buf16[%d]) rnn_put16(&a.buf16[%d][%s * %s + j], %s, a.bf16);  // its 16-bit twin", guard, b,
+                b, col, d, v);
     if (cg_persist_buffer_flagged(g, b)) /* 8-byte words: no value staged from 16 bits with flags (the plan) */
         cg_emit(g->out, "%srnn_flag_put(&rnn_bflags%d[n * %s + j], %s, (unsigned)a.t + 1u);  // for this step's next phase",
                 guard, b, d, v);
@@ -365,7 +369,7 @@ int cg_emit_node(Gen *g, IrRef r, int store) {
     if (store && s->stored) {
         cg_emit(g->out, "a.buf[%d][%s * %s + j] = %s;  // stored for later kernels", s->buffer, column(g, s->program),
                 cg_dim_code(g->c, n->shape.dims[0], d, sizeof d), name);
-        emit_buffer_copy(g, "", s->buffer, d, name);
+        emit_buffer_copy(g, "", s->buffer, column(g, s->program), d, name);
     }
     return 1;
 }
@@ -548,7 +552,7 @@ static void emit_finished(Gen *g, const SchedGroup *grp, int64_t J) {
         const char *gd = cg_guard(g, r, J, gbuf, sizeof gbuf);
         cg_emit(g->out, "%sa.buf[%d][%s * %s + j] = 0.0f;  // %s, stored: zero, never stale", gd, s->buffer,
                 g->post ? "tc" : "n", cg_dim_code(c, c->nodes[r].shape.dims[0], d, sizeof d), sb_str(&what));
-        emit_buffer_copy(g, gd, s->buffer, d, "0.0f");
+        emit_buffer_copy(g, gd, s->buffer, g->post ? "tc" : "n", d, "0.0f");
         if (what.failed) g->out->failed = 1;
         sb_free(&what);
     }

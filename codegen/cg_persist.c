@@ -785,6 +785,8 @@ static void emit_step_view(Gen *g, int backward, int counted) {
     for (int b = 0; b < p->nbuffers; b++) {
         if (p->buffers[b].program != SCHED_STEP) continue;
         cg_emit(out, "a.buf[%d] = args.buf[%d] + t * args.buf_step[%d];", b, b, b);
+        if (!backward && g->twins && cg_value_twinned(p, b))
+            cg_emit(out, "if (args.buf16[%d]) a.buf16[%d] = args.buf16[%d] + t * args.buf_step[%d];  // its twin", b, b, b, b);
         if (backward) cg_emit(out, "a.dbuf[%d] = args.dbuf[%d] + t * args.buf_step[%d];", b, b, b);
         if (backward && g->twins && cg_adjoint_twinned(p, b))
             cg_emit(out, "if (args.dbuf16[%d]) a.dbuf16[%d] = args.dbuf16[%d] + t * args.buf_step[%d];", b, b, b, b);

@@ -419,6 +419,13 @@ int cg_state_multiplied(const Plan *p, int k) {
     return 0;
 }
 
+int cg_value_twinned(const Plan *p, int b) {
+    if (b < 0 || b >= p->nbuffers || p->buffers[b].kind != BUF_VALUE) return 0;
+    for (int j = 0; j < p->ngemms; j++)
+        if (p->gemms[j].operand == p->buffers[b].node) return 1;
+    return 0;
+}
+
 int cg_flagged_buffer(const PlanLayout *L, int b) {
     const Plan *p = L->plan;
     for (int j = 0; j < p->ngemms; j++)

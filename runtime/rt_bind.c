@@ -45,7 +45,11 @@ void rt_bind(RtBind *b, rnncc_model *m, const RtRegions *r, int l, int d, int la
     int lo_in = r->training ? l - 1 : (l - 1) % 2, lo_out = r->training ? l : l % 2;
     b->x = l == 0 ? x : (const float *)(keep + r->layer_out[lo_in]);
     b->ldx = l == 0 ? ir_shape_numel(&c->inputs[0].shape, m->dimval[0]) : D0 * m->dirs;
-    for (int i = 0; i < m->plan->nbuffers; i++) b->bufs[i] = (float *)(keep + r->buf[b->slot * m->plan->nbuffers + i]);
+    for (int i = 0; i < m->plan->nbuffers; i++) {
+        b->bufs[i] = (float *)(keep + r->buf[b->slot * m->plan->nbuffers + i]);
+        size_t tw = r->buf16[b->slot * m->plan->nbuffers + i];
+        b->bufs16[i] = tw == RT_NO_TWIN ? NULL : (unsigned short *)(keep + tw);
+    }
     for (int k = 0; k < c->nstates; k++) {
         b->states[k] = (float *)(keep + r->state[b->slot * c->nstates + k]);
         size_t tw = r->state16[b->slot * c->nstates + k];
@@ -97,6 +101,12 @@ static int64_t buffer_step(const RtBind *b, int i, int64_t t) {
 
 float *rt_buffer_at(const RtBind *b, float *const *bufs, int i, int64_t t) { return bufs[i] + buffer_step(b, i, t); }
 
+unsigned short *rt_buf16_at(const RtBind *b, int i, int64_t t) {
+    /* none in a persistent forward in inference: its stores would lengthen every step's hand-off, which
+     * waits for a block's stores, more than a conversion after the loop costs (bench/NOTES.md section 88) */
+    return b->bufs16[i] && (b->r->training || !b->persist) ? b->bufs16[i] + buffer_step(b, i, t) : NULL;
+}
+
 unsigned short *rt_dbuf16_at(const RtBind *b, int i, int64_t t) {
     return b->dbufs16[i] ? b->dbufs16[i] + buffer_step(b, i, t) : NULL;
 }
@@ -107,7 +117,9 @@ unsigned short *rt_state_slot16(const RtBind *b, int k, int64_t t) {
 
 const unsigned short *rt_operand16(const RtBind *b, IrRef r, int64_t t) {
     const IrNode *n = &b->m->cell->nodes[r];
-    return n->op == IR_STATE ? rt_state_slot16(b, n->index, t) : NULL;
+    if (n->op == IR_STATE) return rt_state_slot16(b, n->index, t);
+    const int i = b->m->plan->node[r].buffer; /* a value, which the kernel that stored it twinned (cg_value_twinned) */
+    return n->op != IR_INPUT && n->op != IR_MATVEC && i >= 0 ? rt_buf16_at(b, i, t) : NULL;
 }
 
 float *rt_state_slot3(const RtBind *b, int k, int64_t t) {

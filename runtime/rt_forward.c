@@ -33,6 +33,7 @@ static rnncc_status run_gemm(RtBind *is, int j, int64_t t) {
     }
     if (post) { /* the window's steps' columns: of step and post values, all steps' kept from step 0's (t = 0) */
         b += is->pt0 * is->r->N * ldb;
+        if (b16) b16 += is->pt0 * is->r->N * ldb;
         c += is->pt0 * is->r->N * W;
     }
     /* C[W x cols] (column-major) = W_stack^T (the row-major [M][K] block read as column-major K x M) * B[K x cols] */
@@ -52,7 +53,11 @@ void rt_args(const RtBind *is, SchedProgram prog, int64_t t, RnnArgs *a) {
     a->ldx = is->ldx;
     for (int b = 0; b < m->plan->nbuffers; b++) {
         a->buf[b] = rt_buffer_at(is, is->bufs, b, t);
-        if (hoisted && m->plan->buffers[b].program == SCHED_HOIST) a->buf[b] += is->hcol0 * is->unit->layout->buffer_width[b];
+        a->buf16[b] = rt_buf16_at(is, b, t);
+        if (hoisted && m->plan->buffers[b].program == SCHED_HOIST) {
+            a->buf[b] += is->hcol0 * is->unit->layout->buffer_width[b];
+            if (a->buf16[b]) a->buf16[b] += is->hcol0 * is->unit->layout->buffer_width[b];
+        }
     }
     for (int k = 0; k < m->cell->nstates; k++) {
         a->state_prev[k] = rt_state_slot(is, k, t);

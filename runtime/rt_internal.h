@@ -107,11 +107,13 @@ typedef struct RtRegions {
     size_t *layer_out;          /* inference: 2 ping-pong buffers; training: layers - 1 (reserve) */
     /* training only */
     size_t *dbuf;               /* reserve [units][nbuffers]: adjoints shaped like buf */
-    /* 16-bit twins (rt_half.c; RnnArgs.state16, dbuf16), RT_NO_TWIN where none: of the multiplied
-     * states' slots (keep, [slots][nstates]) and of the adjoints the kernels store whole (reserve,
-     * [units][nbuffers]), laid out as their fp32 originals */
+    /* 16-bit twins (rt_half.c; RnnArgs.state16, dbuf16, buf16), RT_NO_TWIN where none: of the multiplied
+     * states' slots (keep, [slots][nstates]), of the adjoints the kernels store whole (reserve,
+     * [units][nbuffers]) and of the multiplied values' buffers (keep, [slots][nbuffers]; cg_value_twinned),
+     * laid out as their fp32 originals */
     size_t *state16;
     size_t *dbuf16;
+    size_t *buf16;
     /* tf32x3's split twins (rt_x3.c; RnnArgs.state3, dbuf3), RT_NO_TWIN where none: one step's columns of
      * the multiplied states (workspace, [slots][nstates]) and of the step buffers' adjoints the kernels
      * store whole (workspace, [units][nbuffers]), 3 floats a value */
@@ -149,6 +151,7 @@ typedef struct RtBind {
     const float *x;             /* this layer's input */
     int64_t ldx;
     float *bufs[RNN_MAX_BUFFERS];
+    unsigned short *bufs16[RNN_MAX_BUFFERS]; /* their 16-bit twins, or NULL (cg_value_twinned) */
     float *states[RNN_MAX_STATES]; /* slot 0 of each state's slots */
     unsigned short *states16[RNN_MAX_STATES]; /* slot 0 of their 16-bit twins' slots, or NULL (rt_half.c) */
     float *states3[RNN_MAX_STATES]; /* their tf32x3 split twins (two steps' by turns: rt_state_slot3), or NULL (rt_x3.c) */
@@ -217,8 +220,12 @@ unsigned short *rt_state_slot16(const RtBind *b, int k, int64_t t);
 /* The tf32x3 split twin of state k at step t (two slots by turns, t % 2, so that a step's kernels write
  * step t+1's while its GEMMs may still read step t's), or NULL. */
 float *rt_state_slot3(const RtBind *b, int k, int64_t t);
-/* The 16-bit twin of rt_operand(b, r, t, 0) (a multiplied state's slot t, laid out alike), or NULL. */
+/* The 16-bit twin of rt_operand(b, r, t, 0) (a multiplied state's slot t or a multiplied value's buffer at
+ * step t, laid out alike), or NULL. */
 const unsigned short *rt_operand16(const RtBind *b, IrRef r, int64_t t);
+/* The 16-bit twin of rt_buffer_at(b, b->bufs, i, t), or NULL (always in a persistent forward in inference,
+ * whose kernel then writes none). */
+unsigned short *rt_buf16_at(const RtBind *b, int i, int64_t t);
 /* The 16-bit twin of rt_buffer_at(b, b->dbufs, i, t), or NULL. */
 unsigned short *rt_dbuf16_at(const RtBind *b, int i, int64_t t);
 /* The split twin (tf32x3) of operand r as step t's GEMM multiplies it, written by step t-1's kernel; NULL: none. */

@@ -360,7 +360,10 @@ rnncc_status rt_persist_launch(RtBind *is, int64_t t0, int64_t t1) {
         a.state_prev[k] = rt_state_slot(is, k, 0);
         a.state16[k] = is->states16[k];
     }
-    for (int b = 0; b < m->plan->nbuffers; b++) a.buf[b] = rt_buffer_at(is, is->bufs, b, 0);
+    for (int b = 0; b < m->plan->nbuffers; b++) {
+        a.buf[b] = rt_buffer_at(is, is->bufs, b, 0);
+        a.buf16[b] = rt_buf16_at(is, b, 0);
+    }
     a.t_end = (int)t1;
     a.state_wrap = is->r->training ? 0 : 2;
     return rt_persist_run(is, &a);

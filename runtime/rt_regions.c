@@ -37,6 +37,7 @@ void rt_regions_free(RtRegions *r) {
     free(r->dstate);
     free(r->state16);
     free(r->dbuf16);
+    free(r->buf16);
     free(r->state3);
     free(r->dbuf3);
     memset(r, 0, sizeof *r);
@@ -65,15 +66,17 @@ rnncc_status rt_regions(rnncc_model *m, int64_t T, int64_t N, int training, RtRe
     r->dstate = calloc((size_t)lanes * (size_t)(c->nstates + 1), sizeof *r->dstate);
     r->state16 = malloc((size_t)r->slots * (size_t)(c->nstates + 1) * sizeof *r->state16);
     r->dbuf16 = malloc((size_t)m->nunits * (size_t)(p->nbuffers + 1) * sizeof *r->dbuf16);
+    r->buf16 = malloc((size_t)r->slots * (size_t)(p->nbuffers + 1) * sizeof *r->buf16);
     r->state3 = malloc((size_t)r->slots * (size_t)(c->nstates + 1) * sizeof *r->state3);
     r->dbuf3 = malloc((size_t)m->nunits * (size_t)(p->nbuffers + 1) * sizeof *r->dbuf3);
-    if (!r->state3 || !r->dbuf3 || !r->state16 || !r->dbuf16 || !r->buf || !r->state || !r->layer_out ||
+    if (!r->state3 || !r->dbuf3 || !r->state16 || !r->dbuf16 || !r->buf16 || !r->buf || !r->state || !r->layer_out ||
         !r->dbuf || !r->dparam || !r->dstate) {
         rt_regions_free(r);
         return rt_fail(m, RNNCC_ERR_NOMEM, "out of host memory");
     }
     for (int i = 0; i < r->slots * (c->nstates + 1); i++) r->state16[i] = r->state3[i] = RT_NO_TWIN;
     for (int i = 0; i < m->nunits * (p->nbuffers + 1); i++) r->dbuf16[i] = r->dbuf3[i] = RT_NO_TWIN;
+    for (int i = 0; i < r->slots * (p->nbuffers + 1); i++) r->buf16[i] = RT_NO_TWIN;
     Sizer ws = {0, 1}, rs = {0, 1};
     Sizer *keep = training ? &rs : &ws;
     r->lengths = take(&ws, N); /* ints are float-sized */
@@ -102,6 +105,8 @@ rnncc_status rt_regions(rnncc_model *m, int64_t T, int64_t N, int training, RtRe
             int64_t cols = p->buffers[b].program == SCHED_STEP && !rt_buffer_kept(m, training, b) ? N : T * N;
             int a = training ? rt_value_summed(r, &m->units[s], b) : -1; /* a < b: b's step copies are a's step columns */
             r->buf[s * p->nbuffers + b] = a >= 0 ? r->buf[s * p->nbuffers + a] : take(keep, mul3(cols, width, 1, &ok));
+            if (rt_half(m) && cg_value_twinned(p, b)) /* a multiplied value's 16-bit twin, laid out alike */
+                r->buf16[s * p->nbuffers + b] = take16(keep, mul3(cols, width, 1, &ok));
         }
         for (int k = 0; k < c->nstates; k++) {
             int64_t S = ir_shape_numel(&c->states[k].shape, m->dimval[0]);

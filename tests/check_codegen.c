@@ -464,11 +464,15 @@ END_TEST
 START_TEST(conversions_are_a_unit_of_their_own) {
     Src s;
     src_open_file(&s, "cells/lstm.cell");
-    char *u = emit(&s, layout_all(&s, s.module->cells[0], 37));
+    const PlanLayout *L = layout_all(&s, s.module->cells[0], 37);
+    char *u = emit(&s, L);
     ck_assert_ptr_null(strstr(u, "RNN_CONVERT_KERNEL"));
     /* the step kernel writes h's 16-bit twin, not c's: a step GEMM multiplies h alone */
     ck_assert_ptr_nonnull(strstr(u, "if (a.state16[0]) rnn_put16(&a.state16[0][n * RNN_DIM_H + j], "));
     ck_assert_ptr_null(strstr(u, "a.state16[1]"));
+    /* no value of the LSTM's is a GEMM's operand: no buffer twin (RnnArgs.buf16) */
+    for (int b = 0; b < L->plan->nbuffers; b++) ck_assert(!cg_value_twinned(L->plan, b));
+    ck_assert_ptr_null(strstr(u, "rnn_put16(&a.buf16["));
     StrBuf conv = {0};
     ck_assert(cg_emit_convert(&conv));
     ck_assert_ptr_nonnull(strstr(sb_str(&conv), "RNN_CONVERT_KERNEL(rnncc_to_f16, rnn_round_f16)"));
@@ -3186,8 +3190,8 @@ typedef struct Emu {
     float *dx, *dparam;
     double *dw;                            /* packed weight gradients */
     int cur;                               /* which dstate half is dprev */
-    /* 16-bit twins (RnnArgs.state16, dbuf16) where the plan has them, laid out as state and dbuf */
-    unsigned short *state16[RNN_MAX_STATES], *dbuf16[RNN_MAX_BUFFERS];
+    /* 16-bit twins (RnnArgs.state16, dbuf16, buf16) where the plan has them, laid out as state, dbuf and buf */
+    unsigned short *state16[RNN_MAX_STATES], *dbuf16[RNN_MAX_BUFFERS], *buf16[RNN_MAX_BUFFERS];
     int bf16;
     /* tf32x3 split twins (RnnArgs.state3, dbuf3) where the plan has them, 3 floats a value: a state's two steps'
      * columns by turns (t % 2, as rt_state_slot3), an adjoint's one step's */
@@ -3219,6 +3223,7 @@ static RnnArgs emu_args(const Emu *e, int64_t t) {
         a.buf[b] = emu_buf(e, e->buf, b, t);
         a.dbuf[b] = emu_buf(e, e->dbuf, b, t);
         if (e->dbuf16[b]) a.dbuf16[b] = e->dbuf16[b] + (a.dbuf[b] - e->dbuf[b]);
+        if (e->buf16[b]) a.buf16[b] = e->buf16[b] + (a.buf[b] - e->buf[b]);
         a.dbuf3[b] = e->dbuf3[b];
     }
     a.bf16 = e->bf16;
@@ -3521,6 +3526,11 @@ static void cpu_check(const IrCell *c, const PlanLayout *L, CpuUnit *u, uint64_t
             e.dbuf16[b] = tu_alloc((size_t)(T * N * L->buffer_width[b] + 1), sizeof(unsigned short));
             if (full) memset(e.dbuf16[b], 0xff, (size_t)(T * N * L->buffer_width[b]) * sizeof(unsigned short));
         }
+    for (int b = 0; b < p->nbuffers; b++) /* a multiplied value's twin, NaN until written */
+        if (cg_value_twinned(p, b)) {
+            e.buf16[b] = tu_alloc((size_t)(T * N * L->buffer_width[b] + 1), sizeof(unsigned short));
+            memset(e.buf16[b], 0xff, (size_t)(T * N * L->buffer_width[b]) * sizeof(unsigned short));
+        }
     float *own[RNN_MAX_BUFFERS] = {0}, *own_buf[RNN_MAX_BUFFERS] = {0}; /* what to free */
     unsigned short *own16[RNN_MAX_BUFFERS] = {0};
     float *own3[RNN_MAX_BUFFERS] = {0};
@@ -3624,6 +3634,10 @@ static void cpu_check(const IrCell *c, const PlanLayout *L, CpuUnit *u, uint64_t
             ck_assert_msg(e.state16[k][i] == (e.bf16 ? rnn_round_bf16 : rnn_round_f16)(e.state[k][i]),
                           "%s: state %s's twin, element %lld: %#x for %g", c->name, c->states[k].name, (long long)i,
                           e.state16[k][i], e.state[k][i]);
+    for (int b = 0; b < p->nbuffers; b++) /* every kept step's, zeros past a sequence's end included */
+        for (int64_t i = 0; e.buf16[b] && i < T * N * L->buffer_width[b]; i++)
+            ck_assert_msg(e.buf16[b][i] == (e.bf16 ? rnn_round_bf16 : rnn_round_f16)(e.buf[b][i]),
+                          "%s: B%d's twin, element %lld: %#x for %g", c->name, b, (long long)i, e.buf16[b][i], e.buf[b][i]);
     for (int b = 0; !e.twins_only && b < p->nbuffers; b++)
         for (int64_t i = 0; e.dbuf16[b] && i < T * N * L->buffer_width[b]; i++)
             ck_assert_msg(e.dbuf16[b][i] == (e.bf16 ? rnn_round_bf16 : rnn_round_f16)(e.dbuf[b][i]),
@@ -3644,7 +3658,7 @@ static void cpu_check(const IrCell *c, const PlanLayout *L, CpuUnit *u, uint64_t
             ck_assert_msg(!isnan(e.buf[b][i]), "%s: buffer B%d element %lld never written", c->name, b, (long long)i);
 #undef CHECK
 
-    for (int b = 0; b < p->nbuffers; b++) { free(own_buf[b]); free(own[b]); free(own16[b]); free(own3[b]); }
+    for (int b = 0; b < p->nbuffers; b++) { free(own_buf[b]); free(own[b]); free(own16[b]); free(own3[b]); free(e.buf16[b]); }
     for (int k = 0; k < c->nstates; k++) {
         free(e.state[k]), free(e.dstate[k][0]), free(e.dstate[k][1]), free(e.state16[k]), free(e.state3[k]);
     }

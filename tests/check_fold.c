@@ -80,6 +80,11 @@ START_TEST(lstmp_folds) {
     int group, output; /* which only a copy takes to the output: the GEMM may write y itself (rt_post_direct) */
     ck_assert(sched_post_copy(pc, pc->node[f.projected].gemm, &group, &output));
     ck_assert_int_eq(output, 0);
+    /* its operand, every step's z, is kept with its 16-bit twin, which the step kernel writes (cg_value_twinned) */
+    const int zb = pc->node[pc->gemms[pc->node[f.projected].gemm].operand].buffer;
+    ck_assert_int_ge(zb, 0);
+    ck_assert(pc->buffers[zb].all_steps);
+    for (int b = 0; b < pc->nbuffers; b++) ck_assert_int_eq(cg_value_twinned(pc, b), b == zb);
     arena_free(&a);
 }
 END_TEST
@@ -584,10 +589,17 @@ static void folded_generates(const IrCell *u, int64_t dim, int compile, const ch
     for (int k = 0; k < c->ndims; k++) dimval[k] = c->dims[k].name ? dim : c->dims[k].literal;
     const PlanLayout *L = sched_layout(&a, plan_of(&a, c), dimval, &d);
     ck_assert_ptr_nonnull(L);
-    StrBuf src[3] = {{0}};
+    StrBuf src[4] = {{0}};
     int n = 1;
     ck_assert_msg(cg_emit_forward(&a, L->plan, L, &src[0], &d) && d.nerrors == 0, "%s: the unit: %s", label,
                   d.head ? d.head->msg : "?");
+    /* the values a GEMM multiplies (the projection's operand) are stored with their 16-bit twins */
+    for (int b = 0; b < L->plan->nbuffers; b++)
+        if (cg_value_twinned(L->plan, b)) {
+            char want[64];
+            snprintf(want, sizeof want, "if (a.buf16[%d]) rnn_put16(&a.buf16[%d][", b, b);
+            ck_assert_msg(strstr(sb_str(&src[0]), want) != NULL, "%s: B%d's twin not written", label, b);
+        }
     for (int backward = 0; backward < 2; backward++) {
         CgPersistAsk ask = cg_persist_h100_ask(4, backward, CG_TF32, 1);
         CgPersist P;
@@ -596,6 +608,26 @@ static void folded_generates(const IrCell *u, int64_t dim, int compile, const ch
         ck_assert_msg(cg_emit_persistent(&a, L->plan, L, &P, &src[n], &d) && d.nerrors == 0, "%s: the persistent %s unit: %s",
                       label, backward ? "backward" : "forward", d.head ? d.head->msg : "?");
         n++;
+    }
+    { /* an fp16 persistent forward: each step's view of the twins, and their stores */
+        CgPersistAsk ask = cg_persist_h100_ask(4, 0, CG_F16, 1);
+        ask.twins = 1;
+        CgPersist P;
+        char why[256] = "";
+        if (cg_persist_plan(&a, L, &ask, &P, why, sizeof why)) {
+            ck_assert_msg(cg_emit_persistent(&a, L->plan, L, &P, &src[n], &d) && d.nerrors == 0, "%s: fp16 forward: %s",
+                          label, d.head ? d.head->msg : "?");
+            for (int b = 0; b < L->plan->nbuffers; b++)
+                if (cg_value_twinned(L->plan, b)) {
+                    char view[160], put[64];
+                    snprintf(view, sizeof view, "if (args.buf16[%d]) a.buf16[%d] = args.buf16[%d] + t * args.buf_step[%d];", b,
+                             b, b, b);
+                    snprintf(put, sizeof put, "if (a.buf16[%d]) rnn_put16(&a.buf16[%d][", b, b);
+                    ck_assert_msg(strstr(sb_str(&src[n]), view) && strstr(sb_str(&src[n]), put), "%s: fp16 forward: B%d's twin",
+                                  label, b);
+                }
+            n++;
+        }
     }
     for (int k = 0; k < n; k++) {
         if (compile) {
@@ -610,7 +642,7 @@ static void folded_generates(const IrCell *u, int64_t dim, int compile, const ch
         }
         sb_free(&src[k]);
     }
-    if (compile) ck_assert_msg(n == 3, "%s: %d units, a persistent tile did not plan", label, n);
+    if (compile) ck_assert_msg(n == 4, "%s: %d units, a persistent tile did not plan", label, n);
     arena_free(&a);
 }
 

@@ -45,9 +45,12 @@ typedef struct RnnArgs {
      * whole (a multiplied state's next value, a GEMM result's adjoint that one kernel alone sends),
      * it also writes it rounded to 16 bits (bf16 when bf16 is set, else fp16) at the same index of
      * its twin, so that no GEMM rounds it again. NULL: no twin. state16[k] twins state_next[k]
-     * (persistent kernels: slot 0 of the state's slots, as state_prev[k]); dbuf16[b] twins dbuf[b]. */
+     * (persistent kernels: slot 0 of the state's slots, as state_prev[k]); dbuf16[b] twins dbuf[b];
+     * buf16[b] twins buf[b] where b holds an element-wise value a GEMM multiplies (codegen/cg.h,
+     * cg_value_twinned; persistent kernels: step 0's columns, as buf[b]). */
     unsigned short *state16[RNN_MAX_STATES];
     unsigned short *dbuf16[RNN_MAX_BUFFERS];
+    unsigned short *buf16[RNN_MAX_BUFFERS];
     /* split twins (RNNCC_TF32X3; runtime/rt_x3.c), per-step kernels only: where a kernel writes a multiplied
      * state's next value or an adjoint a step GEMM multiplies (a step buffer's, or a hoisted one's that keeps
      * it) that it alone stores, it also writes the value split for the GEMM that next multiplies it (its right
