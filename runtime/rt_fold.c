@@ -321,9 +321,18 @@ rnncc_status rt_fold_dh0(RtBind *b, const float *dhT, float *dh0) {
     int64_t R;
     for (int k = 0, j; T > 0 && k < f->nderived; k = j) { /* dh0 [N][Ps] (+)= A_k [N][R] U_k [R][Ps] */
         j = entry_run_end(m, L, k, &R);
+        const float *U = w + L->param_offset[f->derived_from[k]];
+        if (b->unit->dir == 0) { /* A_k: the adjoint's first N columns, where every sequence's first step lies (zero
+                                  * for one without a step), read in place: in the 16-bit modes its twin with the
+                                  * weights' 16-bit copy */
+            const int buf = m->plan->gemms[m->plan->node[m->fold_entry[k]].gemm].out_buffer, row0 = (int)L->block_row[m->fold_entry[k]];
+            const unsigned short *A16 = rt_dbuf16_at(b, buf, 0);
+            RT_TRY(lane_gemm(b, CUBLAS_OP_N, CUBLAS_OP_N, Ps, N, R, U, Ps, NULL, rt_buffer_at(b, b->dbufs, buf, 0) + row0,
+                             L->buffer_width[buf], A16 ? A16 + row0 : NULL, dh0, Ps, k > 0));
+            continue;
+        }
         RT_TRY(gather(b, k, R));
-        RT_TRY(fold_gemm(m, b->lane, CUBLAS_OP_N, CUBLAS_OP_N, Ps, N, R, w + L->param_offset[f->derived_from[k]], Ps, b->fold_add,
-                      R, dh0, Ps, k > 0));
+        RT_TRY(fold_gemm(m, b->lane, CUBLAS_OP_N, CUBLAS_OP_N, Ps, N, R, U, Ps, b->fold_add, R, dh0, Ps, k > 0));
     }
     if (T > 0 && (!b->lengths || !dhT)) return RNNCC_OK; /* no sequence without a step, or nothing to add there */
     return launch_columns(m, b->stream, 1,
@@ -350,6 +359,72 @@ static rnncc_status zero_derived(RtBind *b, float *dw) {
  * those. */
 static int keeps_twins(const RtBind *b) { return b->fold_cols && rt_half(b->m); }
 
+/* A product of the map through the columns into its workspace (ldc rows of P): a 16-bit result where h16 (the
+ * operands' twins given, fp32 accumulation rounded once), else fp32 (lane_gemm). */
+static rnncc_status map_product(RtBind *b, int h16, cublasOperation_t oa, cublasOperation_t ob, int64_t M, int64_t N, int64_t K,
+                                const float *A, int64_t lda, const unsigned short *A16, const float *B, int64_t ldb,
+                                const unsigned short *B16, void *C, int64_t ldc) {
+    if (h16) return rt_gemm_half_out(b->m, b->lane, b->stream, oa, ob, M, N, K, A16, lda, B16, ldb, C, ldc);
+    return lane_gemm(b, oa, ob, M, N, K, A, lda, A16, B, ldb, B16, C, ldc, 0);
+}
+
+/* The map through the columns (rt_fold_by_columns: dV is not formed). Y, step by step the projected state the step
+ * multiplied (P z_{t-1}; at step 0 the user's s_0, whose U_k s_0 the entry added: so dU_k += dG_k^T Y carries the
+ * entry's A_k^T s_0, A_k being dG_k's step-0 rows), and D = dG U, with the user's dhT after its T N rows (so that
+ * dP += D^T Z, over Z's T + 1 slots, carries dhT^T z_T): both [T N + N][Ps] in the workspace, 16-bit where dG and Z
+ * have twins in the 16-bit modes (products of the twins and the kept P and U_k; no rounding launch), else fp32
+ * (rounded as GEMM operands are in the 16-bit modes). s_0 and dhT enter in one launch. */
+static rnncc_status map_columns(RtBind *b, const float *dhT, float *dwu) {
+    rnncc_model *m = b->m;
+    const IrFold *f = m->fold;
+    const PlanLayout *L = b->unit->layout;
+    const int64_t N = b->r->N, TN = b->r->T * N, Ps = L->param_rows[f->proj], Hs = L->param_cols[f->proj];
+    float *dP = dwu + L->param_offset[f->proj];
+    const float *P = b->fold_w_kept, *U = P + Ps * Hs; /* the forward's (rt_fold_keep), not the live weights */
+    /* or, in the 16-bit modes, as the forward's products rounded them: in the reserve's 16-bit copy of the weights
+     * (rt_fold_keep) */
+    const unsigned short *w16 = keeps_twins(b) ? b->w16_reserve : NULL, *P16 = w16 ? w16 + L->param_offset[f->proj] : NULL;
+    int64_t R, ldz;
+    int h16 = P16 != NULL;
+    for (int k = 0, j; h16 && k < f->nderived; k = j) { /* every run's dG twinned, and Z (the state's slots) */
+        j = run_end(f, L, k, &R);
+        const SchedGemm *g = &m->plan->gemms[run_gemm(m, L, k, R)];
+        h16 = rt_operand16(b, g->operand, 0) && rt_dbuf16_at(b, g->out_buffer, 0);
+    }
+    const int64_t rows = TN + N, es = h16 ? 2 : 4; /* Y's and D's, and their elements' bytes */
+    char *Yc = (char *)b->fold_cols, *Dc = Yc + rows * Ps * es;
+    RnnStateCopies a = {.count = 0};
+    RT_TRY(rt_copy_add(m, b->stream, &a, (RnnStateCopy){b->fold_s0_kept, h16 ? NULL : (float *)Yc,
+                                                        h16 ? (unsigned short *)Yc : NULL, N * Ps, 0, 0}));
+    if (dhT) {
+        char *at = Dc + TN * Ps * es;
+        RT_TRY(rt_copy_add(m, b->stream, &a, (RnnStateCopy){dhT, h16 ? NULL : (float *)at, h16 ? (unsigned short *)at : NULL,
+                                                            N * Ps, 0, 0}));
+    }
+    RT_TRY(rt_copy_states(m, b->stream, &a));
+    for (int k = 0, j; k < f->nderived; U += R * Ps, k = j) { /* the kept U_k lie back to back */
+        j = run_end(f, L, k, &R);
+        float *dU = dwu + L->param_offset[f->derived_from[k]];
+        const SchedGemm *g = &m->plan->gemms[run_gemm(m, L, k, R)];
+        const float *Z = rt_operand(b, g->operand, 0, 0, &ldz), *dG = rt_buffer_at(b, b->dbufs, g->out_buffer, 0);
+        const unsigned short *Z16 = rt_operand16(b, g->operand, 0), *dG16 = rt_dbuf16_at(b, g->out_buffer, 0);
+        const unsigned short *U16 = w16 ? w16 + L->param_offset[f->derived_from[k]] : NULL;
+        const int64_t W = L->buffer_width[g->out_buffer];
+        if (k == 0) /* Y [steps 1 .. T-1][N][Ps] = Z [TN - N][Hs] P^T: column-major Y^T = P Z^T, P read as Hs x Ps transposed */
+            RT_TRY(map_product(b, h16, CUBLAS_OP_T, CUBLAS_OP_N, Ps, TN - N, Hs, P, Hs, P16, Z + N * ldz, ldz,
+                               Z16 ? Z16 + N * ldz : NULL, Yc + N * Ps * es, Ps));
+        /* dU [R][Ps] += dG^T [R][TN] Y [TN][Ps]: column-major dU^T += Y^T dG (dG [TN][R] at ld W) */
+        RT_TRY(lane_gemm(b, CUBLAS_OP_N, CUBLAS_OP_T, Ps, R, TN, (const float *)Yc, Ps, h16 ? (const unsigned short *)Yc : NULL,
+                         dG, W, dG16, dU, Ps, 1));
+        /* D [TN][Ps] = dG [TN][R] U [R][Ps]: column-major D^T = U^T dG^T, U read as Ps x R */
+        RT_TRY(map_product(b, h16, CUBLAS_OP_N, CUBLAS_OP_N, Ps, TN, R, U, Ps, U16, dG, W, dG16, Dc, Ps));
+        /* dP [Ps][Hs] += D^T Z: column-major dP^T += Z^T D; the first run's over dhT and z_T too */
+        RT_TRY(lane_gemm(b, CUBLAS_OP_N, CUBLAS_OP_T, Hs, Ps, k == 0 && dhT ? rows : TN, Z, ldz, Z16, (const float *)Dc, Ps,
+                         h16 ? (const unsigned short *)Dc : NULL, dP, Hs, 1));
+    }
+    return RNNCC_OK; /* V's gradient region: never written here, zero as the weights call's start left it */
+}
+
 rnncc_status rt_fold_wgrad(RtBind *b, const float *dhT, float *dw, int zero_first) {
     rnncc_model *m = b->m;
     if (!m->fold) return RNNCC_OK;
@@ -358,32 +433,12 @@ rnncc_status rt_fold_wgrad(RtBind *b, const float *dhT, float *dw, int zero_firs
     const PlanLayout *L = b->unit->layout;
     float *dwu = dw + b->unit->weight_offset, *dP = dwu + L->param_offset[f->proj];
     const int64_t N = b->r->N, T = b->r->T, Ps = L->param_rows[f->proj], Hs = L->param_cols[f->proj];
+    if (T > 0 && N > 0 && b->fold_cols) return map_columns(b, dhT, dwu);
     const float *P = b->fold_w_kept, *U = P + Ps * Hs; /* the forward's (rt_fold_keep), not the live weights */
-    const unsigned short *P16 = keeps_twins(b) ? (const unsigned short *)P : NULL; /* or their 16-bit twins alone */
     int64_t R;
     for (int k = 0, j; T > 0 && k < f->nderived; U += R * Ps, k = j) { /* the kept U_k lie back to back */
         j = run_end(f, L, k, &R);
         float *dU = dwu + L->param_offset[f->derived_from[k]];
-        if (b->fold_cols) { /* through the columns (rt_fold_by_columns): dV was not formed */
-            const SchedGemm *g = &m->plan->gemms[run_gemm(m, L, k, R)];
-            int64_t ldz;
-            const float *Z = rt_operand(b, g->operand, 0, 0, &ldz), *dG = rt_buffer_at(b, b->dbufs, g->out_buffer, 0);
-            /* in the 16-bit modes Z's and dG's twins, where the kernels wrote them (dG may be its twin alone), and the
-             * kept P and U_k; Y and D are rounded into the lane's scratch (rt_regions sizes it for them) */
-            const unsigned short *Z16 = rt_operand16(b, g->operand, 0), *dG16 = rt_dbuf16_at(b, g->out_buffer, 0);
-            const unsigned short *U16 = P16 ? P16 + (U - P) : NULL;
-            const int64_t W = L->buffer_width[g->out_buffer], TN = T * N;
-            float *Y = b->fold_cols;
-            /* Y [TN][Ps] = Z [TN][Hs] P^T: column-major Y^T = P Z^T, P [Ps][Hs] read as Hs x Ps transposed */
-            RT_TRY(lane_gemm(b, CUBLAS_OP_T, CUBLAS_OP_N, Ps, TN, Hs, P, Hs, P16, Z, ldz, Z16, Y, Ps, 0));
-            /* dU [R][Ps] += dG^T [R][TN] Y [TN][Ps]: column-major dU^T += Y^T dG (dG [TN][R] at ld W) */
-            RT_TRY(lane_gemm(b, CUBLAS_OP_N, CUBLAS_OP_T, Ps, R, TN, Y, Ps, NULL, dG, W, dG16, dU, Ps, 1));
-            /* D [TN][Ps] = dG [TN][R] U [R][Ps]: column-major D^T = U^T dG^T, U read as Ps x R, into Y's place */
-            RT_TRY(lane_gemm(b, CUBLAS_OP_N, CUBLAS_OP_N, Ps, TN, R, U, Ps, U16, dG, W, dG16, Y, Ps, 0));
-            /* dP [Ps][Hs] += D^T Z: column-major dP^T += Z^T D */
-            RT_TRY(lane_gemm(b, CUBLAS_OP_N, CUBLAS_OP_T, Hs, Ps, TN, Z, ldz, Z16, Y, Ps, NULL, dP, Hs, 1));
-            continue;
-        }
         const float *dV = dwu + L->param_offset[f->user->nparams + k];
         /* dU [R][Ps] += dV [R][Hs] P^T: column-major dU^T += P dV^T, P read as Hs x Ps transposed */
         RT_TRY(fold_gemm(m, b->lane, CUBLAS_OP_T, CUBLAS_OP_N, Ps, R, Hs, P, Hs, dV, Hs, dU, Ps, 1));
@@ -406,19 +461,20 @@ rnncc_status rt_fold_wgrad(RtBind *b, const float *dhT, float *dw, int zero_firs
 
 rnncc_status rt_fold_keep(RtBind *b, RnnStateCopies *a) {
     rnncc_model *m = b->m;
-    if (!m->fold || !b->fold_w_kept) return RNNCC_OK;
+    if (!m->fold || (!b->fold_w_kept && !keeps_twins(b))) return RNNCC_OK;
+    /* in the 16-bit modes through the columns the map reads them in the reserve's 16-bit copy of the weights, which
+     * the forward writes unless the model keeps a copy of its own: then rounded into it here */
+    if (keeps_twins(b) && !m->half_kept) return RNNCC_OK;
     const PlanLayout *L = b->unit->layout;
     const float *w = m->weights + b->unit->weight_offset;
-    /* fp32 copies, or (keeps_twins) 16-bit twins alone, at the same element offsets */
-    const int twins = keeps_twins(b);
     int64_t at = 0;
-    for (int k = -1; k < m->fold->nderived; k++) { /* P, then each U_k */
+    for (int k = -1; k < m->fold->nderived; k++) { /* P, then each U_k: fp32 copies back to back, or 16-bit in place */
         const int param = k < 0 ? m->fold->proj : m->fold->derived_from[k];
         const int64_t n = L->param_rows[param] * L->param_cols[param];
-        float *to = b->fold_w_kept + at;
-        RT_TRY(rt_copy_add(m, b->stream, a,
-                           (RnnStateCopy){w + L->param_offset[param], twins ? NULL : to,
-                                          twins ? (unsigned short *)b->fold_w_kept + at : NULL, n, 0, 0}));
+        RnnStateCopy c = {w + L->param_offset[param], NULL, NULL, n, 0, 0};
+        if (keeps_twins(b)) c.dst16 = (unsigned short *)b->w16_reserve + L->param_offset[param];
+        else c.dst = b->fold_w_kept + at;
+        RT_TRY(rt_copy_add(m, b->stream, a, c));
         at += n;
     }
     return RNNCC_OK;

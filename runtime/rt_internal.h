@@ -128,10 +128,11 @@ typedef struct RtRegions {
     size_t fold_s0;             /* training, folded: reserve [units][N][rows of P], each unit's s_0 (zeros where no h0),
                                    which the weight gradients read */
     size_t fold_w;              /* and [units][rt_fold_rows(m, 3)] floats: the forward's P and U_k (P first, then each
-                                   U_k), as the weights call reads no live weight (docs/training.md); in the 16-bit
-                                   modes through the columns, their 16-bit twins alone at the same element offsets */
-    size_t fold_cols;           /* training, where rt_fold_by_columns: workspace [T*N][rows of P], the weight gradients'
-                                   projected states and then U^T dG (rt_fold_wgrad); else 0 */
+                                   U_k), as the weights call reads no live weight (docs/training.md); 0 (none) in the
+                                   16-bit modes through the columns, whose map reads the reserve's 16-bit weights */
+    size_t fold_cols;           /* training, where rt_fold_by_columns: workspace 2 x [T*N + N][rows of P] floats, the
+                                   weight gradients' projected states Y (s_0 first) and U^T dG (dhT last), fp32 or 16-bit
+                                   (rt_fold_wgrad); else 0 */
     size_t layer_dy[2];         /* workspace: adjoints of inner layers' outputs, ping-pong [T][N][D0*dirs] */
 } RtRegions;
 
@@ -170,6 +171,8 @@ typedef struct RtBind {
     float *fold_s0_kept;        /* training: the unit's s_0 in the reserve (RtRegions.fold_s0), or NULL */
     float *fold_w_kept;         /* training: the unit's P and U_k in the reserve (RtRegions.fold_w), or NULL */
     float *fold_cols;           /* training, where rt_fold_by_columns: RtRegions.fold_cols, or NULL */
+    const unsigned short *w16_reserve; /* training in the 16-bit modes: the unit's weights in the reserve's 16-bit copy
+                                          (RtRegions.half_weights; what a forward that keeps none writes), else NULL */
     /* backward */
     float *dbufs[RNN_MAX_BUFFERS];
     unsigned short *dbufs16[RNN_MAX_BUFFERS]; /* their 16-bit twins, or NULL */
@@ -440,8 +443,9 @@ rnncc_status rt_fold_final(RtBind *b);
 /* 1 where rt_fold_final takes the user's final state from the post program's product (the step kernels then need
  * not write z_T), 0 where it multiplies z_T or the model is not folded. */
 int rt_fold_final_from_post(const rnncc_model *m);
-/* Training: adds to a the copies of the unit's P and U_k into the reserve (RtBind.fold_w_kept; 16-bit twins
- * alone where the 16-bit modes map through the columns), which rt_fold_wgrad reads. */
+/* Training: adds to a the copies of the unit's P and U_k into the reserve (RtBind.fold_w_kept), which rt_fold_wgrad
+ * reads; where the 16-bit modes map through the columns, none but where the model keeps its own 16-bit weights: P and
+ * the U_k rounded into the reserve's copy, at their offsets (RtBind.w16_reserve), which the map reads. */
 rnncc_status rt_fold_keep(RtBind *b, RnnStateCopies *a);
 /* The backward's seed of the folded state: P^T dhT into its adjoint slot dz (after the slots were zeroed). */
 rnncc_status rt_fold_seed(RtBind *b, const float *dhT, float *dz);
@@ -449,13 +453,16 @@ rnncc_status rt_fold_seed(RtBind *b, const float *dhT, float *dz);
  * has no step. */
 rnncc_status rt_fold_dh0(RtBind *b, const float *dhT, float *dh0);
 /* The weight gradients' map, on lane 0 after the bound unit's GEMMs (dw: the caller's, whole): dU_k += dV_k P^T
- * + A_k^T s_0, dP += sum_k U_k^T dV_k + dhT^T z_T; then V's gradient region zeroed (its weights are derived). With
- * zero_first, only that zeroing (before the GEMMs, where they add into the caller's gradients). */
+ * + A_k^T s_0, dP += sum_k U_k^T dV_k + dhT^T z_T; then V's gradient region zeroed (its weights are derived), but
+ * through the columns, where nothing writes it. With zero_first, only that zeroing (before the GEMMs, where they add
+ * into the caller's gradients). */
 rnncc_status rt_fold_wgrad(RtBind *b, const float *dhT, float *dw, int zero_first);
 /* Whether a training pass of T x N maps V's gradient through the columns (not in tf32x3; each run of U_k one GEMM's
  * rows, and fewer flops than forming dV and mapping it: T N < 4 H at P = H/2): the weights pass then skips the GEMM
  * that would form dV (rt_fold_skips_gemm) and rt_fold_wgrad forms dU and dP from the adjoint dG and the states Z
- * directly, dU += dG (P Z)^T, dP += (U^T dG) Z^T (in the 16-bit modes in 16-bit products, on dG's and Z's twins). */
+ * directly, dU += dG (P Z)^T, dP += (U^T dG) Z^T (in the 16-bit modes in 16-bit products, on dG's and Z's twins, P Z
+ * and U^T dG written in 16 bits), s_0 as P Z's step-0 columns and dhT after U^T dG's last (the entry's and z_T's terms
+ * in the same two products). */
 int rt_fold_by_columns(const rnncc_model *m, int64_t T, int64_t N);
 /* Whether the bound unit's weights pass skips plan GEMM j (its weights are V's, mapped through the columns). */
 int rt_fold_skips_gemm(const RtBind *b, int j);

@@ -168,8 +168,10 @@ rnncc_status rt_regions(rnncc_model *m, int64_t T, int64_t N, int training, RtRe
             const int64_t s0 = mul3(N, rt_fold_rows(m, 2), 1, &ok);
             if (s0 > len[1]) len[1] = s0;
         }
-        if (columns) { /* the fold's map through the columns rounds Y (A) and D (B) */
-            const int64_t y = mul3(T * N, rt_fold_rows(m, 2), 1, &ok);
+        if (columns) { /* the fold's map through the columns rounds Y (A) and D (B) where dG has no twin, and Z (A)
+                        * where it has none, T N + N rows each (D's and Z's last N: dhT and z_T) */
+            const int64_t wide = rt_fold_rows(m, 2) > rt_fold_rows(m, 0) ? rt_fold_rows(m, 2) : rt_fold_rows(m, 0);
+            const int64_t y = mul3(T * N + N, wide, 1, &ok);
             if (y > len[0]) len[0] = y;
             if (y > len[1]) len[1] = y;
         }
@@ -200,8 +202,9 @@ rnncc_status rt_regions(rnncc_model *m, int64_t T, int64_t N, int training, RtRe
     }
     if (m->fold && training) {
         r->fold_s0 = take(&rs, mul3(m->nunits, N, rt_fold_rows(m, 2), &ok));
-        r->fold_w = take(&rs, mul3(m->nunits, rt_fold_rows(m, 3), 1, &ok));
-        if (columns) r->fold_cols = take(&ws, mul3(T * N, rt_fold_rows(m, 2), 1, &ok));
+        /* none where the 16-bit modes map through the columns: the map reads the reserve's 16-bit weights (rt_fold_keep) */
+        if (!(columns && rt_half(m))) r->fold_w = take(&rs, mul3(m->nunits, rt_fold_rows(m, 3), 1, &ok));
+        if (columns) r->fold_cols = take(&ws, mul3(2 * (T * N + N), rt_fold_rows(m, 2), 1, &ok)); /* Y and D, fp32 at most */
     }
     if (!ok || !ws.ok || !rs.ok) {
         rt_regions_free(r);

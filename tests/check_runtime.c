@@ -985,14 +985,40 @@ static float *grads_by_param(const rnncc_model *m, const float *dw, int64_t *tot
     return out;
 }
 
+/* Asserts that every float of dw (device, the model's whole weight buffer's length) from from on outside the user's
+ * parameters (a folded model's derived weights, whose gradient region is left zero, and the packing's gaps) is 0; with
+ * fill, sets those to NaN instead (what RNNCC_WGRAD_ADD must zero where they are the derived weights'). */
+static void derived_gradients(const rnncc_model *m, float *dw, int64_t from, int fill, const char *when) {
+    int64_t count = 0;
+    rnncc_model_weights((rnncc_model *)m, &count);
+    float *all = host_copy(dw, count);
+    char *user = calloc((size_t)count, 1);
+    for (int i = 0; i < rnncc_model_param_count(m); i++) {
+        rnncc_param_info info;
+        ck_assert_int_eq(rnncc_model_param_info(m, i, &info), RNNCC_OK);
+        memset(user + info.offset, 1, (size_t)(info.rows * info.cols));
+    }
+    int64_t outside = 0;
+    for (int64_t i = from; i < count; i++) {
+        if (user[i]) continue;
+        outside++;
+        if (fill) all[i] = NAN;
+        else ck_assert_msg(all[i] == 0.0f, "%s: the derived region's gradient at %lld is %g", when, (long long)i, all[i]);
+    }
+    ck_assert_msg(outside > 0, "%s: no derived region", when);
+    if (fill) ck_assert_int_eq(cudaMemcpy(dw, all, (size_t)count * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+    free(all), free(user);
+}
+
 /* One model's training pass with h0 = NULL (zeros), lengths with a sequence of none, and dhT of both states:
- * y, hT, dx, dh0 and the weight gradients (SET, then ADD onto them: twice SET's) on the host. */
+ * y, hT, dx, dh0 and the weight gradients (SET, then ADD onto them: twice SET's) on the host; a folded model's
+ * derived region of the gradients zero after each (NaN before either). */
 typedef struct FoldEdge {
     float *y, *hT[2], *dx, *dh0[2], *dw, *dw2;
     int64_t ndw;
 } FoldEdge;
 
-static FoldEdge fold_edge_pass(rnncc_model *m, int64_t T, int64_t N, const int *lengths) {
+static FoldEdge fold_edge_pass(rnncc_model *m, int64_t T, int64_t N, const int *lengths, int folded) {
     const int64_t I = 16, S[2] = {12, FOLD_H}, ny = T * N * 12;
     float *hx = malloc((size_t)(T * N * I) * sizeof(float)), *hd = malloc((size_t)(ny + N * FOLD_H) * sizeof(float));
     for (int64_t i = 0; i < T * N * I; i++) hx[i] = (float)((int)(i * 13 % 29) - 14) / 14.0f;
@@ -1017,12 +1043,16 @@ static FoldEdge fold_edge_pass(rnncc_model *m, int64_t T, int64_t N, const int *
     ck_assert_msg(rnncc_backward_data(m, &gio, ws, wsb, rs, rsb, NULL) == RNNCC_OK, "%s", rnncc_model_error(m));
     FoldEdge e = {.y = host_copy(y, ny), .hT = {host_copy(hT[0], N * S[0]), host_copy(hT[1], N * S[1])},
                   .dx = host_copy(dx, T * N * I), .dh0 = {host_copy(dh0[0], N * S[0]), host_copy(dh0[1], N * S[1])}};
+    ck_assert_int_eq(cudaMemset(dw, 0xff, (size_t)count * sizeof(float)), cudaSuccess); /* NaN: SET writes every float */
     ck_assert_msg(rnncc_backward_weights(m, &gio, dw, RNNCC_WGRAD_SET, ws, wsb, rs, rsb, NULL) == RNNCC_OK, "%s",
                   rnncc_model_error(m));
     e.dw = grads_by_param(m, dw, &e.ndw);
+    const int64_t V = count - 4 * FOLD_H * FOLD_H; /* the derived U_k P, [H][H] each, last (one layer-direction) */
+    if (folded) derived_gradients(m, dw, 0, 0, "set"), derived_gradients(m, dw, V, 1, "before add");
     ck_assert_msg(rnncc_backward_weights(m, &gio, dw, RNNCC_WGRAD_ADD, ws, wsb, rs, rsb, NULL) == RNNCC_OK, "%s",
                   rnncc_model_error(m));
     e.dw2 = grads_by_param(m, dw, &e.ndw);
+    if (folded) derived_gradients(m, dw, V, 0, "add");
     float *frees[] = {x, dy, y, dx, hT[0], hT[1], dh0[0], dh0[1], (float *)dhT[0], (float *)dhT[1], dw};
     for (size_t i = 0; i < sizeof frees / sizeof *frees; i++) cudaFree(frees[i]);
     cudaFree(ws), cudaFree(rs), free(hx), free(hd);
@@ -1048,7 +1078,7 @@ START_TEST(fold_edges_match_unfolded) {
                       (long long)b.offset, (long long)a.offset);
     }
     const int lengths[5] = {6, 3, 0, 6, 1};
-    FoldEdge u = fold_edge_pass(mu, 6, 5, lengths), f = fold_edge_pass(mf, 6, 5, lengths);
+    FoldEdge u = fold_edge_pass(mu, 6, 5, lengths, 0), f = fold_edge_pass(mf, 6, 5, lengths, 1);
     const double fb = rt_verify_bound(RNNCC_FP32, 0), gb = rt_verify_bound(RNNCC_FP32, 1);
     ck_assert_msg(rel_diff(f.y, u.y, 6 * 5 * 12) <= fb, "y: %g", rel_diff(f.y, u.y, 6 * 5 * 12));
     for (int k = 0; k < 2; k++) {
