@@ -41,6 +41,7 @@ void rt_bind(RtBind *b, rnncc_model *m, const RtRegions *r, int l, int d, int la
     b->flags = r->flag_words ? (unsigned long long *)rt_align16(ws + r->flags[lane]) : NULL;
     b->fold_z = m->fold ? (float *)(ws + r->fold_z[lane]) : NULL;
     b->fold_add = m->fold ? (float *)(ws + r->fold_add[lane]) : NULL;
+    b->fold_s016 = r->fold_s016 ? (unsigned short *)(ws + r->fold_s016) + u * r->N * rt_fold_rows(m, 2) : NULL;
     int64_t D0 = ir_node_len(c, c->outputs[0].node, m->dimval[0]);
     int lo_in = r->training ? l - 1 : (l - 1) % 2, lo_out = r->training ? l : l % 2;
     b->x = l == 0 ? x : (const float *)(keep + r->layer_out[lo_in]);

@@ -235,12 +235,12 @@ rnncc_status rt_fold_entry(RtBind *b) {
         const int64_t ld = L->buffer_width[buf];
         if (!b->lengths) { /* every sequence's first step in one run of N columns (step T-1 in reverse): added there */
             float *first = cols + (b->unit->dir ? b->r->T - 1 : 0) * N * ld + L->block_row[at];
-            RT_TRY(lane_gemm(b, CUBLAS_OP_T, CUBLAS_OP_N, R, N, Ps, U, Ps, NULL, b->fold_s0, Ps, NULL, first, ld, 1));
+            RT_TRY(lane_gemm(b, CUBLAS_OP_T, CUBLAS_OP_N, R, N, Ps, U, Ps, NULL, b->fold_s0, Ps, b->fold_s016, first, ld, 1));
             continue;
         }
         /* add [N][R] = s_0 [N][Ps] U^T: column-major add^T = U s_0^T, U [R][Ps] read as Ps x R transposed; then each
          * sequence's first step's column (its length's) gets its own */
-        RT_TRY(lane_gemm(b, CUBLAS_OP_T, CUBLAS_OP_N, R, N, Ps, U, Ps, NULL, b->fold_s0, Ps, NULL, b->fold_add, R, 0));
+        RT_TRY(lane_gemm(b, CUBLAS_OP_T, CUBLAS_OP_N, R, N, Ps, U, Ps, NULL, b->fold_s0, Ps, b->fold_s016, b->fold_add, R, 0));
         RT_TRY(launch_columns(m, b->stream, 0,
                               (RnnFoldColumns){.add = b->fold_add, .buf = cols, .lengths = b->lengths, .ld = ld,
                                                .row0 = L->block_row[at], .rows = R, .N = (int)N, .T = (int)b->r->T,

@@ -39,6 +39,11 @@ static rnncc_status run_gemm(RtBind *is, int j, int64_t t) {
     /* C[W x cols] (column-major) = W_stack^T (the row-major [M][K] block read as column-major K x M) * B[K x cols] */
     /* added into the hoisted partner's columns of the step, where c lies */
     int sum = rt_value_summed(is->r, is->unit, g->out_buffer) >= 0;
+    if (post && rt_half(m) && !b16 && cg_value_twinned(m->plan, m->plan->node[g->operand].buffer) &&
+        !(m->fold && sched_gemm_param(m->plan, j) >= m->fold->user->nparams))
+        /* a value without its twin (a persistent forward in inference writes none: rt_buf16_at) multiplied with the
+         * user's weights in tf32, fp32 operands as they are, not rounded to 16 bits in a launch of their own */
+        return rt_gemm_lt(m, is->lane, is->stream, CUBLAS_OP_T, CUBLAS_OP_N, M, cols, K, w, K, b, ldb, c, W, sum, RNNCC_TF32);
     return rt_gemm(m, is->lane, is->stream, CUBLAS_OP_T, CUBLAS_OP_N, M, cols, K, w, K, b, ldb, c, W, sum, NULL, b16,
                    g->program == SCHED_STEP ? rt_operand3(is, g->operand, t) : NULL);
 }
@@ -129,9 +134,13 @@ static rnncc_status unit_begin(RtBind *is, const rnncc_io *io) {
         }
         a.c[k] = (RnnStateCopy){h0, rt_state_slot(is, k, 0), is->states16[k], n, 0, 0};
     }
+    /* the entry's s_0 in 16 bits (rt_fold_entry's operand, no rounding launch of its own) */
+    unsigned short *s016 = is->fold_s0 ? is->fold_s016 : NULL;
     if (is->fold_s0_kept) { /* training: s_0, P and U_k kept for the weight gradients (rt_fold_wgrad) */
-        RT_TRY(rt_copy_add(m, is->stream, &a, (RnnStateCopy){is->fold_s0, is->fold_s0_kept, NULL, io->N * rt_fold_rows(m, 2), 0, 0}));
+        RT_TRY(rt_copy_add(m, is->stream, &a, (RnnStateCopy){is->fold_s0, is->fold_s0_kept, s016, io->N * rt_fold_rows(m, 2), 0, 0}));
         RT_TRY(rt_fold_keep(is, &a));
+    } else if (s016) {
+        RT_TRY(rt_copy_add(m, is->stream, &a, (RnnStateCopy){is->fold_s0, NULL, s016, io->N * rt_fold_rows(m, 2), 0, 0}));
     }
     if (is->unit->layer == 0) rt_half_x_copy(m, &a); /* layer 0's input rounded in the same launch (rt_half_input) */
     if (is->persist && io->T > 0) RT_TRY(rt_persist_zeros(is, &a)); /* its kernel's counter and flags, zeroed */

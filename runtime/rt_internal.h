@@ -125,6 +125,8 @@ typedef struct RtRegions {
     size_t dx_dir[2];           /* workspace: per direction [T*N][input] input adjoints (bidirectional) */
     size_t fold_z[2], fold_add[2]; /* workspace, per lane, where folded (rt_fold.c): the folded state's final
                                       value [N][S], and the entry's addend [N][rows] */
+    size_t fold_s016;           /* workspace, folded in fp16 and bf16: [units][N][rows of P] 16-bit values, each unit's
+                                   s_0 rounded by its state launch for the entry's product (rt_fold_entry); else 0 */
     size_t fold_s0;             /* training, folded: reserve [units][N][rows of P], each unit's s_0 (zeros where no h0),
                                    which the weight gradients read */
     size_t fold_w;              /* and [units][rt_fold_rows(m, 3)] floats: the forward's P and U_k (P first, then each
@@ -168,6 +170,7 @@ typedef struct RtBind {
                                    this unit (io->h0's block), or NULL */
     float *fold_sT;             /* and where its final value goes (io->hT's block), or NULL */
     float *fold_z, *fold_add;   /* the lane's fold workspaces (RtRegions.fold_z, fold_add), or NULL */
+    unsigned short *fold_s016;  /* the unit's s_0 in 16 bits (RtRegions.fold_s016), or NULL */
     float *fold_s0_kept;        /* training: the unit's s_0 in the reserve (RtRegions.fold_s0), or NULL */
     float *fold_w_kept;         /* training: the unit's P and U_k in the reserve (RtRegions.fold_w), or NULL */
     float *fold_cols;           /* training, where rt_fold_by_columns: RtRegions.fold_cols, or NULL */

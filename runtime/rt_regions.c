@@ -164,10 +164,6 @@ rnncc_status rt_regions(rnncc_model *m, int64_t T, int64_t N, int training, RtRe
                 if (a > len[0]) len[0] = a;
                 if (b > len[1]) len[1] = b;
             }
-        if (m->fold) { /* the entry's s_0 (B, N x P: rt_fold_entry) */
-            const int64_t s0 = mul3(N, rt_fold_rows(m, 2), 1, &ok);
-            if (s0 > len[1]) len[1] = s0;
-        }
         if (columns) { /* the fold's map through the columns rounds Y (A) and D (B) where dG has no twin, and Z (A)
                         * where it has none, T N + N rows each (D's and Z's last N: dhT and z_T) */
             const int64_t wide = rt_fold_rows(m, 2) > rt_fold_rows(m, 0) ? rt_fold_rows(m, 2) : rt_fold_rows(m, 0);
@@ -196,6 +192,7 @@ rnncc_status rt_regions(rnncc_model *m, int64_t T, int64_t N, int training, RtRe
             for (int w = 0; w < 2; w++)
                 if (w == 1 || (d == 0 && training)) r->x3_ops[d][w] = take(&ws, r->x3_len);
     }
+    if (m->fold && rt_half(m)) r->fold_s016 = take16(&ws, mul3(m->nunits, N, rt_fold_rows(m, 2), &ok));
     for (int d = 0; m->fold && d < lanes; d++) { /* the fold's final value and entry addend (rt_fold.c) */
         r->fold_z[d] = take(&ws, mul3(N, rt_fold_rows(m, 0), 1, &ok));
         r->fold_add[d] = take(&ws, mul3(N, rt_fold_rows(m, 1), 1, &ok));

@@ -1281,7 +1281,8 @@ static const Config fold_configs[] = {
     {1, 0, 1, 1, 6, 5, 16, 12, RNNCC_BF16, 1, 0, PERSIST, 0, .second = 24},
     {1, 0, 1, 1, 6, 16, 16, 12, RNNCC_FP16, 1, 0, PERSIST, 0, .second = 24}, /* through dV in fp16 */
     {1, 1, 1, 1, 2, 3, 8, 20, RNNCC_FP16, 1, 0, CUBLAS, 0, .second = 12},   /* P = 20 > H = 12 > I = 8 */
-    /* one step, P = 40: s_0 (N x P, the entry's 16-bit operand) is larger than any plan GEMM's (rt_regions) */
+    /* one step, P = 40: s_0 (N x P, the entry's 16-bit operand, which the state launch rounds into a region of its
+     * own) is larger than any plan GEMM's operand */
     {1, 1, 1, 0, 1, 5, 8, 40, RNNCC_FP16, 1, 0, CUBLAS, 0, .second = 12},
     {1, 0, 1, 1, 6, 5, 16, 12, RNNCC_TF32X3, 1, 0, CUBLAS, 0, .second = 24},
     {1, 0, 1, 1, 6, 5, 16, 12, RNNCC_TF32, 1, 0, PERSIST, 0, .second = 22}, /* H P % 16 != 0: U_k back to back */
