@@ -821,6 +821,8 @@ START_TEST(post_program_matches_the_reference) {
         {1, 0, 1, 1, 6, 5, 16, 24, RNNCC_BF16, 1, 0, PERSIST, 0},
         {1, 0, 1, 1, 5, 70, 16, 16, RNNCC_FP16, 1, 0, CUBLAS, 0}, /* summed */
         {1, 0, 1, 1, 6, 5, 16, 24, RNNCC_TF32X3, 1, 0, CUBLAS, 0, .second = 40},
+        /* persistent inference in 16 bits: a value without its twin, its post GEMM in tf32 */
+        {1, 0, 1, 0, 6, 8, 16, 24, RNNCC_FP16, 1, 0, PERSIST, 0, .second = 40},
     };
     char name[32];
     snprintf(name, sizeof name, "post%d.cell", _i);
@@ -1291,6 +1293,10 @@ static const Config fold_configs[] = {
      * in reverse) */
     {1, 1, 0, 1, 5, 6, 16, 12, RNNCC_FP32, 1, 0, CUBLAS, 0, .second = 24},
     {1, 1, 0, 1, 6, 16, 16, 12, RNNCC_TF32, 1, 0, PERSIST, 0, .second = 24},
+    /* persistent inference in 16 bits: z has no twin there, so y = P z runs in tf32 on the fp32 z; s_0 rounded by
+     * the state launch */
+    {1, 0, 1, 0, 6, 16, 16, 12, RNNCC_FP16, 1, 0, PERSIST, 0, .second = 24},
+    {1, 1, 1, 0, 6, 8, 16, 12, RNNCC_BF16, 1, 0, PERSIST, 0, .second = 24},
 };
 enum { FOLD_CONFIGS = sizeof fold_configs / sizeof *fold_configs };
 
