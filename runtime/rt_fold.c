@@ -380,9 +380,10 @@ static rnncc_status map_columns(RtBind *b, const float *dhT, float *dwu) {
     const PlanLayout *L = b->unit->layout;
     const int64_t N = b->r->N, TN = b->r->T * N, Ps = L->param_rows[f->proj], Hs = L->param_cols[f->proj];
     float *dP = dwu + L->param_offset[f->proj];
-    const float *P = b->fold_w_kept, *U = P + Ps * Hs; /* the forward's (rt_fold_keep), not the live weights */
-    /* or, in the 16-bit modes, as the forward's products rounded them: in the reserve's 16-bit copy of the weights
-     * (rt_fold_keep) */
+    /* the forward's P and U_k (rt_fold_keep), not the live weights: fp32 copies, or (fold_w_kept NULL) in the 16-bit
+     * modes as the forward's products rounded them, in the reserve's 16-bit copy of the weights */
+    const float *P = b->fold_w_kept, *U = NULL;
+    int64_t u_at = Ps * Hs; /* the next U_k's among the fp32 copies (back to back after P) */
     const unsigned short *w16 = keeps_twins(b) ? b->w16_reserve : NULL, *P16 = w16 ? w16 + L->param_offset[f->proj] : NULL;
     int64_t R, ldz;
     int h16 = P16 != NULL;
@@ -402,8 +403,9 @@ static rnncc_status map_columns(RtBind *b, const float *dhT, float *dwu) {
                                                             N * Ps, 0, 0}));
     }
     RT_TRY(rt_copy_states(m, b->stream, &a));
-    for (int k = 0, j; k < f->nderived; U += R * Ps, k = j) { /* the kept U_k lie back to back */
+    for (int k = 0, j; k < f->nderived; u_at += R * Ps, k = j) {
         j = run_end(f, L, k, &R);
+        U = P ? P + u_at : NULL;
         float *dU = dwu + L->param_offset[f->derived_from[k]];
         const SchedGemm *g = &m->plan->gemms[run_gemm(m, L, k, R)];
         const float *Z = rt_operand(b, g->operand, 0, 0, &ldz), *dG = rt_buffer_at(b, b->dbufs, g->out_buffer, 0);
