@@ -72,7 +72,9 @@ typedef enum rnncc_precision {
     RNNCC_TF32 = 1,  /* GEMMs on tensor cores with TF32 inputs and fp32 accumulation */
     RNNCC_FP16 = 2,  /* every GEMM's inputs rounded to fp16 (fp32 accumulation; data, states and
                         element-wise math stay fp32), as cuDNN's TENSOR_OP_MATH_ALLOW_CONVERSION; the
-                        persistent kernels hold their weights in fp16 (docs/runtime.md, Precision) */
+                        persistent kernels hold their weights in fp16; a few small products (the projection
+                        fold's, a post GEMM on a value a persistent forward stores without a 16-bit twin)
+                        take TF32 inputs instead (docs/runtime.md, Precision) */
     RNNCC_BF16 = 3,  /* the same with bf16 GEMM inputs (fp32's range, 8 bits of mantissa) */
     RNNCC_TF32X3 = 4, /* fp32 data and errors near fp32's, the cuBLAS GEMMs on tensor cores: each input split
                          into two TF32 parts, three products of them summed (hi*hi + hi*lo + lo*hi) with fp32
