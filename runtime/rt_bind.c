@@ -78,7 +78,7 @@ void rt_bind(RtBind *b, rnncc_model *m, const RtRegions *r, int l, int d, int la
     b->fold_s0_kept = m->fold ? (float *)(reserve + r->fold_s0) + u * r->N * rt_fold_rows(m, 2) : NULL;
     b->fold_w_kept = m->fold && r->fold_w ? (float *)(reserve + r->fold_w) + u * rt_fold_rows(m, 3) : NULL;
     b->fold_cols = m->fold && r->fold_cols ? (float *)(ws + r->fold_cols) : NULL;
-    b->w16_reserve = r->training && rt_half(m) ? (const unsigned short *)rt_align16(reserve + r->half_weights) + b->unit->weight_offset
+    b->w16_reserve = r->training && rt_half(m) ? (const unsigned short *)rt_half_copy_in(r, reserve) + b->unit->weight_offset
                                                 : NULL;
 }
 

@@ -112,17 +112,18 @@ static int run_end(const IrFold *f, const PlanLayout *L, int k, int64_t *R) {
     return j;
 }
 
+/* The buffer of entry k's columns: the output of the hoisted GEMM that carries h0's entry for U_k. */
+static int entry_buffer(const rnncc_model *m, int k) { return m->plan->gemms[m->plan->node[m->fold_entry[k]].gemm].out_buffer; }
+
 /* As run_end, where also the entries' columns lie back to back in one buffer (LSTMP's: the hoisted [W_i; ...; W_o]
  * GEMM's four blocks): one GEMM, one column kernel. */
 static int entry_run_end(const rnncc_model *m, const PlanLayout *L, int k, int64_t *R) {
-    const Plan *p = m->plan;
     const IrRef a0 = m->fold_entry[k];
     int64_t all;
-    const int end = run_end(m->fold, L, k, &all), buf0 = p->gemms[p->node[a0].gemm].out_buffer;
+    const int end = run_end(m->fold, L, k, &all), buf0 = entry_buffer(m, k);
     int j = k + 1;
     for (*R = L->param_rows[m->fold->derived_from[k]]; j < end; j++) {
-        const IrRef a = m->fold_entry[j];
-        if (p->gemms[p->node[a].gemm].out_buffer != buf0 || L->block_row[a] != L->block_row[a0] + *R) break;
+        if (entry_buffer(m, j) != buf0 || L->block_row[m->fold_entry[j]] != L->block_row[a0] + *R) break;
         *R += L->param_rows[m->fold->derived_from[j]];
     }
     return j;
@@ -230,7 +231,7 @@ rnncc_status rt_fold_entry(RtBind *b) {
         j = entry_run_end(m, L, k, &R);
         const float *U = w + L->param_offset[f->derived_from[k]];
         IrRef at = m->fold_entry[k];
-        int buf = m->plan->gemms[m->plan->node[at].gemm].out_buffer;
+        int buf = entry_buffer(m, k);
         float *cols = rt_buffer_at(b, b->bufs, buf, 0);
         const int64_t ld = L->buffer_width[buf];
         if (!b->lengths) { /* every sequence's first step in one run of N columns (step T-1 in reverse): added there */
@@ -303,7 +304,7 @@ static rnncc_status gather(RtBind *b, int k, int64_t R) {
     rnncc_model *m = b->m;
     const PlanLayout *L = b->unit->layout;
     IrRef at = m->fold_entry[k];
-    int buf = m->plan->gemms[m->plan->node[at].gemm].out_buffer;
+    int buf = entry_buffer(m, k);
     return launch_columns(m, b->stream, 2,
                           (RnnFoldColumns){.add = b->fold_add, .buf = rt_buffer_at(b, b->dbufs, buf, 0),
                                            .buf16 = rt_dbuf16_at(b, buf, 0), .lengths = b->lengths, .ld = L->buffer_width[buf],
@@ -325,7 +326,7 @@ rnncc_status rt_fold_dh0(RtBind *b, const float *dhT, float *dh0) {
         if (b->unit->dir == 0) { /* A_k: the adjoint's first N columns, where every sequence's first step lies (zero
                                   * for one without a step), read in place: in the 16-bit modes its twin with the
                                   * weights' 16-bit copy */
-            const int buf = m->plan->gemms[m->plan->node[m->fold_entry[k]].gemm].out_buffer, row0 = (int)L->block_row[m->fold_entry[k]];
+            const int buf = entry_buffer(m, k), row0 = (int)L->block_row[m->fold_entry[k]];
             const unsigned short *A16 = rt_dbuf16_at(b, buf, 0);
             RT_TRY(lane_gemm(b, CUBLAS_OP_N, CUBLAS_OP_N, Ps, N, R, U, Ps, NULL, rt_buffer_at(b, b->dbufs, buf, 0) + row0,
                              L->buffer_width[buf], A16 ? A16 + row0 : NULL, dh0, Ps, k > 0));

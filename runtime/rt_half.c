@@ -74,6 +74,8 @@ rnncc_status rt_copy_states(rnncc_model *m, cudaStream_t stream, const RnnStateC
     return RNNCC_OK;
 }
 
+void *rt_half_copy_in(const RtRegions *r, char *holder) { return rt_align16(holder + r->half_weights); }
+
 rnncc_status rt_half_begin(rnncc_model *m, const RtRegions *r, char *ws, char *reserve, RtHalfWeights weights) {
     m->half_weights = NULL;
     m->half_x = NULL;
@@ -91,7 +93,7 @@ rnncc_status rt_half_begin(rnncc_model *m, const RtRegions *r, char *ws, char *r
      * forward fills and its backward reads as it is; in inference the workspace's */
     const int kept = m->half_kept && weights != RT_HALF_CONVERT_HERE;
     char *holder = r->reserve ? reserve : ws;
-    m->half_weights = kept ? m->half_kept : rt_align16(holder + r->half_weights);
+    m->half_weights = kept ? m->half_kept : rt_half_copy_in(r, holder);
     if (weights == RT_HALF_KEPT || (kept && m->derived_fresh)) return RNNCC_OK; /* the copy it reads holds them */
     if (weights == RT_HALF_CONVERT_HERE || !m->fold)
         return convert(m, m->streams[0], m->weights, m->weight_count, m->weight_count, 1, m->half_weights);

@@ -548,6 +548,9 @@ typedef enum RtHalfWeights {
  * conversion of the weights on stream 0 (before the pass forks its lanes), unless the kept copy is
  * fresh. */
 rnncc_status rt_half_begin(rnncc_model *m, const RtRegions *r, char *ws, char *reserve, RtHalfWeights weights);
+/* The pass's own 16-bit copy of the weights in holder (the reserve in training, else the workspace), 16-byte aligned:
+ * where rt_half_begin writes it unless the model keeps one. */
+void *rt_half_copy_in(const RtRegions *r, char *holder);
 /* p rounded up to a multiple of 16 bytes (regions a caller's workspace holds, sized 16 bytes more,
  * that kernels read 16 bytes at a time). */
 static inline char *rt_align16(char *p) { return (char *)(((uintptr_t)p + 15) & ~(uintptr_t)15); }
