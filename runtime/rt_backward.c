@@ -182,6 +182,12 @@ static rnncc_status unit_backward_begin(RtBind *b, const rnncc_grad_io *io) {
         if (m->fold && k == m->fold->state) {
             fold_seed = io->dhT && io->dhT[k] ? io->dhT[k] + u * r->N * rt_fold_rows(m, 2) : NULL;
             seed = NULL;
+            if (fold_seed && r->T > 0) { /* slot first: rt_fold_seed's product, written whole (on lane 1 where aside) */
+                RT_TRY(rt_copy_add(m, b->stream, &a, (RnnStateCopy){NULL, b->dstate[k], NULL, first * half, 0, 0}));
+                RT_TRY(rt_copy_add(m, b->stream, &a,
+                                   (RnnStateCopy){NULL, b->dstate[k] + (first + 1) * half, NULL, (2 - first) * half, 0, 0}));
+                continue;
+            }
         }
         if (!seed) { /* all three zeros */
             RT_TRY(rt_copy_add(m, b->stream, &a, (RnnStateCopy){NULL, b->dstate[k], NULL, 3 * half, 0, 0}));
@@ -200,16 +206,28 @@ static rnncc_status unit_backward_begin(RtBind *b, const rnncc_grad_io *io) {
     return rt_fold_seed(b, fold_seed, b->dstate[s] + first * r->N * numel(m, &c->states[s].shape));
 }
 
+/* The folded state's dh0 (rt_fold_dh0): early, right after the step loop on lane 1 where rt_fold_dh0_aside; else as
+ * the unit ends. */
+static rnncc_status fold_dh0(RtBind *b, const rnncc_grad_io *io, int early) {
+    rnncc_model *m = b->m;
+    if (!m->fold || !io->dh0 || !io->dh0[m->fold->state] || early != rt_fold_dh0_aside(b)) return RNNCC_OK;
+    const int s = m->fold->state, u = b->unit->layer * m->dirs + b->unit->dir;
+    const int64_t un = b->r->N * rt_fold_rows(m, 2);
+    return rt_fold_dh0(b, io->dhT && io->dhT[s] ? io->dhT[s] + u * un : NULL, io->dh0[s] + u * un);
+}
+
 /* The post program over steps t0 .. t1-1 first (its adjoints enter the steps' as dy does), then those steps
  * per step (after the steps t1 .. T-1), then the hoisted program over their columns. */
-static rnncc_status unit_backward_chunk(RtBind *b, int64_t t0, int64_t t1) {
+static rnncc_status unit_backward_chunk(RtBind *b, const rnncc_grad_io *io, int64_t t0, int64_t t1) {
     b->pt0 = t0;
     b->pt1 = t1;
     if (t1 > t0) RT_TRY(backward_program(b, SCHED_POST, 0));
+    RT_TRY(rt_fold_join(b)); /* the seed, where it went on lane 1 */
     for (int64_t t = t1 - 1; t >= t0; t--) { /* dstate_prev is zero: unit_backward_begin's, or step t+1's kernels' */
         RT_TRY(backward_program(b, SCHED_STEP, t));
         b->dcur = 1 - b->dcur;
     }
+    if (t0 == 0) RT_TRY(fold_dh0(b, io, 1)); /* beside the hoisted program's backward */
     b->hcol0 = t0 * b->r->N;
     b->hcols = (t1 - t0) * b->r->N;
     return t1 > t0 ? backward_program(b, SCHED_HOIST, 0) : RNNCC_OK;
@@ -228,19 +246,19 @@ static rnncc_status unit_backward_end(RtBind *b, const rnncc_grad_io *io) {
         RT_TRY(rt_copy_add(m, b->stream, &a, c0));
     }
     RT_TRY(rt_copy_states(m, b->stream, &a));
-    if (!m->fold || !io->dh0 || !io->dh0[m->fold->state]) return RNNCC_OK;
-    int s = m->fold->state;
-    int64_t un = b->r->N * rt_fold_rows(m, 2);
-    return rt_fold_dh0(b, io->dhT && io->dhT[s] ? io->dhT[s] + u * un : NULL, io->dh0[s] + u * un);
+    RT_TRY(fold_dh0(b, io, 0));
+    return rt_fold_join(b); /* the early dh0, where it went on lane 1 */
 }
 
 /* One layer-direction backward through time. */
 static rnncc_status unit_backward(RtBind *b, const rnncc_grad_io *io) {
     RT_TRY(unit_backward_begin(b, io));
-    if (!b->persist) RT_TRY(unit_backward_chunk(b, 0, b->r->T));
+    if (!b->persist) RT_TRY(unit_backward_chunk(b, io, 0, b->r->T));
     else { /* the whole step loop in one launch; the adjoint of h0 ends in slot 0 (dhT's slot when T = 0) */
         if (b->r->T > 0) RT_TRY(backward_program(b, SCHED_POST, 0)); /* over [0, T): rt_bind's window */
+        RT_TRY(rt_fold_join(b)); /* the seed, where it went on lane 1 */
         if (b->r->T > 0) RT_TRY(rt_persist_backward_launch(b)); /* zeroed by unit_backward_begin */
+        RT_TRY(fold_dh0(b, io, 1)); /* beside the hoisted program's backward */
         b->dcur = 1; /* so that half 1 - dcur, in unit_backward_end, is slot 0 */
         if (b->r->T > 0) RT_TRY(backward_program(b, SCHED_HOIST, 0));
     }
@@ -254,6 +272,7 @@ static void bind_backward(RtBind *b, rnncc_model *m, const rnncc_grad_io *io, co
                           int l, int d, float *target, int wave) {
     const IrCell *c = m->cell;
     rt_bind(b, m, r, l, d, wave ? l % 2 : d, io->x, NULL, ws, reserve); /* layer after layer: a direction's lane */
+    b->aside = !wave && m->dirs == 1; /* lane 1 idle: the fold's seed and dh0 go there */
     b->lengths = io->lengths ? (const int *)(ws + r->lengths) : NULL;
     b->dx = !target ? NULL : m->dirs == 2 ? (float *)(ws + r->dx_dir[d]) : target;
     for (int o = 0; o < c->noutputs; o++) {
@@ -303,7 +322,7 @@ static rnncc_status issue_backward_wavefront(rnncc_model *m, const rnncc_grad_io
             if (l < m->layers - 1) RT_CUDA(m, cudaStreamWaitEvent(b.stream, m->wave_events[(l + 1) * RT_WAVE_CHUNKS + ci], 0));
             if (b.dx)
                 RT_CUDA(m, cudaMemsetAsync(b.dx + t0 * N * in, 0, (size_t)((t1 - t0) * N * in) * sizeof(float), b.stream));
-            RT_TRY(unit_backward_chunk(&b, t0, t1));
+            RT_TRY(unit_backward_chunk(&b, io, t0, t1));
             RT_CUDA(m, cudaEventRecord(m->wave_events[l * RT_WAVE_CHUNKS + ci], b.stream));
         }
         RT_TRY(unit_backward_end(&b, io));
@@ -391,8 +410,21 @@ static rnncc_status weights_job(void *p) {
             b.lengths = job->io->lengths ? (const int *)(job->ws + r->lengths) : NULL;
             const PlanLayout *L = b.unit->layout;
             if (job->mode == RNNCC_WGRAD_ADD) RT_TRY(rt_fold_wgrad(&b, NULL, job->dw, 1)); /* the derived weights' from 0 */
+            const float *dhT = NULL;
+            int aside = 0, waited = 1;
+            if (m->fold) { /* the map through the columns on lane 1, beside the GEMMs below (every unit's GEMMs are lane 0's) */
+                const int s = m->fold->state, u = l * m->dirs + d;
+                dhT = job->io->dhT && job->io->dhT[s] ? job->io->dhT[s] + u * r->N * rt_fold_rows(m, 2) : NULL;
+                b.aside = 1;
+                RT_TRY(rt_fold_wgrad_aside(&b, dhT, job->dw, &aside));
+                waited = !aside;
+            }
             for (int j = 0; cols > 0 && j < m->plan->ngemms; j++) {
                 if (rt_fold_skips_gemm(&b, j)) continue; /* V's: rt_fold_wgrad maps it through the columns */
+                if (!waited && rt_fold_touches_proj(&b, j)) { /* after the map's own additions into dP */
+                    RT_CUDA(m, cudaStreamWaitEvent(m->streams[0], m->events[6], 0));
+                    waited = 1;
+                }
                 const SchedGemm *g = &m->plan->gemms[j];
                 int64_t M = L->gemm_rows[j], K = L->gemm_cols[j], W = L->buffer_width[g->out_buffer], ldo;
                 const float *op = rt_operand(&b, g->operand, 0, 0, &ldo);
@@ -426,11 +458,9 @@ static rnncc_status weights_job(void *p) {
                                              b.dparam + r->N * L->acc_offset[k], (int)rows, m->ones, 1, &one, dp, 1));
                 }
             }
-            if (m->fold) { /* the derived weights' gradients mapped onto the user's (rt_fold.c) */
-                int s = m->fold->state, u = l * m->dirs + d;
-                const float *dhT = job->io->dhT ? job->io->dhT[s] : NULL;
-                RT_TRY(rt_fold_wgrad(&b, dhT ? dhT + u * r->N * rt_fold_rows(m, 2) : NULL, job->dw, 0));
-            }
+            /* the derived weights' gradients mapped onto the user's (rt_fold.c), or lane 1's map joined */
+            if (aside) RT_TRY(rt_join_lanes(m));
+            else if (m->fold) RT_TRY(rt_fold_wgrad(&b, dhT, job->dw, 0));
         }
     return RNNCC_OK;
 }

@@ -99,6 +99,22 @@ static rnncc_status fold_gemm(rnncc_model *m, int lane, cublasOperation_t oa, cu
     return RNNCC_OK;
 }
 
+/* b on lane 1's stream and cuBLAS handle, its pointers as they are: side work of a unit on lane 0 whose pass leaves
+ * lane 1 idle (RtBind.aside), reading no lane scratch (the callers check). */
+static RtBind on_lane1(const RtBind *b) {
+    RtBind s = *b;
+    s.lane = 1;
+    s.stream = b->m->streams[1];
+    s.blas = b->m->cublas[1];
+    return s;
+}
+
+rnncc_status rt_fold_join(RtBind *b) {
+    if (!b->aside_pending) return RNNCC_OK;
+    b->aside_pending = 0;
+    return rt_join_lanes(b->m);
+}
+
 /* The derived weights from k on whose U_k lie back to back in L (ir_fold_pack_like packs them so) as their V_k
  * do: returns the first past them, their rows summed into R. One GEMM then does them all. */
 static int run_end(const IrFold *f, const PlanLayout *L, int k, int64_t *R) {
@@ -293,9 +309,15 @@ rnncc_status rt_fold_seed(RtBind *b, const float *dhT, float *dz) {
     const PlanLayout *L = b->unit->layout;
     const int64_t Ps = L->param_rows[m->fold->proj], Hs = L->param_cols[m->fold->proj];
     const float *P = m->weights + b->unit->weight_offset + L->param_offset[m->fold->proj];
+    int lane = b->lane;
+    if (b->aside) { /* beside the slots' zeroing and the post program's backward; joined before the first step */
+        RT_TRY(rt_fork_lanes(m));
+        b->aside_pending = 1;
+        lane = 1;
+    }
     /* dz [N][Hs] = dhT [N][Ps] P: column-major dz^T = P^T dhT^T, P [Ps][Hs] read as Hs x Ps (a sequence with no
      * step gets one too, which flows only to its z_0, a constant) */
-    return fold_gemm(m, b->lane, CUBLAS_OP_N, CUBLAS_OP_N, Hs, b->r->N, Ps, P, Hs, dhT, Ps, dz, Hs, 0);
+    return fold_gemm(m, lane, CUBLAS_OP_N, CUBLAS_OP_N, Hs, b->r->N, Ps, P, Hs, dhT, Ps, dz, Hs, 0);
 }
 
 /* A_k, the adjoint of entry k's columns (of the hoisted product's adjoint, or its 16-bit twin where there is
@@ -312,9 +334,33 @@ static rnncc_status gather(RtBind *b, int k, int64_t R) {
                                            .reverse = b->unit->dir, .bf16 = m->precision == RNNCC_BF16});
 }
 
+/* Whether every entry run's adjoint has its 16-bit twin (rt_fold_dh0's 16-bit products then round nothing into a
+ * lane's scratch). */
+static int dh0_twinned(const RtBind *b) {
+    int64_t R;
+    for (int k = 0, j; k < b->m->fold->nderived; k = j) {
+        j = entry_run_end(b->m, b->unit->layout, k, &R);
+        if (!rt_dbuf16_at(b, entry_buffer(b->m, k), 0)) return 0;
+    }
+    return 1;
+}
+
+int rt_fold_dh0_aside(const RtBind *b) {
+    const Plan *p = b->m->plan;
+    for (int i = 0; i < p->ngroups; i++)
+        if (p->groups[i].program == SCHED_HOIST) return 0;
+    return b->m->fold && b->aside && b->unit->dir == 0 && (!rt_half(b->m) || dh0_twinned(b));
+}
+
 rnncc_status rt_fold_dh0(RtBind *b, const float *dhT, float *dh0) {
     rnncc_model *m = b->m;
     if (!m->fold || !dh0) return RNNCC_OK;
+    if (rt_fold_dh0_aside(b) && b->lane == 0) { /* beside the hoisted program's backward; joined as the unit ends */
+        RT_TRY(rt_fork_lanes(m));
+        b->aside_pending = 1;
+        RtBind side = on_lane1(b);
+        return rt_fold_dh0(&side, dhT, dh0);
+    }
     const IrFold *f = m->fold;
     const PlanLayout *L = b->unit->layout;
     const float *w = m->weights + b->unit->weight_offset;
@@ -369,13 +415,28 @@ static rnncc_status map_product(RtBind *b, int h16, cublasOperation_t oa, cublas
     return lane_gemm(b, oa, ob, M, N, K, A, lda, A16, B, ldb, B16, C, ldc, 0);
 }
 
+/* Whether the map through the columns runs in 16-bit products: the 16-bit modes, every run's dG twinned, and Z (the
+ * state's slots). */
+static int map_h16(const RtBind *b) {
+    const rnncc_model *m = b->m;
+    if (!keeps_twins(b) || !b->w16_reserve) return 0;
+    int64_t R;
+    for (int k = 0, j; k < m->fold->nderived; k = j) {
+        j = run_end(m->fold, b->unit->layout, k, &R);
+        const SchedGemm *g = &m->plan->gemms[run_gemm(m, b->unit->layout, k, R)];
+        if (!rt_operand16(b, g->operand, 0) || !rt_dbuf16_at(b, g->out_buffer, 0)) return 0;
+    }
+    return 1;
+}
+
 /* The map through the columns (rt_fold_by_columns: dV is not formed). Y, step by step the projected state the step
  * multiplied (P z_{t-1}; at step 0 the user's s_0, whose U_k s_0 the entry added: so dU_k += dG_k^T Y carries the
  * entry's A_k^T s_0, A_k being dG_k's step-0 rows), and D = dG U, with the user's dhT after its T N rows (so that
  * dP += D^T Z, over Z's T + 1 slots, carries dhT^T z_T): both [T N + N][Ps] in the workspace, 16-bit where dG and Z
  * have twins in the 16-bit modes (products of the twins and the kept P and U_k; no rounding launch), else fp32
- * (rounded as GEMM operands are in the 16-bit modes). s_0 and dhT enter in one launch. */
-static rnncc_status map_columns(RtBind *b, const float *dhT, float *dwu) {
+ * (rounded as GEMM operands are in the 16-bit modes). s_0 and dhT enter in one launch. The dP products come first, then
+ * proj_done (where not NULL) is recorded, then Y's and dU's. */
+static rnncc_status map_columns(RtBind *b, const float *dhT, float *dwu, cudaEvent_t proj_done) {
     rnncc_model *m = b->m;
     const IrFold *f = m->fold;
     const PlanLayout *L = b->unit->layout;
@@ -383,16 +444,10 @@ static rnncc_status map_columns(RtBind *b, const float *dhT, float *dwu) {
     float *dP = dwu + L->param_offset[f->proj];
     /* the forward's P and U_k (rt_fold_keep), not the live weights: fp32 copies, or (fold_w_kept NULL) in the 16-bit
      * modes as the forward's products rounded them, in the reserve's 16-bit copy of the weights */
-    const float *P = b->fold_w_kept, *U = NULL;
-    int64_t u_at = Ps * Hs; /* the next U_k's among the fp32 copies (back to back after P) */
+    const float *P = b->fold_w_kept;
     const unsigned short *w16 = keeps_twins(b) ? b->w16_reserve : NULL, *P16 = w16 ? w16 + L->param_offset[f->proj] : NULL;
     int64_t R, ldz;
-    int h16 = P16 != NULL;
-    for (int k = 0, j; h16 && k < f->nderived; k = j) { /* every run's dG twinned, and Z (the state's slots) */
-        j = run_end(f, L, k, &R);
-        const SchedGemm *g = &m->plan->gemms[run_gemm(m, L, k, R)];
-        h16 = rt_operand16(b, g->operand, 0) && rt_dbuf16_at(b, g->out_buffer, 0);
-    }
+    const int h16 = map_h16(b);
     const int64_t rows = TN + N, es = h16 ? 2 : 4; /* Y's and D's, and their elements' bytes */
     char *Yc = (char *)b->fold_cols, *Dc = Yc + rows * Ps * es;
     RnnStateCopies a = {.count = 0};
@@ -404,28 +459,69 @@ static rnncc_status map_columns(RtBind *b, const float *dhT, float *dwu) {
                                                             N * Ps, 0, 0}));
     }
     RT_TRY(rt_copy_states(m, b->stream, &a));
-    for (int k = 0, j; k < f->nderived; u_at += R * Ps, k = j) {
-        j = run_end(f, L, k, &R);
-        U = P ? P + u_at : NULL;
-        float *dU = dwu + L->param_offset[f->derived_from[k]];
-        const SchedGemm *g = &m->plan->gemms[run_gemm(m, L, k, R)];
-        const float *Z = rt_operand(b, g->operand, 0, 0, &ldz), *dG = rt_buffer_at(b, b->dbufs, g->out_buffer, 0);
-        const unsigned short *Z16 = rt_operand16(b, g->operand, 0), *dG16 = rt_dbuf16_at(b, g->out_buffer, 0);
-        const unsigned short *U16 = w16 ? w16 + L->param_offset[f->derived_from[k]] : NULL;
-        const int64_t W = L->buffer_width[g->out_buffer];
-        if (k == 0) /* Y [steps 1 .. T-1][N][Ps] = Z [TN - N][Hs] P^T: column-major Y^T = P Z^T, P read as Hs x Ps transposed */
-            RT_TRY(map_product(b, h16, CUBLAS_OP_T, CUBLAS_OP_N, Ps, TN - N, Hs, P, Hs, P16, Z + N * ldz, ldz,
-                               Z16 ? Z16 + N * ldz : NULL, Yc + N * Ps * es, Ps));
-        /* dU [R][Ps] += dG^T [R][TN] Y [TN][Ps]: column-major dU^T += Y^T dG (dG [TN][R] at ld W) */
-        RT_TRY(lane_gemm(b, CUBLAS_OP_N, CUBLAS_OP_T, Ps, R, TN, (const float *)Yc, Ps, h16 ? (const unsigned short *)Yc : NULL,
-                         dG, W, dG16, dU, Ps, 1));
-        /* D [TN][Ps] = dG [TN][R] U [R][Ps]: column-major D^T = U^T dG^T, U read as Ps x R */
-        RT_TRY(map_product(b, h16, CUBLAS_OP_N, CUBLAS_OP_N, Ps, TN, R, U, Ps, U16, dG, W, dG16, Dc, Ps));
-        /* dP [Ps][Hs] += D^T Z: column-major dP^T += Z^T D; the first run's over dhT and z_T too */
-        RT_TRY(lane_gemm(b, CUBLAS_OP_N, CUBLAS_OP_T, Hs, Ps, k == 0 && dhT ? rows : TN, Z, ldz, Z16, (const float *)Dc, Ps,
-                         h16 ? (const unsigned short *)Dc : NULL, dP, Hs, 1));
+    /* dP's products first (where the map runs beside the unit's GEMMs, a GEMM adding into dP waits for proj_done),
+     * then Y's and dU's */
+    for (int pass = 0; pass < 2; pass++) {
+        int64_t u_at = Ps * Hs; /* the next U_k's among the fp32 copies (back to back after P) */
+        for (int k = 0, j; k < f->nderived; u_at += R * Ps, k = j) {
+            j = run_end(f, L, k, &R);
+            const SchedGemm *g = &m->plan->gemms[run_gemm(m, L, k, R)];
+            const float *Z = rt_operand(b, g->operand, 0, 0, &ldz), *dG = rt_buffer_at(b, b->dbufs, g->out_buffer, 0);
+            const unsigned short *Z16 = rt_operand16(b, g->operand, 0), *dG16 = rt_dbuf16_at(b, g->out_buffer, 0);
+            const int64_t W = L->buffer_width[g->out_buffer];
+            if (pass == 0) {
+                const float *U = P ? P + u_at : NULL;
+                const unsigned short *U16 = w16 ? w16 + L->param_offset[f->derived_from[k]] : NULL;
+                /* D [TN][Ps] = dG [TN][R] U [R][Ps]: column-major D^T = U^T dG^T, U read as Ps x R */
+                RT_TRY(map_product(b, h16, CUBLAS_OP_N, CUBLAS_OP_N, Ps, TN, R, U, Ps, U16, dG, W, dG16, Dc, Ps));
+                /* dP [Ps][Hs] += D^T Z: column-major dP^T += Z^T D; the first run's over dhT and z_T too */
+                RT_TRY(lane_gemm(b, CUBLAS_OP_N, CUBLAS_OP_T, Hs, Ps, k == 0 && dhT ? rows : TN, Z, ldz, Z16, (const float *)Dc,
+                                 Ps, h16 ? (const unsigned short *)Dc : NULL, dP, Hs, 1));
+                continue;
+            }
+            float *dU = dwu + L->param_offset[f->derived_from[k]];
+            if (k == 0) /* Y [steps 1 .. T-1][N][Ps] = Z [TN - N][Hs] P^T: column-major Y^T = P Z^T, P read as Hs x Ps
+                         * transposed */
+                RT_TRY(map_product(b, h16, CUBLAS_OP_T, CUBLAS_OP_N, Ps, TN - N, Hs, P, Hs, P16, Z + N * ldz, ldz,
+                                   Z16 ? Z16 + N * ldz : NULL, Yc + N * Ps * es, Ps));
+            /* dU [R][Ps] += dG^T [R][TN] Y [TN][Ps]: column-major dU^T += Y^T dG (dG [TN][R] at ld W) */
+            RT_TRY(lane_gemm(b, CUBLAS_OP_N, CUBLAS_OP_T, Ps, R, TN, (const float *)Yc, Ps,
+                             h16 ? (const unsigned short *)Yc : NULL, dG, W, dG16, dU, Ps, 1));
+        }
+        if (pass == 0 && proj_done) RT_CUDA(m, cudaEventRecord(proj_done, b->stream));
     }
     return RNNCC_OK; /* V's gradient region: never written here, zero as the weights call's start left it */
+}
+
+/* Whether [a, a + n) and [c, c + k) overlap. */
+static int overlaps(int64_t a, int64_t n, int64_t c, int64_t k) { return a < c + k && c < a + n; }
+
+int rt_fold_touches_proj(const RtBind *b, int j) {
+    const PlanLayout *L = b->unit->layout;
+    const int p = b->m->fold->proj;
+    return overlaps(L->param_offset[sched_gemm_param(b->m->plan, j)], L->gemm_rows[j] * L->gemm_cols[j], L->param_offset[p],
+                    L->param_rows[p] * L->param_cols[p]);
+}
+
+rnncc_status rt_fold_wgrad_aside(RtBind *b, const float *dhT, float *dw, int *aside) {
+    rnncc_model *m = b->m;
+    *aside = 0;
+    if (!m->fold || !b->aside || b->lane != 0 || b->r->T == 0 || b->r->N == 0 || !b->fold_cols) return RNNCC_OK;
+    if (rt_half(m) && !map_h16(b)) return RNNCC_OK; /* its products would round operands into a lane's scratch */
+    const PlanLayout *L = b->unit->layout;
+    for (int j = 0; j < m->plan->ngemms; j++) { /* no GEMM of the unit's adds into a U_k's gradient (the map's) */
+        if (rt_fold_skips_gemm(b, j)) continue;
+        for (int k = 0; k < m->fold->nderived; k++) {
+            const int u = m->fold->derived_from[k];
+            if (overlaps(L->param_offset[sched_gemm_param(m->plan, j)], L->gemm_rows[j] * L->gemm_cols[j], L->param_offset[u],
+                         L->param_rows[u] * L->param_cols[u]))
+                return RNNCC_OK;
+        }
+    }
+    RT_TRY(rt_fork_lanes(m)); /* after the call's zeroing of dw and its roundings */
+    *aside = 1;
+    RtBind side = on_lane1(b);
+    return map_columns(&side, dhT, dw + b->unit->weight_offset, m->events[6]);
 }
 
 rnncc_status rt_fold_wgrad(RtBind *b, const float *dhT, float *dw, int zero_first) {
@@ -436,7 +532,7 @@ rnncc_status rt_fold_wgrad(RtBind *b, const float *dhT, float *dw, int zero_firs
     const PlanLayout *L = b->unit->layout;
     float *dwu = dw + b->unit->weight_offset, *dP = dwu + L->param_offset[f->proj];
     const int64_t N = b->r->N, T = b->r->T, Ps = L->param_rows[f->proj], Hs = L->param_cols[f->proj];
-    if (T > 0 && N > 0 && b->fold_cols) return map_columns(b, dhT, dwu);
+    if (T > 0 && N > 0 && b->fold_cols) return map_columns(b, dhT, dwu, NULL);
     const float *P = b->fold_w_kept, *U = P + Ps * Hs; /* the forward's (rt_fold_keep), not the live weights */
     int64_t R;
     for (int k = 0, j; T > 0 && k < f->nderived; U += R * Ps, k = j) { /* the kept U_k lie back to back */

@@ -174,6 +174,9 @@ typedef struct RtBind {
     float *fold_s0_kept;        /* training: the unit's s_0 in the reserve (RtRegions.fold_s0), or NULL */
     float *fold_w_kept;         /* training: the unit's P and U_k in the reserve (RtRegions.fold_w), or NULL */
     float *fold_cols;           /* training, where rt_fold_by_columns: RtRegions.fold_cols, or NULL */
+    int aside;                  /* lane 1 stays idle through this unit (lane 0; one direction, not a wavefront): the
+                                   fold's side work goes there (rt_fold_seed, rt_fold_dh0, the weights' map) */
+    int aside_pending;          /* work issued on lane 1 that lane 0 has not yet waited for (rt_fold_join) */
     const unsigned short *w16_reserve; /* training in the 16-bit modes: the unit's weights in the reserve's 16-bit copy
                                           (RtRegions.half_weights; what a forward that keeps none writes), else NULL */
     /* backward */
@@ -302,10 +305,11 @@ struct rnncc_model {
     cublasHandle_t cublas[2];   /* one per stream lane */
     void *cublas_ws[2];         /* device: cuBLAS workspaces, so graph capture never allocates */
     cudaStream_t streams[2];    /* the lanes' streams (directions, or a wavefront's layer parities); captured */
-    cudaEvent_t events[6];      /* 0-1: the lanes' fork and join; 2-3: the caller's stream joined; 4: the last
+    cudaEvent_t events[7];      /* 0-1: the lanes' fork and join; 2-3: the caller's stream joined; 4: the last
                                    replay on the caller's stream while the model keeps its 16-bit weights
                                    (rnncc_model_keep_derived_weights waits for it before freeing them); 5: the
-                                   legacy stream, which rt_upload's writes wait for */
+                                   legacy stream, which rt_upload's writes wait for; 6: the fold's map on lane 1 has
+                                   added into dP (rt_fold_wgrad_aside) */
     cudaEvent_t tevents[2];     /* timing GEMM candidates */
     RtGraph graph[3];           /* forward, backward data, backward weights */
     RtGemmCache gemm;           /* cuBLASLt descriptors and timed algorithms per GEMM shape */
@@ -437,6 +441,9 @@ int64_t rt_fold_rows(const rnncc_model *m, int which);
  * their only reader; V's fp32 place stays as it was); nothing where not folded, or where the model keeps what it
  * derives and U and P have not changed since (rnncc_model_keep_derived_weights: V, or its copy, as kept). */
 rnncc_status rt_fold_derive(rnncc_model *m);
+/* Waits on b's lane (0) for the work rt_fold_seed or rt_fold_dh0 left on lane 1 (RtBind.aside_pending), where there
+ * is some. */
+rnncc_status rt_fold_join(RtBind *b);
 /* The entry: U_k s_0 added into the hoisted products' first-step columns, after the hoisted program of the
  * chunk that holds them; nothing where not folded or s_0 is NULL. */
 rnncc_status rt_fold_entry(RtBind *b);
@@ -450,16 +457,28 @@ int rt_fold_final_from_post(const rnncc_model *m);
  * reads; where the 16-bit modes map through the columns, none but where the model keeps its own 16-bit weights: P and
  * the U_k rounded into the reserve's copy, at their offsets (RtBind.w16_reserve), which the map reads. */
 rnncc_status rt_fold_keep(RtBind *b, RnnStateCopies *a);
-/* The backward's seed of the folded state: P^T dhT into its adjoint slot dz (after the slots were zeroed). */
+/* The backward's seed of the folded state: P^T dhT into its adjoint slot dz (written whole: nothing zeroes it); on
+ * lane 1 where b->aside (b->aside_pending then set: rt_fold_join before the first step). */
 rnncc_status rt_fold_seed(RtBind *b, const float *dhT, float *dz);
 /* The user's dh0 of the folded state: sum_k U_k^T A_k (A_k: the entry columns' adjoint), dhT where a sequence
- * has no step. */
+ * has no step. On lane 1 where rt_fold_dh0_aside (b->aside_pending then set: rt_fold_join before the unit ends). */
 rnncc_status rt_fold_dh0(RtBind *b, const float *dhT, float *dh0);
-/* The weight gradients' map, on lane 0 after the bound unit's GEMMs (dw: the caller's, whole): dU_k += dV_k P^T
+/* Whether rt_fold_dh0 goes on lane 1, issued right after the step loop beside the hoisted program's backward: where
+ * b->aside, A_k is read in place (the forward direction) and the plan has no hoisted element-wise groups (whose
+ * backward could write A_k's buffer). */
+int rt_fold_dh0_aside(const RtBind *b);
+/* The weight gradients' map, on b's lane after the bound unit's GEMMs (dw: the caller's, whole): dU_k += dV_k P^T
  * + A_k^T s_0, dP += sum_k U_k^T dV_k + dhT^T z_T; then V's gradient region zeroed (its weights are derived), but
  * through the columns, where nothing writes it. With zero_first, only that zeroing (before the GEMMs, where they add
  * into the caller's gradients). */
 rnncc_status rt_fold_wgrad(RtBind *b, const float *dhT, float *dw, int zero_first);
+/* The map through the columns on lane 1, forked from lane 0 before the unit's GEMMs, where it reads no lane scratch
+ * (every operand twinned, or fp32 data): its dP products first, then events[6], then Y and dU. *aside is 1 where it
+ * went there: lane 0 then waits on events[6] before a GEMM that adds into P's gradient (rt_fold_touches_proj) and joins
+ * lane 1 after the unit; 0 where the unit's map must run on lane 0 after its GEMMs (rt_fold_wgrad). */
+rnncc_status rt_fold_wgrad_aside(RtBind *b, const float *dhT, float *dw, int *aside);
+/* Whether plan GEMM j's weight gradient adds into the bound unit's P's (so follows the map's dP products). */
+int rt_fold_touches_proj(const RtBind *b, int j);
 /* Whether a training pass of T x N maps V's gradient through the columns (not in tf32x3; each run of U_k one GEMM's
  * rows, and fewer flops than forming dV and mapping it: T N < 4 H at P = H/2): the weights pass then skips the GEMM
  * that would form dV (rt_fold_skips_gemm) and rt_fold_wgrad forms dU and dP from the adjoint dG and the states Z

@@ -1013,8 +1013,8 @@ static void derived_gradients(const rnncc_model *m, float *dw, int64_t from, int
 }
 
 /* One model's training pass with h0 = NULL (zeros), lengths with a sequence of none, and dhT of both states:
- * y, hT, dx, dh0 and the weight gradients (SET, then ADD onto them: twice SET's) on the host; a folded model's
- * derived region of the gradients zero after each (NaN before either). */
+ * y, hT, dx, dh0 and the weight gradients (SET, three times, each the same bit for bit; then ADD onto them: twice
+ * SET's) on the host; a folded model's derived region of the gradients zero after each (NaN before either). */
 typedef struct FoldEdge {
     float *y, *hT[2], *dx, *dh0[2], *dw, *dw2;
     int64_t ndw;
@@ -1049,6 +1049,18 @@ static FoldEdge fold_edge_pass(rnncc_model *m, int64_t T, int64_t N, const int *
     ck_assert_msg(rnncc_backward_weights(m, &gio, dw, RNNCC_WGRAD_SET, ws, wsb, rs, rsb, NULL) == RNNCC_OK, "%s",
                   rnncc_model_error(m));
     e.dw = grads_by_param(m, dw, &e.ndw);
+    for (int again = 0; again < 2; again++) { /* SET again (the pass captured, then replayed): bit for bit the same, so
+                                               * that work on the model's two streams (the fold's map beside the unit's
+                                               * GEMMs, rt_fold_wgrad_aside) races nowhere */
+        ck_assert_int_eq(cudaMemset(dw, 0xff, (size_t)count * sizeof(float)), cudaSuccess);
+        ck_assert_msg(rnncc_backward_weights(m, &gio, dw, RNNCC_WGRAD_SET, ws, wsb, rs, rsb, NULL) == RNNCC_OK, "%s",
+                      rnncc_model_error(m));
+        int64_t n = 0;
+        float *dw_again = grads_by_param(m, dw, &n);
+        ck_assert_int_eq(n, e.ndw);
+        ck_assert_msg(memcmp(dw_again, e.dw, (size_t)n * sizeof(float)) == 0, "SET's gradients differ in call %d", again + 2);
+        free(dw_again);
+    }
     const int64_t V = count - 4 * FOLD_H * FOLD_H; /* the derived U_k P, [H][H] each, last (one layer-direction) */
     if (folded) derived_gradients(m, dw, 0, 0, "set"), derived_gradients(m, dw, V, 1, "before add");
     ck_assert_msg(rnncc_backward_weights(m, &gio, dw, RNNCC_WGRAD_ADD, ws, wsb, rs, rsb, NULL) == RNNCC_OK, "%s",
