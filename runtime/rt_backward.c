@@ -179,22 +179,18 @@ static rnncc_status unit_backward_begin(RtBind *b, const rnncc_grad_io *io) {
     for (int k = 0; k < c->nstates; k++) {
         int64_t half = r->N * numel(m, &c->states[k].shape);
         const float *seed = io->dhT && io->dhT[k] ? io->dhT[k] + u * half : NULL;
-        if (m->fold && k == m->fold->state) {
+        int seeded = seed != NULL; /* slot first holds a seed, so is not zeroed */
+        if (m->fold && k == m->fold->state) { /* slot first: rt_fold_seed's product, written whole (on lane 1 where aside) */
             fold_seed = io->dhT && io->dhT[k] ? io->dhT[k] + u * r->N * rt_fold_rows(m, 2) : NULL;
             seed = NULL;
-            if (fold_seed && r->T > 0) { /* slot first: rt_fold_seed's product, written whole (on lane 1 where aside) */
-                RT_TRY(rt_copy_add(m, b->stream, &a, (RnnStateCopy){NULL, b->dstate[k], NULL, first * half, 0, 0}));
-                RT_TRY(rt_copy_add(m, b->stream, &a,
-                                   (RnnStateCopy){NULL, b->dstate[k] + (first + 1) * half, NULL, (2 - first) * half, 0, 0}));
-                continue;
-            }
+            seeded = fold_seed && r->T > 0;
         }
-        if (!seed) { /* all three zeros */
+        if (!seeded) { /* all three zeros */
             RT_TRY(rt_copy_add(m, b->stream, &a, (RnnStateCopy){NULL, b->dstate[k], NULL, 3 * half, 0, 0}));
             continue;
         }
         RT_TRY(rt_copy_add(m, b->stream, &a, (RnnStateCopy){NULL, b->dstate[k], NULL, first * half, 0, 0}));
-        RT_TRY(rt_copy_add(m, b->stream, &a, (RnnStateCopy){seed, b->dstate[k] + first * half, NULL, half, 0, 0}));
+        if (seed) RT_TRY(rt_copy_add(m, b->stream, &a, (RnnStateCopy){seed, b->dstate[k] + first * half, NULL, half, 0, 0}));
         RT_TRY(rt_copy_add(m, b->stream, &a,
                            (RnnStateCopy){NULL, b->dstate[k] + (first + 1) * half, NULL, (2 - first) * half, 0, 0}));
     }
@@ -293,9 +289,7 @@ static int64_t input_len(const rnncc_model *m, int l) {
     return l == 0 ? numel(m, &c->inputs[0].shape) : ir_node_len(c, c->outputs[0].node, m->dimval[0]) * m->dirs;
 }
 
-/* Whether the plan has hoisted element-wise groups: their backward kernels loop over whole
- * sequences, so such a layer's hoisted backward cannot be cut into chunks of steps. */
-static int hoisted_groups(const Plan *p) {
+int rt_hoisted_groups(const Plan *p) {
     for (int i = 0; i < p->ngroups; i++)
         if (p->groups[i].program == SCHED_HOIST) return 1;
     return 0;
@@ -330,7 +324,7 @@ static rnncc_status issue_backward_wavefront(rnncc_model *m, const rnncc_grad_io
     return rt_join_lanes(m); /* stream 0 ends after everything */
 }
 
-int rt_backward_waves(const rnncc_model *m) { return m->wavefront && !hoisted_groups(m->plan); }
+int rt_backward_waves(const rnncc_model *m) { return m->wavefront && !rt_hoisted_groups(m->plan); }
 
 static rnncc_status issue_backward_data(rnncc_model *m, const rnncc_grad_io *io, const RtRegions *r, char *ws, char *reserve) {
     const RtPersist *persist[2];
@@ -411,14 +405,13 @@ static rnncc_status weights_job(void *p) {
             const PlanLayout *L = b.unit->layout;
             if (job->mode == RNNCC_WGRAD_ADD) RT_TRY(rt_fold_wgrad(&b, NULL, job->dw, 1)); /* the derived weights' from 0 */
             const float *dhT = NULL;
-            int aside = 0, waited = 1;
             if (m->fold) { /* the map through the columns on lane 1, beside the GEMMs below (every unit's GEMMs are lane 0's) */
                 const int s = m->fold->state, u = l * m->dirs + d;
                 dhT = job->io->dhT && job->io->dhT[s] ? job->io->dhT[s] + u * r->N * rt_fold_rows(m, 2) : NULL;
                 b.aside = 1;
-                RT_TRY(rt_fold_wgrad_aside(&b, dhT, job->dw, &aside));
-                waited = !aside;
+                RT_TRY(rt_fold_wgrad_aside(&b, dhT, job->dw));
             }
+            int waited = !b.aside_pending;
             for (int j = 0; cols > 0 && j < m->plan->ngemms; j++) {
                 if (rt_fold_skips_gemm(&b, j)) continue; /* V's: rt_fold_wgrad maps it through the columns */
                 if (!waited && rt_fold_touches_proj(&b, j)) { /* after the map's own additions into dP */
@@ -459,7 +452,7 @@ static rnncc_status weights_job(void *p) {
                 }
             }
             /* the derived weights' gradients mapped onto the user's (rt_fold.c), or lane 1's map joined */
-            if (aside) RT_TRY(rt_join_lanes(m));
+            if (b.aside_pending) RT_TRY(rt_fold_join(&b));
             else if (m->fold) RT_TRY(rt_fold_wgrad(&b, dhT, job->dw, 0));
         }
     return RNNCC_OK;

@@ -99,14 +99,17 @@ static rnncc_status fold_gemm(rnncc_model *m, int lane, cublasOperation_t oa, cu
     return RNNCC_OK;
 }
 
-/* b on lane 1's stream and cuBLAS handle, its pointers as they are: side work of a unit on lane 0 whose pass leaves
- * lane 1 idle (RtBind.aside), reading no lane scratch (the callers check). */
-static RtBind on_lane1(const RtBind *b) {
-    RtBind s = *b;
-    s.lane = 1;
-    s.stream = b->m->streams[1];
-    s.blas = b->m->cublas[1];
-    return s;
+/* Starts side work of b's on lane 1, after everything issued on lane 0 so far, for rt_fold_join to wait for: *side is b
+ * on lane 1's stream and cuBLAS handle, its pointers as they are (a unit on lane 0 whose pass leaves lane 1 idle:
+ * RtBind.aside; the callers check that the work reads no lane scratch). */
+static rnncc_status fork_aside(RtBind *b, RtBind *side) {
+    RT_TRY(rt_fork_lanes(b->m));
+    b->aside_pending = 1;
+    *side = *b;
+    side->lane = 1;
+    side->stream = b->m->streams[1];
+    side->blas = b->m->cublas[1];
+    return RNNCC_OK;
 }
 
 rnncc_status rt_fold_join(RtBind *b) {
@@ -309,15 +312,12 @@ rnncc_status rt_fold_seed(RtBind *b, const float *dhT, float *dz) {
     const PlanLayout *L = b->unit->layout;
     const int64_t Ps = L->param_rows[m->fold->proj], Hs = L->param_cols[m->fold->proj];
     const float *P = m->weights + b->unit->weight_offset + L->param_offset[m->fold->proj];
-    int lane = b->lane;
-    if (b->aside) { /* beside the slots' zeroing and the post program's backward; joined before the first step */
-        RT_TRY(rt_fork_lanes(m));
-        b->aside_pending = 1;
-        lane = 1;
-    }
+    RtBind side = *b;
+    if (b->aside) RT_TRY(fork_aside(b, &side)); /* beside the slots' zeroing and the post program's backward; joined
+                                                 * before the first step */
     /* dz [N][Hs] = dhT [N][Ps] P: column-major dz^T = P^T dhT^T, P [Ps][Hs] read as Hs x Ps (a sequence with no
      * step gets one too, which flows only to its z_0, a constant) */
-    return fold_gemm(m, lane, CUBLAS_OP_N, CUBLAS_OP_N, Hs, b->r->N, Ps, P, Hs, dhT, Ps, dz, Hs, 0);
+    return fold_gemm(m, side.lane, CUBLAS_OP_N, CUBLAS_OP_N, Hs, b->r->N, Ps, P, Hs, dhT, Ps, dz, Hs, 0);
 }
 
 /* A_k, the adjoint of entry k's columns (of the hoisted product's adjoint, or its 16-bit twin where there is
@@ -346,21 +346,13 @@ static int dh0_twinned(const RtBind *b) {
 }
 
 int rt_fold_dh0_aside(const RtBind *b) {
-    const Plan *p = b->m->plan;
-    for (int i = 0; i < p->ngroups; i++)
-        if (p->groups[i].program == SCHED_HOIST) return 0;
-    return b->m->fold && b->aside && b->unit->dir == 0 && (!rt_half(b->m) || dh0_twinned(b));
+    return b->m->fold && b->aside && b->unit->dir == 0 && !rt_hoisted_groups(b->m->plan) &&
+           (!rt_half(b->m) || dh0_twinned(b));
 }
 
-rnncc_status rt_fold_dh0(RtBind *b, const float *dhT, float *dh0) {
+/* rt_fold_dh0's products and columns, on b's lane. */
+static rnncc_status dh0_on(RtBind *b, const float *dhT, float *dh0) {
     rnncc_model *m = b->m;
-    if (!m->fold || !dh0) return RNNCC_OK;
-    if (rt_fold_dh0_aside(b) && b->lane == 0) { /* beside the hoisted program's backward; joined as the unit ends */
-        RT_TRY(rt_fork_lanes(m));
-        b->aside_pending = 1;
-        RtBind side = on_lane1(b);
-        return rt_fold_dh0(&side, dhT, dh0);
-    }
     const IrFold *f = m->fold;
     const PlanLayout *L = b->unit->layout;
     const float *w = m->weights + b->unit->weight_offset;
@@ -385,6 +377,14 @@ rnncc_status rt_fold_dh0(RtBind *b, const float *dhT, float *dh0) {
     return launch_columns(m, b->stream, 1,
                           (RnnFoldColumns){.src = dhT, .dst = dh0, .lengths = b->lengths, .rows = Ps, .N = (int)N, .T = (int)T,
                                            .accumulate = T > 0});
+}
+
+rnncc_status rt_fold_dh0(RtBind *b, const float *dhT, float *dh0) {
+    if (!b->m->fold || !dh0) return RNNCC_OK;
+    RtBind side = *b;
+    if (rt_fold_dh0_aside(b)) RT_TRY(fork_aside(b, &side)); /* beside the hoisted program's backward; joined as the
+                                                             * unit ends */
+    return dh0_on(&side, dhT, dh0);
 }
 
 /* Zeroes the derived weights' gradient region of the bound unit in dw: one memset for those back to back. */
@@ -493,34 +493,24 @@ static rnncc_status map_columns(RtBind *b, const float *dhT, float *dwu, cudaEve
     return RNNCC_OK; /* V's gradient region: never written here, zero as the weights call's start left it */
 }
 
-/* Whether [a, a + n) and [c, c + k) overlap. */
-static int overlaps(int64_t a, int64_t n, int64_t c, int64_t k) { return a < c + k && c < a + n; }
-
-int rt_fold_touches_proj(const RtBind *b, int j) {
+/* Whether plan GEMM j's weights overlap parameter param's in the bound unit's layout. */
+static int gemm_touches(const RtBind *b, int j, int param) {
     const PlanLayout *L = b->unit->layout;
-    const int p = b->m->fold->proj;
-    return overlaps(L->param_offset[sched_gemm_param(b->m->plan, j)], L->gemm_rows[j] * L->gemm_cols[j], L->param_offset[p],
-                    L->param_rows[p] * L->param_cols[p]);
+    const int64_t at = L->param_offset[sched_gemm_param(b->m->plan, j)], n = L->gemm_rows[j] * L->gemm_cols[j];
+    return at < L->param_offset[param] + L->param_rows[param] * L->param_cols[param] && L->param_offset[param] < at + n;
 }
 
-rnncc_status rt_fold_wgrad_aside(RtBind *b, const float *dhT, float *dw, int *aside) {
+int rt_fold_touches_proj(const RtBind *b, int j) { return gemm_touches(b, j, b->m->fold->proj); }
+
+rnncc_status rt_fold_wgrad_aside(RtBind *b, const float *dhT, float *dw) {
     rnncc_model *m = b->m;
-    *aside = 0;
     if (!m->fold || !b->aside || b->lane != 0 || b->r->T == 0 || b->r->N == 0 || !b->fold_cols) return RNNCC_OK;
     if (rt_half(m) && !map_h16(b)) return RNNCC_OK; /* its products would round operands into a lane's scratch */
-    const PlanLayout *L = b->unit->layout;
-    for (int j = 0; j < m->plan->ngemms; j++) { /* no GEMM of the unit's adds into a U_k's gradient (the map's) */
-        if (rt_fold_skips_gemm(b, j)) continue;
-        for (int k = 0; k < m->fold->nderived; k++) {
-            const int u = m->fold->derived_from[k];
-            if (overlaps(L->param_offset[sched_gemm_param(m->plan, j)], L->gemm_rows[j] * L->gemm_cols[j], L->param_offset[u],
-                         L->param_rows[u] * L->param_cols[u]))
-                return RNNCC_OK;
-        }
-    }
-    RT_TRY(rt_fork_lanes(m)); /* after the call's zeroing of dw and its roundings */
-    *aside = 1;
-    RtBind side = on_lane1(b);
+    for (int j = 0; j < m->plan->ngemms; j++) /* no GEMM of the unit's adds into a U_k's gradient (the map's) */
+        for (int k = 0; !rt_fold_skips_gemm(b, j) && k < m->fold->nderived; k++)
+            if (gemm_touches(b, j, m->fold->derived_from[k])) return RNNCC_OK;
+    RtBind side;
+    RT_TRY(fork_aside(b, &side)); /* after the call's zeroing of dw and its roundings */
     return map_columns(&side, dhT, dw + b->unit->weight_offset, m->events[6]);
 }
 

@@ -196,6 +196,9 @@ int rt_slot(const rnncc_model *m, int training, int l, int d);
 /* Whether a unit keeps each shared adjoint once (RnnArgs.dshared): in the forward direction only,
  * where a step's columns are its positions'. */
 static inline int rt_shares_adjoints(const RtUnit *unit) { return unit->dir == 0; }
+/* Whether the plan has hoisted element-wise groups: their backward kernels loop over whole sequences, so such a
+ * layer's hoisted backward cannot be cut into chunks of steps (and may write a hoisted GEMM's adjoint). */
+int rt_hoisted_groups(const Plan *p);
 /* Whether a unit's step GEMMs add their results into their hoisted partners' columns of the step
  * (RnnArgs.summed; the buffers alias, rt_value_summed): where the regions say so, in the forward
  * direction. */
@@ -441,8 +444,8 @@ int64_t rt_fold_rows(const rnncc_model *m, int which);
  * their only reader; V's fp32 place stays as it was); nothing where not folded, or where the model keeps what it
  * derives and U and P have not changed since (rnncc_model_keep_derived_weights: V, or its copy, as kept). */
 rnncc_status rt_fold_derive(rnncc_model *m);
-/* Waits on b's lane (0) for the work rt_fold_seed or rt_fold_dh0 left on lane 1 (RtBind.aside_pending), where there
- * is some. */
+/* Waits on b's lane (0) for the work rt_fold_seed, rt_fold_dh0 or rt_fold_wgrad_aside left on lane 1
+ * (RtBind.aside_pending), where there is some. */
 rnncc_status rt_fold_join(RtBind *b);
 /* The entry: U_k s_0 added into the hoisted products' first-step columns, after the hoisted program of the
  * chunk that holds them; nothing where not folded or s_0 is NULL. */
@@ -473,10 +476,11 @@ int rt_fold_dh0_aside(const RtBind *b);
  * into the caller's gradients). */
 rnncc_status rt_fold_wgrad(RtBind *b, const float *dhT, float *dw, int zero_first);
 /* The map through the columns on lane 1, forked from lane 0 before the unit's GEMMs, where it reads no lane scratch
- * (every operand twinned, or fp32 data): its dP products first, then events[6], then Y and dU. *aside is 1 where it
- * went there: lane 0 then waits on events[6] before a GEMM that adds into P's gradient (rt_fold_touches_proj) and joins
- * lane 1 after the unit; 0 where the unit's map must run on lane 0 after its GEMMs (rt_fold_wgrad). */
-rnncc_status rt_fold_wgrad_aside(RtBind *b, const float *dhT, float *dw, int *aside);
+ * (every operand twinned, or fp32 data): its dP products first, then events[6], then Y and dU. Where it went there
+ * b->aside_pending is set: lane 0 then waits on events[6] before a GEMM that adds into P's gradient
+ * (rt_fold_touches_proj) and joins lane 1 after the unit (rt_fold_join); else the unit's map must run on lane 0 after
+ * its GEMMs (rt_fold_wgrad). */
+rnncc_status rt_fold_wgrad_aside(RtBind *b, const float *dhT, float *dw);
 /* Whether plan GEMM j's weight gradient adds into the bound unit's P's (so follows the map's dP products). */
 int rt_fold_touches_proj(const RtBind *b, int j);
 /* Whether a training pass of T x N maps V's gradient through the columns (not in tf32x3; each run of U_k one GEMM's
