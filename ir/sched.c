@@ -316,6 +316,8 @@ int sched_post_copy(const Plan *p, int j, int *group, int *output) {
     const SchedGemm *g = &p->gemms[j];
     if (g->program != SCHED_POST || g->nproducts != 1) return 0;
     const IrRef pr = g->products[0];
+    for (int k = 0; k < p->ngemms; k++) /* no GEMM multiplies the product (which then must be in its buffer) */
+        if (p->gemms[k].operand == pr) return 0;
     int found = -1;
     for (int i = 0; i < p->ngroups; i++) {
         const SchedGroup *gr = &p->groups[i];

@@ -136,8 +136,8 @@ IrRef *sched_sum_roots(Arena *arena, const IrCell *c);
 /* Whether plan p has any GEMM or group in program prog. */
 int sched_has_program(const Plan *p, SchedProgram prog);
 /* Whether GEMM j is a post GEMM of one product whose result only a post group of no nodes copies to an output
- * (a folded LSTMP's y = P z): then sets *group and *output, and the product could be written to the output
- * directly where the group's copy is the identity (forward direction, no lengths). */
+ * (a folded LSTMP's y = P z), and no GEMM multiplies: then sets *group and *output, and the product could be
+ * written to the output directly where the group's copy is the identity (forward direction, no lengths). */
 int sched_post_copy(const Plan *p, int j, int *group, int *output);
 
 /* Builds the plan of a checked cell; NULL (with an error in diags) if it cannot be scheduled. */

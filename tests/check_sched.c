@@ -591,9 +591,23 @@ END_TEST
 
 /* sched_post_copy: a post GEMM whose one product only a copy group takes to an output (ro's y = V @ h', reuse's
  * y = U @ h', post's z = R @ ...), which the runtime may have the GEMM write straight into the output
- * (rt_post_direct); not one of two products (post's [V; Q]) nor one that a group computes with (post2's tanh). */
+ * (rt_post_direct); not one of two products (post's [V; Q]) nor one that a group computes with (post2's tanh) nor
+ * one that another GEMM multiplies (chain's y, which R @ y reads from its buffer). */
 START_TEST(post_copies) {
     Arena a; arena_init(&a);
+    const Plan *chain = plan_opts(&a, cell_of_text(&a, post_cells[4]), SCHED_POST_PROGRAM);
+    int copies = 0, posts = 0;
+    for (int j = 0, group, output; j < chain->ngemms; j++) {
+        if (chain->gemms[j].program != SCHED_POST) continue;
+        posts++;
+        if (sched_post_copy(chain, j, &group, &output)) { /* R @ y's alone, into z */
+            copies++;
+            ck_assert_int_eq(output, 1);
+            ck_assert_str_eq(param_of(chain->cell, chain->gemms[j].products[0]), "R");
+        }
+    }
+    ck_assert_int_eq(posts, 2);
+    ck_assert_int_eq(copies, 1);
     const struct { int cell; const char *param; int copy, output; } want[] = {
         {0, "V", 1, 0}, {3, "U", 1, 1}, {1, "R", 1, 2}, {1, "V", 0, 0}, {2, "V", 0, 0},
     };
@@ -661,7 +675,7 @@ START_TEST(executor_runs_post_programs) {
         posts += count_gemms(plan_opts(&a, c, SCHED_POST_PROGRAM), SCHED_POST) > 0;
         arena_free(&a);
     }
-    ck_assert_int_eq(posts, 5); /* the four above and edge */
+    ck_assert_int_eq(posts, TU_NPOST_CELLS + 1); /* the post cells and edge */
     char src[16384];
     posts = 0;
     for (uint64_t seed = 1; seed <= 40; seed++) {

@@ -351,4 +351,6 @@ const char *const tu_post_cells[TU_NPOST_CELLS] = {
     "cell post2(x[I]) -> h, y {\n  state h[H]\n  param W[H, I], U[H, H], V[O, H], U2[O, H]\n"
     "  h' = tanh(W @ x + U @ h)\n  y = tanh(V @ h' + U2 @ h)\n}\n",
     "cell reuse(x[H]) -> h, y {\n  state h[H]\n  param W[H, H], U[H, H]\n  h' = tanh(W @ x + U @ h)\n  y = U @ h'\n}\n",
+    "cell chain(x[I]) -> y, z {\n  state h[H]\n  param W[H, I], U[H, H], V[O, H], R[M, O]\n  h' = tanh(W @ x + U @ h)\n"
+    "  y = V @ h'\n  z = R @ y\n}\n",
 };

@@ -29,7 +29,7 @@ const IrModule *tu_compile_file(Arena *arena, const char *path);
 extern const char tu_early_cell[];
 /* Cells with readouts, which plans with SCHED_POST_PROGRAM run after the step loop (check_sched names
  * what each covers); TU_NPOST_CELLS of them. */
-enum { TU_NPOST_CELLS = 4 };
+enum { TU_NPOST_CELLS = 5 };
 extern const char *const tu_post_cells[TU_NPOST_CELLS];
 /* Lists the .cell files in cells/ sorted by name; returns the count, paths malloc'd in *paths (free with tu_free_list). */
 int tu_list_cells(char ***paths);
