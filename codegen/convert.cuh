@@ -99,35 +99,58 @@ rnncc_to_x3(const float *__restrict__ src, long long ld, long long rows, long lo
     }
 }
 
+/* A 16-bit twin's value (bf16, else fp16) as a float, by the bits. */
+__device__ float rnn_fold_widen(unsigned short h, int bf16) {
+    if (bf16) return __uint_as_float((unsigned)h << 16);
+    const unsigned sign = (unsigned)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, f = h & 0x3ffu;
+    if (e == 31) return __uint_as_float(sign | 0x7f800000u | f << 13);
+    if (e == 0) return __uint_as_float(sign) + (sign ? -1.f : 1.f) * (float)f * 5.9604644775390625e-8f; /* f 2^-24 */
+    return __uint_as_float(sign | (e + 112) << 23 | f << 13);
+}
+
 /* States staged in one launch (RnnStateCopies, runtime/rnn_args.h): the block's copy is the last whose
  * block0 it has reached, and that copy's blocks stride over its floats, four at a time where its
  * length and pointers allow. */
-#define RNN_STATES_KERNEL(name, rnd)                                                                    \
+#define RNN_STATES_KERNEL(name, rnd, bf16)                                                              \
     extern "C" __global__ void __launch_bounds__(256) name(RnnStateCopies a) {                          \
         int k = 0;                                                                                      \
         while (k + 1 < a.count && (int)blockIdx.x >= a.c[k + 1].block0) k++;                            \
         const RnnStateCopy c = a.c[k];                                                                  \
-        const int vec4 = c.n % 4 == 0 && ((unsigned long long)c.src | (unsigned long long)c.dst) % 16 == 0 && \
-                         (unsigned long long)c.dst16 % 8 == 0;                                          \
+        const int vec4 = c.n % 4 == 0 &&                                                                \
+                         ((unsigned long long)c.src | (unsigned long long)c.dst | (unsigned long long)c.plus) % 16 == 0 && \
+                         ((unsigned long long)c.dst16 | (unsigned long long)c.src16) % 8 == 0;          \
         const long long per = vec4 ? c.n / 4 : c.n, stride = (long long)c.blocks * blockDim.x;          \
         const long long first = (long long)((int)blockIdx.x - c.block0) * blockDim.x + threadIdx.x;      \
         for (long long i = first; i < per; i += stride) {                                               \
             if (vec4) {                                                                                 \
-                const float4 v = c.src ? ((const float4 *)c.src)[i] : make_float4(0.f, 0.f, 0.f, 0.f);  \
+                float4 v = make_float4(0.f, 0.f, 0.f, 0.f);                                             \
+                if (c.src) v = ((const float4 *)c.src)[i];                                              \
+                else if (c.src16) {                                                                     \
+                    const uint2 h = ((const uint2 *)c.src16)[i];                                        \
+                    v = make_float4(rnn_fold_widen((unsigned short)(h.x & 0xffffu), bf16),              \
+                                    rnn_fold_widen((unsigned short)(h.x >> 16), bf16),                  \
+                                    rnn_fold_widen((unsigned short)(h.y & 0xffffu), bf16),              \
+                                    rnn_fold_widen((unsigned short)(h.y >> 16), bf16));                 \
+                }                                                                                       \
+                if (c.plus) {                                                                           \
+                    const float4 p = ((const float4 *)c.plus)[i];                                       \
+                    v.x += p.x, v.y += p.y, v.z += p.z, v.w += p.w;                                     \
+                }                                                                                       \
                 if (c.dst) ((float4 *)c.dst)[i] = v;                                                    \
                 if (c.dst16)                                                                            \
                     ((uint2 *)c.dst16)[i] = make_uint2((unsigned)rnd(v.x) | (unsigned)rnd(v.y) << 16,   \
                                                        (unsigned)rnd(v.z) | (unsigned)rnd(v.w) << 16);  \
             } else {                                                                                    \
-                const float v = c.src ? c.src[i] : 0.f;                                                 \
+                float v = c.src ? c.src[i] : c.src16 ? rnn_fold_widen(c.src16[i], bf16) : 0.f;          \
+                if (c.plus) v += c.plus[i];                                                             \
                 if (c.dst) c.dst[i] = v;                                                                \
                 if (c.dst16) c.dst16[i] = rnd(v);                                                       \
             }                                                                                           \
         }                                                                                               \
     }
 
-RNN_STATES_KERNEL(rnncc_states_f16, rnn_round_f16)
-RNN_STATES_KERNEL(rnncc_states_bf16, rnn_round_bf16)
+RNN_STATES_KERNEL(rnncc_states_f16, rnn_round_f16, 0)
+RNN_STATES_KERNEL(rnncc_states_bf16, rnn_round_bf16, 1)
 
 /* The projection fold (RnnFoldColumns, runtime/rnn_args.h): blockIdx.x a sequence, blockIdx.y a slice of the
  * rows (a thread a row: one block a sequence striding 4096 rows took 10 us at 4 sequences on an H200, each
@@ -146,15 +169,6 @@ extern "C" __global__ void __launch_bounds__(256) rnncc_fold_final(RnnFoldColumn
     if (len > 0) return;
     RNN_FOLD_ROWS(r)
         a.dst[n * a.rows + r] = (a.accumulate ? a.dst[n * a.rows + r] : 0.f) + (a.src ? a.src[n * a.rows + r] : 0.f);
-}
-
-/* A 16-bit twin's value (bf16, else fp16) as a float, by the bits. */
-__device__ float rnn_fold_widen(unsigned short h, int bf16) {
-    if (bf16) return __uint_as_float((unsigned)h << 16);
-    const unsigned sign = (unsigned)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, f = h & 0x3ffu;
-    if (e == 31) return __uint_as_float(sign | 0x7f800000u | f << 13);
-    if (e == 0) return __uint_as_float(sign) + (sign ? -1.f : 1.f) * (float)f * 5.9604644775390625e-8f; /* f 2^-24 */
-    return __uint_as_float(sign | (e + 112) << 23 | f << 13);
 }
 
 extern "C" __global__ void __launch_bounds__(256) rnncc_fold_gather(RnnFoldColumns a) {

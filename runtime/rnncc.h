@@ -235,7 +235,8 @@ typedef enum rnncc_wgrad_mode {
 rnncc_status rnncc_backward_data(rnncc_model *model, const rnncc_grad_io *io, void *workspace, size_t workspace_bytes,
                                  void *reserve, size_t reserve_bytes, void *stream);
 /* Weight gradients after rnncc_backward_data, into dweights (device; the layout and size of
- * rnncc_model_weights: every parameter at its offset), set or accumulated per mode. */
+ * rnncc_model_weights: every parameter at its offset), set or accumulated per mode; io as the data
+ * call's, its x, dy and dhT unchanged (docs/training.md). */
 rnncc_status rnncc_backward_weights(rnncc_model *model, const rnncc_grad_io *io, float *dweights, rnncc_wgrad_mode mode,
                                     void *workspace, size_t workspace_bytes, void *reserve, size_t reserve_bytes,
                                     void *stream);

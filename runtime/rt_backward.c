@@ -86,6 +86,8 @@ static void backward_args(const RtBind *b, int64_t t, RnnArgs *a) {
 static rnncc_status backward_group(RtBind *b, int gi, int64_t t) {
     rnncc_model *m = b->m;
     SchedProgram prog = m->plan->groups[gi].program;
+    for (int j = 0, group; prog == SCHED_POST && j < m->plan->ngemms; j++)
+        if (rt_post_direct_dy(b, j, &group) >= 0 && group == gi) return RNNCC_OK; /* dy is its adjoint */
     int64_t items = cg_backward_group_items(b->unit->layout, gi, prog == SCHED_POST ? b->pt1 - b->pt0 : b->r->T, b->r->N);
     if (items < 0) return rt_fail(m, RNNCC_ERR_OVERFLOW, "backward kernel %d: its work items overflow", gi);
     if (items == 0) return RNNCC_OK;
@@ -109,8 +111,10 @@ static rnncc_status backward_gemm_data(RtBind *b, int j, int64_t t) {
     float *dop = rt_operand(b, g->operand, t, 1, &ldo);
     if (!dop || cols == 0) return RNNCC_OK; /* the input's adjoint is not wanted */
     int64_t M = L->gemm_rows[j], K = L->gemm_cols[j], W = L->buffer_width[g->out_buffer];
-    float *dout = rt_buffer_at(b, b->dbufs, g->out_buffer, t);
+    const float *dout = rt_buffer_at(b, b->dbufs, g->out_buffer, t);
     const unsigned short *dout16 = rt_dbuf16_at(b, g->out_buffer, t);
+    int out = post ? rt_post_reads_dy(b, j) : -1;
+    if (out >= 0) dout = b->dy[out], W = b->ldy[out], dout16 = NULL; /* the adjoint its copy group would have written */
     if (hoisted) { /* the window's columns only (a wavefront chunk), else all T*N */
         dop += b->hcol0 * ldo;
         dout += b->hcol0 * W;
@@ -173,7 +177,7 @@ static rnncc_status unit_backward_begin(RtBind *b, const rnncc_grad_io *io) {
      * halves 0 and 1 (half 1 first holds dhT), persistent slots t % 3 (slot T % 3 first holds dhT),
      * the others zeros; a persistent kernel's barrier counter */
     RnnStateCopies a = {.count = 0};
-    RT_TRY(rt_copy_add(m, b->stream, &a, (RnnStateCopy){NULL, b->dparam, NULL, b->unit->layout->acc_rows * r->N, 0, 0}));
+    RT_TRY(rt_copy_add(m, b->stream, &a, (RnnStateCopy){.dst = b->dparam, .n = b->unit->layout->acc_rows * r->N}));
     int first = b->persist ? (int)(r->T % 3) : 1;
     const float *fold_seed = NULL; /* the user's dhT of a folded state, which rt_fold_seed maps */
     for (int k = 0; k < c->nstates; k++) {
@@ -186,14 +190,19 @@ static rnncc_status unit_backward_begin(RtBind *b, const rnncc_grad_io *io) {
             seeded = fold_seed && r->T > 0;
         }
         if (!seeded) { /* all three zeros */
-            RT_TRY(rt_copy_add(m, b->stream, &a, (RnnStateCopy){NULL, b->dstate[k], NULL, 3 * half, 0, 0}));
+            RT_TRY(rt_copy_add(m, b->stream, &a, (RnnStateCopy){.dst = b->dstate[k], .n = 3 * half}));
             continue;
         }
-        RT_TRY(rt_copy_add(m, b->stream, &a, (RnnStateCopy){NULL, b->dstate[k], NULL, first * half, 0, 0}));
-        if (seed) RT_TRY(rt_copy_add(m, b->stream, &a, (RnnStateCopy){seed, b->dstate[k] + first * half, NULL, half, 0, 0}));
+        RT_TRY(rt_copy_add(m, b->stream, &a, (RnnStateCopy){.dst = b->dstate[k], .n = first * half}));
+        if (seed) RT_TRY(rt_copy_add(m, b->stream, &a, (RnnStateCopy){.src = seed, .dst = b->dstate[k] + first * half, .n = half}));
         RT_TRY(rt_copy_add(m, b->stream, &a,
-                           (RnnStateCopy){NULL, b->dstate[k] + (first + 1) * half, NULL, (2 - first) * half, 0, 0}));
+                           (RnnStateCopy){.dst = b->dstate[k] + (first + 1) * half, .n = (2 - first) * half}));
     }
+    for (int j = 0, group, out; rt_half(m) && j < m->plan->ngemms; j++) /* dy into a copied post GEMM's adjoint twin */
+        if ((out = rt_post_direct_dy(b, j, &group)) >= 0) {
+            unsigned short *twin = rt_dbuf16_at(b, m->plan->gemms[j].out_buffer, 0);
+            RT_TRY(rt_copy_add(m, b->stream, &a, (RnnStateCopy){.src = b->dy[out], .dst16 = twin, .n = r->T * r->N * b->ldy[out]}));
+        }
     if (b->persist && r->T > 0) RT_TRY(rt_persist_zeros(b, &a));
     b->dcur = 0;
     RT_TRY(rt_copy_states(m, b->stream, &a));
@@ -238,7 +247,7 @@ static rnncc_status unit_backward_end(RtBind *b, const rnncc_grad_io *io) {
     for (int k = 0; io->dh0 && k < c->nstates; k++) {
         if (!io->dh0[k] || (m->fold && k == m->fold->state)) continue; /* a folded state's: rt_fold_dh0 */
         int64_t half = b->r->N * numel(m, &c->states[k].shape);
-        const RnnStateCopy c0 = {b->dstate[k] + (1 - b->dcur) * half, io->dh0[k] + u * half, NULL, half, 0, 0};
+        const RnnStateCopy c0 = {.src = b->dstate[k] + (1 - b->dcur) * half, .dst = io->dh0[k] + u * half, .n = half};
         RT_TRY(rt_copy_add(m, b->stream, &a, c0));
     }
     RT_TRY(rt_copy_states(m, b->stream, &a));
@@ -402,6 +411,8 @@ static rnncc_status weights_job(void *p) {
             RtBind b;
             rt_bind(&b, m, r, l, d, 0, job->io->x, NULL, job->ws, job->reserve);
             b.lengths = job->io->lengths ? (const int *)(job->ws + r->lengths) : NULL;
+            for (int o = 0; l == m->layers - 1 && job->io->dy && o < c->noutputs; o++) /* rt_post_direct_dy's */
+                b.dy[o] = job->io->dy[o] ? job->io->dy[o] + d * (b.ldy[o] / m->dirs) : NULL;
             const PlanLayout *L = b.unit->layout;
             if (job->mode == RNNCC_WGRAD_ADD) RT_TRY(rt_fold_wgrad(&b, NULL, job->dw, 1)); /* the derived weights' from 0 */
             const float *dhT = NULL;
@@ -420,10 +431,12 @@ static rnncc_status weights_job(void *p) {
                 }
                 const SchedGemm *g = &m->plan->gemms[j];
                 int64_t M = L->gemm_rows[j], K = L->gemm_cols[j], W = L->buffer_width[g->out_buffer], ldo;
-                const float *op = rt_operand(&b, g->operand, 0, 0, &ldo);
-                RT_TRY(rt_gemm(m, 0, m->streams[0], CUBLAS_OP_N, CUBLAS_OP_T, K, M, cols, op, ldo,
-                               rt_buffer_at(&b, b.dbufs, g->out_buffer, 0), W, rt_gemm_weights(&b, job->dw, j), K, 1,
-                               rt_operand16(&b, g->operand, 0), rt_dbuf16_at(&b, g->out_buffer, 0), NULL));
+                const float *op = rt_operand(&b, g->operand, 0, 0, &ldo), *dout = rt_buffer_at(&b, b.dbufs, g->out_buffer, 0);
+                const unsigned short *dout16 = rt_dbuf16_at(&b, g->out_buffer, 0);
+                int out = rt_post_reads_dy(&b, j);
+                if (out >= 0) dout = b.dy[out], W = b.ldy[out], dout16 = NULL; /* the post adjoint: dy itself */
+                RT_TRY(rt_gemm(m, 0, m->streams[0], CUBLAS_OP_N, CUBLAS_OP_T, K, M, cols, op, ldo, dout, W,
+                               rt_gemm_weights(&b, job->dw, j), K, 1, rt_operand16(&b, g->operand, 0), dout16, NULL));
             }
             for (int k = 0; k < c->nparams; k++) {
                 float *dp = job->dw + b.unit->weight_offset + L->param_offset[k];

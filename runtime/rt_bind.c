@@ -88,6 +88,20 @@ int rt_post_direct(const RtBind *b, int j, int *group) {
     return out;
 }
 
+int rt_post_direct_dy(const RtBind *b, int j, int *group) {
+    int out;
+    if (!sched_post_copy(b->m->plan, j, group, &out) || b->unit->dir != 0 || b->lengths ||
+        b->unit->layer != b->m->layers - 1 || !b->dy[out])
+        return -1;
+    const int ob = b->m->plan->gemms[j].out_buffer; /* 16-bit modes: dy rounded into the adjoint's twin, packed alike */
+    return !rt_half(b->m) || (b->dbufs16[ob] && b->ldy[out] == b->unit->layout->buffer_width[ob]) ? out : -1;
+}
+
+int rt_post_reads_dy(const RtBind *b, int j) {
+    int group;
+    return rt_half(b->m) ? -1 : rt_post_direct_dy(b, j, &group);
+}
+
 float *rt_state_slot(const RtBind *b, int k, int64_t t) {
     int64_t n = b->r->N * state_len(b->m, k);
     return b->states[k] + (b->r->training ? t : t % 2) * n;

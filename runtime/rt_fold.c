@@ -148,6 +148,15 @@ static int entry_run_end(const rnncc_model *m, const PlanLayout *L, int k, int64
     return j;
 }
 
+/* The post program's buffer of P z at every step (the projected node's GEMM), or -1 where the folded plan does not
+ * run that product after the loop. */
+static int projected_buffer(const rnncc_model *m) {
+    const IrRef at = m->fold->projected;
+    if (at == IR_NONE || at >= m->cell->nnodes) return -1;
+    const int g = m->plan->node[at].gemm;
+    return g >= 0 && m->plan->gemms[g].program == SCHED_POST ? m->plan->gemms[g].out_buffer : -1;
+}
+
 /* The plan GEMM whose weights are exactly the run of V_k from k (R rows; run_end) and whose operand is the folded
  * state, or -1. */
 static int run_gemm(const rnncc_model *m, const PlanLayout *L, int k, int64_t R) {
@@ -181,9 +190,28 @@ int rt_fold_by_columns(const rnncc_model *m, int64_t T, int64_t N) {
     return 1;
 }
 
+/* The post program's GEMM y = P z (the projected node's) whose weight gradient the map through the columns carries
+ * in its dP product, or -1: in the forward direction, where that GEMM multiplies exactly P by the folded state's
+ * next value (so its operand at step t is the state's slot t + 1, Z's), into a buffer of P's rows alone. */
+static int post_in_map(const RtBind *b) {
+    const rnncc_model *m = b->m;
+    if (!m->fold || !b->fold_cols || b->unit->dir != 0) return -1;
+    const int pb = projected_buffer(m);
+    if (pb < 0) return -1;
+    const PlanLayout *L = b->unit->layout;
+    const int j = m->plan->node[m->fold->projected].gemm, p = m->fold->proj;
+    const int64_t Ps = L->param_rows[p], Hs = L->param_cols[p];
+    if (m->plan->gemms[j].operand != m->cell->states[m->fold->state].next || sched_gemm_param(m->plan, j) != p ||
+        L->gemm_rows[j] != Ps || L->gemm_cols[j] != Hs || L->buffer_width[pb] != Ps)
+        return -1;
+    const int out = rt_post_reads_dy(b, j); /* or dy itself, packed as D is */
+    return out < 0 || b->ldy[out] == Ps ? j : -1;
+}
+
 int rt_fold_skips_gemm(const RtBind *b, int j) {
     const rnncc_model *m = b->m;
     if (!b->fold_cols) return 0;
+    if (j == post_in_map(b)) return 1;
     const PlanLayout *L = b->unit->layout;
     int64_t R;
     for (int k = 0, e; k < m->fold->nderived; k = e) {
@@ -209,7 +237,7 @@ rnncc_status rt_fold_derive(rnncc_model *m) {
             if (half) { /* the copy's U and P (rt_half_begin rounded them) into the copy's V, rounded once */
                 unsigned short *w16 = (unsigned short *)m->half_weights + m->units[u].weight_offset;
                 RT_TRY(rt_gemm_half_out(m, 0, m->streams[0], CUBLAS_OP_N, CUBLAS_OP_N, Hs, R, Ps,
-                                        w16 + L->param_offset[f->proj], Hs, w16 + Uo, Ps, w16 + Vo, Hs));
+                                        w16 + L->param_offset[f->proj], Hs, w16 + Uo, Ps, w16 + Vo, Hs, 0));
             } else {
                 RT_TRY(fold_gemm(m, 0, CUBLAS_OP_N, CUBLAS_OP_N, Hs, R, Ps, P, Hs, w + Uo, Ps, w + Vo, Hs, 0));
             }
@@ -267,15 +295,6 @@ rnncc_status rt_fold_entry(RtBind *b) {
                                                .reverse = b->unit->dir}));
     }
     return RNNCC_OK;
-}
-
-/* The post program's buffer of P z at every step (the projected node's GEMM), or -1 where the folded plan does not
- * run that product after the loop. */
-static int projected_buffer(const rnncc_model *m) {
-    const IrRef at = m->fold->projected;
-    if (at == IR_NONE || at >= m->cell->nnodes) return -1;
-    const int g = m->plan->node[at].gemm;
-    return g >= 0 && m->plan->gemms[g].program == SCHED_POST ? m->plan->gemms[g].out_buffer : -1;
 }
 
 int rt_fold_final_from_post(const rnncc_model *m) { return m->fold && projected_buffer(m) >= 0; }
@@ -406,13 +425,13 @@ static rnncc_status zero_derived(RtBind *b, float *dw) {
  * those. */
 static int keeps_twins(const RtBind *b) { return b->fold_cols && rt_half(b->m); }
 
-/* A product of the map through the columns into its workspace (ldc rows of P): a 16-bit result where h16 (the
- * operands' twins given, fp32 accumulation rounded once), else fp32 (lane_gemm). */
+/* A product of the map through the columns into its workspace (ldc rows of P), added to what is there where beta1:
+ * a 16-bit result where h16 (the operands' twins given, fp32 accumulation rounded once), else fp32 (lane_gemm). */
 static rnncc_status map_product(RtBind *b, int h16, cublasOperation_t oa, cublasOperation_t ob, int64_t M, int64_t N, int64_t K,
                                 const float *A, int64_t lda, const unsigned short *A16, const float *B, int64_t ldb,
-                                const unsigned short *B16, void *C, int64_t ldc) {
-    if (h16) return rt_gemm_half_out(b->m, b->lane, b->stream, oa, ob, M, N, K, A16, lda, B16, ldb, C, ldc);
-    return lane_gemm(b, oa, ob, M, N, K, A, lda, A16, B, ldb, B16, C, ldc, 0);
+                                const unsigned short *B16, void *C, int64_t ldc, int beta1) {
+    if (h16) return rt_gemm_half_out(b->m, b->lane, b->stream, oa, ob, M, N, K, A16, lda, B16, ldb, C, ldc, beta1);
+    return lane_gemm(b, oa, ob, M, N, K, A, lda, A16, B, ldb, B16, C, ldc, beta1);
 }
 
 /* Whether the map through the columns runs in 16-bit products: the 16-bit modes, every run's dG twinned, and Z (the
@@ -429,14 +448,54 @@ static int map_h16(const RtBind *b) {
     return 1;
 }
 
+/* D's rows before its first product: with the post program's GEMM carried (post_in_map), its adjoint A (the post's,
+ * [T N][Ps]; the user's dy where rt_post_reads_dy) one step down, so that D's row block s holds A's step s - 1 (block
+ * 0 zeros, block T A's last step plus dhT), and the first product adds into it; else block T alone, dhT (zeros where
+ * NULL). A's twin where it has one. */
+static rnncc_status map_seed_d(RtBind *b, RnnStateCopies *a, int jp, const float *dhT, char *Dc, int h16) {
+    const int64_t N = b->r->N, TN = b->r->T * N, Ps = b->unit->layout->param_rows[b->m->fold->proj], es = h16 ? 2 : 4;
+    char *last = Dc + TN * Ps * es;
+#define D_AT(at) .dst = h16 ? NULL : (float *)(at), .dst16 = h16 ? (unsigned short *)(at) : NULL
+    if (jp < 0) return dhT ? rt_copy_add(b->m, b->stream, a, (RnnStateCopy){.src = dhT, D_AT(last), .n = N * Ps}) : RNNCC_OK;
+    const int ob = b->m->plan->gemms[jp].out_buffer;
+    const int out = rt_post_reads_dy(b, jp);
+    const unsigned short *A16 = out >= 0 ? NULL : rt_dbuf16_at(b, ob, 0);
+    const float *A = out >= 0 ? b->dy[out] : rt_buffer_at(b, b->dbufs, ob, 0);
+    if (A16) A = NULL; /* the twin, which every kernel writes (the fp32 values not where rt_twins_only) */
+    RT_TRY(rt_copy_add(b->m, b->stream, a, (RnnStateCopy){D_AT(Dc), .n = N * Ps}));
+    RT_TRY(rt_copy_add(b->m, b->stream, a,
+                       (RnnStateCopy){.src = A, .src16 = A16, D_AT(Dc + N * Ps * es), .n = (TN - N) * Ps}));
+    return rt_copy_add(b->m, b->stream, a,
+                       (RnnStateCopy){.src = A ? A + (TN - N) * Ps : NULL, .src16 = A16 ? A16 + (TN - N) * Ps : NULL,
+                                      .plus = dhT, D_AT(last), .n = N * Ps});
+#undef D_AT
+}
+
+/* The map's Y [steps 1 .. T-1][N][Ps] = Z [TN - N][Hs] P^T (b's unit's states Z, the first run's operand) on lane
+ * on's stream: column-major Y^T = P Z^T, P read as Hs x Ps transposed. */
+static rnncc_status map_y(RtBind *b, RtBind *on, int h16, const float *P, const unsigned short *P16, char *Yc) {
+    const IrFold *f = b->m->fold;
+    const PlanLayout *L = b->unit->layout;
+    const int64_t N = b->r->N, TN = b->r->T * N, Ps = L->param_rows[f->proj], Hs = L->param_cols[f->proj];
+    int64_t R, ldz;
+    run_end(f, L, 0, &R);
+    const SchedGemm *g = &b->m->plan->gemms[run_gemm(b->m, L, 0, R)];
+    const float *Z = rt_operand(b, g->operand, 0, 0, &ldz);
+    const unsigned short *Z16 = rt_operand16(b, g->operand, 0);
+    return map_product(on, h16, CUBLAS_OP_T, CUBLAS_OP_N, Ps, TN - N, Hs, P, Hs, P16, Z + N * ldz, ldz,
+                       Z16 ? Z16 + N * ldz : NULL, Yc + N * Ps * (h16 ? 2 : 4), Ps, 0);
+}
+
 /* The map through the columns (rt_fold_by_columns: dV is not formed). Y, step by step the projected state the step
  * multiplied (P z_{t-1}; at step 0 the user's s_0, whose U_k s_0 the entry added: so dU_k += dG_k^T Y carries the
  * entry's A_k^T s_0, A_k being dG_k's step-0 rows), and D = dG U, with the user's dhT after its T N rows (so that
- * dP += D^T Z, over Z's T + 1 slots, carries dhT^T z_T): both [T N + N][Ps] in the workspace, 16-bit where dG and Z
- * have twins in the 16-bit modes (products of the twins and the kept P and U_k; no rounding launch), else fp32
- * (rounded as GEMM operands are in the 16-bit modes). s_0 and dhT enter in one launch. The dP products come first, then
- * proj_done (where not NULL) is recorded, then Y's and dU's. */
-static rnncc_status map_columns(RtBind *b, const float *dhT, float *dwu, cudaEvent_t proj_done) {
+ * dP += D^T Z, over Z's T + 1 slots, carries dhT^T z_T) and, where post_in_map, the post GEMM's adjoint added a step
+ * down (so that the same product carries the post's dP += dy^T z, z_t being Z's slot t + 1; that GEMM is then
+ * skipped): both [T N + N][Ps] in the workspace, 16-bit where dG and Z have twins in the 16-bit modes (products of
+ * the twins and the kept P and U_k; no rounding launch), else fp32 (rounded as GEMM operands are in the 16-bit
+ * modes). s_0, dhT and the post's adjoint enter in one launch. The dP products come first, then proj_done (where not
+ * NULL) is recorded, then Y's and dU's; where y_on is not NULL, Y is formed first on y_on's lane (events[7]). */
+static rnncc_status map_columns(RtBind *b, RtBind *y_on, const float *dhT, float *dwu, cudaEvent_t proj_done) {
     rnncc_model *m = b->m;
     const IrFold *f = m->fold;
     const PlanLayout *L = b->unit->layout;
@@ -447,18 +506,19 @@ static rnncc_status map_columns(RtBind *b, const float *dhT, float *dwu, cudaEve
     const float *P = b->fold_w_kept;
     const unsigned short *w16 = keeps_twins(b) ? b->w16_reserve : NULL, *P16 = w16 ? w16 + L->param_offset[f->proj] : NULL;
     int64_t R, ldz;
-    const int h16 = map_h16(b);
+    const int h16 = map_h16(b), jp = post_in_map(b);
     const int64_t rows = TN + N, es = h16 ? 2 : 4; /* Y's and D's, and their elements' bytes */
     char *Yc = (char *)b->fold_cols, *Dc = Yc + rows * Ps * es;
     RnnStateCopies a = {.count = 0};
-    RT_TRY(rt_copy_add(m, b->stream, &a, (RnnStateCopy){b->fold_s0_kept, h16 ? NULL : (float *)Yc,
-                                                        h16 ? (unsigned short *)Yc : NULL, N * Ps, 0, 0}));
-    if (dhT) {
-        char *at = Dc + TN * Ps * es;
-        RT_TRY(rt_copy_add(m, b->stream, &a, (RnnStateCopy){dhT, h16 ? NULL : (float *)at, h16 ? (unsigned short *)at : NULL,
-                                                            N * Ps, 0, 0}));
-    }
+    RT_TRY(rt_copy_add(m, b->stream, &a,
+                       (RnnStateCopy){.src = b->fold_s0_kept, .dst = h16 ? NULL : (float *)Yc,
+                                      .dst16 = h16 ? (unsigned short *)Yc : NULL, .n = N * Ps}));
+    RT_TRY(map_seed_d(b, &a, jp, dhT, Dc, h16));
     RT_TRY(rt_copy_states(m, b->stream, &a));
+    if (y_on) { /* Y on y_on's lane first (its rows 0 .. N-1: the copy above, on b's) */
+        RT_TRY(map_y(b, y_on, h16, P, P16, Yc));
+        RT_CUDA(m, cudaEventRecord(m->events[7], y_on->stream));
+    }
     /* dP's products first (where the map runs beside the unit's GEMMs, a GEMM adding into dP waits for proj_done),
      * then Y's and dU's */
     for (int pass = 0; pass < 2; pass++) {
@@ -472,18 +532,17 @@ static rnncc_status map_columns(RtBind *b, const float *dhT, float *dwu, cudaEve
             if (pass == 0) {
                 const float *U = P ? P + u_at : NULL;
                 const unsigned short *U16 = w16 ? w16 + L->param_offset[f->derived_from[k]] : NULL;
-                /* D [TN][Ps] = dG [TN][R] U [R][Ps]: column-major D^T = U^T dG^T, U read as Ps x R */
-                RT_TRY(map_product(b, h16, CUBLAS_OP_N, CUBLAS_OP_N, Ps, TN, R, U, Ps, U16, dG, W, dG16, Dc, Ps));
-                /* dP [Ps][Hs] += D^T Z: column-major dP^T += Z^T D; the first run's over dhT and z_T too */
-                RT_TRY(lane_gemm(b, CUBLAS_OP_N, CUBLAS_OP_T, Hs, Ps, k == 0 && dhT ? rows : TN, Z, ldz, Z16, (const float *)Dc,
-                                 Ps, h16 ? (const unsigned short *)Dc : NULL, dP, Hs, 1));
+                /* D [TN][Ps] = dG [TN][R] U [R][Ps]: column-major D^T = U^T dG^T, U read as Ps x R; the first run's
+                 * added to the post's adjoint map_seed_d put there */
+                RT_TRY(map_product(b, h16, CUBLAS_OP_N, CUBLAS_OP_N, Ps, TN, R, U, Ps, U16, dG, W, dG16, Dc, Ps, k == 0 && jp >= 0));
+                /* dP [Ps][Hs] += D^T Z: column-major dP^T += Z^T D; the first run's over z_T too (dhT, the post's) */
+                RT_TRY(lane_gemm(b, CUBLAS_OP_N, CUBLAS_OP_T, Hs, Ps, k == 0 && (dhT || jp >= 0) ? rows : TN, Z, ldz, Z16,
+                                 (const float *)Dc, Ps, h16 ? (const unsigned short *)Dc : NULL, dP, Hs, 1));
                 continue;
             }
             float *dU = dwu + L->param_offset[f->derived_from[k]];
-            if (k == 0) /* Y [steps 1 .. T-1][N][Ps] = Z [TN - N][Hs] P^T: column-major Y^T = P Z^T, P read as Hs x Ps
-                         * transposed */
-                RT_TRY(map_product(b, h16, CUBLAS_OP_T, CUBLAS_OP_N, Ps, TN - N, Hs, P, Hs, P16, Z + N * ldz, ldz,
-                                   Z16 ? Z16 + N * ldz : NULL, Yc + N * Ps * es, Ps));
+            if (k == 0 && y_on) RT_CUDA(m, cudaStreamWaitEvent(b->stream, m->events[7], 0));
+            else if (k == 0) RT_TRY(map_y(b, b, h16, P, P16, Yc));
             /* dU [R][Ps] += dG^T [R][TN] Y [TN][Ps]: column-major dU^T += Y^T dG (dG [TN][R] at ld W) */
             RT_TRY(lane_gemm(b, CUBLAS_OP_N, CUBLAS_OP_T, Ps, R, TN, (const float *)Yc, Ps,
                              h16 ? (const unsigned short *)Yc : NULL, dG, W, dG16, dU, Ps, 1));
@@ -511,7 +570,7 @@ rnncc_status rt_fold_wgrad_aside(RtBind *b, const float *dhT, float *dw) {
             if (gemm_touches(b, j, m->fold->derived_from[k])) return RNNCC_OK;
     RtBind side;
     RT_TRY(fork_aside(b, &side)); /* after the call's zeroing of dw and its roundings */
-    return map_columns(&side, dhT, dw + b->unit->weight_offset, m->events[6]);
+    return map_columns(&side, b, dhT, dw + b->unit->weight_offset, m->events[6]);
 }
 
 rnncc_status rt_fold_wgrad(RtBind *b, const float *dhT, float *dw, int zero_first) {
@@ -522,7 +581,7 @@ rnncc_status rt_fold_wgrad(RtBind *b, const float *dhT, float *dw, int zero_firs
     const PlanLayout *L = b->unit->layout;
     float *dwu = dw + b->unit->weight_offset, *dP = dwu + L->param_offset[f->proj];
     const int64_t N = b->r->N, T = b->r->T, Ps = L->param_rows[f->proj], Hs = L->param_cols[f->proj];
-    if (T > 0 && N > 0 && b->fold_cols) return map_columns(b, dhT, dwu, NULL);
+    if (T > 0 && N > 0 && b->fold_cols) return map_columns(b, NULL, dhT, dwu, NULL);
     const float *P = b->fold_w_kept, *U = P + Ps * Hs; /* the forward's (rt_fold_keep), not the live weights */
     int64_t R;
     for (int k = 0, j; T > 0 && k < f->nderived; U += R * Ps, k = j) { /* the kept U_k lie back to back */
@@ -560,7 +619,7 @@ rnncc_status rt_fold_keep(RtBind *b, RnnStateCopies *a) {
     for (int k = -1; k < m->fold->nderived; k++) { /* P, then each U_k: fp32 copies back to back, or 16-bit in place */
         const int param = k < 0 ? m->fold->proj : m->fold->derived_from[k];
         const int64_t n = L->param_rows[param] * L->param_cols[param];
-        RnnStateCopy c = {w + L->param_offset[param], NULL, NULL, n, 0, 0};
+        RnnStateCopy c = {.src = w + L->param_offset[param], .n = n};
         if (keeps_twins(b)) c.dst16 = (unsigned short *)b->w16_reserve + L->param_offset[param];
         else c.dst = b->fold_w_kept + at;
         RT_TRY(rt_copy_add(m, b->stream, a, c));

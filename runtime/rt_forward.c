@@ -132,15 +132,15 @@ static rnncc_status unit_begin(RtBind *is, const rnncc_io *io) {
             h0 = NULL;
             is->final[k] = is->fold_sT && !rt_fold_final_from_post(m) ? is->fold_z : NULL; /* z_T, for P z_T */
         }
-        a.c[k] = (RnnStateCopy){h0, rt_state_slot(is, k, 0), is->states16[k], n, 0, 0};
+        a.c[k] = (RnnStateCopy){.src = h0, .dst = rt_state_slot(is, k, 0), .dst16 = is->states16[k], .n = n};
     }
     /* the entry's s_0 in 16 bits (rt_fold_entry's operand, no rounding launch of its own) */
     unsigned short *s016 = is->fold_s0 ? is->fold_s016 : NULL;
     if (is->fold_s0_kept) { /* training: s_0, P and U_k kept for the weight gradients (rt_fold_wgrad) */
-        RT_TRY(rt_copy_add(m, is->stream, &a, (RnnStateCopy){is->fold_s0, is->fold_s0_kept, s016, io->N * rt_fold_rows(m, 2), 0, 0}));
+        RT_TRY(rt_copy_add(m, is->stream, &a, (RnnStateCopy){.src = is->fold_s0, .dst = is->fold_s0_kept, .dst16 = s016, .n = io->N * rt_fold_rows(m, 2)}));
         RT_TRY(rt_fold_keep(is, &a));
     } else if (s016) {
-        RT_TRY(rt_copy_add(m, is->stream, &a, (RnnStateCopy){is->fold_s0, NULL, s016, io->N * rt_fold_rows(m, 2), 0, 0}));
+        RT_TRY(rt_copy_add(m, is->stream, &a, (RnnStateCopy){.src = is->fold_s0, .dst16 = s016, .n = io->N * rt_fold_rows(m, 2)}));
     }
     if (is->unit->layer == 0) rt_half_x_copy(m, &a); /* layer 0's input rounded in the same launch (rt_half_input) */
     if (is->persist && io->T > 0) RT_TRY(rt_persist_zeros(is, &a)); /* its kernel's counter and flags, zeroed */
@@ -175,7 +175,7 @@ static rnncc_status unit_end(RtBind *is, const rnncc_io *io) {
     for (int k = 0; k < c->nstates; k++) {
         if (!io->hT || !io->hT[k] || (m->fold && k == m->fold->state)) continue;
         int64_t n = io->N * ir_shape_numel(&c->states[k].shape, m->dimval[0]);
-        a.c[a.count++] = (RnnStateCopy){rt_state_slot(is, k, io->T), io->hT[k] + u * n, NULL, n, 0, 0};
+        a.c[a.count++] = (RnnStateCopy){.src = rt_state_slot(is, k, io->T), .dst = io->hT[k] + u * n, .n = n};
     }
     return rt_copy_states(m, is->stream, &a);
 }

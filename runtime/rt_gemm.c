@@ -191,11 +191,11 @@ rnncc_status rt_gemm_lt(rnncc_model *m, int dir, cudaStream_t stream, int opa, i
 
 rnncc_status rt_gemm_half_out(rnncc_model *m, int dir, cudaStream_t stream, int opa, int opb, int64_t M, int64_t N,
                               int64_t K, const unsigned short *a, int64_t lda, const unsigned short *b, int64_t ldb,
-                              unsigned short *c, int64_t ldc) {
+                              unsigned short *c, int64_t ldc, int beta1) {
     if (!rt_half(m))
         return rt_fail(m, RNNCC_ERR_UNSUPPORTED, "internal: a GEMM with a 16-bit result in a model without 16-bit products");
     if (M <= 0 || N <= 0 || K <= 0) return RNNCC_OK;
-    return gemm_lt(m, dir, stream, opa, opb, M, N, K, a, lda, b, ldb, c, ldc, 0, m->precision, 1);
+    return gemm_lt(m, dir, stream, opa, opb, M, N, K, a, lda, b, ldb, c, ldc, beta1, m->precision, 1);
 }
 
 rnncc_status rt_gemm(rnncc_model *m, int dir, cudaStream_t stream, int opa, int opb, int64_t M, int64_t N, int64_t K,

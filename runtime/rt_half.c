@@ -127,7 +127,7 @@ rnncc_status rt_half_input(rnncc_model *m, const RtRegions *r, char *ws, char *r
 _Static_assert(RNN_STATE_COPIES >= RNN_MAX_STATES + 3, "RnnStateCopies holds the states, x's copy and two zeroings");
 
 void rt_half_x_copy(rnncc_model *m, RnnStateCopies *a) {
-    if (m->half_x && x_with_states(m)) a->c[a->count++] = (RnnStateCopy){m->half_x_src, NULL, m->half_x, m->half_x_len, 0, 0};
+    if (m->half_x && x_with_states(m)) a->c[a->count++] = (RnnStateCopy){.src = m->half_x_src, .dst16 = m->half_x, .n = m->half_x_len};
 }
 
 const unsigned short *rt_half_params(const rnncc_model *m, int64_t off) {

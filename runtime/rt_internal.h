@@ -225,6 +225,14 @@ float *rt_buffer_at(const RtBind *b, float *const *bufs, int i, int64_t t);
  * a copy reads its result (sched_post_copy) and the copy is the identity, in the forward direction with no lengths,
  * and the output is wanted; *group, the copy group. */
 int rt_post_direct(const RtBind *b, int j, int *group);
+/* Its backward's mirror: the output whose adjoint, the last layer's dy as the user gave it, is post GEMM j's adjoint
+ * itself, so that the copy group's backward is not run, or -1: the same copy, in the forward direction with no
+ * lengths, of the last layer (whose dy the weights call has too), where that dy is given (RtBind.dy). In fp32, tf32
+ * and tf32x3 the GEMM's data and weight gradients read dy; in fp16 and bf16 the backward's first launch rounds dy
+ * into the adjoint's 16-bit twin (which it then must have, packed as dy), which they read (bench/NOTES.md section 92). */
+int rt_post_direct_dy(const RtBind *b, int j, int *group);
+/* rt_post_direct_dy's output where post GEMM j's products read dy itself (fp32, tf32, tf32x3), else -1. */
+int rt_post_reads_dy(const RtBind *b, int j);
 /* Where a GEMM's operand r lives at step t (dbufs: its adjoint), with the distance between columns. */
 float *rt_operand(const RtBind *b, IrRef r, int64_t t, int adjoint, int64_t *ld);
 /* The 16-bit twin of rt_state_slot(b, k, t), or NULL. */
@@ -308,11 +316,11 @@ struct rnncc_model {
     cublasHandle_t cublas[2];   /* one per stream lane */
     void *cublas_ws[2];         /* device: cuBLAS workspaces, so graph capture never allocates */
     cudaStream_t streams[2];    /* the lanes' streams (directions, or a wavefront's layer parities); captured */
-    cudaEvent_t events[7];      /* 0-1: the lanes' fork and join; 2-3: the caller's stream joined; 4: the last
+    cudaEvent_t events[8];      /* 0-1: the lanes' fork and join; 2-3: the caller's stream joined; 4: the last
                                    replay on the caller's stream while the model keeps its 16-bit weights
                                    (rnncc_model_keep_derived_weights waits for it before freeing them); 5: the
                                    legacy stream, which rt_upload's writes wait for; 6: the fold's map on lane 1 has
-                                   added into dP (rt_fold_wgrad_aside) */
+                                   added into dP, 7: lane 0 has formed the map's Y (rt_fold_wgrad_aside) */
     cudaEvent_t tevents[2];     /* timing GEMM candidates */
     RtGraph graph[3];           /* forward, backward data, backward weights */
     RtGemmCache gemm;           /* cuBLASLt descriptors and timed algorithms per GEMM shape */
@@ -476,7 +484,8 @@ int rt_fold_dh0_aside(const RtBind *b);
  * into the caller's gradients). */
 rnncc_status rt_fold_wgrad(RtBind *b, const float *dhT, float *dw, int zero_first);
 /* The map through the columns on lane 1, forked from lane 0 before the unit's GEMMs, where it reads no lane scratch
- * (every operand twinned, or fp32 data): its dP products first, then events[6], then Y and dU. Where it went there
+ * (every operand twinned, or fp32 data): its dP products first, then events[6], then dU once lane 0 has formed Y
+ * (first on lane 0, then events[7]: the two lanes' chains nearer in length). Where it went there
  * b->aside_pending is set: lane 0 then waits on events[6] before a GEMM that adds into P's gradient
  * (rt_fold_touches_proj) and joins lane 1 after the unit (rt_fold_join); else the unit's map must run on lane 0 after
  * its GEMMs (rt_fold_wgrad). */
@@ -552,11 +561,11 @@ rnncc_status rt_x3_gemm(rnncc_model *m, int lane, cudaStream_t stream, int opa, 
 rnncc_status rt_gemm_lt(rnncc_model *m, int lane, cudaStream_t stream, int opa, int opb, int64_t M, int64_t N, int64_t K,
                         const void *a, int64_t lda, const void *b, int64_t ldb, float *c, int64_t ldc, int beta1,
                         rnncc_precision precision);
-/* C = op(A) op(B) in the 16-bit modes with 16-bit operands and a 16-bit result (fp32 accumulation, rounded
- * once), on lane dir: for a product whose only reader takes it in 16 bits (a folded cell's V). */
+/* C = op(A) op(B) (+ C where beta1) in the 16-bit modes with 16-bit operands and a 16-bit result (fp32
+ * accumulation, rounded once), on lane dir: for a product whose only reader takes it in 16 bits (a folded cell's V). */
 rnncc_status rt_gemm_half_out(rnncc_model *m, int dir, cudaStream_t stream, int opa, int opb, int64_t M, int64_t N,
                               int64_t K, const unsigned short *a, int64_t lda, const unsigned short *b, int64_t ldb,
-                              unsigned short *c, int64_t ldc);
+                              unsigned short *c, int64_t ldc, int beta1);
 
 /* What a pass does with the weights' 16-bit copy (rt_half_begin). */
 typedef enum RtHalfWeights {

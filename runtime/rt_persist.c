@@ -326,9 +326,9 @@ rnncc_status rnncc_model_backward_backend(rnncc_model *m, int64_t N, rnncc_backe
 
 rnncc_status rt_persist_zeros(RtBind *b, RnnStateCopies *a) {
     rnncc_model *m = b->m;
-    RT_TRY(rt_copy_add(m, b->stream, a, (RnnStateCopy){NULL, (float *)(m->sync + b->lane), NULL, 1, 0, 0}));
+    RT_TRY(rt_copy_add(m, b->stream, a, (RnnStateCopy){.dst = (float *)(m->sync + b->lane), .n = 1}));
     if (b->persist->plan.flags && b->flags) /* flags start at 1: a zero word has not arrived (persist.cuh) */
-        RT_TRY(rt_copy_add(m, b->stream, a, (RnnStateCopy){NULL, (float *)b->flags, NULL, 2 * b->r->flag_words, 0, 0}));
+        RT_TRY(rt_copy_add(m, b->stream, a, (RnnStateCopy){.dst = (float *)b->flags, .n = 2 * b->r->flag_words}));
     return RNNCC_OK;
 }
 

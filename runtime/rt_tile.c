@@ -67,7 +67,7 @@ static rnncc_status probe_launch(rnncc_model *m, int li, const RtPersist *p, Scr
     RT_TRY(rt_persist_zeros(&b, &z));
     for (int k = 0; p->plan.backward && k < m->cell->nstates; k++) /* their three slots start at zero */
         RT_TRY(rt_copy_add(m, b.stream, &z,
-                           (RnnStateCopy){NULL, b.dstate[k], NULL, 3 * s->r.N * ir_shape_numel(&m->cell->states[k].shape, m->dimval[0]), 0, 0}));
+                           (RnnStateCopy){.dst = b.dstate[k], .n = 3 * s->r.N * ir_shape_numel(&m->cell->states[k].shape, m->dimval[0])}));
     RT_TRY(rt_copy_states(m, b.stream, &z));
     if (!p->plan.backward) return rt_persist_launch(&b, 0, steps);
     RtRegions r = s->r; /* the backward runs steps steps-1 .. 0 */

@@ -805,7 +805,8 @@ END_TEST
 /* The post program (readouts after the step loop): the readout cells of tests/testutil.c per step and
  * persistent, forward and training, in every precision; lengths, bidirectional, a wavefront of three
  * layers in training and in inference (whose layers share slots, and a kept buffer's step stride is the
- * layer's own width), more than 64 sequences (summed step results), T = N = 1, and O, M != H. */
+ * layer's own width), more than 64 sequences (summed step results), T = N = 1, O, M != H, and training with
+ * no lengths (the copies' adjoints read from dy). */
 START_TEST(post_program_matches_the_reference) {
     static const Config cfs[] = {
         {1, 0, 1, 0, 7, 5, 16, 24, RNNCC_FP32, 1, 0, CUBLAS, 0, .second = 40},
@@ -823,6 +824,13 @@ START_TEST(post_program_matches_the_reference) {
         {1, 0, 1, 1, 6, 5, 16, 24, RNNCC_TF32X3, 1, 0, CUBLAS, 0, .second = 40},
         /* persistent inference in 16 bits: a value without its twin, its post GEMM in tf32 */
         {1, 0, 1, 0, 6, 8, 16, 24, RNNCC_FP16, 1, 0, PERSIST, 0, .second = 40},
+        /* training with no lengths: a copied post GEMM's adjoint is the last layer's dy (rt_post_direct_dy), read in
+         * place in fp32, tf32 and tf32x3, rounded into its twin by the backward's first launch in fp16 and bf16 */
+        {1, 0, 0, 1, 6, 5, 16, 24, RNNCC_FP16, 1, 0, CUBLAS, 0, .second = 40},
+        {1, 0, 0, 1, 6, 4, 16, 24, RNNCC_BF16, 1, 0, PERSIST, 0},
+        {1, 0, 0, 1, 6, 4, 16, 24, RNNCC_TF32, 1, 0, PERSIST, 0, .second = 12},
+        {3, 0, 0, 1, 9, 4, 32, 32, RNNCC_FP16, 1, 0, CUBLAS, 0}, /* a wavefront: its last layer's alone */
+        {1, 0, 0, 1, 6, 5, 16, 24, RNNCC_TF32X3, 1, 0, CUBLAS, 0, .second = 40},
     };
     char name[32];
     snprintf(name, sizeof name, "post%d.cell", _i);
@@ -1309,6 +1317,13 @@ static const Config fold_configs[] = {
      * the state launch */
     {1, 0, 1, 0, 6, 16, 16, 12, RNNCC_FP16, 1, 0, PERSIST, 0, .second = 24},
     {1, 1, 1, 0, 6, 8, 16, 12, RNNCC_BF16, 1, 0, PERSIST, 0, .second = 24},
+    /* training, one direction, no lengths: y = P z's adjoint is the last layer's dy (rt_post_direct_dy: in tf32 read
+     * in place, in fp16 and bf16 rounded into its twin by the backward's first launch), and the map's dP product
+     * carries y's dP (that adjoint in D's rows) */
+    {1, 0, 0, 1, 6, 5, 16, 12, RNNCC_FP16, 1, 0, CUBLAS, 0, .second = 24},
+    {1, 0, 0, 1, 6, 4, 16, 12, RNNCC_BF16, 1, 0, PERSIST, 0, .second = 24},
+    {1, 0, 0, 1, 6, 4, 16, 12, RNNCC_TF32, 1, 0, PERSIST, 0, .second = 24},
+    {3, 0, 0, 1, 9, 4, 32, 16, RNNCC_FP16, 1, 0, CUBLAS, 0, .second = 32}, /* a wavefront: the last layer's alone */
 };
 enum { FOLD_CONFIGS = sizeof fold_configs / sizeof *fold_configs };
 

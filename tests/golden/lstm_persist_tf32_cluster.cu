@@ -73,12 +73,12 @@ typedef struct RnnArgs {
 } RnnArgs;
 
 /* The state staging kernels' argument (codegen/convert.cuh, runtime/rt_half.c; every precision): up to
- * RNN_STATE_COPIES copies of n floats, each from src (NULL: zeros) to dst and, where dst16 is not
- * NULL, rounded to 16 bits into dst16: a layer-direction's initial states and their twins (with, for
- * layer 0 in the 16-bit modes, its input's 16-bit copy, and for a persistent forward its barrier
- * counter's and flagged words' zeros), or its final states, or a backward's zeroed and seeded
- * adjoints, in one launch. Copy k takes the blocks block0 .. block0 + blocks - 1 of a
- * one-dimensional grid. */
+ * RNN_STATE_COPIES copies of n floats, each from src (NULL: from the 16-bit src16, widened, or where that is
+ * NULL too zeros), plus plus's where not NULL, to dst and, where dst16 is not NULL, rounded to 16 bits into
+ * dst16: a layer-direction's initial states and their twins (with, for layer 0 in the 16-bit modes, its
+ * input's 16-bit copy, and for a persistent forward its barrier counter's and flagged words' zeros), or its
+ * final states, or a backward's zeroed and seeded adjoints, or the fold's map's columns, in one launch. Copy
+ * k takes the blocks block0 .. block0 + blocks - 1 of a one-dimensional grid. */
 #define RNN_STATE_COPIES (RNN_MAX_STATES + 3)
 typedef struct RnnStateCopy {
     const float *src;
@@ -86,6 +86,8 @@ typedef struct RnnStateCopy {
     unsigned short *dst16;
     long long n;
     int block0, blocks;
+    const unsigned short *src16; /* bf16 in rnncc_states_bf16, else fp16 */
+    const float *plus;
 } RnnStateCopy;
 typedef struct RnnStateCopies {
     RnnStateCopy c[RNN_STATE_COPIES];
