@@ -108,10 +108,12 @@ static void put_group(const Plan *p, const SchedGroup *g, StrBuf *out) {
         put_value(c, wr->node, out);
     }
     if (g->nwrites) sb_putc(out, '\n');
-    for (int j = 0, group, o; j < p->ngemms; j++) /* a copy the runtime may skip (rt_post_direct) */
+    for (int j = 0, group, o; j < p->ngemms; j++) /* a copy the runtime may skip (rt_post_direct, rt_post_direct_dy) */
         if (sched_post_copy(p, j, &group, &o) && &p->groups[group] == g)
-            sb_printf(out, "      (a copy: G%d writes output %s itself in the forward direction with no lengths)\n", j,
-                      c->outputs[o].name);
+            sb_printf(out,
+                      "      (a copy: G%d writes output %s itself in the forward direction with no lengths, and in the last "
+                      "layer's backward takes d%s as its adjoint)\n",
+                      j, c->outputs[o].name, c->outputs[o].name);
 }
 
 static void put_program(const Plan *p, const PlanLayout *L, SchedProgram prog, StrBuf *out) {

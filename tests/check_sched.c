@@ -647,7 +647,8 @@ START_TEST(post_program_dump) {
                             "    kernel P1: 0 ops\n"
                             "      reads: y (G2 block 0)\n"
                             "      writes: output y = y\n"
-                            "      (a copy: G2 writes output y itself in the forward direction with no lengths)\n"), "%s", t);
+                            "      (a copy: G2 writes output y itself in the forward direction with no lengths, and in the "
+                            "last layer's backward takes dy as its adjoint)\n"), "%s", t);
     ck_assert_msg(strstr(t, "B3: [T*N, value h'] (every step: the post program reads it)\n"), "%s", t);
     sb_free(&out);
     sched_dump(plan_opts(&a, cell_of_text(&a, post_cells[2]), SCHED_POST_PROGRAM), NULL, &out); /* post2: computes */
