@@ -149,6 +149,14 @@ for mode in infer train; do
     step "racecheck-post-ew-$mode" racecheck_own "${ew[@]}"
     step "synccheck-post-ew-$mode" compute-sanitizer --tool synccheck --error-exitcode 9 "${ew[@]}"
 done
+# training with no lengths: the copied readout's adjoint is dy itself (rt_post_direct_dy: read in place in fp32,
+# rounded into its twin by the backward's first launch in fp16), its copy kernel's backward not run
+for p in fp32 fp16; do
+    for be in cublas persistent; do
+        three_checks "post-direct-$p-$be" ./build/rnncc run "$wide_dir/ew.cell" --dim I=8 --dim H=40 --dim O=24 --seq 6 \
+            --batch 6 --repeat 1 --precision $p --backend $be --train
+    done
+done
 # LSTMP folded (RNNCC_FOLD=1, runtime/rt_fold.c): its state from h0 through the hoisted products, the final
 # state P z_T, the backward's seed, gather and gradient map; per step and persistent, inference and training,
 # both directions, with lengths and without (h0's entry then added by its GEMM into the first step's columns)
