@@ -270,21 +270,26 @@ static rnncc_status unit_backward(RtBind *b, const rnncc_grad_io *io) {
     return unit_backward_end(b, io);
 }
 
+/* The bound unit's outputs' adjoints, its direction's columns: the last layer's the user's dy, an inner layer's first
+ * output's inner (the layer above's input adjoint; NULL where no longer held: the weights call). */
+static void bind_dy(RtBind *b, const rnncc_grad_io *io, const float *inner) {
+    const rnncc_model *m = b->m;
+    for (int o = 0; o < m->cell->noutputs; o++) {
+        const float *base = b->unit->layer == m->layers - 1 ? (io->dy ? io->dy[o] : NULL) : o == 0 ? inner : NULL;
+        b->dy[o] = base ? base + b->unit->dir * (b->ldy[o] / m->dirs) : NULL;
+    }
+}
+
 /* Binds layer l, direction d for the backward: its lane and stream (lane: the direction, or the
  * layer's parity in a wavefront), where its input's adjoint goes (target: the user's dx or the
  * previous layer's output adjoint; per direction first when bidirectional) and its outputs' adjoints. */
 static void bind_backward(RtBind *b, rnncc_model *m, const rnncc_grad_io *io, const RtRegions *r, char *ws, char *reserve,
                           int l, int d, float *target, int wave) {
-    const IrCell *c = m->cell;
     rt_bind(b, m, r, l, d, wave ? l % 2 : d, io->x, NULL, ws, reserve); /* layer after layer: a direction's lane */
     b->aside = !wave && m->dirs == 1; /* lane 1 idle: the fold's seed and dh0 go there */
     b->lengths = io->lengths ? (const int *)(ws + r->lengths) : NULL;
     b->dx = !target ? NULL : m->dirs == 2 ? (float *)(ws + r->dx_dir[d]) : target;
-    for (int o = 0; o < c->noutputs; o++) {
-        int64_t D = b->ldy[o] / m->dirs;
-        const float *base = l == m->layers - 1 ? (io->dy ? io->dy[o] : NULL) : o == 0 ? (const float *)(ws + r->layer_dy[l % 2]) : NULL;
-        b->dy[o] = base ? base + d * D : NULL;
-    }
+    bind_dy(b, io, (const float *)(ws + r->layer_dy[l % 2]));
 }
 
 /* Where layer l's input adjoint goes: the user's dx, or the previous layer's output adjoint. */
@@ -411,8 +416,7 @@ static rnncc_status weights_job(void *p) {
             RtBind b;
             rt_bind(&b, m, r, l, d, 0, job->io->x, NULL, job->ws, job->reserve);
             b.lengths = job->io->lengths ? (const int *)(job->ws + r->lengths) : NULL;
-            for (int o = 0; l == m->layers - 1 && job->io->dy && o < c->noutputs; o++) /* rt_post_direct_dy's */
-                b.dy[o] = job->io->dy[o] ? job->io->dy[o] + d * (b.ldy[o] / m->dirs) : NULL;
+            bind_dy(&b, job->io, NULL); /* the last layer's, which rt_post_direct_dy reads */
             const PlanLayout *L = b.unit->layout;
             if (job->mode == RNNCC_WGRAD_ADD) RT_TRY(rt_fold_wgrad(&b, NULL, job->dw, 1)); /* the derived weights' from 0 */
             const float *dhT = NULL;

@@ -448,6 +448,11 @@ static int map_h16(const RtBind *b) {
     return 1;
 }
 
+/* A copy of n values from src (NULL: zeros) into the map's Y or D at at: 16-bit where h16, else fp32. */
+static RnnStateCopy map_copy(int h16, char *at, int64_t n, const float *src) {
+    return (RnnStateCopy){.src = src, .dst = h16 ? NULL : (float *)at, .dst16 = h16 ? (unsigned short *)at : NULL, .n = n};
+}
+
 /* D's rows before its first product: with the post program's GEMM carried (post_in_map), its adjoint A (the post's,
  * [T N][Ps]; the user's dy where rt_post_reads_dy) one step down, so that D's row block s holds A's step s - 1 (block
  * 0 zeros, block T A's last step plus dhT), and the first product adds into it; else block T alone, dhT (zeros where
@@ -455,20 +460,19 @@ static int map_h16(const RtBind *b) {
 static rnncc_status map_seed_d(RtBind *b, RnnStateCopies *a, int jp, const float *dhT, char *Dc, int h16) {
     const int64_t N = b->r->N, TN = b->r->T * N, Ps = b->unit->layout->param_rows[b->m->fold->proj], es = h16 ? 2 : 4;
     char *last = Dc + TN * Ps * es;
-#define D_AT(at) .dst = h16 ? NULL : (float *)(at), .dst16 = h16 ? (unsigned short *)(at) : NULL
-    if (jp < 0) return dhT ? rt_copy_add(b->m, b->stream, a, (RnnStateCopy){.src = dhT, D_AT(last), .n = N * Ps}) : RNNCC_OK;
+    RnnStateCopy c = map_copy(h16, last, N * Ps, dhT);
+    if (jp < 0) return dhT ? rt_copy_add(b->m, b->stream, a, c) : RNNCC_OK;
     const int ob = b->m->plan->gemms[jp].out_buffer;
     const int out = rt_post_reads_dy(b, jp);
     const unsigned short *A16 = out >= 0 ? NULL : rt_dbuf16_at(b, ob, 0);
     const float *A = out >= 0 ? b->dy[out] : rt_buffer_at(b, b->dbufs, ob, 0);
     if (A16) A = NULL; /* the twin, which every kernel writes (the fp32 values not where rt_twins_only) */
-    RT_TRY(rt_copy_add(b->m, b->stream, a, (RnnStateCopy){D_AT(Dc), .n = N * Ps}));
-    RT_TRY(rt_copy_add(b->m, b->stream, a,
-                       (RnnStateCopy){.src = A, .src16 = A16, D_AT(Dc + N * Ps * es), .n = (TN - N) * Ps}));
-    return rt_copy_add(b->m, b->stream, a,
-                       (RnnStateCopy){.src = A ? A + (TN - N) * Ps : NULL, .src16 = A16 ? A16 + (TN - N) * Ps : NULL,
-                                      .plus = dhT, D_AT(last), .n = N * Ps});
-#undef D_AT
+    RT_TRY(rt_copy_add(b->m, b->stream, a, map_copy(h16, Dc, N * Ps, NULL)));
+    RnnStateCopy mid = map_copy(h16, Dc + N * Ps * es, (TN - N) * Ps, A);
+    mid.src16 = A16;
+    RT_TRY(rt_copy_add(b->m, b->stream, a, mid));
+    c.src = A ? A + (TN - N) * Ps : NULL, c.src16 = A16 ? A16 + (TN - N) * Ps : NULL, c.plus = dhT;
+    return rt_copy_add(b->m, b->stream, a, c);
 }
 
 /* The map's Y [steps 1 .. T-1][N][Ps] = Z [TN - N][Hs] P^T (b's unit's states Z, the first run's operand) on lane
@@ -510,9 +514,7 @@ static rnncc_status map_columns(RtBind *b, RtBind *y_on, const float *dhT, float
     const int64_t rows = TN + N, es = h16 ? 2 : 4; /* Y's and D's, and their elements' bytes */
     char *Yc = (char *)b->fold_cols, *Dc = Yc + rows * Ps * es;
     RnnStateCopies a = {.count = 0};
-    RT_TRY(rt_copy_add(m, b->stream, &a,
-                       (RnnStateCopy){.src = b->fold_s0_kept, .dst = h16 ? NULL : (float *)Yc,
-                                      .dst16 = h16 ? (unsigned short *)Yc : NULL, .n = N * Ps}));
+    RT_TRY(rt_copy_add(m, b->stream, &a, map_copy(h16, Yc, N * Ps, b->fold_s0_kept)));
     RT_TRY(map_seed_d(b, &a, jp, dhT, Dc, h16));
     RT_TRY(rt_copy_states(m, b->stream, &a));
     if (y_on) { /* Y on y_on's lane first (its rows 0 .. N-1: the copy above, on b's) */
