@@ -210,7 +210,8 @@ rnncc_status rnncc_forward(rnncc_model *model, const rnncc_io *io, void *workspa
 
 /* ---- training: the backward pass, derived from the cell ------------------------------------ */
 
-/* One backward pass's data; T, N and lengths must be those of the training forward. */
+/* One backward pass's data; T, N and lengths must be those of the training forward (refused, by name,
+ * where they differ from the last training forward's on the same reserve; docs/training.md). */
 typedef struct rnncc_grad_io {
     int64_t T, N;
     const int *lengths;          /* host [N] or NULL, as in the forward */
@@ -236,7 +237,8 @@ rnncc_status rnncc_backward_data(rnncc_model *model, const rnncc_grad_io *io, vo
                                  void *reserve, size_t reserve_bytes, void *stream);
 /* Weight gradients after rnncc_backward_data, into dweights (device; the layout and size of
  * rnncc_model_weights: every parameter at its offset), set or accumulated per mode; io as the data
- * call's, its x, dy and dhT unchanged (docs/training.md). */
+ * call's, its x, dy and dhT unchanged (a dy or dhT entry NULL here and not there, or the reverse, or
+ * no data call since the forward on that reserve: refused by name; docs/training.md). */
 rnncc_status rnncc_backward_weights(rnncc_model *model, const rnncc_grad_io *io, float *dweights, rnncc_wgrad_mode mode,
                                     void *workspace, size_t workspace_bytes, void *reserve, size_t reserve_bytes,
                                     void *stream);

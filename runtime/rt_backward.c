@@ -17,7 +17,7 @@
 
 static int64_t numel(const rnncc_model *m, const IrShape *s) { return ir_shape_numel(s, m->dimval[0]); }
 
-static rnncc_status validate(rnncc_model *m, const rnncc_grad_io *io, void *reserve) {
+static rnncc_status validate(rnncc_model *m, const rnncc_grad_io *io, void *reserve, int weights) {
     if (!io) return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "io is NULL");
     if (!reserve) return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "reserve is NULL: run a training forward (with a reserve) first");
     if (io->T > 0 && !io->x) return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "io->x is NULL");
@@ -25,12 +25,15 @@ static rnncc_status validate(rnncc_model *m, const rnncc_grad_io *io, void *rese
         if (io->lengths[n] < 0 || io->lengths[n] > io->T)
             return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "io->lengths[%lld] is %d; it must be in 0..T (T = %lld)",
                            (long long)n, io->lengths[n], (long long)io->T);
+    char why[512];
+    if (!rt_calls_agree(&m->calls, io, reserve, m->api->noutputs, m->api->nstates, weights, why, sizeof why))
+        return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "%s", why);
     return RNNCC_OK;
 }
 
 static rnncc_status prepare(rnncc_model *m, const rnncc_grad_io *io, void *ws, size_t wsb, void *reserve, size_t rsb,
-                            RtRegions *r) {
-    RT_TRY(validate(m, io, reserve));
+                            int weights, RtRegions *r) {
+    RT_TRY(validate(m, io, reserve, weights));
     RT_TRY(rt_regions(m, io->T, io->N, 1, r));
     if (wsb < r->workspace || (r->workspace && !ws)) {
         rnncc_status s = rt_fail(m, RNNCC_ERR_WORKSPACE, "workspace has %zu bytes; training needs %zu (rnncc_workspace_size with training = 1)",
@@ -528,7 +531,7 @@ static size_t backward_key(const rnncc_model *m, const rnncc_grad_io *io, const 
 static rnncc_status with_device(rnncc_model *m, const rnncc_grad_io *io, void *ws, size_t wsb, void *reserve, size_t rsb,
                                 cudaStream_t stream, float *dw, rnncc_wgrad_mode mode, int weights) {
     RtRegions r;
-    RT_TRY(prepare(m, io, ws, wsb, reserve, rsb, &r));
+    RT_TRY(prepare(m, io, ws, wsb, reserve, rsb, weights, &r));
     int prev = -1;
     cudaGetDevice(&prev);
     rnncc_status s = RNNCC_OK;
@@ -547,6 +550,7 @@ static rnncc_status with_device(rnncc_model *m, const rnncc_grad_io *io, void *w
         size_t keylen = backward_key(m, io, ws, reserve, dw, mode, key);
         s = rt_run(m, &m->graph[weights ? 2 : 1], key, keylen, weights ? weights_job : data_job, &job, stream);
     }
+    if (!weights) rt_calls_data(&m->calls, io, reserve, m->api->noutputs, m->api->nstates, s == RNNCC_OK);
     if (prev >= 0 && prev != m->device) cudaSetDevice(prev);
     rt_regions_free(&r);
     return s;

@@ -425,6 +425,7 @@ rnncc_status rnncc_forward(rnncc_model *m, const rnncc_io *io, void *ws, size_t 
     cudaError_t e = cudaSetDevice(m->device);
     if (e != cudaSuccess) s = rt_cuda_fail(m, e, "cudaSetDevice", __FILE__, __LINE__);
     else s = forward(m, io, ws, wsb, reserve, rsb, (cudaStream_t)stream, &r);
+    rt_calls_forward(&m->calls, io, reserve, s == RNNCC_OK);
     if (prev >= 0 && prev != m->device) cudaSetDevice(prev);
     rt_regions_free(&r);
     return s;

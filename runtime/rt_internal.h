@@ -13,6 +13,7 @@
 #include "rnn_args.h"
 #include "rnncc.h"
 #include "rt_cache.h"
+#include "rt_calls.h"
 #include "rt_gemm.h"
 #include "rt_nvrtc.h"
 
@@ -388,6 +389,7 @@ struct rnncc_model {
     float *x3_scratch[2][2];
     int64_t x3_len;
     int64_t x3_cap;             /* RNNCC_X3_SCRATCH: a scratch's floats at most, forced (tests: many chunks); 0: as sized */
+    RtCalls calls;              /* what the training calls on the last training forward's reserve were given */
 };
 
 /* Records a formatted message in the model and returns status. */

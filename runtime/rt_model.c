@@ -400,6 +400,7 @@ void rnncc_model_destroy(rnncc_model *m) {
         for (int i = 0; i < 3; i++) if (m->graph[i].exec) cudaGraphExecDestroy(m->graph[i].exec);
         rt_exclusive_begin(); /* handles: rt_lock.c */
         rt_gemm_cache_free(&m->gemm);
+        rt_calls_free(&m->calls);
         for (int i = 0; i < 2; i++) if (m->cublas[i]) cublasDestroy(m->cublas[i]);
         rt_exclusive_end();
         if (m->ones) cudaFree(m->ones);

@@ -2065,6 +2065,55 @@ static void backward_into(rnncc_model *m, const TrainBufs *b, const rnncc_grad_i
     ck_assert_int_eq(cudaMemcpy(got[1], b->dw, (size_t)count * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
 }
 
+/* The training calls refuse arguments that disagree with the calls before them on the reserve
+ * (runtime/rt_calls.c), naming the argument, and the model goes on: after every refusal the right
+ * calls give the gradients of calls made right the first time, bit for bit. */
+START_TEST(training_calls_refuse_other_arguments) {
+    const int64_t T = 4, N = 3;
+    rnncc_model *m = small_lstm();
+    int64_t count = fill_weights(m);
+    TrainBufs b = train_bufs(m, T, N);
+    float *ys[] = {b.y};
+    const float *dys[] = {b.dy}, *no_dy[] = {NULL}, *dhT[] = {b.dy, NULL}; /* b.dy holds N * 16 floats and more */
+    int lengths[] = {4, 2, 3};
+    rnncc_io io = {T, N, b.x, ys, NULL, NULL, NULL};
+    rnncc_grad_io gio = {T, N, NULL, b.x, dys, NULL, b.dx, NULL};
+    const size_t ndx = (size_t)(T * N * 8);
+    float *want[2], *got[2];
+    ck_assert_msg(rnncc_forward(m, &io, b.ws, b.wsb, b.rs, b.rsb, NULL) == RNNCC_OK, "%s", rnncc_model_error(m));
+    backward_into(m, &b, &gio, ndx, count, want);
+    ck_assert_msg(rnncc_forward(m, &io, b.ws, b.wsb, b.rs, b.rsb, NULL) == RNNCC_OK, "%s", rnncc_model_error(m));
+    struct { rnncc_grad_io io; int weights; const char *says; } bad[] = {
+        {gio, 1, "reserve: rnncc_backward_data has not run on it since its training forward"},
+        {{T - 1, N, NULL, b.x, dys, NULL, b.dx, NULL}, 0, "io->T is 3, but the training forward on this reserve had 4"},
+        {{T, N - 1, NULL, b.x, dys, NULL, b.dx, NULL}, 0, "io->N is 2, but the training forward on this reserve had 3"},
+        {{T, N, lengths, b.x, dys, NULL, b.dx, NULL}, 0, "io->lengths is given, but the training forward on this reserve had none"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+        rnncc_status s = bad[k].weights ? rnncc_backward_weights(m, &bad[k].io, b.dw, RNNCC_WGRAD_SET, b.ws, b.wsb, b.rs, b.rsb, NULL)
+                                        : rnncc_backward_data(m, &bad[k].io, b.ws, b.wsb, b.rs, b.rsb, NULL);
+        ck_assert_int_eq(s, RNNCC_ERR_INVALID_ARGUMENT);
+        ck_assert_msg(strstr(rnncc_model_error(m), bad[k].says), "call %zu: \"%s\"", k, rnncc_model_error(m));
+    }
+    ck_assert_msg(rnncc_backward_data(m, &gio, b.ws, b.wsb, b.rs, b.rsb, NULL) == RNNCC_OK, "%s", rnncc_model_error(m));
+    rnncc_grad_io other = gio;
+    other.dy = no_dy;
+    ck_assert_int_eq(rnncc_backward_weights(m, &other, b.dw, RNNCC_WGRAD_SET, b.ws, b.wsb, b.rs, b.rsb, NULL),
+                     RNNCC_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(rnncc_model_error(m), "io->dy[0] is NULL, but the rnncc_backward_data call on this reserve was given it"));
+    other.dy = dys, other.dhT = dhT;
+    ck_assert_int_eq(rnncc_backward_weights(m, &other, b.dw, RNNCC_WGRAD_SET, b.ws, b.wsb, b.rs, b.rsb, NULL),
+                     RNNCC_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(rnncc_model_error(m), "io->dhT[0] is given, but the rnncc_backward_data call on this reserve had it NULL"));
+    backward_into(m, &b, &gio, ndx, count, got);
+    ck_assert_msg(memcmp(got[0], want[0], ndx * sizeof(float)) == 0, "dx differs after the refusals");
+    ck_assert_msg(memcmp(got[1], want[1], (size_t)count * sizeof(float)) == 0, "dw differs after the refusals");
+    for (int i = 0; i < 2; i++) free(want[i]), free(got[i]);
+    train_bufs_free(&b);
+    rnncc_model_destroy(m);
+}
+END_TEST
+
 /* In the 16-bit modes a training forward keeps the weights' 16-bit copy in the reserve, where its
  * backward reads it and converts none (runtime/rt_half.c); inference keeps it in the workspace. So a
  * backward needs nothing of the forward's workspace: filled with NaNs between them, both backends'
@@ -2608,6 +2657,7 @@ int main(void) {
         tcase_add_test(gpu, tile_search_is_measured_and_cached);
         tcase_add_test(gpu, parameters_round_trip);
         tcase_add_test(gpu, bad_calls_leave_the_model_usable);
+        tcase_add_test(gpu, training_calls_refuse_other_arguments);
         tcase_add_test(gpu, zero_steps_returns_the_initial_state);
         tcase_add_loop_test(gpu, weights_pass_after_the_ones_grow, 0, 2);
         tcase_add_test(gpu, summed_and_twinned_keep_less);
