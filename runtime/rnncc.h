@@ -211,7 +211,8 @@ rnncc_status rnncc_forward(rnncc_model *model, const rnncc_io *io, void *workspa
 /* ---- training: the backward pass, derived from the cell ------------------------------------ */
 
 /* One backward pass's data; T, N and lengths must be those of the training forward (refused, by name,
- * where they differ from the last training forward's on the same reserve; docs/training.md). */
+ * where they differ from the last training forward's on the same reserve; docs/training.md), and the
+ * weights unchanged until rnncc_backward_data (refused where the model was told of a change). */
 typedef struct rnncc_grad_io {
     int64_t T, N;
     const int *lengths;          /* host [N] or NULL, as in the forward */

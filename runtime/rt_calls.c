@@ -1,7 +1,9 @@
 /* The record of a model's training calls on its last training forward's reserve (rt_calls.h).
  * Key idea: the three calls of a training step must agree (T, N and lengths as the forward's; the
  * weights call's dy and dhT as the data call's, docs/training.md), and calls that do not read a
- * reserve written for other work without any error of CUDA's. Host memory only; one record a
+ * reserve written for other work without any error of CUDA's; nor may the weights change between
+ * the forward and the data call, which recomputes from them (changes the model is told of: through
+ * rnncc_model_set_param and rnncc_model_weights_changed). Host memory only; one record a
  * model (a model is used from one thread at a time); a reserve other than the last forward's is
  * not judged, so interleaving two reserves is never refused. Only NULL-ness of the adjoints is
  * compared: a copy of dy at another address is the same gradient. */
@@ -14,6 +16,7 @@
 void rt_calls_forward(RtCalls *c, const rnncc_io *io, const void *reserve, int ok) {
     if (!reserve) return;
     c->reserve = NULL;
+    c->changed = NULL;
     if (!ok) return;
     if (io->lengths && io->N > c->lengths_cap) {
         int *l = realloc(c->lengths, (size_t)io->N * sizeof(int));
@@ -69,6 +72,13 @@ int rt_calls_agree(const RtCalls *c, const rnncc_grad_io *io, const void *reserv
                      (long long)n, io->lengths[n], c->lengths[n], tail);
             return 0;
         }
+    if (!weights && c->changed) {
+        snprintf(why, why_size,
+                 "reserve: the weights changed (%s) since the training forward on it, and rnncc_backward_data "
+                 "recomputes from them: change them after rnncc_backward_data, or run the forward again",
+                 c->changed);
+        return 0;
+    }
     if (!weights) return 1;
     if (!c->data) {
         snprintf(why, why_size, "reserve: rnncc_backward_data has not run on it since its training forward "
@@ -77,6 +87,10 @@ int rt_calls_agree(const RtCalls *c, const rnncc_grad_io *io, const void *reserv
     }
     return adjoints_agree(c->dy, given(io->dy, noutputs), "dy", why, why_size) &&
            adjoints_agree(c->dhT, given(io->dhT, nstates), "dhT", why, why_size);
+}
+
+void rt_calls_weights_changed(RtCalls *c, const char *by) {
+    if (c->reserve) c->changed = by;
 }
 
 void rt_calls_data(RtCalls *c, const rnncc_grad_io *io, const void *reserve, int noutputs, int nstates, int ok) {

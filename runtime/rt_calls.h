@@ -1,5 +1,6 @@
 /* What the training calls on a reserve were given (rt_calls.c), so that a backward call given
- * other sizes, lengths or adjoints than the calls before it on that reserve is refused by name. */
+ * other sizes, lengths or adjoints than the calls before it on that reserve, or a backward data
+ * call after the model was told its weights changed, is refused by name. */
 #ifndef RNNCC_RT_CALLS_H
 #define RNNCC_RT_CALLS_H
 
@@ -15,6 +16,7 @@ typedef struct RtCalls {
     int64_t lengths_cap;
     int data;                   /* rnncc_backward_data has run on the reserve since that forward */
     uint32_t dy, dhT;           /* that data call's non-NULL entries, one bit an output or state */
+    const char *changed;        /* the call that told the model its weights changed since that forward, or NULL */
 } RtCalls;
 
 /* Notes a training forward's arguments on reserve (ok = 0: the forward failed; nothing is noted). */
@@ -24,6 +26,8 @@ void rt_calls_forward(RtCalls *c, const rnncc_io *io, const void *reserve, int o
  * training forward ran on another reserve it cannot tell, and answers yes. */
 int rt_calls_agree(const RtCalls *c, const rnncc_grad_io *io, const void *reserve, int noutputs, int nstates,
                    int weights, char *why, size_t why_size);
+/* Notes that the weights changed, told by the call named (static text). */
+void rt_calls_weights_changed(RtCalls *c, const char *by);
 /* Notes an rnncc_backward_data call's adjoints on reserve (ok = 0: it failed, and the reserve holds no
  * adjoints a weights call may read). */
 void rt_calls_data(RtCalls *c, const rnncc_grad_io *io, const void *reserve, int noutputs, int nstates, int ok);

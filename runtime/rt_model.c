@@ -481,6 +481,7 @@ rnncc_status rnncc_model_set_param(rnncc_model *m, const char *name, int layer, 
     RT_TRY(find_param(m, name, layer, dir, count, values, &off));
     RT_TRY(rt_upload(m, "rnncc_model_set_param", m->weights + off, values, (size_t)count * sizeof(float)));
     m->derived_fresh = 0;
+    rt_calls_weights_changed(&m->calls, "rnncc_model_set_param");
     return RNNCC_OK;
 }
 
@@ -533,6 +534,7 @@ rnncc_status rnncc_model_keep_half_weights(rnncc_model *m, int keep) { return rn
 rnncc_status rnncc_model_weights_changed(rnncc_model *m) {
     CHECK_MODEL(m);
     m->derived_fresh = 0;
+    rt_calls_weights_changed(&m->calls, "rnncc_model_weights_changed");
     return RNNCC_OK;
 }
 

@@ -1,8 +1,8 @@
 /* Tests for the record of a model's training calls (runtime/rt_calls.c), host only: a backward
  * call whose T, N or lengths differ from its training forward's, or a weights call whose dy or
  * dhT entries differ in being NULL from its data call's, is refused by the argument's name; a
- * weights call before any data call is refused; calls on another reserve, or after a failed
- * forward, are not judged. check_runtime's api case runs the same through the library on a GPU. */
+ * weights call before any data call is refused, and a data call after the weights changed; calls
+ * on another reserve, or after a failed forward, are not judged. check_runtime's api case runs the same through the library on a GPU. */
 #include <check.h>
 #include <string.h>
 
@@ -99,11 +99,38 @@ START_TEST(weights_call_matches_its_data_call) {
 }
 END_TEST
 
+START_TEST(data_call_after_the_weights_changed) {
+    RtCalls c = {0};
+    rnncc_io io = {.T = 2, .N = 1};
+    rnncc_grad_io g = {.T = 2, .N = 1};
+    rt_calls_weights_changed(&c, "rnncc_model_set_param"); /* before any forward: nothing to judge */
+    rt_calls_forward(&c, &io, &reserve_a, 1);
+    agree(&c, &g, &reserve_a, 0, NULL);
+    rt_calls_weights_changed(&c, "rnncc_model_set_param");
+    ck_assert(!agree(&c, &g, &reserve_a, 0,
+                     "reserve: the weights changed (rnncc_model_set_param) since the training forward on it, and "
+                     "rnncc_backward_data recomputes from them: change them after rnncc_backward_data, or run the "
+                     "forward again"));
+    agree(&c, &g, &reserve_b, 0, NULL); /* another reserve: not judged */
+    rt_calls_forward(&c, &io, &reserve_a, 1); /* the forward again */
+    agree(&c, &g, &reserve_a, 0, NULL);
+    rt_calls_data(&c, &g, &reserve_a, 2, 2, 1);
+    rt_calls_weights_changed(&c, "rnncc_model_weights_changed"); /* after the data call: the weights call may follow */
+    agree(&c, &g, &reserve_a, 1, NULL);
+    ck_assert(!agree(&c, &g, &reserve_a, 0, "the weights changed (rnncc_model_weights_changed)"));
+    rt_calls_forward(&c, &io, &reserve_a, 0); /* a failed forward forgets */
+    rt_calls_forward(&c, &io, &reserve_a, 1);
+    agree(&c, &g, &reserve_a, 0, NULL);
+    rt_calls_free(&c);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("calls");
     TCase *tc = tcase_create("calls");
     tcase_add_test(tc, backward_calls_match_their_forward);
     tcase_add_test(tc, weights_call_matches_its_data_call);
+    tcase_add_test(tc, data_call_after_the_weights_changed);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

@@ -2066,8 +2066,9 @@ static void backward_into(rnncc_model *m, const TrainBufs *b, const rnncc_grad_i
 }
 
 /* The training calls refuse arguments that disagree with the calls before them on the reserve
- * (runtime/rt_calls.c), naming the argument, and the model goes on: after every refusal the right
- * calls give the gradients of calls made right the first time, bit for bit. */
+ * (runtime/rt_calls.c), naming the argument, and a data call after the model was told its weights
+ * changed since the forward; the model goes on: after every refusal the right calls give the
+ * gradients of calls made right the first time, bit for bit. */
 START_TEST(training_calls_refuse_other_arguments) {
     const int64_t T = 4, N = 3;
     rnncc_model *m = small_lstm();
@@ -2095,7 +2096,15 @@ START_TEST(training_calls_refuse_other_arguments) {
         ck_assert_int_eq(s, RNNCC_ERR_INVALID_ARGUMENT);
         ck_assert_msg(strstr(rnncc_model_error(m), bad[k].says), "call %zu: \"%s\"", k, rnncc_model_error(m));
     }
+    /* weights the model is told changed between the forward and the data call (here to the same values) */
+    float wf[128];
+    ck_assert_int_eq(rnncc_model_get_param(m, "W_f", 0, 0, wf, 128), RNNCC_OK);
+    ck_assert_int_eq(rnncc_model_set_param(m, "W_f", 0, 0, wf, 128), RNNCC_OK);
+    ck_assert_int_eq(rnncc_backward_data(m, &gio, b.ws, b.wsb, b.rs, b.rsb, NULL), RNNCC_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(rnncc_model_error(m), "reserve: the weights changed (rnncc_model_set_param) since the training forward on it"));
+    ck_assert_msg(rnncc_forward(m, &io, b.ws, b.wsb, b.rs, b.rsb, NULL) == RNNCC_OK, "%s", rnncc_model_error(m));
     ck_assert_msg(rnncc_backward_data(m, &gio, b.ws, b.wsb, b.rs, b.rsb, NULL) == RNNCC_OK, "%s", rnncc_model_error(m));
+    ck_assert_int_eq(rnncc_model_weights_changed(m), RNNCC_OK); /* after the data call: the weights call may follow */
     rnncc_grad_io other = gio;
     other.dy = no_dy;
     ck_assert_int_eq(rnncc_backward_weights(m, &other, b.dw, RNNCC_WGRAD_SET, b.ws, b.wsb, b.rs, b.rsb, NULL),
@@ -2105,6 +2114,9 @@ START_TEST(training_calls_refuse_other_arguments) {
     ck_assert_int_eq(rnncc_backward_weights(m, &other, b.dw, RNNCC_WGRAD_SET, b.ws, b.wsb, b.rs, b.rsb, NULL),
                      RNNCC_ERR_INVALID_ARGUMENT);
     ck_assert_ptr_nonnull(strstr(rnncc_model_error(m), "io->dhT[0] is given, but the rnncc_backward_data call on this reserve had it NULL"));
+    ck_assert_int_eq(rnncc_backward_data(m, &gio, b.ws, b.wsb, b.rs, b.rsb, NULL), RNNCC_ERR_INVALID_ARGUMENT); /* told */
+    ck_assert_ptr_nonnull(strstr(rnncc_model_error(m), "the weights changed (rnncc_model_weights_changed)"));
+    ck_assert_msg(rnncc_forward(m, &io, b.ws, b.wsb, b.rs, b.rsb, NULL) == RNNCC_OK, "%s", rnncc_model_error(m));
     backward_into(m, &b, &gio, ndx, count, got);
     ck_assert_msg(memcmp(got[0], want[0], ndx * sizeof(float)) == 0, "dx differs after the refusals");
     ck_assert_msg(memcmp(got[1], want[1], (size_t)count * sizeof(float)) == 0, "dw differs after the refusals");
