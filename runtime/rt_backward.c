@@ -528,10 +528,38 @@ static size_t backward_key(const rnncc_model *m, const rnncc_grad_io *io, const 
     return n;
 }
 
+/* A backward call's buffers lie apart where it writes them (rt_spans.c): the data call writes dx and
+ * dh0, the weights call dweights, both the workspace and the reserve. */
+static rnncc_status backward_spans(rnncc_model *m, const rnncc_grad_io *io, const void *ws, const void *reserve,
+                                   const float *dw, int weights, const RtRegions *r) {
+    rnncc_model_sizes z;
+    RT_TRY(rnncc_model_get_sizes(m, &z));
+    const size_t x_bytes = (size_t)(io->T * io->N * z.input) * sizeof(float);
+    RtSpans s = {.n = 0};
+    rt_span(&s, "workspace", -1, ws, r->workspace, 1, 0);
+    rt_span(&s, "reserve", -1, reserve, r->reserve, 1, 0);
+    rt_span(&s, "the model's weights", -1, m->weights, (size_t)m->weight_count * sizeof(float), 0, 0);
+    rt_span(&s, "io->x", -1, io->x, x_bytes, 0, 0);
+    rt_span_outputs(&s, m, "io->dy", io->dy, io->T, io->N, 0);
+    rt_span_states(&s, m, "io->dhT", io->dhT, io->N, 0, 0);
+    if (weights) {
+        rt_span(&s, "dweights", -1, dw, (size_t)m->weight_count * sizeof(float), 1, 0);
+    } else {
+        rt_span(&s, "io->dx", -1, io->dx, x_bytes, 1, 0);
+        rt_span_states(&s, m, "io->dh0", (const float *const *)io->dh0, io->N, 1, 0);
+    }
+    return rt_spans_check(m, &s);
+}
+
 static rnncc_status with_device(rnncc_model *m, const rnncc_grad_io *io, void *ws, size_t wsb, void *reserve, size_t rsb,
                                 cudaStream_t stream, float *dw, rnncc_wgrad_mode mode, int weights) {
     RtRegions r;
     RT_TRY(prepare(m, io, ws, wsb, reserve, rsb, weights, &r));
+    rnncc_status refused = backward_spans(m, io, ws, reserve, dw, weights, &r);
+    if (refused != RNNCC_OK) {
+        rt_regions_free(&r);
+        return refused;
+    }
     int prev = -1;
     cudaGetDevice(&prev);
     rnncc_status s = RNNCC_OK;

@@ -391,12 +391,29 @@ static rnncc_status forward_job(void *p) {
     return rt_issue_forward(j->m, j->io, j->r, j->ws, j->reserve);
 }
 
+/* The forward's buffers lie apart where it writes them (rt_spans.c); h0 and hT may be one buffer. */
+static rnncc_status forward_spans(rnncc_model *m, const rnncc_io *io, const void *ws, const void *reserve,
+                                  const RtRegions *r) {
+    rnncc_model_sizes z;
+    RT_TRY(rnncc_model_get_sizes(m, &z));
+    RtSpans s = {.n = 0};
+    rt_span(&s, "workspace", -1, ws, r->workspace, 1, 0);
+    rt_span(&s, "reserve", -1, reserve, r->reserve, 1, 0);
+    rt_span(&s, "the model's weights", -1, m->weights, (size_t)m->weight_count * sizeof(float), 0, 0);
+    rt_span(&s, "io->x", -1, io->x, (size_t)(io->T * io->N * z.input) * sizeof(float), 0, 0);
+    rt_span_outputs(&s, m, "io->y", (const float *const *)io->y, io->T, io->N, 1);
+    rt_span_states(&s, m, "io->h0", io->h0, io->N, 0, 1);
+    rt_span_states(&s, m, "io->hT", (const float *const *)io->hT, io->N, 1, 1);
+    return rt_spans_check(m, &s);
+}
+
 static rnncc_status forward(rnncc_model *m, const rnncc_io *io, void *ws, size_t wsb, void *reserve, size_t rsb,
                             cudaStream_t stream, const RtRegions *r) {
     if (wsb < r->workspace || (r->workspace && !ws))
         return rt_fail(m, RNNCC_ERR_WORKSPACE, "workspace has %zu bytes; this call needs %zu (rnncc_workspace_size)", wsb, r->workspace);
     if (reserve && rsb < r->reserve)
         return rt_fail(m, RNNCC_ERR_WORKSPACE, "reserve has %zu bytes; training needs %zu (rnncc_reserve_size)", rsb, r->reserve);
+    RT_TRY(forward_spans(m, io, ws, reserve, r));
     if (io->lengths)
         RT_CUDA(m, cudaMemcpyAsync((char *)ws + r->lengths, io->lengths, (size_t)io->N * sizeof(int), cudaMemcpyHostToDevice, stream));
     unsigned char key[sizeof m->graph[0].key];

@@ -14,6 +14,7 @@
 #include "rnncc.h"
 #include "rt_cache.h"
 #include "rt_calls.h"
+#include "rt_spans.h"
 #include "rt_gemm.h"
 #include "rt_nvrtc.h"
 

@@ -2126,6 +2126,115 @@ START_TEST(training_calls_refuse_other_arguments) {
 }
 END_TEST
 
+/* Buffers a call writes may not overlap another it is given (runtime/rt_spans.c): refused by both
+ * names, and the model goes on, bit for bit as calls made right the first time. */
+START_TEST(buffers_must_lie_apart) {
+    const int64_t T = 4, N = 3;
+    rnncc_model *m = small_lstm();
+    int64_t count = fill_weights(m);
+    TrainBufs b = train_bufs(m, T, N);
+    float hs[3 * 16];
+    for (int i = 0; i < 3 * 16; i++) hs[i] = (float)((i * 7 % 23) - 11) / 16.0f;
+    float *ys[] = {b.y}, *x_as_y[] = {b.x}, *dhT_w[2] = {dev_copy(hs, N * 16), dev_copy(hs, N * 16)};
+    const float *dys[] = {b.dy}, *dhT[2] = {dhT_w[0], dhT_w[1]};
+    rnncc_io io = {T, N, b.x, ys, NULL, NULL, NULL};
+    rnncc_grad_io gio = {T, N, NULL, b.x, dys, dhT, b.dx, NULL};
+    const size_t ndx = (size_t)(T * N * 8);
+    float *want[2], *got[2];
+    ck_assert_msg(rnncc_forward(m, &io, b.ws, b.wsb, b.rs, b.rsb, NULL) == RNNCC_OK, "%s", rnncc_model_error(m));
+    backward_into(m, &b, &gio, ndx, count, want);
+    struct { int call; rnncc_io io; rnncc_grad_io gio; void *ws; float *dw; const char *says; } bad[] = {
+        {0, {T, N, b.x, x_as_y, NULL, NULL, NULL}, gio, b.iws, NULL, "io->y[0] overlaps io->x"},
+        {0, {T, N, b.iws, ys, NULL, NULL, NULL}, gio, b.iws, NULL, "io->x overlaps workspace"},
+        {1, io, {T, N, NULL, b.x, dys, dhT, b.dy, NULL}, b.ws, NULL, "io->dx overlaps io->dy[0]"},
+        {1, io, {T, N, NULL, b.x, dys, dhT, b.dx, dhT_w}, b.ws, NULL, "io->dh0[0] overlaps io->dhT[0]"},
+        {2, io, gio, b.ws, rnncc_model_weights(m, NULL), "dweights overlaps the model's weights"},
+        {2, io, gio, b.ws, b.dy, "dweights overlaps io->dy[0]"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+        rnncc_status s;
+        if (bad[k].call == 0) s = rnncc_forward(m, &bad[k].io, bad[k].ws, b.iwsb, NULL, 0, NULL);
+        else {
+            ck_assert_msg(rnncc_forward(m, &io, b.ws, b.wsb, b.rs, b.rsb, NULL) == RNNCC_OK, "%s", rnncc_model_error(m));
+            if (bad[k].call == 2)
+                ck_assert_msg(rnncc_backward_data(m, &gio, b.ws, b.wsb, b.rs, b.rsb, NULL) == RNNCC_OK, "%s", rnncc_model_error(m));
+            s = bad[k].call == 1 ? rnncc_backward_data(m, &bad[k].gio, b.ws, b.wsb, b.rs, b.rsb, NULL)
+                                 : rnncc_backward_weights(m, &gio, bad[k].dw, RNNCC_WGRAD_SET, b.ws, b.wsb, b.rs, b.rsb, NULL);
+        }
+        ck_assert_int_eq(s, RNNCC_ERR_INVALID_ARGUMENT);
+        ck_assert_msg(strstr(rnncc_model_error(m), bad[k].says), "call %zu: \"%s\"", k, rnncc_model_error(m));
+    }
+    ck_assert_msg(rnncc_forward(m, &io, b.ws, b.wsb, b.rs, b.rsb, NULL) == RNNCC_OK, "%s", rnncc_model_error(m));
+    backward_into(m, &b, &gio, ndx, count, got);
+    ck_assert_msg(memcmp(got[0], want[0], ndx * sizeof(float)) == 0, "dx differs after the refusals");
+    ck_assert_msg(memcmp(got[1], want[1], (size_t)count * sizeof(float)) == 0, "dw differs after the refusals");
+    for (int i = 0; i < 2; i++) free(want[i]), free(got[i]), cudaFree(dhT_w[i]);
+    train_bufs_free(&b);
+    rnncc_model_destroy(m);
+}
+END_TEST
+
+/* One pass of m (2 layers, bidirectional: 4 units) over x with lengths, initial states h0 (each [4][N][16]) and
+ * final states into hT; training: with a reserve, then backward data with dy, dx into out[1]; y into out[0]. */
+static void states_pass(rnncc_model *m, int64_t T, int64_t N, const int *lengths, const float *x, const float *dy,
+                        const float *const *h0, float *const *hT, int training, float *out[2]) {
+    const int64_t ny = T * N * 32, nx = T * N * 8;
+    float *y = dev_copy(NULL, ny), *dx = dev_copy(NULL, nx), *ys[] = {y};
+    const float *dys[] = {dy};
+    size_t wsb, rsb = 0;
+    void *ws, *rs = NULL;
+    ck_assert_int_eq(rnncc_workspace_size(m, T, N, training, &wsb), RNNCC_OK);
+    if (training) ck_assert_int_eq(rnncc_reserve_size(m, T, N, &rsb), RNNCC_OK);
+    ck_assert_int_eq(cudaMalloc(&ws, wsb ? wsb : 4), cudaSuccess);
+    if (training) ck_assert_int_eq(cudaMalloc(&rs, rsb ? rsb : 4), cudaSuccess);
+    rnncc_io io = {T, N, x, ys, lengths, h0, hT};
+    rnncc_grad_io gio = {T, N, lengths, x, dys, NULL, dx, NULL};
+    ck_assert_msg(rnncc_forward(m, &io, ws, wsb, rs, rsb, NULL) == RNNCC_OK, "%s", rnncc_model_error(m));
+    if (training) ck_assert_msg(rnncc_backward_data(m, &gio, ws, wsb, rs, rsb, NULL) == RNNCC_OK, "%s", rnncc_model_error(m));
+    out[0] = host_copy(y, ny);
+    out[1] = training ? host_copy(dx, nx) : NULL;
+    cudaFree(y), cudaFree(dx), cudaFree(ws), cudaFree(rs);
+}
+
+/* h0 and hT given as one buffer (state carried from one call to the next): each unit reads its initial state
+ * before it writes its final one, so the outputs, final states and gradients are those of two buffers, bit for
+ * bit: both backends, 2 layers bidirectional, a sequence of no steps, inference and training. */
+START_TEST(states_carried_in_place) {
+    const int64_t T = 5, N = 3, ns = 4 * N * 16;
+    const int lengths[] = {5, 0, 3};
+    const rnncc_backend backends[] = {RNNCC_BACKEND_PERSISTENT, RNNCC_BACKEND_CUBLAS};
+    float hx[5 * 3 * 32], hs[2][4 * 3 * 16];
+    for (int i = 0; i < 5 * 3 * 32; i++) hx[i] = (float)((i * 13 % 29) - 14) / 14.0f;
+    for (int i = 0; i < 4 * 3 * 16; i++) hs[0][i] = (float)((i * 7 % 23) - 11) / 16.0f, hs[1][i] = (float)((i * 5 % 19) - 9) / 8.0f;
+    float *x = dev_copy(hx, T * N * 8), *dy = dev_copy(hx, T * N * 32);
+    for (int bi = 0; bi < 2; bi++)
+        for (int training = 0; training < 2; training++) {
+            rnncc_program *p = compile_ok("cells/lstm.cell");
+            rnncc_model_desc desc = {NULL, lstm_dims, 2, 2, 1, RNNCC_FP32, -1, backends[bi], RNNCC_FOLD_AUTO, 0};
+            rnncc_model *m = NULL;
+            ck_assert_msg(rnncc_model_create(p, &desc, &m) == RNNCC_OK, "%s", rnncc_model_error(m));
+            rnncc_program_destroy(p);
+            fill_weights(m);
+            const float *h0[2] = {dev_copy(hs[0], ns), dev_copy(hs[1], ns)};
+            float *hT[2] = {dev_copy(NULL, ns), dev_copy(NULL, ns)}, *in_place[2] = {dev_copy(hs[0], ns), dev_copy(hs[1], ns)};
+            float *apart[2], *carried[2];
+            states_pass(m, T, N, lengths, x, dy, h0, hT, training, apart);
+            states_pass(m, T, N, lengths, x, dy, (const float *const *)in_place, in_place, training, carried);
+            ck_assert_msg(!memcmp(apart[0], carried[0], (size_t)(T * N * 32) * sizeof(float)), "backend %d, training %d: y", bi, training);
+            if (training)
+                ck_assert_msg(!memcmp(apart[1], carried[1], (size_t)(T * N * 8) * sizeof(float)), "backend %d: dx", bi);
+            for (int k = 0; k < 2; k++) {
+                float *a = host_copy(hT[k], ns), *c = host_copy(in_place[k], ns);
+                ck_assert_msg(!memcmp(a, c, (size_t)ns * sizeof(float)), "backend %d, training %d: hT[%d]", bi, training, k);
+                free(a), free(c), free(apart[k]), free(carried[k]);
+                cudaFree((void *)h0[k]), cudaFree(hT[k]), cudaFree(in_place[k]);
+            }
+            rnncc_model_destroy(m);
+        }
+    cudaFree(x), cudaFree(dy);
+}
+END_TEST
+
 /* In the 16-bit modes a training forward keeps the weights' 16-bit copy in the reserve, where its
  * backward reads it and converts none (runtime/rt_half.c); inference keeps it in the workspace. So a
  * backward needs nothing of the forward's workspace: filled with NaNs between them, both backends'
@@ -2670,6 +2779,8 @@ int main(void) {
         tcase_add_test(gpu, parameters_round_trip);
         tcase_add_test(gpu, bad_calls_leave_the_model_usable);
         tcase_add_test(gpu, training_calls_refuse_other_arguments);
+        tcase_add_test(gpu, buffers_must_lie_apart);
+        tcase_add_test(gpu, states_carried_in_place);
         tcase_add_test(gpu, zero_steps_returns_the_initial_state);
         tcase_add_loop_test(gpu, weights_pass_after_the_ones_grow, 0, 2);
         tcase_add_test(gpu, summed_and_twinned_keep_less);

@@ -1,0 +1,60 @@
+/* Overlapping device buffers (rt_spans.h). Key idea: a pass that writes a buffer while it reads
+ * (or writes) another lying in the same bytes produces wrong results without any error of CUDA's,
+ * and which ones depends on the backend and the timing; so every call lists the ranges it is
+ * given (sizes from the model and T, N: the bytes the call touches, not what the caller
+ * allocated) and refuses any pair where one side is written. Inputs may share bytes with each
+ * other (both only read), and a layer-direction's initial and final states may be one buffer
+ * (each unit reads its initial state before it writes its final one); nothing else may. */
+#include <stdio.h>
+
+#include "rt_internal.h"
+
+void rt_span(RtSpans *s, const char *name, int index, const void *p, size_t bytes, int written, int twin) {
+    if (!p || !bytes || s->n >= RT_MAX_SPANS) return;
+    s->s[s->n++] = (RtSpan){name, index, p, bytes, written, twin};
+}
+
+static void put_name(const RtSpan *a, char *buf, size_t size) {
+    if (a->index >= 0) snprintf(buf, size, "%s[%d]", a->name, a->index);
+    else snprintf(buf, size, "%s", a->name);
+}
+
+int rt_spans_disjoint(const RtSpans *s, char *why, size_t why_size) {
+    for (int i = 0; i < s->n; i++)
+        for (int j = i + 1; j < s->n; j++) {
+            const RtSpan *a = &s->s[i], *b = &s->s[j];
+            if (!a->written && !b->written) continue;
+            if (a->p >= b->p + b->bytes || b->p >= a->p + a->bytes) continue;
+            if (a->twin > 0 && a->twin == b->twin && a->p == b->p && a->bytes == b->bytes) continue;
+            char na[64], nb[64];
+            put_name(a, na, sizeof na), put_name(b, nb, sizeof nb);
+            const RtSpan *w = a->written ? a : b;
+            snprintf(why, why_size, "%s overlaps %s (%zu and %zu bytes from %p and %p): the call writes %s, so they "
+                                    "must lie apart",
+                     nb, na, b->bytes, a->bytes, (const void *)b->p, (const void *)a->p, w == a ? na : nb);
+            return 0;
+        }
+    return 1;
+}
+
+void rt_span_outputs(RtSpans *s, const rnncc_model *m, const char *name, const float *const *v, int64_t T, int64_t N,
+                     int written) {
+    rnncc_model_sizes z;
+    if (!v || rnncc_model_get_sizes(m, &z) != RNNCC_OK) return;
+    for (int o = 0; o < z.noutputs; o++)
+        rt_span(s, name, o, v[o], (size_t)(T * N * z.output_size[o] * m->dirs) * sizeof(float), written, 0);
+}
+
+void rt_span_states(RtSpans *s, const rnncc_model *m, const char *name, const float *const *v, int64_t N, int written,
+                    int twins) {
+    rnncc_model_sizes z;
+    if (!v || rnncc_model_get_sizes(m, &z) != RNNCC_OK) return;
+    for (int k = 0; k < z.nstates; k++)
+        rt_span(s, name, k, v[k], (size_t)(m->layers * m->dirs * N * z.state_size[k]) * sizeof(float), written,
+                twins ? k + 1 : 0);
+}
+
+rnncc_status rt_spans_check(rnncc_model *m, const RtSpans *s) {
+    char why[512];
+    return rt_spans_disjoint(s, why, sizeof why) ? RNNCC_OK : rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "%s", why);
+}

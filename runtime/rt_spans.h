@@ -1,0 +1,42 @@
+/* The device buffers a call is given, as byte ranges (rt_spans.c), so that one the call writes
+ * and another it reads or writes overlapping it is refused by both arguments' names. */
+#ifndef RNNCC_RT_SPANS_H
+#define RNNCC_RT_SPANS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rnncc.h"
+
+#define RT_MAX_SPANS 48
+
+typedef struct RtSpan {
+    const char *name;           /* the argument, e.g. "io->y" or "workspace" (static text) */
+    int index;                  /* its entry (io->y[index]), or -1 */
+    const char *p;
+    size_t bytes;
+    int written;                /* the call writes it */
+    int twin;                   /* > 0: a span of the same twin, range and all, may lie exactly on it (h0 and hT) */
+} RtSpan;
+
+typedef struct RtSpans {
+    RtSpan s[RT_MAX_SPANS];
+    int n;
+} RtSpans;
+
+/* Adds a buffer (p NULL or bytes 0: nothing; past RT_MAX_SPANS: not judged). */
+void rt_span(RtSpans *s, const char *name, int index, const void *p, size_t bytes, int written, int twin);
+/* Whether no written span overlaps another span, twins lying exactly on each other apart; else the
+ * first such pair in why ("io->y[0] overlaps io->x: ..."). */
+int rt_spans_disjoint(const RtSpans *s, char *why, size_t why_size);
+/* Adds m's per-output buffers v[o] of T steps and N sequences ([T][N][D*dirs]; v or entries may be NULL). */
+void rt_span_outputs(RtSpans *s, const rnncc_model *m, const char *name, const float *const *v, int64_t T, int64_t N,
+                     int written);
+/* Adds m's per-state buffers v[k] of N sequences ([layers*dirs][N][S]), each state k a twin of its own
+ * where twins (twins = 0: none). */
+void rt_span_states(RtSpans *s, const rnncc_model *m, const char *name, const float *const *v, int64_t N, int written,
+                    int twins);
+/* RNNCC_OK where rt_spans_disjoint, else RNNCC_ERR_INVALID_ARGUMENT with why as m's error. */
+rnncc_status rt_spans_check(rnncc_model *m, const RtSpans *s);
+
+#endif
