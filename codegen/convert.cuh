@@ -175,6 +175,7 @@ extern "C" __global__ void __launch_bounds__(256) rnncc_fold_gather(RnnFoldColum
     const int n = blockIdx.x, len = a.lengths ? a.lengths[n] : a.T;
     const long long col = ((long long)(a.reverse ? len - 1 : 0) * a.N + n) * a.ld + a.row0;
     RNN_FOLD_ROWS(r)
-        a.add[n * a.rows + r] = len <= 0 ? 0.f : a.buf16 ? rnn_fold_widen(a.buf16[col + r], a.bf16) : a.buf[col + r];
+        a.add[n * a.rows + r] = len <= 0 ? (a.src ? a.src[n * a.rows + r] : 0.f)
+                                : a.buf16 ? rnn_fold_widen(a.buf16[col + r], a.bf16) : a.buf[col + r];
 }
 #endif

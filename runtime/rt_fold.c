@@ -308,17 +308,21 @@ rnncc_status rt_fold_final(RtBind *b) {
     const float *P = m->weights + b->unit->weight_offset + L->param_offset[m->fold->proj];
     if (T > 0 && pb >= 0) { /* s_T = P z_T is the post program's product at each sequence's last step: its column
                              * (the post buffers' columns go by step, so the last is at len - 1 in both directions;
-                             * or the output's, where the product went there: rt_post_direct), 0 where a sequence
-                             * has no step */
+                             * or the output's, where the product went there: rt_post_direct), s_0 where a
+                             * sequence has no step */
         int group, out = rt_post_direct(b, m->plan->node[m->fold->projected].gemm, &group);
-        RnnFoldColumns a = {.add = b->fold_sT, .buf = rt_buffer_at(b, b->bufs, pb, 0), .lengths = b->lengths,
-                            .ld = L->buffer_width[pb], .row0 = L->block_row[m->fold->projected], .rows = Ps, .N = (int)N,
-                            .T = (int)T, .reverse = 1};
+        RnnFoldColumns a = {.add = b->fold_sT, .buf = rt_buffer_at(b, b->bufs, pb, 0), .src = b->fold_s0,
+                            .lengths = b->lengths, .ld = L->buffer_width[pb], .row0 = L->block_row[m->fold->projected],
+                            .rows = Ps, .N = (int)N, .T = (int)T, .reverse = 1};
         if (out >= 0) a.buf = b->y[out], a.ld = b->ldy[out], a.row0 = 0;
-        RT_TRY(launch_columns(m, b->stream, 2, a));
+        return launch_columns(m, b->stream, 2, a); /* s_0 where a sequence has no step, in the same launch (in place,
+                                                    * where hT is h0) */
     }
-    /* else s_T [N][Ps] = z_T [N][Hs] P^T: column-major s_T^T = P z_T^T, P [Ps][Hs] read as Hs x Ps transposed */
-    else if (T > 0) RT_TRY(fold_gemm(m, b->lane, CUBLAS_OP_T, CUBLAS_OP_N, Ps, N, Hs, P, Hs, b->fold_z, Hs, b->fold_sT, Ps, 0));
+    /* else s_T [N][Ps] = z_T [N][Hs] P^T: column-major s_T^T = P z_T^T, P [Ps][Hs] read as Hs x Ps transposed; then
+     * s_0 where a sequence has no step. Not where hT is h0 with such a sequence (the GEMM overwrites its s_0); but
+     * the runtime's plans never come here: the fold's projected product is read by outputs only, so the post
+     * program runs it (ir/fold_projection.h), and the gather above is safe in place */
+    if (T > 0) RT_TRY(fold_gemm(m, b->lane, CUBLAS_OP_T, CUBLAS_OP_N, Ps, N, Hs, P, Hs, b->fold_z, Hs, b->fold_sT, Ps, 0));
     if (T > 0 && !b->lengths) return RNNCC_OK; /* every sequence had a step */
     return launch_columns(m, b->stream, 1,
                           (RnnFoldColumns){.src = b->fold_s0, .dst = b->fold_sT, .lengths = b->lengths, .rows = Ps, .N = (int)N,

@@ -2174,12 +2174,11 @@ START_TEST(buffers_must_lie_apart) {
 }
 END_TEST
 
-/* One pass of m (2 layers, bidirectional: 4 units) over x with lengths, initial states h0 (each [4][N][16]) and
- * final states into hT; training: with a reserve, then backward data with dy, dx into out[1]; y into out[0]. */
-static void states_pass(rnncc_model *m, int64_t T, int64_t N, const int *lengths, const float *x, const float *dy,
-                        const float *const *h0, float *const *hT, int training, float *out[2]) {
-    const int64_t ny = T * N * 32, nx = T * N * 8;
-    float *y = dev_copy(NULL, ny), *dx = dev_copy(NULL, nx), *ys[] = {y};
+/* One pass of m over x ([T][N][I]) with lengths, initial states h0 and final states into hT; training: with a
+ * reserve, then backward data with dy ([T][N][Y], as y), dx into out[1]; y into out[0]. */
+static void states_pass(rnncc_model *m, int64_t T, int64_t N, int64_t I, int64_t Y, const int *lengths, const float *x,
+                        const float *dy, const float *const *h0, float *const *hT, int training, float *out[2]) {
+    float *y = dev_copy(NULL, T * N * Y), *dx = dev_copy(NULL, T * N * I), *ys[] = {y};
     const float *dys[] = {dy};
     size_t wsb, rsb = 0;
     void *ws, *rs = NULL;
@@ -2191,46 +2190,63 @@ static void states_pass(rnncc_model *m, int64_t T, int64_t N, const int *lengths
     rnncc_grad_io gio = {T, N, lengths, x, dys, NULL, dx, NULL};
     ck_assert_msg(rnncc_forward(m, &io, ws, wsb, rs, rsb, NULL) == RNNCC_OK, "%s", rnncc_model_error(m));
     if (training) ck_assert_msg(rnncc_backward_data(m, &gio, ws, wsb, rs, rsb, NULL) == RNNCC_OK, "%s", rnncc_model_error(m));
-    out[0] = host_copy(y, ny);
-    out[1] = training ? host_copy(dx, nx) : NULL;
+    out[0] = host_copy(y, T * N * Y);
+    out[1] = training ? host_copy(dx, T * N * I) : NULL;
     cudaFree(y), cudaFree(dx), cudaFree(ws), cudaFree(rs);
 }
 
-/* h0 and hT given as one buffer (state carried from one call to the next): each unit reads its initial state
- * before it writes its final one, so the outputs, final states and gradients are those of two buffers, bit for
- * bit: both backends, 2 layers bidirectional, a sequence of no steps, inference and training. */
+/* h0 and hT given as one buffer (state carried from one call to the next): each unit stages its initial states
+ * before it writes its final ones, so the outputs, final states and gradients are those of two buffers, bit for
+ * bit: the LSTM at 2 layers bidirectional and LSTMP folded (its final state gathered from the post program's
+ * product, s_0 where a sequence has no step, in place), both backends, a sequence of no steps, inference and
+ * training. */
 START_TEST(states_carried_in_place) {
-    const int64_t T = 5, N = 3, ns = 4 * N * 16;
+    const int64_t T = 5, N = 3;
     const int lengths[] = {5, 0, 3};
     const rnncc_backend backends[] = {RNNCC_BACKEND_PERSISTENT, RNNCC_BACKEND_CUBLAS};
-    float hx[5 * 3 * 32], hs[2][4 * 3 * 16];
+    float hx[5 * 3 * 32], hs[2][4 * 3 * FOLD_H];
     for (int i = 0; i < 5 * 3 * 32; i++) hx[i] = (float)((i * 13 % 29) - 14) / 14.0f;
-    for (int i = 0; i < 4 * 3 * 16; i++) hs[0][i] = (float)((i * 7 % 23) - 11) / 16.0f, hs[1][i] = (float)((i * 5 % 19) - 9) / 8.0f;
-    float *x = dev_copy(hx, T * N * 8), *dy = dev_copy(hx, T * N * 32);
-    for (int bi = 0; bi < 2; bi++)
-        for (int training = 0; training < 2; training++) {
-            rnncc_program *p = compile_ok("cells/lstm.cell");
-            rnncc_model_desc desc = {NULL, lstm_dims, 2, 2, 1, RNNCC_FP32, -1, backends[bi], RNNCC_FOLD_AUTO, 0};
-            rnncc_model *m = NULL;
-            ck_assert_msg(rnncc_model_create(p, &desc, &m) == RNNCC_OK, "%s", rnncc_model_error(m));
-            rnncc_program_destroy(p);
-            fill_weights(m);
-            const float *h0[2] = {dev_copy(hs[0], ns), dev_copy(hs[1], ns)};
-            float *hT[2] = {dev_copy(NULL, ns), dev_copy(NULL, ns)}, *in_place[2] = {dev_copy(hs[0], ns), dev_copy(hs[1], ns)};
-            float *apart[2], *carried[2];
-            states_pass(m, T, N, lengths, x, dy, h0, hT, training, apart);
-            states_pass(m, T, N, lengths, x, dy, (const float *const *)in_place, in_place, training, carried);
-            ck_assert_msg(!memcmp(apart[0], carried[0], (size_t)(T * N * 32) * sizeof(float)), "backend %d, training %d: y", bi, training);
-            if (training)
-                ck_assert_msg(!memcmp(apart[1], carried[1], (size_t)(T * N * 8) * sizeof(float)), "backend %d: dx", bi);
-            for (int k = 0; k < 2; k++) {
-                float *a = host_copy(hT[k], ns), *c = host_copy(in_place[k], ns);
-                ck_assert_msg(!memcmp(a, c, (size_t)ns * sizeof(float)), "backend %d, training %d: hT[%d]", bi, training, k);
-                free(a), free(c), free(apart[k]), free(carried[k]);
-                cudaFree((void *)h0[k]), cudaFree(hT[k]), cudaFree(in_place[k]);
+    for (int i = 0; i < 4 * 3 * FOLD_H; i++) hs[0][i] = (float)((i * 7 % 23) - 11) / 16.0f, hs[1][i] = (float)((i * 5 % 19) - 9) / 8.0f;
+    float *x = dev_copy(hx, T * N * 16), *dy = dev_copy(hx, T * N * 32);
+    for (int cell = 0; cell < 2; cell++)
+        for (int bi = 0; bi < 2; bi++)
+            for (int training = 0; training < 2; training++) {
+                rnncc_model *m = NULL;
+                int64_t I = 8, Y = 32, ns[2] = {4 * N * 16, 4 * N * 16}; /* the LSTM: I = 8, H = 16, 4 units */
+                if (cell == 0) {
+                    rnncc_program *p = compile_ok("cells/lstm.cell");
+                    rnncc_model_desc desc = {NULL, lstm_dims, 2, 2, 1, RNNCC_FP32, -1, backends[bi], RNNCC_FOLD_AUTO, 0};
+                    ck_assert_msg(rnncc_model_create(p, &desc, &m) == RNNCC_OK, "%s", rnncc_model_error(m));
+                    rnncc_program_destroy(p);
+                    fill_weights(m);
+                } else { /* LSTMP folded: I = 16, P = 12, H = FOLD_H, one unit */
+                    m = lstmp_on(1, RNNCC_FP32, backends[bi], 3);
+                    I = 16, Y = 12, ns[0] = N * 12, ns[1] = N * FOLD_H;
+                }
+                const float *h0[2] = {dev_copy(hs[0], ns[0]), dev_copy(hs[1], ns[1])};
+                float *hT[2] = {dev_copy(NULL, ns[0]), dev_copy(NULL, ns[1])};
+                float *in_place[2] = {dev_copy(hs[0], ns[0]), dev_copy(hs[1], ns[1])};
+                float *apart[2], *carried[2];
+                states_pass(m, T, N, I, Y, lengths, x, dy, h0, hT, training, apart);
+                states_pass(m, T, N, I, Y, lengths, x, dy, (const float *const *)in_place, in_place, training, carried);
+                ck_assert_msg(!memcmp(apart[0], carried[0], (size_t)(T * N * Y) * sizeof(float)), "cell %d, backend %d, "
+                              "training %d: y", cell, bi, training);
+                if (training)
+                    ck_assert_msg(!memcmp(apart[1], carried[1], (size_t)(T * N * I) * sizeof(float)), "cell %d, backend %d: dx",
+                                  cell, bi);
+                for (int k = 0; k < 2; k++) {
+                    float *a = host_copy(hT[k], ns[k]), *c = host_copy(in_place[k], ns[k]);
+                    ck_assert_msg(!memcmp(a, c, (size_t)ns[k] * sizeof(float)), "cell %d, backend %d, training %d: hT[%d]",
+                                  cell, bi, training, k);
+                    const int64_t S = cell == 0 ? 16 : k == 0 ? 12 : FOLD_H; /* sequence 1 has no step: its initial state */
+                    for (int64_t u = 0; u < ns[k] / (N * S); u++)
+                        for (int64_t j = 0; j < S; j++)
+                            ck_assert_float_eq(c[(u * N + 1) * S + j], hs[k][(u * N + 1) * S + j]);
+                    free(a), free(c), free(apart[k]), free(carried[k]);
+                    cudaFree((void *)h0[k]), cudaFree(hT[k]), cudaFree(in_place[k]);
+                }
+                rnncc_model_destroy(m);
             }
-            rnncc_model_destroy(m);
-        }
     cudaFree(x), cudaFree(dy);
 }
 END_TEST

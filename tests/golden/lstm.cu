@@ -105,7 +105,8 @@ typedef struct RnnStateCopies {
 /* The projection fold's column kernels (codegen/convert.cuh, runtime/rt_fold.c). Entry: for each sequence n
  * with a step, rows floats of add[n][rows] added into buf at column (pos0 * N + n) * ld + row0, pos0 its
  * first position (len - 1 where reverse). Gather, its adjoint: add[n][rows] = those floats of buf (of its
- * 16-bit twin buf16 where not NULL, bf16 or fp16), 0 where n has no step. Final: for each sequence n
+ * 16-bit twin buf16 where not NULL, bf16 or fp16), where n has no step src's (NULL: 0; each float read and
+ * written by one thread, so src may be add itself: h0 and hT one buffer). Final: for each sequence n
  * without a step (every one when T is 0), n's rows floats of src (NULL: zeros) into dst (added where accumulate),
  * as its final state s_T = s_0, or its dh0 += dhT. */
 typedef struct RnnFoldColumns {
