@@ -166,7 +166,10 @@ extern "C" __global__ void __launch_bounds__(256) rnncc_fold_entry(RnnFoldColumn
 
 extern "C" __global__ void __launch_bounds__(256) rnncc_fold_final(RnnFoldColumns a) {
     const int n = blockIdx.x, len = a.lengths ? a.lengths[n] : a.T;
-    if (len > 0) return;
+    if (len > 0) {
+        if (a.zero_stepped) RNN_FOLD_ROWS(r) a.dst[n * a.rows + r] = 0.f;
+        return;
+    }
     RNN_FOLD_ROWS(r)
         a.dst[n * a.rows + r] = (a.accumulate ? a.dst[n * a.rows + r] : 0.f) + (a.src ? a.src[n * a.rows + r] : 0.f);
 }

@@ -1,6 +1,7 @@
 /* Small queries over a checked cell: finding cells and dimensions, sizes of shapes,
  * and binding symbolic dimensions to values. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +67,12 @@ int ir_bind_dims(const IrCell *c, const char *const *specs, int nspecs, int64_t 
             continue;
         }
         char name[80];
+        if (eq - specs[k] >= (ptrdiff_t)sizeof name) {
+            diag_error(diags, (SrcLoc){0, 0, 1}, "dimension binding '%.40s...': the name is longer than %d characters",
+                       specs[k], (int)sizeof name - 1);
+            ok = 0;
+            continue;
+        }
         snprintf(name, sizeof name, "%.*s", (int)(eq - specs[k]), specs[k]);
         int d = ir_find_dim(c, name);
         if (d < 0) {
@@ -79,6 +86,12 @@ int ir_bind_dims(const IrCell *c, const char *const *specs, int nspecs, int64_t 
         if (errno || *end || end == eq + 1 || v <= 0 || v > INT32_MAX) {
             diag_error(diags, (SrcLoc){0, 0, 1}, "dimension %s must be a positive integer below 2^31, not '%s'",
                        name, eq + 1);
+            ok = 0;
+            continue;
+        }
+        if (dimval[d] && dimval[d] != v && c->dims[d].name) {
+            diag_error(diags, (SrcLoc){0, 0, 1}, "dimension %s is bound twice, to %lld and to %lld", name,
+                       (long long)dimval[d], v);
             ok = 0;
             continue;
         }

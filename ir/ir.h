@@ -96,8 +96,8 @@ int64_t ir_node_len(const IrCell *c, IrRef ref, const int64_t *dimval);
 int ir_cell_kinks(const IrCell *c, char *buf, size_t size);
 
 /* Binds "NAME=VALUE" strings to the cell's symbolic dimensions (literals bind themselves);
- * every symbol must be bound, each to a positive value. Returns 1 when all are bound, else 0
- * with the errors in diags (no location). */
+ * every symbol must be bound, each to a positive value (twice only to the same one; names up to
+ * 79 characters). Returns 1 when all are bound, else 0 with the errors in diags (no location). */
 int ir_bind_dims(const IrCell *c, const char *const *specs, int nspecs, int64_t *dimval, Diags *diags);
 
 /* Writes the stable text form of a cell (golden tests, `rnncc dump --ir`). */

@@ -52,8 +52,9 @@ typedef struct rnncc_compile_options {
     void *user;                  /* passed to on_diagnostic */
 } rnncc_compile_options;
 
-/* Compiles cell source text (len bytes; name is used in diagnostics). On a compile error
- * returns RNNCC_ERR_COMPILE and still sets *out, whose log holds the diagnostics; destroy it. */
+/* Compiles cell source text (len bytes, at most 64 MiB; name is used in diagnostics). On a compile error
+ * (a longer source too) returns RNNCC_ERR_COMPILE and still sets *out, whose log holds the diagnostics;
+ * destroy it. */
 rnncc_status rnncc_compile_string(const char *source, size_t len, const char *name,
                                   const rnncc_compile_options *options, rnncc_program **out);
 /* Reads and compiles a .cell file, as rnncc_compile_string. */

@@ -20,6 +20,7 @@ static int64_t numel(const rnncc_model *m, const IrShape *s) { return ir_shape_n
 static rnncc_status validate(rnncc_model *m, const rnncc_grad_io *io, void *reserve, int weights) {
     if (!io) return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "io is NULL");
     if (!reserve) return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "reserve is NULL: run a training forward (with a reserve) first");
+    RT_TRY(rt_check_sizes(m, io->T, io->N));
     if (io->T > 0 && !io->x) return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "io->x is NULL");
     for (int64_t n = 0; io->lengths && n < io->N; n++)
         if (io->lengths[n] < 0 || io->lengths[n] > io->T)

@@ -5,7 +5,8 @@
  * the forward and the data call, which recomputes from them (changes the model is told of: through
  * rnncc_model_set_param and rnncc_model_weights_changed). Host memory only; one record a
  * model (a model is used from one thread at a time); a reserve other than the last forward's is
- * not judged, so interleaving two reserves is never refused. Only NULL-ness of the adjoints is
+ * not judged, so interleaving two reserves is never refused; but a backward call before any
+ * training forward of the model, or on a reserve whose last forward failed, is. Only NULL-ness of the adjoints is
  * compared: a copy of dy at another address is the same gradient. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,17 +16,20 @@
 
 void rt_calls_forward(RtCalls *c, const rnncc_io *io, const void *reserve, int ok) {
     if (!reserve) return;
-    c->reserve = NULL;
+    c->reserve = reserve;
     c->changed = NULL;
+    c->state = ok ? RT_CALLS_OK : RT_CALLS_FAILED;
     if (!ok) return;
     if (io->lengths && io->N > c->lengths_cap) {
         int *l = realloc(c->lengths, (size_t)io->N * sizeof(int));
-        if (!l) return; /* out of host memory: nothing noted, nothing judged */
+        if (!l) {
+            c->state = RT_CALLS_UNKNOWN; /* out of host memory: nothing noted, nothing judged */
+            return;
+        }
         c->lengths = l;
         c->lengths_cap = io->N;
     }
     if (io->lengths) memcpy(c->lengths, io->lengths, (size_t)io->N * sizeof(int));
-    c->reserve = reserve;
     c->T = io->T;
     c->N = io->N;
     c->has_lengths = io->lengths != NULL;
@@ -53,7 +57,17 @@ static int adjoints_agree(uint32_t had, uint32_t has, const char *name, char *wh
 
 int rt_calls_agree(const RtCalls *c, const rnncc_grad_io *io, const void *reserve, int noutputs, int nstates,
                    int weights, char *why, size_t why_size) {
-    if (!c->reserve || c->reserve != reserve) return 1;
+    if (c->state == RT_CALLS_NONE) {
+        snprintf(why, why_size, "reserve: no training forward has run on this model (rnncc_forward with a reserve "
+                                "comes before the backward calls)");
+        return 0;
+    }
+    if (c->state == RT_CALLS_UNKNOWN || c->reserve != reserve) return 1;
+    if (c->state == RT_CALLS_FAILED) {
+        snprintf(why, why_size, "reserve: the last training forward on it failed, so it holds no forward pass (run "
+                                "the forward again)");
+        return 0;
+    }
     const char *tail = "backward calls must have the training forward's T, N and lengths (docs/training.md)";
     if (io->T != c->T || io->N != c->N) {
         snprintf(why, why_size, "io->%s is %lld, but the training forward on this reserve had %lld: %s",
@@ -90,11 +104,11 @@ int rt_calls_agree(const RtCalls *c, const rnncc_grad_io *io, const void *reserv
 }
 
 void rt_calls_weights_changed(RtCalls *c, const char *by) {
-    if (c->reserve) c->changed = by;
+    if (c->state == RT_CALLS_OK) c->changed = by;
 }
 
 void rt_calls_data(RtCalls *c, const rnncc_grad_io *io, const void *reserve, int noutputs, int nstates, int ok) {
-    if (!c->reserve || c->reserve != reserve) return;
+    if (c->state != RT_CALLS_OK || c->reserve != reserve) return;
     c->data = ok;
     c->dy = given(io->dy, noutputs);
     c->dhT = given(io->dhT, nstates);

@@ -8,8 +8,16 @@
 
 #include "rnncc.h"
 
+typedef enum RtCallsState {
+    RT_CALLS_NONE = 0,          /* no training forward has run on the model */
+    RT_CALLS_OK,                /* the last one, on reserve, ran */
+    RT_CALLS_FAILED,            /* the last one, on reserve, failed: the reserve holds no forward */
+    RT_CALLS_UNKNOWN,           /* the record could not be kept (out of host memory): nothing is judged */
+} RtCallsState;
+
 typedef struct RtCalls {
-    const void *reserve;        /* the last training forward's reserve; NULL: none, or it failed */
+    RtCallsState state;
+    const void *reserve;        /* the last training forward's reserve */
     int64_t T, N;
     int has_lengths;
     int *lengths;               /* [N] the forward's, where it had them (host, owned) */
@@ -19,11 +27,12 @@ typedef struct RtCalls {
     const char *changed;        /* the call that told the model its weights changed since that forward, or NULL */
 } RtCalls;
 
-/* Notes a training forward's arguments on reserve (ok = 0: the forward failed; nothing is noted). */
+/* Notes a training forward's arguments on reserve (ok = 0: the forward failed). */
 void rt_calls_forward(RtCalls *c, const rnncc_io *io, const void *reserve, int ok);
 /* Whether a backward call (weights = 0: rnncc_backward_data, 1: rnncc_backward_weights) on reserve agrees
- * with the calls noted before it; the message names the first argument that does not. Where the last
- * training forward ran on another reserve it cannot tell, and answers yes. */
+ * with the calls noted before it; the message names the first argument that does not. No training forward
+ * yet, or a failed last one on reserve, is refused too. Where the last training forward ran on another
+ * reserve it cannot tell, and answers yes. */
 int rt_calls_agree(const RtCalls *c, const rnncc_grad_io *io, const void *reserve, int noutputs, int nstates,
                    int weights, char *why, size_t why_size);
 /* Notes that the weights changed, told by the call named (static text). */

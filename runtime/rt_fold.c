@@ -318,15 +318,17 @@ rnncc_status rt_fold_final(RtBind *b) {
         return launch_columns(m, b->stream, 2, a); /* s_0 where a sequence has no step, in the same launch (in place,
                                                     * where hT is h0) */
     }
-    /* else s_T [N][Ps] = z_T [N][Hs] P^T: column-major s_T^T = P z_T^T, P [Ps][Hs] read as Hs x Ps transposed; then
-     * s_0 where a sequence has no step. Not where hT is h0 with such a sequence (the GEMM overwrites its s_0); but
-     * the runtime's plans never come here: the fold's projected product is read by outputs only, so the post
-     * program runs it (ir/fold_projection.h), and the gather above is safe in place */
-    if (T > 0) RT_TRY(fold_gemm(m, b->lane, CUBLAS_OP_T, CUBLAS_OP_N, Ps, N, Hs, P, Hs, b->fold_z, Hs, b->fold_sT, Ps, 0));
-    if (T > 0 && !b->lengths) return RNNCC_OK; /* every sequence had a step */
-    return launch_columns(m, b->stream, 1,
-                          (RnnFoldColumns){.src = b->fold_s0, .dst = b->fold_sT, .lengths = b->lengths, .rows = Ps, .N = (int)N,
-                                           .T = (int)T});
+    /* else (a projected product the step or the hoisted program runs) s_T [N][Ps] = z_T [N][Hs] P^T: column-major
+     * s_T^T = P z_T^T, P [Ps][Hs] read as Hs x Ps transposed; with lengths added onto s_0 where a sequence has no step
+     * (its z_T is z_0 = 0) and zeros elsewhere, written first: so s_0 is read before anything writes s_T, which may
+     * be it (hT is h0) */
+    const int first = T == 0 || b->lengths;
+    if (first)
+        RT_TRY(launch_columns(m, b->stream, 1,
+                              (RnnFoldColumns){.src = b->fold_s0, .dst = b->fold_sT, .lengths = b->lengths, .rows = Ps,
+                                               .N = (int)N, .T = (int)T, .zero_stepped = T > 0}));
+    if (T == 0) return RNNCC_OK;
+    return fold_gemm(m, b->lane, CUBLAS_OP_T, CUBLAS_OP_N, Ps, N, Hs, P, Hs, b->fold_z, Hs, b->fold_sT, Ps, first);
 }
 
 rnncc_status rt_fold_seed(RtBind *b, const float *dhT, float *dz) {

@@ -281,6 +281,7 @@ static size_t graph_key(const rnncc_model *m, const rnncc_io *io, const void *ws
 
 static rnncc_status validate_io(rnncc_model *m, const rnncc_io *io) {
     if (!io) return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "io is NULL");
+    RT_TRY(rt_check_sizes(m, io->T, io->N));
     if (io->T > 0 && !io->x) return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "io->x is NULL");
     if (io->lengths)
         for (int64_t n = 0; n < io->N; n++)

@@ -608,6 +608,9 @@ rnncc_status rt_half_operand(rnncc_model *m, int lane, int which, cudaStream_t s
  * or NULL when the pass has none. */
 const unsigned short *rt_half_params(const rnncc_model *m, int64_t off);
 
+/* T at least 0 and N in 1 .. 2^31-1, else an error naming the one that is not (before anything reads N
+ * entries of io->lengths). */
+rnncc_status rt_check_sizes(rnncc_model *m, int64_t T, int64_t N);
 /* Computes the regions of a forward pass of T steps over N sequences. */
 rnncc_status rt_regions(rnncc_model *m, int64_t T, int64_t N, int training, RtRegions *r);
 void rt_regions_free(RtRegions *r);

@@ -144,6 +144,9 @@ static rnncc_status validate_desc(rnncc_model *m, const rnncc_program *p, const 
         return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT,
                        "desc->backend must be RNNCC_BACKEND_AUTO, RNNCC_BACKEND_CUBLAS or RNNCC_BACKEND_PERSISTENT, not %d",
                        (int)desc->backend);
+    if (desc->device < -1)
+        return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "desc->device is %d; it must be a device ordinal, or -1 for the "
+                                                      "current device", desc->device);
     if (desc->ndims < 0 || (desc->ndims > 0 && !desc->dims))
         return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "desc->dims is NULL but desc->ndims is %d", desc->ndims);
     for (int i = 0; i < desc->ndims; i++)

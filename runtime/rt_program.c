@@ -9,6 +9,8 @@
 
 #include "rt_internal.h"
 
+#define RT_MAX_SOURCE (64u << 20) /* bytes of cell source at most */
+
 const char *rnncc_precision_name(rnncc_precision p) {
     static const char *const names[] = {"fp32", "tf32", "fp16", "bf16", "tf32x3"};
     return (unsigned)p < sizeof names / sizeof *names ? names[p] : "?";
@@ -54,8 +56,17 @@ rnncc_status rnncc_compile_string(const char *source, size_t len, const char *na
     rnncc_program *p = calloc(1, sizeof *p);
     if (!p) return RNNCC_ERR_NOMEM;
     arena_init(&p->arena);
-    p->source = malloc(len + 1);
     p->name = strdup(name ? name : "<string>");
+    if (p->name && len > RT_MAX_SOURCE) { /* before anything reads len bytes of it */
+        char msg[200];
+        snprintf(msg, sizeof msg, "%s: error: len is %zu bytes; a cell source is at most %u bytes\n", p->name, len,
+                 RT_MAX_SOURCE);
+        if (options && options->on_diagnostic) options->on_diagnostic(options->user, "error", msg);
+        if (!(p->log = strdup(msg))) { rnncc_program_destroy(p); return RNNCC_ERR_NOMEM; }
+        *out = p;
+        return RNNCC_ERR_COMPILE;
+    }
+    p->source = malloc(len + 1);
     if (!p->source || !p->name) { rnncc_program_destroy(p); return RNNCC_ERR_NOMEM; }
     if (len) memcpy(p->source, source, len);
     p->source[len] = 0;
@@ -84,7 +95,8 @@ rnncc_status rnncc_compile_file(const char *path, const rnncc_compile_options *o
         n += got;
         if (got == 0) break;
         if (n == cap) {
-            char *q = cap < (64u << 20) ? realloc(buf, cap *= 2) : NULL;
+            if (cap > RT_MAX_SOURCE) break; /* longer than a source may be: rnncc_compile_string says so */
+            char *q = realloc(buf, cap = cap * 2 > RT_MAX_SOURCE ? RT_MAX_SOURCE + 1 : cap * 2);
             if (!q) { free(buf); buf = NULL; }
             else buf = q;
         }

@@ -43,12 +43,18 @@ void rt_regions_free(RtRegions *r) {
     memset(r, 0, sizeof *r);
 }
 
+rnncc_status rt_check_sizes(rnncc_model *m, int64_t T, int64_t N) {
+    if (T < 0) return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "T is %lld; it must be at least 0", (long long)T);
+    if (N < 1 || N > INT32_MAX)
+        return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "N is %lld; it must be at least 1 and below 2^31", (long long)N);
+    return RNNCC_OK;
+}
+
 rnncc_status rt_regions(rnncc_model *m, int64_t T, int64_t N, int training, RtRegions *r) {
     const Plan *p = m->plan;
     const IrCell *c = m->cell;
     memset(r, 0, sizeof *r);
-    if (T < 0) return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "T is %lld; it must be at least 0", (long long)T);
-    if (N < 1) return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "N is %lld; it must be at least 1", (long long)N);
+    RT_TRY(rt_check_sizes(m, T, N));
     int ok = 1;
     if (mul3(T, N, 1, &ok) > INT32_MAX || !ok)
         return rt_fail(m, RNNCC_ERR_OVERFLOW, "T*N = %lld*%lld exceeds 2^31-1 columns", (long long)T, (long long)N);
@@ -215,8 +221,10 @@ rnncc_status rt_regions(rnncc_model *m, int64_t T, int64_t N, int training, RtRe
 rnncc_status rnncc_workspace_size(const rnncc_model *m, int64_t T, int64_t N, int training, size_t *bytes) {
     if (!m || m->failed) return RNNCC_ERR_INVALID_ARGUMENT;
     if (!bytes) return rt_fail((rnncc_model *)m, RNNCC_ERR_INVALID_ARGUMENT, "bytes is NULL");
+    if (training != 0 && training != 1)
+        return rt_fail((rnncc_model *)m, RNNCC_ERR_INVALID_ARGUMENT, "training must be 0 or 1, not %d", training);
     RtRegions r;
-    RT_TRY(rt_regions((rnncc_model *)m, T, N, training != 0, &r));
+    RT_TRY(rt_regions((rnncc_model *)m, T, N, training, &r));
     *bytes = r.workspace;
     rt_regions_free(&r);
     return RNNCC_OK;

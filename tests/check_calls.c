@@ -1,8 +1,9 @@
 /* Tests for the record of a model's training calls (runtime/rt_calls.c), host only: a backward
  * call whose T, N or lengths differ from its training forward's, or a weights call whose dy or
  * dhT entries differ in being NULL from its data call's, is refused by the argument's name; a
- * weights call before any data call is refused, and a data call after the weights changed; calls
- * on another reserve, or after a failed forward, are not judged. check_runtime's api case runs the same through the library on a GPU. */
+ * weights call before any data call is refused, a data call after the weights changed, and any
+ * backward call before the model's first training forward or on a reserve whose forward failed;
+ * calls on another reserve than the last forward's are not judged. check_runtime's api case runs the same through the library on a GPU. */
 #include <check.h>
 #include <string.h>
 
@@ -24,8 +25,11 @@ START_TEST(backward_calls_match_their_forward) {
     RtCalls c = {0};
     int lengths[3] = {4, 2, 0}, other[3] = {4, 1, 0};
     rnncc_io io = {.T = 4, .N = 3, .lengths = lengths};
-    rt_calls_forward(&c, &io, &reserve_a, 1);
     rnncc_grad_io g = {.T = 4, .N = 3, .lengths = lengths};
+    ck_assert(!agree(&c, &g, &reserve_a, 0, "reserve: no training forward has run on this model"));
+    rt_calls_forward(&c, &io, NULL, 1); /* inference: still none */
+    ck_assert(!agree(&c, &g, &reserve_b, 1, "reserve: no training forward has run on this model"));
+    rt_calls_forward(&c, &io, &reserve_a, 1);
     agree(&c, &g, &reserve_a, 0, NULL);
     g.T = 5;
     ck_assert(!agree(&c, &g, &reserve_a, 0, "io->T is 5, but the training forward on this reserve had 4"));
@@ -44,9 +48,12 @@ START_TEST(backward_calls_match_their_forward) {
     io.lengths = NULL;
     rt_calls_forward(&c, &io, &reserve_a, 1);
     ck_assert(!agree(&c, &g, &reserve_a, 0, "io->lengths is given, but the training forward on this reserve had none"));
-    /* a failed forward leaves nothing to judge by; an inference forward (no reserve) changes nothing */
+    /* a failed forward leaves its reserve without one (another reserve is not judged); an inference forward (no
+     * reserve) changes nothing */
     rt_calls_forward(&c, &io, &reserve_a, 0);
-    agree(&c, &g, &reserve_a, 1, NULL);
+    ck_assert(!agree(&c, &g, &reserve_a, 1, "reserve: the last training forward on it failed"));
+    ck_assert(!agree(&c, &g, &reserve_a, 0, "reserve: the last training forward on it failed"));
+    agree(&c, &g, &reserve_b, 0, NULL);
     rt_calls_forward(&c, &io, &reserve_a, 1);
     rt_calls_forward(&c, &io, NULL, 1);
     ck_assert(!agree(&c, &g, &reserve_a, 0, "io->lengths is given"));
@@ -118,7 +125,8 @@ START_TEST(data_call_after_the_weights_changed) {
     rt_calls_weights_changed(&c, "rnncc_model_weights_changed"); /* after the data call: the weights call may follow */
     agree(&c, &g, &reserve_a, 1, NULL);
     ck_assert(!agree(&c, &g, &reserve_a, 0, "the weights changed (rnncc_model_weights_changed)"));
-    rt_calls_forward(&c, &io, &reserve_a, 0); /* a failed forward forgets */
+    rt_calls_forward(&c, &io, &reserve_a, 0); /* a failed forward forgets the change */
+    rt_calls_weights_changed(&c, "rnncc_model_set_param"); /* and a change after it is not noted */
     rt_calls_forward(&c, &io, &reserve_a, 1);
     agree(&c, &g, &reserve_a, 0, NULL);
     rt_calls_free(&c);

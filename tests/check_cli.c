@@ -368,6 +368,17 @@ START_TEST(run_emit_schedule_arguments) {
     r = RUN(NULL, "dump", "--schedule", "--dim", "I=4", "cells/lstm.cell");
     ck_assert_int_eq(r.status, 1);
     ck_assert_ptr_nonnull(strstr(r.err, "dimension H of cell 'lstm' is not bound (use H=VALUE)"));
+    /* a dimension bound twice: to one value, as once; to two, an error; a name past 79 characters, an error */
+    r = RUN(NULL, "dump", "--schedule", "--dim", "I=4", "--dim", "H=8", "--dim", "H=8", "cells/lstm.cell");
+    ck_assert_int_eq(r.status, 0);
+    r = RUN(NULL, "dump", "--schedule", "--dim", "I=4", "--dim", "H=8", "--dim", "H=16", "cells/lstm.cell");
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_msg(strstr(r.err, "error: dimension H is bound twice, to 8 and to 16"), "%s", r.err);
+    char long_dim[120];
+    memset(long_dim, 'H', 100), strcpy(long_dim + 100, "=4");
+    r = RUN(NULL, "dump", "--schedule", "--dim", "I=4", "--dim", long_dim, "cells/lstm.cell");
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_msg(strstr(r.err, "...': the name is longer than 79 characters"), "%s", r.err);
     r = RUN(NULL, "dump", "--ir", "--dim", "H=4", "cells/lstm.cell");
     ck_assert_int_eq(r.status, 2);
     ck_assert_str_eq(r.err, "rnncc dump: error: --dim applies to --schedule only\n");

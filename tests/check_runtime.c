@@ -85,6 +85,20 @@ START_TEST(compile_errors_through_the_api) {
     ck_assert_int_eq(rnncc_compile_file("no/such/file.cell", NULL, &p), RNNCC_ERR_NOT_FOUND);
     ck_assert_ptr_null(p);
     ck_assert_int_eq(rnncc_compile_string("x", 1, "a", NULL, NULL), RNNCC_ERR_INVALID_ARGUMENT);
+    /* a length past the limit: said in the log and to the callback, no byte of the source read (a 1-byte one
+     * here), no allocation of len + 1 bytes (SIZE_MAX + 1 wraps to 0) */
+    seen = (Seen){0, ""};
+    ck_assert_int_eq(rnncc_compile_string("x", SIZE_MAX, "huge.cell", &opts, &p), RNNCC_ERR_COMPILE);
+    ck_assert_ptr_nonnull(p);
+    ck_assert_msg(strstr(rnncc_program_log(p), "huge.cell: error: len is 18446744073709551615 bytes; a cell source is at "
+                                               "most 67108864 bytes"), "%s", rnncc_program_log(p));
+    ck_assert_int_eq(seen.errors, 1);
+    ck_assert_int_eq(rnncc_model_create(p, &desc, &m), RNNCC_ERR_INVALID_ARGUMENT);
+    rnncc_model_destroy(m);
+    rnncc_program_destroy(p);
+    ck_assert_int_eq(rnncc_compile_string("x", (64u << 20) + 1, "long.cell", NULL, &p), RNNCC_ERR_COMPILE);
+    ck_assert_ptr_nonnull(strstr(rnncc_program_log(p), "len is 67108865 bytes"));
+    rnncc_program_destroy(p);
 }
 END_TEST
 
@@ -132,6 +146,8 @@ START_TEST(model_arguments_are_checked) {
     expect_create_fails(p, &d, RNNCC_ERR_INVALID_ARGUMENT, "desc->layers");
     d = ok; d.bidirectional = 3;
     expect_create_fails(p, &d, RNNCC_ERR_INVALID_ARGUMENT, "desc->bidirectional");
+    d = ok; d.device = -2;
+    expect_create_fails(p, &d, RNNCC_ERR_INVALID_ARGUMENT, "desc->device is -2; it must be a device ordinal, or -1");
     d = ok; d.precision = (rnncc_precision)7;
     expect_create_fails(p, &d, RNNCC_ERR_INVALID_ARGUMENT, "desc->precision");
     d = ok; d.precision = (rnncc_precision)5;
@@ -2197,9 +2213,13 @@ static void states_pass(rnncc_model *m, int64_t T, int64_t N, int64_t I, int64_t
 
 /* h0 and hT given as one buffer (state carried from one call to the next): each unit stages its initial states
  * before it writes its final ones, so the outputs, final states and gradients are those of two buffers, bit for
- * bit: the LSTM at 2 layers bidirectional and LSTMP folded (its final state gathered from the post program's
- * product, s_0 where a sequence has no step, in place), both backends, a sequence of no steps, inference and
- * training. */
+ * bit: the LSTM at 2 layers bidirectional, LSTMP folded (its final state gathered from the post program's
+ * product, s_0 where a sequence has no step, in place) and a folded cell whose projected product is a step
+ * GEMM (its final state a GEMM of z_T added onto s_0 written first), both backends, a sequence of no steps,
+ * inference and training. */
+static const char step_projected[] = "cell hc(x[I]) -> y {\n  state h[P], c[H]\n  param W_i[H, I], U_i[H, P], P_h[P, H]\n"
+                                     "  c' = tanh(W_i @ x + U_i @ h)\n  h' = P_h @ c\n  y = tanh(c')\n}\n";
+
 START_TEST(states_carried_in_place) {
     const int64_t T = 5, N = 3;
     const int lengths[] = {5, 0, 3};
@@ -2208,7 +2228,7 @@ START_TEST(states_carried_in_place) {
     for (int i = 0; i < 5 * 3 * 32; i++) hx[i] = (float)((i * 13 % 29) - 14) / 14.0f;
     for (int i = 0; i < 4 * 3 * FOLD_H; i++) hs[0][i] = (float)((i * 7 % 23) - 11) / 16.0f, hs[1][i] = (float)((i * 5 % 19) - 9) / 8.0f;
     float *x = dev_copy(hx, T * N * 16), *dy = dev_copy(hx, T * N * 32);
-    for (int cell = 0; cell < 2; cell++)
+    for (int cell = 0; cell < 3; cell++)
         for (int bi = 0; bi < 2; bi++)
             for (int training = 0; training < 2; training++) {
                 rnncc_model *m = NULL;
@@ -2219,9 +2239,22 @@ START_TEST(states_carried_in_place) {
                     ck_assert_msg(rnncc_model_create(p, &desc, &m) == RNNCC_OK, "%s", rnncc_model_error(m));
                     rnncc_program_destroy(p);
                     fill_weights(m);
-                } else { /* LSTMP folded: I = 16, P = 12, H = FOLD_H, one unit */
+                } else if (cell == 1) { /* LSTMP folded: I = 16, P = 12, H = FOLD_H, one unit */
                     m = lstmp_on(1, RNNCC_FP32, backends[bi], 3);
                     I = 16, Y = 12, ns[0] = N * 12, ns[1] = N * FOLD_H;
+                } else { /* step_projected folded: I = 16, P = 12, H = FOLD_H, one unit, y of H */
+                    rnncc_program *p = NULL;
+                    ck_assert_int_eq(rnncc_compile_string(step_projected, sizeof step_projected - 1, "hc.cell", NULL, &p), RNNCC_OK);
+                    const char *dims[] = {"I=16", "P=12", "H=22"};
+                    rnncc_model_desc desc = {NULL, dims, 3, 1, 0, RNNCC_FP32, -1, backends[bi], RNNCC_FOLD_ON, 0};
+                    ck_assert_msg(rnncc_model_create(p, &desc, &m) == RNNCC_OK, "%s", rnncc_model_error(m));
+                    rnncc_program_destroy(p);
+                    char why[640];
+                    rnncc_backend used;
+                    ck_assert_int_eq(rnncc_model_backend(m, N, &used, why, sizeof why), RNNCC_OK);
+                    ck_assert_msg(strstr(why, "folded"), "%s", why);
+                    fill_weights(m);
+                    I = 16, Y = FOLD_H, ns[0] = N * 12, ns[1] = N * FOLD_H;
                 }
                 const float *h0[2] = {dev_copy(hs[0], ns[0]), dev_copy(hs[1], ns[1])};
                 float *hT[2] = {dev_copy(NULL, ns[0]), dev_copy(NULL, ns[1])};
@@ -2238,7 +2271,7 @@ START_TEST(states_carried_in_place) {
                     float *a = host_copy(hT[k], ns[k]), *c = host_copy(in_place[k], ns[k]);
                     ck_assert_msg(!memcmp(a, c, (size_t)ns[k] * sizeof(float)), "cell %d, backend %d, training %d: hT[%d]",
                                   cell, bi, training, k);
-                    const int64_t S = cell == 0 ? 16 : k == 0 ? 12 : FOLD_H; /* sequence 1 has no step: its initial state */
+                    const int64_t S = ns[k] / (cell == 0 ? 4 * N : N); /* sequence 1 has no step: its initial state */
                     for (int64_t u = 0; u < ns[k] / (N * S); u++)
                         for (int64_t j = 0; j < S; j++)
                             ck_assert_float_eq(c[(u * N + 1) * S + j], hs[k][(u * N + 1) * S + j]);

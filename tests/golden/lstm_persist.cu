@@ -100,7 +100,8 @@ typedef struct RnnStateCopies {
  * 16-bit twin buf16 where not NULL, bf16 or fp16), where n has no step src's (NULL: 0; each float read and
  * written by one thread, so src may be add itself: h0 and hT one buffer). Final: for each sequence n
  * without a step (every one when T is 0), n's rows floats of src (NULL: zeros) into dst (added where accumulate),
- * as its final state s_T = s_0, or its dh0 += dhT. */
+ * as its final state s_T = s_0, or its dh0 += dhT; where zero_stepped, zeros into dst for every other sequence
+ * (a GEMM of z_T then adds P z_T into them: s_0 lands before it, so src may be dst itself). */
 typedef struct RnnFoldColumns {
     float *add;
     float *buf;
@@ -109,7 +110,7 @@ typedef struct RnnFoldColumns {
     float *dst;
     const int *lengths;
     long long ld, row0, rows;
-    int N, T, reverse, bf16, accumulate;
+    int N, T, reverse, bf16, accumulate, zero_stepped;
 } RnnFoldColumns;
 
 #endif
