@@ -2097,6 +2097,13 @@ START_TEST(training_calls_refuse_other_arguments) {
     rnncc_grad_io gio = {T, N, NULL, b.x, dys, NULL, b.dx, NULL};
     const size_t ndx = (size_t)(T * N * 8);
     float *want[2], *got[2];
+    /* no training forward yet (an inference one does not count), then one that failed (its workspace too small) */
+    ck_assert_msg(rnncc_forward(m, &io, b.iws, b.iwsb, NULL, 0, NULL) == RNNCC_OK, "%s", rnncc_model_error(m));
+    ck_assert_int_eq(rnncc_backward_data(m, &gio, b.ws, b.wsb, b.rs, b.rsb, NULL), RNNCC_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(rnncc_model_error(m), "reserve: no training forward has run on this model"));
+    ck_assert_int_eq(rnncc_forward(m, &io, b.ws, b.wsb, b.rs, b.rsb - 1, NULL), RNNCC_ERR_WORKSPACE);
+    ck_assert_int_eq(rnncc_backward_data(m, &gio, b.ws, b.wsb, b.rs, b.rsb, NULL), RNNCC_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(rnncc_model_error(m), "reserve: the last training forward on it failed"));
     ck_assert_msg(rnncc_forward(m, &io, b.ws, b.wsb, b.rs, b.rsb, NULL) == RNNCC_OK, "%s", rnncc_model_error(m));
     backward_into(m, &b, &gio, ndx, count, want);
     ck_assert_msg(rnncc_forward(m, &io, b.ws, b.wsb, b.rs, b.rsb, NULL) == RNNCC_OK, "%s", rnncc_model_error(m));
