@@ -189,7 +189,8 @@ typedef struct rnncc_model_sizes {
 rnncc_status rnncc_model_get_sizes(const rnncc_model *model, rnncc_model_sizes *sizes);
 
 /* One forward pass's data. Shapes: T steps, N sequences; sequence-major [T][N][...]. Buffers a call writes
- * may not overlap another of the call (refused, naming both), but hT[k] may be h0[k] itself (docs/runtime.md). */
+ * may not overlap another of the call (refused, naming both), but hT[k] may be h0[k] itself; buffers the GPU
+ * cannot reach, or not 4-byte aligned, are refused by name (docs/runtime.md). */
 typedef struct rnncc_io {
     int64_t T, N;
     const float *x;            /* (device) [T][N][I] */

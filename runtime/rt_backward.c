@@ -21,6 +21,10 @@ static rnncc_status validate(rnncc_model *m, const rnncc_grad_io *io, void *rese
     if (!io) return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "io is NULL");
     if (!reserve) return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "reserve is NULL: run a training forward (with a reserve) first");
     RT_TRY(rt_check_sizes(m, io->T, io->N));
+    RT_TRY(rt_host_readable(m, "io->lengths", io->lengths));
+    RT_TRY(rt_host_readable(m, "io->dy", io->dy));
+    RT_TRY(rt_host_readable(m, "io->dhT", io->dhT));
+    RT_TRY(rt_host_readable(m, "io->dh0", io->dh0));
     if (io->T > 0 && !io->x) return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "io->x is NULL");
     for (int64_t n = 0; io->lengths && n < io->N; n++)
         if (io->lengths[n] < 0 || io->lengths[n] > io->T)
@@ -532,31 +536,36 @@ static size_t backward_key(const rnncc_model *m, const rnncc_grad_io *io, const 
 /* A backward call's buffers lie apart where it writes them (rt_spans.c): the data call writes dx and
  * dh0, the weights call dweights, both the workspace and the reserve. */
 static rnncc_status backward_spans(rnncc_model *m, const rnncc_grad_io *io, const void *ws, const void *reserve,
-                                   const float *dw, int weights, const RtRegions *r) {
+                                   const float *dw, int weights, const RtRegions *r, RtSpans *s) {
     rnncc_model_sizes z;
     RT_TRY(rnncc_model_get_sizes(m, &z));
     const size_t x_bytes = (size_t)(io->T * io->N * z.input) * sizeof(float);
-    RtSpans s = {.n = 0};
-    rt_span(&s, "workspace", -1, ws, r->workspace, 1, 0);
-    rt_span(&s, "reserve", -1, reserve, r->reserve, 1, 0);
-    rt_span(&s, "the model's weights", -1, m->weights, (size_t)m->weight_count * sizeof(float), 0, 0);
-    rt_span(&s, "io->x", -1, io->x, x_bytes, 0, 0);
-    rt_span_outputs(&s, m, "io->dy", io->dy, io->T, io->N, 0);
-    rt_span_states(&s, m, "io->dhT", io->dhT, io->N, 0, 0);
+    s->n = 0;
+    rt_span(s, "workspace", -1, ws, r->workspace, 1, 0);
+    rt_span(s, "reserve", -1, reserve, r->reserve, 1, 0);
+    rt_span(s, "the model's weights", -1, m->weights, (size_t)m->weight_count * sizeof(float), 0, 0);
+    rt_span(s, "io->x", -1, io->x, x_bytes, 0, 0);
+    rt_span_outputs(s, m, "io->dy", io->dy, io->T, io->N, 0);
+    rt_span_states(s, m, "io->dhT", io->dhT, io->N, 0, 0);
     if (weights) {
-        rt_span(&s, "dweights", -1, dw, (size_t)m->weight_count * sizeof(float), 1, 0);
+        rt_span(s, "dweights", -1, dw, (size_t)m->weight_count * sizeof(float), 1, 0);
     } else {
-        rt_span(&s, "io->dx", -1, io->dx, x_bytes, 1, 0);
-        rt_span_states(&s, m, "io->dh0", (const float *const *)io->dh0, io->N, 1, 0);
+        rt_span(s, "io->dx", -1, io->dx, x_bytes, 1, 0);
+        rt_span_states(s, m, "io->dh0", (const float *const *)io->dh0, io->N, 1, 0);
     }
-    return rt_spans_check(m, &s);
+    return rt_spans_check(m, s);
 }
 
 static rnncc_status with_device(rnncc_model *m, const rnncc_grad_io *io, void *ws, size_t wsb, void *reserve, size_t rsb,
                                 cudaStream_t stream, float *dw, rnncc_wgrad_mode mode, int weights) {
     RtRegions r;
     RT_TRY(prepare(m, io, ws, wsb, reserve, rsb, weights, &r));
-    rnncc_status refused = backward_spans(m, io, ws, reserve, dw, weights, &r);
+    RtSpans spans;
+    unsigned char key[sizeof m->graph[0].key];
+    size_t keylen = backward_key(m, io, ws, reserve, dw, mode, key);
+    rnncc_status refused = backward_spans(m, io, ws, reserve, dw, weights, &r, &spans);
+    if (refused == RNNCC_OK && !rt_graph_knows(&m->graph[weights ? 2 : 1], key, keylen)) /* new arguments */
+        refused = rt_spans_reachable(m, &spans);
     if (refused != RNNCC_OK) {
         rt_regions_free(&r);
         return refused;
@@ -574,11 +583,8 @@ static rnncc_status with_device(rnncc_model *m, const rnncc_grad_io *io, void *w
     int folds = 0; /* folded biases sum over T*N columns, accumulated ones over N */
     for (int k = 0; k < m->cell->nparams; k++) folds |= m->plan->param_fold[k] != IR_NONE;
     if (s == RNNCC_OK && weights) s = ensure_ones(m, folds && io->T * io->N > io->N ? io->T * io->N : io->N);
-    if (s == RNNCC_OK) {
-        unsigned char key[sizeof m->graph[0].key];
-        size_t keylen = backward_key(m, io, ws, reserve, dw, mode, key);
+    if (s == RNNCC_OK)
         s = rt_run(m, &m->graph[weights ? 2 : 1], key, keylen, weights ? weights_job : data_job, &job, stream);
-    }
     if (!weights) rt_calls_data(&m->calls, io, reserve, m->api->noutputs, m->api->nstates, s == RNNCC_OK);
     if (prev >= 0 && prev != m->device) cudaSetDevice(prev);
     rt_regions_free(&r);

@@ -282,6 +282,10 @@ static size_t graph_key(const rnncc_model *m, const rnncc_io *io, const void *ws
 static rnncc_status validate_io(rnncc_model *m, const rnncc_io *io) {
     if (!io) return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "io is NULL");
     RT_TRY(rt_check_sizes(m, io->T, io->N));
+    RT_TRY(rt_host_readable(m, "io->lengths", io->lengths));
+    RT_TRY(rt_host_readable(m, "io->y", io->y));
+    RT_TRY(rt_host_readable(m, "io->h0", io->h0));
+    RT_TRY(rt_host_readable(m, "io->hT", io->hT));
     if (io->T > 0 && !io->x) return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "io->x is NULL");
     if (io->lengths)
         for (int64_t n = 0; n < io->N; n++)
@@ -361,6 +365,11 @@ static rnncc_status capture(rnncc_model *m, RtGraph *g, const void *key, size_t 
     return RNNCC_OK;
 }
 
+int rt_graph_knows(const RtGraph *g, const void *key, size_t keylen) {
+    return (g->exec && keylen == g->keylen && memcmp(key, g->key, keylen) == 0) ||
+           (keylen == g->seenlen && memcmp(key, g->seen, keylen) == 0);
+}
+
 rnncc_status rt_run(rnncc_model *m, RtGraph *g, const void *key, size_t keylen, rnncc_status (*issue)(void *),
                     void *ctx, cudaStream_t stream) {
     if (keylen > sizeof g->key) return rt_fail(m, RNNCC_ERR_UNSUPPORTED, "graph key too long");
@@ -392,20 +401,20 @@ static rnncc_status forward_job(void *p) {
     return rt_issue_forward(j->m, j->io, j->r, j->ws, j->reserve);
 }
 
-/* The forward's buffers lie apart where it writes them (rt_spans.c); h0 and hT may be one buffer. */
+/* The forward's buffers, in s, lie apart where it writes them (rt_spans.c); h0 and hT may be one buffer. */
 static rnncc_status forward_spans(rnncc_model *m, const rnncc_io *io, const void *ws, const void *reserve,
-                                  const RtRegions *r) {
+                                  const RtRegions *r, RtSpans *s) {
     rnncc_model_sizes z;
     RT_TRY(rnncc_model_get_sizes(m, &z));
-    RtSpans s = {.n = 0};
-    rt_span(&s, "workspace", -1, ws, r->workspace, 1, 0);
-    rt_span(&s, "reserve", -1, reserve, r->reserve, 1, 0);
-    rt_span(&s, "the model's weights", -1, m->weights, (size_t)m->weight_count * sizeof(float), 0, 0);
-    rt_span(&s, "io->x", -1, io->x, (size_t)(io->T * io->N * z.input) * sizeof(float), 0, 0);
-    rt_span_outputs(&s, m, "io->y", (const float *const *)io->y, io->T, io->N, 1);
-    rt_span_states(&s, m, "io->h0", io->h0, io->N, 0, 1);
-    rt_span_states(&s, m, "io->hT", (const float *const *)io->hT, io->N, 1, 1);
-    return rt_spans_check(m, &s);
+    s->n = 0;
+    rt_span(s, "workspace", -1, ws, r->workspace, 1, 0);
+    rt_span(s, "reserve", -1, reserve, r->reserve, 1, 0);
+    rt_span(s, "the model's weights", -1, m->weights, (size_t)m->weight_count * sizeof(float), 0, 0);
+    rt_span(s, "io->x", -1, io->x, (size_t)(io->T * io->N * z.input) * sizeof(float), 0, 0);
+    rt_span_outputs(s, m, "io->y", (const float *const *)io->y, io->T, io->N, 1);
+    rt_span_states(s, m, "io->h0", io->h0, io->N, 0, 1);
+    rt_span_states(s, m, "io->hT", (const float *const *)io->hT, io->N, 1, 1);
+    return rt_spans_check(m, s);
 }
 
 static rnncc_status forward(rnncc_model *m, const rnncc_io *io, void *ws, size_t wsb, void *reserve, size_t rsb,
@@ -414,11 +423,13 @@ static rnncc_status forward(rnncc_model *m, const rnncc_io *io, void *ws, size_t
         return rt_fail(m, RNNCC_ERR_WORKSPACE, "workspace has %zu bytes; this call needs %zu (rnncc_workspace_size)", wsb, r->workspace);
     if (reserve && rsb < r->reserve)
         return rt_fail(m, RNNCC_ERR_WORKSPACE, "reserve has %zu bytes; training needs %zu (rnncc_reserve_size)", rsb, r->reserve);
-    RT_TRY(forward_spans(m, io, ws, reserve, r));
-    if (io->lengths)
-        RT_CUDA(m, cudaMemcpyAsync((char *)ws + r->lengths, io->lengths, (size_t)io->N * sizeof(int), cudaMemcpyHostToDevice, stream));
+    RtSpans spans;
+    RT_TRY(forward_spans(m, io, ws, reserve, r, &spans));
     unsigned char key[sizeof m->graph[0].key];
     size_t keylen = graph_key(m, io, ws, reserve, key);
+    if (!rt_graph_knows(&m->graph[0], key, keylen)) RT_TRY(rt_spans_reachable(m, &spans)); /* new arguments */
+    if (io->lengths)
+        RT_CUDA(m, cudaMemcpyAsync((char *)ws + r->lengths, io->lengths, (size_t)io->N * sizeof(int), cudaMemcpyHostToDevice, stream));
     ForwardJob job = {m, io, r, ws, reserve};
     RT_TRY(rt_run(m, &m->graph[0], key, keylen, forward_job, &job, stream));
     /* this pass derived what the model keeps (the 16-bit copy, a folded cell's V), if the weights had changed;

@@ -342,6 +342,7 @@ struct rnncc_model {
     int sms;                    /* multiprocessors */
     int64_t smem_optin;         /* shared memory a block may take */
     int coop;                   /* the device supports cooperative launches */
+    int pageable;               /* the device reads pageable host memory (cudaDevAttrPageableMemoryAccess) */
     int pdl;                    /* forward element-wise kernels start while the kernel before them
                                    ends (sm_90 and later; RNNCC_PDL=0: off) */
     int cluster_launch;         /* ... and thread-block clusters (compute capability 9.0 and later) */
@@ -719,6 +720,8 @@ rnncc_status rt_streams_capturing(rnncc_model *m, int *capturing);
 void rt_exclusive_begin(void);
 void rt_exclusive_end(void);
 
+/* Whether g has run (captured, or directly) with the arguments key: its buffers were judged then. */
+int rt_graph_knows(const RtGraph *g, const void *key, size_t keylen);
 /* Runs issue(ctx) on the model's streams after the caller's stream's work: directly for new arguments
  * (or graphs off), else through graph g, captured on a repeated key (directly if spoiled) and replayed. */
 rnncc_status rt_run(rnncc_model *m, RtGraph *g, const void *key, size_t keylen, rnncc_status (*issue)(void *),

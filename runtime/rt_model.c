@@ -244,6 +244,7 @@ static rnncc_status setup_handles(rnncc_model *m, const struct cudaDeviceProp *p
     m->sms = prop->multiProcessorCount;
     m->smem_optin = (int64_t)prop->sharedMemPerBlockOptin;
     m->coop = prop->cooperativeLaunch;
+    RT_CUDA(m, cudaDeviceGetAttribute(&m->pageable, cudaDevAttrPageableMemoryAccess, m->device));
     const char *pdl = getenv("RNNCC_PDL"); /* RNNCC_PDL=0: forward kernels launched plainly */
     m->pdl = prop->major >= 9 && !(pdl && strcmp(pdl, "0") == 0);
     RT_CUDA(m, cudaDeviceGetAttribute(&m->cluster_launch, cudaDevAttrClusterLaunch, m->device));

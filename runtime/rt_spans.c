@@ -58,3 +58,35 @@ rnncc_status rt_spans_check(rnncc_model *m, const RtSpans *s) {
     char why[512];
     return rt_spans_disjoint(s, why, sizeof why) ? RNNCC_OK : rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "%s", why);
 }
+
+/* The memory type of p, cudaMemoryTypeUnregistered where the driver does not know it. */
+static enum cudaMemoryType memory_type(const void *p) {
+    struct cudaPointerAttributes a;
+    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+        cudaGetLastError(); /* not a pointer the driver knows: plain host memory */
+        return cudaMemoryTypeUnregistered;
+    }
+    return a.type;
+}
+
+rnncc_status rt_spans_reachable(rnncc_model *m, const RtSpans *s) {
+    for (int i = 0; i < s->n; i++) {
+        const RtSpan *a = &s->s[i];
+        char name[64];
+        put_name(a, name, sizeof name);
+        if ((uintptr_t)a->p % 4)
+            return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "%s (%p) is not at a multiple of 4 bytes", name, (const void *)a->p);
+        if (memory_type(a->p) == cudaMemoryTypeUnregistered && !m->pageable)
+            return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT,
+                           "%s (%p) is host memory that the GPU cannot reach: allocate it with cudaMalloc (or "
+                           "page-lock it: cudaHostRegister)", name, (const void *)a->p);
+    }
+    return RNNCC_OK;
+}
+
+rnncc_status rt_host_readable(rnncc_model *m, const char *name, const void *p) {
+    if (p && memory_type(p) == cudaMemoryTypeDevice)
+        return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "%s (%p) is device memory; it must be host memory (the library "
+                                                      "reads it on the host)", name, p);
+    return RNNCC_OK;
+}

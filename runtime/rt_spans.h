@@ -38,5 +38,11 @@ void rt_span_states(RtSpans *s, const rnncc_model *m, const char *name, const fl
                     int twins);
 /* RNNCC_OK where rt_spans_disjoint, else RNNCC_ERR_INVALID_ARGUMENT with why as m's error. */
 rnncc_status rt_spans_check(rnncc_model *m, const RtSpans *s);
+/* Every span is memory m's GPU reaches (device, managed or page-locked host memory; other host memory where the
+ * device reads pageable memory) at a 4-byte boundary, else RNNCC_ERR_INVALID_ARGUMENT naming it. A driver call
+ * a span: the calls ask it for arguments they have not run with before (rt_graph_knows). */
+rnncc_status rt_spans_reachable(rnncc_model *m, const RtSpans *s);
+/* p (named name) is host memory the library may read on the host, not device memory; NULL passes. */
+rnncc_status rt_host_readable(rnncc_model *m, const char *name, const void *p);
 
 #endif

@@ -2197,6 +2197,60 @@ START_TEST(buffers_must_lie_apart) {
 }
 END_TEST
 
+/* Buffers the GPU cannot reach or not at 4-byte boundaries, and host memory given as device memory (io->lengths,
+ * the arrays of pointers), refused by name before anything touches them (runtime/rt_spans.c); page-locked host
+ * memory the GPU reaches, and (where the device reads pageable memory) plain host memory, run. */
+START_TEST(buffers_must_be_reachable) {
+    const int64_t T = 4, N = 3, nx = T * N * 8;
+    rnncc_model *m = small_lstm();
+    fill_weights(m);
+    TrainBufs b = train_bufs(m, T, N);
+    int pageable = 0, dev = 0;
+    ck_assert_int_eq(cudaGetDevice(&dev), cudaSuccess);
+    ck_assert_int_eq(cudaDeviceGetAttribute(&pageable, cudaDevAttrPageableMemoryAccess, dev), cudaSuccess);
+    float *ys[] = {b.y}, *odd_y[] = {(float *)((char *)b.y + 2)}, *host_x = calloc((size_t)nx, sizeof(float)), *pinned_x;
+    float **dev_ys;
+    int *dev_lengths;
+    ck_assert_int_eq(cudaMallocHost((void **)&pinned_x, (size_t)nx * sizeof(float)), cudaSuccess);
+    memset(pinned_x, 0, (size_t)nx * sizeof(float));
+    ck_assert_int_eq(cudaMalloc((void **)&dev_ys, sizeof *dev_ys), cudaSuccess);
+    ck_assert_int_eq(cudaMemcpy(dev_ys, ys, sizeof ys, cudaMemcpyHostToDevice), cudaSuccess);
+    ck_assert_int_eq(cudaMalloc((void **)&dev_lengths, (size_t)N * sizeof(int)), cudaSuccess);
+    struct { rnncc_io io; const char *says; } bad[] = {
+        {{T, N, b.x, odd_y, NULL, NULL, NULL}, "io->y[0] ("},
+        {{T, N, b.x, ys, dev_lengths, NULL, NULL}, "io->lengths ("},
+        {{T, N, b.x, dev_ys, NULL, NULL, NULL}, "io->y ("},
+        {{T, N, host_x, ys, NULL, NULL, NULL}, pageable ? NULL : "io->x ("},
+    };
+    const char *tails[] = {") is not at a multiple of 4 bytes", ") is device memory; it must be host memory",
+                           ") is device memory; it must be host memory", ") is host memory that the GPU cannot reach"};
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+        rnncc_status s = rnncc_forward(m, &bad[k].io, b.iws, b.iwsb, NULL, 0, NULL);
+        if (!bad[k].says) {
+            ck_assert_msg(s == RNNCC_OK, "call %zu: %s", k, rnncc_model_error(m));
+            continue;
+        }
+        ck_assert_int_eq(s, RNNCC_ERR_INVALID_ARGUMENT);
+        ck_assert_msg(strstr(rnncc_model_error(m), bad[k].says) && strstr(rnncc_model_error(m), tails[k]), "call %zu: \"%s\"",
+                      k, rnncc_model_error(m));
+    }
+    rnncc_io io = {T, N, pinned_x, ys, NULL, NULL, NULL};
+    for (int run = 0; run < 3; run++) /* direct, captured, replayed */
+        ck_assert_msg(rnncc_forward(m, &io, b.iws, b.iwsb, NULL, 0, NULL) == RNNCC_OK, "%s", rnncc_model_error(m));
+    ck_assert_int_eq(cudaDeviceSynchronize(), cudaSuccess);
+    /* the backward's dx where the GPU cannot reach it */
+    const float *dys[] = {b.dy};
+    rnncc_io tio = {T, N, b.x, ys, NULL, NULL, NULL};
+    rnncc_grad_io gio = {T, N, NULL, b.x, dys, NULL, pageable ? (float *)((char *)b.dx + 1) : host_x, NULL};
+    ck_assert_msg(rnncc_forward(m, &tio, b.ws, b.wsb, b.rs, b.rsb, NULL) == RNNCC_OK, "%s", rnncc_model_error(m));
+    ck_assert_int_eq(rnncc_backward_data(m, &gio, b.ws, b.wsb, b.rs, b.rsb, NULL), RNNCC_ERR_INVALID_ARGUMENT);
+    ck_assert_msg(strstr(rnncc_model_error(m), "io->dx ("), "%s", rnncc_model_error(m));
+    free(host_x), cudaFreeHost(pinned_x), cudaFree(dev_ys), cudaFree(dev_lengths);
+    train_bufs_free(&b);
+    rnncc_model_destroy(m);
+}
+END_TEST
+
 /* One pass of m over x ([T][N][I]) with lengths, initial states h0 and final states into hT; training: with a
  * reserve, then backward data with dy ([T][N][Y], as y), dx into out[1]; y into out[0]. */
 static void states_pass(rnncc_model *m, int64_t T, int64_t N, int64_t I, int64_t Y, const int *lengths, const float *x,
@@ -2836,6 +2890,7 @@ int main(void) {
         tcase_add_test(gpu, bad_calls_leave_the_model_usable);
         tcase_add_test(gpu, training_calls_refuse_other_arguments);
         tcase_add_test(gpu, buffers_must_lie_apart);
+        tcase_add_test(gpu, buffers_must_be_reachable);
         tcase_add_test(gpu, states_carried_in_place);
         tcase_add_test(gpu, zero_steps_returns_the_initial_state);
         tcase_add_loop_test(gpu, weights_pass_after_the_ones_grow, 0, 2);
