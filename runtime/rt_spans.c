@@ -59,10 +59,15 @@ rnncc_status rt_spans_check(rnncc_model *m, const RtSpans *s) {
     return rt_spans_disjoint(s, why, sizeof why) ? RNNCC_OK : rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "%s", why);
 }
 
-/* The memory type of p, cudaMemoryTypeUnregistered where the driver does not know it. */
+/* The memory type of p, cudaMemoryTypeUnregistered where the driver does not know it; asked in relaxed capture mode,
+ * so that a caller's graph capture in progress (the calls may be captured) is never invalidated by the question. */
 static enum cudaMemoryType memory_type(const void *p) {
+    enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    cudaThreadExchangeStreamCaptureMode(&mode);
     struct cudaPointerAttributes a;
-    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+    cudaError_t e = cudaPointerGetAttributes(&a, p);
+    cudaThreadExchangeStreamCaptureMode(&mode);
+    if (e != cudaSuccess) {
         cudaGetLastError(); /* not a pointer the driver knows: plain host memory */
         return cudaMemoryTypeUnregistered;
     }
