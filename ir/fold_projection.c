@@ -28,6 +28,23 @@ static const char *state_why_not(const IrCell *c, int k, const int *users) {
     return NULL;
 }
 
+/* Removes node r, which nothing reads, from c (whose arrays the fold owns): later nodes move down one, and every
+ * reference to them with them. */
+static void drop_node(IrCell *c, IrRef r) {
+    IrNode *nodes = c->nodes;
+#define MOVED(ref) ((ref) != IR_NONE && (ref) > r ? (ref) - 1 : (ref))
+    for (uint32_t i = r; i + 1 < c->nnodes; i++) nodes[i] = nodes[i + 1];
+    c->nnodes--;
+    for (uint32_t i = 0; i < c->nnodes; i++)
+        for (int a = 0; a < ir_ops[nodes[i].op].arity; a++) nodes[i].args[a] = MOVED(nodes[i].args[a]);
+    for (int k = 0; k < c->nparams; k++) c->params[k].node = MOVED(c->params[k].node);
+    for (int k = 0; k < c->ninputs; k++) c->inputs[k].node = MOVED(c->inputs[k].node);
+    for (int k = 0; k < c->nstates; k++)
+        c->states[k].node = MOVED(c->states[k].node), c->states[k].next = MOVED(c->states[k].next);
+    for (int k = 0; k < c->noutputs; k++) c->outputs[k].node = MOVED(c->outputs[k].node);
+#undef MOVED
+}
+
 /* Whether name is taken in c (a variable, a named node, a dimension, an output) or among the first
  * n of extra. */
 static int name_taken(const IrCell *c, const IrVar *extra, int n, const char *name) {
@@ -124,6 +141,9 @@ const IrCell *ir_fold_projection(Arena *arena, const IrCell *user, IrFold *fold)
     fold->nderived = nv;
     fold->derived_from = from;
     fold->projected = s->next + (IrRef)nv;
+    int read = 0;
+    for (int j = 0; j < c->noutputs; j++) read |= outputs[j].node == fold->projected;
+    if (!read) drop_node(c, fold->projected), fold->projected = IR_NONE;
     return c;
 }
 

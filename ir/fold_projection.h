@@ -1,7 +1,7 @@
 /* The projection fold (bench/NOTES.md section 81): a cell whose state s is only ever multiplied
  * (U_k @ s) and whose next value is a product s' = P @ u is rewritten so that the state is u
  * itself: each U_k @ s becomes V_k @ u with derived weights V_k = U_k P, and s' = P @ u is left to
- * the outputs (the post program then runs it once after the loop). The step loses a phase and a
+ * the outputs (the post program then runs it once after the loop), or dropped where none reads it. The step loses a phase and a
  * hand-off; what the user sees of s (its initial value, its final value, their gradients) is the
  * caller's to map, from what IrFold records. */
 #ifndef RNNCC_FOLD_PROJECTION_H
@@ -15,7 +15,9 @@ typedef struct IrFold {
     int proj;             /* P's parameter index */
     int nderived;         /* derived parameters V_k, appended after the user's: index user->nparams + k */
     const int *derived_from; /* [nderived]: U_k's parameter index for V_k */
-    IrRef projected;      /* in the folded cell: the node P @ u (the user's s'), read by outputs only */
+    IrRef projected;      /* in the folded cell: the node P @ u (the user's s'), read by outputs only; IR_NONE
+                             where no output reads it (dropped: the user's final s is then P z_T, computed by
+                             the caller from z's last value) */
     const char *why_not;  /* when the cell does not fold: which condition failed (static text) */
 } IrFold;
 

@@ -2,7 +2,8 @@
  * groups, with a packed parameter layout. Key ideas: a product whose operand depends only
  * on the input is hoisted out of the time loop; products in one phase sharing an operand
  * stack into one GEMM; an element-wise node is computed as late as its first consumer
- * allows, so it stays in registers unless a later kernel or a GEMM needs it stored. */
+ * allows, so it stays in registers unless a later kernel or a GEMM needs it stored, and a
+ * step node that no step node reads joins the step's last kernel. */
 #include <string.h>
 
 #include "sched.h"
@@ -99,14 +100,22 @@ static void compute_stages(const IrCell *c, SchedNode *sn, int *stage) {
     }
 }
 
-/* Places each element-wise node in the latest group its consumers allow. */
+/* Places each element-wise node in the latest group its consumers allow; a step node that no step node reads (a
+ * state's next value, an output, a post value's operand) in the step's last group, so that work no product waits
+ * for joins the last kernel of a step rather than taking one of its own (a launch a step on the per-step backend)
+ * before the first product. Elsewhere such a node stays at its stage: the hoisted and post programs run once, and
+ * a post GEMM whose group is a copy writes its output itself (sched_post_copy). */
 static void place_groups(const IrCell *c, SchedNode *sn, const int *stage) {
     enum { UNSET = 1 << 30 };
-    for (uint32_t i = 0; i < c->nnodes; i++)
+    int last = 0; /* the step's last group */
+    for (uint32_t i = 0; i < c->nnodes; i++) {
         if (ir_op_is_elementwise(c->nodes[i].op)) sn[i].group = UNSET;
+        if (sn[i].program == SCHED_STEP && stage[i] > last) last = stage[i];
+    }
     for (uint32_t i = c->nnodes; i-- > 0;) {
         const IrNode *n = &c->nodes[i];
-        if (ir_op_is_elementwise(n->op) && sn[i].group == UNSET) sn[i].group = stage[i];
+        if (ir_op_is_elementwise(n->op) && sn[i].group == UNSET)
+            sn[i].group = sn[i].program == SCHED_STEP ? last : stage[i];
         if (sn[i].program == SCHED_NONE) continue;
         for (int a = 0; a < ir_ops[n->op].arity; a++) {
             IrRef r = n->args[a];

@@ -594,12 +594,17 @@ START_TEST(bind_dims) {
     ck_assert_str_eq(bind(c, NULL, 0, dv, 0),
                      "bind: error: dimension I of cell 't' is not bound (use I=VALUE)\n"
                      "bind: error: dimension H of cell 't' is not bound (use H=VALUE)\n");
-    /* A very long name is cut in the message, never overflowing. */
+    /* A very long name is an error of its own (never cut to a prefix that may name another), its message cut */
     char spec[300];
     memset(spec, 'N', 200);
     strcpy(spec + 200, "=3");
     const char *msg = bind(c, (const char *[]){spec}, 1, dv, 0);
-    ck_assert_ptr_nonnull(strstr(msg, "has no dimension 'NNNN"));
+    ck_assert_msg(strstr(msg, "bind: error: dimension binding 'NNNN") &&
+                  strstr(msg, "...': the name is longer than 79 characters\n"), "%s", msg);
+    /* bound twice: to one value, as once; to two, an error */
+    ck_assert_str_eq(bind(c, (const char *[]){"I=3", "H=4", "H=4"}, 3, dv, 1), "");
+    ck_assert_str_eq(bind(c, (const char *[]){"I=3", "H=4", "H=5"}, 3, dv, 0),
+                     "bind: error: dimension H is bound twice, to 4 and to 5\n");
 }
 END_TEST
 

@@ -478,6 +478,25 @@ END_TEST
 /* Forty cells of tu_random_cell_wide's family (states of two sizes, products of products and of
  * the step's own results, gates with kinks, second outputs), none of which a test was written for:
  * the plan executor against the reference forward and backward, in every mode. */
+/* Step work that no product waits for (a state updated from itself and the input alone, here n) joins the step's
+ * last kernel: one fused kernel a step, not one before the product and one after; the executor still matches the
+ * reference. */
+START_TEST(independent_step_work_joins_the_last_kernel) {
+    static const char src[] = "cell cn(x[I]) -> h, n {\n  state h[H], n[H]\n  param W[H, I], U[H, H], V[H, I]\n"
+                              "  n' = tanh(n + V @ x)\n  h' = tanh(W @ x + U @ h) * n\n}\n";
+    Arena a; arena_init(&a);
+    const IrCell *c = cell_of_text(&a, src);
+    const Plan *p = plan_of(&a, c);
+    ck_assert_int_eq(p->phases[SCHED_STEP], 1);
+    ck_assert_int_eq(count_gemms(p, SCHED_STEP), 1);
+    ck_assert_int_eq(count_groups(p, SCHED_STEP), 1);
+    Rng rng = {93};
+    check_all_modes(c, &rng, 0);
+    check_backward_all_modes(c, &rng, 0);
+    arena_free(&a);
+}
+END_TEST
+
 START_TEST(executor_on_wide_random_cells) {
     Rng rng = {2026};
     char src[16384];
@@ -741,6 +760,7 @@ int main(void) {
     tcase_add_test(tc, executor_runs_post_programs);
     tcase_add_test(tc, executor_backward_matches_reference);
     tcase_add_test(tc, executor_on_wide_random_cells);
+    tcase_add_test(tc, independent_step_work_joins_the_last_kernel);
     tcase_add_test(tc, plan_dumps_match_golden);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
