@@ -23,6 +23,8 @@ static const char *state_why_not(const IrCell *c, int k, const int *users) {
     }
     for (int o = 0; o < c->noutputs; o++)
         if (c->outputs[o].node == s->node) return "the state is read other than as a matrix product's operand";
+    for (int j = 0; j < c->nstates; j++) /* another state's next value is this one's current (g' = h) */
+        if (c->states[j].next == s->node) return "the state is read other than as a matrix product's operand";
     if (!uses) return "the state is never multiplied";
     if (users[s->next]) return "the state's next value is read within the step";
     return NULL;
@@ -141,8 +143,9 @@ const IrCell *ir_fold_projection(Arena *arena, const IrCell *user, IrFold *fold)
     fold->nderived = nv;
     fold->derived_from = from;
     fold->projected = s->next + (IrRef)nv;
-    int read = 0;
+    int read = 0; /* by an output, or as another state's next value too (identical expressions are one node) */
     for (int j = 0; j < c->noutputs; j++) read |= outputs[j].node == fold->projected;
+    for (int j = 0; j < c->nstates; j++) read |= j != fold->state && states[j].next == fold->projected;
     if (!read) drop_node(c, fold->projected), fold->projected = IR_NONE;
     return c;
 }

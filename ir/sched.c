@@ -100,22 +100,17 @@ static void compute_stages(const IrCell *c, SchedNode *sn, int *stage) {
     }
 }
 
-/* Places each element-wise node in the latest group its consumers allow; a step node that no step node reads (a
- * state's next value, an output, a post value's operand) in the step's last group, so that work no product waits
- * for joins the last kernel of a step rather than taking one of its own (a launch a step on the per-step backend)
- * before the first product. Elsewhere such a node stays at its stage: the hoisted and post programs run once, and
- * a post GEMM whose group is a copy writes its output itself (sched_post_copy). */
-static void place_groups(const IrCell *c, SchedNode *sn, const int *stage) {
+/* Places each element-wise node in the latest group its consumers allow; one that no node of its program reads (a
+ * state's next value, an output, another program's operand) at its stage, or where last >= 0 and it is a step node,
+ * in group last. */
+static void place(const IrCell *c, SchedNode *sn, const int *stage, int last) {
     enum { UNSET = 1 << 30 };
-    int last = 0; /* the step's last group */
-    for (uint32_t i = 0; i < c->nnodes; i++) {
+    for (uint32_t i = 0; i < c->nnodes; i++)
         if (ir_op_is_elementwise(c->nodes[i].op)) sn[i].group = UNSET;
-        if (sn[i].program == SCHED_STEP && stage[i] > last) last = stage[i];
-    }
     for (uint32_t i = c->nnodes; i-- > 0;) {
         const IrNode *n = &c->nodes[i];
         if (ir_op_is_elementwise(n->op) && sn[i].group == UNSET)
-            sn[i].group = sn[i].program == SCHED_STEP ? last : stage[i];
+            sn[i].group = last >= 0 && sn[i].program == SCHED_STEP ? last : stage[i];
         if (sn[i].program == SCHED_NONE) continue;
         for (int a = 0; a < ir_ops[n->op].arity; a++) {
             IrRef r = n->args[a];
@@ -124,6 +119,28 @@ static void place_groups(const IrCell *c, SchedNode *sn, const int *stage) {
             if (need < sn[r].group) sn[r].group = need;
         }
     }
+}
+
+/* place(), then: where the step's first group (before its first product) holds only work that no product and no
+ * later group waits for (a state updated from itself and the input alone, as the folded h' = P @ tanh(W @ x)), that
+ * work joins the step's last group instead, so that it takes no kernel of its own (a launch a step on the per-step
+ * backend). Elsewhere the placement stays: the hoisted and post programs run once, and a post copy group must stay
+ * empty for sched_post_copy's direct write. */
+static void place_groups(const IrCell *c, SchedNode *sn, const int *stage) {
+    place(c, sn, stage, -1);
+    int last = 0, first = 0, needed = 0;
+    for (uint32_t i = 0; i < c->nnodes; i++) {
+        if (sn[i].program != SCHED_STEP) continue;
+        if (stage[i] > last) last = stage[i];
+        first |= ir_op_is_elementwise(c->nodes[i].op) && sn[i].group == 0;
+        const IrNode *n = &c->nodes[i];
+        for (int a = 0; a < ir_ops[n->op].arity; a++) { /* a group-0 value a product or a later group reads */
+            IrRef r = n->args[a];
+            needed |= ir_op_is_elementwise(c->nodes[r].op) && sn[r].program == SCHED_STEP && sn[r].group == 0 &&
+                      (n->op == IR_MATVEC || sn[i].group != 0);
+        }
+    }
+    if (first && !needed && last > 0) place(c, sn, stage, last);
 }
 
 /* The group that writes a state's next value or an output, and its program (*prog): the post

@@ -401,7 +401,8 @@ static rnncc_status forward_job(void *p) {
     return rt_issue_forward(j->m, j->io, j->r, j->ws, j->reserve);
 }
 
-/* The forward's buffers, in s, lie apart where it writes them (rt_spans.c); h0 and hT may be one buffer. */
+/* The forward's buffers, in s, lie apart where it writes them (rt_spans.c); h0 and hT may be one buffer. A folded
+ * model's forward writes its weights too (V = U P derived into them, rt_fold_derive). */
 static rnncc_status forward_spans(rnncc_model *m, const rnncc_io *io, const void *ws, const void *reserve,
                                   const RtRegions *r, RtSpans *s) {
     rnncc_model_sizes z;
@@ -409,7 +410,7 @@ static rnncc_status forward_spans(rnncc_model *m, const rnncc_io *io, const void
     s->n = 0;
     rt_span(s, "workspace", -1, ws, r->workspace, 1, 0);
     rt_span(s, "reserve", -1, reserve, r->reserve, 1, 0);
-    rt_span(s, "the model's weights", -1, m->weights, (size_t)m->weight_count * sizeof(float), 0, 0);
+    rt_span(s, "the model's weights", -1, m->weights, (size_t)m->weight_count * sizeof(float), m->fold != NULL, 0);
     rt_span(s, "io->x", -1, io->x, (size_t)(io->T * io->N * z.input) * sizeof(float), 0, 0);
     rt_span_outputs(s, m, "io->y", (const float *const *)io->y, io->T, io->N, 1);
     rt_span_states(s, m, "io->h0", io->h0, io->N, 0, 1);

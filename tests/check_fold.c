@@ -109,6 +109,10 @@ START_TEST(refusals_say_why) {
          "no state's next value is a matrix product"},
         {"cell n(x[I]) -> h {\n state h[P]\n param Q[P, P]\n h' = Q @ h\n}\n",
          "the state's next value multiplies the state itself"},
+        /* another state's next value is h itself (as written, g takes h's [P] value; folded it would take z's) */
+        {"cell g(x[I]) -> c {\n state h[P], g[P], c[H]\n param W[H, I], U[H, P], Q[P, H]\n"
+         " c' = tanh(W @ x + U @ h)\n h' = Q @ c'\n g' = h\n}\n",
+         "the state is read other than as a matrix product's operand"},
     };
     Arena a; arena_init(&a);
     int checked = 0;
@@ -120,7 +124,7 @@ START_TEST(refusals_say_why) {
                       f.why_not ? f.why_not : "(none)", cases[i].why);
         checked++;
     }
-    ck_assert_int_eq(checked, 8);
+    ck_assert_int_eq(checked, 9);
     /* the shipped cells other than lstmp keep their state as it is */
     char **paths;
     int n = tu_list_cells(&paths), folded = 0;
@@ -329,6 +333,7 @@ START_TEST(unread_projection_is_dropped) {
     };
     static const int gemms[] = {2, 2, 2}; /* the user's W and U products; P_h's product no more */
     for (size_t k = 0; k < sizeof cells / sizeof *cells; k++) {
+        /* (below: a projection another state's next value is, identical expressions being one node, stays) */
         Arena a; arena_init(&a);
         const IrCell *u = cell_of_text(&a, cells[k]);
         IrFold f;
@@ -356,6 +361,25 @@ START_TEST(unread_projection_is_dropped) {
         }
         arena_free(&a);
     }
+    /* h' = P_h @ tanh(c') and g' = the same expression: one node, g's next value; kept, and still the user's cell */
+    static const char shared[] = "cell two(x[I]) -> c {\n state h[P], g[P], c[H]\n"
+                                 " param W_i[H, I], U_i[H, P], U_g[H, P], P_h[P, H]\n"
+                                 " i = sigmoid(W_i @ x + U_i @ h + U_g @ g)\n c' = c + i\n"
+                                 " h' = P_h @ tanh(c')\n g' = P_h @ tanh(c')\n}\n";
+    Arena a; arena_init(&a);
+    const IrCell *u = cell_of_text(&a, shared);
+    IrFold f;
+    const IrCell *c = ir_fold_projection(&a, u, &f);
+    ck_assert_msg(c != NULL, "two does not fold: %s", f.why_not);
+    ck_assert(f.projected != IR_NONE && f.projected < c->nnodes);
+    ck_assert_uint_eq(c->states[1].next, f.projected);
+    for (int s = 0; s < c->nstates; s++) ck_assert_uint_lt(c->states[s].next, c->nnodes);
+    for (int varlen = 0; varlen < 2; varlen++) {
+        char what[96] = "";
+        double e = fold_error(u, 11, 4, 3, varlen, what, sizeof what);
+        ck_assert_msg(e < 1e-10, "two: %s error %g", what, e);
+    }
+    arena_free(&a);
 }
 END_TEST
 
