@@ -2,8 +2,8 @@
  * groups, with a packed parameter layout. Key ideas: a product whose operand depends only
  * on the input is hoisted out of the time loop; products in one phase sharing an operand
  * stack into one GEMM; an element-wise node is computed as late as its first consumer
- * allows, so it stays in registers unless a later kernel or a GEMM needs it stored, and a
- * step node that no step node reads joins the step's last kernel. */
+ * allows, so it stays in registers unless a later kernel or a GEMM needs it stored; step work
+ * that nothing in the step waits for takes no first kernel of its own (place_groups). */
 #include <string.h>
 
 #include "sched.h"
