@@ -556,8 +556,9 @@ static rnncc_status backward_spans(rnncc_model *m, const rnncc_grad_io *io, cons
     return rt_spans_check(m, s);
 }
 
-static rnncc_status with_device(rnncc_model *m, const rnncc_grad_io *io, void *ws, size_t wsb, void *reserve, size_t rsb,
-                                cudaStream_t stream, float *dw, rnncc_wgrad_mode mode, int weights) {
+/* A backward call with the model's device current. */
+static rnncc_status on_device(rnncc_model *m, const rnncc_grad_io *io, void *ws, size_t wsb, void *reserve, size_t rsb,
+                              cudaStream_t stream, float *dw, rnncc_wgrad_mode mode, int weights) {
     RtRegions r;
     RT_TRY(prepare(m, io, ws, wsb, reserve, rsb, weights, &r));
     RtSpans spans;
@@ -570,14 +571,10 @@ static rnncc_status with_device(rnncc_model *m, const rnncc_grad_io *io, void *w
         rt_regions_free(&r);
         return refused;
     }
-    int prev = -1;
-    cudaGetDevice(&prev);
     rnncc_status s = RNNCC_OK;
-    cudaError_t e = cudaSetDevice(m->device);
     Job job = {m, io, &r, ws, reserve, dw, mode};
-    if (e != cudaSuccess) s = rt_cuda_fail(m, e, "cudaSetDevice", __FILE__, __LINE__);
-    if (s == RNNCC_OK && io->lengths) {
-        e = cudaMemcpyAsync((char *)ws + r.lengths, io->lengths, (size_t)io->N * sizeof(int), cudaMemcpyHostToDevice, stream);
+    if (io->lengths) {
+        cudaError_t e = cudaMemcpyAsync((char *)ws + r.lengths, io->lengths, (size_t)io->N * sizeof(int), cudaMemcpyHostToDevice, stream);
         if (e != cudaSuccess) s = rt_cuda_fail(m, e, "cudaMemcpyAsync(lengths)", __FILE__, __LINE__);
     }
     int folds = 0; /* folded biases sum over T*N columns, accumulated ones over N */
@@ -586,8 +583,20 @@ static rnncc_status with_device(rnncc_model *m, const rnncc_grad_io *io, void *w
     if (s == RNNCC_OK)
         s = rt_run(m, &m->graph[weights ? 2 : 1], key, keylen, weights ? weights_job : data_job, &job, stream);
     if (!weights) rt_calls_data(&m->calls, io, reserve, m->api->noutputs, m->api->nstates, s == RNNCC_OK);
-    if (prev >= 0 && prev != m->device) cudaSetDevice(prev);
     rt_regions_free(&r);
+    return s;
+}
+
+/* on_device with the model's device made current first (the checks ask the driver about pointers: on no other
+ * device's context) and the caller's put back after. */
+static rnncc_status with_device(rnncc_model *m, const rnncc_grad_io *io, void *ws, size_t wsb, void *reserve, size_t rsb,
+                                cudaStream_t stream, float *dw, rnncc_wgrad_mode mode, int weights) {
+    int prev = -1;
+    cudaGetDevice(&prev);
+    cudaError_t e = cudaSetDevice(m->device);
+    rnncc_status s = e != cudaSuccess ? rt_cuda_fail(m, e, "cudaSetDevice", __FILE__, __LINE__)
+                                      : on_device(m, io, ws, wsb, reserve, rsb, stream, dw, mode, weights);
+    if (prev >= 0 && prev != m->device) cudaSetDevice(prev);
     return s;
 }
 

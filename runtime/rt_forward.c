@@ -446,16 +446,17 @@ static rnncc_status forward(rnncc_model *m, const rnncc_io *io, void *ws, size_t
 rnncc_status rnncc_forward(rnncc_model *m, const rnncc_io *io, void *ws, size_t wsb, void *reserve, size_t rsb, void *stream) {
     if (!m || m->failed) return RNNCC_ERR_INVALID_ARGUMENT;
     m->error[0] = 0;
-    RT_TRY(validate_io(m, io));
-    RtRegions r;
-    RT_TRY(rt_regions(m, io->T, io->N, reserve != NULL, &r));
     int prev = -1;
     cudaGetDevice(&prev);
-    rnncc_status s = rt_fail(m, RNNCC_OK, "%s", "");
-    cudaError_t e = cudaSetDevice(m->device);
-    if (e != cudaSuccess) s = rt_cuda_fail(m, e, "cudaSetDevice", __FILE__, __LINE__);
-    else s = forward(m, io, ws, wsb, reserve, rsb, (cudaStream_t)stream, &r);
-    rt_calls_forward(&m->calls, io, reserve, s == RNNCC_OK);
+    cudaError_t e = cudaSetDevice(m->device); /* first: the checks ask the driver about pointers, on this device */
+    RtRegions r;
+    memset(&r, 0, sizeof r);
+    rnncc_status s = e != cudaSuccess ? rt_cuda_fail(m, e, "cudaSetDevice", __FILE__, __LINE__) : validate_io(m, io);
+    if (s == RNNCC_OK) s = rt_regions(m, io->T, io->N, reserve != NULL, &r);
+    if (s == RNNCC_OK) {
+        s = forward(m, io, ws, wsb, reserve, rsb, (cudaStream_t)stream, &r);
+        rt_calls_forward(&m->calls, io, reserve, s == RNNCC_OK);
+    }
     if (prev >= 0 && prev != m->device) cudaSetDevice(prev);
     rt_regions_free(&r);
     return s;
