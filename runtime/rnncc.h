@@ -188,7 +188,9 @@ typedef struct rnncc_model_sizes {
 } rnncc_model_sizes;
 rnncc_status rnncc_model_get_sizes(const rnncc_model *model, rnncc_model_sizes *sizes);
 
-/* One forward pass's data. Shapes: T steps, N sequences; sequence-major [T][N][...]. Buffers a call writes
+/* One forward pass's data. Shapes: T steps, N sequences; sequence-major [T][N][...]. The per-output and per-state
+ * arrays (host memory) hold exactly rnncc_model_get_sizes' noutputs and nstates entries: the library reads that
+ * many and cannot tell a shorter array (likewise rnncc_grad_io's). Buffers a call writes
  * may not overlap another of the call (refused, naming both), but hT[k] may be h0[k] itself; buffers the GPU
  * cannot reach, or not 4-byte aligned, are refused by name (docs/runtime.md). */
 typedef struct rnncc_io {
