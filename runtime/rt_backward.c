@@ -533,27 +533,24 @@ static size_t backward_key(const rnncc_model *m, const rnncc_grad_io *io, const 
     return n;
 }
 
-/* A backward call's buffers lie apart where it writes them (rt_spans.c): the data call writes dx and
- * dh0, the weights call dweights, both the workspace and the reserve. */
+/* A backward call's buffers lie apart where it writes them, and lie where the GPU reaches them (rt_spans.c): the
+ * data call writes dx and dh0, the weights call dweights, both the workspace and the reserve. */
 static rnncc_status backward_spans(rnncc_model *m, const rnncc_grad_io *io, const void *ws, const void *reserve,
-                                   const float *dw, int weights, const RtRegions *r, RtSpans *s) {
+                                   const float *dw, int weights, const RtRegions *r) {
     rnncc_model_sizes z;
     RT_TRY(rnncc_model_get_sizes(m, &z));
-    const size_t x_bytes = (size_t)(io->T * io->N * z.input) * sizeof(float);
-    s->n = 0;
-    rt_span(s, "workspace", -1, ws, r->workspace, 1, 0);
-    rt_span(s, "reserve", -1, reserve, r->reserve, 1, 0);
-    rt_span(s, "the model's weights", -1, m->weights, (size_t)m->weight_count * sizeof(float), 0, 0);
-    rt_span(s, "io->x", -1, io->x, x_bytes, 0, 0);
-    rt_span_outputs(s, m, "io->dy", io->dy, io->T, io->N, 0);
-    rt_span_states(s, m, "io->dhT", io->dhT, io->N, 0, 0);
+    RtSpans s;
+    rt_spans_begin(&s, m, &z, ws, r->workspace, reserve, r->reserve, io->x, io->T, io->N, 0);
+    rt_span_outputs(&s, m, &z, "io->dy", io->dy, io->T, io->N, 0);
+    rt_span_states(&s, m, &z, "io->dhT", io->dhT, io->N, 0, 0);
     if (weights) {
-        rt_span(s, "dweights", -1, dw, (size_t)m->weight_count * sizeof(float), 1, 0);
+        rt_span(&s, "dweights", -1, dw, (size_t)m->weight_count * sizeof(float), 1, 0);
     } else {
-        rt_span(s, "io->dx", -1, io->dx, x_bytes, 1, 0);
-        rt_span_states(s, m, "io->dh0", (const float *const *)io->dh0, io->N, 1, 0);
+        rt_span(&s, "io->dx", -1, io->dx, (size_t)(io->T * io->N * z.input) * sizeof(float), 1, 0);
+        rt_span_states(&s, m, &z, "io->dh0", (const float *const *)io->dh0, io->N, 1, 0);
     }
-    return rt_spans_check(m, s);
+    RT_TRY(rt_spans_check(m, &s));
+    return rt_spans_reachable(m, &s);
 }
 
 /* A backward call with the model's device current. */
@@ -561,12 +558,11 @@ static rnncc_status on_device(rnncc_model *m, const rnncc_grad_io *io, void *ws,
                               cudaStream_t stream, float *dw, rnncc_wgrad_mode mode, int weights) {
     RtRegions r;
     RT_TRY(prepare(m, io, ws, wsb, reserve, rsb, weights, &r));
-    RtSpans spans;
     unsigned char key[sizeof m->graph[0].key];
     size_t keylen = backward_key(m, io, ws, reserve, dw, mode, key);
-    rnncc_status refused = backward_spans(m, io, ws, reserve, dw, weights, &r, &spans);
-    if (refused == RNNCC_OK && !rt_graph_knows(&m->graph[weights ? 2 : 1], key, keylen)) /* new arguments */
-        refused = rt_spans_reachable(m, &spans);
+    rnncc_status refused = RNNCC_OK; /* new arguments (the key holds every pointer and size the checks read): judged */
+    if (!rt_graph_knows(&m->graph[weights ? 2 : 1], key, keylen))
+        refused = backward_spans(m, io, ws, reserve, dw, weights, &r);
     if (refused != RNNCC_OK) {
         rt_regions_free(&r);
         return refused;

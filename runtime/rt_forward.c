@@ -401,21 +401,19 @@ static rnncc_status forward_job(void *p) {
     return rt_issue_forward(j->m, j->io, j->r, j->ws, j->reserve);
 }
 
-/* The forward's buffers, in s, lie apart where it writes them (rt_spans.c); h0 and hT may be one buffer. A folded
- * model's forward writes its weights too (V = U P derived into them, rt_fold_derive). */
+/* The forward's buffers lie apart where it writes them, and lie where the GPU reaches them (rt_spans.c); h0 and hT
+ * may be one buffer. A folded model's forward writes its weights too (V = U P derived into them, rt_fold_derive). */
 static rnncc_status forward_spans(rnncc_model *m, const rnncc_io *io, const void *ws, const void *reserve,
-                                  const RtRegions *r, RtSpans *s) {
+                                  const RtRegions *r) {
     rnncc_model_sizes z;
     RT_TRY(rnncc_model_get_sizes(m, &z));
-    s->n = 0;
-    rt_span(s, "workspace", -1, ws, r->workspace, 1, 0);
-    rt_span(s, "reserve", -1, reserve, r->reserve, 1, 0);
-    rt_span(s, "the model's weights", -1, m->weights, (size_t)m->weight_count * sizeof(float), m->fold != NULL, 0);
-    rt_span(s, "io->x", -1, io->x, (size_t)(io->T * io->N * z.input) * sizeof(float), 0, 0);
-    rt_span_outputs(s, m, "io->y", (const float *const *)io->y, io->T, io->N, 1);
-    rt_span_states(s, m, "io->h0", io->h0, io->N, 0, 1);
-    rt_span_states(s, m, "io->hT", (const float *const *)io->hT, io->N, 1, 1);
-    return rt_spans_check(m, s);
+    RtSpans s;
+    rt_spans_begin(&s, m, &z, ws, r->workspace, reserve, r->reserve, io->x, io->T, io->N, m->fold != NULL);
+    rt_span_outputs(&s, m, &z, "io->y", (const float *const *)io->y, io->T, io->N, 1);
+    rt_span_states(&s, m, &z, "io->h0", io->h0, io->N, 0, 1);
+    rt_span_states(&s, m, &z, "io->hT", (const float *const *)io->hT, io->N, 1, 1);
+    RT_TRY(rt_spans_check(m, &s));
+    return rt_spans_reachable(m, &s);
 }
 
 static rnncc_status forward(rnncc_model *m, const rnncc_io *io, void *ws, size_t wsb, void *reserve, size_t rsb,
@@ -424,11 +422,10 @@ static rnncc_status forward(rnncc_model *m, const rnncc_io *io, void *ws, size_t
         return rt_fail(m, RNNCC_ERR_WORKSPACE, "workspace has %zu bytes; this call needs %zu (rnncc_workspace_size)", wsb, r->workspace);
     if (reserve && rsb < r->reserve)
         return rt_fail(m, RNNCC_ERR_WORKSPACE, "reserve has %zu bytes; training needs %zu (rnncc_reserve_size)", rsb, r->reserve);
-    RtSpans spans;
-    RT_TRY(forward_spans(m, io, ws, reserve, r, &spans));
     unsigned char key[sizeof m->graph[0].key];
     size_t keylen = graph_key(m, io, ws, reserve, key);
-    if (!rt_graph_knows(&m->graph[0], key, keylen)) RT_TRY(rt_spans_reachable(m, &spans)); /* new arguments */
+    /* new arguments (the key holds every pointer and size the checks read): their buffers judged */
+    if (!rt_graph_knows(&m->graph[0], key, keylen)) RT_TRY(forward_spans(m, io, ws, reserve, r));
     if (io->lengths)
         RT_CUDA(m, cudaMemcpyAsync((char *)ws + r->lengths, io->lengths, (size_t)io->N * sizeof(int), cudaMemcpyHostToDevice, stream));
     ForwardJob job = {m, io, r, ws, reserve};

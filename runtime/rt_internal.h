@@ -720,7 +720,8 @@ rnncc_status rt_streams_capturing(rnncc_model *m, int *capturing);
 void rt_exclusive_begin(void);
 void rt_exclusive_end(void);
 
-/* Whether g has run (captured, or directly) with the arguments key: its buffers were judged then. */
+/* Whether g has run (captured, or directly) with the arguments key: its buffers were judged then (overlap and
+ * reachability, rt_spans.c: the checks run for new keys only). */
 int rt_graph_knows(const RtGraph *g, const void *key, size_t keylen);
 /* Runs issue(ctx) on the model's streams after the caller's stream's work: directly for new arguments
  * (or graphs off), else through graph g, captured on a repeated key (directly if spoiled) and replayed. */

@@ -37,20 +37,25 @@ int rt_spans_disjoint(const RtSpans *s, char *why, size_t why_size) {
     return 1;
 }
 
-void rt_span_outputs(RtSpans *s, const rnncc_model *m, const char *name, const float *const *v, int64_t T, int64_t N,
-                     int written) {
-    rnncc_model_sizes z;
-    if (!v || rnncc_model_get_sizes(m, &z) != RNNCC_OK) return;
-    for (int o = 0; o < z.noutputs; o++)
-        rt_span(s, name, o, v[o], (size_t)(T * N * z.output_size[o] * m->dirs) * sizeof(float), written, 0);
+void rt_spans_begin(RtSpans *s, const rnncc_model *m, const rnncc_model_sizes *z, const void *ws, size_t ws_bytes,
+                    const void *reserve, size_t reserve_bytes, const float *x, int64_t T, int64_t N, int weights_written) {
+    s->n = 0;
+    rt_span(s, "workspace", -1, ws, ws_bytes, 1, 0);
+    rt_span(s, "reserve", -1, reserve, reserve_bytes, 1, 0);
+    rt_span(s, "the model's weights", -1, m->weights, (size_t)m->weight_count * sizeof(float), weights_written, 0);
+    rt_span(s, "io->x", -1, x, (size_t)(T * N * z->input) * sizeof(float), 0, 0);
 }
 
-void rt_span_states(RtSpans *s, const rnncc_model *m, const char *name, const float *const *v, int64_t N, int written,
-                    int twins) {
-    rnncc_model_sizes z;
-    if (!v || rnncc_model_get_sizes(m, &z) != RNNCC_OK) return;
-    for (int k = 0; k < z.nstates; k++)
-        rt_span(s, name, k, v[k], (size_t)(m->layers * m->dirs * N * z.state_size[k]) * sizeof(float), written,
+void rt_span_outputs(RtSpans *s, const rnncc_model *m, const rnncc_model_sizes *z, const char *name,
+                     const float *const *v, int64_t T, int64_t N, int written) {
+    for (int o = 0; v && o < z->noutputs; o++)
+        rt_span(s, name, o, v[o], (size_t)(T * N * z->output_size[o] * m->dirs) * sizeof(float), written, 0);
+}
+
+void rt_span_states(RtSpans *s, const rnncc_model *m, const rnncc_model_sizes *z, const char *name,
+                    const float *const *v, int64_t N, int written, int twins) {
+    for (int k = 0; v && k < z->nstates; k++)
+        rt_span(s, name, k, v[k], (size_t)(m->layers * m->dirs * N * z->state_size[k]) * sizeof(float), written,
                 twins ? k + 1 : 0);
 }
 

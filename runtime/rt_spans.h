@@ -29,13 +29,18 @@ void rt_span(RtSpans *s, const char *name, int index, const void *p, size_t byte
 /* Whether no written span overlaps another span, twins lying exactly on each other apart; else the
  * first such pair in why ("io->y[0] overlaps io->x: ..."). */
 int rt_spans_disjoint(const RtSpans *s, char *why, size_t why_size);
+/* Starts s with what every call of m over T steps and N sequences is given: the workspace and the reserve (written;
+ * the bytes the call takes of them), the model's weights (written where weights_written) and the input x [T][N][I]
+ * (read); z is m's sizes (rnncc_model_get_sizes). */
+void rt_spans_begin(RtSpans *s, const rnncc_model *m, const rnncc_model_sizes *z, const void *ws, size_t ws_bytes,
+                    const void *reserve, size_t reserve_bytes, const float *x, int64_t T, int64_t N, int weights_written);
 /* Adds m's per-output buffers v[o] of T steps and N sequences ([T][N][D*dirs]; v or entries may be NULL). */
-void rt_span_outputs(RtSpans *s, const rnncc_model *m, const char *name, const float *const *v, int64_t T, int64_t N,
-                     int written);
+void rt_span_outputs(RtSpans *s, const rnncc_model *m, const rnncc_model_sizes *z, const char *name,
+                     const float *const *v, int64_t T, int64_t N, int written);
 /* Adds m's per-state buffers v[k] of N sequences ([layers*dirs][N][S]), each state k a twin of its own
  * where twins (twins = 0: none). */
-void rt_span_states(RtSpans *s, const rnncc_model *m, const char *name, const float *const *v, int64_t N, int written,
-                    int twins);
+void rt_span_states(RtSpans *s, const rnncc_model *m, const rnncc_model_sizes *z, const char *name,
+                    const float *const *v, int64_t N, int written, int twins);
 /* RNNCC_OK where rt_spans_disjoint, else RNNCC_ERR_INVALID_ARGUMENT with why as m's error. */
 rnncc_status rt_spans_check(rnncc_model *m, const RtSpans *s);
 /* Every span is memory m's GPU reaches (device, managed or page-locked host memory; other host memory where the
