@@ -26,13 +26,7 @@ static void mark_sent(Gen *g, const SchedGroup *grp) {
     memset(g->sent, 0, c->nnodes);
     for (int i = 0; i < grp->nnodes + grp->nwrites; i++) {
         IrRef users[3];
-        int nu = 0;
-        if (i < grp->nnodes) {
-            const IrNode *n = &c->nodes[grp->nodes[i]];
-            for (int a = 0; a < ir_ops[n->op].arity; a++) users[nu++] = n->args[a];
-        } else {
-            users[nu++] = grp->writes[i - grp->nnodes].node;
-        }
+        int nu = cg_item_reads(c, grp, i, users);
         for (int u = 0; u < nu; u++)
             if (!g->computed[users[u]] && c->nodes[users[u]].op != IR_CONST && !folded(g, users[u])) g->sent[users[u]] = 1;
     }

@@ -598,13 +598,7 @@ static void emit_kernel_comment(Gen *g, const SchedGroup *grp, const char *kname
         int prev_dim = -1;
         for (int i = 0; i < grp->nnodes + grp->nwrites; i++) {
             IrRef users[3];
-            int nu = 0;
-            if (i < grp->nnodes) {
-                const IrNode *n = &c->nodes[grp->nodes[i]];
-                for (int a = 0; a < ir_ops[n->op].arity; a++) users[nu++] = n->args[a];
-            } else {
-                users[nu++] = grp->writes[i - grp->nnodes].node;
-            }
+            int nu = cg_item_reads(c, grp, i, users);
             for (int u = 0; u < nu; u++) {
                 IrRef r = users[u];
                 const IrNode *n = &c->nodes[r];

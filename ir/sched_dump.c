@@ -18,6 +18,19 @@ static void put_value(const IrCell *c, IrRef r, StrBuf *out) {
     else sb_printf(out, "%%%u", r);
 }
 
+/* Lists r among group g's reads (counted in *reads) where it comes from a GEMM or another group's buffer. */
+static void put_read(const Plan *p, const SchedGroup *g, IrRef r, int *reads, StrBuf *out) {
+    const IrCell *c = p->cell;
+    const SchedNode *s = &p->node[r];
+    int from_gemm = c->nodes[r].op == IR_MATVEC;
+    int from_buf = s->stored && (s->program != g->program || s->group != g->index);
+    if (!from_gemm && !from_buf) return;
+    sb_puts(out, (*reads)++ ? ", " : "      reads: ");
+    put_value(c, r, out);
+    if (from_gemm) sb_printf(out, " (G%d block %d)", s->gemm, s->block);
+    else sb_printf(out, " (B%d)", s->buffer);
+}
+
 /* Writes the stacked row count: "4H" when every block has the same rows, else "H+M". */
 static void put_rows(const IrCell *c, const SchedGemm *g, StrBuf *out) {
     char t[32];
@@ -64,31 +77,13 @@ static void put_group(const Plan *p, const SchedGroup *g, StrBuf *out) {
     int reads = 0;
     for (int i = 0; i < g->nnodes; i++) {
         const IrNode *n = &c->nodes[g->nodes[i]];
-        for (int a = 0; a < ir_ops[n->op].arity; a++) {
-            IrRef r = n->args[a];
-            const SchedNode *s = &p->node[r];
-            int from_gemm = c->nodes[r].op == IR_MATVEC;
-            int from_buf = s->stored && (s->program != g->program || s->group != g->index);
-            if (!from_gemm && !from_buf) continue;
-            sb_puts(out, reads++ ? ", " : "      reads: ");
-            put_value(c, r, out);
-            if (from_gemm) sb_printf(out, " (G%d block %d)", s->gemm, s->block);
-            else sb_printf(out, " (B%d)", s->buffer);
-        }
+        for (int a = 0; a < ir_ops[n->op].arity; a++) put_read(p, g, n->args[a], &reads, out);
     }
     for (int w = 0; w < g->nwrites; w++) { /* a result the group writes but does not compute */
         IrRef r = g->writes[w].node;
         int seen = 0;
         for (int v = 0; v < w; v++) seen |= g->writes[v].node == r;
-        if (seen) continue;
-        const SchedNode *s = &p->node[r];
-        int from_gemm = c->nodes[r].op == IR_MATVEC;
-        int from_buf = s->stored && (s->program != g->program || s->group != g->index);
-        if (!from_gemm && !from_buf) continue;
-        sb_puts(out, reads++ ? ", " : "      reads: ");
-        put_value(c, r, out);
-        if (from_gemm) sb_printf(out, " (G%d block %d)", s->gemm, s->block);
-        else sb_printf(out, " (B%d)", s->buffer);
+        if (!seen) put_read(p, g, r, &reads, out);
     }
     if (reads) sb_putc(out, '\n');
     int stores = 0;
