@@ -41,7 +41,7 @@ endif
 .PHONY: all test demo asan fuzz golden-update clean examples bench
 
 # ---- sources, per module ------------------------------------------------------
-IR_SRCS      := ir/arena.c ir/strbuf.c ir/diag.c ir/ops.c ir/ir.c ir/build.c ir/dump.c ir/ref.c ir/ref_stack.c ir/sched.c ir/sched_fold.c ir/sched_layout.c ir/sched_dump.c ir/sched_exec.c ir/fold_projection.c ir/fold_rule.c ir/fold_exec.c
+IR_SRCS      := ir/arena.c ir/strbuf.c ir/c_locale.c ir/diag.c ir/ops.c ir/ir.c ir/build.c ir/dump.c ir/ref.c ir/ref_stack.c ir/sched.c ir/sched_fold.c ir/sched_layout.c ir/sched_dump.c ir/sched_exec.c ir/fold_projection.c ir/fold_rule.c ir/fold_exec.c
 GRAMMAR_SRCS := grammar/ast.c grammar/parse.c
 GRAMMAR_GEN  := $(B)/grammar/parser.c $(B)/grammar/lexer.c
 CODEGEN_SRCS := codegen/emit.c codegen/cg_forward.c codegen/cg_backward.c codegen/cg_persist_plan.c codegen/cg_persist.c

@@ -2,6 +2,8 @@
  * Key idea: everything generated goes through these, so layout and escaping live in one place. */
 #include "emit.h"
 
+#include "ir/c_locale.h"
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -52,11 +54,14 @@ int cg_ident_ok(const char *s) {
 int cg_float_literal(double v, char *buf, size_t size) {
     float f = (float)v;
     if (!isfinite(f) || size < 32) return 0;
-    /* the shortest form that reads back as the same float (9 digits always do) */
+    /* the shortest form that reads back as the same float (9 digits always do), in the C locale */
+    CLocaleScope scope;
+    c_locale_enter(&scope);
     for (int digits = 1; digits <= 9; digits++) {
         snprintf(buf, size, "%.*g", digits, (double)f);
         if (strtof(buf, NULL) == f) break;
     }
+    c_locale_leave(&scope);
     if (!strpbrk(buf, ".e")) strcat(buf, ".0");
     strcat(buf, "f");
     return 1;

@@ -20,6 +20,9 @@ typedef struct CliSource {
     IrModule *module;   /* NULL when it had errors */
 } CliSource;
 
+/* Reads the whole of path ("-": standard input) into *text (malloc'd), at most RNNCC_MAX_SOURCE_BYTES; returns
+ * CLI_OK, or CLI_INPUT_ERROR with "rnncc: error: cannot open|read 'path': why" on stderr. */
+int cli_read(const char *path, char **text, size_t *len);
 /* Reads and compiles path ("-" reads standard input); prints its diagnostics to stderr.
  * Returns CLI_OK, or CLI_INPUT_ERROR when the file cannot be read or has errors. */
 int cli_load(CliSource *s, const char *path);
@@ -39,7 +42,7 @@ int cli_fold_pack_like(CliSource *s, const char *cmd, Plan *plan, const IrFold *
 /* Parses a batch size (1 .. 2^31-1) given to option opt of command cmd; prints the error and
  * returns 0 when arg is not one. */
 int cli_parse_batch(const char *cmd, const char *opt, const char *arg, long long *out);
-/* Parses --precision's argument of command cmd: fp32, tf32, fp16 or bf16 (rnncc_precision_name);
+/* Parses --precision's argument of command cmd: fp32, tf32, fp16, bf16 or tf32x3 (rnncc_precision_name);
  * prints the error and returns 0 for anything else. */
 int cli_parse_precision(const char *cmd, const char *arg, rnncc_precision *out);
 

@@ -156,7 +156,7 @@ int cli_dump(int argc, char **argv) {
         case 'h':
             printf("usage: rnncc dump (--ir | --schedule) [--dot] [--dim NAME=VALUE]... [--batch N]\n"
                    "                  [--precision fp32|tf32|fp16|bf16|tf32x3] [--keep-derived-weights] [--fold]\n"
-                   "                  [--cell NAME] [-o FILE] FILE\n"
+                   "                  [--cell NAME] [-o|--output FILE] FILE\n"
                    "Prints each cell in FILE (or only --cell NAME): its IR, or with --schedule its execution plan\n"
                    "(GEMMs, fused kernels, buffers, packed parameters; with --dim bindings, also offsets and sizes,\n"
                    "which buffers' adjoints training keeps as one, and which step GEMMs add into hoisted results).\n"

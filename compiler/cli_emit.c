@@ -214,7 +214,7 @@ int cli_emit(int argc, char **argv) {
                    "                  [--chunk K] [--seqs S] [--handoff flags|barrier] [--split] [--blocks G]\n"
                    "                  [--wregs R] [--waves W]]\n"
                    "                  [--ptx | --cubin] [--arch ARCH]\n"
-                   "                  [-o FILE] FILE\n"
+                   "                  [-o|--output FILE] FILE\n"
                    "Prints the CUDA translation unit of a cell in FILE (the only one, or --cell NAME) with every\n"
                    "dimension bound by --dim: the forward kernels, then the backward kernels derived from them.\n"
                    "--forward or --backward print only that part of it; with --ptx or --cubin they compile that\n"

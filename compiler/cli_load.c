@@ -7,46 +7,36 @@
 
 #include "cli.h"
 
-enum { MAX_SOURCE = 16 << 20 };
-
-static char *read_all(FILE *f, size_t *len) {
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
-    if (!buf) return NULL;
-    for (;;) {
-        if (n == cap) {
-            if (cap >= MAX_SOURCE) { free(buf); errno = EFBIG; return NULL; }
-            char *p = realloc(buf, cap *= 2);
-            if (!p) { free(buf); return NULL; }
-            buf = p;
-        }
-        size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (got == 0) break;
-    }
-    if (ferror(f)) { free(buf); return NULL; }
-    *len = n;
-    return buf;
-}
-
-int cli_load(CliSource *s, const char *path) {
-    memset(s, 0, sizeof *s);
-    s->path = path;
-    arena_init(&s->arena);
+int cli_read(const char *path, char **text, size_t *len) {
     int is_stdin = strcmp(path, "-") == 0;
     FILE *f = is_stdin ? stdin : fopen(path, "rb");
     if (!f) {
         fprintf(stderr, "rnncc: error: cannot open '%s': %s\n", path, strerror(errno));
         return CLI_INPUT_ERROR;
     }
-    s->text = read_all(f, &s->len);
-    int err = errno;
+    StrBuf sb = {0};
+    int err = sb_read(&sb, f, RNNCC_MAX_SOURCE_BYTES);
     if (!is_stdin) fclose(f);
-    if (!s->text) {
+    *len = sb.len;
+    if (!err && (*text = sb_take(&sb))) return CLI_OK;
+    sb_free(&sb);
+    *text = NULL;
+    if (!err) err = ENOMEM;
+    if (err == EFBIG)
+        fprintf(stderr, "rnncc: error: '%s' is longer than %u bytes (64 MiB), the most a cell source may be\n", path,
+                (unsigned)RNNCC_MAX_SOURCE_BYTES);
+    else
         fprintf(stderr, "rnncc: error: cannot read '%s': %s\n", path, strerror(err));
-        return CLI_INPUT_ERROR;
-    }
-    diag_init(&s->diags, &s->arena, is_stdin ? "<stdin>" : path, s->text, s->len);
+    return CLI_INPUT_ERROR;
+}
+
+int cli_load(CliSource *s, const char *path) {
+    memset(s, 0, sizeof *s);
+    s->path = path;
+    arena_init(&s->arena);
+    int st = cli_read(path, &s->text, &s->len);
+    if (st != CLI_OK) return st;
+    diag_init(&s->diags, &s->arena, strcmp(path, "-") == 0 ? "<stdin>" : path, s->text, s->len);
     s->module = ir_compile(&s->arena, &s->diags, s->text, s->len);
     StrBuf out = {0};
     diag_render(&s->diags, &out);

@@ -98,6 +98,8 @@ static int parse(int argc, char **argv, RunOpts *o) {
                    "                 [--precision P] [--cell NAME] [--varlen] [--train] [--repeat R] [--seed S]\n"
                    "                 [--backend auto|cublas|persistent] [--fold auto|on|off]\n"
                    "                 [--keep-derived-weights] [--no-check]\n"
+                   "FILE '-' reads standard input. Defaults: --batch 8, --seq 16, --layers 1, --repeat 20, --seed 1,\n"
+                   "--cell the file's only cell.\n"
                    "Runs the cell forward on the GPU on random data (weights uniform in +-1/sqrt(S), S the first\n"
                    "state's size; inputs in +-1), checks it against the double-precision CPU reference, and prints\n"
                    "the error (max |gpu - ref| / max |ref| per tensor) and the median time of R runs.\n"
@@ -135,11 +137,15 @@ static int parse(int argc, char **argv, RunOpts *o) {
 int cli_run(int argc, char **argv) {
     RunOpts o;
     if (!parse(argc, argv, &o)) return CLI_USAGE_ERROR;
+    char *text = NULL;
+    size_t len = 0;
+    if (cli_read(o.file, &text, &len) != CLI_OK) return CLI_INPUT_ERROR;
     rnncc_program *prog = NULL;
-    rnncc_status s = rnncc_compile_file(o.file, NULL, &prog);
+    rnncc_status s = rnncc_compile_string(text, len, strcmp(o.file, "-") == 0 ? "<stdin>" : o.file, NULL, &prog);
+    free(text);
     if (s != RNNCC_OK) {
         if (prog) fputs(rnncc_program_log(prog), stderr);
-        else fprintf(stderr, "rnncc run: error: cannot read '%s'\n", o.file);
+        else fprintf(stderr, "rnncc run: error: %s\n", rnncc_status_string(s));
         rnncc_program_destroy(prog);
         return CLI_INPUT_ERROR;
     }
@@ -201,12 +207,20 @@ int cli_run(int argc, char **argv) {
 }
 
 int cli_devices(int argc, char **argv) {
-    (void)argc;
-    (void)argv;
+    if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+        printf("usage: rnncc devices\n"
+               "Lists the CUDA devices: index, name, architecture, multiprocessors, memory. Exit status 1 where there\n"
+               "is none (the reason on standard error).\n");
+        return CLI_OK;
+    }
+    if (argc > 1) {
+        fprintf(stderr, "rnncc devices: error: unexpected argument '%s' (rnncc devices takes none)\n", argv[1]);
+        return CLI_USAGE_ERROR;
+    }
     int n = 0;
     cudaError_t e = cudaGetDeviceCount(&n);
     if (e != cudaSuccess || n == 0) {
-        printf("no CUDA device (%s)\n", e != cudaSuccess ? cudaGetErrorString(e) : "none found");
+        fprintf(stderr, "rnncc devices: error: no CUDA device (%s)\n", e != cudaSuccess ? cudaGetErrorString(e) : "none found");
         return CLI_INPUT_ERROR;
     }
     for (int i = 0; i < n; i++) {

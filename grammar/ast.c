@@ -2,6 +2,8 @@
  * Key idea: the grammar only records what was written; every check happens in ir/build.c. */
 #include "ast.h"
 
+#include "ir/c_locale.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -99,7 +101,7 @@ AstExpr *ast_num(ParseCtx *ctx, const char *text, SrcLoc loc) {
     AstExpr *e = new_expr(ctx, AST_NUM, loc);
     if (!e) return NULL;
     errno = 0;
-    e->num = strtod(text, NULL);
+    e->num = c_strtod(text, NULL); /* '.' whatever the embedding program's locale */
     if (errno == ERANGE && fabs(e->num) > 1) {
         diag_error(ctx->diags, loc, "number '%s' is too large", text);
         e->num = 0;

@@ -538,7 +538,11 @@ static void declare_all(Builder *b, const AstCell *ac) {
     int i = 0;
     for (const AstDecl *d = ac->inputs; d; d = d->next, i++) declare(b, d, SYM_INPUT, &c->inputs[i], NULL, i);
     i = 0;
-    for (const AstDecl *d = ac->states; d; d = d->next, i++) declare(b, d, SYM_STATE, NULL, &c->states[i], i);
+    for (const AstDecl *d = ac->states; d; d = d->next, i++) {
+        if (i == IR_MAX_STATES)
+            diag_error(b->diags, d->loc, "a cell has at most %d states; '%s' is the %dth", IR_MAX_STATES, d->name, i + 1);
+        declare(b, d, SYM_STATE, NULL, &c->states[i], i);
+    }
     i = 0;
     for (const AstDecl *d = ac->params; d; d = d->next, i++) declare(b, d, SYM_PARAM, &c->params[i], NULL, i);
 }
@@ -613,6 +617,13 @@ static void build_states_and_values(Builder *b, const AstCell *ac) {
     }
 }
 
+/* The output at index k of the cell's list (from 0), or NULL. */
+static const AstOutput *nth_output(const AstCell *ac, int k) {
+    const AstOutput *o = ac->outputs;
+    while (o && k-- > 0) o = o->next;
+    return o;
+}
+
 static void build_outputs(Builder *b, const AstCell *ac) {
     IrCell *c = b->cell;
     int n = 0;
@@ -620,6 +631,9 @@ static void build_outputs(Builder *b, const AstCell *ac) {
     c->outputs = arena_array(b->arena, (size_t)n + 1, sizeof *c->outputs);
     if (!c->outputs) return;
     for (const AstOutput *o = ac->outputs; o; o = o->next) {
+        if (o == nth_output(ac, IR_MAX_OUTPUTS))
+            diag_error(b->diags, o->loc, "a cell has at most %d outputs; '%s' is the %dth", IR_MAX_OUTPUTS, o->name,
+                       IR_MAX_OUTPUTS + 1);
         Sym *s = sym_find(b, o->name);
         IrRef r = IR_NONE;
         if (!s) {

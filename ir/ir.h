@@ -12,6 +12,10 @@
 
 typedef uint32_t IrRef;
 #define IR_NONE UINT32_MAX
+/* At most this many states and outputs a cell: the generated kernels' argument block holds that many
+ * (runtime/rnn_args.h's RNN_MAX_STATES and RNN_MAX_OUTPUTS, which equal them). */
+#define IR_MAX_STATES 8
+#define IR_MAX_OUTPUTS 8
 
 /* A dimension: a symbol (`H`) bound later, or an integer literal. */
 typedef struct IrDim {

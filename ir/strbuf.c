@@ -2,6 +2,9 @@
  * Key idea: a failed allocation sets a flag checked once at the end, not at every write. */
 #include "strbuf.h"
 
+#include "c_locale.h"
+
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,13 +35,17 @@ void sb_puts(StrBuf *sb, const char *s) { sb_putn(sb, s, strlen(s)); }
 void sb_putc(StrBuf *sb, char c) { sb_putn(sb, &c, 1); }
 
 void sb_vprintf(StrBuf *sb, const char *fmt, va_list ap) {
+    CLocaleScope scope; /* generated text reads "0.5", whatever the caller's LC_NUMERIC */
+    c_locale_enter(&scope);
     va_list copy;
     va_copy(copy, ap);
     int n = vsnprintf(NULL, 0, fmt, copy);
     va_end(copy);
-    if (n < 0 || !sb_reserve(sb, (size_t)n)) return;
-    vsnprintf(sb->data + sb->len, (size_t)n + 1, fmt, ap);
-    sb->len += (size_t)n;
+    if (n >= 0 && sb_reserve(sb, (size_t)n)) {
+        vsnprintf(sb->data + sb->len, (size_t)n + 1, fmt, ap);
+        sb->len += (size_t)n;
+    }
+    c_locale_leave(&scope);
 }
 
 void sb_printf(StrBuf *sb, const char *fmt, ...) {
@@ -70,4 +77,17 @@ char *sb_take(StrBuf *sb) {
     else if (!p) p = calloc(1, 1);
     memset(sb, 0, sizeof *sb);
     return p;
+}
+
+int sb_read(StrBuf *sb, FILE *f, size_t max) {
+    char chunk[16384];
+    for (;;) {
+        errno = 0;
+        size_t got = fread(chunk, 1, sizeof chunk, f);
+        if (got == 0) break;
+        if (got > max || sb->len > max - got) return EFBIG;
+        sb_putn(sb, chunk, got);
+        if (sb->failed) return ENOMEM;
+    }
+    return !ferror(f) ? 0 : errno ? errno : EIO; /* EISDIR for a directory */
 }

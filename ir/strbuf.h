@@ -4,6 +4,7 @@
 #define RNNCC_STRBUF_H
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 
 typedef struct StrBuf {
     char *data;   /* NUL-terminated once anything was written; may be NULL when empty */
@@ -24,6 +25,9 @@ void sb_printf(StrBuf *sb, const char *fmt, ...) __attribute__((format(printf, 2
 void sb_vprintf(StrBuf *sb, const char *fmt, va_list ap);
 /* Appends one line: the current indentation (4 spaces a level), the text, a newline. */
 void sb_line(StrBuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Appends the rest of stream f, at most max bytes in all; 0, or EFBIG past max, ENOMEM, or the read's errno
+ * (EIO where it set none). */
+int sb_read(StrBuf *sb, FILE *f, size_t max);
 /* Returns the text (never NULL: "" when empty). */
 const char *sb_str(const StrBuf *sb);
 /* Frees the buffer and resets it to empty. */

@@ -1,6 +1,7 @@
 /* rnncc: compile recurrent-network cells written as equations and run them on NVIDIA GPUs.
  *
- * The one public header. Opaque handles; every call returns an rnncc_status; a handle that
+ * The one public header. Opaque handles; every call that can fail returns an rnncc_status (the few that
+ * answer a value say what they answer for a bad handle); a handle that
  * failed or whose last call failed says why through its *_error/_log function. No global
  * state: distinct handles may be used from distinct threads at once; one handle from one
  * thread at a time. Device pointers are marked (device); everything else is host memory.
@@ -25,7 +26,8 @@ typedef enum rnncc_status {
     RNNCC_ERR_COMPILE,          /* the cell source has errors: see rnncc_program_log */
     RNNCC_ERR_NOMEM,            /* host memory ran out */
     RNNCC_ERR_OVERFLOW,         /* a size computed from the arguments overflows */
-    RNNCC_ERR_NOT_FOUND,        /* no cell, parameter or dimension of that name */
+    RNNCC_ERR_NOT_FOUND,        /* no cell or parameter of that name; a file that cannot be opened or read
+                                   (an unknown dimension is RNNCC_ERR_INVALID_ARGUMENT) */
     RNNCC_ERR_UNSUPPORTED,      /* a valid request this version cannot run: the message says what */
     RNNCC_ERR_NO_GPU,           /* no CUDA device, or the driver is missing */
     RNNCC_ERR_CUDA,             /* a CUDA runtime call failed (out of device memory among others) */
@@ -52,12 +54,17 @@ typedef struct rnncc_compile_options {
     void *user;                  /* passed to on_diagnostic */
 } rnncc_compile_options;
 
-/* Compiles cell source text (len bytes, at most 64 MiB; name is used in diagnostics). On a compile error
+/* The most bytes a cell source may have (64 MiB): rnncc_compile_string refuses a longer one. */
+#define RNNCC_MAX_SOURCE_BYTES ((size_t)64 << 20)
+
+/* Compiles cell source text (len bytes, at most RNNCC_MAX_SOURCE_BYTES; name is used in diagnostics). On a compile error
  * (a longer source too) returns RNNCC_ERR_COMPILE and still sets *out, whose log holds the diagnostics;
  * destroy it. */
 rnncc_status rnncc_compile_string(const char *source, size_t len, const char *name,
                                   const rnncc_compile_options *options, rnncc_program **out);
-/* Reads and compiles a .cell file, as rnncc_compile_string. */
+/* Reads and compiles a .cell file, as rnncc_compile_string; a file that cannot be opened or read gives
+ * RNNCC_ERR_NOT_FOUND and *out NULL. A call refused before there is a program (that, a NULL argument) tells
+ * on_diagnostic why: "path: error: cannot open: No such file or directory". */
 rnncc_status rnncc_compile_file(const char *path, const rnncc_compile_options *options, rnncc_program **out);
 /* The program's diagnostics as text (empty when there were none); valid until destroyed. */
 const char *rnncc_program_log(const rnncc_program *program);
@@ -102,7 +109,7 @@ typedef struct rnncc_model_desc {
     const char *cell;               /* the cell's name; NULL when the program has one cell */
     const char *const *dims;        /* "NAME=VALUE" bindings of the cell's dimensions */
     int ndims;
-    int layers;                     /* >= 1; layer k > 0 reads layer k-1's first output */
+    int layers;                     /* 1 to 1024; layer k > 0 reads layer k-1's first output */
     int bidirectional;              /* 0 or 1; outputs of the two directions are concatenated */
     rnncc_precision precision;
     int device;                     /* CUDA device ordinal; -1 for the current device */
@@ -124,7 +131,8 @@ typedef struct rnncc_model_desc {
 rnncc_status rnncc_model_create(const rnncc_program *program, const rnncc_model_desc *desc, rnncc_model **out);
 /* Frees a model and its device memory. NULL is ignored. */
 void rnncc_model_destroy(rnncc_model *model);
-/* The message of the model's last failed call (or of its failed creation); "" if none. */
+/* The message of the model's last failed call (or of its failed creation); "" if none, "model is NULL"
+ * for NULL. */
 const char *rnncc_model_error(const rnncc_model *model);
 
 /* Describes one parameter tensor of the model. */
@@ -135,7 +143,7 @@ typedef struct rnncc_param_info {
     int64_t offset;      /* in elements from the start of the weight buffer */
 } rnncc_param_info;
 
-/* Number of parameter tensors: layers * directions * parameters of the cell. */
+/* Number of parameter tensors: layers * directions * parameters of the cell; 0 for NULL or a failed model. */
 int rnncc_model_param_count(const rnncc_model *model);
 /* Fills *info for tensor index (0 <= index < rnncc_model_param_count). */
 rnncc_status rnncc_model_param_info(const rnncc_model *model, int index, rnncc_param_info *info);
@@ -149,7 +157,7 @@ rnncc_status rnncc_model_get_param(rnncc_model *model, const char *name, int lay
                                    float *values, int64_t count);
 /* The packed weight buffer (device) and its size in floats: every parameter at its offset. A model
  * that keeps what it derives from its weights must be told of writes through it
- * (rnncc_model_weights_changed). */
+ * (rnncc_model_weights_changed). NULL (and *count 0) for NULL or a failed model. */
 float *rnncc_model_weights(rnncc_model *model, int64_t *count);
 /* keep = 1: the model keeps what it derives from the weights between passes and derives it again only
  * after they change, not every forward; for weights that stay fixed over many passes, as in inference:
@@ -158,7 +166,8 @@ float *rnncc_model_weights(rnncc_model *model, int64_t *count);
  * keep = 0 (the default) derives them every forward (and frees the 16-bit copy). It allocates or
  * synchronises: not while a CUDA graph is being captured. A forward the caller captures into a graph of
  * its own derives them in that graph whenever the model has seen no uncaptured forward since they
- * changed. A backward whose forward ran before keep changed is refused (run the forward again). */
+ * changed. In fp16 and bf16 a backward whose forward ran before keep changed is refused (it would read
+ * the other 16-bit copy; run the forward again); the other precisions derive nothing a backward reads. */
 rnncc_status rnncc_model_keep_derived_weights(rnncc_model *model, int keep);
 /* The same as rnncc_model_keep_derived_weights (its earlier name). */
 rnncc_status rnncc_model_keep_half_weights(rnncc_model *model, int keep);

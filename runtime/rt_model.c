@@ -9,6 +9,9 @@
 
 #include "rt_internal.h"
 
+_Static_assert(RNN_MAX_STATES == IR_MAX_STATES && RNN_MAX_OUTPUTS == IR_MAX_OUTPUTS,
+               "the kernels' argument block holds exactly the states and outputs a cell may have");
+
 rnncc_status rt_fail(rnncc_model *m, rnncc_status status, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
@@ -168,10 +171,7 @@ static rnncc_status own_cell(rnncc_model *m, const rnncc_program *p, const char 
         if (name) return rt_fail(m, RNNCC_ERR_NOT_FOUND, "desc->cell: no cell named '%s' in %s", name, p->name);
         return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "desc->cell is NULL but %s defines %d cells; name one", p->name, mod->ncells);
     }
-    const IrCell *c = m->cell;
-    if (c->nstates > RNN_MAX_STATES || c->noutputs > RNN_MAX_OUTPUTS)
-        return rt_fail(m, RNNCC_ERR_UNSUPPORTED, "cell '%s' has %d states and %d outputs; at most %d and %d are supported",
-                       c->name, c->nstates, c->noutputs, RNN_MAX_STATES, RNN_MAX_OUTPUTS);
+    const IrCell *c = m->cell; /* at most IR_MAX_STATES states and IR_MAX_OUTPUTS outputs: ir_compile's check */
     diag_init(&d, &m->arena, p->name, m->source, p->len);
     m->api = c;
     m->plan = sched_plan(&m->arena, c, &d);
@@ -543,7 +543,10 @@ rnncc_status rnncc_model_weights_changed(rnncc_model *m) {
 }
 
 float *rnncc_model_weights(rnncc_model *m, int64_t *count) {
-    if (!m || m->failed) return NULL;
+    if (!m || m->failed) {
+        if (count) *count = 0;
+        return NULL;
+    }
     if (count) *count = m->weight_count;
     return m->weights;
 }

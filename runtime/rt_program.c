@@ -3,13 +3,12 @@
  * still a handle, holding the diagnostics, as an NVRTC program is. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "rt_internal.h"
-
-#define RT_MAX_SOURCE (64u << 20) /* bytes of cell source at most */
 
 const char *rnncc_precision_name(rnncc_precision p) {
     static const char *const names[] = {"fp32", "tf32", "fp16", "bf16", "tf32x3"};
@@ -48,24 +47,58 @@ static void report(const Diags *d, const rnncc_compile_options *o) {
     }
 }
 
+/* Writes "name: error: why\n" into msg (size bytes) and tells it to o's on_diagnostic, where there is one. */
+static void say(const rnncc_compile_options *o, const char *name, char *msg, size_t size, const char *fmt, va_list ap) {
+    char why[400];
+    vsnprintf(why, sizeof why, fmt, ap);
+    snprintf(msg, size, "%s: error: %s\n", name ? name : "rnncc", why);
+    if (o && o->on_diagnostic) o->on_diagnostic(o->user, "error", msg);
+}
+
+/* Returns status after saying why (say): a call refused before there is a program to hold its log. */
+static rnncc_status refuse(const rnncc_compile_options *o, const char *name, rnncc_status status, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static rnncc_status refuse(const rnncc_compile_options *o, const char *name, rnncc_status status, const char *fmt, ...) {
+    char msg[800];
+    va_list ap;
+    va_start(ap, fmt);
+    say(o, name, msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return status;
+}
+
+/* A program that did not compile, its log "name: error: why" (said as well), in *out: RNNCC_ERR_COMPILE, or
+ * RNNCC_ERR_NOMEM with *out NULL. */
+static rnncc_status failed_program(const char *name, const rnncc_compile_options *o, rnncc_program **out, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static rnncc_status failed_program(const char *name, const rnncc_compile_options *o, rnncc_program **out, const char *fmt, ...) {
+    char msg[800];
+    va_list ap;
+    va_start(ap, fmt);
+    say(o, name, msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    rnncc_program *p = calloc(1, sizeof *p);
+    if (!p) return RNNCC_ERR_NOMEM;
+    arena_init(&p->arena);
+    p->name = strdup(name);
+    p->log = strdup(msg);
+    if (!p->name || !p->log) { rnncc_program_destroy(p); return RNNCC_ERR_NOMEM; }
+    *out = p;
+    return RNNCC_ERR_COMPILE;
+}
+
 rnncc_status rnncc_compile_string(const char *source, size_t len, const char *name,
                                   const rnncc_compile_options *options, rnncc_program **out) {
-    if (!out) return RNNCC_ERR_INVALID_ARGUMENT;
+    if (!out) return refuse(options, name, RNNCC_ERR_INVALID_ARGUMENT, "out is NULL");
     *out = NULL;
-    if (!source && len) return RNNCC_ERR_INVALID_ARGUMENT;
+    if (!source && len) return refuse(options, name, RNNCC_ERR_INVALID_ARGUMENT, "source is NULL but len is %zu", len);
+    if (len > RNNCC_MAX_SOURCE_BYTES) /* before anything reads len bytes of it */
+        return failed_program(name ? name : "<string>", options, out, "len is %zu bytes; a cell source is at most %zu bytes",
+                              len, RNNCC_MAX_SOURCE_BYTES);
     rnncc_program *p = calloc(1, sizeof *p);
     if (!p) return RNNCC_ERR_NOMEM;
     arena_init(&p->arena);
     p->name = strdup(name ? name : "<string>");
-    if (p->name && len > RT_MAX_SOURCE) { /* before anything reads len bytes of it */
-        char msg[200];
-        snprintf(msg, sizeof msg, "%s: error: len is %zu bytes; a cell source is at most %u bytes\n", p->name, len,
-                 RT_MAX_SOURCE);
-        if (options && options->on_diagnostic) options->on_diagnostic(options->user, "error", msg);
-        if (!(p->log = strdup(msg))) { rnncc_program_destroy(p); return RNNCC_ERR_NOMEM; }
-        *out = p;
-        return RNNCC_ERR_COMPILE;
-    }
     p->source = malloc(len + 1);
     if (!p->source || !p->name) { rnncc_program_destroy(p); return RNNCC_ERR_NOMEM; }
     if (len) memcpy(p->source, source, len);
@@ -84,28 +117,28 @@ rnncc_status rnncc_compile_string(const char *source, size_t len, const char *na
 }
 
 rnncc_status rnncc_compile_file(const char *path, const rnncc_compile_options *options, rnncc_program **out) {
-    if (!out || !path) return RNNCC_ERR_INVALID_ARGUMENT;
+    if (!out) return refuse(options, path, RNNCC_ERR_INVALID_ARGUMENT, "out is NULL");
     *out = NULL;
+    if (!path) return refuse(options, NULL, RNNCC_ERR_INVALID_ARGUMENT, "path is NULL");
     FILE *f = fopen(path, "rb");
-    if (!f) return errno == ENOMEM ? RNNCC_ERR_NOMEM : RNNCC_ERR_NOT_FOUND;
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (got == 0) break;
-        if (n == cap) {
-            if (cap > RT_MAX_SOURCE) break; /* longer than a source may be: rnncc_compile_string says so */
-            char *q = realloc(buf, cap = cap * 2 > RT_MAX_SOURCE ? RT_MAX_SOURCE + 1 : cap * 2);
-            if (!q) { free(buf); buf = NULL; }
-            else buf = q;
-        }
+    if (!f) {
+        int err = errno;
+        return refuse(options, path, err == ENOMEM ? RNNCC_ERR_NOMEM : RNNCC_ERR_NOT_FOUND, "cannot open: %s", strerror(err));
     }
-    int err = ferror(f);
+    StrBuf sb = {0};
+    int err = sb_read(&sb, f, RNNCC_MAX_SOURCE_BYTES);
     fclose(f);
-    if (!buf || err) { free(buf); return buf ? RNNCC_ERR_NOT_FOUND : RNNCC_ERR_NOMEM; }
-    rnncc_status s = rnncc_compile_string(buf, n, path, options, out);
-    free(buf);
+    rnncc_status s;
+    if (err == EFBIG)
+        s = failed_program(path, options, out, "the file is longer than %zu bytes, the most a cell source may be",
+                           RNNCC_MAX_SOURCE_BYTES);
+    else if (err == ENOMEM)
+        s = RNNCC_ERR_NOMEM;
+    else if (err)
+        s = refuse(options, path, RNNCC_ERR_NOT_FOUND, "cannot read: %s", strerror(err));
+    else
+        s = rnncc_compile_string(sb_str(&sb), sb.len, path, options, out);
+    sb_free(&sb);
     return s;
 }
 

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ir/c_locale.h"
 #include "rt_internal.h"
 #include "rt_nvrtc.h"
 
@@ -455,9 +456,12 @@ static int choice_get(const rnncc_model *m, const char *key, const CgPersistAsk 
     free(data);
     int cluster = 0, split = -1, warps = 0, nw = -1, handoff = -1, blocks = -1;
     long long kc = -1;
-    if (sscanf(text, "rnncc-tile cluster=%d split=%d warps=%d kc_cap=%lld nw_max=%d handoff=%d blocks=%d us=%lf tried=%d",
-               &cluster, &split, &warps, &kc, &nw, &handoff, &blocks, us, tried) != 9)
-        return 0;
+    CLocaleScope scope; /* us=0.123 whatever the locale of the process that wrote it or of this one */
+    c_locale_enter(&scope);
+    int got = sscanf(text, "rnncc-tile cluster=%d split=%d warps=%d kc_cap=%lld nw_max=%d handoff=%d blocks=%d us=%lf tried=%d",
+                     &cluster, &split, &warps, &kc, &nw, &handoff, &blocks, us, tried);
+    c_locale_leave(&scope);
+    if (got != 9) return 0;
     if ((cluster != 1 && cluster != 2 && cluster != 4) || (split != 0 && split != 1) || (warps != 4 && warps != 8 && warps != 16) ||
         (kc != 0 && (kc < 256 || kc > 65536)) || (nw != 0 && nw != 1 && nw != 2 && nw != 4 && nw != 8) ||
         (handoff != CG_HANDOFF_BARRIER && handoff != CG_HANDOFF_FLAGS) || blocks < 0 ||
@@ -476,10 +480,13 @@ static int choice_get(const rnncc_model *m, const char *key, const CgPersistAsk 
 
 static void choice_put(const rnncc_model *m, const char *key, const CgPersistAsk *ask, double us, int tried) {
     char text[256];
+    CLocaleScope scope;
+    c_locale_enter(&scope);
     int n = snprintf(text, sizeof text,
                      "rnncc-tile cluster=%d split=%d warps=%d kc_cap=%lld nw_max=%d handoff=%d blocks=%d us=%.3f tried=%d\n",
                      ask->cluster, ask->split, ask->warps ? ask->warps : CG_PERSIST_WARPS, (long long)ask->kc_cap, ask->nw_max,
                      ask->handoff, ask->blocks, us, tried);
+    c_locale_leave(&scope);
     if (n > 0 && (size_t)n < sizeof text) rt_cache_put(&m->cache, key, text, (size_t)n);
 }
 

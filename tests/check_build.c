@@ -365,6 +365,13 @@ START_TEST(state_and_output_errors) {
     expect_error("cell t(x[I]) -> W { state h[H] param W[H, I]\n h' = W @ x }", 1, 17,
                  "output 'W' is a parameter; an output names a state or a computed value");
     expect_error("cell t(x[I]) -> h, h { state h[H]\n h' = h }", 1, 20, "output 'h' is listed twice");
+    /* the kernels' argument block holds 8 states and 8 outputs: the ninth is refused where it is declared */
+    expect_error("cell t(x[I]) -> a { state a[H], b[H], c[H], d[H], e[H], f[H], g[H], h[H], i[H]\n"
+                 " a' = a\n b' = b\n c' = c\n d' = d\n e' = e\n f' = f\n g' = g\n h' = h\n i' = i }",
+                 1, 75, "a cell has at most 8 states; 'i' is the 9th");
+    expect_error("cell t(x[I]) -> h, v1, v2, v3, v4, v5, v6, v7, v8 { state h[H]\n h' = h\n"
+                 " v1 = h + 1\n v2 = h + 2\n v3 = h + 3\n v4 = h + 4\n v5 = h + 5\n v6 = h + 6\n v7 = h + 7\n v8 = h + 8 }",
+                 1, 48, "a cell has at most 8 outputs; 'v8' is the 9th");
     expect_error("cell t(x[I]) -> h { state h[H]\n h' = h\n h = h }", 3, 2,
                  "cannot assign to state 'h'; write h' = ... for its next value");
     expect_error("cell t(x[I]) -> h { state h[H] param b[H]\n h' = h\n b = h }", 3, 2,

@@ -216,6 +216,55 @@ START_TEST(missing_file) {
 }
 END_TEST
 
+/* rnncc run reads standard input as the other commands do (it named '-' a missing file before); a cell's errors
+ * from it are located in <stdin>. Without a GPU the run stops at the device. */
+START_TEST(run_reads_stdin) {
+    Run r = RUN("cell t(x[I]) -> y {\n  y = x + z\n}\n", "run", "--dim", "I=4", "-");
+    ck_assert_int_eq(r.status, 1);
+    ck_assert(starts_with(r.err, "<stdin>:2:11: error: unknown name 'z'\n"));
+    r = RUN(read_file("cells/lstm.cell"), "run", "--dim", "I=4", "--dim", "H=4", "--batch", "2", "--seq", "2", "-");
+    ck_assert_msg((r.status == 0 && starts_with(r.out, "<stdin>: T=2 N=2")) ||
+                      (r.status == 1 && strstr(r.err, "no CUDA device") && !strstr(r.err, "cannot")),
+                  "status %d\n%s%s", r.status, r.out, r.err);
+}
+END_TEST
+
+/* rnncc devices: --help, an argument refused as bad usage, "no CUDA device" an error on stderr. */
+START_TEST(devices_arguments) {
+    Run r = RUN(NULL, "devices", "--help");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert(starts_with(r.out, "usage: rnncc devices\n"));
+    ck_assert_str_eq(r.err, "");
+    r = RUN(NULL, "devices", "--bogus");
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_str_eq(r.out, "");
+    ck_assert_str_eq(r.err, "rnncc devices: error: unexpected argument '--bogus' (rnncc devices takes none)\n");
+    r = RUN(NULL, "devices");
+    ck_assert_msg((r.status == 0 && starts_with(r.out, "0: ")) ||
+                      (r.status == 1 && strcmp(r.out, "") == 0 && starts_with(r.err, "rnncc devices: error: no CUDA device (")),
+                  "status %d\n%s%s", r.status, r.out, r.err);
+}
+END_TEST
+
+/* A source past 64 MiB (RNNCC_MAX_SOURCE_BYTES, the library's limit too) is refused by name, by every command. */
+START_TEST(source_size_limit) {
+    char big[] = "/tmp/rnncc-big-XXXXXX";
+    int fd = mkstemp(big);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(ftruncate(fd, (off_t)(64 << 20) + 1), 0);
+    close(fd);
+    const char *want = arena_printf(&arena, "rnncc: error: '%s' is longer than 67108864 bytes (64 MiB), the most a cell "
+                                            "source may be\n", big);
+    Run r = RUN(NULL, "check", big);
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_str_eq(r.err, want);
+    r = RUN(NULL, "run", "--dim", "I=4", big);
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_str_eq(r.err, want);
+    unlink(big);
+}
+END_TEST
+
 START_TEST(dump_ir_and_dot) {
     Run r = RUN(NULL, "dump", "--ir", "cells/lstm.cell");
     ck_assert_int_eq(r.status, 0);
@@ -819,6 +868,9 @@ int main(int argc, char **argv) {
     tcase_add_test(tc, check_files);
     tcase_add_test(tc, check_stdin);
     tcase_add_test(tc, missing_file);
+    tcase_add_test(tc, run_reads_stdin);
+    tcase_add_test(tc, devices_arguments);
+    tcase_add_test(tc, source_size_limit);
     tcase_add_test(tc, dump_ir_and_dot);
     tcase_add_test(tc, dump_to_file);
     tcase_add_test(tc, run_emit_schedule_arguments);

@@ -3001,6 +3001,46 @@ START_TEST(identifiers_and_literals) {
 }
 END_TEST
 
+/* Every unit a cell with number literals gets (per-step forward and backward, persistent forward and backward)
+ * is the same text under an embedding program's decimal comma (LC_NUMERIC) as in the C locale: literals were
+ * "0,5f" (printf follows the thread's locale), which NVRTC reads as two arguments. */
+static void units_of(const char *text, StrBuf *all) {
+    Src s;
+    src_open(&s, "lit.cell", text);
+    PlanLayout *L = layout_all(&s, s.module->cells[0], 8);
+    char *fw = emit(&s, L);
+    sb_puts(all, fw);
+    free(fw);
+    for (int backward = 0; backward < 2; backward++) {
+        CgPersist P;
+        char why[256];
+        char *pu = emit_persistent(&s, L, cg_persist_h100_ask(4, backward, backward ? CG_TF32 : CG_FFMA, 1), &P, why, sizeof why);
+        ck_assert_msg(pu != NULL, "%s", why);
+        sb_puts(all, pu);
+        free(pu);
+    }
+    src_close(&s);
+}
+
+START_TEST(literals_ignore_the_locale) {
+    static const char cell[] = "cell lit(x[I]) -> h {\n  state h[H]\n  param W[H, I]\n"
+                               "  h' = 0.5 * tanh(W @ x) + 0.25 * h - 1.5e-3 * h * h\n}\n";
+    StrBuf c_text = {0}, comma_text = {0};
+    units_of(cell, &c_text);
+    locale_t comma = tu_comma_locale(), old = uselocale(comma);
+    char buf[64];
+    ck_assert(cg_float_literal(0.5, buf, sizeof buf));
+    ck_assert_str_eq(buf, "0.5f");
+    units_of(cell, &comma_text);
+    uselocale(old);
+    freelocale(comma);
+    ck_assert(strstr(sb_str(&c_text), "0.5f") && strstr(sb_str(&c_text), "0.0015f"));
+    ck_assert_msg(strcmp(sb_str(&c_text), sb_str(&comma_text)) == 0, "the units differ under a decimal comma");
+    sb_free(&c_text);
+    sb_free(&comma_text);
+}
+END_TEST
+
 /* ---- the launch contract ------------------------------------------------------------------------ */
 
 START_TEST(launch_helpers) {
@@ -4086,6 +4126,7 @@ static Suite *codegen_suite(void) {
     tcase_add_test(tc, prelude_matches_opmath);
     tcase_add_test(tc, prelude_covers_op_table);
     tcase_add_test(tc, identifiers_and_literals);
+    tcase_add_test(tc, literals_ignore_the_locale);
     tcase_add_test(tc, golden_sources);
     tcase_add_test(tc, persistent_units_compile);
     tcase_add_test(tc, conversions_are_a_unit_of_their_own);

@@ -243,6 +243,23 @@ START_TEST(numbers) {
 }
 END_TEST
 
+/* An embedding program's decimal comma (LC_NUMERIC) changes neither a cell's numbers nor the IR's dump: they
+ * were 0 and "0,5" before (strtod and printf follow the thread's locale). */
+START_TEST(numbers_ignore_the_locale) {
+    locale_t comma = tu_comma_locale(), old = uselocale(comma);
+    ck_assert_double_eq(number("0.5"), 0.5);
+    ck_assert_double_eq(number(".25e1"), 2.5);
+    const IrModule *m = compile("cell t(x[I]) -> h {\n  state h[H]\n  param W[H, I]\n  h' = 0.5 * tanh(W @ x) + 0.25 * h\n}\n");
+    ck_assert_ptr_nonnull(m);
+    StrBuf sb = {0};
+    ir_dump(m->cells[0], &sb);
+    ck_assert_msg(strstr(sb_str(&sb), "const 0.5 :") && strstr(sb_str(&sb), "const 0.25 :"), "%s", sb_str(&sb));
+    sb_free(&sb);
+    uselocale(old);
+    freelocale(comma);
+}
+END_TEST
+
 START_TEST(names_and_primes) {
     AstCell *c = parse("cell t(x[I]) -> h { state h[H], c[H]\n"
                        "  Ab_9 = x\n"
@@ -538,6 +555,7 @@ int main(void) {
     tcase_add_test(tc, precedence);
     tcase_add_test(tc, precedence_in_ir);
     tcase_add_test(tc, numbers);
+    tcase_add_test(tc, numbers_ignore_the_locale);
     tcase_add_test(tc, names_and_primes);
     tcase_add_test(tc, locations);
     tcase_add_test(tc, comments_and_whitespace);

@@ -85,6 +85,36 @@ START_TEST(compile_errors_through_the_api) {
     ck_assert_int_eq(rnncc_compile_file("no/such/file.cell", NULL, &p), RNNCC_ERR_NOT_FOUND);
     ck_assert_ptr_null(p);
     ck_assert_int_eq(rnncc_compile_string("x", 1, "a", NULL, NULL), RNNCC_ERR_INVALID_ARGUMENT);
+    /* calls refused before there is a program: the callback hears why, naming the file or the argument */
+    seen = (Seen){0, ""};
+    ck_assert_int_eq(rnncc_compile_file("no/such/file.cell", &opts, &p), RNNCC_ERR_NOT_FOUND);
+    ck_assert_ptr_null(p);
+    ck_assert_str_eq(seen.first, "no/such/file.cell: error: cannot open: No such file or directory\n");
+    seen = (Seen){0, ""};
+    ck_assert_int_eq(rnncc_compile_file("cells", &opts, &p), RNNCC_ERR_NOT_FOUND);
+    ck_assert_str_eq(seen.first, "cells: error: cannot read: Is a directory\n");
+    seen = (Seen){0, ""};
+    ck_assert_int_eq(rnncc_compile_file(NULL, &opts, &p), RNNCC_ERR_INVALID_ARGUMENT);
+    ck_assert_str_eq(seen.first, "rnncc: error: path is NULL\n");
+    seen = (Seen){0, ""};
+    ck_assert_int_eq(rnncc_compile_string(NULL, 5, "n.cell", &opts, &p), RNNCC_ERR_INVALID_ARGUMENT);
+    ck_assert_str_eq(seen.first, "n.cell: error: source is NULL but len is 5\n");
+    seen = (Seen){0, ""};
+    ck_assert_int_eq(rnncc_compile_string("x", 1, "o.cell", &opts, NULL), RNNCC_ERR_INVALID_ARGUMENT);
+    ck_assert_str_eq(seen.first, "o.cell: error: out is NULL\n");
+    /* a file past the limit (sparse: 64 MiB and one byte of zeros): a program whose log says so */
+    char big[] = "/tmp/rnncc-big-XXXXXX";
+    int fd = mkstemp(big);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(ftruncate(fd, (off_t)RNNCC_MAX_SOURCE_BYTES + 1), 0);
+    close(fd);
+    seen = (Seen){0, ""};
+    ck_assert_int_eq(rnncc_compile_file(big, &opts, &p), RNNCC_ERR_COMPILE);
+    unlink(big);
+    ck_assert_ptr_nonnull(p);
+    ck_assert_ptr_nonnull(strstr(rnncc_program_log(p), ": error: the file is longer than 67108864 bytes, the most a cell source may be"));
+    ck_assert_str_eq(seen.first, rnncc_program_log(p));
+    rnncc_program_destroy(p);
     /* a length past the limit: said in the log and to the callback, no byte of the source read (a 1-byte one
      * here), no allocation of len + 1 bytes (SIZE_MAX + 1 wraps to 0) */
     seen = (Seen){0, ""};

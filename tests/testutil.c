@@ -354,3 +354,22 @@ const char *const tu_post_cells[TU_NPOST_CELLS] = {
     "cell chain(x[I]) -> y, z {\n  state h[H]\n  param W[H, I], U[H, H], V[O, H], R[M, O]\n  h' = tanh(W @ x + U @ h)\n"
     "  y = V @ h'\n  z = R @ y\n}\n",
 };
+
+locale_t tu_comma_locale(void) {
+    char dir[] = "/tmp/rnncc-locale-XXXXXX", cmd[256];
+    ck_assert_msg(mkdtemp(dir) != NULL, "mkdtemp failed");
+    snprintf(cmd, sizeof cmd, "localedef -i de_DE -f UTF-8 %s/de_DE.UTF-8 > /dev/null 2>&1", dir);
+    int rc = system(cmd);
+    setenv("LOCPATH", dir, 1);
+    locale_t loc = newlocale(LC_ALL_MASK, "de_DE.UTF-8", (locale_t)0);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir); /* the loaded locale stays mapped */
+    ck_assert_int_eq(system(cmd), 0);
+    unsetenv("LOCPATH");
+    ck_assert_msg(loc != (locale_t)0, "no de_DE.UTF-8 locale (localedef exit status %d): run .ci/install-deps (package locales)", rc);
+    locale_t old = uselocale(loc); /* not vacuous: the locale does write a comma */
+    char text[16];
+    snprintf(text, sizeof text, "%g", 0.5);
+    uselocale(old);
+    ck_assert_str_eq(text, "0,5");
+    return loc;
+}

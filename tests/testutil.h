@@ -2,6 +2,7 @@
  * random problems for a cell, and error measures. Linked into every test binary. */
 #ifndef RNNCC_TESTUTIL_H
 #define RNNCC_TESTUTIL_H
+#include <locale.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -81,6 +82,10 @@ int tu_run_suite(struct Suite *s);
 
 /* Reverses each sequence of a [T][N][D] array within its length (NULL: T), in place. */
 void tu_reverse_in_place(double *a, int64_t T, int64_t N, int64_t D, const int64_t *lengths);
+
+/* A locale whose decimal point is a comma (de_DE.UTF-8, built by localedef into a temporary folder named
+ * by LOCPATH: .ci/install-deps installs its sources); fails the calling test where it cannot be had. */
+locale_t tu_comma_locale(void);
 
 /* max |a - b| / (floor + |b|) over n elements; NaN anywhere gives infinity. */
 double tu_max_rel_err(const double *a, const double *b, size_t n, double floor);
