@@ -8,6 +8,7 @@
 #   make examples   build/examples/ (the JIT embedded in a C program)
 #   make parity     build/parity/parity (PyTorch parity; run tests/parity/run.sh on a GPU machine)
 #   make bench      build/bench/ (benchmarks against cuDNN; run bench/run.sh on a GPU machine)
+#   make install PREFIX=/usr/local DESTDIR=   the CLI, the libraries, rnncc.h, rnncc.pc, man pages (uninstall: the reverse)
 #   Missing build packages are installed by .ci/install-deps (as root) on first use.
 #   V=1 shows full commands.
 
@@ -17,6 +18,7 @@ CUDA     ?= /usr/local/cuda
 BISON    ?= bison
 FLEX     ?= flex
 VERSION  := 0.1.0
+SOMAJOR  := 0
 
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=c11 -Wall -Wextra -fPIC -D_GNU_SOURCE -DRNNCC_VERSION='"$(VERSION)"'
@@ -38,7 +40,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SUFFIXES:
-.PHONY: all test demo asan fuzz golden-update clean examples bench
+.PHONY: all test demo asan fuzz golden-update clean examples bench install uninstall
 
 # ---- sources, per module ------------------------------------------------------
 IR_SRCS      := ir/arena.c ir/strbuf.c ir/c_locale.c ir/diag.c ir/ops.c ir/ir.c ir/build.c ir/dump.c ir/ref.c ir/ref_stack.c ir/sched.c ir/sched_fold.c ir/sched_layout.c ir/sched_dump.c ir/sched_exec.c ir/fold_projection.c ir/fold_rule.c ir/fold_exec.c
@@ -121,7 +123,7 @@ $(B)/librnncc.a: $(LIB_OBJS)
 
 $(B)/librnncc.so: $(LIB_OBJS)
 	@echo "  LD      $@"
-	$(Q)$(CC) -shared $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(Q)$(CC) -shared -Wl,-soname,librnncc.so.$(SOMAJOR) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(B)/rnncc: $(CLI_OBJS) $(B)/librnncc.a
 	@echo "  LD      $@"
@@ -145,6 +147,7 @@ test: all $(TESTS) $(RANDOM_CELLS) examples
 	done; \
 	echo "== tests/examples.sh"; bash tests/examples.sh $(B) || fail=1; \
 	echo "== tests/bench_tools.sh"; bash tests/bench_tools.sh || fail=1; \
+	echo "== tests/install.sh"; bash tests/install.sh $(B) "$(CC)" "$(LDFLAGS)" || fail=1; \
 	echo "== tests/gpu/fuzz_configs.py --host-check 60"; python3 tests/gpu/fuzz_configs.py --host-check 60 --build $(B) || fail=1; \
 	echo "== tests/gpu/fuzz_configs.py --self-test"; python3 tests/gpu/fuzz_configs.py --self-test --build $(B) || fail=1; \
 	echo "== tests/gpu/device_checks.sh, dry (DEVICE_CHECKS_DRY=1: each rnncc step's command line reaches the device)"; \
@@ -205,6 +208,36 @@ fuzz: $(B)/fuzz_parse $(B)/fuzz_compile $(RANDOM_CELLS)
 	    -dict=tests/fuzz/cell.dict $(B)/fuzz-corpus tests/bad
 	$(B)/fuzz_compile -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 -max_len=4096 \
 	    -dict=tests/fuzz/cell.dict $(B)/fuzz-corpus-compile
+
+# ---- install: DESTDIR only prefixes the paths written here, never the text of an installed file -----
+PREFIX     ?= /usr/local
+BINDIR     ?= $(PREFIX)/bin
+LIBDIR     ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR     ?= $(PREFIX)/share/man
+# a directory under PREFIX is written as ${prefix}/... in rnncc.pc (pkg-config --define-prefix works)
+pc_path = $(patsubst $(PREFIX)%,$${prefix}%,$(1))
+INSTALLED := $(BINDIR)/rnncc $(LIBDIR)/librnncc.a $(LIBDIR)/librnncc.so.$(VERSION) $(LIBDIR)/librnncc.so.$(SOMAJOR) \
+             $(LIBDIR)/librnncc.so $(INCLUDEDIR)/rnncc.h $(LIBDIR)/pkgconfig/rnncc.pc $(MANDIR)/man1/rnncc.1 $(MANDIR)/man3/rnncc.3
+
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(MANDIR)/man1 \
+	    $(DESTDIR)$(MANDIR)/man3
+	install -m 755 $(B)/rnncc $(DESTDIR)$(BINDIR)/rnncc
+	install -m 644 $(B)/librnncc.a $(DESTDIR)$(LIBDIR)/librnncc.a
+	install -m 755 $(B)/librnncc.so $(DESTDIR)$(LIBDIR)/librnncc.so.$(VERSION)
+	ln -sf librnncc.so.$(VERSION) $(DESTDIR)$(LIBDIR)/librnncc.so.$(SOMAJOR)
+	ln -sf librnncc.so.$(SOMAJOR) $(DESTDIR)$(LIBDIR)/librnncc.so
+	install -m 644 runtime/rnncc.h $(DESTDIR)$(INCLUDEDIR)/rnncc.h
+	sed -e 's|@VERSION@|$(VERSION)|g' docs/man/rnncc.1 > $(DESTDIR)$(MANDIR)/man1/rnncc.1
+	sed -e 's|@VERSION@|$(VERSION)|g' docs/man/rnncc.3 > $(DESTDIR)$(MANDIR)/man3/rnncc.3
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(call pc_path,$(LIBDIR))|' \
+	    -e 's|@INCLUDEDIR@|$(call pc_path,$(INCLUDEDIR))|' -e 's|@VERSION@|$(VERSION)|' \
+	    -e 's|@CUDA_LIBDIR@|$(CUDA_LIBDIR)|g' -e 's|@CUDA_INCDIR@|$(CUDA)/include|' runtime/rnncc.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/rnncc.pc
+	chmod 644 $(DESTDIR)$(MANDIR)/man1/rnncc.1 $(DESTDIR)$(MANDIR)/man3/rnncc.3 $(DESTDIR)$(LIBDIR)/pkgconfig/rnncc.pc
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
 
 # ---- examples: host programs that embed the JIT through runtime/rnncc.h only -------
 # embed_lstm (forward, checked against C) and train_adding (training on the adding problem);
