@@ -50,7 +50,7 @@ CODEGEN_SRCS := codegen/emit.c codegen/cg_forward.c codegen/cg_backward.c codege
 RUNTIME_SRCS := runtime/rt_nvrtc.c
 RT_SRCS      := runtime/rt_half.c runtime/rt_x3.c runtime/rt_fold.c runtime/rt_program.c runtime/rt_model.c runtime/rt_lock.c runtime/rt_calls.c runtime/rt_spans.c runtime/rt_regions.c runtime/rt_forward.c \
                 runtime/rt_module.c runtime/rt_build.c runtime/rt_cache.c runtime/rt_verify.c runtime/rt_bind.c runtime/rt_backward.c runtime/rt_gemm.c runtime/rt_persist.c runtime/rt_tile.c
-CLI_SRCS     := compiler/main.c compiler/cli_load.c compiler/cli_fold.c compiler/cli_dump.c compiler/cli_emit.c compiler/cli_run.c
+CLI_SRCS     := compiler/main.c compiler/cli_load.c compiler/cli_json.c compiler/cli_fold.c compiler/cli_dump.c compiler/cli_emit.c compiler/cli_run.c
 TEST_SRCS    := $(wildcard tests/check_*.c)
 
 LIB_SRCS := $(IR_SRCS) $(GRAMMAR_SRCS) $(CODEGEN_SRCS) $(RUNTIME_SRCS) $(RT_SRCS)
@@ -169,6 +169,7 @@ golden-update: all
 	    $(B)/rnncc dump --ir $$f > tests/golden/$$n.ir; \
 	    $(B)/rnncc dump --schedule $$f > tests/golden/$$n.plan; done
 	@$(B)/rnncc dump --fold --schedule cells/lstmp.cell > tests/golden/lstmp.fold
+	@$(B)/rnncc check --json cells/lstm.cell tests/bad/several_errors.cell tests/no_such_file.cell > tests/golden/check.json; true
 	@for n in lstm gru; do \
 	    $(B)/rnncc emit --dim I=8 --dim H=16 -o tests/golden/$$n.cu cells/$$n.cell; done
 	@$(B)/rnncc emit --dim I=8 --dim H=16 --persistent 4 --cluster 1 -o tests/golden/lstm_persist.cu cells/lstm.cell

@@ -90,14 +90,10 @@ int64_t cg_node_len(const Gen *g, IrRef r) { return ir_node_len(g->c, r, g->L->d
 
 /* The statement text of a source line, for a comment: up to any '#' comment, only the
  * characters the scanner accepts in statements, blanks squeezed, at most ~100 columns. */
-static int source_line(const Diags *d, int line, char *buf, size_t size) {
+static int source_line(const Gen *g, int line, char *buf, size_t size) {
     buf[0] = 0;
-    if (!d || !d->src || line < 1) return 0;
-    const char *p = d->src, *end = d->src + d->srclen;
-    for (int l = 1; l < line && p < end; l++) {
-        const char *nl = memchr(p, '\n', (size_t)(end - p));
-        p = nl ? nl + 1 : end;
-    }
+    if (!g->line_at || line < g->line_lo || line > g->line_hi) return 0;
+    const char *p = g->line_at[line - g->line_lo], *end = g->diags->src + g->diags->srclen;
     size_t n = 0;
     int blank = 0;
     for (; p < end && *p != '\n' && *p != '#' && n + 4 < size && n < 100; p++) {
@@ -200,7 +196,7 @@ void cg_line_comment(Gen *g, IrRef r) {
     if (line < 1 || line == g->last_line) return;
     g->last_line = line;
     char text[160];
-    if (source_line(g->diags, line, text, sizeof text)) cg_emit(g->out, "// line %d: %s", line, text);
+    if (source_line(g, line, text, sizeof text)) cg_emit(g->out, "// line %d: %s", line, text);
     else cg_emit(g->out, "// line %d", line);
 }
 
@@ -876,6 +872,30 @@ void cg_emit_preamble(Gen *g) {
     emit_ops(g);
 }
 
+/* Where each source line the cell's nodes are on starts (Gen.line_at), found in one pass over the source up
+ * to the last of them: a comment quotes its line without scanning from the file's start (which made emitting
+ * a cell of n lines O(n^2)). */
+static int index_lines(Gen *g, Arena *arena) {
+    const Diags *d = g->diags;
+    for (uint32_t i = 0; i < g->c->nnodes; i++) {
+        int l = g->c->nodes[i].loc.line;
+        if (l < 1) continue;
+        if (!g->line_lo || l < g->line_lo) g->line_lo = l;
+        if (l > g->line_hi) g->line_hi = l;
+    }
+    if (!d || !d->src || !g->line_lo) return 1;
+    const char **at = arena_array(arena, (size_t)(g->line_hi - g->line_lo) + 1, sizeof *at);
+    if (!at) return 0;
+    const char *p = d->src, *end = d->src + d->srclen;
+    for (int l = 1; l <= g->line_hi; l++) {
+        if (l >= g->line_lo) at[l - g->line_lo] = p;
+        const char *nl = p < end ? memchr(p, '\n', (size_t)(end - p)) : NULL;
+        p = nl ? nl + 1 : end;
+    }
+    g->line_at = at;
+    return 1;
+}
+
 int cg_gen_init(Gen *g, Arena *arena, const Plan *plan, const PlanLayout *layout, StrBuf *out, Diags *diags) {
     const IrCell *c = plan->cell;
     *g = (Gen){.plan = plan, .L = layout, .c = c, .diags = diags, .out = out};
@@ -885,7 +905,7 @@ int cg_gen_init(Gen *g, Arena *arena, const Plan *plan, const PlanLayout *layout
     g->sent = arena_alloc(arena, c->nnodes + 1u);
     g->first = arena_alloc(arena, (c->nnodes + 1u) * sizeof *g->first);
     g->first_seed = arena_alloc(arena, c->nnodes + 1u);
-    if (!g->computed || !g->loaded || !g->listed || !g->sent || !g->first || !g->first_seed) {
+    if (!g->computed || !g->loaded || !g->listed || !g->sent || !g->first || !g->first_seed || !index_lines(g, arena)) {
         diag_error(diags, (SrcLoc){0, 0, 1}, "out of memory while generating code for cell '%s'", c->name);
         return 0;
     }

@@ -41,6 +41,8 @@ typedef struct Gen {
     int split_twins;      /* 1: kernels write the tf32x3 split twins of what the next step multiplies (RnnArgs.state3,
                              dbuf3): the per-step units only (NULL twins skip them) */
     int last_line;        /* source line of the last comment, to quote each line once */
+    int line_lo, line_hi; /* the source lines the cell's nodes are on, lo..hi (0: none) ... */
+    const char **line_at; /* ... and where each starts in diags->src: [line - line_lo] (NULL: no source) */
 } Gen;
 
 /* Whether state k is in a set of states (Gen.fresh_states, Gen.seed_states: bit k, none past the 64th). */

@@ -741,8 +741,10 @@ static void emit_step_view(Gen *g, int backward, int counted) {
     cg_emit(out, "a.t = t;");
     /* a mask, not a division by a value known only at run time: that division sat on every
      * inference step's critical path, before the barrier (bench/NOTES.md section 50) */
-    cg_emit(out, "const long long sp = args.state_wrap ? t & (args.state_wrap - 1) : t;  // a power of two (codegen/cg.h)");
-    cg_emit(out, "const long long sn = args.state_wrap ? (t + 1) & (args.state_wrap - 1) : t + 1;");
+    if (c->nstates) { /* the state slots' offsets; a cell without states has none (NVRTC warns of unused ones) */
+        cg_emit(out, "const long long sp = args.state_wrap ? t & (args.state_wrap - 1) : t;  // a power of two (codegen/cg.h)");
+        cg_emit(out, "const long long sn = args.state_wrap ? (t + 1) & (args.state_wrap - 1) : t + 1;");
+    }
     for (int k = 0; k < c->nstates; k++) {
         cg_dim_code(c, c->states[k].shape.dims[0], d, sizeof d);
         cg_emit(out, "a.state_prev[%d] = args.state_prev[%d] + sp * args.N * %s;  // state %s", k, k, d, c->states[k].name);

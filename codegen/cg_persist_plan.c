@@ -831,9 +831,8 @@ int cg_persist_warps_parse(const char *text) {
 
 /* text as a whole decimal number in [lo, hi], or 0. */
 static long long whole_in_range(const char *text, long long lo, long long hi) {
-    char *end;
-    long long v = strtoll(text, &end, 10);
-    return end != text && !*end && v >= lo && v <= hi ? v : 0;
+    long long v;
+    return ir_parse_int(text, lo, hi, &v) ? v : 0;
 }
 
 int64_t cg_persist_chunk_parse(const char *text) { return whole_in_range(text, 256, 65536); }

@@ -1,6 +1,7 @@
 /* The rnncc command-line driver's shared pieces: loading and checking sources. */
 #ifndef RNNCC_CLI_H
 #define RNNCC_CLI_H
+#include <getopt.h>
 #include <stdio.h>
 
 #include "ir/fold_projection.h"
@@ -18,16 +19,29 @@ typedef struct CliSource {
     Arena arena;
     Diags diags;
     IrModule *module;   /* NULL when it had errors */
+    char why[600];      /* why the file could not be read ("" when it was) */
 } CliSource;
 
 /* Reads the whole of path ("-": standard input) into *text (malloc'd), at most RNNCC_MAX_SOURCE_BYTES; returns
  * CLI_OK, or CLI_INPUT_ERROR with "rnncc: error: cannot open|read 'path': why" on stderr. */
 int cli_read(const char *path, char **text, size_t *len);
+/* Reads and compiles path ("-" reads standard input) and prints nothing: a read error in s->why, the
+ * diagnostics in s->diags. Returns CLI_OK, or CLI_INPUT_ERROR when the file cannot be read or has errors. */
+int cli_parse_source(CliSource *s, const char *path);
 /* Reads and compiles path ("-" reads standard input); prints its diagnostics to stderr.
  * Returns CLI_OK, or CLI_INPUT_ERROR when the file cannot be read or has errors. */
 int cli_load(CliSource *s, const char *path);
 /* Frees everything cli_load made. */
 void cli_source_free(CliSource *s);
+/* Records option c (getopt_long's value, among opts) in seen (zeroed by the caller, 256 entries); 0 with
+ * "rnncc CMD: error: --NAME is given twice" on stderr where it was seen before (the last would win). */
+int cli_once(const char *cmd, const struct option *opts, int c, unsigned char seen[256]);
+/* 0 with "rnncc CMD: error: -o 'OUT' is the input file" on stderr where out_path names in_path's file (through
+ * links too: writing it would destroy the input before it is read); 1 otherwise. */
+int cli_output_apart(const char *cmd, const char *out_path, const char *in_path);
+/* Adds --dim's arg to dims (*n of them, at most max); 0 with the error on stderr where arg is not NAME=VALUE
+ * (the option took the file name: "--dim cells/lstm.cell") or there are too many. */
+int cli_add_dim(const char *cmd, const char *arg, const char **dims, int *n, int max);
 /* Writes text to stdout or to the file named by out_path; returns a CLI status. */
 int cli_write_output(const char *out_path, const char *text, size_t len);
 
@@ -47,6 +61,8 @@ int cli_parse_batch(const char *cmd, const char *opt, const char *arg, long long
 int cli_parse_precision(const char *cmd, const char *arg, rnncc_precision *out);
 
 int cli_check(int argc, char **argv);
+/* rnncc check --json of the nfiles paths: one JSON object on stdout, nothing on stderr; a CLI status. */
+int cli_check_json(int nfiles, char **paths);
 int cli_dump(int argc, char **argv);
 int cli_emit(int argc, char **argv);
 int cli_run(int argc, char **argv);

@@ -12,14 +12,25 @@
 #include "ir/sched.h"
 
 int cli_check(int argc, char **argv) {
-    static const struct option opts[] = {{"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    int c;
+    static const struct option opts[] = {{"help", no_argument, 0, 'h'}, {"json", no_argument, 0, 'j'}, {0, 0, 0, 0}};
+    int c, json = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         if (c == 'h') {
-            printf("usage: rnncc check FILE...\n"
-                   "Parses and checks each cell file ('-' reads standard input); prints diagnostics.\n");
+            printf("usage: rnncc check [--json] FILE...\n"
+                   "Parses and checks each cell file ('-' reads standard input), and plans each cell as every\n"
+                   "other command does (what cannot be planned is an error here too); prints diagnostics.\n"
+                   "--json prints instead one JSON object on standard output and nothing on standard error:\n"
+                   "{\"files\": [{\"path\", \"ok\", \"read_error\" (null or why the file cannot be read), \"errors\",\n"
+                   "\"warnings\", \"diagnostics\": [{\"level\", \"line\", \"column\", \"length\", \"message\"}],\n"
+                   "\"cells\" (where the file has no error): [{\"name\", \"line\", \"column\", \"dims\", \"inputs\",\n"
+                   "\"states\", \"params\", \"outputs\": [{\"name\", \"shape\": [dimension names, or numbers]}]}]}],\n"
+                   "\"ok\"}. The exit status is the same as without it.\n");
             return CLI_OK;
+        }
+        if (c == 'j') {
+            json = 1;
+            continue;
         }
         return CLI_USAGE_ERROR;
     }
@@ -27,10 +38,18 @@ int cli_check(int argc, char **argv) {
         fprintf(stderr, "rnncc check: error: no input files (argument FILE)\n");
         return CLI_USAGE_ERROR;
     }
+    if (json) return cli_check_json(argc - optind, argv + optind);
     int status = CLI_OK;
     for (int i = optind; i < argc; i++) {
         CliSource s;
         if (cli_load(&s, argv[i]) != CLI_OK) status = CLI_INPUT_ERROR;
+        const Diag *printed = s.diags.tail; /* cli_load printed the checker's diagnostics; the plan's follow */
+        for (int k = 0; s.module && k < s.module->ncells; k++)
+            if (!sched_plan(&s.arena, s.module->cells[k], &s.diags)) status = CLI_INPUT_ERROR;
+        StrBuf err = {0};
+        for (const Diag *g = printed ? printed->next : s.diags.head; g; g = g->next) diag_render_one(&s.diags, g, &err);
+        fputs(sb_str(&err), stderr);
+        sb_free(&err);
         cli_source_free(&s);
     }
     return status;
@@ -64,17 +83,18 @@ static int dump_schedule(CliSource *s, const IrCell *ic, const IrFold *fold, int
     if (plan && fold && !cli_fold_pack_like(s, "dump", plan, fold)) return CLI_INPUT_ERROR;
     PlanLayout *layout = NULL;
     int64_t *dimval = NULL;
+    int bound = 1;
     if (plan && ndims) {
         dimval = arena_array(&s->arena, (size_t)ic->ndims + 1, sizeof *dimval);
-        if (dimval && ir_bind_dims(ic, dims, ndims, dimval, &s->diags))
-            layout = sched_layout(&s->arena, plan, dimval, &s->diags);
+        bound = dimval && ir_bind_dims(ic, dims, ndims, dimval, &s->diags);
+        if (bound) layout = sched_layout(&s->arena, plan, dimval, &s->diags);
     }
     if (s->diags.nerrors > before) {
         StrBuf err = {0};
         diag_render(&s->diags, &err);
         fputs(sb_str(&err), stderr);
         sb_free(&err);
-        return CLI_INPUT_ERROR;
+        return bound ? CLI_INPUT_ERROR : CLI_USAGE_ERROR; /* a --dim that names no dimension or no value: usage, as emit */
     }
     if (dot) sched_dump_dot(plan, out);
     else sched_dump(plan, layout, out);
@@ -134,8 +154,10 @@ int cli_dump(int argc, char **argv) {
     rnncc_precision precision = RNNCC_FP32;
     long long batch = 0;
     int c;
+    unsigned char seen[256] = {0};
     optind = 1;
     while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+        if (c != 'D' && !cli_once("dump", opts, c, seen)) return CLI_USAGE_ERROR;
         switch (c) {
         case 'i': what = "ir"; break;
         case 'd': what = "dot"; break;
@@ -149,10 +171,7 @@ int cli_dump(int argc, char **argv) {
             if (!cli_parse_precision("dump", optarg, &precision)) return CLI_USAGE_ERROR;
             precision_given = 1;
             break;
-        case 'D':
-            if (ndims == 64) { fprintf(stderr, "rnncc dump: error: too many --dim options\n"); return CLI_USAGE_ERROR; }
-            dims[ndims++] = optarg;
-            break;
+        case 'D': if (!cli_add_dim("dump", optarg, dims, &ndims, 64)) return CLI_USAGE_ERROR; break;
         case 'h':
             printf("usage: rnncc dump (--ir | --schedule) [--dot] [--dim NAME=VALUE]... [--batch N]\n"
                    "                  [--precision fp32|tf32|fp16|bf16|tf32x3] [--keep-derived-weights] [--fold]\n"
@@ -200,6 +219,7 @@ int cli_dump(int argc, char **argv) {
         fprintf(stderr, "rnncc dump: error: expected exactly one input file (argument FILE)\n");
         return CLI_USAGE_ERROR;
     }
+    if (!cli_output_apart("dump", out_path, argv[optind])) return CLI_USAGE_ERROR;
     CliSource s;
     int status = cli_load(&s, argv[optind]);
     if (status == CLI_OK) {
@@ -215,11 +235,9 @@ int cli_dump(int argc, char **argv) {
                 break;
             }
             if (schedule) {
-                if (dump_schedule(&s, ic, fold ? &f : NULL, strcmp(what, "dot") == 0, dims, ndims, batch, precision, kept,
-                                  &out) != CLI_OK) {
-                    status = CLI_INPUT_ERROR;
-                    break;
-                }
+                status = dump_schedule(&s, ic, fold ? &f : NULL, strcmp(what, "dot") == 0, dims, ndims, batch, precision,
+                                       kept, &out);
+                if (status != CLI_OK) break;
             } else if (strcmp(what, "ir") == 0) {
                 ir_dump(ic, &out);
             } else {

@@ -162,8 +162,10 @@ int cli_emit(int argc, char **argv) {
     int precision_given = 0, fold = 0;
     rnncc_precision precision = RNNCC_FP32;
     long long batch = 0; /* --persistent N: the persistent unit for batches of N */
+    unsigned char seen[256] = {0};
     optind = 1; /* options may follow FILE (GNU argument permutation) */
     while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+        if (c != 'D' && c != 'F' && c != 'B' && !cli_once("emit", opts, c, seen)) return CLI_USAGE_ERROR;
         switch (c) {
         case 'c': cell = optarg; break;
         case 'o': out_path = optarg; break;
@@ -203,11 +205,14 @@ int cli_emit(int argc, char **argv) {
             if (!(tile.waves = cg_persist_waves_parse(optarg))) return refused("--waves", CG_PERSIST_WAVES_VALUES, optarg);
             break;
         case 'F':
-        case 'B': part = c; break;
-        case 'D':
-            if (ndims == MAX_DIMS) { fprintf(stderr, "rnncc emit: error: too many --dim options\n"); return CLI_USAGE_ERROR; }
-            dims[ndims++] = optarg;
+        case 'B':
+            if (part && part != c) {
+                fprintf(stderr, "rnncc emit: error: --forward and --backward exclude each other\n");
+                return CLI_USAGE_ERROR;
+            }
+            part = c;
             break;
+        case 'D': if (!cli_add_dim("emit", optarg, dims, &ndims, MAX_DIMS)) return CLI_USAGE_ERROR; break;
         case 'h':
             printf("usage: rnncc emit [--cell NAME] [--dim NAME=VALUE]... [--forward | --backward] [--fold]\n"
                    "                  [--persistent N [--precision P] [--cluster C] [--warps W]\n"
@@ -263,6 +268,10 @@ int cli_emit(int argc, char **argv) {
         fprintf(stderr, "rnncc emit: error: --ptx and --cubin exclude each other\n");
         return CLI_USAGE_ERROR;
     }
+    if (arch && !ptx && !cubin) {
+        fprintf(stderr, "rnncc emit: error: --arch applies to --ptx or --cubin (the CUDA text is the same for every architecture)\n");
+        return CLI_USAGE_ERROR;
+    }
     if (precision_given && !batch) {
         fprintf(stderr, "rnncc emit: error: --precision applies to --persistent N (the per-step unit is the same for every precision)\n");
         return CLI_USAGE_ERROR;
@@ -279,10 +288,16 @@ int cli_emit(int argc, char **argv) {
         fprintf(stderr, "rnncc emit: error: expected exactly one input file (argument FILE)\n");
         return CLI_USAGE_ERROR;
     }
+    if (!cli_output_apart("emit", out_path, argv[optind])) return CLI_USAGE_ERROR;
     char optbuf[256];
     if (arch && (ptx || cubin) && rt_nvrtc_options_text(ptx ? RT_NVRTC_PTX : RT_NVRTC_CUBIN, arch, optbuf, sizeof optbuf) < 0) {
         fprintf(stderr, "rnncc emit: error: invalid --arch '%s' (expected sm_XX%s, e.g. sm_90)\n", arch,
                 ptx ? " or compute_XX" : "");
+        return CLI_USAGE_ERROR;
+    }
+    char known[512];
+    if (arch && !rt_nvrtc_arch_known(arch, known, sizeof known)) {
+        fprintf(stderr, "rnncc emit: error: --arch %s: this NVRTC compiles for %s\n", arch, known);
         return CLI_USAGE_ERROR;
     }
     if (cubin && (!out_path || strcmp(out_path, "-") == 0) && isatty(STDOUT_FILENO)) {

@@ -4,14 +4,17 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 
-int cli_read(const char *path, char **text, size_t *len) {
+/* cli_read without a word on stderr: why it failed into why (why_size bytes). */
+static int read_source(const char *path, char **text, size_t *len, char *why, size_t why_size) {
     int is_stdin = strcmp(path, "-") == 0;
     FILE *f = is_stdin ? stdin : fopen(path, "rb");
+    *text = NULL;
     if (!f) {
-        fprintf(stderr, "rnncc: error: cannot open '%s': %s\n", path, strerror(errno));
+        snprintf(why, why_size, "cannot open '%s': %s", path, strerror(errno));
         return CLI_INPUT_ERROR;
     }
     StrBuf sb = {0};
@@ -20,29 +23,44 @@ int cli_read(const char *path, char **text, size_t *len) {
     *len = sb.len;
     if (!err && (*text = sb_take(&sb))) return CLI_OK;
     sb_free(&sb);
-    *text = NULL;
     if (!err) err = ENOMEM;
     if (err == EFBIG)
-        fprintf(stderr, "rnncc: error: '%s' is longer than %u bytes (64 MiB), the most a cell source may be\n", path,
-                (unsigned)RNNCC_MAX_SOURCE_BYTES);
+        snprintf(why, why_size, "'%s' is longer than %u bytes (64 MiB), the most a cell source may be", path,
+                 (unsigned)RNNCC_MAX_SOURCE_BYTES);
     else
-        fprintf(stderr, "rnncc: error: cannot read '%s': %s\n", path, strerror(err));
+        snprintf(why, why_size, "cannot read '%s': %s", path, strerror(err));
     return CLI_INPUT_ERROR;
 }
 
-int cli_load(CliSource *s, const char *path) {
+int cli_read(const char *path, char **text, size_t *len) {
+    char why[sizeof ((CliSource *)0)->why];
+    int st = read_source(path, text, len, why, sizeof why);
+    if (st != CLI_OK) fprintf(stderr, "rnncc: error: %s\n", why);
+    return st;
+}
+
+int cli_parse_source(CliSource *s, const char *path) {
     memset(s, 0, sizeof *s);
     s->path = path;
     arena_init(&s->arena);
-    int st = cli_read(path, &s->text, &s->len);
+    int st = read_source(path, &s->text, &s->len, s->why, sizeof s->why);
     if (st != CLI_OK) return st;
     diag_init(&s->diags, &s->arena, strcmp(path, "-") == 0 ? "<stdin>" : path, s->text, s->len);
     s->module = ir_compile(&s->arena, &s->diags, s->text, s->len);
+    return s->module ? CLI_OK : CLI_INPUT_ERROR;
+}
+
+int cli_load(CliSource *s, const char *path) {
+    int st = cli_parse_source(s, path);
+    if (s->why[0]) {
+        fprintf(stderr, "rnncc: error: %s\n", s->why);
+        return st;
+    }
     StrBuf out = {0};
     diag_render(&s->diags, &out);
     fputs(sb_str(&out), stderr);
     sb_free(&out);
-    return s->module ? CLI_OK : CLI_INPUT_ERROR;
+    return st;
 }
 
 void cli_source_free(CliSource *s) {
@@ -67,13 +85,10 @@ int cli_write_output(const char *out_path, const char *text, size_t len) {
 }
 
 int cli_parse_batch(const char *cmd, const char *opt, const char *arg, long long *out) {
-    char *end = NULL;
-    long long v = strtoll(arg, &end, 10);
-    if (!*arg || *end || v < 1 || v > INT32_MAX) {
-        fprintf(stderr, "rnncc %s: error: %s takes a batch size N >= 1, not '%s'\n", cmd, opt, arg);
+    if (!ir_parse_int(arg, 1, INT32_MAX, out)) {
+        fprintf(stderr, "rnncc %s: error: %s takes a batch size N in 1..%d, not '%s'\n", cmd, opt, INT32_MAX, arg);
         return 0;
     }
-    *out = v;
     return 1;
 }
 
@@ -85,4 +100,35 @@ int cli_parse_precision(const char *cmd, const char *arg, rnncc_precision *out) 
         }
     fprintf(stderr, "rnncc %s: error: --precision must be fp32, tf32, fp16, bf16 or tf32x3, not '%s'\n", cmd, arg);
     return 0;
+}
+
+int cli_once(const char *cmd, const struct option *opts, int c, unsigned char seen[256]) {
+    if (c < 0 || c > 255 || !seen[c]++) return 1;
+    const char *name = "?";
+    for (const struct option *o = opts; o->name; o++)
+        if (o->val == c) { name = o->name; break; }
+    fprintf(stderr, "rnncc %s: error: %s--%s is given twice\n", cmd, c == 'o' ? "-o/" : "", name);
+    return 0;
+}
+
+int cli_output_apart(const char *cmd, const char *out_path, const char *in_path) {
+    struct stat out, in;
+    if (!out_path || strcmp(out_path, "-") == 0 || strcmp(in_path, "-") == 0) return 1;
+    if (stat(out_path, &out) != 0 || stat(in_path, &in) != 0) return 1; /* no such output yet: apart */
+    if (out.st_dev != in.st_dev || out.st_ino != in.st_ino) return 1;
+    fprintf(stderr, "rnncc %s: error: -o '%s' is the input file '%s'\n", cmd, out_path, in_path);
+    return 0;
+}
+
+int cli_add_dim(const char *cmd, const char *arg, const char **dims, int *n, int max) {
+    if (!strchr(arg, '=')) {
+        fprintf(stderr, "rnncc %s: error: --dim takes NAME=VALUE, not '%s'\n", cmd, arg);
+        return 0;
+    }
+    if (*n == max) {
+        fprintf(stderr, "rnncc %s: error: too many --dim options (at most %d)\n", cmd, max);
+        return 0;
+    }
+    dims[(*n)++] = arg;
+    return 1;
 }

@@ -23,9 +23,8 @@ typedef struct RunOpts {
 } RunOpts;
 
 static int parse_int(const char *opt, const char *arg, int64_t lo, int64_t hi, int64_t *out) {
-    char *end;
-    long long v = strtoll(arg, &end, 10);
-    if (*arg == 0 || *end || v < lo || v > hi) {
+    long long v;
+    if (!ir_parse_int(arg, lo, hi, &v)) {
         fprintf(stderr, "rnncc run: error: %s must be an integer in %lld..%lld, not '%s'\n", opt, (long long)lo, (long long)hi, arg);
         return 0;
     }
@@ -57,13 +56,12 @@ static int parse(int argc, char **argv, RunOpts *o) {
     *o = (RunOpts){.layers = 1, .repeat = 20, .check = 1, .T = 16, .N = 8, .seed = 1};
     int c;
     int64_t v;
+    unsigned char seen[256] = {0};
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        if (c != 'D' && !cli_once("run", opts, c, seen)) return 0;
         switch (c) {
-        case 'D':
-            if (o->ndims == 64) { fprintf(stderr, "rnncc run: error: too many --dim options\n"); return 0; }
-            o->dims[o->ndims++] = optarg;
-            break;
+        case 'D': if (!cli_add_dim("run", optarg, o->dims, &o->ndims, 64)) return 0; break;
         case 'N': if (!parse_int("--batch", optarg, 1, INT32_MAX, &o->N)) return 0; break;
         case 'T': if (!parse_int("--seq", optarg, 0, INT32_MAX, &o->T)) return 0; break;
         case 'L': if (!parse_int("--layers", optarg, 1, 1024, &v)) return 0; o->layers = (int)v; break;
@@ -155,7 +153,11 @@ int cli_run(int argc, char **argv) {
     s = rnncc_model_create(prog, &desc, &m);
     rnncc_program_destroy(prog);
     if (s != RNNCC_OK) {
-        fprintf(stderr, "rnncc run: error: %s: %s\n", rnncc_status_string(s), rnncc_model_error(m));
+        /* the options the user gave, named as such: desc->dims is --dim, desc->cell is --cell */
+        const char *msg = rnncc_model_error(m);
+        if (strncmp(msg, "desc->dims: ", 12) == 0) fprintf(stderr, "rnncc run: error: %s (option --dim)\n", msg + 12);
+        else if (strncmp(msg, "desc->cell: ", 12) == 0) fprintf(stderr, "rnncc run: error: %s (option --cell)\n", msg + 12);
+        else fprintf(stderr, "rnncc run: error: %s: %s\n", rnncc_status_string(s), msg);
         rnncc_model_destroy(m);
         return s == RNNCC_ERR_INVALID_ARGUMENT || s == RNNCC_ERR_NOT_FOUND ? CLI_USAGE_ERROR : CLI_INPUT_ERROR;
     }

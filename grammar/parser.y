@@ -3,7 +3,8 @@
 %define api.pure full
 %define api.prefix {rnn_yy}
 %locations
-%define parse.error detailed
+%define parse.error custom
+%define parse.lac full
 %param {yyscan_t scanner} {ParseCtx *ctx}
 %expect 0
 
@@ -122,4 +123,55 @@ void rnn_yyerror(RNN_YYLTYPE *lloc, yyscan_t scanner, ParseCtx *ctx, const char 
     /* Bison's other message: its stack (YYMAXDEPTH levels) overflowed on deep nesting. */
     if (strcmp(msg, "memory exhausted") == 0) msg = "expression nested too deeply for the parser";
     diag_error(ctx->diags, L(*lloc), "%s", msg);
+}
+
+/* Joins the expected token names (bison's, as `name` or `'='`) into "A", "A or B", "A, B or C", a set that holds
+ * every token an expression or a statement starts with named as such: bison's own message listed none past four. */
+static void expected_text(char *const *names, int n, char *buf, size_t size) {
+    static const char *const expression[] = {"name", "primed name", "number", "'('", "'-'"};
+    static const char *const statement[] = {"'state'", "'param'", "name", "primed name"};
+    static const char *const operators[] = {"'+'", "'-'", "'*'", "'/'", "'@'"};
+    int has[5][2] = {{0}}; /* per group: how many of its tokens are expected, and its size */
+    const char *const *groups[3] = {expression, statement, operators};
+    const int sizes[3] = {5, 4, 5};
+    for (int g = 0; g < 3; g++) {
+        has[g][1] = sizes[g];
+        for (int k = 0; k < sizes[g]; k++)
+            for (int i = 0; i < n; i++) has[g][0] += strcmp(names[i], groups[g][k]) == 0;
+    }
+    const char *items[40];
+    int m = 0;
+    if (has[1][0] == sizes[1]) {
+        items[m++] = "a declaration";
+        items[m++] = "a statement";
+    }
+    if (has[0][0] == sizes[0]) items[m++] = "an expression";
+    if (has[2][0] == sizes[2]) items[m++] = "an operator";
+    for (int i = 0; i < n && m < 40; i++) {
+        int grouped = 0;
+        for (int g = 0; g < 3; g++)
+            for (int k = 0; has[g][0] == sizes[g] && k < sizes[g]; k++) grouped |= strcmp(names[i], groups[g][k]) == 0;
+        if (!grouped && !(has[1][0] == sizes[1] && strcmp(names[i], "';'") == 0)) items[m++] = names[i];
+    }
+    size_t len = 0;
+    buf[0] = 0;
+    for (int i = 0; i < m && len < size; i++) {
+        int w = snprintf(buf + len, size - len, "%s%s", i == 0 ? "" : i == m - 1 ? " or " : ", ", items[i]);
+        if (w > 0) len += (size_t)w;
+    }
+}
+
+/* "syntax error, unexpected X, expecting ..." at the unexpected token (parse.error custom). */
+static int yyreport_syntax_error(const yypcontext_t *yyctx, yyscan_t scanner, ParseCtx *ctx) {
+    (void)scanner;
+    enum { MAX_EXPECTED = 40 };
+    yysymbol_kind_t expected[MAX_EXPECTED];
+    int n = yypcontext_expected_tokens(yyctx, expected, MAX_EXPECTED);
+    char *names[MAX_EXPECTED], want[512] = "";
+    for (int i = 0; i < n; i++) names[i] = (char *)yysymbol_name(expected[i]);
+    if (n > 0) expected_text(names, n, want, sizeof want);
+    yysymbol_kind_t tok = yypcontext_token(yyctx);
+    diag_error(ctx->diags, L(*yypcontext_location(yyctx)), "syntax error, unexpected %s%s%s",
+               tok == YYSYMBOL_YYEMPTY ? "token" : yysymbol_name(tok), want[0] ? ", expecting " : "", want);
+    return 0;
 }

@@ -66,6 +66,14 @@ static const char *level_name(DiagLevel l) {
     return l == DIAG_ERROR ? "error" : l == DIAG_WARNING ? "warning" : "note";
 }
 
+/* Whether s starts with the UTF-8 of a bidirectional control: U+200E, U+200F, U+202A..U+202E, U+2066..U+2069. */
+static int bidi_control(const char *s, size_t n) {
+    const unsigned char *u = (const unsigned char *)s;
+    if (n < 3 || u[0] != 0xE2) return 0;
+    return (u[1] == 0x80 && (u[2] == 0x8E || u[2] == 0x8F || (u[2] >= 0xAA && u[2] <= 0xAE))) ||
+           (u[1] == 0x81 && u[2] >= 0xA6 && u[2] <= 0xA9);
+}
+
 void diag_render_one(const Diags *d, const Diag *g, StrBuf *out) {
     if (g->loc.line > 0)
         sb_printf(out, "%s:%d:%d: %s: %s\n", d->filename, g->loc.line, g->loc.col,
@@ -75,11 +83,27 @@ void diag_render_one(const Diags *d, const Diag *g, StrBuf *out) {
     const char *line;
     size_t len;
     if (g->loc.line <= 0 || !find_line(d, g->loc.line, &line, &len)) return;
-    sb_printf(out, "%5d | ", g->loc.line);
-    for (size_t i = 0; i < len; i++) /* tabs and control bytes become spaces, so carets align */
-        sb_putc(out, (unsigned char)line[i] < ' ' ? ' ' : line[i]);
-    sb_puts(out, "\n      | ");
-    for (int i = 1; i < g->loc.col; i++) sb_putc(out, ' ');
+    /* a long line is quoted around the column, at most QUOTE bytes ("..." where cut) */
+    enum { QUOTE = 160 };
+    size_t at = g->loc.col > 0 ? (size_t)g->loc.col - 1 : 0, from = 0, upto = len;
+    if (len > QUOTE) {
+        from = at > QUOTE / 2 ? at - QUOTE / 2 : 0;
+        upto = from + QUOTE < len ? from + QUOTE : len;
+    }
+    sb_printf(out, "%5d | %s", g->loc.line, from ? "..." : "");
+    /* tabs and control bytes become spaces, and Unicode's bidirectional controls "???" (a comment's U+202E must
+     * not reorder the quote in a terminal), byte for byte, so carets align */
+    for (size_t i = from; i < upto; i++) {
+        unsigned char ch = (unsigned char)line[i];
+        if (bidi_control(line + i, len - i)) {
+            sb_puts(out, "???");
+            i += 2;
+        } else {
+            sb_putc(out, ch < ' ' || ch == 127 ? ' ' : (char)ch);
+        }
+    }
+    sb_printf(out, "%s\n      | %s", upto < len ? "..." : "", from ? "   " : "");
+    for (size_t i = from; i < at; i++) sb_putc(out, ' ');
     sb_putc(out, '^');
     for (int i = 1; i < g->loc.len; i++) sb_putc(out, '~');
     sb_putc(out, '\n');

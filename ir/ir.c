@@ -80,10 +80,8 @@ int ir_bind_dims(const IrCell *c, const char *const *specs, int nspecs, int64_t 
             ok = 0;
             continue;
         }
-        char *end;
-        errno = 0;
-        long long v = strtoll(eq + 1, &end, 10);
-        if (errno || *end || end == eq + 1 || v <= 0 || v > INT32_MAX) {
+        long long v;
+        if (!ir_parse_int(eq + 1, 1, INT32_MAX, &v)) {
             diag_error(diags, (SrcLoc){0, 0, 1}, "dimension %s must be a positive integer below 2^31, not '%s'",
                        name, eq + 1);
             ok = 0;
@@ -106,4 +104,16 @@ int ir_bind_dims(const IrCell *c, const char *const *specs, int nspecs, int64_t 
             ok = 0;
         }
     return ok;
+}
+
+int ir_parse_int(const char *text, long long lo, long long hi, long long *out) {
+    if (!text || !*text) return 0;
+    for (const char *p = text; *p; p++)
+        if (*p < '0' || *p > '9') return 0;
+    errno = 0;
+    char *end;
+    long long v = strtoll(text, &end, 10);
+    if (errno || *end || v < lo || v > hi) return 0;
+    *out = v;
+    return 1;
 }

@@ -103,6 +103,9 @@ int ir_cell_kinks(const IrCell *c, char *buf, size_t size);
  * every symbol must be bound, each to a positive value (twice only to the same one; names up to
  * 79 characters). Returns 1 when all are bound, else 0 with the errors in diags (no location). */
 int ir_bind_dims(const IrCell *c, const char *const *specs, int nspecs, int64_t *dimval, Diags *diags);
+/* text as a whole decimal number in lo..hi (digits only: no sign, blank, base prefix or exponent) into *out;
+ * 0 where it is not one. Every count the library and the CLI take from text is read so. */
+int ir_parse_int(const char *text, long long lo, long long hi, long long *out);
 
 /* Writes the stable text form of a cell (golden tests, `rnncc dump --ir`). */
 void ir_dump(const IrCell *c, StrBuf *out);

@@ -397,6 +397,12 @@ Plan *sched_plan_opts(Arena *arena, const IrCell *c, Diags *diags, unsigned flag
     PlanBuilder pb = {arena, c, p, 0};
     if (!build_gemms(&pb) || !build_buffers(&pb) || !build_groups(&pb) || !build_pack(&pb)) goto nomem;
     if (!(p->param_fold = sched_param_folds(arena, c)) || !(p->sum_root = sched_sum_roots(arena, c))) goto nomem;
+    if (p->nbuffers > SCHED_MAX_BUFFERS) {
+        diag_error(diags, c->loc, "cell '%s' needs %d buffers for its products and stored values; the kernels hold at "
+                   "most %d (fewer products of products, or of separate values, need fewer)", c->name, p->nbuffers,
+                   SCHED_MAX_BUFFERS);
+        return NULL;
+    }
     return p;
 nomem:
     diag_error(diags, (SrcLoc){0, 0, 1}, "out of memory while scheduling cell '%s'", c->name);

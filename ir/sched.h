@@ -145,6 +145,9 @@ Plan *sched_plan(Arena *arena, const IrCell *cell, Diags *diags);
 /* sched_plan with options: SCHED_POST_PROGRAM moves output-only products into the post program
  * (sched_plan passes it; 0 gives the plan with every product of the step in the step). */
 enum { SCHED_POST_PROGRAM = 1 };
+/* At most this many buffers a plan: the generated kernels' argument block holds that many (runtime/rnn_args.h's
+ * RNN_MAX_BUFFERS, which equals it); sched_plan refuses a cell that needs more, at the cell's name. */
+enum { SCHED_MAX_BUFFERS = 32 };
 Plan *sched_plan_opts(Arena *arena, const IrCell *cell, Diags *diags, unsigned flags);
 
 /* The plan with dimensions bound: sizes and offsets in elements. */

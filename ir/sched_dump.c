@@ -31,12 +31,16 @@ static void put_read(const Plan *p, const SchedGroup *g, IrRef r, int *reads, St
     else sb_printf(out, " (B%d)", s->buffer);
 }
 
-/* Writes the stacked row count: "4H" when every block has the same rows, else "H+M". */
+/* Writes the stacked row count: "4H" (or 4 times a literal, "64") when every block has the same rows, else "H+M". */
 static void put_rows(const IrCell *c, const SchedGemm *g, StrBuf *out) {
     char t[32];
     int d0 = c->params[c->nodes[c->nodes[g->products[0]].args[0]].index].shape.dims[0], same = 1;
     for (int b = 1; b < g->nproducts; b++)
         same &= c->params[c->nodes[c->nodes[g->products[b]].args[0]].index].shape.dims[0] == d0;
+    if (same && !c->dims[d0].name) { /* "216" would read 2 times 16 as a number */
+        sb_printf(out, "%lld", (long long)g->nproducts * (long long)c->dims[d0].literal);
+        return;
+    }
     if (same) {
         if (g->nproducts > 1) sb_printf(out, "%d", g->nproducts);
         sb_puts(out, ir_dim_text(c, d0, t, sizeof t));

@@ -91,3 +91,36 @@ int sb_read(StrBuf *sb, FILE *f, size_t max) {
     }
     return !ferror(f) ? 0 : errno ? errno : EIO; /* EISDIR for a directory */
 }
+
+/* The length of the valid UTF-8 sequence at s (2 to 4), or 0. */
+static int utf8_len(const unsigned char *s) {
+    int n = s[0] >= 0xF0 && s[0] <= 0xF4 ? 4 : s[0] >= 0xE0 ? 3 : s[0] >= 0xC2 && s[0] <= 0xDF ? 2 : 0;
+    if (s[0] >= 0xF8) n = 0;
+    for (int i = 1; i < n; i++)
+        if ((s[i] & 0xC0) != 0x80) return 0;
+    if (n == 3 && ((s[0] == 0xE0 && s[1] < 0xA0) || (s[0] == 0xED && s[1] >= 0xA0))) return 0; /* overlong, surrogate */
+    if (n == 4 && ((s[0] == 0xF0 && s[1] < 0x90) || (s[0] == 0xF4 && s[1] >= 0x90))) return 0; /* overlong, past U+10FFFF */
+    return n;
+}
+
+void sb_put_json(StrBuf *sb, const char *s) {
+    sb_putc(sb, '"');
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        if (*p == '"' || *p == '\\') {
+            sb_putc(sb, '\\');
+            sb_putc(sb, (char)*p++);
+        } else if (*p == '\n') {
+            sb_puts(sb, "\\n");
+            p++;
+        } else if (*p < 0x20 || *p == 0x7F) {
+            sb_printf(sb, "\\u%04x", *p++);
+        } else if (*p < 0x80) {
+            sb_putc(sb, (char)*p++);
+        } else {
+            int n = utf8_len(p);
+            if (n) sb_putn(sb, (const char *)p, (size_t)n), p += n;
+            else sb_puts(sb, "\\ufffd"), p++;
+        }
+    }
+    sb_putc(sb, '"');
+}

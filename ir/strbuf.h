@@ -28,6 +28,9 @@ void sb_line(StrBuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 
 /* Appends the rest of stream f, at most max bytes in all; 0, or EFBIG past max, ENOMEM, or the read's errno
  * (EIO where it set none). */
 int sb_read(StrBuf *sb, FILE *f, size_t max);
+/* Appends s as a JSON string, quoted: '"', '\\' and control bytes escaped, valid UTF-8 kept, any other byte
+ * U+FFFD (so the text is valid JSON whatever s holds). */
+void sb_put_json(StrBuf *sb, const char *s);
 /* Returns the text (never NULL: "" when empty). */
 const char *sb_str(const StrBuf *sb);
 /* Frees the buffer and resets it to empty. */

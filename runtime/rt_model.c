@@ -9,8 +9,8 @@
 
 #include "rt_internal.h"
 
-_Static_assert(RNN_MAX_STATES == IR_MAX_STATES && RNN_MAX_OUTPUTS == IR_MAX_OUTPUTS,
-               "the kernels' argument block holds exactly the states and outputs a cell may have");
+_Static_assert(RNN_MAX_STATES == IR_MAX_STATES && RNN_MAX_OUTPUTS == IR_MAX_OUTPUTS && RNN_MAX_BUFFERS == SCHED_MAX_BUFFERS,
+               "the kernels' argument block holds exactly the states, outputs and buffers a cell's plan may have");
 
 rnncc_status rt_fail(rnncc_model *m, rnncc_status status, const char *fmt, ...) {
     va_list ap;
@@ -150,7 +150,9 @@ static rnncc_status validate_desc(rnncc_model *m, const rnncc_program *p, const 
     if (desc->device < -1)
         return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "desc->device is %d; it must be a device ordinal, or -1 for the "
                                                       "current device", desc->device);
-    if (desc->ndims < 0 || (desc->ndims > 0 && !desc->dims))
+    if (desc->ndims < 0)
+        return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "desc->ndims is %d; it must be 0 or more", desc->ndims);
+    if (desc->ndims > 0 && !desc->dims)
         return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "desc->dims is NULL but desc->ndims is %d", desc->ndims);
     for (int i = 0; i < desc->ndims; i++)
         if (!desc->dims[i]) return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "desc->dims[%d] is NULL", i);

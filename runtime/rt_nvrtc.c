@@ -195,3 +195,23 @@ void rt_nvrtc_report(const RtNvrtcResult *res, StrBuf *out) {
         sb_puts(out, res->listing);
     }
 }
+
+int rt_nvrtc_arch_known(const char *arch, char *known, size_t size) {
+    const char *digits = strncmp(arch, "sm_", 3) == 0 ? arch + 3 : strncmp(arch, "compute_", 8) == 0 ? arch + 8 : arch;
+    int want = atoi(digits), n = 0, found = 0;
+    if (size) known[0] = 0;
+    if (nvrtcGetNumSupportedArchs(&n) != NVRTC_SUCCESS || n <= 0) return 1; /* cannot tell: let the compile say */
+    int *archs = malloc((size_t)n * sizeof *archs);
+    if (!archs || nvrtcGetSupportedArchs(archs) != NVRTC_SUCCESS) {
+        free(archs);
+        return 1;
+    }
+    size_t len = 0;
+    for (int i = 0; i < n; i++) {
+        found |= archs[i] == want;
+        int w = size > len ? snprintf(known + len, size - len, "%ssm_%d", i ? " " : "", archs[i]) : 0;
+        if (w > 0) len += (size_t)w < size - len ? (size_t)w : size - len - 1;
+    }
+    free(archs);
+    return found;
+}

@@ -49,6 +49,9 @@ void rt_nvrtc_result_free(RtNvrtcResult *res);
 int rt_nvrtc_options_text(RtNvrtcTarget target, const char *arch, char *buf, size_t size);
 /* NVRTC's version (part of every cache key). */
 RtNvrtcStatus rt_nvrtc_version(int *major, int *minor);
+/* Whether this NVRTC compiles for arch's number (the digits of sm_90, sm_90a, compute_90); the numbers it
+ * compiles for, as "sm_75 sm_80 ...", into known (size bytes). */
+int rt_nvrtc_arch_known(const char *arch, char *known, size_t size);
 /* Writes source with each line prefixed by its number ("   12 | ..."), as NVRTC's log counts. */
 void rt_nvrtc_listing(const char *source, StrBuf *out);
 /* Writes a failed result for a person: the message, NVRTC's log, and the listing. */

@@ -179,6 +179,10 @@ START_TEST(check_files) {
     ck_assert_int_eq(r.status, 1);
     ck_assert_str_eq(r.err, arena_printf(&arena, "%s%s", read_file("tests/bad/cycle.err"),
                                          read_file("tests/bad/wrong_arity.err")));
+    /* check plans each cell as the other commands do: what cannot be planned is an error here too */
+    r = RUN("cell t(x[I]) -> h {\n  state h[H]\n  param W[H, H], V[H, I], b[H]\n  h' = tanh(W @ b + V @ x)\n}\n", "check", "-");
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_msg(starts_with(r.err, "<stdin>:4:15: error: 'W @ b' multiplies two parameters"), "%s", r.err);
     /* Warnings alone do not fail. */
     r = RUN("cell t(x[I]) -> y { param p[I]\n y = x }\n", "check", "-");
     ck_assert_int_eq(r.status, 0);
@@ -262,6 +266,106 @@ START_TEST(source_size_limit) {
     ck_assert_int_eq(r.status, 1);
     ck_assert_str_eq(r.err, want);
     unlink(big);
+}
+END_TEST
+
+/* An option given twice is refused, not "the last wins"; so are --forward with --backward, --arch without a
+ * compile, an architecture NVRTC does not compile for, counts with a sign or blanks, and -o naming the input
+ * (through a link too), which emit and dump would have overwritten before reading. */
+START_TEST(options_once_and_apart) {
+    static const struct { const char *args[12], *err; } cases[] = {
+        {{"emit", "--persistent", "4", "--persistent", "8", "--dim", "I=4", "--dim", "H=4", "cells/lstm.cell"},
+         "rnncc emit: error: --persistent is given twice\n"},
+        {{"emit", "-o", "/tmp/a", "--output", "/tmp/b", "--dim", "I=4", "--dim", "H=4", "cells/lstm.cell"},
+         "rnncc emit: error: -o/--output is given twice\n"},
+        {{"emit", "--forward", "--backward", "--dim", "I=4", "--dim", "H=4", "cells/lstm.cell"},
+         "rnncc emit: error: --forward and --backward exclude each other\n"},
+        {{"emit", "--arch", "sm_90", "--dim", "I=4", "--dim", "H=4", "cells/lstm.cell"},
+         "rnncc emit: error: --arch applies to --ptx or --cubin (the CUDA text is the same for every architecture)\n"},
+        {{"dump", "--ir", "--cell", "lstm", "--cell", "gru", "cells/lstm.cell"}, "rnncc dump: error: --cell is given twice\n"},
+        {{"run", "--seq", "2", "--seq", "3", "--dim", "I=4", "cells/lstm.cell"}, "rnncc run: error: --seq is given twice\n"},
+        {{"run", "--batch", "+4", "--dim", "I=4", "cells/lstm.cell"},
+         "rnncc run: error: --batch must be an integer in 1..2147483647, not '+4'\n"},
+        {{"emit", "--persistent", " 4", "--dim", "I=4", "--dim", "H=4", "cells/lstm.cell"},
+         "rnncc emit: error: --persistent takes a batch size N in 1..2147483647, not ' 4'\n"},
+        {{"emit", "--dim", "cells/lstm.cell"}, "rnncc emit: error: --dim takes NAME=VALUE, not 'cells/lstm.cell'\n"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        Run r = run(NULL, cases[i].args);
+        ck_assert_int_eq(r.status, 2);
+        ck_assert_str_eq(r.out, "");
+        ck_assert_str_eq(r.err, cases[i].err);
+    }
+    /* the model's arguments that come from options are named as the options */
+    Run r = RUN(NULL, "run", "--dim", "I=4", "cells/lstm.cell");
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_str_eq(r.err, "rnncc run: error: dimension H of cell 'lstm' is not bound (use H=VALUE) (option --dim)\n");
+    r = RUN(NULL, "run", "--dim", "I=4", "--dim", "H=4", "--cell", "gru", "cells/lstm.cell");
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_str_eq(r.err, "rnncc run: error: no cell named 'gru' in cells/lstm.cell (option --cell)\n");
+    r = RUN(NULL, "emit", "--ptx", "--arch", "sm_10", "--dim", "I=4", "--dim", "H=4", "cells/lstm.cell");
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(starts_with(r.err, "rnncc emit: error: --arch sm_10: this NVRTC compiles for sm_") && strstr(r.err, " sm_90 "),
+                  "%s", r.err);
+    r = RUN(NULL, "emit", "--dim", "I= 4", "--dim", "H=4", "cells/lstm.cell");
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_ptr_nonnull(strstr(r.err, "dimension I must be a positive integer below 2^31, not ' 4'"));
+    /* -o naming the input, as given or through a link: refused, the input intact */
+    char *lstm = read_file("cells/lstm.cell");
+    FILE *f = fopen("/tmp/rnncc_check_cli_in.cell", "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(lstm, f);
+    fclose(f);
+    remove("/tmp/rnncc_check_cli_link.cell");
+    ck_assert_int_eq(symlink("/tmp/rnncc_check_cli_in.cell", "/tmp/rnncc_check_cli_link.cell"), 0);
+    r = RUN(NULL, "emit", "--dim", "I=4", "--dim", "H=4", "-o", "/tmp/rnncc_check_cli_link.cell", "/tmp/rnncc_check_cli_in.cell");
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_str_eq(r.err, "rnncc emit: error: -o '/tmp/rnncc_check_cli_link.cell' is the input file "
+                            "'/tmp/rnncc_check_cli_in.cell'\n");
+    r = RUN(NULL, "dump", "--ir", "-o", "/tmp/rnncc_check_cli_in.cell", "/tmp/rnncc_check_cli_in.cell");
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_str_eq(read_file("/tmp/rnncc_check_cli_in.cell"), lstm);
+    remove("/tmp/rnncc_check_cli_link.cell");
+    remove("/tmp/rnncc_check_cli_in.cell");
+}
+END_TEST
+
+/* Whether text is valid JSON (python3's parser: the suite's other tools need python3 too). */
+static int valid_json(const char *text) {
+    FILE *f = fopen("/tmp/rnncc_check_cli.json", "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+    int rc = system("python3 -c 'import json,sys; json.load(open(\"/tmp/rnncc_check_cli.json\", encoding=\"utf-8\"))' 2>/dev/null");
+    remove("/tmp/rnncc_check_cli.json");
+    return rc == 0;
+}
+
+/* check --json: one JSON object on stdout (tests/golden/check.json: a good file's cells, a bad one's diagnostics,
+ * a missing one's read error), nothing on stderr, the exit status as without it; a path with quotes, a
+ * backslash, a control byte and a byte that is not UTF-8 still gives valid JSON. */
+START_TEST(check_json) {
+    Run r = RUN(NULL, "check", "--json", "cells/lstm.cell", "tests/bad/several_errors.cell", "tests/no_such_file.cell");
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_str_eq(r.err, "");
+    ck_assert_str_eq(r.out, read_file("tests/golden/check.json"));
+    ck_assert(valid_json(r.out));
+    r = RUN(read_file("cells/gru.cell"), "check", "--json", "-");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_str_eq(r.err, "");
+    ck_assert(starts_with(r.out, "{\"files\": [\n  {\"path\": \"<stdin>\", \"ok\": true,"));
+    ck_assert(valid_json(r.out));
+    const char *odd = "/tmp/rnncc \"q\\\x01\xff.cell";
+    FILE *f = fopen(odd, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("cell t(x[I]) -> h { h' = \"x }\n", f);
+    fclose(f);
+    r = RUN(NULL, "check", "--json", odd);
+    remove(odd);
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_str_eq(r.err, "");
+    ck_assert_msg(strstr(r.out, "\"path\": \"/tmp/rnncc \\\"q\\\\\\u0001\\ufffd.cell\""), "%s", r.out);
+    ck_assert_msg(valid_json(r.out), "%s", r.out);
 }
 END_TEST
 
@@ -415,18 +519,21 @@ START_TEST(run_emit_schedule_arguments) {
     ck_assert_ptr_null(strstr(r.out, "adjoint is")); /* U_n h is multiplied by r before the sum */
     ck_assert_ptr_null(strstr(r.out, "adds into"));
     r = RUN(NULL, "dump", "--schedule", "--dim", "I=4", "cells/lstm.cell");
-    ck_assert_int_eq(r.status, 1);
+    ck_assert_int_eq(r.status, 2); /* a --dim missing or naming no dimension: bad usage, as in emit */
     ck_assert_ptr_nonnull(strstr(r.err, "dimension H of cell 'lstm' is not bound (use H=VALUE)"));
+    r = RUN(NULL, "dump", "--schedule", "--dim", "I=8", "--dim", "H=16", "--dim", "P=8", "cells/lstm.cell");
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_ptr_nonnull(strstr(r.err, "cell 'lstm' has no dimension 'P'"));
     /* a dimension bound twice: to one value, as once; to two, an error; a name past 79 characters, an error */
     r = RUN(NULL, "dump", "--schedule", "--dim", "I=4", "--dim", "H=8", "--dim", "H=8", "cells/lstm.cell");
     ck_assert_int_eq(r.status, 0);
     r = RUN(NULL, "dump", "--schedule", "--dim", "I=4", "--dim", "H=8", "--dim", "H=16", "cells/lstm.cell");
-    ck_assert_int_eq(r.status, 1);
+    ck_assert_int_eq(r.status, 2);
     ck_assert_msg(strstr(r.err, "error: dimension H is bound twice, to 8 and to 16"), "%s", r.err);
     char long_dim[120];
     memset(long_dim, 'H', 100), strcpy(long_dim + 100, "=4");
     r = RUN(NULL, "dump", "--schedule", "--dim", "I=4", "--dim", long_dim, "cells/lstm.cell");
-    ck_assert_int_eq(r.status, 1);
+    ck_assert_int_eq(r.status, 2);
     ck_assert_msg(strstr(r.err, "...': the name is longer than 79 characters"), "%s", r.err);
     r = RUN(NULL, "dump", "--ir", "--dim", "H=4", "cells/lstm.cell");
     ck_assert_int_eq(r.status, 2);
@@ -439,7 +546,7 @@ START_TEST(run_emit_schedule_arguments) {
     ck_assert_str_eq(r.err, "rnncc run: error: --fold must be auto, on or off, not 'yes'\n");
     r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--persistent", "0");
     ck_assert_int_eq(r.status, 2);
-    ck_assert_str_eq(r.err, "rnncc emit: error: --persistent takes a batch size N >= 1, not '0'\n");
+    ck_assert_str_eq(r.err, "rnncc emit: error: --persistent takes a batch size N in 1..2147483647, not '0'\n");
     /* --backward picks the persistent backward unit; --forward the forward one (the default) */
     r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--persistent", "4", "--backward");
     ck_assert_int_eq(r.status, 0);
@@ -871,6 +978,8 @@ int main(int argc, char **argv) {
     tcase_add_test(tc, run_reads_stdin);
     tcase_add_test(tc, devices_arguments);
     tcase_add_test(tc, source_size_limit);
+    tcase_add_test(tc, options_once_and_apart);
+    tcase_add_test(tc, check_json);
     tcase_add_test(tc, dump_ir_and_dot);
     tcase_add_test(tc, dump_to_file);
     tcase_add_test(tc, run_emit_schedule_arguments);

@@ -3041,6 +3041,44 @@ START_TEST(literals_ignore_the_locale) {
 }
 END_TEST
 
+/* A node's comment quotes its own source line, found through the unit's index of the cell's lines (a cell
+ * after 3000 lines of comments here, its statements out of order: the index starts at the cell's first node's
+ * line, not the file's). Quoting once scanned the file from its start for every node. */
+START_TEST(line_comments_quote_their_lines) {
+    StrBuf src = {0};
+    for (int i = 0; i < 3000; i++) sb_puts(&src, "# padding\n");
+    sb_puts(&src, "cell far(x[I]) -> h {\n  state h[H]\n  param W[H, I], U[H, H]\n"
+                  "  h' = tanh(a) * 0.5\n  a = W @ x + U @ h\n}\n"); /* lines 3001-3006 */
+    Src s;
+    src_open(&s, "far.cell", sb_str(&src));
+    char *unit = emit(&s, layout_all(&s, s.module->cells[0], 8));
+    ck_assert_msg(strstr(unit, "// line 3004: h' = tanh(a) * 0.5\n") && strstr(unit, "// line 3005: a = W @ x + U @ h\n"),
+                  "%s", unit);
+    ck_assert_ptr_null(strstr(unit, "// line 3001"));
+    free(unit);
+    src_close(&s);
+    sb_free(&src);
+}
+END_TEST
+
+/* A cell without states (a readout of the input alone) gets persistent units that NVRTC compiles without a
+ * warning: they declared the state slots' offsets sp and sn, which nothing read. */
+START_TEST(stateless_persistent_units_compile_clean) {
+    Src s;
+    src_open(&s, "nostate.cell", "cell t(x[I]) -> y {\n  param W[H, I]\n  y = tanh(W @ x)\n}\n");
+    PlanLayout *L = layout_all(&s, s.module->cells[0], 8);
+    for (int backward = 0; backward < 2; backward++) {
+        CgPersist P;
+        char why[256];
+        char *unit = emit_persistent(&s, L, cg_persist_h100_ask(4, backward, CG_FFMA, 1), &P, why, sizeof why);
+        ck_assert_msg(unit != NULL, "%s", why);
+        compile_ok(unit, backward ? "nostate backward" : "nostate forward", "sm_90");
+        free(unit);
+    }
+    src_close(&s);
+}
+END_TEST
+
 /* ---- the launch contract ------------------------------------------------------------------------ */
 
 START_TEST(launch_helpers) {
@@ -4127,6 +4165,8 @@ static Suite *codegen_suite(void) {
     tcase_add_test(tc, prelude_covers_op_table);
     tcase_add_test(tc, identifiers_and_literals);
     tcase_add_test(tc, literals_ignore_the_locale);
+    tcase_add_test(tc, line_comments_quote_their_lines);
+    tcase_add_test(tc, stateless_persistent_units_compile_clean);
     tcase_add_test(tc, golden_sources);
     tcase_add_test(tc, persistent_units_compile);
     tcase_add_test(tc, conversions_are_a_unit_of_their_own);

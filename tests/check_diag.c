@@ -109,7 +109,7 @@ static const struct {
     {"unknown_function", 6, 10, "unknown function 'softmax'"},
     {"wrong_arity", 6, 10, "'clamp' takes 3 arguments, but 2 were given"},
     {"syntax_error", 7, 8, "syntax error, unexpected name, expecting '='"},
-    {"unexpected_end", 4, 16, "syntax error, unexpected end of file, expecting ')' or ','"},
+    {"unexpected_end", 4, 16, "syntax error, unexpected end of file, expecting an operator, '(', ')' or ','"},
     {"stray_character", 6, 26, "stray '$' in input"},
     {"non_ascii", 5, 16, "non-ASCII character in input"},
     {"number_too_large", 5, 14, "number '1e999' is too large"},
@@ -190,7 +190,7 @@ START_TEST(several_errors_all_reported) {
         {7, 27, "dimension mismatch: 'U' is [H, H] but 'x' is [I]"},
         {8, 22, "unknown name 'undefined_gate'"},
         {9, 21, "unknown name 'g'"},
-        {15, 1, "syntax error, unexpected '}'"},
+        {15, 1, "syntax error, unexpected '}', expecting an expression"},
         {19, 10, "'relu' takes 1 argument, but 2 were given"},
     };
     const char *text = rendered();
@@ -285,6 +285,26 @@ START_TEST(render_format) {
 }
 END_TEST
 
+/* A long line is quoted around the column (160 bytes at most, "..." where cut), the caret still under it; a
+ * bidirectional control (U+202E in a comment) quotes as "???", so it cannot reorder the line in a terminal. */
+START_TEST(render_long_lines_and_bidi) {
+    char src[1200];
+    memset(src, 'a', 1000);
+    memcpy(src + 600, "BAD", 3);
+    strcpy(src + 1000, "\nh' = q # \xe2\x80\xae reordered\n");
+    diag_init(&diags, &arena, "f.cell", src, strlen(src));
+    diag_error(&diags, (SrcLoc){1, 601, 3}, "here");
+    diag_error(&diags, (SrcLoc){2, 6, 1}, "unknown name 'q'");
+    char want[1024], a80[81], a77[78];
+    memset(a80, 'a', 80), a80[80] = 0;
+    memset(a77, 'a', 77), a77[77] = 0;
+    snprintf(want, sizeof want, "f.cell:1:601: error: here\n    1 | ...%sBAD%s...\n      | %*s^~~\n"
+             "f.cell:2:6: error: unknown name 'q'\n    2 | h' = q # ??? reordered\n      |      ^\n",
+             a80, a77, 83, "");
+    ck_assert_str_eq(rendered(), want);
+}
+END_TEST
+
 START_TEST(warnings_do_not_fail) {
     const IrModule *m = compile("cell t(x[I]) -> y { param unused[I]\n y = x }");
     ck_assert_ptr_nonnull(m);
@@ -311,6 +331,7 @@ int main(void) {
     tcase_add_test(tc, error_cap);
     tcase_add_test(tc, warning_cap);
     tcase_add_test(tc, render_format);
+    tcase_add_test(tc, render_long_lines_and_bidi);
     tcase_add_test(tc, warnings_do_not_fail);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);

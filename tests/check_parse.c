@@ -451,9 +451,9 @@ START_TEST(separators) {
     ck_assert_int_eq(c->params->next->ndims, 1);
     /* `;` is not allowed inside an expression or a declaration list. */
     parse("cell t(x[I]) -> h { a = x +; b }");
-    expect_error(1, 28, 1, "syntax error, unexpected ';'");
+    expect_error(1, 28, 1, "syntax error, unexpected ';', expecting an expression");
     parse("cell t(x[I]) -> h { param a[H]; , b[H] }");
-    expect_error(1, 33, 1, "syntax error, unexpected ','");
+    expect_error(1, 33, 1, "syntax error, unexpected ',', expecting a declaration, a statement or '}'");
 }
 END_TEST
 
@@ -468,14 +468,20 @@ START_TEST(syntax_errors_recover) {
     ck_assert_ptr_nonnull(c->next);
     ck_assert_str_eq(c->next->name, "b");
     ck_assert_int_eq(c->next->broken, 0);
-    /* Expected tokens are listed when there are few. */
+    /* Expected tokens are listed, all of them (bison's lookahead correction: every token that can follow, not
+     * only the state's after its default reductions), those that start an expression or a statement, or the
+     * binary operators, named as such. */
     parse("cell a(x[I]) -> h { h' = tanh(x }");
-    expect_error(1, 33, 1, "syntax error, unexpected '}', expecting ')' or ','");
+    expect_error(1, 33, 1, "syntax error, unexpected '}', expecting an operator, '(', ')' or ','");
+    parse("cell a(x[I]) -> h { h' = tanh(x +) }");
+    expect_error(1, 34, 1, "syntax error, unexpected ')', expecting an expression");
+    parse("cell a(x[I]) -> h { state h[H]\n h' = h ) }");
+    expect_error(2, 9, 1, "syntax error, unexpected ')', expecting a declaration, a statement, an operator, '(' or '}'");
     parse("cell a(x[I]) h { }");
     expect_error(1, 14, 1, "syntax error, unexpected name, expecting '->'");
     /* End of input inside a cell: the cell is kept, as broken. */
     c = parse("cell a(x[I]) -> h { v = x");
-    expect_error(1, 25, 1, "syntax error, unexpected end of file");
+    expect_error(1, 25, 1, "syntax error, unexpected end of file, expecting a declaration, a statement, an operator, '(' or '}'");
     ck_assert_ptr_nonnull(c);
     ck_assert_int_eq(c->broken, 1);
     /* Text outside a cell ends the parse. */

@@ -184,7 +184,9 @@ START_TEST(model_arguments_are_checked) {
     expect_create_fails(p, &d, RNNCC_ERR_INVALID_ARGUMENT, "desc->precision must be RNNCC_FP32, RNNCC_TF32, RNNCC_FP16, "
                                                           "RNNCC_BF16 or RNNCC_TF32X3, not 5");
     d = ok; d.dims = NULL;
-    expect_create_fails(p, &d, RNNCC_ERR_INVALID_ARGUMENT, "desc->dims");
+    expect_create_fails(p, &d, RNNCC_ERR_INVALID_ARGUMENT, "desc->dims is NULL but desc->ndims is 2");
+    d = ok; d.ndims = -1; /* dims given: the count is what is wrong */
+    expect_create_fails(p, &d, RNNCC_ERR_INVALID_ARGUMENT, "desc->ndims is -1; it must be 0 or more");
     d = ok; d.backend = (rnncc_backend)9;
     expect_create_fails(p, &d, RNNCC_ERR_INVALID_ARGUMENT, "desc->backend");
     d = ok; d.keep_derived_weights = 2;

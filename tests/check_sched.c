@@ -497,6 +497,49 @@ START_TEST(independent_step_work_joins_the_last_kernel) {
 }
 END_TEST
 
+/* A stacked GEMM of literal row counts dumps their sum ("[32, 8]"), not the count beside the literal ("216"). */
+START_TEST(dump_counts_literal_rows) {
+    static const char src[] = "cell t(x[8]) -> h {\n  state h[16]\n  param W[16, 8], V[16, 8], U[16, 16], Z[16, 16]\n"
+                              "  h' = tanh(W @ x + U @ h) * sigmoid(V @ x + Z @ h)\n}\n";
+    Arena a; arena_init(&a);
+    StrBuf out = {0};
+    sched_dump(plan_of(&a, cell_of_text(&a, src)), NULL, &out);
+    ck_assert_msg(strstr(sb_str(&out), "gemm G0: [W; V] @ x : [32, 8] x [8, T*N]") &&
+                      strstr(sb_str(&out), "gemm G1: [U; Z] @ h : [32, 16] x [16, N]"), "%s", sb_str(&out));
+    sb_free(&out);
+    arena_free(&a);
+}
+END_TEST
+
+/* A plan past the kernels' 32 buffers (runtime/rnn_args.h) is refused at the cell's name: emit wrote kernels
+ * indexing buf[78] of a chain of 40 products, which only model creation refused. 15 products fit. */
+static const char *product_chain(Arena *a, int n) {
+    StrBuf sb = {0};
+    sb_puts(&sb, "cell deep(x[I]) -> h {\n  state h[H]\n  param W0[H, I]\n");
+    for (int i = 1; i < n; i++) sb_printf(&sb, "  param W%d[H, H]\n", i);
+    sb_puts(&sb, "  v0 = tanh(W0 @ x + h)\n");
+    for (int i = 1; i < n; i++) sb_printf(&sb, "  v%d = tanh(W%d @ v%d)\n", i, i, i - 1);
+    sb_printf(&sb, "  h' = v%d\n}\n", n - 1);
+    const char *text = arena_strdup(a, sb_str(&sb));
+    sb_free(&sb);
+    return text;
+}
+
+START_TEST(plans_hold_at_most_32_buffers) {
+    Arena a; arena_init(&a);
+    ck_assert_int_le(plan_of(&a, cell_of_text(&a, product_chain(&a, 15)))->nbuffers, SCHED_MAX_BUFFERS);
+    const IrCell *c = cell_of_text(&a, product_chain(&a, 40));
+    Diags d; diag_init(&d, &a, "deep.cell", NULL, 0);
+    ck_assert_ptr_null(sched_plan(&a, c, &d));
+    ck_assert_int_eq(d.nerrors, 1);
+    ck_assert_str_eq(d.head->msg, "cell 'deep' needs 79 buffers for its products and stored values; the kernels hold at "
+                                  "most 32 (fewer products of products, or of separate values, need fewer)");
+    ck_assert_int_eq(d.head->loc.line, 1);
+    ck_assert_int_eq(d.head->loc.col, 6);
+    arena_free(&a);
+}
+END_TEST
+
 START_TEST(executor_on_wide_random_cells) {
     Rng rng = {2026};
     char src[16384];
@@ -761,6 +804,8 @@ int main(void) {
     tcase_add_test(tc, executor_backward_matches_reference);
     tcase_add_test(tc, executor_on_wide_random_cells);
     tcase_add_test(tc, independent_step_work_joins_the_last_kernel);
+    tcase_add_test(tc, dump_counts_literal_rows);
+    tcase_add_test(tc, plans_hold_at_most_32_buffers);
     tcase_add_test(tc, plan_dumps_match_golden);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
