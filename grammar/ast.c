@@ -15,6 +15,7 @@ void ast_cell_begin(ParseCtx *ctx, const char *name, SrcLoc loc) {
     c->name = name ? name : "";
     c->loc = loc;
     ctx->cur = c;
+    ctx->cell_syntax_errors = 0; /* one before the cell (outside any) is not the cell's */
     ctx->stmt_tail = &c->stmts;
     ctx->out_tail = &c->outputs;
     ctx->decl_tails[AST_INPUTS] = &c->inputs;
@@ -27,7 +28,8 @@ void ast_cell_end(ParseCtx *ctx, int broken) {
     AstCell *c = ctx->cur;
     ctx->cur = NULL;
     if (!c) return;
-    c->broken = broken;
+    c->broken = broken || ctx->cell_syntax_errors;
+    ctx->cell_syntax_errors = 0;
     if (ctx->last_cell) ctx->last_cell->next = c;
     else ctx->cells = c;
     ctx->last_cell = c;

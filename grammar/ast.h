@@ -76,6 +76,10 @@ typedef struct ParseCtx {
     AstStmt **stmt_tail;
     AstOutput **out_tail;
     int line, col; /* the lexer's position */
+    int cell_syntax_errors; /* in the cell being parsed: a cell with one is broken, whatever the parser resumed */
+    const char *last_name;  /* the last name or primed name the lexer read (without the prime), for messages */
+    const char *src;        /* the source, len bytes; the lexer has read pos of them */
+    size_t len, pos;
 } ParseCtx;
 
 enum { AST_INPUTS, AST_STATES, AST_PARAMS };

@@ -10,7 +10,7 @@
 #include "lexer.h"
 
 AstCell *ast_parse(Arena *arena, Diags *diags, const char *src, size_t len) {
-    ParseCtx ctx = {.arena = arena, .diags = diags, .line = 1, .col = 1};
+    ParseCtx ctx = {.arena = arena, .diags = diags, .line = 1, .col = 1, .src = src, .len = len};
     yyscan_t scanner;
     if (rnn_yylex_init(&scanner) != 0) {
         diag_error(diags, (SrcLoc){0, 0, 1}, "out of memory starting the scanner");

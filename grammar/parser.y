@@ -36,6 +36,8 @@ static SrcLoc L(RNN_YYLTYPE l) {
 
 %token CELL "'cell'" STATE "'state'" PARAM "'param'" ARROW "'->'"
 %token <str> IDENT "name" PRIMED "primed name" NUMBER "number"
+/* a name or primed name that '=' follows (the lexer looks past blanks and comments): a statement starts there */
+%token <str> ASSIGN_IDENT "statement" ASSIGN_PRIMED "primed statement"
 %type <expr> expr args
 %type <dims> dims
 
@@ -75,9 +77,11 @@ items:
 item:
     STATE { ast_decls_begin(ctx, AST_STATES); } decls
   | PARAM { ast_decls_begin(ctx, AST_PARAMS); } decls
-  | IDENT '=' expr   { ast_stmt(ctx, $1, 0, L(@1), $3); }
-  | PRIMED '=' expr  { ast_stmt(ctx, $1, 1, L(@1), $3); }
+  | ASSIGN_IDENT '=' expr   { ast_stmt(ctx, $1, 0, L(@1), $3); }
+  | ASSIGN_PRIMED '=' expr  { ast_stmt(ctx, $1, 1, L(@1), $3); }
   | ';'
+  | error                   /* resumes at the next declaration, statement or '}': every syntax error of a cell is
+                               reported (the cell, broken, is not checked further) */
   ;
 
 decls:
@@ -122,6 +126,7 @@ void rnn_yyerror(RNN_YYLTYPE *lloc, yyscan_t scanner, ParseCtx *ctx, const char 
     (void)scanner;
     /* Bison's other message: its stack (YYMAXDEPTH levels) overflowed on deep nesting. */
     if (strcmp(msg, "memory exhausted") == 0) msg = "expression nested too deeply for the parser";
+    ctx->cell_syntax_errors++;
     diag_error(ctx->diags, L(*lloc), "%s", msg);
 }
 
@@ -129,7 +134,7 @@ void rnn_yyerror(RNN_YYLTYPE *lloc, yyscan_t scanner, ParseCtx *ctx, const char 
  * every token an expression or a statement starts with named as such: bison's own message listed none past four. */
 static void expected_text(char *const *names, int n, char *buf, size_t size) {
     static const char *const expression[] = {"name", "primed name", "number", "'('", "'-'"};
-    static const char *const statement[] = {"'state'", "'param'", "name", "primed name"};
+    static const char *const statement[] = {"'state'", "'param'", "statement", "primed statement"};
     static const char *const operators[] = {"'+'", "'-'", "'*'", "'/'", "'@'"};
     int has[5][2] = {{0}}; /* per group: how many of its tokens are expected, and its size */
     const char *const *groups[3] = {expression, statement, operators};
@@ -171,7 +176,20 @@ static int yyreport_syntax_error(const yypcontext_t *yyctx, yyscan_t scanner, Pa
     for (int i = 0; i < n; i++) names[i] = (char *)yysymbol_name(expected[i]);
     if (n > 0) expected_text(names, n, want, sizeof want);
     yysymbol_kind_t tok = yypcontext_token(yyctx);
-    diag_error(ctx->diags, L(*yypcontext_location(yyctx)), "syntax error, unexpected %s%s%s",
-               tok == YYSYMBOL_YYEMPTY ? "token" : yysymbol_name(tok), want[0] ? ", expecting " : "", want);
+    const char *what = tok == YYSYMBOL_YYEMPTY ? "token" : yysymbol_name(tok);
+    char msg[800];
+    int len = snprintf(msg, sizeof msg, "syntax error, unexpected %s", what);
+    /* a name where a statement may start: a statement's '=' is missing (or an operator before the name) */
+    int primed = strcmp(what, "primed name") == 0, name = (primed || strcmp(what, "name") == 0) && ctx->last_name;
+    int statement_next = 0;
+    for (int i = 0; i < n; i++) statement_next |= strcmp(names[i], "statement") == 0;
+    if (name && len > 0 && (size_t)len < sizeof msg)
+        len += snprintf(msg + len, sizeof msg - (size_t)len, " '%s%s'", ctx->last_name, primed ? "'" : "");
+    if (want[0] && len > 0 && (size_t)len < sizeof msg)
+        len += snprintf(msg + len, sizeof msg - (size_t)len, ", expecting %s", want);
+    if (name && statement_next && len > 0 && (size_t)len < sizeof msg)
+        snprintf(msg + len, sizeof msg - (size_t)len, " (a statement is a name, '=' and an expression)");
+    ctx->cell_syntax_errors++;
+    diag_error(ctx->diags, L(*yypcontext_location(yyctx)), "%s", msg);
     return 0;
 }

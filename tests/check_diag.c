@@ -108,7 +108,8 @@ static const struct {
     {"cycle", 8, 9, "'a' depends on itself: a -> b -> c -> a"},
     {"unknown_function", 6, 10, "unknown function 'softmax'"},
     {"wrong_arity", 6, 10, "'clamp' takes 3 arguments, but 2 were given"},
-    {"syntax_error", 7, 8, "syntax error, unexpected name, expecting '='"},
+    {"syntax_error", 7, 5, "syntax error, unexpected primed name 'h'', expecting a declaration, a statement, an operator or "
+                           "'}' (a statement is a name, '=' and an expression)"},
     {"unexpected_end", 4, 16, "syntax error, unexpected end of file, expecting an operator, '(', ')' or ','"},
     {"stray_character", 6, 26, "stray '$' in input"},
     {"non_ascii", 5, 16, "non-ASCII character in input"},

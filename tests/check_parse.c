@@ -344,6 +344,17 @@ START_TEST(comments_and_whitespace) {
     ck_assert_ptr_null(c->next);
     ck_assert_int_eq(count_stmts(c), 1);
     ck_assert_str_eq(tree("x # - y"), "x");
+    /* A statement's name and its '=' may have comments between them, however long (a 100 KB one here: a flex
+     * trailing context that looked for the '=' overflowed its state buffer on it). */
+    StrBuf sb = {0};
+    sb_puts(&sb, "cell t(x[I]) -> h {\n  v = x\n  w #");
+    for (int i = 0; i < 100000; i++) sb_putc(&sb, 'c');
+    sb_puts(&sb, "\n  # = not this one\n  = v\n}\n");
+    c = parse(arena_strdup(&arena, sb_str(&sb)));
+    sb_free(&sb);
+    ck_assert_int_eq(diags.nerrors, 0);
+    ck_assert_int_eq(count_stmts(c), 2);
+    ck_assert_str_eq(c->stmts->next->name, "w");
     /* Non-ASCII bytes are allowed in comments only. */
     parse("# caf\xc3\xa9\ncell t(x[I]) -> h { v = x }");
     ck_assert_int_eq(diags.nerrors, 0);
@@ -458,7 +469,7 @@ START_TEST(separators) {
 END_TEST
 
 START_TEST(syntax_errors_recover) {
-    /* A syntax error ends its cell (marked broken, not checked); the next cell is parsed. */
+    /* A syntax error breaks its cell (not checked); the next cell is parsed. */
     AstCell *c = parse("cell a(x[I]) -> h { h' = (x }\n"
                        "cell b(x[I]) -> y { y = x }\n");
     ck_assert_int_eq(diags.nerrors, 1);
@@ -478,7 +489,26 @@ START_TEST(syntax_errors_recover) {
     parse("cell a(x[I]) -> h { state h[H]\n h' = h ) }");
     expect_error(2, 9, 1, "syntax error, unexpected ')', expecting a declaration, a statement, an operator, '(' or '}'");
     parse("cell a(x[I]) h { }");
-    expect_error(1, 14, 1, "syntax error, unexpected name, expecting '->'");
+    expect_error(1, 14, 1, "syntax error, unexpected name 'h', expecting '->'");
+    /* A name where a statement may start: its '=' is missing, which the message says. */
+    parse("cell a(x[I]) -> h { state h[H]\n h' h }");
+    expect_error(2, 2, 2, "syntax error, unexpected primed name 'h'', expecting a declaration, a statement, '}' or ',' "
+                          "(a statement is a name, '=' and an expression)");
+    /* Every syntax error of a cell is reported: the parser resumes at the next declaration or statement (a name
+     * that '=' follows, past blanks and comments), or at the cell's '}'; the cell stays broken, unchecked (its
+     * unknown name q is not reported), and the next cell is parsed. */
+    c = parse("cell a(x[I]) -> h {\n  state h[H]\n  param W[H, I]\n  u = tanh(W @ x +)\n  v = (h\n"
+              "  w # a comment\n  = u @ @ v\n  h' = u + v + w + q\n}\ncell b(x[I]) -> y { y = x + }\n");
+    ck_assert_int_eq(diags.nerrors, 4);
+    const int want_line[] = {4, 6, 7, 10}, want_col[] = {19, 3, 9, 29};
+    int k = 0;
+    for (const Diag *g = diags.head; g; g = g->next, k++) {
+        ck_assert_int_eq(g->loc.line, want_line[k]);
+        ck_assert_int_eq(g->loc.col, want_col[k]);
+    }
+    ck_assert_int_eq(count_stmts(c), 1); /* the statements with an error are dropped: h' is kept */
+    ck_assert_int_eq(c->broken, 1);
+    ck_assert_int_eq(c->next->broken, 1);
     /* End of input inside a cell: the cell is kept, as broken. */
     c = parse("cell a(x[I]) -> h { v = x");
     expect_error(1, 25, 1, "syntax error, unexpected end of file, expecting a declaration, a statement, an operator, '(' or '}'");
@@ -486,7 +516,7 @@ START_TEST(syntax_errors_recover) {
     ck_assert_int_eq(c->broken, 1);
     /* Text outside a cell ends the parse. */
     c = parse("junk cell a(x[I]) -> h { }");
-    expect_error(1, 1, 4, "syntax error, unexpected name, expecting end of file or 'cell'");
+    expect_error(1, 1, 4, "syntax error, unexpected name 'junk', expecting end of file or 'cell'");
     ck_assert_ptr_null(c);
 }
 END_TEST
