@@ -12,6 +12,10 @@ dest=$tmp/dest prefix=/opt/rnncc-test
 root=$dest$prefix
 fail() { echo "install.sh: FAILED: $*" >&2; exit 1; }
 version=$(sed -n 's/^VERSION *:= *//p' Makefile)
+# run under `make -jN test`: the makes below keep the caller's variables (B, SAN, CC) but not its jobserver,
+# whose descriptors a script does not pass on ("jobserver unavailable" otherwise)
+MAKEFLAGS=$(printf '%s' "${MAKEFLAGS:-}" | sed -E 's/(^| )-j[0-9]*//; s/(^| )--jobserver-(auth|fds)=[^ ]*//')
+export MAKEFLAGS
 
 make -s --no-print-directory install B="$B" PREFIX=$prefix DESTDIR="$dest" > "$tmp/make.log" 2>&1 ||
     { cat "$tmp/make.log"; fail "make install"; }
