@@ -96,7 +96,7 @@ static int source_line(const Gen *g, int line, char *buf, size_t size) {
     const char *p = g->line_at[line - g->line_lo], *end = g->diags->src + g->diags->srclen;
     size_t n = 0;
     int blank = 0;
-    for (; p < end && *p != '\n' && *p != '#' && n + 4 < size && n < 100; p++) {
+    for (; p < end && *p != '\n' && *p != '\r' && *p != '#' && n + 4 < size && n < 100; p++) {
         char ch = *p;
         int keep = (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
                    (ch && strchr("_'.-+*/@(),=[]{};", ch));
@@ -105,7 +105,7 @@ static int source_line(const Gen *g, int line, char *buf, size_t size) {
         blank = 0;
         buf[n++] = ch;
     }
-    if (p < end && *p != '\n' && *p != '#') { memcpy(buf + n, "...", 3); n += 3; }
+    if (p < end && *p != '\n' && *p != '\r' && *p != '#') { memcpy(buf + n, "...", 3); n += 3; }
     buf[n] = 0;
     return n > 0;
 }
@@ -889,8 +889,7 @@ static int index_lines(Gen *g, Arena *arena) {
     const char *p = d->src, *end = d->src + d->srclen;
     for (int l = 1; l <= g->line_hi; l++) {
         if (l >= g->line_lo) at[l - g->line_lo] = p;
-        const char *nl = p < end ? memchr(p, '\n', (size_t)(end - p)) : NULL;
-        p = nl ? nl + 1 : end;
+        p = src_next_line(p, end);
     }
     g->line_at = at;
     return 1;

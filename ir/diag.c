@@ -47,18 +47,26 @@ DIAG_FN(diag_warning, DIAG_WARNING)
 DIAG_FN(diag_note, DIAG_NOTE)
 
 /* Finds the start and length of 1-based line `line` in the source. */
+const char *src_line_end(const char *p, const char *end) {
+    while (p < end && *p != '\n' && *p != '\r') p++;
+    return p;
+}
+
+const char *src_next_line(const char *p, const char *end) {
+    p = src_line_end(p, end);
+    if (p == end) return end;
+    return *p == '\r' && p + 1 < end && p[1] == '\n' ? p + 2 : p + 1;
+}
+
 static int find_line(const Diags *d, int line, const char **start, size_t *len) {
     if (!d->src || line < 1) return 0;
     const char *p = d->src, *end = d->src + d->srclen;
     for (int l = 1; l < line; l++) {
-        p = memchr(p, '\n', (size_t)(end - p));
-        if (!p) return 0;
-        p++;
+        if (src_line_end(p, end) == end) return 0; /* no such line */
+        p = src_next_line(p, end);
     }
-    const char *nl = memchr(p, '\n', (size_t)(end - p));
     *start = p;
-    *len = (size_t)((nl ? nl : end) - p);
-    if (*len && (*start)[*len - 1] == '\r') (*len)--;
+    *len = (size_t)(src_line_end(p, end) - p);
     return 1;
 }
 

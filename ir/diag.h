@@ -31,6 +31,12 @@ typedef struct Diags {
     int dropping;         /* the last error or warning was not kept, so neither are its notes */
 } Diags;
 
+/* Where the line at p ends (its line break, or end): lines end at LF, CR LF, or a CR alone (an old Mac file),
+ * for every reader of line numbers alike (the scanner, diagnostics, generated code's comments). */
+const char *src_line_end(const char *p, const char *end);
+/* Where the line after the one at p starts (end where there is none). */
+const char *src_next_line(const char *p, const char *end);
+
 /* Prepares a sink for the named source text. */
 void diag_init(Diags *d, Arena *arena, const char *filename, const char *src, size_t srclen);
 /* Records an error at loc. */

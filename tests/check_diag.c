@@ -274,6 +274,11 @@ START_TEST(render_format) {
                                  "f.cell:9:1: error: past the end\n");
     ck_assert_int_eq(diags.nerrors, 3);
     ck_assert_int_eq(diags.nwarnings, 1);
+    /* A CR alone ends a line too (an old Mac file), as the scanner counts. */
+    static const char mac[] = "first\rsecond line\rthird";
+    diag_init(&diags, &arena, "m.cell", mac, sizeof mac - 1);
+    diag_error(&diags, (SrcLoc){2, 8, 4}, "here");
+    ck_assert_str_eq(rendered(), "m.cell:2:8: error: here\n    2 | second line\n      |        ^~~~\n");
     /* Without source text only the headers are printed; the default name is <input>. */
     diag_init(&diags, &arena, NULL, NULL, 0);
     diag_error(&diags, (SrcLoc){4, 2, 1}, "no source");

@@ -344,6 +344,11 @@ START_TEST(comments_and_whitespace) {
     ck_assert_ptr_null(c->next);
     ck_assert_int_eq(count_stmts(c), 1);
     ck_assert_str_eq(tree("x # - y"), "x");
+    /* Lines end at LF, CR LF or a CR alone (an old Mac file): a comment ends there, and locations count so. */
+    parse("cell t(x[I]) -> h { # c\r  v = x # d\r  w = q ! \r}\r");
+    expect_error(3, 9, 1, "stray '!' in input");
+    parse("cell t(x[I]) -> h { # c\r\n  v = x\r\n  w = q ! \r\n}\r\n");
+    expect_error(3, 9, 1, "stray '!' in input");
     /* A statement's name and its '=' may have comments between them, however long (a 100 KB one here: a flex
      * trailing context that looked for the '=' overflowed its state buffer on it). */
     StrBuf sb = {0};
