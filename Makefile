@@ -184,7 +184,7 @@ golden-update: all
 	@echo "golden files rewritten: review 'git diff tests/'"
 
 asan:
-	$(MAKE) B=build/asan SAN=1 CC=clang test
+	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp $(MAKE) B=build/asan SAN=1 CC=clang test
 
 # ---- fuzzing: libFuzzer over parse + check (tests/fuzz/fuzz_util.h: what the targets share) ---
 FUZZ_SECONDS ?= 60
