@@ -217,7 +217,7 @@ LIBDIR     ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 MANDIR     ?= $(PREFIX)/share/man
 # a directory under PREFIX is written as ${prefix}/... in rnncc.pc (pkg-config --define-prefix works)
-pc_path = $(patsubst $(PREFIX)%,$${prefix}%,$(1))
+pc_path = $(if $(filter $(PREFIX),$(1)),$${prefix},$(patsubst $(PREFIX)/%,$${prefix}/%,$(1)))
 INSTALLED := $(BINDIR)/rnncc $(LIBDIR)/librnncc.a $(LIBDIR)/librnncc.so.$(VERSION) $(LIBDIR)/librnncc.so.$(SOMAJOR) \
              $(LIBDIR)/librnncc.so $(INCLUDEDIR)/rnncc.h $(LIBDIR)/pkgconfig/rnncc.pc $(MANDIR)/man1/rnncc.1 $(MANDIR)/man3/rnncc.3
 

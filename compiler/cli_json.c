@@ -67,7 +67,7 @@ static int put_file(StrBuf *o, const char *path) {
     CliSource s;
     cli_parse_source(&s, path);
     for (int k = 0; s.module && k < s.module->ncells; k++) sched_plan(&s.arena, s.module->cells[k], &s.diags);
-    int ok = !s.why[0] && s.diags.nerrors == 0;
+    int ok = !s.why[0] && s.diags.nerrors == 0 && s.module; /* no module and no error: out of memory */
     sb_puts(o, "  {\"path\": ");
     sb_put_json(o, strcmp(path, "-") == 0 ? "<stdin>" : path);
     sb_printf(o, ", \"ok\": %s, \"read_error\": ", ok ? "true" : "false");
@@ -83,7 +83,7 @@ static int put_file(StrBuf *o, const char *path) {
         sb_putc(o, '}');
     }
     sb_puts(o, "],\n   \"cells\": [");
-    for (int k = 0; ok && k < s.module->ncells; k++) {
+    for (int k = 0; ok && s.module && k < s.module->ncells; k++) {
         sb_puts(o, k ? ",\n     " : "\n     ");
         put_cell(o, s.module->cells[k]);
     }

@@ -21,6 +21,11 @@ void rnn_yyerror(RNN_YYLTYPE *lloc, yyscan_t scanner, ParseCtx *ctx, const char 
 }
 
 %code {
+/* Whether token t starts an item of a cell's body or ends the body: where error recovery may resume at once. */
+static int item_start(int t) {
+    return t == STATE || t == PARAM || t == ASSIGN_IDENT || t == ASSIGN_PRIMED || t == ';' || t == '}';
+}
+
 /* Converts bison's location into the diagnostics' one (a token's line, column and width). */
 static SrcLoc L(RNN_YYLTYPE l) {
     int len = l.last_line == l.first_line ? l.last_column - l.first_column : 1;
@@ -80,8 +85,10 @@ item:
   | ASSIGN_IDENT '=' expr   { ast_stmt(ctx, $1, 0, L(@1), $3); }
   | ASSIGN_PRIMED '=' expr  { ast_stmt(ctx, $1, 1, L(@1), $3); }
   | ';'
-  | error                   /* resumes at the next declaration, statement or '}': every syntax error of a cell is
-                               reported (the cell, broken, is not checked further) */
+  | error { if (item_start(yychar)) yyerrok; }
+    /* resumes at the next declaration, statement or '}': each one's first syntax error is reported (the cell, broken,
+       is not checked further). At such a start the next error is reported at once, not after three tokens
+       (yyerrok); at another token, which recovery then drops, yyerrok would report it again and again. */
   ;
 
 decls:

@@ -94,8 +94,7 @@ int sb_read(StrBuf *sb, FILE *f, size_t max) {
 
 /* The length of the valid UTF-8 sequence at s (2 to 4), or 0. */
 static int utf8_len(const unsigned char *s) {
-    int n = s[0] >= 0xF0 && s[0] <= 0xF4 ? 4 : s[0] >= 0xE0 ? 3 : s[0] >= 0xC2 && s[0] <= 0xDF ? 2 : 0;
-    if (s[0] >= 0xF8) n = 0;
+    int n = s[0] >= 0xF5 ? 0 : s[0] >= 0xF0 ? 4 : s[0] >= 0xE0 ? 3 : s[0] >= 0xC2 ? 2 : 0; /* F5..FF, 80..C1: never leads */
     for (int i = 1; i < n; i++)
         if ((s[i] & 0xC0) != 0x80) return 0;
     if (n == 3 && ((s[0] == 0xE0 && s[1] < 0xA0) || (s[0] == 0xED && s[1] >= 0xA0))) return 0; /* overlong, surrogate */

@@ -116,14 +116,25 @@ rnncc_status rnncc_compile_string(const char *source, size_t len, const char *na
     return p->module ? RNNCC_OK : RNNCC_ERR_COMPILE;
 }
 
+/* err's text, thread-safe (strerror need not be): glibc's strerror_r where _GNU_SOURCE, else POSIX's. */
+static const char *error_text(int err, char *buf, size_t size) {
+#if defined(_GNU_SOURCE)
+    return strerror_r(err, buf, size);
+#else
+    return strerror_r(err, buf, size) == 0 ? buf : "unknown error";
+#endif
+}
+
 rnncc_status rnncc_compile_file(const char *path, const rnncc_compile_options *options, rnncc_program **out) {
+    char text[128];
     if (!out) return refuse(options, path, RNNCC_ERR_INVALID_ARGUMENT, "out is NULL");
     *out = NULL;
     if (!path) return refuse(options, NULL, RNNCC_ERR_INVALID_ARGUMENT, "path is NULL");
     FILE *f = fopen(path, "rb");
     if (!f) {
         int err = errno;
-        return refuse(options, path, err == ENOMEM ? RNNCC_ERR_NOMEM : RNNCC_ERR_NOT_FOUND, "cannot open: %s", strerror(err));
+        return refuse(options, path, err == ENOMEM ? RNNCC_ERR_NOMEM : RNNCC_ERR_NOT_FOUND, "cannot open: %s",
+                      error_text(err, text, sizeof text));
     }
     StrBuf sb = {0};
     int err = sb_read(&sb, f, RNNCC_MAX_SOURCE_BYTES);
@@ -135,7 +146,7 @@ rnncc_status rnncc_compile_file(const char *path, const rnncc_compile_options *o
     else if (err == ENOMEM)
         s = RNNCC_ERR_NOMEM;
     else if (err)
-        s = refuse(options, path, RNNCC_ERR_NOT_FOUND, "cannot read: %s", strerror(err));
+        s = refuse(options, path, RNNCC_ERR_NOT_FOUND, "cannot read: %s", error_text(err, text, sizeof text));
     else
         s = rnncc_compile_string(sb_str(&sb), sb.len, path, options, out);
     sb_free(&sb);

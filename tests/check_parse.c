@@ -466,7 +466,7 @@ START_TEST(separators) {
     ck_assert_str_eq(c->params->next->next->name, "c");
     ck_assert_int_eq(c->params->next->ndims, 1);
     /* `;` is not allowed inside an expression or a declaration list. */
-    parse("cell t(x[I]) -> h { a = x +; b }");
+    parse("cell t(x[I]) -> h { a = x +; b = x }");
     expect_error(1, 28, 1, "syntax error, unexpected ';', expecting an expression");
     parse("cell t(x[I]) -> h { param a[H]; , b[H] }");
     expect_error(1, 33, 1, "syntax error, unexpected ',', expecting a declaration, a statement or '}'");
@@ -499,9 +499,9 @@ START_TEST(syntax_errors_recover) {
     parse("cell a(x[I]) -> h { state h[H]\n h' h }");
     expect_error(2, 2, 2, "syntax error, unexpected primed name 'h'', expecting a declaration, a statement, '}' or ',' "
                           "(a statement is a name, '=' and an expression)");
-    /* Every syntax error of a cell is reported: the parser resumes at the next declaration or statement (a name
-     * that '=' follows, past blanks and comments), or at the cell's '}'; the cell stays broken, unchecked (its
-     * unknown name q is not reported), and the next cell is parsed. */
+    /* The first syntax error of every statement is reported: the parser resumes at the next declaration or
+     * statement (a name that '=' follows, past blanks and comments), or at the cell's '}'; the cell stays broken,
+     * unchecked (its unknown name q is not reported), and the next cell is parsed. */
     c = parse("cell a(x[I]) -> h {\n  state h[H]\n  param W[H, I]\n  u = tanh(W @ x +)\n  v = (h\n"
               "  w # a comment\n  = u @ @ v\n  h' = u + v + w + q\n}\ncell b(x[I]) -> y { y = x + }\n");
     ck_assert_int_eq(diags.nerrors, 4);
@@ -514,6 +514,18 @@ START_TEST(syntax_errors_recover) {
     ck_assert_int_eq(count_stmts(c), 1); /* the statements with an error are dropped: h' is kept */
     ck_assert_int_eq(c->broken, 1);
     ck_assert_int_eq(c->next->broken, 1);
+    /* An error in the first tokens of the statement where the parser resumed is reported too (bison is silent for
+     * three tokens after an error unless told the recovery is done); junk where no statement starts is dropped
+     * without an error a token (which, so told, would report it forever: the parse must end). */
+    parse("cell a(x[I]) -> h {\n  state h[H]\n  u = x +\n  v = * x\n  h' = u ) ) ( ] ] * / h\n}\n");
+    ck_assert_int_eq(diags.nerrors, 3);
+    ck_assert_int_eq(diags.head->next->loc.line, 4);
+    ck_assert_int_eq(diags.head->next->loc.col, 7);
+    /* A stray byte between a statement's name and its '=' is reported as such; the statement is still one. */
+    c = parse("cell a(x[I]) -> y { state h[H]\n y $ = h\n h' = h }");
+    expect_error(2, 4, 1, "stray '$' in input");
+    ck_assert_int_eq(c->broken, 0);
+    ck_assert_int_eq(count_stmts(c), 2);
     /* End of input inside a cell: the cell is kept, as broken. */
     c = parse("cell a(x[I]) -> h { v = x");
     expect_error(1, 25, 1, "syntax error, unexpected end of file, expecting a declaration, a statement, an operator, '(' or '}'");
