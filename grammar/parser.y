@@ -143,27 +143,28 @@ static void expected_text(char *const *names, int n, char *buf, size_t size) {
     static const char *const expression[] = {"name", "primed name", "number", "'('", "'-'"};
     static const char *const statement[] = {"'state'", "'param'", "statement", "primed statement"};
     static const char *const operators[] = {"'+'", "'-'", "'*'", "'/'", "'@'"};
-    int has[5][2] = {{0}}; /* per group: how many of its tokens are expected, and its size */
     const char *const *groups[3] = {expression, statement, operators};
     const int sizes[3] = {5, 4, 5};
+    int whole[3]; /* per group: every one of its tokens is expected */
     for (int g = 0; g < 3; g++) {
-        has[g][1] = sizes[g];
+        int found = 0;
         for (int k = 0; k < sizes[g]; k++)
-            for (int i = 0; i < n; i++) has[g][0] += strcmp(names[i], groups[g][k]) == 0;
+            for (int i = 0; i < n; i++) found += strcmp(names[i], groups[g][k]) == 0;
+        whole[g] = found == sizes[g];
     }
-    const char *items[40];
+    const char *items[44];
     int m = 0;
-    if (has[1][0] == sizes[1]) {
+    if (whole[1]) {
         items[m++] = "a declaration";
         items[m++] = "a statement";
     }
-    if (has[0][0] == sizes[0]) items[m++] = "an expression";
-    if (has[2][0] == sizes[2]) items[m++] = "an operator";
-    for (int i = 0; i < n && m < 40; i++) {
-        int grouped = 0;
+    if (whole[0]) items[m++] = "an expression";
+    if (whole[2]) items[m++] = "an operator";
+    for (int i = 0; i < n && m < 44; i++) {
+        int grouped = whole[1] && strcmp(names[i], "';'") == 0; /* an empty statement: a statement too */
         for (int g = 0; g < 3; g++)
-            for (int k = 0; has[g][0] == sizes[g] && k < sizes[g]; k++) grouped |= strcmp(names[i], groups[g][k]) == 0;
-        if (!grouped && !(has[1][0] == sizes[1] && strcmp(names[i], "';'") == 0)) items[m++] = names[i];
+            for (int k = 0; whole[g] && k < sizes[g]; k++) grouped |= strcmp(names[i], groups[g][k]) == 0;
+        if (!grouped) items[m++] = names[i];
     }
     size_t len = 0;
     buf[0] = 0;
