@@ -8,8 +8,7 @@
 
 #include "cli.h"
 
-/* cli_read without a word on stderr: why it failed into why (why_size bytes). */
-static int read_source(const char *path, char **text, size_t *len, char *why, size_t why_size) {
+int cli_read_why(const char *path, char **text, size_t *len, char *why, size_t why_size) {
     int is_stdin = strcmp(path, "-") == 0;
     FILE *f = is_stdin ? stdin : fopen(path, "rb");
     *text = NULL;
@@ -34,7 +33,7 @@ static int read_source(const char *path, char **text, size_t *len, char *why, si
 
 int cli_read(const char *path, char **text, size_t *len) {
     char why[sizeof ((CliSource *)0)->why];
-    int st = read_source(path, text, len, why, sizeof why);
+    int st = cli_read_why(path, text, len, why, sizeof why);
     if (st != CLI_OK) fprintf(stderr, "rnncc: error: %s\n", why);
     return st;
 }
@@ -43,7 +42,7 @@ int cli_parse_source(CliSource *s, const char *path) {
     memset(s, 0, sizeof *s);
     s->path = path;
     arena_init(&s->arena);
-    int st = read_source(path, &s->text, &s->len, s->why, sizeof s->why);
+    int st = cli_read_why(path, &s->text, &s->len, s->why, sizeof s->why);
     if (st != CLI_OK) return st;
     diag_init(&s->diags, &s->arena, strcmp(path, "-") == 0 ? "<stdin>" : path, s->text, s->len);
     s->module = ir_compile(&s->arena, &s->diags, s->text, s->len);

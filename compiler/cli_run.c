@@ -4,6 +4,7 @@
  * weights and inputs, so the error shown is the GPU's alone. */
 #include <cuda_runtime.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,7 +15,7 @@
 typedef struct RunOpts {
     const char *file, *cell;
     const char *dims[64];
-    int ndims, layers, bidir, varlen, repeat, check, train, keep_derived;
+    int ndims, layers, bidir, varlen, repeat, check, train, keep_derived, json;
     rnncc_precision precision;
     rnncc_backend backend;
     rnncc_fold fold;
@@ -51,7 +52,7 @@ static int parse(int argc, char **argv, RunOpts *o) {
         {"varlen", no_argument, 0, 'v'}, {"repeat", required_argument, 0, 'r'}, {"seed", required_argument, 0, 's'},
         {"no-check", no_argument, 0, 'n'}, {"train", no_argument, 0, 't'}, {"backend", required_argument, 0, 'B'},
         {"keep-derived-weights", no_argument, 0, 'K'}, {"keep-half-weights", no_argument, 0, 'K'}, /* its earlier name */
-        {"fold", required_argument, 0, 'F'}, {"help", no_argument, 0, 'h'},
+        {"fold", required_argument, 0, 'F'}, {"json", no_argument, 0, 'j'}, {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     *o = (RunOpts){.layers = 1, .repeat = 20, .check = 1, .T = 16, .N = 8, .seed = 1};
     int c;
@@ -72,6 +73,7 @@ static int parse(int argc, char **argv, RunOpts *o) {
         case 'n': o->check = 0; break;
         case 't': o->train = 1; break;
         case 'K': o->keep_derived = 1; break;
+        case 'j': o->json = 1; break;
         case 'c': o->cell = optarg; break;
         case 'p': {
             if (!cli_parse_precision("run", optarg, &o->precision)) return 0;
@@ -95,7 +97,7 @@ static int parse(int argc, char **argv, RunOpts *o) {
             printf("usage: rnncc run FILE --dim NAME=VALUE... [--batch N] [--seq T] [--layers L] [--bidirectional]\n"
                    "                 [--precision P] [--cell NAME] [--varlen] [--train] [--repeat R] [--seed S]\n"
                    "                 [--backend auto|cublas|persistent] [--fold auto|on|off]\n"
-                   "                 [--keep-derived-weights] [--no-check]\n"
+                   "                 [--keep-derived-weights] [--no-check] [--json]\n"
                    "FILE '-' reads standard input. Defaults: --batch 8, --seq 16, --layers 1, --repeat 20, --seed 1,\n"
                    "--cell the file's only cell.\n"
                    "Runs the cell forward on the GPU on random data (weights uniform in +-1/sqrt(S), S the first\n"
@@ -122,7 +124,13 @@ static int parse(int argc, char **argv, RunOpts *o) {
                    "fp16 and bf16 the weights rounded to 16 bits, in every precision a folded cell's V = U P;\n"
                    "rnncc_model_desc.keep_derived_weights), as an inference server whose weights stay fixed would,\n"
                    "so the fold's rule counts V once (--keep-half-weights: its earlier name).\n"
-                   "--no-check only times it (no reference: long sequences time in seconds, not minutes).\n");
+                   "--no-check only times it (no reference: long sequences time in seconds, not minutes).\n"
+                   "--json prints instead one JSON object on standard output and nothing on standard error, once the\n"
+                   "options are read: file, T, N, layers, bidirectional, training, precision, diagnostics (the cell's\n"
+                   "warnings), error (null, or why it did not run), then where it ran ms, repeat, us_per_step, backend\n"
+                   "(and backward_backend), and where checked outputs and final_states (their errors), worst, bound\n"
+                   "and in training gradients {dx, dh0, weights, worst_weight, bound, ok, kinks}; last ok. An error\n"
+                   "that is not finite is null. The exit status is the same as without it.\n");
             exit(CLI_OK);
         default: return 0;
         }
@@ -132,80 +140,179 @@ static int parse(int argc, char **argv, RunOpts *o) {
     return 1;
 }
 
-int cli_run(int argc, char **argv) {
-    RunOpts o;
-    if (!parse(argc, argv, &o)) return CLI_USAGE_ERROR;
+/* What a run found: a failure's message, or the measurements and checks. */
+typedef struct RunReport {
+    int status;             /* the CLI status */
+    char error[900];        /* why it failed ("" where it ran) */
+    int unread;             /* the file could not be read (its message is rnncc's, not the command's) */
+    int in_log;             /* the failure is the cell's errors, which log holds */
+    char *log;              /* the program's diagnostics (warnings), malloc'd; NULL for none */
+    char why[640], bwhy[640];
+    rnncc_model_sizes sz;
+    RtVerify v;
+    double tol, gtol;
+    int ok, grad_ok;
+} RunReport;
+
+/* Compiles, creates, runs and checks the cell of o into r; prints nothing. */
+static void run_cell(const RunOpts *o, RunReport *r) {
+    memset(r, 0, sizeof *r);
     char *text = NULL;
     size_t len = 0;
-    if (cli_read(o.file, &text, &len) != CLI_OK) return CLI_INPUT_ERROR;
-    rnncc_program *prog = NULL;
-    rnncc_status s = rnncc_compile_string(text, len, strcmp(o.file, "-") == 0 ? "<stdin>" : o.file, NULL, &prog);
-    free(text);
-    if (s != RNNCC_OK) {
-        if (prog) fputs(rnncc_program_log(prog), stderr);
-        else fprintf(stderr, "rnncc run: error: %s\n", rnncc_status_string(s));
-        rnncc_program_destroy(prog);
-        return CLI_INPUT_ERROR;
+    r->status = CLI_INPUT_ERROR;
+    if (cli_read_why(o->file, &text, &len, r->error, sizeof r->error) != CLI_OK) {
+        r->unread = 1;
+        return;
     }
-    fputs(rnncc_program_log(prog), stderr); /* warnings */
-    rnncc_model_desc desc = {o.cell, o.dims, o.ndims, o.layers, o.bidir, o.precision, -1, o.backend, o.fold, o.keep_derived};
+    rnncc_program *prog = NULL;
+    rnncc_status s = rnncc_compile_string(text, len, strcmp(o->file, "-") == 0 ? "<stdin>" : o->file, NULL, &prog);
+    free(text);
+    if (prog && rnncc_program_log(prog)[0]) r->log = strdup(rnncc_program_log(prog));
+    if (s != RNNCC_OK) {
+        snprintf(r->error, sizeof r->error, "%s", rnncc_status_string(s)); /* RNNCC_ERR_COMPILE: "the cell source has errors" */
+        r->in_log = prog != NULL;
+        rnncc_program_destroy(prog);
+        return;
+    }
+    rnncc_model_desc desc = {o->cell, o->dims, o->ndims, o->layers, o->bidir, o->precision, -1, o->backend, o->fold,
+                             o->keep_derived};
     rnncc_model *m = NULL;
     s = rnncc_model_create(prog, &desc, &m);
     rnncc_program_destroy(prog);
     if (s != RNNCC_OK) {
         /* the options the user gave, named as such: desc->dims is --dim, desc->cell is --cell */
         const char *msg = rnncc_model_error(m);
-        if (strncmp(msg, "desc->dims: ", 12) == 0) fprintf(stderr, "rnncc run: error: %s (option --dim)\n", msg + 12);
-        else if (strncmp(msg, "desc->cell: ", 12) == 0) fprintf(stderr, "rnncc run: error: %s (option --cell)\n", msg + 12);
-        else fprintf(stderr, "rnncc run: error: %s: %s\n", rnncc_status_string(s), msg);
+        if (strncmp(msg, "desc->dims: ", 12) == 0) snprintf(r->error, sizeof r->error, "%s (option --dim)", msg + 12);
+        else if (strncmp(msg, "desc->cell: ", 12) == 0) snprintf(r->error, sizeof r->error, "%s (option --cell)", msg + 12);
+        else snprintf(r->error, sizeof r->error, "%s: %s", rnncc_status_string(s), msg);
         rnncc_model_destroy(m);
-        return s == RNNCC_ERR_INVALID_ARGUMENT || s == RNNCC_ERR_NOT_FOUND ? CLI_USAGE_ERROR : CLI_INPUT_ERROR;
+        if (s == RNNCC_ERR_INVALID_ARGUMENT || s == RNNCC_ERR_NOT_FOUND) r->status = CLI_USAGE_ERROR;
+        return;
     }
     rnncc_backend used;
-    char why[640], bwhy[640] = "";
-    s = rnncc_model_backend(m, o.N, &used, why, sizeof why);
-    if (s == RNNCC_OK && o.train) s = rnncc_model_backward_backend(m, o.N, &used, bwhy, sizeof bwhy);
+    s = rnncc_model_backend(m, o->N, &used, r->why, sizeof r->why);
+    if (s == RNNCC_OK && o->train) s = rnncc_model_backward_backend(m, o->N, &used, r->bwhy, sizeof r->bwhy);
+    r->v = (RtVerify){.T = o->T, .N = o->N, .varlen = o->varlen, .random_h0 = 1, .repeat = o->repeat, .seed = o->seed,
+                      .backward = o->train, .time_only = !o->check, .nan_workspace = 1};
+    if (s == RNNCC_OK) s = rt_verify(m, &r->v);
     if (s != RNNCC_OK) {
-        fprintf(stderr, "rnncc run: error: %s: %s\n", rnncc_status_string(s), rnncc_model_error(m));
+        snprintf(r->error, sizeof r->error, "%s: %s", rnncc_status_string(s), rnncc_model_error(m));
         rnncc_model_destroy(m);
-        return CLI_INPUT_ERROR;
+        return;
     }
-    RtVerify v = {.T = o.T, .N = o.N, .varlen = o.varlen, .random_h0 = 1, .repeat = o.repeat, .seed = o.seed,
-                  .backward = o.train, .time_only = !o.check, .nan_workspace = 1};
-    s = rt_verify(m, &v);
-    if (s != RNNCC_OK) {
-        fprintf(stderr, "rnncc run: error: %s: %s\n", rnncc_status_string(s), rnncc_model_error(m));
-        rnncc_model_destroy(m);
-        return CLI_INPUT_ERROR;
-    }
-    rnncc_model_sizes sz;
-    rnncc_model_get_sizes(m, &sz);
+    rnncc_model_get_sizes(m, &r->sz);
     rnncc_model_destroy(m);
-    printf("%s: T=%lld N=%lld layers=%d%s %s%s: %.3f ms per sequence, %.2f us per step (median of %d)\n", o.file,
-           (long long)o.T, (long long)o.N, o.layers, o.bidir ? " bidirectional" : "", o.train ? "training " : "",
-           rnncc_precision_name(o.precision), v.median_ms, o.T ? v.median_ms * 1e3 / (double)o.T : 0.0, o.repeat);
-    printf("  backend: %s\n", why);
-    if (o.train) printf("  backward backend: %s\n", bwhy);
-    if (!o.check) return CLI_OK;
-    double tol = rt_verify_bound(o.precision, 0);
-    for (int q = 0; q < sz.noutputs; q++) printf("  output %d: relative error %.3g\n", q, v.out_err[q]);
-    for (int q = 0; q < sz.nstates; q++) printf("  final state %d: relative error %.3g\n", q, v.state_err[q]);
-    printf("  worst relative error against the double-precision reference: %.3g (bound %.0e): %s\n", v.worst, tol,
-           v.worst <= tol ? "ok" : "TOO LARGE");
-    int ok = v.worst <= tol;
-    if (o.train) {
-        double gtol = rt_verify_bound(o.precision, 1);
-        printf("  gradients: dx %.3g, dh0 %.3g, weights %.3g (worst: %s); bound %.0e: %s\n", v.dx_err, v.dh0_err, v.dw_err,
-               v.dw_worst_name, gtol, v.grad_worst <= gtol ? "ok" : "TOO LARGE");
-        ok &= v.grad_worst <= gtol;
-        if (v.grad_worst > gtol && v.kinks[0]) /* the derivative jumps: the check cannot tell a flip from a fault */
-            printf("  note: %s's derivative jumps (docs/training.md, \"Kinks in the checks\"): where rounding moves a\n"
-                   "  value across the jump, the GPU takes the other side's derivative there, and the gradients can\n"
-                   "  differ past the bound with nothing wrong; a flip moves or goes away with another --seed, --batch,\n"
-                   "  --dim or --precision, a fault does not\n",
-                   v.kinks);
+    r->tol = rt_verify_bound(o->precision, 0);
+    r->gtol = rt_verify_bound(o->precision, 1);
+    r->ok = !o->check || r->v.worst <= r->tol;
+    r->grad_ok = !o->check || !o->train || r->v.grad_worst <= r->gtol;
+    r->status = r->ok && r->grad_ok ? CLI_OK : CLI_INPUT_ERROR;
+}
+
+/* The run's lines (the text mode): a failure and the diagnostics on stderr, the results on stdout. */
+static void print_text(const RunOpts *o, const RunReport *r) {
+    if (r->log) fputs(r->log, stderr);
+    if (r->error[0]) {
+        if (!r->in_log) fprintf(stderr, "%s: error: %s\n", r->unread ? "rnncc" : "rnncc run", r->error);
+        return;
     }
-    return ok ? CLI_OK : CLI_INPUT_ERROR;
+    const RtVerify *v = &r->v;
+    printf("%s: T=%lld N=%lld layers=%d%s %s%s: %.3f ms per sequence, %.2f us per step (median of %d)\n", o->file,
+           (long long)o->T, (long long)o->N, o->layers, o->bidir ? " bidirectional" : "", o->train ? "training " : "",
+           rnncc_precision_name(o->precision), v->median_ms, o->T ? v->median_ms * 1e3 / (double)o->T : 0.0, o->repeat);
+    printf("  backend: %s\n", r->why);
+    if (o->train) printf("  backward backend: %s\n", r->bwhy);
+    if (!o->check) return;
+    for (int q = 0; q < r->sz.noutputs; q++) printf("  output %d: relative error %.3g\n", q, v->out_err[q]);
+    for (int q = 0; q < r->sz.nstates; q++) printf("  final state %d: relative error %.3g\n", q, v->state_err[q]);
+    printf("  worst relative error against the double-precision reference: %.3g (bound %.0e): %s\n", v->worst, r->tol,
+           r->ok ? "ok" : "TOO LARGE");
+    if (!o->train) return;
+    printf("  gradients: dx %.3g, dh0 %.3g, weights %.3g (worst: %s); bound %.0e: %s\n", v->dx_err, v->dh0_err, v->dw_err,
+           v->dw_worst_name, r->gtol, r->grad_ok ? "ok" : "TOO LARGE");
+    if (!r->grad_ok && v->kinks[0]) /* the derivative jumps: the check cannot tell a flip from a fault */
+        printf("  note: %s's derivative jumps (docs/training.md, \"Kinks in the checks\"): where rounding moves a\n"
+               "  value across the jump, the GPU takes the other side's derivative there, and the gradients can\n"
+               "  differ past the bound with nothing wrong; a flip moves or goes away with another --seed, --batch,\n"
+               "  --dim or --precision, a fault does not\n",
+               v->kinks);
+}
+
+/* A number for JSON: finite ones as %.6g, others (an error of NaN or infinity) as null. */
+static void put_number(StrBuf *out, double x) {
+    if (isfinite(x)) sb_printf(out, "%.6g", x);
+    else sb_puts(out, "null");
+}
+
+/* The run as one JSON object on stdout (--json), nothing on stderr. */
+static void print_json(const RunOpts *o, const RunReport *r) {
+    StrBuf out = {0};
+    const RtVerify *v = &r->v;
+    sb_puts(&out, "{\"file\": ");
+    sb_put_json(&out, strcmp(o->file, "-") == 0 ? "<stdin>" : o->file);
+    sb_printf(&out, ", \"T\": %lld, \"N\": %lld, \"layers\": %d, \"bidirectional\": %s, \"training\": %s, \"precision\": \"%s\",\n",
+              (long long)o->T, (long long)o->N, o->layers, o->bidir ? "true" : "false", o->train ? "true" : "false",
+              rnncc_precision_name(o->precision));
+    sb_puts(&out, " \"diagnostics\": ");
+    if (r->log) sb_put_json(&out, r->log);
+    else sb_puts(&out, "\"\"");
+    sb_puts(&out, ", \"error\": ");
+    if (r->error[0]) sb_put_json(&out, r->error);
+    else sb_puts(&out, "null");
+    if (!r->error[0]) {
+        sb_puts(&out, ",\n \"ms\": ");
+        put_number(&out, v->median_ms);
+        sb_printf(&out, ", \"repeat\": %d, \"us_per_step\": ", o->repeat);
+        put_number(&out, o->T ? v->median_ms * 1e3 / (double)o->T : 0.0);
+        sb_puts(&out, ", \"backend\": ");
+        sb_put_json(&out, r->why);
+        if (o->train) {
+            sb_puts(&out, ", \"backward_backend\": ");
+            sb_put_json(&out, r->bwhy);
+        }
+        if (o->check) {
+            sb_puts(&out, ",\n \"outputs\": [");
+            for (int q = 0; q < r->sz.noutputs; q++) {
+                if (q) sb_puts(&out, ", ");
+                put_number(&out, v->out_err[q]);
+            }
+            sb_puts(&out, "], \"final_states\": [");
+            for (int q = 0; q < r->sz.nstates; q++) {
+                if (q) sb_puts(&out, ", ");
+                put_number(&out, v->state_err[q]);
+            }
+            sb_puts(&out, "], \"worst\": ");
+            put_number(&out, v->worst);
+            sb_printf(&out, ", \"bound\": %g", r->tol);
+            if (o->train) {
+                sb_puts(&out, ",\n \"gradients\": {\"dx\": ");
+                put_number(&out, v->dx_err);
+                sb_puts(&out, ", \"dh0\": ");
+                put_number(&out, v->dh0_err);
+                sb_puts(&out, ", \"weights\": ");
+                put_number(&out, v->dw_err);
+                sb_puts(&out, ", \"worst_weight\": ");
+                sb_put_json(&out, v->dw_worst_name);
+                sb_printf(&out, ", \"bound\": %g, \"ok\": %s, \"kinks\": ", r->gtol, r->grad_ok ? "true" : "false");
+                sb_put_json(&out, v->kinks);
+                sb_putc(&out, '}');
+            }
+        }
+    }
+    sb_printf(&out, ",\n \"ok\": %s}\n", r->status == CLI_OK ? "true" : "false");
+    cli_write_output(NULL, sb_str(&out), out.len);
+    sb_free(&out);
+}
+
+int cli_run(int argc, char **argv) {
+    RunOpts o;
+    if (!parse(argc, argv, &o)) return CLI_USAGE_ERROR;
+    RunReport r;
+    run_cell(&o, &r);
+    if (o.json) print_json(&o, &r);
+    else print_text(&o, &r);
+    free(r.log);
+    return r.status;
 }
 
 int cli_devices(int argc, char **argv) {

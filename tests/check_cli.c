@@ -353,6 +353,25 @@ START_TEST(check_json) {
     ck_assert_str_eq(r.err, "");
     ck_assert(starts_with(r.out, "{\"files\": [\n  {\"path\": \"<stdin>\", \"ok\": true,"));
     ck_assert(valid_json(r.out));
+    /* run --json: one object on stdout, nothing on stderr, failures in its "error" (a cell's errors in its
+     * "diagnostics"), the exit status as without it; where a GPU runs it, the measurements and checks */
+    r = RUN("cell t(x[I]) -> h {\n  state h[H]\n  h' = q\n}\n", "run", "--json", "--dim", "I=4", "--dim", "H=4", "-");
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_str_eq(r.err, "");
+    ck_assert_msg(strstr(r.out, "\"diagnostics\": \"<stdin>:3:8: error: unknown name 'q'\\n") &&
+                      strstr(r.out, "\"error\": \"the cell source has errors\",\n \"ok\": false}\n"), "%s", r.out);
+    ck_assert(valid_json(r.out));
+    r = RUN(NULL, "run", "--json", "--dim", "I=4", "tests/no_such_file.cell");
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_str_eq(r.err, "");
+    ck_assert_ptr_nonnull(strstr(r.out, "\"error\": \"cannot open 'tests/no_such_file.cell': No such file or directory\""));
+    ck_assert(valid_json(r.out));
+    r = RUN(NULL, "run", "--json", "--train", "--dim", "I=4", "--dim", "H=4", "--batch", "2", "--seq", "3", "cells/lstm.cell");
+    ck_assert_str_eq(r.err, "");
+    ck_assert_msg(valid_json(r.out), "%s", r.out);
+    ck_assert_msg((r.status == 0 && strstr(r.out, "\"gradients\": {\"dx\": ") && strstr(r.out, "\"ok\": true}\n")) ||
+                      (r.status == 1 && strstr(r.out, "\"error\": \"no CUDA device")),
+                  "status %d\n%s", r.status, r.out);
     const char *odd = "/tmp/rnncc \"q\\\x01\xff\xf5\x80\x80.cell"; /* F5: never a UTF-8 lead byte */
     FILE *f = fopen(odd, "w");
     ck_assert_ptr_nonnull(f);

@@ -373,6 +373,8 @@ step train-lstm-cublas ./build/rnncc run cells/lstm.cell --dim I=32 --dim H=64 -
 step train-lstmp ./build/rnncc run cells/lstmp.cell --dim I=32 --dim H=64 --dim P=24 --seq 20 --batch 5 --train --varlen --repeat 3
 step train-mlstm ./build/rnncc run cells/mlstm.cell --dim I=32 --dim H=64 --dim M=48 --seq 20 --batch 5 --train --varlen --repeat 3
 step examples bash tests/examples.sh build
+# the command line's suite where `rnncc run` runs: run's standard input, its --json measurements and checks
+step cli-gpu ./build/tests/check_cli
 step reserve-sizes ./build/bench/reserve_sizes
 if [ -x build/parity/parity ]; then step parity sh tests/parity/run.sh "$OUT/parity-cases"; fi
 # last, and bounded (MEMCHECK_TIMEOUT seconds, default 1800): the whole GPU suite under memcheck is slow
