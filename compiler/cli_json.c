@@ -69,7 +69,7 @@ static int put_file(StrBuf *o, const char *path) {
     for (int k = 0; s.module && k < s.module->ncells; k++) sched_plan(&s.arena, s.module->cells[k], &s.diags);
     int ok = !s.why[0] && s.diags.nerrors == 0 && s.module; /* no module and no error: out of memory */
     sb_puts(o, "  {\"path\": ");
-    sb_put_json(o, strcmp(path, "-") == 0 ? "<stdin>" : path);
+    sb_put_json(o, cli_source_name(path));
     sb_printf(o, ", \"ok\": %s, \"read_error\": ", ok ? "true" : "false");
     if (s.why[0]) sb_put_json(o, s.why);
     else sb_puts(o, "null");

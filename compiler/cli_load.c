@@ -44,7 +44,7 @@ int cli_parse_source(CliSource *s, const char *path) {
     arena_init(&s->arena);
     int st = cli_read_why(path, &s->text, &s->len, s->why, sizeof s->why);
     if (st != CLI_OK) return st;
-    diag_init(&s->diags, &s->arena, strcmp(path, "-") == 0 ? "<stdin>" : path, s->text, s->len);
+    diag_init(&s->diags, &s->arena, cli_source_name(path), s->text, s->len);
     s->module = ir_compile(&s->arena, &s->diags, s->text, s->len);
     return s->module ? CLI_OK : CLI_INPUT_ERROR;
 }

@@ -165,7 +165,7 @@ static void run_cell(const RunOpts *o, RunReport *r) {
         return;
     }
     rnncc_program *prog = NULL;
-    rnncc_status s = rnncc_compile_string(text, len, strcmp(o->file, "-") == 0 ? "<stdin>" : o->file, NULL, &prog);
+    rnncc_status s = rnncc_compile_string(text, len, cli_source_name(o->file), NULL, &prog);
     free(text);
     if (prog && rnncc_program_log(prog)[0]) r->log = strdup(rnncc_program_log(prog));
     if (s != RNNCC_OK) {
@@ -217,7 +217,8 @@ static void print_text(const RunOpts *o, const RunReport *r) {
         return;
     }
     const RtVerify *v = &r->v;
-    printf("%s: T=%lld N=%lld layers=%d%s %s%s: %.3f ms per sequence, %.2f us per step (median of %d)\n", o->file,
+    printf("%s: T=%lld N=%lld layers=%d%s %s%s: %.3f ms per sequence, %.2f us per step (median of %d)\n",
+           cli_source_name(o->file),
            (long long)o->T, (long long)o->N, o->layers, o->bidir ? " bidirectional" : "", o->train ? "training " : "",
            rnncc_precision_name(o->precision), v->median_ms, o->T ? v->median_ms * 1e3 / (double)o->T : 0.0, o->repeat);
     printf("  backend: %s\n", r->why);
@@ -249,7 +250,7 @@ static void print_json(const RunOpts *o, const RunReport *r) {
     StrBuf out = {0};
     const RtVerify *v = &r->v;
     sb_puts(&out, "{\"file\": ");
-    sb_put_json(&out, strcmp(o->file, "-") == 0 ? "<stdin>" : o->file);
+    sb_put_json(&out, cli_source_name(o->file));
     sb_printf(&out, ", \"T\": %lld, \"N\": %lld, \"layers\": %d, \"bidirectional\": %s, \"training\": %s, \"precision\": \"%s\",\n",
               (long long)o->T, (long long)o->N, o->layers, o->bidir ? "true" : "false", o->train ? "true" : "false",
               rnncc_precision_name(o->precision));

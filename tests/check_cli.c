@@ -309,33 +309,39 @@ START_TEST(options_once_and_apart) {
     ck_assert_int_eq(r.status, 2);
     ck_assert_ptr_nonnull(strstr(r.err, "dimension I must be a positive integer below 2^31, not ' 4'"));
     /* -o naming the input, as given or through a link: refused, the input intact */
+    char dir[] = "/tmp/rnncc-check-cli-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    const char *in = arena_printf(&arena, "%s/in.cell", dir), *link = arena_printf(&arena, "%s/link.cell", dir);
     char *lstm = read_file("cells/lstm.cell");
-    FILE *f = fopen("/tmp/rnncc_check_cli_in.cell", "w");
+    FILE *f = fopen(in, "w");
     ck_assert_ptr_nonnull(f);
     fputs(lstm, f);
     fclose(f);
-    remove("/tmp/rnncc_check_cli_link.cell");
-    ck_assert_int_eq(symlink("/tmp/rnncc_check_cli_in.cell", "/tmp/rnncc_check_cli_link.cell"), 0);
-    r = RUN(NULL, "emit", "--dim", "I=4", "--dim", "H=4", "-o", "/tmp/rnncc_check_cli_link.cell", "/tmp/rnncc_check_cli_in.cell");
+    ck_assert_int_eq(symlink(in, link), 0);
+    r = RUN(NULL, "emit", "--dim", "I=4", "--dim", "H=4", "-o", link, in);
     ck_assert_int_eq(r.status, 2);
-    ck_assert_str_eq(r.err, "rnncc emit: error: -o '/tmp/rnncc_check_cli_link.cell' is the input file "
-                            "'/tmp/rnncc_check_cli_in.cell'\n");
-    r = RUN(NULL, "dump", "--ir", "-o", "/tmp/rnncc_check_cli_in.cell", "/tmp/rnncc_check_cli_in.cell");
+    ck_assert_str_eq(r.err, arena_printf(&arena, "rnncc emit: error: -o '%s' is the input file '%s'\n", link, in));
+    r = RUN(NULL, "dump", "--ir", "-o", in, in);
     ck_assert_int_eq(r.status, 2);
-    ck_assert_str_eq(read_file("/tmp/rnncc_check_cli_in.cell"), lstm);
-    remove("/tmp/rnncc_check_cli_link.cell");
-    remove("/tmp/rnncc_check_cli_in.cell");
+    ck_assert_str_eq(read_file(in), lstm);
+    remove(link);
+    remove(in);
+    rmdir(dir);
 }
 END_TEST
 
 /* Whether text is valid JSON (python3's parser: the suite's other tools need python3 too). */
 static int valid_json(const char *text) {
-    FILE *f = fopen("/tmp/rnncc_check_cli.json", "w");
+    char path[] = "/tmp/rnncc-check-cli-XXXXXX", cmd[200]; /* a name of its own: two suites may run at once */
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    FILE *f = fdopen(fd, "w");
     ck_assert_ptr_nonnull(f);
     fputs(text, f);
     fclose(f);
-    int rc = system("python3 -c 'import json,sys; json.load(open(\"/tmp/rnncc_check_cli.json\", encoding=\"utf-8\"))' 2>/dev/null");
-    remove("/tmp/rnncc_check_cli.json");
+    snprintf(cmd, sizeof cmd, "python3 -c 'import json; json.load(open(\"%s\", encoding=\"utf-8\"))' 2>/dev/null", path);
+    int rc = system(cmd);
+    remove(path);
     return rc == 0;
 }
 
@@ -372,16 +378,20 @@ START_TEST(check_json) {
     ck_assert_msg((r.status == 0 && strstr(r.out, "\"gradients\": {\"dx\": ") && strstr(r.out, "\"ok\": true}\n")) ||
                       (r.status == 1 && strstr(r.out, "\"error\": \"no CUDA device")),
                   "status %d\n%s", r.status, r.out);
-    const char *odd = "/tmp/rnncc \"q\\\x01\xff\xf5\x80\x80.cell"; /* F5: never a UTF-8 lead byte */
+    char dir[] = "/tmp/rnncc-check-cli-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    const char *odd = arena_printf(&arena, "%s/rnncc \"q\\\x01\xff\xf5\x80\x80.cell", dir); /* F5: never a UTF-8 lead */
     FILE *f = fopen(odd, "w");
     ck_assert_ptr_nonnull(f);
     fputs("cell t(x[I]) -> h { h' = \"x }\n", f);
     fclose(f);
     r = RUN(NULL, "check", "--json", odd);
     remove(odd);
+    rmdir(dir);
     ck_assert_int_eq(r.status, 1);
     ck_assert_str_eq(r.err, "");
-    ck_assert_msg(strstr(r.out, "\"path\": \"/tmp/rnncc \\\"q\\\\\\u0001\\ufffd\\ufffd\\ufffd\\ufffd.cell\""), "%s", r.out);
+    ck_assert_msg(strstr(r.out, arena_printf(&arena, "\"path\": \"%s/rnncc \\\"q\\\\\\u0001\\ufffd\\ufffd\\ufffd\\ufffd.cell\"", dir)),
+                  "%s", r.out);
     ck_assert_msg(valid_json(r.out), "%s", r.out);
 }
 END_TEST
