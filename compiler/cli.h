@@ -23,15 +23,16 @@ typedef struct CliSource {
 } CliSource;
 
 /* Reads the whole of path ("-": standard input) into *text (malloc'd), at most RNNCC_MAX_SOURCE_BYTES; returns
- * CLI_OK, or CLI_INPUT_ERROR with "rnncc: error: cannot open|read 'path': why" on stderr. */
-int cli_read(const char *path, char **text, size_t *len);
+ * CLI_OK, or CLI_INPUT_ERROR with why it failed in why (why_size bytes: "cannot open 'f': ..."). */
+int cli_read(const char *path, char **text, size_t *len, char *why, size_t why_size);
 /* The name a source is shown by: "<stdin>" for "-", else path. */
 static inline const char *cli_source_name(const char *path) { return path[0] == '-' && !path[1] ? "<stdin>" : path; }
-/* cli_read without a word on stderr: why it failed into why (why_size bytes: "cannot open 'f': ..."). */
-int cli_read_why(const char *path, char **text, size_t *len, char *why, size_t why_size);
 /* Reads and compiles path ("-" reads standard input) and prints nothing: a read error in s->why, the
  * diagnostics in s->diags. Returns CLI_OK, or CLI_INPUT_ERROR when the file cannot be read or has errors. */
 int cli_parse_source(CliSource *s, const char *path);
+/* Plans every cell of s's module, as rnncc check does, into s->diags (what cannot be planned is an error there);
+ * 1 when every cell planned (or there is no module), 0 otherwise. */
+int cli_plan_cells(CliSource *s);
 /* Reads and compiles path ("-" reads standard input); prints its diagnostics to stderr.
  * Returns CLI_OK, or CLI_INPUT_ERROR when the file cannot be read or has errors. */
 int cli_load(CliSource *s, const char *path);

@@ -44,8 +44,7 @@ int cli_check(int argc, char **argv) {
         CliSource s;
         if (cli_load(&s, argv[i]) != CLI_OK) status = CLI_INPUT_ERROR;
         const Diag *printed = s.diags.tail; /* cli_load printed the checker's diagnostics; the plan's follow */
-        for (int k = 0; s.module && k < s.module->ncells; k++)
-            if (!sched_plan(&s.arena, s.module->cells[k], &s.diags)) status = CLI_INPUT_ERROR;
+        if (!cli_plan_cells(&s)) status = CLI_INPUT_ERROR;
         StrBuf err = {0};
         for (const Diag *g = printed ? printed->next : s.diags.head; g; g = g->next) diag_render_one(&s.diags, g, &err);
         fputs(sb_str(&err), stderr);

@@ -1,10 +1,9 @@
 /* `rnncc check --json`: every file's diagnostics and cells as one JSON object on stdout, nothing on stderr
  * (conventions.md's machine-readable mode), for editors and scripts.
- * Key idea: the same load and plan as `rnncc check` (cli_parse_source, sched_plan); only the printing differs. */
+ * Key idea: the same load and plan as `rnncc check` (cli_parse_source, cli_plan_cells); only the printing differs. */
 #include <string.h>
 
 #include "cli.h"
-#include "ir/sched.h"
 
 static const char *const level_names[] = {"error", "warning", "note"};
 
@@ -66,7 +65,7 @@ static void put_cell(StrBuf *o, const IrCell *c) {
 static int put_file(StrBuf *o, const char *path) {
     CliSource s;
     cli_parse_source(&s, path);
-    for (int k = 0; s.module && k < s.module->ncells; k++) sched_plan(&s.arena, s.module->cells[k], &s.diags);
+    cli_plan_cells(&s); /* its errors are among the diagnostics */
     int ok = !s.why[0] && s.diags.nerrors == 0 && s.module; /* no module and no error: out of memory */
     sb_puts(o, "  {\"path\": ");
     sb_put_json(o, cli_source_name(path));

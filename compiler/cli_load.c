@@ -8,7 +8,7 @@
 
 #include "cli.h"
 
-int cli_read_why(const char *path, char **text, size_t *len, char *why, size_t why_size) {
+int cli_read(const char *path, char **text, size_t *len, char *why, size_t why_size) {
     int is_stdin = strcmp(path, "-") == 0;
     FILE *f = is_stdin ? stdin : fopen(path, "rb");
     *text = NULL;
@@ -31,22 +31,21 @@ int cli_read_why(const char *path, char **text, size_t *len, char *why, size_t w
     return CLI_INPUT_ERROR;
 }
 
-int cli_read(const char *path, char **text, size_t *len) {
-    char why[sizeof ((CliSource *)0)->why];
-    int st = cli_read_why(path, text, len, why, sizeof why);
-    if (st != CLI_OK) fprintf(stderr, "rnncc: error: %s\n", why);
-    return st;
-}
-
 int cli_parse_source(CliSource *s, const char *path) {
     memset(s, 0, sizeof *s);
     s->path = path;
     arena_init(&s->arena);
-    int st = cli_read_why(path, &s->text, &s->len, s->why, sizeof s->why);
+    int st = cli_read(path, &s->text, &s->len, s->why, sizeof s->why);
     if (st != CLI_OK) return st;
     diag_init(&s->diags, &s->arena, cli_source_name(path), s->text, s->len);
     s->module = ir_compile(&s->arena, &s->diags, s->text, s->len);
     return s->module ? CLI_OK : CLI_INPUT_ERROR;
+}
+
+int cli_plan_cells(CliSource *s) {
+    int ok = 1;
+    for (int k = 0; s->module && k < s->module->ncells; k++) ok &= sched_plan(&s->arena, s->module->cells[k], &s->diags) != NULL;
+    return ok;
 }
 
 int cli_load(CliSource *s, const char *path) {

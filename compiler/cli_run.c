@@ -160,7 +160,7 @@ static void run_cell(const RunOpts *o, RunReport *r) {
     char *text = NULL;
     size_t len = 0;
     r->status = CLI_INPUT_ERROR;
-    if (cli_read_why(o->file, &text, &len, r->error, sizeof r->error) != CLI_OK) {
+    if (cli_read(o->file, &text, &len, r->error, sizeof r->error) != CLI_OK) {
         r->unread = 1;
         return;
     }

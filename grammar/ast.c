@@ -28,8 +28,7 @@ void ast_cell_end(ParseCtx *ctx, int broken) {
     AstCell *c = ctx->cur;
     ctx->cur = NULL;
     if (!c) return;
-    c->broken = broken || ctx->cell_syntax_errors;
-    ctx->cell_syntax_errors = 0;
+    c->broken = broken || ctx->cell_syntax_errors; /* counted since ast_cell_begin */
     if (ctx->last_cell) ctx->last_cell->next = c;
     else ctx->cells = c;
     ctx->last_cell = c;

@@ -617,23 +617,16 @@ static void build_states_and_values(Builder *b, const AstCell *ac) {
     }
 }
 
-/* The output at index k of the cell's list (from 0), or NULL. */
-static const AstOutput *nth_output(const AstCell *ac, int k) {
-    const AstOutput *o = ac->outputs;
-    while (o && k-- > 0) o = o->next;
-    return o;
-}
-
 static void build_outputs(Builder *b, const AstCell *ac) {
     IrCell *c = b->cell;
     int n = 0;
     for (const AstOutput *o = ac->outputs; o; o = o->next) n++;
     c->outputs = arena_array(b->arena, (size_t)n + 1, sizeof *c->outputs);
     if (!c->outputs) return;
-    for (const AstOutput *o = ac->outputs; o; o = o->next) {
-        if (o == nth_output(ac, IR_MAX_OUTPUTS))
-            diag_error(b->diags, o->loc, "a cell has at most %d outputs; '%s' is the %dth", IR_MAX_OUTPUTS, o->name,
-                       IR_MAX_OUTPUTS + 1);
+    int i = 0;
+    for (const AstOutput *o = ac->outputs; o; o = o->next, i++) {
+        if (i == IR_MAX_OUTPUTS)
+            diag_error(b->diags, o->loc, "a cell has at most %d outputs; '%s' is the %dth", IR_MAX_OUTPUTS, o->name, i + 1);
         Sym *s = sym_find(b, o->name);
         IrRef r = IR_NONE;
         if (!s) {

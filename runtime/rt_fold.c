@@ -319,8 +319,7 @@ rnncc_status rt_fold_final(RtBind *b) {
                                                     * where hT is h0) */
     }
     /* else (no product P z after the loop: the fold drops it where no output reads it) s_T [N][Ps] = z_T [N][Hs] P^T:
-     * column-major
-     * s_T^T = P z_T^T, P [Ps][Hs] read as Hs x Ps transposed; with lengths added onto s_0 where a sequence has no step
+     * column-major s_T^T = P z_T^T, P [Ps][Hs] read as Hs x Ps transposed; with lengths added onto s_0 where a sequence has no step
      * (its z_T is z_0 = 0) and zeros elsewhere, written first: so s_0 is read before anything writes s_T, which may
      * be it (hT is h0) */
     const int first = T == 0 || b->lengths;

@@ -475,9 +475,6 @@ START_TEST(executor_backward_matches_reference) {
 }
 END_TEST
 
-/* Forty cells of tu_random_cell_wide's family (states of two sizes, products of products and of
- * the step's own results, gates with kinks, second outputs), none of which a test was written for:
- * the plan executor against the reference forward and backward, in every mode. */
 /* Step work that no product waits for (a state updated from itself and the input alone, here n) joins the step's
  * last kernel: one fused kernel a step, not one before the product and one after; the executor still matches the
  * reference. */
@@ -540,6 +537,9 @@ START_TEST(plans_hold_at_most_32_buffers) {
 }
 END_TEST
 
+/* Forty cells of tu_random_cell_wide's family (states of two sizes, products of products and of
+ * the step's own results, gates with kinks, second outputs), none of which a test was written for:
+ * the plan executor against the reference forward and backward, in every mode. */
 START_TEST(executor_on_wide_random_cells) {
     Rng rng = {2026};
     char src[16384];
