@@ -343,6 +343,8 @@ struct rnncc_model {
     int64_t smem_optin;         /* shared memory a block may take */
     int coop;                   /* the device supports cooperative launches */
     int pageable;               /* the device reads pageable host memory (cudaDevAttrPageableMemoryAccess) */
+    const void *host_known[8];  /* arrays earlier calls found plain host memory (rt_host_readable asks no more) */
+    int host_known_next;        /* the entry host_known's next new one replaces */
     int pdl;                    /* forward element-wise kernels start while the kernel before them
                                    ends (sm_90 and later; RNNCC_PDL=0: off) */
     int cluster_launch;         /* ... and thread-block clusters (compute capability 9.0 and later) */

@@ -95,8 +95,17 @@ rnncc_status rt_spans_reachable(rnncc_model *m, const RtSpans *s) {
 }
 
 rnncc_status rt_host_readable(rnncc_model *m, const char *name, const void *p) {
-    if (p && memory_type(p) == cudaMemoryTypeDevice)
+    enum { KNOWN = (int)(sizeof m->host_known / sizeof m->host_known[0]) };
+    if (!p) return RNNCC_OK;
+    for (int i = 0; i < KNOWN; i++)
+        if (m->host_known[i] == p) return RNNCC_OK;
+    enum cudaMemoryType t = memory_type(p);
+    if (t == cudaMemoryTypeDevice)
         return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "%s (%p) is device memory; it must be host memory (the library "
                                                       "reads it on the host)", name, p);
+    if (t == cudaMemoryTypeUnregistered) { /* plain host memory lies outside the driver's range for good: kept */
+        m->host_known[m->host_known_next] = p;
+        m->host_known_next = (m->host_known_next + 1) % KNOWN;
+    }
     return RNNCC_OK;
 }

@@ -47,7 +47,8 @@ rnncc_status rt_spans_check(rnncc_model *m, const RtSpans *s);
  * device reads pageable memory) at a 4-byte boundary, else RNNCC_ERR_INVALID_ARGUMENT naming it. A driver call
  * a span: the calls ask it for arguments they have not run with before (rt_graph_knows). */
 rnncc_status rt_spans_reachable(rnncc_model *m, const RtSpans *s);
-/* p (named name) is host memory the library may read on the host, not device memory; NULL passes. */
+/* p (named name) is host memory the library may read on the host, not device memory; NULL passes. Plain host
+ * memory is asked of the driver once (a question costs ~1.5 us in a call: bench/NOTES.md section 95), then known. */
 rnncc_status rt_host_readable(rnncc_model *m, const char *name, const void *p);
 
 #endif

@@ -2270,6 +2270,12 @@ START_TEST(buffers_must_be_reachable) {
     for (int run = 0; run < 3; run++) /* direct, captured, replayed */
         ck_assert_msg(rnncc_forward(m, &io, b.iws, b.iwsb, NULL, 0, NULL) == RNNCC_OK, "%s", rnncc_model_error(m));
     ck_assert_int_eq(cudaDeviceSynchronize(), cudaSuccess);
+    /* the arrays the calls found host memory are known from then on (no question asked); device memory never is */
+    io.y = dev_ys;
+    ck_assert_int_eq(rnncc_forward(m, &io, b.iws, b.iwsb, NULL, 0, NULL), RNNCC_ERR_INVALID_ARGUMENT);
+    ck_assert_msg(strstr(rnncc_model_error(m), "io->y ("), "%s", rnncc_model_error(m));
+    io.y = ys;
+    ck_assert_msg(rnncc_forward(m, &io, b.iws, b.iwsb, NULL, 0, NULL) == RNNCC_OK, "%s", rnncc_model_error(m));
     /* the backward's dx where the GPU cannot reach it */
     const float *dys[] = {b.dy};
     rnncc_io tio = {T, N, b.x, ys, NULL, NULL, NULL};
