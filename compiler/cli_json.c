@@ -70,8 +70,7 @@ static int put_file(StrBuf *o, const char *path) {
     sb_puts(o, "  {\"path\": ");
     sb_put_json(o, cli_source_name(path));
     sb_printf(o, ", \"ok\": %s, \"read_error\": ", ok ? "true" : "false");
-    if (s.why[0]) sb_put_json(o, s.why);
-    else sb_puts(o, "null");
+    sb_put_json_or_null(o, s.why);
     sb_printf(o, ", \"errors\": %d, \"warnings\": %d,\n   \"diagnostics\": [", s.diags.nerrors, s.diags.nwarnings);
     int n = 0;
     for (const Diag *g = s.diags.head; g; g = g->next) {

@@ -245,6 +245,16 @@ static void put_number(StrBuf *out, double x) {
     else sb_puts(out, "null");
 }
 
+/* n numbers for JSON, as an array. */
+static void put_numbers(StrBuf *out, const double *x, int n) {
+    sb_putc(out, '[');
+    for (int q = 0; q < n; q++) {
+        if (q) sb_puts(out, ", ");
+        put_number(out, x[q]);
+    }
+    sb_putc(out, ']');
+}
+
 /* The run as one JSON object on stdout (--json), nothing on stderr. */
 static void print_json(const RunOpts *o, const RunReport *r) {
     StrBuf out = {0};
@@ -258,8 +268,7 @@ static void print_json(const RunOpts *o, const RunReport *r) {
     if (r->log) sb_put_json(&out, r->log);
     else sb_puts(&out, "\"\"");
     sb_puts(&out, ", \"error\": ");
-    if (r->error[0]) sb_put_json(&out, r->error);
-    else sb_puts(&out, "null");
+    sb_put_json_or_null(&out, r->error);
     if (!r->error[0]) {
         sb_puts(&out, ",\n \"ms\": ");
         put_number(&out, v->median_ms);
@@ -272,17 +281,11 @@ static void print_json(const RunOpts *o, const RunReport *r) {
             sb_put_json(&out, r->bwhy);
         }
         if (o->check) {
-            sb_puts(&out, ",\n \"outputs\": [");
-            for (int q = 0; q < r->sz.noutputs; q++) {
-                if (q) sb_puts(&out, ", ");
-                put_number(&out, v->out_err[q]);
-            }
-            sb_puts(&out, "], \"final_states\": [");
-            for (int q = 0; q < r->sz.nstates; q++) {
-                if (q) sb_puts(&out, ", ");
-                put_number(&out, v->state_err[q]);
-            }
-            sb_puts(&out, "], \"worst\": ");
+            sb_puts(&out, ",\n \"outputs\": ");
+            put_numbers(&out, v->out_err, r->sz.noutputs);
+            sb_puts(&out, ", \"final_states\": ");
+            put_numbers(&out, v->state_err, r->sz.nstates);
+            sb_puts(&out, ", \"worst\": ");
             put_number(&out, v->worst);
             sb_printf(&out, ", \"bound\": %g", r->tol);
             if (o->train) {

@@ -123,3 +123,8 @@ void sb_put_json(StrBuf *sb, const char *s) {
     }
     sb_putc(sb, '"');
 }
+
+void sb_put_json_or_null(StrBuf *sb, const char *s) {
+    if (s && s[0]) sb_put_json(sb, s);
+    else sb_puts(sb, "null");
+}

@@ -31,6 +31,8 @@ int sb_read(StrBuf *sb, FILE *f, size_t max);
 /* Appends s as a JSON string, quoted: '"', '\\' and control bytes escaped, valid UTF-8 kept, any other byte
  * U+FFFD (so the text is valid JSON whatever s holds). */
 void sb_put_json(StrBuf *sb, const char *s);
+/* sb_put_json, or null where s is NULL or empty. */
+void sb_put_json_or_null(StrBuf *sb, const char *s);
 /* Returns the text (never NULL: "" when empty). */
 const char *sb_str(const StrBuf *sb);
 /* Frees the buffer and resets it to empty. */
