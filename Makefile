@@ -6,7 +6,8 @@
 #   make fuzz       bounded libFuzzer runs of parse + check, and of schedule + codegen (FUZZ_SECONDS each, default 60)
 #   make golden-update   rewrite the golden files in tests/golden (review the diff)
 #   make examples   build/examples/ (the JIT embedded in a C program)
-#   make parity     build/parity/parity (PyTorch parity; run tests/parity/run.sh on a GPU machine)
+#   make parity     build/parity/parity (PyTorch parity; run tests/parity/run.sh on a GPU machine; make test runs
+#                   tests/parity/fake_check.sh: its reference mode without torch or a GPU)
 #   make bench      build/bench/ (benchmarks against cuDNN; run bench/run.sh on a GPU machine)
 #   make install PREFIX=/usr/local DESTDIR=   the CLI, the libraries, rnncc.h, rnncc.pc, man pages (uninstall: the reverse)
 #   Missing build packages are installed by .ci/install-deps (as root) on first use.
@@ -141,11 +142,13 @@ $(B)/tests/%: $(B)/tests/%.o $(B)/tests/testutil.o $(B)/tests/unit_races.o $(B)/
 
 # check_cli runs random_cells too (its arguments' errors)
 $(B)/tests/check_cli: | $(RANDOM_CELLS)
-test: all $(TESTS) $(RANDOM_CELLS) examples
+test: all $(TESTS) $(RANDOM_CELLS) examples $(B)/parity/parity
 	@fail=0; for t in $(TESTS); do \
 	    echo "== $$t"; $$t || fail=1; \
 	done; \
 	echo "== tests/examples.sh"; bash tests/examples.sh $(B) || fail=1; \
+	echo "== tests/parity/fake_check.sh (parity without torch: the reference, and the GPU where there is one)"; \
+	sh tests/parity/fake_check.sh $(B) || fail=1; \
 	echo "== tests/bench_tools.sh"; bash tests/bench_tools.sh || fail=1; \
 	echo "== tests/install.sh"; bash tests/install.sh $(B) "$(CC)" "$(LDFLAGS)" || fail=1; \
 	echo "== tests/gpu/fuzz_configs.py --host-check 60"; python3 tests/gpu/fuzz_configs.py --host-check 60 --build $(B) || fail=1; \
@@ -258,14 +261,15 @@ $(EXAMPLES): $(B)/examples/%: $(B)/examples/%.o $(B)/librnncc.a
 
 examples: $(EXAMPLES)
 
-# ---- parity: rnncc against PyTorch's nn.LSTM / nn.GRU (tests/parity/README.md) -------
+# ---- parity: rnncc against PyTorch's nn.LSTM (proj_size too) / nn.GRU (tests/parity/README.md) -------
 .PHONY: parity
-$(B)/parity/parity.o: tests/parity/parity.c
+PARITY_OBJS := $(patsubst tests/parity/%.c,$(B)/parity/%.o,$(wildcard tests/parity/*.c))
+$(B)/parity/%.o: tests/parity/%.c
 	@mkdir -p $(@D)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
-$(B)/parity/parity: $(B)/parity/parity.o $(B)/librnncc.a
+$(B)/parity/parity: $(PARITY_OBJS) $(B)/librnncc.a
 	@echo "  LD      $@"
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Export PyTorch nn.LSTM / nn.GRU cases for rnncc's parity test (tests/parity/README.md).
+"""Export PyTorch nn.LSTM (with and without proj_size) / nn.GRU cases for rnncc's parity test
+(tests/parity/README.md).
 
     python3 tests/parity/export.py OUTDIR [CASE...]      # every case when none is named
     python3 tests/parity/export.py --list
@@ -7,8 +8,9 @@
 Each case becomes OUTDIR/<case>/: one raw little-endian file per tensor (C order, no
 header; float32 `.f32` or float64 `.f64`) and a text `manifest` of `key = value` lines:
 
-    cell = lstm                 (or gru: rnncc compiles cells/<cell>.cell)
+    cell = lstm                 (or gru, or lstmp: nn.LSTM with proj_size; rnncc compiles cells/<cell>.cell)
     I = 12, H = 20, T = 7, N = 3, layers = 1, bidirectional = 0   (one per line)
+    P = 8                       (lstmp only: proj_size, the size of h, y's features and weight_hr's rows)
     lengths = none              (or N integers: packed variable-length sequences)
     backward = 1                (the cotangents and gradients below are present)
     tensor.<name> = <file> <float32|float64> <dim> <dim> ...
@@ -17,10 +19,11 @@ The module runs twice on the same float32 weights, inputs and cotangents: in flo
 CUDA when torch has it (else on the CPU), TF32 off, and a deep copy in float64 on the CPU
 (the exact function, up to float64 rounding). Tensors (float32 unless said):
 
-  x [T,N,I], h0 [L*D,N,H] (and c0 for lstm), every parameter under its PyTorch name
-  (weight_ih_l0, ..., bias_hh_l1_reverse), and the cotangents dy [T,N,D*H] (zero past each
+  x [T,N,I], h0 [L*D,N,O] (and c0 [L*D,N,H] for lstm and lstmp; O = P for lstmp, else H), every
+  parameter under its PyTorch name (weight_ih_l0, ..., bias_hh_l1_reverse, weight_hr_l0 for lstmp),
+  and the cotangents dy [T,N,D*O] (zero past each
   sequence's end), dhT, dcT of loss = (y*dy).sum() + (hT*dhT).sum() (+ (cT*dcT).sum());
-  the float32 run's y [T,N,D*H] (zeros past each sequence's length, as pad_packed_sequence
+  the float32 run's y [T,N,D*O] (zeros past each sequence's length, as pad_packed_sequence
   gives), hT, cT and gradients dx, dh0, dc0, grad_<parameter name>;
   the float64 run's y64, hT64, cT64, dx64, dh064, dc064, grad64_<parameter name>, as float64.
 
@@ -36,6 +39,7 @@ import torch.nn as nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 I, H, T, N = 12, 20, 7, 3
+P = 8  # proj_size of the lstmp cases
 LENGTHS = [5, 7, 2]  # deliberately unsorted: rnncc takes lengths in batch order
 
 # name: (cell, layers, bidirectional, variable lengths, seed)
@@ -46,6 +50,9 @@ CASES = {
     "gru_l1": ("gru", 1, False, False, 4),
     "gru_l2_bidir": ("gru", 2, True, False, 5),
     "gru_l2_bidir_varlen": ("gru", 2, True, True, 6),
+    "lstmp_l1": ("lstmp", 1, False, False, 7),
+    "lstmp_l2_bidir": ("lstmp", 2, True, False, 8),
+    "lstmp_l2_bidir_varlen": ("lstmp", 2, True, True, 9),
 }
 
 
@@ -100,25 +107,28 @@ def export_case(root, name, device):
     cell, layers, bidir, varlen, seed = CASES[name]
     torch.manual_seed(seed)
     dirs = 2 if bidir else 1
-    is_lstm = cell == "lstm"
+    is_lstm = cell in ("lstm", "lstmp")
+    proj = P if cell == "lstmp" else 0
+    O = proj or H  # the size of h and of y's features per direction
+    extra = {"proj_size": proj} if proj else {}
     cls = nn.LSTM if is_lstm else nn.GRU
-    rnn = cls(I, H, num_layers=layers, bidirectional=bidir, batch_first=False).to(device, torch.float32)
+    rnn = cls(I, H, num_layers=layers, bidirectional=bidir, batch_first=False, **extra).to(device, torch.float32)
     rnn.train()  # dropout is 0, so this only lets cuDNN run backward
 
     x = torch.randn(T, N, I, device=device, requires_grad=True)
-    h0 = torch.randn(layers * dirs, N, H, device=device, requires_grad=True)
+    h0 = torch.randn(layers * dirs, N, O, device=device, requires_grad=True)
     c0 = torch.randn(layers * dirs, N, H, device=device, requires_grad=True) if is_lstm else None
     # Cotangents of a random linear functional of the results. dy is zero past each
     # sequence's end so the gradients do not depend on what an RNN writes there.
-    dy = torch.randn(T, N, dirs * H, device=device)
+    dy = torch.randn(T, N, dirs * O, device=device)
     if varlen:
         for n, L in enumerate(LENGTHS):
             dy[L:, n] = 0
-    dhT = torch.randn(layers * dirs, N, H, device=device)
+    dhT = torch.randn(layers * dirs, N, O, device=device)
     dcT = torch.randn(layers * dirs, N, H, device=device) if is_lstm else None
 
     y, hT, cT, grads = run(rnn, is_lstm, varlen, x, h0, c0, dy, dhT, dcT)
-    assert y.shape == (T, N, dirs * H), y.shape
+    assert y.shape == (T, N, dirs * O), y.shape
 
     # The same module, weights, inputs and cotangents in float64 on the CPU: every float32
     # value converts exactly, so this is the exact function the float32 run approximates.
@@ -146,6 +156,7 @@ def export_case(root, name, device):
         "cell = %s" % cell,
         "I = %d" % I,
         "H = %d" % H,
+    ] + (["P = %d" % proj] if proj else []) + [
         "T = %d" % T,
         "N = %d" % N,
         "layers = %d" % layers,

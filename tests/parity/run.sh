@@ -1,6 +1,7 @@
 #!/bin/sh
 # rnncc against PyTorch: export every case with tests/parity/export.py, then run each through
-# build/parity/parity. Run from the repository root after `make parity`:
+# build/parity/parity, with --reference (rnncc's CPU reference) and on the GPU; then the same for
+# tests/parity/fake_export.py's cases. Run from the repository root after `make parity`:
 #
 #   sh tests/parity/run.sh [OUTDIR]          (default OUTDIR: build/parity/cases)
 #
@@ -38,18 +39,33 @@ for c in $CASES; do rm -f "$OUT/$c/manifest"; done  # so a case export.py did no
 
 echo "== parity"
 passed=0 failed=0 skipped=0
-for c in $CASES; do
-    [ -f "$OUT/$c/manifest" ] || { echo "run.sh: $OUT/$c/manifest was not written" >&2; failed=$((failed + 1)); continue; }
-    "$PARITY" "$OUT/$c"
+# One case: rnncc's double-precision reference (no GPU; within 1e-9 of PyTorch's float64), then the GPU run
+# (each backend; an LSTMP folded and as written); a case fails once when either fails.
+run_case() {
+    [ -f "$1/manifest" ] || { echo "run.sh: $1/manifest was not written" >&2; failed=$((failed + 1)); return; }
+    "$PARITY" --reference "$1"
+    ref=$?
+    [ $ref -eq 0 ] || echo "run.sh: case $1 FAILED against the reference (exit status $ref)" >&2
+    "$PARITY" "$1"
     rc=$?
     case $rc in
-    0) passed=$((passed + 1)) ;;
+    0) [ $ref -eq 0 ] && passed=$((passed + 1)) ;;
     77) skipped=$((skipped + 1)) ;;
-    *) echo "run.sh: case $c FAILED (exit status $rc)" >&2; failed=$((failed + 1)) ;;
+    *) echo "run.sh: case $1 FAILED on the GPU (exit status $rc)" >&2 ;;
     esac
-done
+    [ $ref -eq 0 ] && { [ $rc -eq 0 ] || [ $rc -eq 77 ]; } || failed=$((failed + 1))
+}
+for c in $CASES; do run_case "$OUT/$c"; done
+
+echo "== the cases of tests/parity/fake_export.py (a plain-Python transcription of PyTorch's equations: a second opinion)"
+rm -rf "$OUT/fake"
+if "$PYTHON" tests/parity/fake_export.py "$OUT/fake"; then
+    for c in "$OUT"/fake/*/; do run_case "${c%/}"; done
+else
+    echo "run.sh: fake_export.py failed" >&2; failed=$((failed + 1))
+fi
 
 echo "== parity cases: $passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ] || exit 1
-[ "$skipped" -eq 0 ] || { echo "run.sh: cases were skipped (no CUDA device for rnncc): nothing was compared" >&2; exit 77; }
+[ "$skipped" -eq 0 ] || { echo "run.sh: the GPU runs of $skipped cases were skipped (no CUDA device for rnncc): nothing was compared on the GPU" >&2; exit 77; }
 exit 0
