@@ -209,6 +209,16 @@ void case_free(Case *c) {
             }
 }
 
+/* State k's tensor given to both (export.py's name state_tensor[k][given]) and PyTorch's two results of state_tensor[k]
+ * [result], each [L D][N][its size]. */
+static int load_state(const Manifest *m, const Case *c, int k, int given, int result, Tensor *in, Tensor out[2]) {
+    const char *const *st = c->spec->state_tensor[k];
+    const int64_t ss[3] = {(int64_t)c->layers * c->dirs, c->N, state_size(c, k)};
+    char n64[96];
+    snprintf(n64, sizeof n64, "%s64", st[result]);
+    return tensor_load(m, st[given], 3, ss, 1, in) && tensor_load_pair(m, st[result], n64, 3, ss, out);
+}
+
 /* Reads the manifest's sizes and every tensor, checking each shape. */
 int case_load(const Manifest *m, Case *c) {
     const char *cell = manifest_get(m, "cell");
@@ -257,26 +267,15 @@ int case_load(const Manifest *m, Case *c) {
         while (*p == ' ') p++;
         if (*p) { fprintf(stderr, "parity: error: %s/manifest: more than N = %d lengths in '%s'\n", m->dir, c->N, len); return 0; }
     }
-    int64_t T = c->T, N = c->N, I = c->I, H = c->H, O = c->O, G = c->spec->ngates, units = (int64_t)c->layers * c->dirs;
+    int64_t T = c->T, N = c->N, I = c->I, H = c->H, O = c->O, G = c->spec->ngates;
     const int64_t xs[3] = {T, N, I}, ys[3] = {T, N, c->dirs * O};
-    char n64[96];
     if (!tensor_load(m, "x", 3, xs, 1, &c->x) || !tensor_load_pair(m, "y", "y64", 3, ys, c->y)) return 0;
-    for (int k = 0; k < c->spec->nstates; k++) {
-        const char *const *st = c->spec->state_tensor[k];
-        const int64_t ss[3] = {units, N, state_size(c, k)};
-        snprintf(n64, sizeof n64, "%s64", st[ST_FINAL]);
-        if (!tensor_load(m, st[ST_INIT], 3, ss, 1, &c->h0[k]) || !tensor_load_pair(m, st[ST_FINAL], n64, 3, ss, c->hT[k]))
-            return 0;
-    }
+    for (int k = 0; k < c->spec->nstates; k++)
+        if (!load_state(m, c, k, ST_INIT, ST_FINAL, &c->h0[k], c->hT[k])) return 0;
     if (c->backward) {
         if (!tensor_load(m, "dy", 3, ys, 1, &c->dy) || !tensor_load_pair(m, "dx", "dx64", 3, xs, c->dx)) return 0;
-        for (int k = 0; k < c->spec->nstates; k++) {
-            const char *const *st = c->spec->state_tensor[k];
-            const int64_t ss[3] = {units, N, state_size(c, k)};
-            snprintf(n64, sizeof n64, "%s64", st[ST_DINIT]);
-            if (!tensor_load(m, st[ST_DFINAL], 3, ss, 1, &c->dhT[k]) || !tensor_load_pair(m, st[ST_DINIT], n64, 3, ss, c->dh0[k]))
-                return 0;
-        }
+        for (int k = 0; k < c->spec->nstates; k++)
+            if (!load_state(m, c, k, ST_DFINAL, ST_DINIT, &c->dhT[k], c->dh0[k])) return 0;
     }
     for (int l = 0; l < c->layers; l++)
         for (int d = 0; d < c->dirs; d++)
