@@ -132,9 +132,9 @@ static int compare_weight_grads(const Case *c, const Results *r, Tally *t) {
     for (int l = 0; l < c->layers; l++)
         for (int d = 0; d < c->dirs; d++)
             for (int j = 0; j < c->nkinds; j++)
-                for (int q = 0; q < (j == 4 ? 1 : c->spec->ngates); q++)
+                for (int q = 0; q < (j == KIND_W_HR ? 1 : c->spec->ngates); q++)
                     if (cover[l][d][j][q] != 1) {
-                        int64_t rows = j == 4 ? c->P : c->H;
+                        int64_t rows = kind_rows(c, j);
                         fprintf(stderr, "parity: error: rows [%lld, %lld) of grad_%s_l%d%s were compared %d times, not once: "
                                 "the mapping table does not cover PyTorch's parameters exactly\n",
                                 (long long)(q * rows), (long long)(q * rows + rows), kind_name[j], l, d ? "_reverse" : "",

@@ -9,7 +9,9 @@
 
 enum { EXIT_FAIL = 1, EXIT_USAGE = 2, EXIT_SKIP = 77 };
 enum { VARIANT_SKIPPED = 3 }; /* run_rnncc: this device cannot run the backend a variant forces (not an exit status) */
-enum { MAX_KEYS = 4096, MAX_DIMS = 4, MAX_STATES = 2, MAX_LAYERS = 64, MAX_GATES = 4, MAX_OUTPUTS = 8, KINDS = 5 };
+enum { MAX_KEYS = 4096, MAX_DIMS = 4, MAX_STATES = 2, MAX_LAYERS = 64, MAX_GATES = 4, MAX_OUTPUTS = 8 };
+/* PyTorch's tensors of a layer and direction, in kind_name's order (weight_hr only with proj_size). */
+enum { KIND_W_IH, KIND_W_HH, KIND_B_IH, KIND_B_HH, KIND_W_HR, KINDS };
 
 /* The two PyTorch results of each tensor: REF64 decides, REF32 informs. */
 enum { REF64 = 0, REF32 = 1 };
@@ -47,7 +49,7 @@ typedef struct CellSpec {
 } CellSpec;
 enum { ST_INIT, ST_FINAL, ST_DFINAL, ST_DINIT };
 
-/* PyTorch's tensors of a layer and direction, in this order everywhere (weight_hr only with proj_size). */
+/* The names of the KIND_ tensors (export.py's, with _l{k} and _reverse appended). */
 extern const char *const kind_name[KINDS];
 
 /* The manifest: `key = value` lines, '#' comments. */
@@ -111,7 +113,9 @@ int case_load(const Manifest *m, Case *c);
 void case_free(Case *c);
 /* The size of state k of the case's cell: H, or the emitted state's (P with proj_size). */
 int state_size(const Case *c, int k);
-/* The rows of one block of map's PyTorch tensor: a gate's H, or weight_hr's P. */
+/* The rows of one block of PyTorch's tensor of kind `kind`: a gate's H, or weight_hr's P (its one block). */
+int64_t kind_rows(const Case *c, int kind);
+/* The rows of one block of map's PyTorch tensor (kind_rows of its source's). */
 int64_t block_rows(const Case *c, const Map *map);
 /* Which of PyTorch's tensors of a layer and direction a source reads (into js; bias sums: both). Returns how many. */
 int source_kinds(Source src, int js[2]);

@@ -286,8 +286,8 @@ int case_load(const Manifest *m, Case *c) {
                 snprintf(gname64, sizeof gname64, "grad64_%s", name);
                 int64_t in = l == 0 ? I : c->dirs * O;
                 /* weight_ih [G H, in], weight_hh [G H, O], the biases [G H], weight_hr [P, H] */
-                int64_t shape[2] = {j == 4 ? c->P : G * H, j == 0 ? in : j == 1 ? O : H};
-                int ndim = j == 2 || j == 3 ? 1 : 2;
+                int64_t shape[2] = {j == KIND_W_HR ? c->P : G * H, j == KIND_W_IH ? in : j == KIND_W_HH ? O : H};
+                int ndim = j == KIND_B_IH || j == KIND_B_HH ? 1 : 2;
                 if (!tensor_load(m, name, ndim, shape, 1, &c->w[l][d][j])) return 0;
                 if (c->backward && !tensor_load_pair(m, gname, gname64, ndim, shape, c->gw[l][d][j])) return 0;
             }
@@ -302,17 +302,19 @@ static const Map *find_map(const CellSpec *spec, const char *param) {
 }
 
 /* The rows of one block of map's PyTorch tensor: a gate's H, or weight_hr's P. */
-int64_t block_rows(const Case *c, const Map *map) { return map->src == SRC_W_HR ? c->P : c->H; }
+int64_t kind_rows(const Case *c, int kind) { return kind == KIND_W_HR ? c->P : c->H; }
+
+int64_t block_rows(const Case *c, const Map *map) { return kind_rows(c, map->src == SRC_W_HR ? KIND_W_HR : KIND_W_IH); }
 
 /* Which of PyTorch's tensors of a layer and direction a source reads (bias sums: both biases). Returns how many. */
 int source_kinds(Source src, int js[2]) {
     switch (src) {
-    case SRC_W_IH: js[0] = 0; return 1;
-    case SRC_W_HH: js[0] = 1; return 1;
-    case SRC_BIAS_SUM: js[0] = 2, js[1] = 3; return 2; /* d(b_ih + b_hh)/d b_ih = d/d b_hh: both must match */
-    case SRC_BIAS_IH: js[0] = 2; return 1;
-    case SRC_BIAS_HH: js[0] = 3; return 1;
-    case SRC_W_HR: js[0] = 4; return 1;
+    case SRC_W_IH: js[0] = KIND_W_IH; return 1;
+    case SRC_W_HH: js[0] = KIND_W_HH; return 1;
+    case SRC_BIAS_SUM: js[0] = KIND_B_IH, js[1] = KIND_B_HH; return 2; /* d(b_ih + b_hh)/d b_ih = d/d b_hh: both must match */
+    case SRC_BIAS_IH: js[0] = KIND_B_IH; return 1;
+    case SRC_BIAS_HH: js[0] = KIND_B_HH; return 1;
+    case SRC_W_HR: js[0] = KIND_W_HR; return 1;
     }
     return 0;
 }
@@ -354,7 +356,7 @@ int fill_param(const Case *c, const rnncc_param_info *info, double *out) {
             case SRC_BIAS_SUM: out[r] = w[2].v[g * H + r] + w[3].v[g * H + r]; break;
             case SRC_BIAS_IH: out[r] = w[2].v[g * H + r]; break;
             case SRC_BIAS_HH: out[r] = w[3].v[g * H + r]; break;
-            case SRC_W_HR: out[r * cols + q] = w[4].v[r * cols + q]; break;
+            case SRC_W_HR: out[r * cols + q] = w[KIND_W_HR].v[r * cols + q]; break;
             }
     return 1;
 }

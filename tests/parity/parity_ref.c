@@ -22,9 +22,7 @@ int run_reference(const Case *c, const char *cells_dir, Results *r) {
     Arena arena;
     arena_init(&arena);
     StrBuf text = {0}, log = {0};
-    char chunk[4096];
-    size_t got;
-    while ((got = fread(chunk, 1, sizeof chunk, f)) > 0) sb_putn(&text, chunk, got);
+    int read_error = sb_read(&text, f, (size_t)1 << 30);
     fclose(f);
     Diags diags;
     diag_init(&diags, &arena, path, sb_str(&text), text.len);
@@ -33,6 +31,10 @@ int run_reference(const Case *c, const char *cells_dir, Results *r) {
     int units = c->layers * c->dirs, nparams = cell ? cell->nparams : 0;
     double ***params = NULL, ***dparams = NULL, **dparam_at = NULL;
     int64_t *dimval[2] = {NULL, NULL}, *lengths = NULL;
+    if (read_error) {
+        fprintf(stderr, "parity: error: reading %s: %s\n", path, strerror(read_error));
+        goto out;
+    }
     if (!cell) {
         diag_render(&diags, &log);
         fprintf(stderr, "%sparity: error: %s does not compile to one cell\n", sb_str(&log), path);
