@@ -1762,7 +1762,7 @@ END_TEST
  * without its barrier before a group reading operand adjoints other blocks added to, wide6); LSTM's
  * fails with U^T's rows over another length or its gate adjoints staged with no barrier after their
  * stores, the cross cell's with the barriers between its two groups' adjoint stores taken out, or
- * the one before K1 reads U^T's output. The forward units hold forward_staged_values_stay (20297
+ * the one before K1 reads U^T's output. The forward units hold forward_staged_values_stay (19114
  * operands staged); a cell with a readout y = V h' fails it without the barrier before V's product,
  * or without the next step's opening barrier. */
 START_TEST(persistent_early_loads_are_own_values) {

@@ -2,7 +2,8 @@
 # The parity tool without torch (make test): writes tests/parity/fake_export.py's cases (a plain-Python
 # transcription of PyTorch's nn.LSTM, with and without proj_size, and nn.GRU; gradients by the complex step) and runs
 # each through build/parity/parity twice: with --reference (rnncc's double-precision reference, which must pass:
-# within 1e-9 of the transcription), then on the GPU (must pass, or exit 77 where there is none).
+# within 1e-9 of the transcription), then on the GPU (must pass, or exit 77 where there is none); then spoils cases
+# (a manifest's key, a tensor's file, shape or type) and checks that each is refused with its message.
 #
 #   sh tests/parity/fake_check.sh [BUILD_DIR]        (from the repository root; default BUILD_DIR: build)
 #
@@ -31,5 +32,37 @@ for c in "$dir"/cases/*/; do
     esac
 done
 [ $skipped -eq 0 ] || echo "fake_check.sh: the GPU runs of $skipped cases skipped: no CUDA device (each case's manifest, tensors and cell were read and checked)"
+# bad input: a case spoiled one way each (CASE|shell command on $b|what the error must say) is refused with exit
+# status 1 and that message, before any GPU work
+bad=0
+while IFS='|' read -r case spoil says; do
+    b=$dir/bad
+    rm -rf "$b" && cp -r "$dir/cases/$case" "$b" && (cd "$b" && eval "$spoil") || { echo "fake_check.sh: cannot spoil $case" >&2; fail=1; continue; }
+    "$PARITY" --reference "$b" > "$dir/bad.log" 2>&1
+    rc=$?
+    if [ $rc -ne 1 ] || ! grep -qF -- "$says" "$dir/bad.log"; then
+        cat "$dir/bad.log"
+        echo "fake_check.sh: $case spoiled by '$spoil': exit status $rc; expected 1 and the message '$says'" >&2
+        fail=1
+    fi
+    bad=$((bad + 1))
+done << 'EOF_BAD'
+fake_lstm_l1|echo 'P = 3' >> manifest|'P' (proj_size) is for cell lstmp, not lstm
+fake_lstm_l1|sed -i 's/^cell = lstm/cell = rnn/' manifest|unknown cell 'rnn' (lstm, gru or lstmp)
+fake_lstm_l1|sed -i '/^cell = /d' manifest|manifest has no 'cell'
+fake_lstm_l1|sed -i 's/^lengths = .*/lengths = 9 9 9/' manifest|lengths must be 'none' or 3 integers in 0..4, not '9 9 9'
+fake_lstm_l1|echo 'I = 5' >> manifest|'I' given twice
+fake_lstm_l1|echo 'garbage' >> manifest|expected 'key = value'
+fake_lstm_l1|head -c 10 x.f32 > t && mv t x.f32|x.f32 must hold exactly 60 float32 values (240 bytes)
+fake_lstm_l1|sed -i 's/^tensor.x = x.f32 float32 4 3 5/tensor.x = x.f32 float32 4 3 7/' manifest|'x' has shape [4 3 7]; expected [4 3 5]
+fake_lstm_l1|sed -i 's/^tensor.x = x.f32/tensor.x = ..\/x.f32/' manifest|bad file name in 'tensor.x = ../x.f32 float32 4 3 5'
+fake_lstm_l1|sed -i 's/^tensor.x = x.f32 float32/tensor.x = x.f32 int8/' manifest|the type must be float32 or float64
+fake_lstm_l1|sed -i 's/^T = .*/T = -3/' manifest|'T' must be an integer in 0..1048576, not '-3'
+fake_lstm_l1|sed -i '/^backward = /d' manifest|manifest has no 'backward'
+fake_lstm_l1|rm manifest|cannot open
+fake_lstmp_l2_bidir_varlen|sed -i '/^P = /d' manifest|manifest has no 'P'
+fake_lstmp_l2_bidir_varlen|sed -i 's/^P = .*/P = 6/' manifest|'P' must be an integer in 1..5, not '6'
+EOF_BAD
+echo "fake_check.sh: $bad spoiled cases refused with their messages"
 [ $fail -eq 0 ] && echo "fake_check.sh: ok"
 exit $fail
