@@ -142,14 +142,14 @@ $(B)/tests/%: $(B)/tests/%.o $(B)/tests/testutil.o $(B)/tests/unit_races.o $(B)/
 
 # check_cli runs random_cells too (its arguments' errors)
 $(B)/tests/check_cli: | $(RANDOM_CELLS)
-test: all $(TESTS) $(RANDOM_CELLS) examples $(B)/parity/parity
+test: all $(TESTS) $(RANDOM_CELLS) examples $(B)/parity/parity $(B)/bench/handoff_floor
 	@fail=0; for t in $(TESTS); do \
 	    echo "== $$t"; $$t || fail=1; \
 	done; \
 	echo "== tests/examples.sh"; bash tests/examples.sh $(B) || fail=1; \
 	echo "== tests/parity/fake_check.sh (parity without torch: the reference, and the GPU where there is one)"; \
 	sh tests/parity/fake_check.sh $(B) || fail=1; \
-	echo "== tests/bench_tools.sh"; bash tests/bench_tools.sh || fail=1; \
+	echo "== tests/bench_tools.sh"; bash tests/bench_tools.sh $(B) || fail=1; \
 	echo "== tests/install.sh"; bash tests/install.sh $(B) "$(CC)" "$(LDFLAGS)" || fail=1; \
 	echo "== tests/gpu/fuzz_configs.py --host-check 60"; python3 tests/gpu/fuzz_configs.py --host-check 60 --build $(B) || fail=1; \
 	echo "== tests/gpu/fuzz_configs.py --self-test"; python3 tests/gpu/fuzz_configs.py --self-test --build $(B) || fail=1; \
@@ -280,7 +280,7 @@ parity: $(B)/parity/parity
 # rnncc_backward_weights find them wherever in the library they are defined (a weak
 # reference alone pulls no archive member in); absent ones make training rows "n/a".
 BENCH_PROGS := $(B)/bench/bench_rnn $(B)/bench/custom_cells $(B)/bench/reserve_sizes $(B)/bench/persist_profile \
-               $(B)/bench/capture_probe $(B)/bench/host_cost
+               $(B)/bench/capture_probe $(B)/bench/host_cost $(B)/bench/handoff_floor
 BENCH_LIBS_reserve_sizes := -lcudnn
 BENCH_LIBS_bench_rnn := -lcudnn
 

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # The development tools' host paths (no GPU): bench/tools/kernel_times.py on a small ncu CSV (ns, us and ms
-# units; the summary; one pass from --from NAME --back K; an unknown name refused with its message) and
-# bench/ncu_pass.sh without its arguments (its usage, exit 2). Prints "ok" or what failed; exit 0 or 1.
-# Usage (repository root): bash tests/bench_tools.sh
+# units; the summary; one pass from --from NAME --back K; an unknown name refused with its message),
+# bench/ncu_pass.sh without its arguments (its usage, exit 2), and BUILD/bench/handoff_floor's kernels compiled
+# for sm_90 (--compile-only: NVRTC, no warning) and its bad arguments refused. Prints "ok" or what failed; exit 0 or 1.
+# Usage (repository root): bash tests/bench_tools.sh [BUILD]      (default BUILD: build)
 set -u
 cd "$(dirname "$0")/.." || exit 1
+B=${1:-build}
 d=$(mktemp -d)
 trap 'rm -rf "$d"' EXIT
 fail=0
@@ -33,5 +35,14 @@ expect "--from an unknown name" "$out" "kernel_times.py: no kernel named nothing
 out=$(bash bench/ncu_pass.sh 2>&1); rc=$?
 [ $rc -eq 2 ] || { echo "bench_tools: ncu_pass.sh without arguments exited $rc, not 2"; fail=1; }
 expect "ncu_pass.sh without arguments: its usage" "$out" "bash bench/ncu_pass.sh FROM K CSV ARGS..."
+out=$("$B/bench/handoff_floor" --compile-only sm_90 2>&1); rc=$?
+[ $rc -eq 0 ] || { echo "bench_tools: handoff_floor --compile-only sm_90 exited $rc"; fail=1; }
+expect "handoff_floor --compile-only: every kernel of the default grid" "$out" "handoff_floor: 32 kernels compiled for sm_90"
+out=$("$B/bench/handoff_floor" 120,8,16,100 2>&1); rc=$?
+[ $rc -eq 1 ] || { echo "bench_tools: handoff_floor with a bad shape exited $rc, not 1"; fail=1; }
+expect "handoff_floor: a bad shape" "$out" "handoff_floor: error: '120,8,16,100': a shape is G,W,N,H"
+out=$("$B/bench/handoff_floor" --steps 9,3 2>&1); rc=$?
+[ $rc -eq 1 ] || { echo "bench_tools: handoff_floor --steps 9,3 exited $rc, not 1"; fail=1; }
+expect "handoff_floor: bad steps" "$out" "handoff_floor: error: --steps takes T1,T2 with 1 <= T1 < T2 <= 100000"
 [ $fail -eq 0 ] && echo "bench_tools: ok"
 exit $fail

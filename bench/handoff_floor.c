@@ -1,0 +1,308 @@
+/* handoff_floor: the floor of a persistent step loop's hand-off, no products, two ways (bench/NOTES.md
+ * section 97). Each of G blocks owns its share of H units of N sequences; a step reads the whole 16-bit state
+ * of the step before (each of the W warps its share of K = H, for every sequence, in 16-byte loads), adds it up
+ * per sequence (a stand-in for the product: every element counts), and writes its units' next values:
+ *   barrier   rnncc's hand-off: the block's stores, __syncthreads, thread 0's fence and atomic arrival on one
+ *             counter, then every block polls the counter (acquire) and reads the state with plain loads;
+ *   sentinel  cuDNN's persistent LSTM's (its SASS, section 97): the state's step slots filled beforehand with a
+ *             value no step writes (0xFFFF), each warp polling its own share with relaxed 16-byte loads until no
+ *             element holds it; no fence, no counter (each element is its own flag: the memory model needs
+ *             nothing more, unlike cuDNN's check of one element a 16-byte load).
+ * With `staged`, each warp also puts what it read into shared memory and the block meets at __syncthreads
+ * before adding it up (the staging of rnncc's products). Prints µs a step (the median of 5 launches of T2
+ * steps less that of T1 steps, over T2 - T1) and checks the last step's state against the host's replay.
+ *
+ *   ./build/bench/handoff_floor [--compile-only ARCH] [--steps T1,T2] [G,W,N,H ...]   (default: a grid of shapes)
+ *
+ * --compile-only compiles every kernel the run would build for ARCH (sm_90) with NVRTC, and needs no GPU.
+ *
+ * Exit status: 0, 1 a failure (a wrong state included), 77 no GPU. A development tool, not a benchmark. */
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+#include "runtime/rt_nvrtc.h"
+
+/* The kernel; the program prepends G, W, N, H, SCHEME (0 barrier, 1 sentinel) and STAGED. Step t reads slot t
+ * of `state` ([T+1][N][H] 16-bit words) and writes slot t+1: word (n, j) = mix(sum over k of slot t's (n, k),
+ * j), never 0xFFFF. */
+static const char kernel_text[] =
+    "#define KW (H / W)                       /* a warp's share of K */\n"
+    "#define CHUNKS (N * KW / 8)              /* its 16-byte loads a step */\n"
+    "#define PER_LANE ((CHUNKS + 31) / 32)\n"
+    "__device__ __forceinline__ unsigned mix(unsigned s, int j) { return ((s + (unsigned)j) * 2654435761u >> 17) & 0x7fffu; }\n"
+    "__device__ __forceinline__ uint4 ld_relaxed(const uint4 *p) {\n"
+    "    uint4 v;\n"
+    "    asm volatile(\"ld.relaxed.gpu.global.v4.u32 {%0, %1, %2, %3}, [%4];\" : \"=r\"(v.x), \"=r\"(v.y), \"=r\"(v.z), \"=r\"(v.w) : \"l\"(p) : \"memory\");\n"
+    "    return v;\n"
+    "}\n"
+    "__device__ __forceinline__ bool unset(unsigned w) { return (w & 0xffffu) == 0xffffu || (w >> 16) == 0xffffu; }\n"
+    "__device__ __forceinline__ bool any_unset(uint4 v) { return unset(v.x) || unset(v.y) || unset(v.z) || unset(v.w); }\n"
+    "__device__ __forceinline__ unsigned halves(uint4 v) { return (v.x & 0xffffu) + (v.x >> 16) + (v.y & 0xffffu) + (v.y >> 16) +\n"
+    "                                                         (v.z & 0xffffu) + (v.z >> 16) + (v.w & 0xffffu) + (v.w >> 16); }\n"
+    "extern \"C\" __global__ void __launch_bounds__(32 * W, 1) floor_kernel(unsigned short *state, unsigned *count, int T) {\n"
+    "    __shared__ unsigned red[3][N];\n"
+    "    extern __shared__ uint4 staged[];  /* STAGED: [W][PER_LANE * 32] */\n"
+    "    const int s = blockIdx.x, warp = threadIdx.x / 32, lane = threadIdx.x % 32;\n"
+    "    const int j0 = (int)((long long)H * s / G), nj = (int)((long long)H * (s + 1) / G) - j0;\n"
+    "    for (int i = threadIdx.x; i < 3 * N; i += blockDim.x) red[i / N][i % N] = 0;\n"
+    "    __syncthreads();\n"
+    "    for (int t = 0; t < T; t++) {\n"
+    "        const unsigned short *prev = state + (long long)t * N * H;\n"
+    "#if SCHEME == 0\n"
+    "        if (t > 0) {  /* step t-1 complete everywhere */\n"
+    "            if (threadIdx.x == 0) {\n"
+    "                unsigned c;\n"
+    "                do asm volatile(\"ld.acquire.gpu.global.u32 %0, [%1];\" : \"=r\"(c) : \"l\"(count) : \"memory\");\n"
+    "                while (c < (unsigned)G * t);\n"
+    "            }\n"
+    "            __syncthreads();\n"
+    "        }\n"
+    "#endif\n"
+    "        uint4 v[PER_LANE] = {};\n"
+    "#pragma unroll\n"
+    "        for (int r = 0; r < PER_LANE; r++) {  /* chunk c: sequence c / (KW / 8), k = warp's first + 8 (c % (KW / 8)) */\n"
+    "            const int c = lane + 32 * r;\n"
+    "            const uint4 *p = (const uint4 *)(prev + (long long)(c / (KW / 8)) * H + warp * KW + 8 * (c % (KW / 8)));\n"
+    "            if (c < CHUNKS) v[r] = SCHEME ? ld_relaxed(p) : *p;\n"
+    "        }\n"
+    "#if SCHEME == 1\n"
+    "#pragma unroll\n"
+    "        for (int r = 0; r < PER_LANE; r++) {\n"
+    "            const int c = lane + 32 * r;\n"
+    "            const uint4 *p = (const uint4 *)(prev + (long long)(c / (KW / 8)) * H + warp * KW + 8 * (c % (KW / 8)));\n"
+    "            while (c < CHUNKS && any_unset(v[r])) v[r] = ld_relaxed(p);\n"
+    "        }\n"
+    "#endif\n"
+    "#if STAGED\n"
+    "#pragma unroll\n"
+    "        for (int r = 0; r < PER_LANE; r++) staged[(warp * PER_LANE + r) * 32 + lane] = v[r];\n"
+    "        __syncthreads();\n"
+    "#pragma unroll\n"
+    "        for (int r = 0; r < PER_LANE; r++) v[r] = staged[(warp * PER_LANE + r) * 32 + lane];\n"
+    "#endif\n"
+    "#pragma unroll\n"
+    "        for (int r = 0; r < PER_LANE; r++) {\n"
+    "            const int c = lane + 32 * r;\n"
+    "            if (c < CHUNKS) atomicAdd(&red[t % 3][c / (KW / 8)], halves(v[r]));\n"
+    "        }\n"
+    "        __syncthreads();\n"
+    "        unsigned short *next = state + (long long)(t + 1) * N * H;\n"
+    "        for (int i = threadIdx.x; i < N * nj; i += blockDim.x) {\n"
+    "            const int n = i / nj, j = j0 + i % nj;\n"
+    "            unsigned short *q = next + (long long)n * H + j;\n"
+    "            const unsigned short w = (unsigned short)mix(red[t % 3][n], j);\n"
+    "            if (SCHEME) asm volatile(\"st.relaxed.gpu.global.u16 [%0], %1;\" :: \"l\"(q), \"h\"(w) : \"memory\");  /* read as it lands */\n"
+    "            else *q = w;\n"
+    "        }\n"
+    "        for (int i = threadIdx.x; i < N; i += blockDim.x) red[(t + 2) % 3][i] = 0;  /* used at step t+2, after step t+1's __syncthreads */\n"
+    "#if SCHEME == 0\n"
+    "        __syncthreads();  /* this block's stores of step t, then its arrival */\n"
+    "        if (threadIdx.x == 0) { __threadfence(); atomicAdd(count, 1u); }\n"
+    "#endif\n"
+    "    }\n"
+    "}\n";
+
+typedef struct Shape {
+    int G, W, N, H;
+} Shape;
+
+/* The host's replay of T steps from slot 0 of state (N x H words): slot T into out. */
+static void replay(const Shape *sh, int T, const unsigned short *first, unsigned short *out) {
+    const size_t NH = (size_t)sh->N * sh->H;
+    unsigned short *cur = malloc(NH * sizeof *cur), *nxt = malloc(NH * sizeof *nxt);
+    if (!cur || !nxt) {
+        free(cur), free(nxt);
+        memset(out, 0, NH * sizeof *out);
+        return;
+    }
+    memcpy(cur, first, NH * sizeof *cur);
+    for (int t = 0; t < T; t++) {
+        for (int n = 0; n < sh->N; n++) {
+            unsigned sum = 0;
+            for (int k = 0; k < sh->H; k++) sum += cur[(size_t)n * sh->H + k];
+            for (int j = 0; j < sh->H; j++) nxt[(size_t)n * sh->H + j] = (unsigned short)(((sum + (unsigned)j) * 2654435761u >> 17) & 0x7fffu);
+        }
+        unsigned short *x = cur;
+        cur = nxt, nxt = x;
+    }
+    memcpy(out, cur, NH * sizeof *out);
+    free(cur), free(nxt);
+}
+
+/* The dynamic shared memory of a staged kernel: [W][PER_LANE * 32] 16-byte words. */
+static size_t staged_bytes(const Shape *sh, int staged) {
+    return staged ? (size_t)sh->W * ((size_t)sh->N * (sh->H / sh->W) / 8 + 31) / 32 * 32 * 16 : 0;
+}
+
+/* Compiles the kernel for one shape and scheme into res (a CUBIN for arch); 0 on failure (reported). */
+static int compile(const Shape *sh, int scheme, int staged, const char *arch, RtNvrtcResult *res) {
+    char head[256];
+    snprintf(head, sizeof head, "#define G %d\n#define W %d\n#define N %d\n#define H %d\n#define SCHEME %d\n#define STAGED %d\n", sh->G,
+             sh->W, sh->N, sh->H, scheme, staged);
+    size_t len = strlen(head) + sizeof kernel_text;
+    char *src = malloc(len);
+    if (!src) return 0;
+    snprintf(src, len, "%s%s", head, kernel_text);
+    RtNvrtcStatus st = rt_nvrtc_compile(src, "handoff_floor.cu", RT_NVRTC_CUBIN, arch, res);
+    free(src);
+    if (st != RT_NVRTC_OK || (res->log && *res->log)) { /* a warning fails too: the kernel is meant clean */
+        fprintf(stderr, "handoff_floor: G=%d W=%d N=%d H=%d scheme %d staged %d: %s\n%s\n", sh->G, sh->W, sh->N, sh->H, scheme,
+                staged, st != RT_NVRTC_OK ? res->message : "NVRTC warned", res->log ? res->log : "");
+        rt_nvrtc_result_free(res);
+        return 0;
+    }
+    return 1;
+}
+
+/* Compiles and loads the kernel for one shape and scheme; 0 on failure (reported). */
+static int build(const Shape *sh, int scheme, int staged, const char *arch, cudaLibrary_t *lib, cudaKernel_t *k) {
+    RtNvrtcResult res = {0};
+    if (!compile(sh, scheme, staged, arch, &res)) return 0;
+    int ok = CK_CUDA(cudaLibraryLoadData(lib, res.image, NULL, NULL, 0, NULL, NULL, 0)) &&
+             CK_CUDA(cudaLibraryGetKernel(k, *lib, "floor_kernel")) &&
+             CK_CUDA(cudaKernelSetAttributeForDevice(*k, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                     (int)staged_bytes(sh, staged), 0));
+    rt_nvrtc_result_free(&res);
+    return ok;
+}
+
+/* One launch of T steps: the slots after slot 0 filled with 0xFFFF, the counter zeroed; its ms into *ms. */
+static int launch(cudaKernel_t k, const Shape *sh, int staged, unsigned short *state, unsigned *count, int T, cudaStream_t st,
+                  float *ms) {
+    const size_t NH = (size_t)sh->N * sh->H;
+    cudaEvent_t a, b;
+    if (!CK_CUDA(cudaEventCreate(&a)) || !CK_CUDA(cudaEventCreate(&b))) return 0;
+    void *args[] = {&state, &count, &T};
+    cudaLaunchAttribute attr = {.id = cudaLaunchAttributeCooperative, .val.cooperative = 1};
+    cudaLaunchConfig_t cfg = {.gridDim = {(unsigned)sh->G, 1, 1}, .blockDim = {32u * (unsigned)sh->W, 1, 1},
+                              .dynamicSmemBytes = staged_bytes(sh, staged), .stream = st, .attrs = &attr, .numAttrs = 1};
+    int ok = CK_CUDA(cudaMemsetAsync(state + NH, 0xff, (size_t)T * NH * sizeof *state, st)) &&
+             CK_CUDA(cudaMemsetAsync(count, 0, sizeof *count, st)) && CK_CUDA(cudaEventRecord(a, st)) &&
+             CK_CUDA(cudaLaunchKernelExC(&cfg, (const void *)k, args)) && CK_CUDA(cudaEventRecord(b, st)) &&
+             CK_CUDA(cudaEventSynchronize(b)) && CK_CUDA(cudaEventElapsedTime(ms, a, b));
+    cudaEventDestroy(a), cudaEventDestroy(b);
+    return ok;
+}
+
+static int cmp_float(const void *a, const void *b) {
+    const float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+/* Times one shape and scheme (µs a step into *us) and checks slot T2 against the replay; 0 on failure. */
+static int run_one(const Shape *sh, int scheme, int staged, int T1, int T2, const char *arch, double *us) {
+    const size_t NH = (size_t)sh->N * sh->H;
+    cudaLibrary_t lib;
+    cudaKernel_t k;
+    if (!build(sh, scheme, staged, arch, &lib, &k)) return 0;
+    unsigned short *state = NULL, *first = malloc(NH * sizeof *first), *got = malloc(NH * sizeof *got),
+                   *want = malloc(NH * sizeof *want);
+    unsigned *count = NULL;
+    cudaStream_t st = NULL;
+    int ok = first && got && want && CK_CUDA(cudaStreamCreate(&st)) &&
+             CK_CUDA(cudaMalloc((void **)&state, (size_t)(T2 + 1) * NH * sizeof *state)) &&
+             CK_CUDA(cudaMalloc((void **)&count, sizeof *count));
+    for (size_t i = 0; ok && i < NH; i++) first[i] = (unsigned short)((i * 40503u) & 0x7fffu);
+    ok = ok && CK_CUDA(cudaMemcpy(state, first, NH * sizeof *first, cudaMemcpyHostToDevice));
+    float t1[5], t2[5];
+    for (int r = 0; ok && r < 5; r++) ok = launch(k, sh, staged, state, count, T1, st, &t1[r]) && launch(k, sh, staged, state, count, T2, st, &t2[r]);
+    if (ok) {
+        qsort(t1, 5, sizeof *t1, cmp_float), qsort(t2, 5, sizeof *t2, cmp_float);
+        *us = (t2[2] - t1[2]) * 1e3 / (T2 - T1);
+        ok = CK_CUDA(cudaMemcpy(got, state + (size_t)T2 * NH, NH * sizeof *got, cudaMemcpyDeviceToHost));
+    }
+    if (ok) {
+        replay(sh, T2, first, want);
+        size_t bad = 0;
+        for (size_t i = 0; i < NH; i++) bad += got[i] != want[i];
+        if (bad) {
+            fprintf(stderr, "handoff_floor: G=%d W=%d N=%d H=%d %s: %zu of %zu words of the last step wrong\n", sh->G, sh->W, sh->N,
+                    sh->H, scheme ? "sentinel" : "barrier", bad, NH);
+            ok = 0;
+        }
+    }
+    cudaFree(state), cudaFree(count);
+    if (st) cudaStreamDestroy(st);
+    cudaLibraryUnload(lib);
+    free(first), free(got), free(want);
+    return ok;
+}
+
+int main(int argc, char **argv) {
+    bench_prog = "handoff_floor";
+    int T1 = 64, T2 = 1088, a = 1;
+    const char *compile_only = NULL;
+    if (a + 1 < argc && strcmp(argv[a], "--compile-only") == 0) {
+        compile_only = argv[a + 1];
+        a += 2;
+    }
+    if (a + 1 < argc && strcmp(argv[a], "--steps") == 0) {
+        if (sscanf(argv[a + 1], "%d,%d", &T1, &T2) != 2 || T1 < 1 || T2 <= T1 || T2 > 100000) {
+            fprintf(stderr, "handoff_floor: error: --steps takes T1,T2 with 1 <= T1 < T2 <= 100000\n");
+            return 1;
+        }
+        a += 2;
+    }
+    static const Shape grid[] = {{48, 8, 16, 768},  {96, 8, 16, 768},  {120, 8, 16, 768}, {132, 8, 16, 768},
+                                 {128, 8, 4, 1024}, {132, 8, 4, 1024}, {64, 8, 32, 1024}, {128, 8, 32, 1024}};
+    Shape asked[64];
+    int nshapes = 0;
+    for (; a < argc; a++) {
+        Shape s;
+        if (nshapes == 64 || sscanf(argv[a], "%d,%d,%d,%d", &s.G, &s.W, &s.N, &s.H) != 4 || s.G < 1 || s.G > 1024 ||
+            (s.W != 4 && s.W != 8 && s.W != 16) || s.N < 1 || s.N > 64 || s.H < 8 || s.H % (8 * s.W) || (long long)s.N * s.H > 4096LL * s.W) {
+            fprintf(stderr, "handoff_floor: error: '%s': a shape is G,W,N,H (G 1-1024, W 4, 8 or 16, N 1-64, H a multiple of 8 W, "
+                            "N H at most 4096 W: a warp's share in 16 loads a lane)\n", argv[a]);
+            return 1;
+        }
+        asked[nshapes++] = s;
+    }
+    if (compile_only) { /* every kernel the run would build, for that architecture: no GPU */
+        const Shape *shapes = nshapes ? asked : grid;
+        const int count = nshapes ? nshapes : (int)(sizeof grid / sizeof *grid);
+        int built = 0;
+        for (int i = 0; i < count; i++)
+            for (int v = 0; v < 4; v++) {
+                RtNvrtcResult res = {0};
+                if (!compile(&shapes[i], v / 2, v % 2, compile_only, &res)) return 1;
+                rt_nvrtc_result_free(&res);
+                built++;
+            }
+        printf("handoff_floor: %d kernels compiled for %s\n", built, compile_only);
+        return 0;
+    }
+    if (!bench_have_gpu("handoff_floor")) return EXIT_SKIP;
+    struct cudaDeviceProp prop;
+    if (!CK_CUDA(cudaGetDeviceProperties(&prop, 0))) return 1;
+    char arch[16];
+    snprintf(arch, sizeof arch, "sm_%d%d", prop.major, prop.minor);
+    const Shape *shapes = nshapes ? asked : grid;
+    const int count = nshapes ? nshapes : (int)(sizeof grid / sizeof *grid);
+    printf("handoff_floor on %s (%d multiprocessors): µs a step, steps %d to %d, median of 5\n", prop.name,
+           prop.multiProcessorCount, T1, T2);
+    printf("%-22s %10s %10s %10s %10s\n", "G, W, N, H", "barrier", "+staged", "sentinel", "+staged");
+    int fail = 0;
+    for (int i = 0; i < count; i++) {
+        const Shape *sh = &shapes[i];
+        char name[48];
+        snprintf(name, sizeof name, "%d, %d, %d, %d", sh->G, sh->W, sh->N, sh->H);
+        printf("%-22s", name);
+        for (int scheme = 0; scheme < 2; scheme++)
+            for (int staged = 0; staged < 2; staged++) {
+                double us = 0;
+                if (sh->G > prop.multiProcessorCount || !run_one(sh, scheme, staged, T1, T2, arch, &us)) {
+                    fail |= sh->G <= prop.multiProcessorCount;
+                    printf(" %10s", sh->G > prop.multiProcessorCount ? "(G > SMs)" : "FAILED");
+                } else {
+                    printf(" %10.3f", us);
+                }
+                fflush(stdout);
+            }
+        printf("\n");
+    }
+    return fail;
+}
