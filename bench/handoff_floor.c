@@ -10,7 +10,8 @@
  *             nothing more, unlike cuDNN's check of one element a 16-byte load).
  * With `staged`, each warp also puts what it read into shared memory and the block meets at __syncthreads
  * before adding it up (the staging of rnncc's products). Prints µs a step (the median of 5 launches of T2
- * steps less that of T1 steps, over T2 - T1) and checks the last step's state against the host's replay.
+ * steps less that of T1 steps, over T2 - T1) and checks the last step's state against the host's replay. A
+ * value or arrival that never comes traps the launch after 2^22 polls (seconds): FAILED, never a hang.
  *
  *   ./build/bench/handoff_floor [--compile-only ARCH] [--steps T1,T2] [G,W,N,H ...]   (default: a grid of shapes)
  *
@@ -33,6 +34,7 @@ static const char kernel_text[] =
     "#define KW (H / W)                       /* a warp's share of K */\n"
     "#define CHUNKS (N * KW / 8)              /* its 16-byte loads a step */\n"
     "#define PER_LANE ((CHUNKS + 31) / 32)\n"
+    "#define SPINS (1u << 22)                 /* polls before giving up: seconds */\n"
     "__device__ __forceinline__ unsigned mix(unsigned s, int j) { return ((s + (unsigned)j) * 2654435761u >> 17) & 0x7fffu; }\n"
     "__device__ __forceinline__ uint4 ld_relaxed(const uint4 *p) {\n"
     "    uint4 v;\n"
@@ -55,9 +57,11 @@ static const char kernel_text[] =
     "#if SCHEME == 0\n"
     "        if (t > 0) {  /* step t-1 complete everywhere */\n"
     "            if (threadIdx.x == 0) {\n"
-    "                unsigned c;\n"
-    "                do asm volatile(\"ld.acquire.gpu.global.u32 %0, [%1];\" : \"=r\"(c) : \"l\"(count) : \"memory\");\n"
-    "                while (c < (unsigned)G * t);\n"
+    "                unsigned c, spins = 0;\n"
+    "                do {\n"
+    "                    asm volatile(\"ld.acquire.gpu.global.u32 %0, [%1];\" : \"=r\"(c) : \"l\"(count) : \"memory\");\n"
+    "                    if (++spins > SPINS) __trap();  /* a lost arrival fails the launch, never hangs it */\n"
+    "                } while (c < (unsigned)G * t);\n"
     "            }\n"
     "            __syncthreads();\n"
     "        }\n"
@@ -74,7 +78,8 @@ static const char kernel_text[] =
     "        for (int r = 0; r < PER_LANE; r++) {\n"
     "            const int c = lane + 32 * r;\n"
     "            const uint4 *p = (const uint4 *)(prev + (long long)(c / (KW / 8)) * H + warp * KW + 8 * (c % (KW / 8)));\n"
-    "            while (c < CHUNKS && any_unset(v[r])) v[r] = ld_relaxed(p);\n"
+    "            for (unsigned spins = 0; c < CHUNKS && any_unset(v[r]); v[r] = ld_relaxed(p))\n"
+    "                if (++spins > SPINS) __trap();  /* a value never written fails the launch, never hangs it */\n"
     "        }\n"
     "#endif\n"
     "#if STAGED\n"
