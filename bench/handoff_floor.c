@@ -7,7 +7,9 @@
  *   sentinel  cuDNN's persistent LSTM's (its SASS, section 97): the state's step slots filled beforehand with a
  *             value no step writes (0xFFFF), each warp polling its own share with relaxed 16-byte loads until no
  *             element holds it; no fence, no counter (each element is its own flag: the memory model needs
- *             nothing more, unlike cuDNN's check of one element a 16-byte load).
+ *             nothing more, unlike cuDNN's check of one element a 16-byte load);
+ *   flags     rnncc's flags tiles' words (persist.cuh rnn_flag_put16): each 16-bit value beside the 16-bit flag of
+ *             the step that reads it in one 4-byte word, in two slots taken in turn (twice the bytes, no fill).
  * With `staged`, each warp also puts what it read into shared memory and the block meets at __syncthreads
  * before adding it up (the staging of rnncc's products). Prints µs a step (the median of 5 launches of T2
  * steps less that of T1 steps, over T2 - T1) and checks the last step's state against the host's replay. A
@@ -27,12 +29,14 @@
 #include "common.h"
 #include "runtime/rt_nvrtc.h"
 
-/* The kernel; the program prepends G, W, N, H, SCHEME (0 barrier, 1 sentinel) and STAGED. Step t reads slot t
- * of `state` ([T+1][N][H] 16-bit words) and writes slot t+1: word (n, j) = mix(sum over k of slot t's (n, k),
- * j), never 0xFFFF. */
+/* The kernel; the program prepends G, W, N, H, SCHEME (0 barrier, 1 sentinel, 2 flags) and STAGED. Step t reads
+ * slot t of `buf` ([T+1][N][H] 16-bit values; flags: slot t % 2 of [2][N][H] 4-byte words, the value low) and
+ * writes slot t+1: value (n, j) = mix(sum over k of step t's (n, k), j), never 0xFFFF. */
 static const char kernel_text[] =
     "#define KW (H / W)                       /* a warp's share of K */\n"
-    "#define CHUNKS (N * KW / 8)              /* its 16-byte loads a step */\n"
+    "#define PER_CHUNK (SCHEME == 2 ? 4 : 8)  /* values a 16-byte load */\n"
+    "#define CPR (KW / PER_CHUNK)             /* a sequence's loads of the warp's share */\n"
+    "#define CHUNKS (N * CPR)                 /* its 16-byte loads a step */\n"
     "#define PER_LANE ((CHUNKS + 31) / 32)\n"
     "#define SPINS (1u << 22)                 /* polls before giving up: seconds */\n"
     "__device__ __forceinline__ unsigned mix(unsigned s, int j) { return ((s + (unsigned)j) * 2654435761u >> 17) & 0x7fffu; }\n"
@@ -43,9 +47,18 @@ static const char kernel_text[] =
     "}\n"
     "__device__ __forceinline__ bool unset(unsigned w) { return (w & 0xffffu) == 0xffffu || (w >> 16) == 0xffffu; }\n"
     "__device__ __forceinline__ bool any_unset(uint4 v) { return unset(v.x) || unset(v.y) || unset(v.z) || unset(v.w); }\n"
+    "__device__ __forceinline__ unsigned flag16(int t) { return 1u + (unsigned)t % 65535u; }\n"
+    "__device__ __forceinline__ bool stale(uint4 v, unsigned f) { return (v.x >> 16) != f || (v.y >> 16) != f || (v.z >> 16) != f || (v.w >> 16) != f; }\n"
+    "__device__ __forceinline__ unsigned lows(uint4 v) { return (v.x & 0xffffu) + (v.y & 0xffffu) + (v.z & 0xffffu) + (v.w & 0xffffu); }\n"
+    "/* step t's load c of this warp: sequence c / CPR, k = the warp's first + PER_CHUNK (c % CPR) */\n"
+    "__device__ __forceinline__ const uint4 *chunk(const void *buf, int t, int c, int warp) {\n"
+    "    const long long at = (long long)(c / CPR) * H + warp * KW + PER_CHUNK * (c % CPR);\n"
+    "    if (SCHEME == 2) return (const uint4 *)((const unsigned *)buf + (long long)(t & 1) * N * H + at);\n"
+    "    return (const uint4 *)((const unsigned short *)buf + (long long)t * N * H + at);\n"
+    "}\n"
     "__device__ __forceinline__ unsigned halves(uint4 v) { return (v.x & 0xffffu) + (v.x >> 16) + (v.y & 0xffffu) + (v.y >> 16) +\n"
     "                                                         (v.z & 0xffffu) + (v.z >> 16) + (v.w & 0xffffu) + (v.w >> 16); }\n"
-    "extern \"C\" __global__ void __launch_bounds__(32 * W, 1) floor_kernel(unsigned short *state, unsigned *count, int T) {\n"
+    "extern \"C\" __global__ void __launch_bounds__(32 * W, 1) floor_kernel(void *buf, unsigned *count, int T) {\n"
     "    __shared__ unsigned red[3][N];\n"
     "    extern __shared__ uint4 staged[];  /* STAGED: [W][PER_LANE * 32] */\n"
     "    const int s = blockIdx.x, warp = threadIdx.x / 32, lane = threadIdx.x % 32;\n"
@@ -53,8 +66,7 @@ static const char kernel_text[] =
     "    for (int i = threadIdx.x; i < 3 * N; i += blockDim.x) red[i / N][i % N] = 0;\n"
     "    __syncthreads();\n"
     "    for (int t = 0; t < T; t++) {\n"
-    "        const unsigned short *prev = state + (long long)t * N * H;\n"
-    "#if SCHEME == 0\n"
+        "#if SCHEME == 0\n"
     "        if (t > 0) {  /* step t-1 complete everywhere */\n"
     "            if (threadIdx.x == 0) {\n"
     "                unsigned c, spins = 0;\n"
@@ -68,17 +80,16 @@ static const char kernel_text[] =
     "#endif\n"
     "        uint4 v[PER_LANE] = {};\n"
     "#pragma unroll\n"
-    "        for (int r = 0; r < PER_LANE; r++) {  /* chunk c: sequence c / (KW / 8), k = warp's first + 8 (c % (KW / 8)) */\n"
+    "        for (int r = 0; r < PER_LANE; r++) {\n"
     "            const int c = lane + 32 * r;\n"
-    "            const uint4 *p = (const uint4 *)(prev + (long long)(c / (KW / 8)) * H + warp * KW + 8 * (c % (KW / 8)));\n"
-    "            if (c < CHUNKS) v[r] = SCHEME ? ld_relaxed(p) : *p;\n"
+    "            if (c < CHUNKS) v[r] = SCHEME ? ld_relaxed(chunk(buf, t, c, warp)) : *chunk(buf, t, c, warp);\n"
     "        }\n"
-    "#if SCHEME == 1\n"
+    "#if SCHEME\n"
     "#pragma unroll\n"
     "        for (int r = 0; r < PER_LANE; r++) {\n"
     "            const int c = lane + 32 * r;\n"
-    "            const uint4 *p = (const uint4 *)(prev + (long long)(c / (KW / 8)) * H + warp * KW + 8 * (c % (KW / 8)));\n"
-    "            for (unsigned spins = 0; c < CHUNKS && any_unset(v[r]); v[r] = ld_relaxed(p))\n"
+    "            for (unsigned spins = 0; c < CHUNKS && (SCHEME == 2 ? stale(v[r], flag16(t)) : any_unset(v[r]));\n"
+    "                 v[r] = ld_relaxed(chunk(buf, t, c, warp)))\n"
     "                if (++spins > SPINS) __trap();  /* a value never written fails the launch, never hangs it */\n"
     "        }\n"
     "#endif\n"
@@ -92,16 +103,20 @@ static const char kernel_text[] =
     "#pragma unroll\n"
     "        for (int r = 0; r < PER_LANE; r++) {\n"
     "            const int c = lane + 32 * r;\n"
-    "            if (c < CHUNKS) atomicAdd(&red[t % 3][c / (KW / 8)], halves(v[r]));\n"
+    "            if (c < CHUNKS) atomicAdd(&red[t % 3][c / CPR], SCHEME == 2 ? lows(v[r]) : halves(v[r]));\n"
     "        }\n"
     "        __syncthreads();\n"
-    "        unsigned short *next = state + (long long)(t + 1) * N * H;\n"
     "        for (int i = threadIdx.x; i < N * nj; i += blockDim.x) {\n"
     "            const int n = i / nj, j = j0 + i % nj;\n"
-    "            unsigned short *q = next + (long long)n * H + j;\n"
     "            const unsigned short w = (unsigned short)mix(red[t % 3][n], j);\n"
-    "            if (SCHEME) asm volatile(\"st.relaxed.gpu.global.u16 [%0], %1;\" :: \"l\"(q), \"h\"(w) : \"memory\");  /* read as it lands */\n"
-    "            else *q = w;\n"
+    "            if (SCHEME == 2) {  /* the value beside the flag of step t+1, which reads it */\n"
+    "                unsigned *q = (unsigned *)buf + (long long)((t + 1) & 1) * N * H + (long long)n * H + j;\n"
+    "                asm volatile(\"st.relaxed.gpu.global.u32 [%0], %1;\" :: \"l\"(q), \"r\"(flag16(t + 1) << 16 | w) : \"memory\");\n"
+    "            } else {\n"
+    "                unsigned short *q = (unsigned short *)buf + (long long)(t + 1) * N * H + (long long)n * H + j;\n"
+    "                if (SCHEME) asm volatile(\"st.relaxed.gpu.global.u16 [%0], %1;\" :: \"l\"(q), \"h\"(w) : \"memory\");  /* read as it lands */\n"
+    "                else *q = w;\n"
+    "            }\n"
     "        }\n"
     "        for (int i = threadIdx.x; i < N; i += blockDim.x) red[(t + 2) % 3][i] = 0;  /* used at step t+2, after step t+1's __syncthreads */\n"
     "#if SCHEME == 0\n"
@@ -138,9 +153,18 @@ static void replay(const Shape *sh, int T, const unsigned short *first, unsigned
     free(cur), free(nxt);
 }
 
+enum { SCHEMES = 3 }; /* barrier, sentinel, flags */
+static const char *const scheme_names[SCHEMES] = {"barrier", "sentinel", "flags"};
+
 /* The dynamic shared memory of a staged kernel: [W][PER_LANE * 32] 16-byte words. */
-static size_t staged_bytes(const Shape *sh, int staged) {
-    return staged ? (size_t)sh->W * ((size_t)sh->N * (sh->H / sh->W) / 8 + 31) / 32 * 32 * 16 : 0;
+static size_t staged_bytes(const Shape *sh, int scheme, int staged) {
+    return staged ? (size_t)sh->W * ((size_t)sh->N * (sh->H / sh->W) / (scheme == 2 ? 4 : 8) + 31) / 32 * 32 * 16 : 0;
+}
+
+/* The bytes of the state's slots: T + 1 slots of 16-bit values, or two of 4-byte flagged words. */
+static size_t state_bytes(const Shape *sh, int scheme, int T) {
+    const size_t NH = (size_t)sh->N * sh->H;
+    return scheme == 2 ? 2 * NH * sizeof(unsigned) : (size_t)(T + 1) * NH * sizeof(unsigned short);
 }
 
 /* Compiles the kernel for one shape and scheme into res (a CUBIN for arch); 0 on failure (reported). */
@@ -170,23 +194,26 @@ static int build(const Shape *sh, int scheme, int staged, const char *arch, cuda
     int ok = CK_CUDA(cudaLibraryLoadData(lib, res.image, NULL, NULL, 0, NULL, NULL, 0)) &&
              CK_CUDA(cudaLibraryGetKernel(k, *lib, "floor_kernel")) &&
              CK_CUDA(cudaKernelSetAttributeForDevice(*k, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                     (int)staged_bytes(sh, staged), 0));
+                                                     (int)staged_bytes(sh, scheme, staged), 0));
     rt_nvrtc_result_free(&res);
     return ok;
 }
 
-/* One launch of T steps: the slots after slot 0 filled with 0xFFFF, the counter zeroed; its ms into *ms. */
-static int launch(cudaKernel_t k, const Shape *sh, int staged, unsigned short *state, unsigned *count, int T, cudaStream_t st,
-                  float *ms) {
-    const size_t NH = (size_t)sh->N * sh->H;
+/* One launch of T steps from slot 0 (first: its device copy): the other slots filled with 0xFFFF (flags: slot 1
+ * zeroed, slot 0 copied again, the kernel having written it), the counter zeroed; its ms into *ms. */
+static int launch(cudaKernel_t k, const Shape *sh, int scheme, int staged, void *state, const void *first, unsigned *count, int T,
+                  cudaStream_t st, float *ms) {
+    const size_t half = state_bytes(sh, 2, T) / 2, one = state_bytes(sh, 0, 0);
     cudaEvent_t a, b;
     if (!CK_CUDA(cudaEventCreate(&a)) || !CK_CUDA(cudaEventCreate(&b))) return 0;
     void *args[] = {&state, &count, &T};
     cudaLaunchAttribute attr = {.id = cudaLaunchAttributeCooperative, .val.cooperative = 1};
     cudaLaunchConfig_t cfg = {.gridDim = {(unsigned)sh->G, 1, 1}, .blockDim = {32u * (unsigned)sh->W, 1, 1},
-                              .dynamicSmemBytes = staged_bytes(sh, staged), .stream = st, .attrs = &attr, .numAttrs = 1};
-    int ok = CK_CUDA(cudaMemsetAsync(state + NH, 0xff, (size_t)T * NH * sizeof *state, st)) &&
-             CK_CUDA(cudaMemsetAsync(count, 0, sizeof *count, st)) && CK_CUDA(cudaEventRecord(a, st)) &&
+                              .dynamicSmemBytes = staged_bytes(sh, scheme, staged), .stream = st, .attrs = &attr, .numAttrs = 1};
+    int ok = scheme == 2 ? CK_CUDA(cudaMemcpyAsync(state, first, half, cudaMemcpyDeviceToDevice, st)) &&
+                               CK_CUDA(cudaMemsetAsync((char *)state + half, 0, half, st))
+                         : CK_CUDA(cudaMemsetAsync((char *)state + one, 0xff, state_bytes(sh, scheme, T) - one, st));
+    ok = ok && CK_CUDA(cudaMemsetAsync(count, 0, sizeof *count, st)) && CK_CUDA(cudaEventRecord(a, st)) &&
              CK_CUDA(cudaLaunchKernelExC(&cfg, (const void *)k, args)) && CK_CUDA(cudaEventRecord(b, st)) &&
              CK_CUDA(cudaEventSynchronize(b)) && CK_CUDA(cudaEventElapsedTime(ms, a, b));
     cudaEventDestroy(a), cudaEventDestroy(b);
@@ -204,21 +231,32 @@ static int run_one(const Shape *sh, int scheme, int staged, int T1, int T2, cons
     cudaLibrary_t lib;
     cudaKernel_t k;
     if (!build(sh, scheme, staged, arch, &lib, &k)) return 0;
-    unsigned short *state = NULL, *first = malloc(NH * sizeof *first), *got = malloc(NH * sizeof *got),
-                   *want = malloc(NH * sizeof *want);
-    unsigned *count = NULL;
+    unsigned short *first = malloc(NH * sizeof *first), *got = malloc(NH * sizeof *got), *want = malloc(NH * sizeof *want);
+    unsigned *words = malloc(NH * sizeof *words), *count = NULL;
+    void *state = NULL, *first_dev = NULL;
     cudaStream_t st = NULL;
-    int ok = first && got && want && CK_CUDA(cudaStreamCreate(&st)) &&
-             CK_CUDA(cudaMalloc((void **)&state, (size_t)(T2 + 1) * NH * sizeof *state)) &&
+    int ok = first && got && want && words && CK_CUDA(cudaStreamCreate(&st)) &&
+             CK_CUDA(cudaMalloc(&state, state_bytes(sh, scheme, T2))) && CK_CUDA(cudaMalloc(&first_dev, NH * sizeof *words)) &&
              CK_CUDA(cudaMalloc((void **)&count, sizeof *count));
-    for (size_t i = 0; ok && i < NH; i++) first[i] = (unsigned short)((i * 40503u) & 0x7fffu);
-    ok = ok && CK_CUDA(cudaMemcpy(state, first, NH * sizeof *first, cudaMemcpyHostToDevice));
+    for (size_t i = 0; ok && i < NH; i++) {
+        first[i] = (unsigned short)((i * 40503u) & 0x7fffu);
+        words[i] = 1u << 16 | first[i]; /* flags: step 0's flag, 1 */
+    }
+    ok = ok && CK_CUDA(cudaMemcpy(first_dev, words, NH * sizeof *words, cudaMemcpyHostToDevice)) &&
+         (scheme == 2 || CK_CUDA(cudaMemcpy(state, first, NH * sizeof *first, cudaMemcpyHostToDevice)));
     float t1[5], t2[5];
-    for (int r = 0; ok && r < 5; r++) ok = launch(k, sh, staged, state, count, T1, st, &t1[r]) && launch(k, sh, staged, state, count, T2, st, &t2[r]);
+    for (int r = 0; ok && r < 5; r++)
+        ok = launch(k, sh, scheme, staged, state, first_dev, count, T1, st, &t1[r]) &&
+             launch(k, sh, scheme, staged, state, first_dev, count, T2, st, &t2[r]);
     if (ok) {
         qsort(t1, 5, sizeof *t1, cmp_float), qsort(t2, 5, sizeof *t2, cmp_float);
         *us = (t2[2] - t1[2]) * 1e3 / (T2 - T1);
-        ok = CK_CUDA(cudaMemcpy(got, state + (size_t)T2 * NH, NH * sizeof *got, cudaMemcpyDeviceToHost));
+        if (scheme == 2) {
+            ok = CK_CUDA(cudaMemcpy(words, (unsigned *)state + (size_t)(T2 & 1) * NH, NH * sizeof *words, cudaMemcpyDeviceToHost));
+            for (size_t i = 0; ok && i < NH; i++) got[i] = (unsigned short)(words[i] & 0xffffu);
+        } else {
+            ok = CK_CUDA(cudaMemcpy(got, (unsigned short *)state + (size_t)T2 * NH, NH * sizeof *got, cudaMemcpyDeviceToHost));
+        }
     }
     if (ok) {
         replay(sh, T2, first, want);
@@ -226,14 +264,14 @@ static int run_one(const Shape *sh, int scheme, int staged, int T1, int T2, cons
         for (size_t i = 0; i < NH; i++) bad += got[i] != want[i];
         if (bad) {
             fprintf(stderr, "handoff_floor: G=%d W=%d N=%d H=%d %s: %zu of %zu words of the last step wrong\n", sh->G, sh->W, sh->N,
-                    sh->H, scheme ? "sentinel" : "barrier", bad, NH);
+                    sh->H, scheme_names[scheme], bad, NH);
             ok = 0;
         }
     }
-    cudaFree(state), cudaFree(count);
+    cudaFree(state), cudaFree(first_dev), cudaFree(count);
     if (st) cudaStreamDestroy(st);
     cudaLibraryUnload(lib);
-    free(first), free(got), free(want);
+    free(first), free(got), free(want), free(words);
     return ok;
 }
 
@@ -271,7 +309,7 @@ int main(int argc, char **argv) {
         const int count = nshapes ? nshapes : (int)(sizeof grid / sizeof *grid);
         int built = 0;
         for (int i = 0; i < count; i++)
-            for (int v = 0; v < 4; v++) {
+            for (int v = 0; v < 2 * SCHEMES; v++) {
                 RtNvrtcResult res = {0};
                 if (!compile(&shapes[i], v / 2, v % 2, compile_only, &res)) return 1;
                 rt_nvrtc_result_free(&res);
@@ -289,14 +327,14 @@ int main(int argc, char **argv) {
     const int count = nshapes ? nshapes : (int)(sizeof grid / sizeof *grid);
     printf("handoff_floor on %s (%d multiprocessors): µs a step, steps %d to %d, median of 5\n", prop.name,
            prop.multiProcessorCount, T1, T2);
-    printf("%-22s %10s %10s %10s %10s\n", "G, W, N, H", "barrier", "+staged", "sentinel", "+staged");
+    printf("%-22s %10s %10s %10s %10s %10s %10s\n", "G, W, N, H", "barrier", "+staged", "sentinel", "+staged", "flags", "+staged");
     int fail = 0;
     for (int i = 0; i < count; i++) {
         const Shape *sh = &shapes[i];
         char name[48];
         snprintf(name, sizeof name, "%d, %d, %d, %d", sh->G, sh->W, sh->N, sh->H);
         printf("%-22s", name);
-        for (int scheme = 0; scheme < 2; scheme++)
+        for (int scheme = 0; scheme < SCHEMES; scheme++)
             for (int staged = 0; staged < 2; staged++) {
                 double us = 0;
                 if (sh->G > prop.multiProcessorCount || !run_one(sh, scheme, staged, T1, T2, arch, &us)) {
