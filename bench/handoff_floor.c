@@ -1,4 +1,4 @@
-/* handoff_floor: the floor of a persistent step loop's hand-off, no products, two ways (bench/NOTES.md
+/* handoff_floor: the floor of a persistent step loop's hand-off, no products, three ways (bench/NOTES.md
  * section 97). Each of G blocks owns its share of H units of N sequences; a step reads the whole 16-bit state
  * of the step before (each of the W warps its share of K = H, for every sequence, in 16-byte loads), adds it up
  * per sequence (a stand-in for the product: every element counts), and writes its units' next values:
