@@ -130,14 +130,14 @@ typedef struct Shape {
     int G, W, N, H;
 } Shape;
 
-/* The host's replay of T steps from slot 0 of state (N x H words): slot T into out. */
-static void replay(const Shape *sh, int T, const unsigned short *first, unsigned short *out) {
+/* The host's replay of T steps from slot 0 of state (N x H words): slot T into out. 0 when memory ran out. */
+static int replay(const Shape *sh, int T, const unsigned short *first, unsigned short *out) {
     const size_t NH = (size_t)sh->N * sh->H;
     unsigned short *cur = malloc(NH * sizeof *cur), *nxt = malloc(NH * sizeof *nxt);
     if (!cur || !nxt) {
         free(cur), free(nxt);
-        memset(out, 0, NH * sizeof *out);
-        return;
+        fprintf(stderr, "handoff_floor: out of memory for the host's replay\n");
+        return 0;
     }
     memcpy(cur, first, NH * sizeof *cur);
     for (int t = 0; t < T; t++) {
@@ -151,6 +151,7 @@ static void replay(const Shape *sh, int T, const unsigned short *first, unsigned
     }
     memcpy(out, cur, NH * sizeof *out);
     free(cur), free(nxt);
+    return 1;
 }
 
 enum { SCHEMES = 3 }; /* barrier, sentinel, flags */
@@ -203,16 +204,16 @@ static int build(const Shape *sh, int scheme, int staged, const char *arch, cuda
  * zeroed, slot 0 copied again, the kernel having written it), the counter zeroed; its ms into *ms. */
 static int launch(cudaKernel_t k, const Shape *sh, int scheme, int staged, void *state, const void *first, unsigned *count, int T,
                   cudaStream_t st, float *ms) {
-    const size_t half = state_bytes(sh, 2, T) / 2, one = state_bytes(sh, 0, 0);
+    const size_t NH = (size_t)sh->N * sh->H, slot16 = NH * sizeof(unsigned short), slot32 = NH * sizeof(unsigned);
     cudaEvent_t a, b;
     if (!CK_CUDA(cudaEventCreate(&a)) || !CK_CUDA(cudaEventCreate(&b))) return 0;
     void *args[] = {&state, &count, &T};
     cudaLaunchAttribute attr = {.id = cudaLaunchAttributeCooperative, .val.cooperative = 1};
     cudaLaunchConfig_t cfg = {.gridDim = {(unsigned)sh->G, 1, 1}, .blockDim = {32u * (unsigned)sh->W, 1, 1},
                               .dynamicSmemBytes = staged_bytes(sh, scheme, staged), .stream = st, .attrs = &attr, .numAttrs = 1};
-    int ok = scheme == 2 ? CK_CUDA(cudaMemcpyAsync(state, first, half, cudaMemcpyDeviceToDevice, st)) &&
-                               CK_CUDA(cudaMemsetAsync((char *)state + half, 0, half, st))
-                         : CK_CUDA(cudaMemsetAsync((char *)state + one, 0xff, state_bytes(sh, scheme, T) - one, st));
+    int ok = scheme == 2 ? CK_CUDA(cudaMemcpyAsync(state, first, slot32, cudaMemcpyDeviceToDevice, st)) &&
+                               CK_CUDA(cudaMemsetAsync((char *)state + slot32, 0, slot32, st))
+                         : CK_CUDA(cudaMemsetAsync((char *)state + slot16, 0xff, (size_t)T * slot16, st));
     ok = ok && CK_CUDA(cudaMemsetAsync(count, 0, sizeof *count, st)) && CK_CUDA(cudaEventRecord(a, st)) &&
              CK_CUDA(cudaLaunchKernelExC(&cfg, (const void *)k, args)) && CK_CUDA(cudaEventRecord(b, st)) &&
              CK_CUDA(cudaEventSynchronize(b)) && CK_CUDA(cudaEventElapsedTime(ms, a, b));
@@ -258,8 +259,8 @@ static int run_one(const Shape *sh, int scheme, int staged, int T1, int T2, cons
             ok = CK_CUDA(cudaMemcpy(got, (unsigned short *)state + (size_t)T2 * NH, NH * sizeof *got, cudaMemcpyDeviceToHost));
         }
     }
+    ok = ok && replay(sh, T2, first, want);
     if (ok) {
-        replay(sh, T2, first, want);
         size_t bad = 0;
         for (size_t i = 0; i < NH; i++) bad += got[i] != want[i];
         if (bad) {

@@ -63,6 +63,16 @@ fake_lstm_l1|rm manifest|cannot open
 fake_lstmp_l2_bidir_varlen|sed -i '/^P = /d' manifest|manifest has no 'P'
 fake_lstmp_l2_bidir_varlen|sed -i 's/^P = .*/P = 6/' manifest|'P' must be an integer in 1..5, not '6'
 EOF_BAD
+# a cell that cannot be read (a directory where --cells names the cell file) is refused with the reader's error
+mkdir -p "$dir/cells/lstm.cell"
+"$PARITY" --reference --cells "$dir/cells" "$dir/cases/fake_lstm_l1" > "$dir/bad.log" 2>&1
+rc=$?
+if [ $rc -ne 1 ] || ! grep -qF -- "parity: error: reading $dir/cells/lstm.cell: Is a directory" "$dir/bad.log"; then
+    cat "$dir/bad.log"
+    echo "fake_check.sh: a directory as the cell: exit status $rc; expected 1 and 'reading ...: Is a directory'" >&2
+    fail=1
+fi
+bad=$((bad + 1))
 echo "fake_check.sh: $bad spoiled cases refused with their messages"
 [ $fail -eq 0 ] && echo "fake_check.sh: ok"
 exit $fail

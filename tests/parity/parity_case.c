@@ -330,7 +330,7 @@ const Map *param_source(const Case *c, const rnncc_param_info *info) {
     }
     const Tensor *w = c->w[info->layer][info->direction];
     int64_t rows = block_rows(c, map);
-    int64_t cols = map->src == SRC_W_IH ? w[0].dim[1] : map->src == SRC_W_HH ? w[1].dim[1] : map->src == SRC_W_HR ? c->H : 1;
+    int64_t cols = map->src == SRC_W_IH ? w[KIND_W_IH].dim[1] : map->src == SRC_W_HH ? w[KIND_W_HH].dim[1] : map->src == SRC_W_HR ? c->H : 1;
     int gates = map->src == SRC_W_HR ? 1 : c->spec->ngates;
     if (info->rows != rows || info->cols != cols || map->gate < 0 || map->gate >= gates) {
         fprintf(stderr, "parity: error: rnncc's %s (layer %d, direction %d) is [%lld x %lld]; PyTorch's slice is [%lld x %lld]\n",
@@ -351,11 +351,11 @@ int fill_param(const Case *c, const rnncc_param_info *info, double *out) {
     for (int64_t r = 0; r < info->rows; r++)
         for (int64_t q = 0; q < cols; q++)
             switch (map->src) {
-            case SRC_W_IH: out[r * cols + q] = w[0].v[(g * H + r) * cols + q]; break;
-            case SRC_W_HH: out[r * cols + q] = w[1].v[(g * H + r) * cols + q]; break;
-            case SRC_BIAS_SUM: out[r] = w[2].v[g * H + r] + w[3].v[g * H + r]; break;
-            case SRC_BIAS_IH: out[r] = w[2].v[g * H + r]; break;
-            case SRC_BIAS_HH: out[r] = w[3].v[g * H + r]; break;
+            case SRC_W_IH: out[r * cols + q] = w[KIND_W_IH].v[(g * H + r) * cols + q]; break;
+            case SRC_W_HH: out[r * cols + q] = w[KIND_W_HH].v[(g * H + r) * cols + q]; break;
+            case SRC_BIAS_SUM: out[r] = w[KIND_B_IH].v[g * H + r] + w[KIND_B_HH].v[g * H + r]; break;
+            case SRC_BIAS_IH: out[r] = w[KIND_B_IH].v[g * H + r]; break;
+            case SRC_BIAS_HH: out[r] = w[KIND_B_HH].v[g * H + r]; break;
             case SRC_W_HR: out[r * cols + q] = w[KIND_W_HR].v[r * cols + q]; break;
             }
     return 1;

@@ -24,6 +24,12 @@ int run_reference(const Case *c, const char *cells_dir, Results *r) {
     StrBuf text = {0}, log = {0};
     int read_error = sb_read(&text, f, (size_t)1 << 30);
     fclose(f);
+    if (read_error) { /* before anything compiles what was read of it */
+        fprintf(stderr, "parity: error: reading %s: %s\n", path, strerror(read_error));
+        sb_free(&text);
+        arena_free(&arena);
+        return EXIT_FAIL;
+    }
     Diags diags;
     diag_init(&diags, &arena, path, sb_str(&text), text.len);
     const IrModule *mod = ir_compile(&arena, &diags, sb_str(&text), text.len);
@@ -31,10 +37,6 @@ int run_reference(const Case *c, const char *cells_dir, Results *r) {
     int units = c->layers * c->dirs, nparams = cell ? cell->nparams : 0;
     double ***params = NULL, ***dparams = NULL, **dparam_at = NULL;
     int64_t *dimval[2] = {NULL, NULL}, *lengths = NULL;
-    if (read_error) {
-        fprintf(stderr, "parity: error: reading %s: %s\n", path, strerror(read_error));
-        goto out;
-    }
     if (!cell) {
         diag_render(&diags, &log);
         fprintf(stderr, "%sparity: error: %s does not compile to one cell\n", sb_str(&log), path);
