@@ -35,17 +35,22 @@ done
 # bad input: a case spoiled one way each (CASE|shell command on $b|what the error must say) is refused with exit
 # status 1 and that message, before any GPU work
 bad=0
-while IFS='|' read -r case spoil says; do
-    b=$dir/bad
-    rm -rf "$b" && cp -r "$dir/cases/$case" "$b" && (cd "$b" && eval "$spoil") || { echo "fake_check.sh: cannot spoil $case" >&2; fail=1; continue; }
-    "$PARITY" --reference "$b" > "$dir/bad.log" 2>&1
+refused() { # refused WHAT SAYS ARGS...: parity --reference ARGS exits 1 saying SAYS, else a failure naming WHAT
+    what=$1 says=$2
+    shift 2
+    "$PARITY" --reference "$@" > "$dir/bad.log" 2>&1
     rc=$?
     if [ $rc -ne 1 ] || ! grep -qF -- "$says" "$dir/bad.log"; then
         cat "$dir/bad.log"
-        echo "fake_check.sh: $case spoiled by '$spoil': exit status $rc; expected 1 and the message '$says'" >&2
+        echo "fake_check.sh: $what: exit status $rc; expected 1 and the message '$says'" >&2
         fail=1
     fi
     bad=$((bad + 1))
+}
+while IFS='|' read -r case spoil says; do
+    b=$dir/bad
+    rm -rf "$b" && cp -r "$dir/cases/$case" "$b" && (cd "$b" && eval "$spoil") || { echo "fake_check.sh: cannot spoil $case" >&2; fail=1; continue; }
+    refused "$case spoiled by '$spoil'" "$says" "$b"
 done << 'EOF_BAD'
 fake_lstm_l1|echo 'P = 3' >> manifest|'P' (proj_size) is for cell lstmp, not lstm
 fake_lstm_l1|sed -i 's/^cell = lstm/cell = rnn/' manifest|unknown cell 'rnn' (lstm, gru or lstmp)
@@ -65,14 +70,7 @@ fake_lstmp_l2_bidir_varlen|sed -i 's/^P = .*/P = 6/' manifest|'P' must be an int
 EOF_BAD
 # a cell that cannot be read (a directory where --cells names the cell file) is refused with the reader's error
 mkdir -p "$dir/cells/lstm.cell"
-"$PARITY" --reference --cells "$dir/cells" "$dir/cases/fake_lstm_l1" > "$dir/bad.log" 2>&1
-rc=$?
-if [ $rc -ne 1 ] || ! grep -qF -- "parity: error: reading $dir/cells/lstm.cell: Is a directory" "$dir/bad.log"; then
-    cat "$dir/bad.log"
-    echo "fake_check.sh: a directory as the cell: exit status $rc; expected 1 and 'reading ...: Is a directory'" >&2
-    fail=1
-fi
-bad=$((bad + 1))
+refused "a directory as the cell" "parity: error: reading $dir/cells/lstm.cell: Is a directory" --cells "$dir/cells" "$dir/cases/fake_lstm_l1"
 echo "fake_check.sh: $bad spoiled cases refused with their messages"
 [ $fail -eq 0 ] && echo "fake_check.sh: ok"
 exit $fail
