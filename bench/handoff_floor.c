@@ -1,5 +1,5 @@
-/* handoff_floor: the floor of a persistent step loop's hand-off, no products, three ways (bench/NOTES.md
- * section 97). Each of G blocks owns its share of H units of N sequences; a step reads the whole 16-bit state
+/* handoff_floor: the floor of a persistent step loop's hand-off, no products, four ways (bench/NOTES.md
+ * sections 97-98). Each of G blocks owns its share of H units of N sequences; a step reads the whole 16-bit state
  * of the step before (each of the W warps its share of K = H, for every sequence, in 16-byte loads), adds it up
  * per sequence (a stand-in for the product: every element counts), and writes its units' next values:
  *   barrier   rnncc's hand-off: the block's stores, __syncthreads, thread 0's fence and atomic arrival on one
@@ -9,7 +9,11 @@
  *             element holds it; no fence, no counter (each element is its own flag: the memory model needs
  *             nothing more, unlike cuDNN's check of one element a 16-byte load);
  *   flags     rnncc's flags tiles' words (persist.cuh rnn_flag_put16): each 16-bit value beside the 16-bit flag of
- *             the step that reads it in one 4-byte word, in two slots taken in turn (twice the bytes, no fill).
+ *             the step that reads it in one 4-byte word, in two slots taken in turn (twice the bytes, no fill);
+ *   blocks    a flag a block instead of one counter (bench/NOTES.md section 98): the block's stores, __syncthreads,
+ *             thread 0's release store of the step's number into the block's own word, then warp 0 of every block
+ *             polls all G words (acquire, a lane G/32 of them) and the block reads the state with plain loads: the
+ *             barrier's ordering without G atomics on one address.
  * With `staged`, each warp also puts what it read into shared memory and the block meets at __syncthreads
  * before adding it up (the staging of rnncc's products). Prints µs a step (the median of 5 launches of T2
  * steps less that of T1 steps, over T2 - T1) and checks the last step's state against the host's replay. A
@@ -29,7 +33,7 @@
 #include "common.h"
 #include "runtime/rt_nvrtc.h"
 
-/* The kernel; the program prepends G, W, N, H, SCHEME (0 barrier, 1 sentinel, 2 flags) and STAGED. Step t reads
+/* The kernel; the program prepends G, W, N, H, SCHEME (0 barrier, 1 sentinel, 2 flags, 3 blocks) and STAGED. Step t reads
  * slot t of `buf` ([T+1][N][H] 16-bit values; flags: slot t % 2 of [2][N][H] 4-byte words, the value low) and
  * writes slot t+1: value (n, j) = mix(sum over k of step t's (n, k), j), never 0xFFFF. */
 static const char kernel_text[] =
@@ -66,6 +70,21 @@ static const char kernel_text[] =
     "    for (int i = threadIdx.x; i < 3 * N; i += blockDim.x) red[i / N][i % N] = 0;\n"
     "    __syncthreads();\n"
     "    for (int t = 0; t < T; t++) {\n"
+        "#if SCHEME == 3\n"
+    "        if (t > 0) {  /* every block's word says step t-1 (count: [G] words, zeroed) */\n"
+    "            if (warp == 0) {\n"
+    "                for (int b = lane; b < G; b += 32) {\n"
+    "                    unsigned c, spins = 0;\n"
+    "                    do {\n"
+    "                        asm volatile(\"ld.acquire.gpu.global.u32 %0, [%1];\" : \"=r\"(c) : \"l\"(count + b) : \"memory\");\n"
+    "                        if (++spins > SPINS) __trap();\n"
+    "                    } while (c < (unsigned)t);\n"
+    "                }\n"
+    "                __syncwarp();\n"
+    "            }\n"
+    "            __syncthreads();\n"
+    "        }\n"
+    "#endif\n"
         "#if SCHEME == 0\n"
     "        if (t > 0) {  /* step t-1 complete everywhere */\n"
     "            if (threadIdx.x == 0) {\n"
@@ -82,9 +101,9 @@ static const char kernel_text[] =
     "#pragma unroll\n"
     "        for (int r = 0; r < PER_LANE; r++) {\n"
     "            const int c = lane + 32 * r;\n"
-    "            if (c < CHUNKS) v[r] = SCHEME ? ld_relaxed(chunk(buf, t, c, warp)) : *chunk(buf, t, c, warp);\n"
+    "            if (c < CHUNKS) v[r] = SCHEME == 1 || SCHEME == 2 ? ld_relaxed(chunk(buf, t, c, warp)) : *chunk(buf, t, c, warp);\n"
     "        }\n"
-    "#if SCHEME\n"
+    "#if SCHEME == 1 || SCHEME == 2\n"
     "#pragma unroll\n"
     "        for (int r = 0; r < PER_LANE; r++) {\n"
     "            const int c = lane + 32 * r;\n"
@@ -114,7 +133,7 @@ static const char kernel_text[] =
     "                asm volatile(\"st.relaxed.gpu.global.u32 [%0], %1;\" :: \"l\"(q), \"r\"(flag16(t + 1) << 16 | w) : \"memory\");\n"
     "            } else {\n"
     "                unsigned short *q = (unsigned short *)buf + (long long)(t + 1) * N * H + (long long)n * H + j;\n"
-    "                if (SCHEME) asm volatile(\"st.relaxed.gpu.global.u16 [%0], %1;\" :: \"l\"(q), \"h\"(w) : \"memory\");  /* read as it lands */\n"
+    "                if (SCHEME == 1) asm volatile(\"st.relaxed.gpu.global.u16 [%0], %1;\" :: \"l\"(q), \"h\"(w) : \"memory\");  /* read as it lands */\n"
     "                else *q = w;\n"
     "            }\n"
     "        }\n"
@@ -122,6 +141,9 @@ static const char kernel_text[] =
     "#if SCHEME == 0\n"
     "        __syncthreads();  /* this block's stores of step t, then its arrival */\n"
     "        if (threadIdx.x == 0) { __threadfence(); atomicAdd(count, 1u); }\n"
+    "#elif SCHEME == 3\n"
+    "        __syncthreads();  /* this block's stores of step t, then its word */\n"
+    "        if (threadIdx.x == 0) asm volatile(\"st.release.gpu.global.u32 [%0], %1;\" :: \"l\"(count + s), \"r\"((unsigned)t + 1u) : \"memory\");\n"
     "#endif\n"
     "    }\n"
     "}\n";
@@ -154,8 +176,8 @@ static int replay(const Shape *sh, int T, const unsigned short *first, unsigned 
     return 1;
 }
 
-enum { SCHEMES = 3 }; /* barrier, sentinel, flags */
-static const char *const scheme_names[SCHEMES] = {"barrier", "sentinel", "flags"};
+enum { SCHEMES = 4 }; /* barrier, sentinel, flags, blocks */
+static const char *const scheme_names[SCHEMES] = {"barrier", "sentinel", "flags", "blocks"};
 
 /* The dynamic shared memory of a staged kernel: [W][PER_LANE * 32] 16-byte words. */
 static size_t staged_bytes(const Shape *sh, int scheme, int staged) {
@@ -201,7 +223,7 @@ static int build(const Shape *sh, int scheme, int staged, const char *arch, cuda
 }
 
 /* One launch of T steps from slot 0 (first: its device copy): the other slots filled with 0xFFFF (flags: slot 1
- * zeroed, slot 0 copied again, the kernel having written it), the counter zeroed; its ms into *ms. */
+ * zeroed, slot 0 copied again, the kernel having written it), the counter (blocks: the G words) zeroed; its ms into *ms. */
 static int launch(cudaKernel_t k, const Shape *sh, int scheme, int staged, void *state, const void *first, unsigned *count, int T,
                   cudaStream_t st, float *ms) {
     const size_t NH = (size_t)sh->N * sh->H, slot16 = NH * sizeof(unsigned short), slot32 = NH * sizeof(unsigned);
@@ -214,7 +236,7 @@ static int launch(cudaKernel_t k, const Shape *sh, int scheme, int staged, void 
     int ok = scheme == 2 ? CK_CUDA(cudaMemcpyAsync(state, first, slot32, cudaMemcpyDeviceToDevice, st)) &&
                                CK_CUDA(cudaMemsetAsync((char *)state + slot32, 0, slot32, st))
                          : CK_CUDA(cudaMemsetAsync((char *)state + slot16, 0xff, (size_t)T * slot16, st));
-    ok = ok && CK_CUDA(cudaMemsetAsync(count, 0, sizeof *count, st)) && CK_CUDA(cudaEventRecord(a, st)) &&
+    ok = ok && CK_CUDA(cudaMemsetAsync(count, 0, (scheme == 3 ? (size_t)sh->G : 1) * sizeof *count, st)) && CK_CUDA(cudaEventRecord(a, st)) &&
              CK_CUDA(cudaLaunchKernelExC(&cfg, (const void *)k, args)) && CK_CUDA(cudaEventRecord(b, st)) &&
              CK_CUDA(cudaEventSynchronize(b)) && CK_CUDA(cudaEventElapsedTime(ms, a, b));
     cudaEventDestroy(a), cudaEventDestroy(b);
@@ -238,7 +260,7 @@ static int run_one(const Shape *sh, int scheme, int staged, int T1, int T2, cons
     cudaStream_t st = NULL;
     int ok = first && got && want && words && CK_CUDA(cudaStreamCreate(&st)) &&
              CK_CUDA(cudaMalloc(&state, state_bytes(sh, scheme, T2))) && CK_CUDA(cudaMalloc(&first_dev, NH * sizeof *words)) &&
-             CK_CUDA(cudaMalloc((void **)&count, sizeof *count));
+             CK_CUDA(cudaMalloc((void **)&count, (scheme == 3 ? (size_t)sh->G : 1) * sizeof *count));
     for (size_t i = 0; ok && i < NH; i++) {
         first[i] = (unsigned short)((i * 40503u) & 0x7fffu);
         words[i] = 1u << 16 | first[i]; /* flags: step 0's flag, 1 */
@@ -328,7 +350,8 @@ int main(int argc, char **argv) {
     const int count = nshapes ? nshapes : (int)(sizeof grid / sizeof *grid);
     printf("handoff_floor on %s (%d multiprocessors): µs a step, steps %d to %d, median of 5\n", prop.name,
            prop.multiProcessorCount, T1, T2);
-    printf("%-22s %10s %10s %10s %10s %10s %10s\n", "G, W, N, H", "barrier", "+staged", "sentinel", "+staged", "flags", "+staged");
+    printf("%-22s %10s %10s %10s %10s %10s %10s %10s %10s\n", "G, W, N, H", "barrier", "+staged", "sentinel", "+staged", "flags",
+           "+staged", "blocks", "+staged");
     int fail = 0;
     for (int i = 0; i < count; i++) {
         const Shape *sh = &shapes[i];

@@ -37,7 +37,7 @@ out=$(bash bench/ncu_pass.sh 2>&1); rc=$?
 expect "ncu_pass.sh without arguments: its usage" "$out" "bash bench/ncu_pass.sh FROM K CSV ARGS..."
 out=$("$B/bench/handoff_floor" --compile-only sm_90 2>&1); rc=$?
 [ $rc -eq 0 ] || { echo "bench_tools: handoff_floor --compile-only sm_90 exited $rc"; fail=1; }
-expect "handoff_floor --compile-only: every kernel of the default grid" "$out" "handoff_floor: 48 kernels compiled for sm_90"
+expect "handoff_floor --compile-only: every kernel of the default grid" "$out" "handoff_floor: 64 kernels compiled for sm_90"
 out=$("$B/bench/handoff_floor" 120,8,16,100 2>&1); rc=$?
 [ $rc -eq 1 ] || { echo "bench_tools: handoff_floor with a bad shape exited $rc, not 1"; fail=1; }
 expect "handoff_floor: a bad shape" "$out" "handoff_floor: error: '120,8,16,100': a shape is G,W,N,H"
