@@ -1748,7 +1748,8 @@ END_TEST
 
 /* early_loads_own and results_read_own_rows hold for the persistent forward units of the shipped
  * cells and of 300 random ones (rnd1-100, wide1-200), with their other lengths longer and shorter
- * than the first state's and at sizes where products fuse their sums, FFMA, tf32 and fp16, several
+ * than the first state's and at sizes where products fuse their sums, FFMA, tf32 and fp16 (its states
+ * and adjoints staged from their 16-bit twins, as the runtime asks: twins), several
  * batch classes, barrier and flags, clusters of 4 (5562 units, 8844 state loads, 26280 results
  * read, fused sums among them); and they fail where they should:
  * a state's writer running over another length than its early load (section 75's race: the old
@@ -1757,7 +1758,8 @@ END_TEST
  * group reading other blocks' rows with the barrier after their product taken out, or rows kept
  * in shared memory for another length. The backward units of the same cells and tiles (4635, 44072
  * fetches) hold backward_fetches_forward_values; LSTM's fails with an adjoint fetched ahead, or a
- * forward buffer stored. They hold backward_adjoints_read_own too (85890 adjoint accesses; with
+ * forward buffer stored. They hold backward_adjoints_read_own too (103782 adjoint accesses, the fp16
+ * tiles asking for 16-bit twins as the runtime does, so that adjoints staged from their twins count; with
  * the generator's opening barrier of a step whose states cross blocks left out, wide92 fails it, and
  * without its barrier before a group reading operand adjoints other blocks added to, wide6); LSTM's
  * fails with U^T's rows over another length or its gate adjoints staged with no barrier after their
@@ -1931,6 +1933,7 @@ START_TEST(persistent_early_loads_are_own_values) {
             for (size_t a = 0; a < sizeof asks / sizeof *asks; a++) {
                 CgPersistAsk ask = cg_persist_h100_ask(asks[a].N, 0, asks[a].pr, asks[a].cluster);
                 ask.handoff = asks[a].flags ? CG_HANDOFF_FLAGS : CG_HANDOFF_BARRIER;
+                ask.twins = asks[a].pr == CG_F16 || asks[a].pr == CG_BF16; /* as the runtime asks (rt_persist.c) */
                 CgPersist P;
                 char *u = emit_persistent(&s, L, ask, &P, why, sizeof why);
                 if (!u) continue; /* refused: it says why (persistent_plan_says_why_not) */
