@@ -179,6 +179,9 @@ static int replay(const Shape *sh, int T, const unsigned short *first, unsigned 
 enum { SCHEMES = 4 }; /* barrier, sentinel, flags, blocks */
 static const char *const scheme_names[SCHEMES] = {"barrier", "sentinel", "flags", "blocks"};
 
+/* The counter's words: one, or (blocks) a word a block. */
+static size_t counter_words(const Shape *sh, int scheme) { return scheme == 3 ? (size_t)sh->G : 1; }
+
 /* The dynamic shared memory of a staged kernel: [W][PER_LANE * 32] 16-byte words. */
 static size_t staged_bytes(const Shape *sh, int scheme, int staged) {
     return staged ? (size_t)sh->W * ((size_t)sh->N * (sh->H / sh->W) / (scheme == 2 ? 4 : 8) + 31) / 32 * 32 * 16 : 0;
@@ -236,7 +239,7 @@ static int launch(cudaKernel_t k, const Shape *sh, int scheme, int staged, void 
     int ok = scheme == 2 ? CK_CUDA(cudaMemcpyAsync(state, first, slot32, cudaMemcpyDeviceToDevice, st)) &&
                                CK_CUDA(cudaMemsetAsync((char *)state + slot32, 0, slot32, st))
                          : CK_CUDA(cudaMemsetAsync((char *)state + slot16, 0xff, (size_t)T * slot16, st));
-    ok = ok && CK_CUDA(cudaMemsetAsync(count, 0, (scheme == 3 ? (size_t)sh->G : 1) * sizeof *count, st)) && CK_CUDA(cudaEventRecord(a, st)) &&
+    ok = ok && CK_CUDA(cudaMemsetAsync(count, 0, counter_words(sh, scheme) * sizeof *count, st)) && CK_CUDA(cudaEventRecord(a, st)) &&
              CK_CUDA(cudaLaunchKernelExC(&cfg, (const void *)k, args)) && CK_CUDA(cudaEventRecord(b, st)) &&
              CK_CUDA(cudaEventSynchronize(b)) && CK_CUDA(cudaEventElapsedTime(ms, a, b));
     cudaEventDestroy(a), cudaEventDestroy(b);
@@ -260,7 +263,7 @@ static int run_one(const Shape *sh, int scheme, int staged, int T1, int T2, cons
     cudaStream_t st = NULL;
     int ok = first && got && want && words && CK_CUDA(cudaStreamCreate(&st)) &&
              CK_CUDA(cudaMalloc(&state, state_bytes(sh, scheme, T2))) && CK_CUDA(cudaMalloc(&first_dev, NH * sizeof *words)) &&
-             CK_CUDA(cudaMalloc((void **)&count, (scheme == 3 ? (size_t)sh->G : 1) * sizeof *count));
+             CK_CUDA(cudaMalloc((void **)&count, counter_words(sh, scheme) * sizeof *count));
     for (size_t i = 0; ok && i < NH; i++) {
         first[i] = (unsigned short)((i * 40503u) & 0x7fffu);
         words[i] = 1u << 16 | first[i]; /* flags: step 0's flag, 1 */
