@@ -811,9 +811,7 @@ static int emit_forward_steps(Gen *g, const CgPersist *P) {
     if (P->flags)
         cg_emit(out, "// no barrier: step t-1's states arrive as flagged words, each saying itself that it has (persist.cuh)");
     else if (barrier_here)
-        cg_emit(out, "if (t > args.t) rnn_grid_arrive(args.sync);  // this block is done with step t-1");
-    for (int qi = 0; barrier_here && qi < P->ngemms; qi++)
-        if (sums_stored_late(p, P, qi)) late_sums_store(g, P, qi, "t > args.t && ", "t - 1", "step t-1's");
+        cg_emit(out, "// this block arrived at step t-1's end (below): the view above ran while the others arrive");
     for (int gi = 0; P->ngemms && gi < p->ngroups; gi++)
         if (p->groups[gi].program == SCHED_STEP) emit_prefetch(g, gi, FIRST_FORWARD, barrier_here ? &rest : NULL, NULL);
     if (barrier_here) {
@@ -841,6 +839,11 @@ static int emit_forward_steps(Gen *g, const CgPersist *P) {
         for (int qi = 0; qi < P->ngemms; qi++)
             if (p->gemms[P->gemms[qi].gemm].phase == k) emit_gemm_step(g, P, qi);
         synced = 0;
+    }
+    if (barrier_here) { /* at the step's end, so that the next step's view is computed while the others arrive */
+        cg_emit(out, "if (t + 1 < args.t_end) rnn_grid_arrive(args.sync);  // this block is done with step t");
+        for (int qi = 0; qi < P->ngemms; qi++)
+            if (sums_stored_late(p, P, qi)) late_sums_store(g, P, qi, "t + 1 < args.t_end && ", "t", "step t's");
     }
     cg_close(out, NULL);
     for (int qi = 0; qi < P->ngemms; qi++)

@@ -339,8 +339,8 @@ static void assert_fused_sums_stored(const char *u, const CgPersist *P, const ch
     ck_assert_msg(late + in_product == fused, "%s: %d fused, %d stored late, %d by the product", what, fused, late, in_product);
     ck_assert_msg(late <= 1 && (!P->flags || !late), "%s: %d stored late%s", what, late, P->flags ? " with flags" : "");
     ck_assert_int_eq(count(kernel, "rnn_red_store(rnn_red, "), 2 * late);
-    if (late) ck_assert_ptr_nonnull(strstr(kernel, "if (t > args.t) rnn_grid_arrive(args.sync);  // this block is done with step t-1\n"
-                                                   "        if (t > args.t && args.buf_step["));
+    if (late) ck_assert_ptr_nonnull(strstr(kernel, "if (t + 1 < args.t_end) rnn_grid_arrive(args.sync);  // this block is done with step t\n"
+                                                   "        if (t + 1 < args.t_end && args.buf_step["));
 }
 
 START_TEST(shipped_cells_emit_and_compile) {
@@ -1554,8 +1554,10 @@ START_TEST(persistent_first_item_loaded_before_the_gemms) {
     char why[256];
     char *u = emit_persistent(&s, L, cg_persist_h100_ask(16, 0, CG_F16, 1), &P, why, sizeof why);
     ck_assert_msg(u, "%s", why);
-    /* the first item's loads go out between the barrier's halves (while the other blocks arrive) */
-    const char *bar = strstr(u, "if (t > args.t) rnn_grid_arrive(args.sync);"), *gemm = strstr(u, "rnn_mv_mma<");
+    /* the first item's loads go out between the barrier's halves (while the other blocks arrive): after the step
+     * loop's top, whose previous step ended with this block's arrival */
+    const char *bar = strstr(u, "// this block arrived at step t-1's end"), *gemm = strstr(u, "rnn_mv_mma<");
+    ck_assert_ptr_nonnull(gemm ? strstr(gemm, "if (t + 1 < args.t_end) rnn_grid_arrive(args.sync);  // this block is done with step t") : NULL);
     const char *wait = strstr(u, "if (t > args.t) rnn_grid_wait(args.sync, ++epoch);  // step t-1");
     const char *decl = strstr(u, "float q1_v"), *fence = decl ? strstr(decl, "RNN_ISSUED(\"f\"(q1_") : NULL;
     ck_assert(bar && decl && fence && wait && gemm && bar < decl && decl < fence && fence < wait && wait < gemm);
@@ -1660,7 +1662,7 @@ START_TEST(persistent_first_item_takes_only_its_own_states) {
             char why[256];
             char *u = emit_persistent(&s, L, cg_persist_h100_ask(16, 0, pr, 1), &P, why, sizeof why);
             ck_assert_msg(u, "%s", why);
-            char *early = between(u, "if (t > args.t) rnn_grid_arrive(args.sync);", "if (t > args.t) rnn_grid_wait(args.sync, ++epoch);");
+            char *early = between(u, "// this block arrived at step t-1's end", "if (t > args.t) rnn_grid_wait(args.sync, ++epoch);");
             ck_assert_ptr_nonnull(strstr(early, "// K1's values from before the step for this thread's first item"));
             ck_assert_msg(eq == (strstr(early, "q1_v2_c = a.state_prev[1][n * RNN_DIM_H + j];  // state c") != NULL),
                           "lengths %s: %s", eq ? "equal" : "unequal", early);

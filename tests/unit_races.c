@@ -110,6 +110,8 @@ int early_loads_own(const char *u, int *states, char *why, size_t why_size) {
     /* loads of step buffers are checked up to to, of states up to state_to: with flags no barrier
      * follows at all (unless a group reads other blocks' rows), so every state a group reads */
     const char *from = strstr(loop, "rnn_grid_arrive(args.sync);"), *to = NULL, *state_to = NULL;
+    const char *wait = strstr(loop, "rnn_grid_wait(args.sync, ++epoch);");
+    if (from && wait && wait < from) from = loop; /* the arrival ends the step before: the loop's top is after it */
     if (from) to = state_to = strstr(from, "rnn_grid_wait(args.sync, ++epoch);");
     else if (!strstr(loop, "rnn_mv")) return 1; /* no step product (IndRNN): no hand-off, nothing loaded early */
     else {
