@@ -19,7 +19,12 @@
  * steps less that of T1 steps, over T2 - T1) and checks the last step's state against the host's replay. A
  * value or arrival that never comes traps the launch after 2^22 polls (seconds): FAILED, never a hang.
  *
- *   ./build/bench/handoff_floor [--compile-only ARCH] [--steps T1,T2] [G,W,N,H ...]   (default: a grid of shapes)
+ *   ./build/bench/handoff_floor [--compile-only ARCH] [--serial-polls] [--steps T1,T2] [G,W,N,H ...]   (default: a grid)
+ *
+ * The sentinel's and the flags' polls go in rounds: each round loads again, together, every 16-byte load of the lane
+ * still unset (as rnncc's rnn_poll_b), so that a round costs one L2 round trip. --serial-polls polls each load until
+ * it is set, one after another (a round trip per load still unset when its turn comes): section 98's figures, which
+ * grew with the loads a lane (N H / 8 W / 32) and overstated both schemes' floors 2-6 times (bench/NOTES.md section 99).
  *
  * --compile-only compiles every kernel the run would build for ARCH (sm_90) with NVRTC, and needs no GPU.
  *
@@ -33,7 +38,7 @@
 #include "common.h"
 #include "runtime/rt_nvrtc.h"
 
-/* The kernel; the program prepends G, W, N, H, SCHEME (0 barrier, 1 sentinel, 2 flags, 3 blocks) and STAGED. Step t reads
+/* The kernel; the program prepends G, W, N, H, SCHEME (0 barrier, 1 sentinel, 2 flags, 3 blocks), STAGED and SERIAL_POLLS. Step t reads
  * slot t of `buf` ([T+1][N][H] 16-bit values; flags: slot t % 2 of [2][N][H] 4-byte words, the value low) and
  * writes slot t+1: value (n, j) = mix(sum over k of step t's (n, k), j), never 0xFFFF. */
 static const char kernel_text[] =
@@ -53,6 +58,8 @@ static const char kernel_text[] =
     "__device__ __forceinline__ bool any_unset(uint4 v) { return unset(v.x) || unset(v.y) || unset(v.z) || unset(v.w); }\n"
     "__device__ __forceinline__ unsigned flag16(int t) { return 1u + (unsigned)t % 65535u; }\n"
     "__device__ __forceinline__ bool stale(uint4 v, unsigned f) { return (v.x >> 16) != f || (v.y >> 16) != f || (v.z >> 16) != f || (v.w >> 16) != f; }\n"
+    "/* does step t's load v still lack a value (the sentinel's 0xFFFF, or a flag of another step)? */\n"
+    "__device__ __forceinline__ bool unready(uint4 v, int t) { return SCHEME == 2 ? stale(v, flag16(t)) : any_unset(v); }\n"
     "__device__ __forceinline__ unsigned lows(uint4 v) { return (v.x & 0xffffu) + (v.y & 0xffffu) + (v.z & 0xffffu) + (v.w & 0xffffu); }\n"
     "/* step t's load c of this warp: sequence c / CPR, k = the warp's first + PER_CHUNK (c % CPR) */\n"
     "__device__ __forceinline__ const uint4 *chunk(const void *buf, int t, int c, int warp) {\n"
@@ -94,13 +101,26 @@ static const char kernel_text[] =
     "            const int c = lane + 32 * r;\n"
     "            if (c < CHUNKS) v[r] = SCHEME == 1 || SCHEME == 2 ? ld_relaxed(chunk(buf, t, c, warp)) : *chunk(buf, t, c, warp);\n"
     "        }\n"
-    "#if SCHEME == 1 || SCHEME == 2\n"
+    "#if (SCHEME == 1 || SCHEME == 2) && SERIAL_POLLS  /* each load polled until set, one after another */\n"
     "#pragma unroll\n"
     "        for (int r = 0; r < PER_LANE; r++) {\n"
     "            const int c = lane + 32 * r;\n"
-    "            for (unsigned spins = 0; c < CHUNKS && (SCHEME == 2 ? stale(v[r], flag16(t)) : any_unset(v[r]));\n"
+    "            for (unsigned spins = 0; c < CHUNKS && unready(v[r], t);\n"
     "                 v[r] = ld_relaxed(chunk(buf, t, c, warp)))\n"
     "                if (++spins > SPINS) __trap();  /* a value never written fails the launch, never hangs it */\n"
+    "        }\n"
+    "#elif SCHEME == 1 || SCHEME == 2  /* rounds: every load still unset polled again, together (as rnncc's rnn_poll_b) */\n"
+    "        for (unsigned spins = 0, missing = 1; missing; ) {\n"
+    "            missing = 0;\n"
+    "#pragma unroll\n"
+    "            for (int r = 0; r < PER_LANE; r++) {\n"
+    "                const int c = lane + 32 * r;\n"
+    "                if (c < CHUNKS && unready(v[r], t)) {\n"
+    "                    missing = 1;\n"
+    "                    v[r] = ld_relaxed(chunk(buf, t, c, warp));\n"
+    "                }\n"
+    "            }\n"
+    "            if (++spins > SPINS) __trap();\n"
     "        }\n"
     "#endif\n"
     "#if STAGED\n"
@@ -184,11 +204,12 @@ static size_t state_bytes(const Shape *sh, int scheme, int T) {
     return scheme == 2 ? 2 * NH * sizeof(unsigned) : (size_t)(T + 1) * NH * sizeof(unsigned short);
 }
 
-/* Compiles the kernel for one shape and scheme into res (a CUBIN for arch); 0 on failure (reported). */
-static int compile(const Shape *sh, int scheme, int staged, const char *arch, RtNvrtcResult *res) {
+/* Compiles the kernel for one shape and scheme into res (a CUBIN for arch; serial: the polls of section 98, each load's
+ * in turn); 0 on failure (reported). */
+static int compile(const Shape *sh, int scheme, int staged, int serial, const char *arch, RtNvrtcResult *res) {
     char head[256];
-    snprintf(head, sizeof head, "#define G %d\n#define W %d\n#define N %d\n#define H %d\n#define SCHEME %d\n#define STAGED %d\n", sh->G,
-             sh->W, sh->N, sh->H, scheme, staged);
+    snprintf(head, sizeof head, "#define G %d\n#define W %d\n#define N %d\n#define H %d\n#define SCHEME %d\n#define STAGED %d\n"
+             "#define SERIAL_POLLS %d\n", sh->G, sh->W, sh->N, sh->H, scheme, staged, serial);
     size_t len = strlen(head) + sizeof kernel_text;
     char *src = malloc(len);
     if (!src) return 0;
@@ -205,9 +226,9 @@ static int compile(const Shape *sh, int scheme, int staged, const char *arch, Rt
 }
 
 /* Compiles and loads the kernel for one shape and scheme; 0 on failure (reported). */
-static int build(const Shape *sh, int scheme, int staged, const char *arch, cudaLibrary_t *lib, cudaKernel_t *k) {
+static int build(const Shape *sh, int scheme, int staged, int serial, const char *arch, cudaLibrary_t *lib, cudaKernel_t *k) {
     RtNvrtcResult res = {0};
-    if (!compile(sh, scheme, staged, arch, &res)) return 0;
+    if (!compile(sh, scheme, staged, serial, arch, &res)) return 0;
     int ok = CK_CUDA(cudaLibraryLoadData(lib, res.image, NULL, NULL, 0, NULL, NULL, 0)) &&
              CK_CUDA(cudaLibraryGetKernel(k, *lib, "floor_kernel")) &&
              CK_CUDA(cudaKernelSetAttributeForDevice(*k, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -243,11 +264,11 @@ static int cmp_float(const void *a, const void *b) {
 }
 
 /* Times one shape and scheme (µs a step into *us) and checks slot T2 against the replay; 0 on failure. */
-static int run_one(const Shape *sh, int scheme, int staged, int T1, int T2, const char *arch, double *us) {
+static int run_one(const Shape *sh, int scheme, int staged, int serial, int T1, int T2, const char *arch, double *us) {
     const size_t NH = (size_t)sh->N * sh->H;
     cudaLibrary_t lib;
     cudaKernel_t k;
-    if (!build(sh, scheme, staged, arch, &lib, &k)) return 0;
+    if (!build(sh, scheme, staged, serial, arch, &lib, &k)) return 0;
     unsigned short *first = malloc(NH * sizeof *first), *got = malloc(NH * sizeof *got), *want = malloc(NH * sizeof *want);
     unsigned *words = malloc(NH * sizeof *words), *count = NULL;
     void *state = NULL, *first_dev = NULL;
@@ -294,11 +315,15 @@ static int run_one(const Shape *sh, int scheme, int staged, int T1, int T2, cons
 
 int main(int argc, char **argv) {
     bench_prog = "handoff_floor";
-    int T1 = 64, T2 = 1088, a = 1;
+    int T1 = 64, T2 = 1088, a = 1, serial = 0;
     const char *compile_only = NULL;
     if (a + 1 < argc && strcmp(argv[a], "--compile-only") == 0) {
         compile_only = argv[a + 1];
         a += 2;
+    }
+    if (a < argc && strcmp(argv[a], "--serial-polls") == 0) {
+        serial = 1;
+        a++;
     }
     if (a + 1 < argc && strcmp(argv[a], "--steps") == 0) {
         if (sscanf(argv[a + 1], "%d,%d", &T1, &T2) != 2 || T1 < 1 || T2 <= T1 || T2 > 100000) {
@@ -328,7 +353,7 @@ int main(int argc, char **argv) {
         for (int i = 0; i < count; i++)
             for (int v = 0; v < 2 * SCHEMES; v++) {
                 RtNvrtcResult res = {0};
-                if (!compile(&shapes[i], v / 2, v % 2, compile_only, &res)) return 1;
+                if (!compile(&shapes[i], v / 2, v % 2, serial, compile_only, &res)) return 1;
                 rt_nvrtc_result_free(&res);
                 built++;
             }
@@ -342,8 +367,8 @@ int main(int argc, char **argv) {
     snprintf(arch, sizeof arch, "sm_%d%d", prop.major, prop.minor);
     const Shape *shapes = nshapes ? asked : grid;
     const int count = nshapes ? nshapes : (int)(sizeof grid / sizeof *grid);
-    printf("handoff_floor on %s (%d multiprocessors): µs a step, steps %d to %d, median of 5\n", prop.name,
-           prop.multiProcessorCount, T1, T2);
+    printf("handoff_floor on %s (%d multiprocessors): µs a step, steps %d to %d, median of 5; sentinel and flags polls %s\n",
+           prop.name, prop.multiProcessorCount, T1, T2, serial ? "each load's in turn" : "in rounds");
     printf("%-22s %10s %10s %10s %10s %10s %10s %10s %10s\n", "G, W, N, H", "barrier", "+staged", "sentinel", "+staged", "flags",
            "+staged", "blocks", "+staged");
     int fail = 0;
@@ -355,7 +380,7 @@ int main(int argc, char **argv) {
         for (int scheme = 0; scheme < SCHEMES; scheme++)
             for (int staged = 0; staged < 2; staged++) {
                 double us = 0;
-                if (sh->G > prop.multiProcessorCount || !run_one(sh, scheme, staged, T1, T2, arch, &us)) {
+                if (sh->G > prop.multiProcessorCount || !run_one(sh, scheme, staged, serial, T1, T2, arch, &us)) {
                     fail |= sh->G <= prop.multiProcessorCount;
                     printf(" %10s", sh->G > prop.multiProcessorCount ? "(G > SMs)" : "FAILED");
                 } else {
