@@ -248,7 +248,7 @@ typedef struct CgPersistGemm {
                              * adds up the warps' partial sums itself (persist.cuh rnn_red_sum), and in
                              * inference the product skips its own sums (RNN_IN_RED); in training too where
                              * it is the step's last product and a barrier hands off (its sums stored
-                             * after the next arrival: cg_persist.c sums_stored_late) */
+                             * after the block's arrival at the step's end: cg_persist.c sums_stored_late) */
     int wregs;              /* one pass of rows, staged whole: on tensor cores (forward or backward) each warp
                              * keeps the A fragments of its share of K in registers for every step (persist.cuh
                              * rnn_wfrag: wregs steps of its k loop, all of them), so a step's product reads only

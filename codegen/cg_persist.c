@@ -261,7 +261,7 @@ static int seeded_state(const Gen *g, const CgPersist *P, int k) {
 }
 
 /* Does forward GEMM qi keep its sums in shared memory in training too, stored for the backward only
- * after the next step's arrival (late_sums_store)? Where its group adds them up itself (fuse), the
+ * after the block's arrival at the step's end (late_sums_store)? Where its group adds them up itself (fuse), the
  * steps meet at a barrier (its arrival's release would otherwise wait for those stores) and no
  * later product of the step reuses the partial sums' area before that (bench/NOTES.md section 69). */
 static int sums_stored_late(const Plan *p, const CgPersist *P, int qi) {

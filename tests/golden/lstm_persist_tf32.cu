@@ -841,7 +841,8 @@ RNN_DEV float rnn_red_sum(const float *red, int np, int ldr, int n, int r) {
 /* A fused product's sums (rnn_red_sum; one pass over every sequence) of sequences n < N and local
  * rows r < rows, stored as rnn_mv_finish stores them (row rowmap[r] of column n at out + n*ldo;
  * consecutive threads, consecutive rows): a training forward's step output for the backward, stored
- * after the next step's arrival, so that the release does not wait for it (bench/NOTES.md section 69). */
+ * after the block's arrival at the end of the step, so that the release does not wait for it (bench/NOTES.md
+ * sections 69 and 99). */
 RNN_DEV void rnn_red_store(const float *red, int np, int ldr, int rows, int N, float *out, long long ldo, const int *rowmap) {
     for (int e = threadIdx.x; e < rows * N; e += RNN_P_THREADS) {
         const int n = e / rows, r = e - n * rows;
