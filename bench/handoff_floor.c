@@ -19,12 +19,16 @@
  * steps less that of T1 steps, over T2 - T1) and checks the last step's state against the host's replay. A
  * value or arrival that never comes traps the launch after 2^22 polls (seconds): FAILED, never a hang.
  *
- *   ./build/bench/handoff_floor [--compile-only ARCH] [--serial-polls] [--steps T1,T2] [G,W,N,H ...]   (default: a grid)
+ *   ./build/bench/handoff_floor [--compile-only ARCH] [--serial-polls | --overlap] [--work C] [--steps T1,T2] [G,W,N,H ...]
  *
  * The sentinel's and the flags' polls go in rounds: each round loads again, together, every 16-byte load of the lane
  * still unset (as rnncc's rnn_poll_b), so that a round costs one L2 round trip. --serial-polls polls each load until
  * it is set, one after another (a round trip per load still unset when its turn comes): section 98's figures, which
  * grew with the loads a lane (N H / 8 W / 32) and overstated both schemes' floors 2-6 times (bench/NOTES.md section 99).
+ * --work C puts each load's value through C dependent FMAs as it is added up (a stand-in for a product's work on it;
+ * the sums are unchanged), and --overlap has the unstaged sentinel and flags add each load up as soon as it lands,
+ * between rounds of polls, as a product could take its k steps while the rest arrive, where a barrier's loads all
+ * wait for the last block (section 99's Next 1). Default: a grid of shapes.
  *
  * --compile-only compiles every kernel the run would build for ARCH (sm_90) with NVRTC, and needs no GPU.
  *
@@ -61,6 +65,13 @@ static const char kernel_text[] =
     "/* does step t's load v still lack a value (the sentinel's 0xFFFF, or a flag of another step)? */\n"
     "__device__ __forceinline__ bool unready(uint4 v, int t) { return SCHEME == 2 ? stale(v, flag16(t)) : any_unset(v); }\n"
     "__device__ __forceinline__ unsigned lows(uint4 v) { return (v.x & 0xffffu) + (v.y & 0xffffu) + (v.z & 0xffffu) + (v.w & 0xffffu); }\n"
+    "/* WORK dependent FMAs on a load's value (a stand-in for a product's k step on it); always 0, which the compiler cannot know */\n"
+    "__device__ __forceinline__ unsigned work(uint4 v) {\n"
+    "    float x = __uint_as_float((v.x & 0x7fffu) | 0x3f800000u);  /* in [1, 2), and stays there */\n"
+    "#pragma unroll\n"
+    "    for (int i = 0; i < WORK; i++) x = fmaf(x, 0.999f, 0.001f);\n"
+    "    return x > 4.0f;\n"
+    "}\n"
     "/* step t's load c of this warp: sequence c / CPR, k = the warp's first + PER_CHUNK (c % CPR) */\n"
     "__device__ __forceinline__ const uint4 *chunk(const void *buf, int t, int c, int warp) {\n"
     "    const long long at = (long long)(c / CPR) * H + warp * KW + PER_CHUNK * (c % CPR);\n"
@@ -77,6 +88,8 @@ static const char kernel_text[] =
     "}\n"
     "__device__ __forceinline__ unsigned halves(uint4 v) { return (v.x & 0xffffu) + (v.x >> 16) + (v.y & 0xffffu) + (v.y >> 16) +\n"
     "                                                         (v.z & 0xffffu) + (v.z >> 16) + (v.w & 0xffffu) + (v.w >> 16); }\n"
+    "/* load c's value (and its WORK) added into its sequence's sum */\n"
+    "__device__ __forceinline__ void take(unsigned *sum, int c, uint4 v) { atomicAdd(&sum[c / CPR], (SCHEME == 2 ? lows(v) : halves(v)) + work(v)); }\n"
     "extern \"C\" __global__ void __launch_bounds__(32 * W, 1) floor_kernel(void *buf, unsigned *count, int T) {\n"
     "    __shared__ unsigned red[3][N];\n"
     "    extern __shared__ uint4 staged[];  /* STAGED: [W][PER_LANE * 32] */\n"
@@ -110,14 +123,18 @@ static const char kernel_text[] =
     "                if (++spins > SPINS) __trap();  /* a value never written fails the launch, never hangs it */\n"
     "        }\n"
     "#elif SCHEME == 1 || SCHEME == 2  /* rounds: every load still unset polled again, together (as rnncc's rnn_poll_b) */\n"
-    "        for (unsigned spins = 0, missing = 1; missing; ) {\n"
+    "        for (unsigned spins = 0, missing = 1, done = 0; missing; ) {  /* done: the loads added up (OVERLAP) */\n"
     "            missing = 0;\n"
     "#pragma unroll\n"
     "            for (int r = 0; r < PER_LANE; r++) {\n"
     "                const int c = lane + 32 * r;\n"
-    "                if (c < CHUNKS && unready(v[r], t)) {\n"
+    "                if (c >= CHUNKS || (done >> r & 1u)) continue;\n"
+    "                if (unready(v[r], t)) {\n"
     "                    missing = 1;\n"
     "                    v[r] = ld_relaxed(chunk(buf, t, c, warp));\n"
+    "                } else if (OVERLAP && !STAGED) {  /* added up as it lands, while the others are polled */\n"
+    "                    take(red[t % 3], c, v[r]);\n"
+    "                    done |= 1u << r;\n"
     "                }\n"
     "            }\n"
     "            if (++spins > SPINS) __trap();\n"
@@ -133,7 +150,7 @@ static const char kernel_text[] =
     "#pragma unroll\n"
     "        for (int r = 0; r < PER_LANE; r++) {\n"
     "            const int c = lane + 32 * r;\n"
-    "            if (c < CHUNKS) atomicAdd(&red[t % 3][c / CPR], SCHEME == 2 ? lows(v[r]) : halves(v[r]));\n"
+    "            if (c < CHUNKS && !(OVERLAP && !STAGED && !SERIAL_POLLS && (SCHEME == 1 || SCHEME == 2))) take(red[t % 3], c, v[r]);\n"
     "        }\n"
     "        __syncthreads();\n"
     "        for (int i = threadIdx.x; i < N * nj; i += blockDim.x) {\n"
@@ -162,6 +179,13 @@ static const char kernel_text[] =
 typedef struct Shape {
     int G, W, N, H;
 } Shape;
+
+/* How every kernel of a run polls and adds up (the command line's options). */
+typedef struct FloorOpts {
+    int serial;  /* --serial-polls: each load polled until set, in turn (section 98's way) */
+    int work;    /* --work C: C dependent FMAs on each load's value as it is added up */
+    int overlap; /* --overlap: the unstaged sentinel and flags add each load up as it lands, between polls */
+} FloorOpts;
 
 /* The host's replay of T steps from slot 0 of state (N x H words): slot T into out. 0 when memory ran out. */
 static int replay(const Shape *sh, int T, const unsigned short *first, unsigned short *out) {
@@ -204,12 +228,12 @@ static size_t state_bytes(const Shape *sh, int scheme, int T) {
     return scheme == 2 ? 2 * NH * sizeof(unsigned) : (size_t)(T + 1) * NH * sizeof(unsigned short);
 }
 
-/* Compiles the kernel for one shape and scheme into res (a CUBIN for arch; serial: the polls of section 98, each load's
- * in turn); 0 on failure (reported). */
-static int compile(const Shape *sh, int scheme, int staged, int serial, const char *arch, RtNvrtcResult *res) {
+/* Compiles the kernel for one shape, scheme and the run's options into res (a CUBIN for arch); 0 on failure (reported). */
+static int compile(const Shape *sh, int scheme, int staged, const FloorOpts *o, const char *arch, RtNvrtcResult *res) {
     char head[256];
     snprintf(head, sizeof head, "#define G %d\n#define W %d\n#define N %d\n#define H %d\n#define SCHEME %d\n#define STAGED %d\n"
-             "#define SERIAL_POLLS %d\n", sh->G, sh->W, sh->N, sh->H, scheme, staged, serial);
+             "#define SERIAL_POLLS %d\n#define WORK %d\n#define OVERLAP %d\n", sh->G, sh->W, sh->N, sh->H, scheme, staged, o->serial,
+             o->work, o->overlap);
     size_t len = strlen(head) + sizeof kernel_text;
     char *src = malloc(len);
     if (!src) return 0;
@@ -226,9 +250,9 @@ static int compile(const Shape *sh, int scheme, int staged, int serial, const ch
 }
 
 /* Compiles and loads the kernel for one shape and scheme; 0 on failure (reported). */
-static int build(const Shape *sh, int scheme, int staged, int serial, const char *arch, cudaLibrary_t *lib, cudaKernel_t *k) {
+static int build(const Shape *sh, int scheme, int staged, const FloorOpts *o, const char *arch, cudaLibrary_t *lib, cudaKernel_t *k) {
     RtNvrtcResult res = {0};
-    if (!compile(sh, scheme, staged, serial, arch, &res)) return 0;
+    if (!compile(sh, scheme, staged, o, arch, &res)) return 0;
     int ok = CK_CUDA(cudaLibraryLoadData(lib, res.image, NULL, NULL, 0, NULL, NULL, 0)) &&
              CK_CUDA(cudaLibraryGetKernel(k, *lib, "floor_kernel")) &&
              CK_CUDA(cudaKernelSetAttributeForDevice(*k, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -264,11 +288,11 @@ static int cmp_float(const void *a, const void *b) {
 }
 
 /* Times one shape and scheme (µs a step into *us) and checks slot T2 against the replay; 0 on failure. */
-static int run_one(const Shape *sh, int scheme, int staged, int serial, int T1, int T2, const char *arch, double *us) {
+static int run_one(const Shape *sh, int scheme, int staged, const FloorOpts *o, int T1, int T2, const char *arch, double *us) {
     const size_t NH = (size_t)sh->N * sh->H;
     cudaLibrary_t lib;
     cudaKernel_t k;
-    if (!build(sh, scheme, staged, serial, arch, &lib, &k)) return 0;
+    if (!build(sh, scheme, staged, o, arch, &lib, &k)) return 0;
     unsigned short *first = malloc(NH * sizeof *first), *got = malloc(NH * sizeof *got), *want = malloc(NH * sizeof *want);
     unsigned *words = malloc(NH * sizeof *words), *count = NULL;
     void *state = NULL, *first_dev = NULL;
@@ -315,15 +339,29 @@ static int run_one(const Shape *sh, int scheme, int staged, int serial, int T1, 
 
 int main(int argc, char **argv) {
     bench_prog = "handoff_floor";
-    int T1 = 64, T2 = 1088, a = 1, serial = 0;
+    int T1 = 64, T2 = 1088, a = 1;
+    FloorOpts o = {0};
     const char *compile_only = NULL;
     if (a + 1 < argc && strcmp(argv[a], "--compile-only") == 0) {
         compile_only = argv[a + 1];
         a += 2;
     }
-    if (a < argc && strcmp(argv[a], "--serial-polls") == 0) {
-        serial = 1;
-        a++;
+    for (;; a++) {
+        if (a < argc && strcmp(argv[a], "--serial-polls") == 0) o.serial = 1;
+        else if (a < argc && strcmp(argv[a], "--overlap") == 0) o.overlap = 1;
+        else if (a + 1 < argc && strcmp(argv[a], "--work") == 0) {
+            char *end;
+            const long c = strtol(argv[++a], &end, 10);
+            if (*end || end == argv[a] || c < 0 || c > 4096) {
+                fprintf(stderr, "handoff_floor: error: --work takes C, FMAs a load, 0-4096\n");
+                return 1;
+            }
+            o.work = (int)c;
+        } else break;
+    }
+    if (o.serial && o.overlap) {
+        fprintf(stderr, "handoff_floor: error: --overlap adds up between rounds of polls, which --serial-polls has not\n");
+        return 1;
     }
     if (a + 1 < argc && strcmp(argv[a], "--steps") == 0) {
         if (sscanf(argv[a + 1], "%d,%d", &T1, &T2) != 2 || T1 < 1 || T2 <= T1 || T2 > 100000) {
@@ -353,7 +391,7 @@ int main(int argc, char **argv) {
         for (int i = 0; i < count; i++)
             for (int v = 0; v < 2 * SCHEMES; v++) {
                 RtNvrtcResult res = {0};
-                if (!compile(&shapes[i], v / 2, v % 2, serial, compile_only, &res)) return 1;
+                if (!compile(&shapes[i], v / 2, v % 2, &o, compile_only, &res)) return 1;
                 rt_nvrtc_result_free(&res);
                 built++;
             }
@@ -367,8 +405,9 @@ int main(int argc, char **argv) {
     snprintf(arch, sizeof arch, "sm_%d%d", prop.major, prop.minor);
     const Shape *shapes = nshapes ? asked : grid;
     const int count = nshapes ? nshapes : (int)(sizeof grid / sizeof *grid);
-    printf("handoff_floor on %s (%d multiprocessors): µs a step, steps %d to %d, median of 5; sentinel and flags polls %s\n",
-           prop.name, prop.multiProcessorCount, T1, T2, serial ? "each load's in turn" : "in rounds");
+    printf("handoff_floor on %s (%d multiprocessors): µs a step, steps %d to %d, median of 5; sentinel and flags polls %s%s; "
+           "%d FMAs a load\n", prop.name, prop.multiProcessorCount, T1, T2, o.serial ? "each load's in turn" : "in rounds",
+           o.overlap ? ", unstaged loads added up as they land" : "", o.work);
     printf("%-22s %10s %10s %10s %10s %10s %10s %10s %10s\n", "G, W, N, H", "barrier", "+staged", "sentinel", "+staged", "flags",
            "+staged", "blocks", "+staged");
     int fail = 0;
@@ -380,7 +419,7 @@ int main(int argc, char **argv) {
         for (int scheme = 0; scheme < SCHEMES; scheme++)
             for (int staged = 0; staged < 2; staged++) {
                 double us = 0;
-                if (sh->G > prop.multiProcessorCount || !run_one(sh, scheme, staged, serial, T1, T2, arch, &us)) {
+                if (sh->G > prop.multiProcessorCount || !run_one(sh, scheme, staged, &o, T1, T2, arch, &us)) {
                     fail |= sh->G <= prop.multiProcessorCount;
                     printf(" %10s", sh->G > prop.multiProcessorCount ? "(G > SMs)" : "FAILED");
                 } else {

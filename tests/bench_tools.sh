@@ -2,7 +2,8 @@
 # The development tools' host paths (no GPU): bench/tools/kernel_times.py on a small ncu CSV (ns, us and ms
 # units; the summary; one pass from --from NAME --back K; an unknown name refused with its message),
 # bench/ncu_pass.sh without its arguments (its usage, exit 2), and BUILD/bench/handoff_floor's kernels compiled
-# for sm_90 (--compile-only: NVRTC, no warning; polls in rounds and with --serial-polls) and its bad arguments refused. Prints "ok" or what failed; exit 0 or 1.
+# for sm_90 (--compile-only: NVRTC, no warning; polls in rounds, with --serial-polls, and with --overlap --work) and its bad
+# arguments refused. Prints "ok" or what failed; exit 0 or 1.
 # Usage (repository root): bash tests/bench_tools.sh [BUILD]      (default BUILD: build)
 set -u
 cd "$(dirname "$0")/.." || exit 1
@@ -41,6 +42,15 @@ expect "handoff_floor --compile-only: every kernel of the default grid" "$out" "
 out=$("$B/bench/handoff_floor" --compile-only sm_90 --serial-polls 48,8,16,768 2>&1); rc=$?
 [ $rc -eq 0 ] || { echo "bench_tools: handoff_floor --compile-only sm_90 --serial-polls exited $rc"; fail=1; }
 expect "handoff_floor --serial-polls: one shape's kernels" "$out" "handoff_floor: 8 kernels compiled for sm_90"
+out=$("$B/bench/handoff_floor" --compile-only sm_90 --overlap --work 64 48,8,16,768 2>&1); rc=$?
+[ $rc -eq 0 ] || { echo "bench_tools: handoff_floor --compile-only sm_90 --overlap --work 64 exited $rc"; fail=1; }
+expect "handoff_floor --overlap --work: one shape's kernels" "$out" "handoff_floor: 8 kernels compiled for sm_90"
+out=$("$B/bench/handoff_floor" --serial-polls --overlap 2>&1); rc=$?
+[ $rc -eq 1 ] || { echo "bench_tools: handoff_floor --serial-polls --overlap exited $rc, not 1"; fail=1; }
+expect "handoff_floor: --overlap refused with --serial-polls" "$out" "handoff_floor: error: --overlap adds up between rounds of polls"
+out=$("$B/bench/handoff_floor" --work 5000 2>&1); rc=$?
+[ $rc -eq 1 ] || { echo "bench_tools: handoff_floor --work 5000 exited $rc, not 1"; fail=1; }
+expect "handoff_floor: a bad --work" "$out" "handoff_floor: error: --work takes C, FMAs a load, 0-4096"
 out=$("$B/bench/handoff_floor" 120,8,16,100 2>&1); rc=$?
 [ $rc -eq 1 ] || { echo "bench_tools: handoff_floor with a bad shape exited $rc, not 1"; fail=1; }
 expect "handoff_floor: a bad shape" "$out" "handoff_floor: error: '120,8,16,100': a shape is G,W,N,H"
