@@ -42,7 +42,8 @@
 #include "common.h"
 #include "runtime/rt_nvrtc.h"
 
-/* The kernel; the program prepends G, W, N, H, SCHEME (0 barrier, 1 sentinel, 2 flags, 3 blocks), STAGED and SERIAL_POLLS. Step t reads
+/* The kernel; the program prepends G, W, N, H, SCHEME (0 barrier, 1 sentinel, 2 flags, 3 blocks), STAGED, SERIAL_POLLS, WORK
+ * and OVERLAP (FloorOpts). Step t reads
  * slot t of `buf` ([T+1][N][H] 16-bit values; flags: slot t % 2 of [2][N][H] 4-byte words, the value low) and
  * writes slot t+1: value (n, j) = mix(sum over k of step t's (n, k), j), never 0xFFFF. */
 static const char kernel_text[] =
@@ -51,6 +52,8 @@ static const char kernel_text[] =
     "#define CPR (KW / PER_CHUNK)             /* a sequence's loads of the warp's share */\n"
     "#define CHUNKS (N * CPR)                 /* its 16-byte loads a step */\n"
     "#define PER_LANE ((CHUNKS + 31) / 32)\n"
+    "/* loads added up as they land, between rounds of polls (--overlap: the unstaged sentinel and flags in rounds) */\n"
+    "#define AS_THEY_LAND (OVERLAP && !STAGED && !SERIAL_POLLS && (SCHEME == 1 || SCHEME == 2))\n"
     "#define SPINS (1u << 22)                 /* polls before giving up: seconds */\n"
     "__device__ __forceinline__ unsigned mix(unsigned s, int j) { return ((s + (unsigned)j) * 2654435761u >> 17) & 0x7fffu; }\n"
     "__device__ __forceinline__ uint4 ld_relaxed(const uint4 *p) {\n"
@@ -123,7 +126,7 @@ static const char kernel_text[] =
     "                if (++spins > SPINS) __trap();  /* a value never written fails the launch, never hangs it */\n"
     "        }\n"
     "#elif SCHEME == 1 || SCHEME == 2  /* rounds: every load still unset polled again, together (as rnncc's rnn_poll_b) */\n"
-    "        for (unsigned spins = 0, missing = 1, done = 0; missing; ) {  /* done: the loads added up (OVERLAP) */\n"
+    "        for (unsigned spins = 0, missing = 1, done = 0; missing; ) {  /* done: the loads added up (AS_THEY_LAND) */\n"
     "            missing = 0;\n"
     "#pragma unroll\n"
     "            for (int r = 0; r < PER_LANE; r++) {\n"
@@ -132,7 +135,7 @@ static const char kernel_text[] =
     "                if (unready(v[r], t)) {\n"
     "                    missing = 1;\n"
     "                    v[r] = ld_relaxed(chunk(buf, t, c, warp));\n"
-    "                } else if (OVERLAP && !STAGED) {  /* added up as it lands, while the others are polled */\n"
+    "                } else if (AS_THEY_LAND) {  /* added up as it lands, while the others are polled */\n"
     "                    take(red[t % 3], c, v[r]);\n"
     "                    done |= 1u << r;\n"
     "                }\n"
@@ -150,7 +153,7 @@ static const char kernel_text[] =
     "#pragma unroll\n"
     "        for (int r = 0; r < PER_LANE; r++) {\n"
     "            const int c = lane + 32 * r;\n"
-    "            if (c < CHUNKS && !(OVERLAP && !STAGED && !SERIAL_POLLS && (SCHEME == 1 || SCHEME == 2))) take(red[t % 3], c, v[r]);\n"
+    "            if (c < CHUNKS && !AS_THEY_LAND) take(red[t % 3], c, v[r]);\n"
     "        }\n"
     "        __syncthreads();\n"
     "        for (int i = threadIdx.x; i < N * nj; i += blockDim.x) {\n"
