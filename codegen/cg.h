@@ -268,6 +268,9 @@ typedef struct CgPersistGemm {
                              * at a.flags, cg_flagged_buffer); backward, the result's adjoint
                              * (RnnArgs.dbuf16; cg_adjoint_twinned); where K and its stride are
                              * multiples of 8 */
+    int direct;             /* forward with CgPersist.direct: 1 when each warp loads its share of the operand's
+                             * 16-bit twin straight into its B fragments (persist.cuh rnn_mv_mma, XH = 2: x16,
+                             * one pass of rows, one chunk, weights held in registers); 0: staged */
 } CgPersistGemm;
 
 /* How a persistent kernel's products run: FFMA in strict fp32, or on tensor cores (`mma`, fp32 sums)
@@ -296,8 +299,8 @@ typedef struct CgPersistAsk {
                              * fits, else the longest of 2048 ... 256 that fits) */
     int nw_max;             /* sequences per lane a pass at most (1, 2, 4, 8; tf32 takes at least 2; 0: the
                              * batch class's) */
-    int handoff;            /* how a forward's steps meet: CG_HANDOFF_BARRIER (0), or CG_HANDOFF_FLAGS where
-                             * the plan allows it */
+    int handoff;            /* how a forward's steps meet: CG_HANDOFF_BARRIER (0), or CG_HANDOFF_FLAGS or
+                             * CG_HANDOFF_DIRECT where the plan allows it */
     int twins;              /* 1: the kernel writes the 16-bit twins of the GEMM inputs it stores whole
                              * (RnnArgs.state16, dbuf16; the 16-bit modes), 0: it has no code for them */
     int split;              /* 1: a backward's clusters split K instead of sharing the staged operand
@@ -318,8 +321,11 @@ typedef struct CgPersistAsk {
  * and a later phase's operand (mLSTM's m) as one that the same step's next phase stages so (where the
  * plan allows it: step GEMMs staged whole, phase 0's on states, no clusters, no group reading another
  * block's units). Flags win at small batches (small_b4) and lose where the operand is large (twice
- * the bytes staged); the tile search tries both. */
-enum { CG_HANDOFF_BARRIER = 0, CG_HANDOFF_FLAGS = 1 };
+ * the bytes staged). Direct: at a grid barrier, then nothing staged: each warp loads its share of K of
+ * the operand's 16-bit twin straight into the registers its products read (where the plan allows it:
+ * 16-bit products, weights held in registers, no clusters; bench/NOTES.md section 100). The tile search
+ * tries all three. */
+enum { CG_HANDOFF_BARRIER = 0, CG_HANDOFF_FLAGS = 1, CG_HANDOFF_DIRECT = 2 };
 
 /* The persistent kernel's shape for one layout, device, batch class and direction. */
 typedef struct CgPersist {
@@ -353,6 +359,8 @@ typedef struct CgPersist {
     int flags;              /* forward: 1 when step t's state results reach step t+1, and a later phase's
                              * operands that phase, as flagged words (a.flags, persist.cuh rnn_flag_put)
                              * instead of through grid barriers */
+    int direct;             /* forward: 1 when some step GEMM loads its operand straight into its fragments
+                             * (CgPersistGemm.direct; CG_HANDOFF_DIRECT asked for) */
     int split;              /* backward in clusters: 1 when block r of a cluster keeps the cluster's rows for
                              * the r-th part of K and stages only that part (the unit defines RNN_SPLIT,
                              * not RNN_CLUSTER; persist.cuh rnn_split_finish), 0 when the cluster shares
@@ -425,16 +433,16 @@ int cg_persist_pairs_serve(const CgPersist *pairs);
  * cg_persist_fours_yield. Used by rnncc dump and emit. */
 int cg_persist_h100_plan(Arena *arena, const PlanLayout *layout, CgPersistAsk *ask, int by_rule, CgPersist *P, char *why,
                          size_t why_size, int *in_pairs);
-/* The fewer-blocks tile of a forward P planned from ask: the fewest blocks (a multiple of its cluster)
- * that leave each block the same work (every step GEMM's passes and 16-row tiles, or 8-row groups
- * in FFMA, chunks, sequences a pass, and every step group's items a thread), so that fewer blocks
- * stage the operand and meet at the barrier for the same product (bench/NOTES.md section 41: 2-5%
- * on LSTMs whose rows fill the tiles); 0 where none does (a backward: 0). */
+/* The fewer-blocks tile of P planned from ask: the fewest blocks (a multiple of its cluster) that
+ * leave each block the same work (every step GEMM's passes and 16-row tiles, or 8-row groups in FFMA,
+ * chunks, sequences a pass, and every step group's items a thread), so that fewer blocks stage the
+ * operand and meet at the barrier for the same product (bench/NOTES.md section 41: 2-5% on LSTMs whose
+ * rows fill the tiles; section 100: a flashrnn backward 14%); 0 where none does. */
 int cg_persist_fewer_blocks(const PlanLayout *layout, const CgPersistAsk *ask, const CgPersist *P);
 /* Blocks per thread-block cluster for a pass over a batch of N by default, measured on an H100
  * (bench/NOTES.md sections 11 and 52): pairs for FFMA products; for tensor-core ones a forward's
  * fours at 9-24 sequences and a backward's fours at 9-16, pairs at 17-32; none for a forward asked to hand off by
- * flags (handoff: CG_HANDOFF_*), which clusters cannot. The runtime takes pairs where the fours
+ * flags or to load operands directly (handoff: CG_HANDOFF_*), which clusters cannot. The runtime takes pairs where the fours
  * would read the step weights from shared memory and pairs would not (rt_persist.c). */
 int cg_persist_cluster(int64_t N, CgProducts products, int backward, int handoff);
 /* Does the rule's tile of a pass over a batch of N with `products` have its clusters split K
@@ -453,8 +461,8 @@ int64_t cg_persist_chunk_parse(const char *text);
 /* Sequences a pass at most given as text ("4", "8", "16" or "32": RNNCC_PERSIST_SEQS, rnncc emit
  * --seqs); 0 for anything else. */
 int cg_persist_seqs_parse(const char *text);
-/* A hand-off given as text ("flags" or "barrier": RNNCC_PERSIST_HANDOFF, rnncc emit --handoff):
- * CG_HANDOFF_FLAGS or CG_HANDOFF_BARRIER; -1 for anything else. */
+/* A hand-off given as text ("flags", "barrier" or "direct": RNNCC_PERSIST_HANDOFF, rnncc emit
+ * --handoff): CG_HANDOFF_FLAGS, CG_HANDOFF_BARRIER or CG_HANDOFF_DIRECT; -1 for anything else. */
 int cg_persist_handoff_parse(const char *text);
 /* A cap on the blocks given as text (1 to 1024: RNNCC_PERSIST_BLOCKS, rnncc emit --blocks; more than
  * the device's multiprocessors plans them all); 0 for anything else. */
@@ -471,7 +479,7 @@ int cg_persist_waves_parse(const char *text);
 #define CG_PERSIST_WARPS_VALUES "4, 8 or 16"
 #define CG_PERSIST_CHUNK_VALUES "a number from 256 to 65536"
 #define CG_PERSIST_SEQS_VALUES "4, 8, 16 or 32"
-#define CG_PERSIST_HANDOFF_VALUES "flags or barrier"
+#define CG_PERSIST_HANDOFF_VALUES "flags, barrier or direct"
 #define CG_PERSIST_BLOCKS_VALUES "a number from 1 to 1024"
 #define CG_PERSIST_WREGS_VALUES "a number from 0 to 255"
 #define CG_PERSIST_WAVES_VALUES "0, 2 or 4"

@@ -318,7 +318,7 @@ static void emit_gemm_step(Gen *g, const CgPersist *P, int qi) {
         }
     }
     char prec[40] = ""; /* persist.cuh's RNN_TF32 .. RNN_BF16, and whether X is 16-bit; then the sums' stride */
-    if (P->mma) snprintf(prec, sizeof prec, ", %d, %d", (int)P->products, q->x16);
+    if (P->mma) snprintf(prec, sizeof prec, ", %d, %d", (int)P->products, q->direct ? 2 : q->x16); /* XH (persist.cuh rnn_mv_mma) */
     snprintf(prec + strlen(prec), sizeof prec - strlen(prec), ", %lld", (long long)cg_persist_red_ld(8 * (int64_t)q->rw, P->mma));
     char wfrag[40] = ""; /* the weights from registers (rnn_wfrag, rnn_ffrag): their steps, and the registers */
     if (q->wregs) {

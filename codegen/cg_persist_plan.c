@@ -275,7 +275,7 @@ int cg_persist_twins_staged(const Plan *plan, const CgPersist *P) {
  * unspilled over every shipped cell at H = 768 and 1024, 4-32 sequences); FFMA: CG_FFMA_REST and
  * the larger ones beside it (section 49). A kernel that spills all the same is built again holding fewer
  * (runtime/rt_persist.c). */
-static void weights_in_registers(CgPersist *P, int asked) {
+static void weights_in_registers(CgPersist *P, int asked, int reserved) {
     int cap = 65536 / (32 * P->warps), mt = 0;
     if (cap > 255) cap = 255;
     for (int qi = 0; qi < P->ngemms; qi++) {
@@ -293,7 +293,8 @@ static void weights_in_registers(CgPersist *P, int asked) {
     /* and on tensor cores the sums of a pass's third 16-row tile (a backward's 40-row pass splitting K in fours:
      * mLSTM fp16 at (16, 1024) spilled holding one GEMM's 96 within 105, section 64) */
     int64_t left = asked ? (asked < 0 ? 0 : asked)
-                         : cap - rest - (P->mma && nt > 2 ? 8 * mt * (nt - 2) : 0) - (P->mma && mt > 2 ? 8 * (mt - 2) * nt : 0);
+                         : cap - rest - (P->mma && nt > 2 ? 8 * mt * (nt - 2) : 0) - (P->mma && mt > 2 ? 8 * (mt - 2) * nt : 0) -
+                               reserved;
     for (;;) {
         int best = -1, steps = 0;
         int64_t most = 0, regs = 0;
@@ -409,6 +410,28 @@ static int flags_allowed(const PlanLayout *L, const CgPersist *P) {
     for (int k = 0; k < c->nstates; k++)
         if (cg_state_multiplied(p, k) && ir_shape_numel(&c->states[k].shape, L->dimval) < P->blocks) return 0;
     return !cg_persist_states_cross_blocks(L);
+}
+
+/* Can step GEMM q of a forward load its operand straight into its B fragments (CG_HANDOFF_DIRECT;
+ * persist.cuh rnn_mv_mma, XH = 2)? From a 16-bit twin (x16) in one pass of rows and one chunk, where
+ * the forward has 16-bit tensor-core products, writes the twins and has no clusters (their multicast
+ * stages a shared tile) nor flags; the weights must also be held in registers (weights_in_registers
+ * decides that after direct_registers is set aside). */
+static int direct_possible(const CgPersist *P, const CgPersistGemm *q) {
+    return !P->backward && P->mma && P->half && P->twins && P->cluster == 1 && !P->flags && q->x16 && q->passes == 1 &&
+           q->chunks == 1;
+}
+
+/* Registers a thread of a forward loading operands straight holds its B fragments in: a uint4 for
+ * each of its k steps (kc / k_grain) and 8-sequence tiles of a pass (nw / 2), the most any step GEMM
+ * that can takes; 0 where none can. */
+static int direct_registers(const CgPersist *P) {
+    int64_t most = 0;
+    for (int qi = 0; qi < P->ngemms; qi++) {
+        int64_t r = direct_possible(P, &P->gemms[qi]) ? P->gemms[qi].kc / k_grain(P) * (P->nw / 2) * 4 : 0;
+        if (r > most) most = r;
+    }
+    return (int)most;
 }
 
 int cg_state_multiplied(const Plan *p, int k) {
@@ -536,7 +559,7 @@ static int split_rows_max(const CgPersist *P) { return P->split && P->mma ? 40 :
  * From 16 sequences a pass: at 8, small_b4's forward lost 1% to the waits (bench/NOTES.md section
  * 71). asked (CgPersistAsk.waves): 0 the rule, -1 none, 2 or 4 at most so many. */
 static int staging_waves(const CgPersist *P, const CgPersistGemm *q, int asked) {
-    if (asked < 0 || !P->mma || q->wregs <= 0 || (P->cluster > 1 && !P->split) || P->flags || P->nw < 4) return 0;
+    if (asked < 0 || !P->mma || q->wregs <= 0 || (P->cluster > 1 && !P->split) || P->flags || q->direct || P->nw < 4) return 0;
     const int w = q->wregs % 4 == 0 ? 4 : q->wregs % 2 == 0 ? 2 : 0;
     return asked > 0 && w > asked ? asked : w;
 }
@@ -692,7 +715,17 @@ static int plan_for(Arena *arena, const PlanLayout *L, const CgPersistAsk *ask, 
     }
     P->flags = ask->handoff == CG_HANDOFF_FLAGS && flags_allowed(L, P);
     for (int qi = 0; qi < P->ngemms; qi++) P->gemms[qi].fuse = sums_left_in_red(L, P, qi);
-    weights_in_registers(P, ask->wregs);
+    /* operands loaded straight: their B fragments take registers the weights would (asked for explicitly:
+     * as asked), and only GEMMs whose weights are then held in registers load so */
+    const int reserved = ask->handoff == CG_HANDOFF_DIRECT ? direct_registers(P) : 0;
+    weights_in_registers(P, ask->wregs, reserved);
+    P->direct = 0;
+    for (int qi = 0; qi < P->ngemms; qi++) {
+        CgPersistGemm *q = &P->gemms[qi];
+        q->direct = reserved > 0 && direct_possible(P, q) && q->wregs > 0;
+        P->direct |= q->direct;
+    }
+    if (reserved && !P->direct) weights_in_registers(P, ask->wregs, 0); /* none loads straight: the registers back */
     for (int qi = 0; qi < P->ngemms; qi++) P->gemms[qi].waves = staging_waves(P, &P->gemms[qi], ask->waves);
     char cl[48];
     int held = 0;
@@ -729,7 +762,7 @@ int cg_persist_plan(Arena *arena, const PlanLayout *L, const CgPersistAsk *ask, 
 /* Does Q give each block P's work: the same step GEMMs in as many passes and 16-row tiles (8-row
  * groups in FFMA), chunks and sequences a pass, and every step group's items a thread (a batch of N)? */
 static int same_work(const PlanLayout *L, const CgPersist *P, const CgPersist *Q, int64_t N) {
-    if (Q->ngemms != P->ngemms || Q->cluster != P->cluster || Q->split != P->split || Q->flags != P->flags ||
+    if (Q->ngemms != P->ngemms || Q->cluster != P->cluster || Q->split != P->split || Q->flags != P->flags || Q->direct != P->direct ||
         Q->warps != P->warps || Q->nw != P->nw || Q->kc_max != P->kc_max || Q->tiles != P->tiles)
         return 0;
     for (int qi = 0; qi < P->ngemms; qi++) {
@@ -748,7 +781,7 @@ static int same_work(const PlanLayout *L, const CgPersist *P, const CgPersist *Q
 }
 
 int cg_persist_fewer_blocks(const PlanLayout *L, const CgPersistAsk *ask, const CgPersist *P) {
-    if (P->backward || P->blocks <= P->cluster) return 0;
+    if (P->blocks <= P->cluster) return 0;
     Arena scratch;
     arena_init(&scratch);
     char why[256];
@@ -793,7 +826,8 @@ int cg_persist_preferred(int64_t N, CgProducts products, int backward, CgOverlap
 }
 
 int cg_persist_cluster(int64_t N, CgProducts products, int backward, int handoff) {
-    if (handoff == CG_HANDOFF_FLAGS && !backward) return 1; /* multicast copies cannot check a flag */
+    /* multicast copies cannot check a flag, nor land in registers */
+    if ((handoff == CG_HANDOFF_FLAGS || handoff == CG_HANDOFF_DIRECT) && !backward) return 1;
     /* Measured on an H100 (bench/NOTES.md section 11): pairs sharing the operand gain 5-17% with
      * FFMA products (small_b4, fastrnns, flashrnn; deepbench's inference loses 5%, its training
      * gains 2%) and with tensor-core ones at 16-20 sequences (flashrnn, ds2); they are even at 4
@@ -838,7 +872,10 @@ static long long whole_in_range(const char *text, long long lo, long long hi) {
 int64_t cg_persist_chunk_parse(const char *text) { return whole_in_range(text, 256, 65536); }
 
 int cg_persist_handoff_parse(const char *text) {
-    return strcmp(text, "flags") == 0 ? CG_HANDOFF_FLAGS : strcmp(text, "barrier") == 0 ? CG_HANDOFF_BARRIER : -1;
+    return strcmp(text, "flags") == 0     ? CG_HANDOFF_FLAGS
+         : strcmp(text, "barrier") == 0   ? CG_HANDOFF_BARRIER
+         : strcmp(text, "direct") == 0   ? CG_HANDOFF_DIRECT
+                                          : -1;
 }
 
 int cg_persist_blocks_parse(const char *text) { return (int)whole_in_range(text, 1, 1024); }
@@ -863,7 +900,7 @@ CgPersistAsk cg_persist_h100_ask(int64_t N, int backward, CgProducts products, i
 
 int cg_persist_same_tile(const CgPersist *a, const CgPersist *b) {
     if (a->blocks != b->blocks || a->warps != b->warps || a->cluster != b->cluster || a->split != b->split || a->nw != b->nw ||
-        a->ngemms != b->ngemms || a->smem != b->smem || a->flags != b->flags)
+        a->ngemms != b->ngemms || a->smem != b->smem || a->flags != b->flags || a->direct != b->direct)
         return 0;
     for (int k = 0; k < a->ngemms; k++)
         if (a->gemms[k].kc != b->gemms[k].kc || a->gemms[k].res_cap != b->gemms[k].res_cap || a->gemms[k].fuse != b->gemms[k].fuse ||
@@ -885,11 +922,16 @@ void cg_persist_waves_text(const CgPersist *P, char *buf, size_t size) {
 
 void cg_persist_tile_text(const CgPersist *P, char *buf, size_t size) {
     char cl[48], staged[48], waves[64];
-    if (P->tiles == 1) snprintf(staged, sizeof staged, "operands staged whole");
+    int direct = 0;
+    for (int qi = 0; qi < P->ngemms; qi++) direct += P->gemms[qi].direct;
+    if (direct && direct == P->ngemms) snprintf(staged, sizeof staged, "operands loaded straight into registers");
+    else if (direct) snprintf(staged, sizeof staged, "some operands loaded straight into registers");
+    else if (P->tiles == 1) snprintf(staged, sizeof staged, "operands staged whole");
     else snprintf(staged, sizeof staged, "staged in chunks of %lld", (long long)P->kc_max);
     cg_persist_waves_text(P, waves, sizeof waves); /* (waves only where staged whole) */
     snprintf(buf, size, "%d blocks of %d warps%s, %d sequences a pass, %s%s%s", P->blocks, P->warps,
-             cg_persist_in_clusters(P, cl), 4 * P->nw, staged, waves, P->flags ? ", steps handed off by flags" : "");
+             cg_persist_in_clusters(P, cl), 4 * P->nw, staged, waves,
+             P->flags ? ", steps handed off by flags" : "");
 }
 
 int cg_persist_kernel_name(const Plan *plan, int backward, char *buf, size_t size) {

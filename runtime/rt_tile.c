@@ -15,7 +15,7 @@
 #include "rt_internal.h"
 #include "rt_nvrtc.h"
 
-enum { SHORT_STEPS = 8, LONG_STEPS = 40, PROBE_RUNS = 5, MAX_TRIED = 16, PREBUILD_MAX = 10, CONFIRM_ROUNDS = 3 };
+enum { SHORT_STEPS = 8, LONG_STEPS = 40, PROBE_RUNS = 5, MAX_TRIED = 20, PREBUILD_MAX = 10, CONFIRM_ROUNDS = 3 };
 /* A searched tile replaces the rule's only if it is this much faster in the confirming rounds. */
 #define CONFIRM_MARGIN 0.01
 
@@ -249,8 +249,9 @@ static void prebuild(Search *S, const CgPersistAsk *asks, int n) {
 }
 
 /* The coordinate search from base: clusters (unless forced), a backward's clusters splitting K
- * (unless forced), a forward's steps handed off by flags (unless forced; without clusters), warps
- * (unless forced), a forward's fewer blocks for the same work a block, then shorter staging chunks
+ * (unless forced), a forward's steps handed off by flags and its operands loaded straight (unless
+ * forced; without clusters), warps
+ * (unless forced), fewer blocks for the same work a block, then shorter staging chunks
  * and fewer sequences a pass while they gain. */
 static void search(Search *S, const CgPersistAsk *base) {
     rnncc_model *m = S->m;
@@ -259,7 +260,8 @@ static void search(Search *S, const CgPersistAsk *base) {
      * known before any is timed, and compile side by side first */
     CgPersistAsk first[PREBUILD_MAX];
     int nfirst = 0, try_clusters = !m->persist_cluster && m->cluster_launch &&
-                                   !(m->persist_handoff == CG_HANDOFF_FLAGS && !base->backward);
+                                   !((m->persist_handoff == CG_HANDOFF_FLAGS || m->persist_handoff == CG_HANDOFF_DIRECT) &&
+                                     !base->backward);
     first[nfirst++] = *base;
     for (int i = 0; try_clusters && i < 3; i++) { /* whole operands staged, unless a split is forced (the rule's may split) */
         CgPersistAsk a = *base;
@@ -281,17 +283,35 @@ static void search(Search *S, const CgPersistAsk *base) {
         if (try_clusters) a.split = m->persist_split == 1;
         if (!m->persist_cluster) a.cluster = cg_persist_cluster(base->N, base->products, 0, CG_HANDOFF_FLAGS);
         first[nfirst++] = a;
+        /* and operands loaded straight into registers, unclustered (16-bit products), also on the fewest blocks
+         * that keep a block's work: what loads nothing into shared memory gains most from fewer blocks
+         * (bench/NOTES.md section 100), where the first round would otherwise rank it at every block */
+        if (base->products == CG_F16 || base->products == CG_BF16) {
+            a.handoff = CG_HANDOFF_DIRECT;
+            if (!m->persist_cluster) a.cluster = cg_persist_cluster(base->N, base->products, 0, CG_HANDOFF_DIRECT);
+            first[nfirst++] = a;
+            CgPersist direct;
+            char why[256];
+            int fewer = !m->persist_blocks && cg_persist_plan(&m->arena, m->layout[S->li], &a, &direct, why, sizeof why) &&
+                                direct.direct
+                            ? cg_persist_fewer_blocks(m->layout[S->li], &a, &direct)
+                            : 0;
+            if (fewer) {
+                a.blocks = fewer;
+                first[nfirst++] = a;
+            }
+        }
     }
     /* a guess beside them where cores are spare: the warps round's tiles of base, which wins the first
      * rounds more often than not, the backward's most of all (bench/NOTES.md section 39) */
     int nbuild = nfirst, spare = sysconf(_SC_NPROCESSORS_ONLN) >= nfirst + 3;
-    for (int i = 0; !m->persist_warps && spare && i < 3; i++) {
+    for (int i = 0; !m->persist_warps && spare && i < 3 && nbuild < PREBUILD_MAX; i++) {
         first[nbuild] = *base;
         first[nbuild++].warps = warps[i];
     }
     CgPersist planned; /* and base's fewer-blocks tile, which the blocks round tries when base stays best */
     char why[256];
-    int fewer = spare && !base->backward && !m->persist_blocks &&
+    int fewer = spare && !m->persist_blocks &&
                         cg_persist_plan(&m->arena, m->layout[S->li], base, &planned, why, sizeof why)
                     ? cg_persist_fewer_blocks(m->layout[S->li], base, &planned)
                     : 0;
@@ -304,11 +324,12 @@ static void search(Search *S, const CgPersistAsk *base) {
     try_tile(S, base);
     S->rule_us = S->best.state == 1 ? S->best_us : 0;
     if (S->best.state == 1) S->rule = S->best;
-    for (int i = 1; i < nfirst; i++) { /* the split and flags tiles take the best cluster's other fields: base's */
+    for (int i = 1; i < nfirst; i++) { /* the split, flags and direct tiles take the best cluster's other fields: base's */
         CgPersistAsk a = S->best_ask;
         a.cluster = first[i].cluster;
         a.split = first[i].split;
         a.handoff = first[i].handoff;
+        a.blocks = first[i].blocks;
         try_tile(S, &a);
     }
     if (!m->persist_warps) {
@@ -321,9 +342,9 @@ static void search(Search *S, const CgPersistAsk *base) {
         for (int i = 0; i < 3; i++) try_tile(S, &w[i]);
     }
     if (S->best.state != 1) return;
-    /* a forward's fewest blocks that keep each block's work: less to stage, fewer at the barrier
-     * (bench/NOTES.md section 41; the GRU's more rows a block lose there, so timed, not a rule) */
-    fewer = base->backward || m->persist_blocks ? 0 : cg_persist_fewer_blocks(m->layout[S->li], &S->best_ask, &S->best.plan);
+    /* the fewest blocks that keep each block's work: less to stage, fewer at the barrier (bench/NOTES.md
+     * sections 41 and 100; the GRU's more rows a block lose there, so timed, not a rule) */
+    fewer = m->persist_blocks ? 0 : cg_persist_fewer_blocks(m->layout[S->li], &S->best_ask, &S->best.plan);
     if (fewer) {
         CgPersistAsk a = S->best_ask;
         a.blocks = fewer;
@@ -464,7 +485,7 @@ static int choice_get(const rnncc_model *m, const char *key, const CgPersistAsk 
     if (got != 9) return 0;
     if ((cluster != 1 && cluster != 2 && cluster != 4) || (split != 0 && split != 1) || (warps != 4 && warps != 8 && warps != 16) ||
         (kc != 0 && (kc < 256 || kc > 65536)) || (nw != 0 && nw != 1 && nw != 2 && nw != 4 && nw != 8) ||
-        (handoff != CG_HANDOFF_BARRIER && handoff != CG_HANDOFF_FLAGS) || blocks < 0 ||
+        (handoff != CG_HANDOFF_BARRIER && handoff != CG_HANDOFF_FLAGS && handoff != CG_HANDOFF_DIRECT) || blocks < 0 ||
         blocks > 1024) /* a cap (0: none); one past the device's multiprocessors plans them all */
         return 0;
     *ask = *base;

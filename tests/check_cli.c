@@ -848,7 +848,21 @@ START_TEST(run_emit_schedule_arguments) {
     ck_assert_ptr_null(strstr(r.out, "rnn_flag_put(&rnn_flags_next0["));
     r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--persistent", "4", "--handoff", "flag");
     ck_assert_int_eq(r.status, 2);
-    ck_assert_str_eq(r.err, "rnncc emit: error: --handoff must be flags or barrier, not 'flag'\n");
+    ck_assert_str_eq(r.err, "rnncc emit: error: --handoff must be flags, barrier or direct, not 'flag'\n");
+    /* --handoff direct: the barrier kept, operands loaded straight into the products' registers (fp16 and bf16,
+     * no clusters); elsewhere staged, with a note that says what it needs */
+    r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=64", "--dim", "H=768", "--persistent", "16", "--precision", "fp16",
+            "--handoff", "direct");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_str_eq(r.err, "");
+    ck_assert_ptr_nonnull(strstr(r.out, "rnn_grid_wait(args.sync"));
+    ck_assert_ptr_nonnull(strstr(r.out, "rnn_mv_mma<3, 4, 2, 2, "));
+    ck_assert_ptr_null(strstr(r.out, "rnn_cluster_init(rnn_xs"));
+    r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=64", "--dim", "H=768", "--persistent", "16", "--precision", "tf32",
+            "--handoff", "direct");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_ptr_nonnull(strstr(r.err, "rnncc emit: note: cell 'lstm' is planned with staged operands (--handoff direct): "
+                                        "loading them straight needs a forward with fp16 or bf16 products"));
     r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--handoff", "flags");
     ck_assert_int_eq(r.status, 2);
     ck_assert_str_eq(r.err, "rnncc emit: error: --handoff applies to --persistent N (the per-step unit has no tile)\n");

@@ -903,6 +903,85 @@ START_TEST(persistent_handoff_by_flags) {
 }
 END_TEST
 
+/* Operands loaded straight into registers (CG_HANDOFF_DIRECT, bench/NOTES.md section 100): the LSTM's
+ * and GRU's fp16 and bf16 forwards at flashrnn's and small_b4's sizes keep their grid barrier, stage
+ * nothing and hand each product XH = 2 (persist.cuh rnn_mv_mma: each warp loads its B fragments from
+ * the twin), hold their weights in registers beside those fragments, plan no clusters (the rule's
+ * cluster for the ask is 1) and compile without a spill; the tile's words say so. Refused, as staged
+ * operands with the barrier plan's weights, where the fragments leave the weights no room (deepbench's
+ * 32 sequences), in tf32 (fp32 operands), with clusters forced, in a backward; "direct" parses. */
+START_TEST(persistent_operands_loaded_straight) {
+    static const struct { const char *cell, *h; int64_t N; CgProducts pr; } cases[] = {
+        {"cells/lstm.cell", "H=768", 16, CG_F16}, {"cells/gru.cell", "H=768", 16, CG_BF16}, {"cells/lstm.cell", "H=1024", 4, CG_F16}};
+    char why[256], tile[160];
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        Src s;
+        src_open_file(&s, cases[k].cell);
+        const char *dims[] = {"I=64", cases[k].h};
+        PlanLayout *L = layout_bound(&s, s.module->cells[0], dims, 2);
+        CgPersistAsk ask = cg_persist_h100_ask(cases[k].N, 0, cases[k].pr, 0);
+        ask.twins = 1;
+        ask.handoff = CG_HANDOFF_DIRECT;
+        ask.cluster = cg_persist_cluster(cases[k].N, cases[k].pr, 0, CG_HANDOFF_DIRECT);
+        ck_assert_int_eq(ask.cluster, 1);
+        CgPersist P, B;
+        char *u = emit_persistent(&s, L, ask, &P, why, sizeof why);
+        ck_assert_msg(u, "%s", why);
+        ck_assert_int_eq(P.direct, 1);
+        ck_assert_int_eq(P.flags, 0);
+        ck_assert_int_eq(barriers(u), 1); /* the grid barrier stays */
+        for (int q = 0; q < P.ngemms; q++) ck_assert(P.gemms[q].direct && P.gemms[q].wregs > 0 && P.gemms[q].waves == 0);
+        int rw = 0, nwa = 0, prec = 0, xh = 0;
+        const char *at = strstr(u, "rnn_mv_mma<");
+        ck_assert(at && sscanf(at, "rnn_mv_mma<%d, %d, %d, %d,", &rw, &nwa, &prec, &xh) == 4);
+        ck_assert_int_eq(xh, 2);
+        ck_assert_int_eq(prec, (int)cases[k].pr);
+        cg_persist_tile_text(&P, tile, sizeof tile);
+        ck_assert_msg(strstr(tile, "operands loaded straight into registers") && !strstr(tile, "staged"), "%s", tile);
+        compile_ok(u, cases[k].cell, "sm_90");
+        free(u);
+        /* the barrier plan at the same ask holds at least as many weights in registers (the fragments' room) */
+        ask.handoff = CG_HANDOFF_BARRIER;
+        ck_assert(cg_persist_plan(&s.arena, L, &ask, &B, why, sizeof why) && !B.direct);
+        for (int q = 0; q < P.ngemms; q++) ck_assert_int_ge(B.gemms[q].wregs, P.gemms[q].wregs);
+        src_close(&s);
+    }
+    Src s;
+    src_open_file(&s, "cells/lstm.cell");
+    const char *dims[] = {"I=64", "H=1024"};
+    PlanLayout *L = layout_bound(&s, s.module->cells[0], dims, 2);
+    CgPersist P, B;
+    CgPersistAsk deep = cg_persist_h100_ask(32, 0, CG_F16, 1); /* 64 registers of fragments: the weights no longer fit */
+    deep.twins = 1;
+    ck_assert(cg_persist_plan(&s.arena, L, &deep, &B, why, sizeof why));
+    deep.handoff = CG_HANDOFF_DIRECT;
+    ck_assert(cg_persist_plan(&s.arena, L, &deep, &P, why, sizeof why) && !P.direct && !P.gemms[0].direct);
+    ck_assert_int_eq(P.gemms[0].wregs, B.gemms[0].wregs); /* the registers given back */
+    ck_assert_int_eq(P.gemms[0].waves, B.gemms[0].waves);
+    CgPersistAsk tf32 = cg_persist_h100_ask(16, 0, CG_TF32, 1), clustered = cg_persist_h100_ask(16, 0, CG_F16, 2),
+                 backward = cg_persist_h100_ask(16, 1, CG_F16, 1);
+    tf32.handoff = clustered.handoff = backward.handoff = CG_HANDOFF_DIRECT;
+    clustered.twins = backward.twins = 1;
+    ck_assert(cg_persist_plan(&s.arena, L, &tf32, &P, why, sizeof why) && !P.direct);
+    ck_assert(cg_persist_plan(&s.arena, L, &clustered, &P, why, sizeof why) && P.cluster == 2 && !P.direct);
+    ck_assert(cg_persist_plan(&s.arena, L, &backward, &P, why, sizeof why) && !P.direct);
+    char *u = emit_persistent(&s, L, backward, &P, why, sizeof why);
+    int calls = 0;
+    for (const char *at = strstr(u, "rnn_mv_mma<"); at; at = strstr(at + 1, "rnn_mv_mma<")) {
+        int rw = 0, nwa = 0, prec = 0, xh = 0;
+        if (sscanf(at, "rnn_mv_mma<%d, %d, %d, %d,", &rw, &nwa, &prec, &xh) != 4) continue; /* persist.cuh's text */
+        ck_assert_int_ne(xh, 2);
+        calls++;
+    }
+    ck_assert_int_gt(calls, 0);
+    free(u);
+    src_close(&s);
+    ck_assert_int_eq(cg_persist_handoff_parse("direct"), CG_HANDOFF_DIRECT);
+    ck_assert_int_eq(cg_persist_cluster(16, CG_F16, 0, CG_HANDOFF_DIRECT), 1);
+    ck_assert_int_eq(cg_persist_cluster(16, CG_F16, 1, CG_HANDOFF_DIRECT), cg_persist_cluster(16, CG_F16, 1, CG_HANDOFF_BARRIER));
+}
+END_TEST
+
 /* A cell with two in-step phases (MGU's U_n @ (f * h), mLSTM's U @ m, LSTMP's projection) hands its
  * later phase's operand on as flagged words of the step too (slot t & 1, flag t + 1, after the
  * states' slots; 16-bit words in fp16 and bf16): no grid barrier at all, the ended sequences' zeros
@@ -1392,25 +1471,26 @@ static char *between(const char *p, const char *from, const char *to) {
     return t;
 }
 
-/* The search's fewer-blocks tile (bench/NOTES.md section 41): the fewest blocks that leave each
- * block its rows' 16-row tiles (8-row groups in FFMA) and its items a thread; the ask's cap plans
- * them; a backward has none. */
+/* The search's fewer-blocks tile (bench/NOTES.md sections 41 and 100): the fewest blocks that leave
+ * each block its rows' 16-row tiles (8-row groups in FFMA) and its items a thread, forward and
+ * backward; the ask's cap plans them. */
 START_TEST(persistent_fewer_blocks_keep_the_work) {
     static const struct {
         const char *cell, *h;
         int64_t N;
         CgProducts products;
-        int cluster, fewest;
+        int cluster, fewest, backward_fewest;
     } cases[] = {
-        {"cells/lstm.cell", "H=768", 16, CG_F16, 1, 96},   /* 24 rows a block -> 32: two tiles */
-        {"cells/lstm.cell", "H=768", 16, CG_F16, 2, 96},
-        {"cells/lstm.cell", "H=1024", 32, CG_F16, 2, 128}, /* 32 rows; 8 units x 32 = 256 items */
-        {"cells/gru.cell", "H=768", 16, CG_F16, 2, 78},    /* 3 x 6 = 18 rows -> 3 x 10 = 30, not 3 x 11 */
-        {"cells/gru.cell", "H=1024", 32, CG_F16, 2, 128},
-        {"cells/lstm.cell", "H=512", 64, CG_F16, 1, 128},
-        {"cells/lstm.cell", "H=1024", 4, CG_FFMA, 2, 128}, /* FFMA: 32 rows, rw 4 */
-        {"cells/lstm.cell", "H=1024", 64, CG_F16, 1, 128}, /* 2 items a thread at 132 and at 128 */
-        {"cells/lstm.cell", "H=1056", 4, CG_F16, 1, 0},    /* 32 rows at 132, 36 (three tiles) at 131 */
+        {"cells/lstm.cell", "H=768", 16, CG_F16, 1, 96, 96},   /* 24 rows a block -> 32: two tiles */
+        {"cells/lstm.cell", "H=768", 16, CG_F16, 2, 96, 96},
+        {"cells/lstm.cell", "H=1024", 32, CG_F16, 2, 128, 128}, /* 32 rows; 8 units x 32 = 256 items */
+        {"cells/gru.cell", "H=768", 16, CG_F16, 2, 78, 96},    /* 3 x 6 = 18 rows -> 3 x 10 = 30, not 3 x 11;
+                                                                * the backward's 6 rows -> 8 (its U^T's H) */
+        {"cells/gru.cell", "H=1024", 32, CG_F16, 2, 128, 128},
+        {"cells/lstm.cell", "H=512", 64, CG_F16, 1, 128, 128},
+        {"cells/lstm.cell", "H=1024", 4, CG_FFMA, 2, 128, 128}, /* FFMA: 32 rows, rw 4 */
+        {"cells/lstm.cell", "H=1024", 64, CG_F16, 1, 128, 128}, /* 2 items a thread at 132 and at 128 */
+        {"cells/lstm.cell", "H=1056", 4, CG_F16, 1, 0, 0},      /* 32 rows at 132, 36 (three tiles) at 131 */
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         Src s;
@@ -1438,7 +1518,15 @@ START_TEST(persistent_fewer_blocks_keep_the_work) {
         }
         ask = cg_persist_h100_ask(cases[k].N, 1, cases[k].products, cases[k].cluster);
         ck_assert_msg(cg_persist_plan(&s.arena, L, &ask, &P, why, sizeof why), "%s", why);
-        ck_assert_int_eq(cg_persist_fewer_blocks(L, &ask, &P), 0);
+        G = cg_persist_fewer_blocks(L, &ask, &P); /* a backward's too (bench/NOTES.md section 100) */
+        ck_assert_msg(G == cases[k].backward_fewest, "%s %s N=%lld backward: %d blocks, not %d", cases[k].cell, cases[k].h,
+                      (long long)cases[k].N, G, cases[k].backward_fewest);
+        if (G) {
+            ask.blocks = G;
+            char *u = emit_persistent(&s, L, ask, &Q, why, sizeof why);
+            ck_assert_msg(u && Q.blocks == G && Q.backward, "%s", why);
+            free(u);
+        }
         src_close(&s);
     }
 }
@@ -1771,7 +1859,7 @@ END_TEST
  * or without the next step's opening barrier. */
 START_TEST(persistent_early_loads_are_own_values) {
     char why[256];
-    int states = 0, units = 0, reads = 0, stagings = 0, bunits = 0, fetches = 0, adjoints = 0;
+    int states = 0, units = 0, reads = 0, stagings = 0, bunits = 0, fetches = 0, adjoints = 0, direct = 0;
     /* the negative control: the unit of section 75's race at H = 2, P = 16, as the generator emitted it
      * before the fix (c loaded early in K1, which runs over P), and the same at H = P = 16, where a
      * block's shares of both lengths are alike */
@@ -1915,8 +2003,10 @@ START_TEST(persistent_early_loads_are_own_values) {
     int nshipped = tu_list_cells(&paths);
     /* input, first state, the rest; the third where tensor-core products at 32 sequences fuse their sums */
     static const int64_t sizes[3][3] = {{40, 24, 56}, {24, 56, 24}, {64, 256, 512}};
+    /* flags: 1 steps handed off by flags, 2 operands loaded straight into registers (CG_HANDOFF_DIRECT) */
     static const struct { int64_t N; CgProducts pr; int flags, cluster; } asks[] = {
-        {4, CG_FFMA, 0, 1}, {4, CG_FFMA, 1, 1}, {16, CG_F16, 0, 1}, {32, CG_TF32, 0, 1}, {64, CG_F16, 0, 1}, {16, CG_F16, 0, 4}};
+        {4, CG_FFMA, 0, 1}, {4, CG_FFMA, 1, 1}, {16, CG_F16, 0, 1}, {32, CG_TF32, 0, 1}, {64, CG_F16, 0, 1}, {16, CG_F16, 0, 4},
+        {16, CG_F16, 2, 1}, {4, CG_BF16, 2, 1}};
     char src[8192];
     for (int i = 0; i < nshipped + 300; i++) {
         Src s;
@@ -1934,12 +2024,13 @@ START_TEST(persistent_early_loads_are_own_values) {
             PlanLayout *L = layout_bound(&s, c, dims, nd);
             for (size_t a = 0; a < sizeof asks / sizeof *asks; a++) {
                 CgPersistAsk ask = cg_persist_h100_ask(asks[a].N, 0, asks[a].pr, asks[a].cluster);
-                ask.handoff = asks[a].flags ? CG_HANDOFF_FLAGS : CG_HANDOFF_BARRIER;
+                ask.handoff = asks[a].flags == 1 ? CG_HANDOFF_FLAGS : asks[a].flags == 2 ? CG_HANDOFF_DIRECT : CG_HANDOFF_BARRIER;
                 ask.twins = asks[a].pr == CG_F16 || asks[a].pr == CG_BF16; /* as the runtime asks (rt_persist.c) */
                 CgPersist P;
                 char *u = emit_persistent(&s, L, ask, &P, why, sizeof why);
                 if (!u) continue; /* refused: it says why (persistent_plan_says_why_not) */
                 units++;
+                direct += P.direct;
                 ck_assert_msg(early_loads_own(u, &states, why, sizeof why), "%s (%s, %s): %s", c->name, dims[0],
                               nd > 1 ? dims[1] : "", why);
                 ck_assert_msg(results_read_own_rows(u, &reads, why, sizeof why), "%s (%s, %s): %s", c->name, dims[0],
@@ -1970,8 +2061,10 @@ START_TEST(persistent_early_loads_are_own_values) {
     ck_assert_int_gt(fetches, 1000); /* and backward fetches */
     ck_assert_int_gt(adjoints, 1000); /* and adjoints read */
     ck_assert_int_gt(stagings, 1000); /* and operands staged */
-    printf("persistent_early_loads_are_own_values: %d forward units, %d state loads, %d results, %d stagings; %d backward units, "
-           "%d fetches, %d adjoints read\n", units, states, reads, stagings, bunits, fetches, adjoints);
+    ck_assert_int_gt(direct, 500);    /* some of them loaded straight into registers */
+    printf("persistent_early_loads_are_own_values: %d forward units (%d loading operands straight), %d state loads, %d results, "
+           "%d stagings; %d backward units, %d fetches, %d adjoints read\n", units, direct, states, reads, stagings, bunits, fetches,
+           adjoints);
 }
 END_TEST
 
@@ -4193,6 +4286,7 @@ static Suite *codegen_suite(void) {
     tcase_add_test(tc, persistent_first_item_decoded_once);
     tcase_add_test(tc, persistent_state_slots_take_a_mask);
     tcase_add_test(tc, persistent_fewer_blocks_keep_the_work);
+    tcase_add_test(tc, persistent_operands_loaded_straight);
     tcase_add_test(tc, persistent_clusters_need_alike_tails);
     tcase_add_test(tc, persistent_backward_splits_k);
     tcase_add_test(tc, persistent_tiles_staged_in_waves);

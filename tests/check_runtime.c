@@ -213,7 +213,7 @@ START_TEST(model_arguments_are_checked) {
         {"RNNCC_PERSIST_CHUNK", "512x", "RNNCC_PERSIST_CHUNK is '512x'"},
         {"RNNCC_PERSIST_SEQS", "3", "the environment variable RNNCC_PERSIST_SEQS is '3'; it must be 4, 8, 16 or 32"},
         {"RNNCC_PERSIST_SEARCH", "yes", "the environment variable RNNCC_PERSIST_SEARCH is 'yes'; it must be 0 or 1"},
-        {"RNNCC_PERSIST_HANDOFF", "none", "the environment variable RNNCC_PERSIST_HANDOFF is 'none'; it must be flags or barrier"},
+        {"RNNCC_PERSIST_HANDOFF", "none", "the environment variable RNNCC_PERSIST_HANDOFF is 'none'; it must be flags, barrier or direct"},
         {"RNNCC_PERSIST_SPLIT", "2", "the environment variable RNNCC_PERSIST_SPLIT is '2'; it must be 0 or 1"},
         {"RNNCC_PERSIST_BLOCKS", "0", "the environment variable RNNCC_PERSIST_BLOCKS is '0'; it must be a number from 1 to 1024"},
         {"RNNCC_PERSIST_BLOCKS", "96 ", "RNNCC_PERSIST_BLOCKS is '96 '"},
@@ -306,7 +306,8 @@ typedef struct Config {
     int warps;          /* RNNCC_PERSIST_WARPS: warps a block (0: the default) */
     int chunk;          /* RNNCC_PERSIST_CHUNK: staging chunks at most so long (0: the first layout that fits) */
     int seqs;           /* RNNCC_PERSIST_SEQS: sequences a pass at most (0: the batch class's) */
-    int flags;          /* RNNCC_PERSIST_HANDOFF=flags: a forward's steps hand off by flagged words where the plan allows */
+    int flags;          /* RNNCC_PERSIST_HANDOFF: 1 flags (a forward's steps hand off by flagged words where the plan
+                           allows), 2 direct (its operands loaded straight into the products' registers, where it allows) */
     int split;          /* RNNCC_PERSIST_SPLIT=1: a backward's clusters split K where the plan allows */
     int blocks;         /* RNNCC_PERSIST_BLOCKS: blocks at most (0: one a multiprocessor) */
     int ws_offset;      /* bytes the workspace starts past cudaMalloc's (so not 16-byte aligned) */
@@ -353,7 +354,7 @@ static void verify(const char *path, const Config *cf) {
     for (int e = 0; e < TILE_ENVS; e++) {
         env_keep(tile_env_names[e], outer[e]);
         snprintf(value, sizeof value, "%d", tile[e]);
-        if (tile[e]) setenv(tile_env_names[e], e == 4 ? "flags" : value, 1);
+        if (tile[e]) setenv(tile_env_names[e], e == 4 ? (tile[e] == 2 ? "direct" : "flags") : value, 1);
     }
     const int cluster = cluster_in_force(); /* the config's, else the caller's */
     rnncc_program *p = compile_ok(path);
@@ -413,7 +414,14 @@ static void verify(const char *path, const Config *cf) {
         (strstr(path, "/lstm.cell") || strstr(path, "/gru.cell") || strstr(path, "/mgu.cell") ||
          strstr(path, "/mlstm.cell") || strstr(path, "/lstmp.cell")) &&
         (cf->flags || !searched))
-        ck_assert_msg((strstr(why, "steps handed off by flags") != NULL) == cf->flags, "%s: %s", path, why);
+        ck_assert_msg((strstr(why, "steps handed off by flags") != NULL) == (cf->flags == 1), "%s: %s", path, why);
+    /* and loads its operand straight into registers where asked in fp16 and bf16, its length a multiple of 8
+     * (the twin): LSTM's and GRU's (one step GEMM; these sizes hold their weights in registers) */
+    if (used == RNNCC_BACKEND_PERSISTENT && cluster <= 1 && (strstr(path, "/lstm.cell") || strstr(path, "/gru.cell")) &&
+        (cf->flags || !searched))
+        ck_assert_msg((strstr(why, "operands loaded straight into registers") != NULL) ==
+                          (cf->flags == 2 && cf->size % 8 == 0 && (cf->precision == RNNCC_FP16 || cf->precision == RNNCC_BF16)),
+                      "%s: %s", path, why);
     if (used == RNNCC_BACKEND_PERSISTENT)
         ck_assert_msg(strstr(why, searched ? "measured" : "by rule (RNNCC_PERSIST_SEARCH=0)"), "%s: %s", path, why);
     if (cf->backward) { /* training takes the same backend for the backward pass */
@@ -606,6 +614,16 @@ static const Config half_configs[] = {
      * states of either kind: inference per step, training persistent in two layers */
     {1, 0, 1, 0, 7, 5, 37, 37, RNNCC_FP16, 1, 0, CUBLAS, 0},
     {2, 0, 1, 1, 7, 5, 37, 40, RNNCC_FP16, 1, 0, PERSIST, 0},
+    /* operands loaded straight into the products' registers (RNNCC_PERSIST_HANDOFF=direct, persist.cuh
+     * rnn_load_b): stacks both ways in training with lengths; inference at 19 sequences (a pass of 32)
+     * and at 40 (two passes) in a workspace 4 bytes off 16 (loaded 4 bytes at a time); training on
+     * fewer blocks; a length not a multiple of 8 (staged: no twin) */
+    {2, 1, 1, 1, 6, 5, 16, 24, RNNCC_BF16, 1, 0, PERSIST, 1, .flags = 2},
+    {1, 0, 1, 0, 7, 19, 40, 64, RNNCC_FP16, 1, 0, PERSIST, 1, .flags = 2},
+    {1, 0, 0, 0, 9, 40, 40, 40, RNNCC_BF16, 1, 0, PERSIST, 1, .flags = 2, .ws_offset = 4},
+    {1, 0, 1, 1, 8, 4, 32, 64, RNNCC_FP16, 1, 0, PERSIST, 1, .flags = 2, .ws_offset = 4, .rs_offset = 4},
+    {3, 0, 1, 1, 9, 4, 32, 64, RNNCC_FP16, 0, 0, PERSIST, 1, .flags = 2, .blocks = 24},
+    {1, 0, 1, 0, 7, 6, 40, 36, RNNCC_FP16, 1, 0, PERSIST, 1, .flags = 2},
 };
 
 /* RNNCC_TF32X3 (GEMM inputs split into two tf32 parts, three products summed; rt_x3.c), at fp32's

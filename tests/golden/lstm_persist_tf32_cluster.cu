@@ -548,6 +548,42 @@ RNN_DEV void rnn_flag_put16(unsigned *w, float v, unsigned flag, int bf16) {
     asm volatile("st.relaxed.gpu.global.b32 [%0], %1;" ::"l"(w), "r"(word) : "memory");
 }
 
+/* Operands loaded straight into the B fragments (CgPersist.direct; bench/NOTES.md section 100): after
+ * the grid barrier each warp loads its own share of K of a pass's sequences from the operand's 16-bit
+ * twin into the registers its products read, instead of the block staging the whole operand in shared
+ * memory and meeting at __syncthreads (what cuDNN's persistent LSTM does, section 97). */
+/* 16 bytes at p, relaxed at the GPU's scope (not from a line L1 may hold of a step before): one load
+ * where whole (p 16-byte aligned), else four (p 4-byte aligned: the kernel traps otherwise). */
+RNN_DEV uint4 rnn_ld_b16(const unsigned short *p, bool whole) {
+    uint4 v;
+    if (whole) {
+        asm volatile("ld.relaxed.gpu.global.v4.b32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p) : "memory");
+    } else {
+        const unsigned *q = (const unsigned *)p;
+        asm volatile("ld.relaxed.gpu.global.b32 %0, [%1];" : "=r"(v.x) : "l"(q) : "memory");
+        asm volatile("ld.relaxed.gpu.global.b32 %0, [%1];" : "=r"(v.y) : "l"(q + 1) : "memory");
+        asm volatile("ld.relaxed.gpu.global.b32 %0, [%1];" : "=r"(v.z) : "l"(q + 2) : "memory");
+        asm volatile("ld.relaxed.gpu.global.b32 %0, [%1];" : "=r"(v.w) : "l"(q + 3) : "memory");
+    }
+    return v;
+}
+/* A warp's B fragments of KI k steps of KS and NT 8-sequence tiles (rnn_mv_mma, XH = 2) straight from a
+ * 16-bit operand at X (sequence n at X + n*ldx, K elements): lane (g, q) takes 16 bytes at sequence
+ * n0 + 8j + g, elements k0 + KS ki .. + 7 (k0: its warp's share and quarter), zeros past N and K (ldx, k0 and
+ * K multiples of 8: the plan's x16), all issued at once; 16 bytes a load where X is 16-byte aligned, else 4. */
+template <int KI, int NT, int KS>
+RNN_DEV void rnn_load_b(uint4 (&b)[KI][NT], const unsigned short *X, long long ldx, int N, int K, int n0, int k0) {
+    const int g = (threadIdx.x & 31) >> 2;
+    const unsigned short *const x = X + (long long)(n0 + g) * ldx + k0;
+    const bool whole = (((unsigned long long)X) & 15) == 0;
+    if (((unsigned long long)X) & 3) __trap(); /* the plan's twins: 4-byte aligned at least */
+#pragma unroll
+    for (int ki = 0; ki < KI; ki++)
+#pragma unroll
+        for (int j = 0; j < NT; j++)
+            b[ki][j] = n0 + g + 8 * j < N && k0 + KS * ki < K ? rnn_ld_b16(x + 8 * j * ldx + KS * ki, whole) : make_uint4(0u, 0u, 0u, 0u);
+}
+
 /* Loads the four flagged words at src (none where src is NULL; words past K: not loaded), at once
  * where whole (16-byte aligned); does each of the four carry flag want (rnn_flag16)? */
 RNN_DEV void rnn_flag_load16(unsigned v[4], const unsigned *src, int k, int K, bool whole) {
@@ -1195,10 +1231,13 @@ enum { RNN_TF32 = 1, RNN_F16 = 2, RNN_BF16 = 3 }; /* codegen/cg.h's CgProducts *
 static_assert(RNN_TF32 == 1, "rnn_wv<1> (above) is tf32's");
 template <int XH> struct rnn_staged { typedef float T; };          /* an operand staged as floats */
 template <> struct rnn_staged<1> { typedef unsigned short T; };    /* or as its 16-bit twin */
+template <> struct rnn_staged<2> { typedef unsigned short T; };    /* or loaded from it (rnn_load_b) */
 /* With XH (16-bit products only), X is the operand's 16-bit twin (RnnArgs.state16), staged as it
  * is into tiles [NP][KC + RNN_PAD_16] halves (half the bytes from L2; the B fragments read as they
  * are, rows 64 bytes past 128s as the weights'), and F (or NULL) its 16-bit flagged words
- * (rnn_flag_stage16); without, F (or NULL) holds 8-byte flagged words (rnn_flag_stage). */
+ * (rnn_flag_stage16); without, F (or NULL) holds 8-byte flagged words (rnn_flag_stage). With XH = 2
+ * (CgPersist.direct: KI > 0, no waves, no clusters, F NULL), nothing is staged: each warp loads its share
+ * of X straight into its B fragments (rnn_load_b). */
 /* With KI > 0, the weights' A fragments come from fr (rnn_wfrag_load's, before the step loop), not
  * from W: one pass of rows, K staged whole, KI steps of KS a warp (the kernel traps otherwise).
  * With WS > 0 (codegen/cg.h CgPersistGemm.waves: KI > 0, this block's own copies, no flagged
@@ -1216,6 +1255,8 @@ RNN_DEV void rnn_mv_mma(const void *W, int ldw, int rows, int passes, int K, int
     static_assert(LDR >= RPP, "rnn_mv_mma: a pass's partial sums fit their stride");
     static_assert(NW % 2 == 0, "rnn_mv_mma: whole 8-sequence tiles");
     static_assert(!XH || H, "rnn_mv_mma: 16-bit operands with 16-bit products only");
+    static_assert(XH != 2 || (KI > 0 && WS == 0 && RNN_CLUSTER == 1), "rnn_mv_mma: operands loaded straight with held weights, unclustered");
+    constexpr int KP = XH == 2 ? KI : 1; /* k steps of B fragments loaded straight */
     typedef typename rnn_staged<XH>::T XT;
     XT *const xt = (XT *)xs;
     const XT *const xg = (const XT *)X;
@@ -1223,6 +1264,7 @@ RNN_DEV void rnn_mv_mma(const void *W, int ldw, int rows, int passes, int K, int
     const int lds = KC + (XH ? RNN_PAD_16 : H ? RNN_PAD_FFMA : RNN_PAD_MMA), kw = KC / RNN_WARPS;
     if (KI > 0 && (passes != 1 || chunks != 1 || kw != KI * KS || !fr)) __trap(); /* fr's contract (above) */
     if (WS > 0 && F) __trap(); /* flagged words are staged in one go (the plan gives them no waves) */
+    if (XH == 2 && F) __trap(); /* loaded from the twin, not flagged words */
     for (int p = 0; p < passes; p++) {
         for (int n0 = 0; n0 < N; n0 += NP) {
             float c[2][MT][NT][4]; /* two independent sums per tile: twice the mma in flight */
@@ -1232,14 +1274,16 @@ RNN_DEV void rnn_mv_mma(const void *W, int ldw, int rows, int passes, int K, int
                 for (int i = 0; i < MT; i++)
 #pragma unroll
                     for (int j = 0; j < NT; j++) c[h][i][j][0] = c[h][i][j][1] = c[h][i][j][2] = c[h][i][j][3] = 0.0f;
-            if (F && XH) rnn_flag_stage16((unsigned short *)xs, (const unsigned *)F, flag, N, K, n0, NP, KC, lds); /* whole */
+            uint4 bq[KP][NT]; /* XH = 2: the pass's B fragments, loaded straight */
+            if constexpr (XH == 2) rnn_load_b<KP, NT, KS>(bq, xg, ldx, N, K, n0, warp * kw + tk);
+            else if (F && XH) rnn_flag_stage16((unsigned short *)xs, (const unsigned *)F, flag, N, K, n0, NP, KC, lds); /* whole */
             else if (F) rnn_flag_stage(xs, (const unsigned long long *)F, flag, N, K, n0, NP, KC, lds); /* (chunks == 1) */
             else if (WS > 0) rnn_stage_copies<(WS > 0 ? WS : 1)>(xt, xg, ldx, N, K, n0, 0, NP, KC, lds, rnn_rows_whole16(xg, ldx, K));
             else rnn_mv_stage(xt, 0, xg, ldx, N, K, n0, 0, NP, KC, lds);
             for (int ch = 0; ch < chunks; ch++) {
                 const long long w0 = (long long)(p * RPP + g) * ldw + ch * KC + warp * kw + tk; /* elements */
                 /* with WS > 0 (chunks == 1), the k loop waits for the tile (rnn_wave_wait) */
-                const XT *const xq = (WS > 0 ? xt : rnn_mv_chunk(xt, xg, ldx, N, K, n0, ch, chunks, NP, KC, lds)) + g * lds + warp * kw + tk;
+                const XT *const xq = (XH == 2 || WS > 0 ? xt : rnn_mv_chunk(xt, xg, ldx, N, K, n0, ch, chunks, NP, KC, lds)) + g * lds + warp * kw + tk;
                 const float *const xp = (const float *)xq; /* XH = 0 */
                 if constexpr (H) {
                     /* one k step: the operand's B fragments at kk, and the products with the weights' a */
@@ -1247,7 +1291,9 @@ RNN_DEV void rnn_mv_mma(const void *W, int ldw, int rows, int passes, int K, int
                         uint4 b[NT];
 #pragma unroll
                         for (int j = 0; j < NT; j++) {
-                            if (XH) {
+                            if (XH == 2) {
+                                b[j] = bq[kk / KS][j]; /* kk constant: KI > 0 unrolls the k loop */
+                            } else if (XH) {
                                 b[j] = *(const uint4 *)(xq + j * 8 * lds + kk);
                             } else {
                                 const float4 x0 = *(const float4 *)(xp + j * 8 * lds + kk), x1 = *(const float4 *)(xp + j * 8 * lds + kk + 4);

@@ -254,6 +254,19 @@ for p in fp32 tf32; do
         --error-exitcode 9 ./build/rnncc run cells/gru.cell --dim I=40 --dim H=256 --seq 6 --batch 4 --layers 2 \
         --bidirectional --varlen --repeat 1 --precision $p --backend persistent
 done
+# operands loaded straight into the products' registers (RNNCC_PERSIST_HANDOFF=direct: the barrier kept, nothing
+# staged), fp16 and bf16, training with lengths (racecheck on rnncc's kernels only), a stack both ways, two passes
+for p in fp16 bf16; do
+    direct=(./build/rnncc run cells/lstm.cell --dim I=40 --dim H=256 --seq 6 --batch 19 --varlen --train --repeat 1
+        --precision $p --backend persistent)
+    RNNCC_PERSIST_HANDOFF=direct step "racecheck-direct-$p" racecheck_own "${direct[@]}"
+    for tool in synccheck memcheck; do
+        step "$tool-direct-$p" env RNNCC_PERSIST_HANDOFF=direct compute-sanitizer --tool $tool --error-exitcode 9 "${direct[@]}"
+    done
+    step "memcheck-direct-gru-$p" env RNNCC_PERSIST_HANDOFF=direct compute-sanitizer --tool memcheck --error-exitcode 9 \
+        ./build/rnncc run cells/gru.cell --dim I=40 --dim H=256 --seq 6 --batch 40 --layers 2 --bidirectional --varlen \
+        --repeat 1 --precision $p --backend persistent
+done
 # flags carrying 16-bit values (a state staged from its twin: 4-byte words), training (racecheck on rnncc's
 # kernels only: cuBLAS's 16-bit weight-gradient kernels report their own)
 for p in fp16 bf16; do
