@@ -437,7 +437,7 @@ int cg_persist_h100_plan(Arena *arena, const PlanLayout *layout, CgPersistAsk *a
  * leave each block the same work (every step GEMM's passes and 16-row tiles, or 8-row groups in FFMA,
  * chunks, sequences a pass, and every step group's items a thread), so that fewer blocks stage the
  * operand and meet at the barrier for the same product (bench/NOTES.md section 41: 2-5% on LSTMs whose
- * rows fill the tiles; section 100: a flashrnn backward 14%); 0 where none does. */
+ * rows fill the tiles; section 100: a flashrnn backward forced to its fewest, 14%); 0 where none does. */
 int cg_persist_fewer_blocks(const PlanLayout *layout, const CgPersistAsk *ask, const CgPersist *P);
 /* Blocks per thread-block cluster for a pass over a batch of N by default, measured on an H100
  * (bench/NOTES.md sections 11 and 52): pairs for FFMA products; for tensor-core ones a forward's
