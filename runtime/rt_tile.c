@@ -248,6 +248,15 @@ static void prebuild(Search *S, const CgPersistAsk *asks, int n) {
     S->prebuild_ms += rt_now_ms() - t0;
 }
 
+/* The fewest blocks that keep the work of ask's tile (cg_persist_fewer_blocks), with its plan into *P;
+ * 0 where the blocks are forced, ask does not plan, or no fewer blocks keep its work. */
+static int fewest_blocks(const Search *S, const CgPersistAsk *ask, CgPersist *P) {
+    rnncc_model *m = S->m;
+    char why[256]; /* (a plan's few bytes stay in the model's arena) */
+    if (m->persist_blocks || !cg_persist_plan(&m->arena, m->layout[S->li], ask, P, why, sizeof why)) return 0;
+    return cg_persist_fewer_blocks(m->layout[S->li], ask, P);
+}
+
 /* The coordinate search from base: clusters (unless forced), a backward's clusters splitting K
  * (unless forced), a forward's steps handed off by flags and its operands loaded straight (unless
  * forced; without clusters), warps
@@ -291,12 +300,8 @@ static void search(Search *S, const CgPersistAsk *base) {
             if (!m->persist_cluster) a.cluster = cg_persist_cluster(base->N, base->products, 0, CG_HANDOFF_DIRECT);
             first[nfirst++] = a;
             CgPersist direct;
-            char why[256];
-            int fewer = !m->persist_blocks && cg_persist_plan(&m->arena, m->layout[S->li], &a, &direct, why, sizeof why) &&
-                                direct.direct
-                            ? cg_persist_fewer_blocks(m->layout[S->li], &a, &direct)
-                            : 0;
-            if (fewer) {
+            const int fewer = fewest_blocks(S, &a, &direct);
+            if (fewer && direct.direct) {
                 a.blocks = fewer;
                 first[nfirst++] = a;
             }
@@ -310,11 +315,7 @@ static void search(Search *S, const CgPersistAsk *base) {
         first[nbuild++].warps = warps[i];
     }
     CgPersist planned; /* and base's fewer-blocks tile, which the blocks round tries when base stays best */
-    char why[256];
-    int fewer = spare && !m->persist_blocks &&
-                        cg_persist_plan(&m->arena, m->layout[S->li], base, &planned, why, sizeof why)
-                    ? cg_persist_fewer_blocks(m->layout[S->li], base, &planned)
-                    : 0;
+    int fewer = spare ? fewest_blocks(S, base, &planned) : 0;
     if (fewer && nbuild < PREBUILD_MAX) {
         first[nbuild] = *base;
         first[nbuild++].blocks = fewer;
