@@ -271,15 +271,15 @@ static int sums_stored_late(const Plan *p, const CgPersist *P, int qi) {
     return 1;
 }
 
-/* Where GEMM qi's sums are stored late (sums_stored_late): step `step`'s, stored from rnn_red into
- * its training step buffer (none in inference: buf_step 0). */
-static void late_sums_store(Gen *g, const CgPersist *P, int qi, const char *cond, const char *step, const char *why) {
+/* Where GEMM qi's sums are stored late (sums_stored_late): step t's, stored from rnn_red into its
+ * training step buffer (none in inference: buf_step 0) after the block's arrival at the step's end. */
+static void late_sums_store(Gen *g, const CgPersist *P, int qi) {
     const CgPersistGemm *q = &P->gemms[qi];
     const int b = g->plan->gemms[q->gemm].out_buffer;
-    cg_emit(g->out, "if (%sargs.buf_step[%d]) rnn_red_store(rnn_red, %d, %lld, rows%d, args.N, args.buf[%d] + (%s) * args.buf_step[%d], %lld, map%d);"
-                    "  // %s G%d's sums, for the backward (rnn_red holds them until the next product)",
-            cond, b, 4 * P->nw, (long long)cg_persist_red_ld(8 * (int64_t)q->rw, P->mma), q->gemm, b, step, b,
-            (long long)g->L->buffer_width[b], q->gemm, why, q->gemm);
+    cg_emit(g->out, "if (args.buf_step[%d]) rnn_red_store(rnn_red, %d, %lld, rows%d, args.N, args.buf[%d] + t * args.buf_step[%d], %lld, map%d);"
+                    "  // step t's G%d's sums, for the backward (rnn_red holds them until the next product)",
+            b, 4 * P->nw, (long long)cg_persist_red_ld(8 * (int64_t)q->rw, P->mma), q->gemm, b, b,
+            (long long)g->L->buffer_width[b], q->gemm, q->gemm);
 }
 
 /* One step's share of GEMM q: forward, its result rows; backward, d(operand) += W^T d(result). */
@@ -842,12 +842,10 @@ static int emit_forward_steps(Gen *g, const CgPersist *P) {
     }
     if (barrier_here) { /* at the step's end, so that the next step's view is computed while the others arrive */
         cg_emit(out, "if (t + 1 < args.t_end) rnn_grid_arrive(args.sync);  // this block is done with step t");
-        for (int qi = 0; qi < P->ngemms; qi++)
-            if (sums_stored_late(p, P, qi)) late_sums_store(g, P, qi, "t + 1 < args.t_end && ", "t", "step t's");
+        for (int qi = 0; qi < P->ngemms; qi++) /* after the arrival, the last step's too */
+            if (sums_stored_late(p, P, qi)) late_sums_store(g, P, qi);
     }
     cg_close(out, NULL);
-    for (int qi = 0; qi < P->ngemms; qi++)
-        if (sums_stored_late(p, P, qi)) late_sums_store(g, P, qi, "args.t_end > args.t && ", "args.t_end - 1", "the last step's");
     memset(g->first, 0, (g->c->nnodes + 1u) * sizeof *g->first); /* the registers were this kernel's */
     return 1;
 }
