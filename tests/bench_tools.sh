@@ -3,7 +3,8 @@
 # units; the summary; one pass from --from NAME --back K; an unknown name refused with its message),
 # bench/ncu_pass.sh without its arguments (its usage, exit 2), and BUILD/bench/handoff_floor's kernels compiled
 # for sm_90 (--compile-only: NVRTC, no warning; polls in rounds, with --serial-polls, and with --overlap --work) and its bad
-# arguments refused. Prints "ok" or what failed; exit 0 or 1.
+# arguments refused; bench/jit_fresh.sh's four rounds (on the host, each says bench_rnn's reason: no device) and a
+# BENCH_RNN that is not there refused. Prints "ok" or what failed; exit 0 or 1.
 # Usage (repository root): bash tests/bench_tools.sh [BUILD]      (default BUILD: build)
 set -u
 cd "$(dirname "$0")/.." || exit 1
@@ -57,5 +58,12 @@ expect "handoff_floor: a bad shape" "$out" "handoff_floor: error: '120,8,16,100'
 out=$("$B/bench/handoff_floor" --steps 9,3 2>&1); rc=$?
 [ $rc -eq 1 ] || { echo "bench_tools: handoff_floor --steps 9,3 exited $rc, not 1"; fail=1; }
 expect "handoff_floor: bad steps" "$out" "handoff_floor: error: --steps takes T1,T2 with 1 <= T1 < T2 <= 100000"
+out=$(bash bench/jit_fresh.sh "$d/none" 2>&1); rc=$?
+[ $rc -eq 2 ] || { echo "bench_tools: jit_fresh.sh with no such bench_rnn exited $rc, not 2"; fail=1; }
+expect "jit_fresh.sh: a BENCH_RNN that is not there" "$out" "jit_fresh.sh: $d/none is not an executable"
+out=$(bash bench/jit_fresh.sh "$B/bench/bench_rnn" 2>&1); rc=$?
+[ $rc -eq 0 ] || { echo "bench_tools: jit_fresh.sh exited $rc"; fail=1; }
+expect "jit_fresh.sh: its four rounds" "$out" "CUDA cache off: $B/bench/bench_rnn"
+if ! nvidia-smi > /dev/null 2>&1; then expect "jit_fresh.sh without a GPU: bench_rnn's reason" "$out" "nothing to measure"; fi
 [ $fail -eq 0 ] && echo "bench_tools: ok"
 exit $fail

@@ -3,7 +3,8 @@
 # (default bench/patches; bench/patches/fold_ko: the fold's knockouts) and for all of them together
 # (where they apply together) into build/patches/NAME/rnncc (emptied first), each from a scratch
 # worktree of HEAD, for bench/patches/ab.sh on the device (carry build). NAME: base, the patch's file
-# name without .patch, and all.
+# name without .patch, and all. PATCH_BENCH=1: each NAME's bench/bench_rnn too (build/patches/NAME/bench_rnn:
+# its JIT lines time rnncc_model_create).
 set -eu
 cd "$(dirname "$0")/../.."
 root=$(pwd)
@@ -22,9 +23,10 @@ one() { # one NAME PATCH...: HEAD with the patches applied, built; a patch that 
             return 0
         fi
     done
-    (cd "$dir" && make -j2 build/rnncc > /dev/null)
+    (cd "$dir" && make -j2 build/rnncc ${PATCH_BENCH:+build/bench/bench_rnn} > /dev/null)
     mkdir -p "build/patches/$name"
     cp "$dir/build/rnncc" "build/patches/$name/rnncc"
+    [ -z "${PATCH_BENCH:-}" ] || cp "$dir/build/bench/bench_rnn" "build/patches/$name/bench_rnn"
     git worktree remove --force "$dir"
     echo "build/patches/$name/rnncc: HEAD${*:+ with $*}"
 }
