@@ -333,7 +333,7 @@ static void emit_gemm_step(Gen *g, const CgPersist *P, int qi) {
     if (sums_stored_late(g->plan, P, qi)) {
         snprintf(kept_only, sizeof kept_only, "RNN_IN_RED");
         cg_emit(g->out, "// K%d adds up the partial sums it reads itself (rnn_red_sum); in training they are stored after "
-                        "the next arrival", gm->phase + 1);
+                        "this block's arrival at the step's end", gm->phase + 1);
     } else if (q->fuse) {
         snprintf(kept_only, sizeof kept_only, "args.buf_step[%d] == 0 ? RNN_IN_RED : RNN_TO_OUT", gm->out_buffer);
         cg_emit(g->out, "// K%d adds up the partial sums it reads itself (rnn_red_sum)", gm->phase + 1);
@@ -811,7 +811,8 @@ static int emit_forward_steps(Gen *g, const CgPersist *P) {
     if (P->flags)
         cg_emit(out, "// no barrier: step t-1's states arrive as flagged words, each saying itself that it has (persist.cuh)");
     else if (barrier_here)
-        cg_emit(out, "// this block arrived at step t-1's end (below): the view above ran while the others arrive");
+        cg_emit(out, "// this block arrived at step t-1's end (below; at the launch's first step, no step before): the view "
+                     "above ran while the others arrive");
     for (int gi = 0; P->ngemms && gi < p->ngroups; gi++)
         if (p->groups[gi].program == SCHED_STEP) emit_prefetch(g, gi, FIRST_FORWARD, barrier_here ? &rest : NULL, NULL);
     if (barrier_here) {

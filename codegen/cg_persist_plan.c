@@ -921,13 +921,14 @@ void cg_persist_waves_text(const CgPersist *P, char *buf, size_t size) {
 }
 
 void cg_persist_tile_text(const CgPersist *P, char *buf, size_t size) {
-    char cl[48], staged[48], waves[64];
+    char cl[48], staged[112], waves[64], rest[48];
     int direct = 0;
     for (int qi = 0; qi < P->ngemms; qi++) direct += P->gemms[qi].direct;
+    if (P->tiles == 1) snprintf(rest, sizeof rest, "staged whole");
+    else snprintf(rest, sizeof rest, "staged in chunks of %lld", (long long)P->kc_max);
     if (direct && direct == P->ngemms) snprintf(staged, sizeof staged, "operands loaded straight into registers");
-    else if (direct) snprintf(staged, sizeof staged, "some operands loaded straight into registers");
-    else if (P->tiles == 1) snprintf(staged, sizeof staged, "operands staged whole");
-    else snprintf(staged, sizeof staged, "staged in chunks of %lld", (long long)P->kc_max);
+    else if (direct) snprintf(staged, sizeof staged, "some operands loaded straight into registers, the others %s", rest);
+    else snprintf(staged, sizeof staged, "%s%s", P->tiles == 1 ? "operands " : "", rest);
     cg_persist_waves_text(P, waves, sizeof waves); /* (waves only where staged whole) */
     snprintf(buf, size, "%d blocks of %d warps%s, %d sequences a pass, %s%s%s", P->blocks, P->warps,
              cg_persist_in_clusters(P, cl), 4 * P->nw, staged, waves,

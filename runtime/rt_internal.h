@@ -358,7 +358,7 @@ struct rnncc_model {
                                  * or not, forced; -1: searched (the rule: not) */
     int64_t persist_chunk;      /* RNNCC_PERSIST_CHUNK: staging chunks at most this long, forced; 0: searched */
     int persist_nw;             /* RNNCC_PERSIST_SEQS / 4: sequences per lane a pass at most, forced; 0: searched */
-    int persist_handoff;        /* RNNCC_PERSIST_HANDOFF: CG_HANDOFF_FLAGS or _BARRIER, forced; -1: searched */
+    int persist_handoff;        /* RNNCC_PERSIST_HANDOFF: CG_HANDOFF_FLAGS, _BARRIER or _DIRECT, forced; -1: searched */
     int persist_blocks;         /* RNNCC_PERSIST_BLOCKS: blocks at most (CgPersistAsk.blocks), forced; 0: searched */
     int persist_wregs;          /* RNNCC_PERSIST_WREGS: registers of held weights (CgPersistAsk.wregs); 0: the rule's */
     int persist_waves;          /* RNNCC_PERSIST_WAVES: staging waves at most (CgPersistAsk.waves); 0: the rule's */

@@ -2112,6 +2112,22 @@ START_TEST(persistent_tiles_follow_the_ask) {
     ck_assert_str_eq(tile, "132 blocks of 8 warps, 4 sequences a pass, staged in chunks of 512");
     cg_persist_tile_text(&Q, tile, sizeof tile);
     ck_assert_str_eq(tile, "132 blocks of 8 warps, 4 sequences a pass, operands staged whole");
+    { /* where some GEMMs load straight and the others stage, the text says how the others stage (the plan's
+       * fields as a cell of two step GEMMs would have them) */
+        CgPersist M = P;
+        CgPersistGemm two[2] = {P.gemms[0], P.gemms[0]};
+        M.ngemms = 2;
+        M.gemms = two;
+        M.gemms[0].direct = 1;
+        M.direct = 1;
+        cg_persist_tile_text(&M, tile, sizeof tile);
+        ck_assert_str_eq(tile, "132 blocks of 8 warps, 4 sequences a pass, some operands loaded straight into registers, "
+                               "the others staged in chunks of 512");
+        M.tiles = 1;
+        cg_persist_tile_text(&M, tile, sizeof tile);
+        ck_assert_str_eq(tile, "132 blocks of 8 warps, 4 sequences a pass, some operands loaded straight into registers, "
+                               "the others staged whole");
+    }
     ask.kc_cap = 0;
     ck_assert(cg_persist_plan(&s.arena, L, &ask, &P, why, sizeof why));
     ck_assert(cg_persist_same_tile(&P, &Q));

@@ -1426,7 +1426,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_p(const RnnArgs 
         a.state_prev[1] = args.state_prev[1] + sp * args.N * RNN_DIM_H;  // state c
         a.state_next[1] = (float *)args.state_prev[1] + sn * args.N * RNN_DIM_H;
         a.buf[1] = args.buf[1] + t * args.buf_step[1];
-        // this block arrived at step t-1's end (below): the view above ran while the others arrive
+        // this block arrived at step t-1's end (below; at the launch's first step, no step before): the view above ran while the others arrive
         // K1's values from before the step for this thread's first item, loaded while the other blocks arrive and the GEMMs run
         float q1_v15 = 0.0f, q1_v11_b_i = 0.0f, q1_v20 = 0.0f, q1_v12_b_f = 0.0f, q1_v25 = 0.0f, q1_v13_b_g = 0.0f, q1_v30 = 0.0f, q1_v14_b_o = 0.0f, q1_v2_c = 0.0f;
         {
