@@ -31,7 +31,7 @@ round() {
         else
             out=$(env "$@" "$b" --config quick --cell lstm,gru --precision fp32 --algo STD --mode inference --repeat 1 --warmup 1 2>&1)
         fi
-        if grep -q '^JIT' <<< "$out"; then grep '^JIT' <<< "$out" | sed 's/ (sources new to NVRTC)//'; else tail -2 <<< "$out"; fi
+        if grep -q '^JIT' <<< "$out"; then grep '^JIT' <<< "$out" | sed 's/: sources new to NVRTC)/)/'; else tail -2 <<< "$out"; fi
         if [ -n "$cache" ]; then echo "its CUDA cache folder after the run: $(du -sh "$cache" | cut -f1)"; rm -rf "$cache"; fi
     done
 }

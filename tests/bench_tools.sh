@@ -3,8 +3,9 @@
 # units; the summary; one pass from --from NAME --back K; an unknown name refused with its message),
 # bench/ncu_pass.sh without its arguments (its usage, exit 2), and BUILD/bench/handoff_floor's kernels compiled
 # for sm_90 (--compile-only: NVRTC, no warning; polls in rounds, with --serial-polls, and with --overlap --work) and its bad
-# arguments refused; bench/jit_fresh.sh's four rounds (on the host, each says bench_rnn's reason: no device) and a
-# BENCH_RNN that is not there refused. Prints "ok" or what failed; exit 0 or 1.
+# arguments refused; bench/jit_fresh.sh's four rounds with stand-ins for bench_rnn (its JIT lines; the cache
+# variables each round sets; a bench_rnn without JIT lines says why) and a BENCH_RNN that is not there refused.
+# Prints "ok" or what failed; exit 0 or 1.
 # Usage (repository root): bash tests/bench_tools.sh [BUILD]      (default BUILD: build)
 set -u
 cd "$(dirname "$0")/.." || exit 1
@@ -61,9 +62,21 @@ expect "handoff_floor: bad steps" "$out" "handoff_floor: error: --steps takes T1
 out=$(bash bench/jit_fresh.sh "$d/none" 2>&1); rc=$?
 [ $rc -eq 2 ] || { echo "bench_tools: jit_fresh.sh with no such bench_rnn exited $rc, not 2"; fail=1; }
 expect "jit_fresh.sh: a BENCH_RNN that is not there" "$out" "jit_fresh.sh: $d/none is not an executable"
-out=$(bash bench/jit_fresh.sh "$B/bench/bench_rnn" 2>&1); rc=$?
+cat > "$d/bench_rnn" <<'SH'
+#!/bin/sh
+echo "bench_rnn: a stand-in"
+echo "JIT lstm (quick shape, fp32; H+8, H+16: sources new to NVRTC): cache ${CUDA_CACHE_PATH:+a folder} off=${CUDA_CACHE_DISABLE:-0}"
+SH
+chmod +x "$d/bench_rnn"
+printf '#!/bin/sh\necho "bench_rnn: no CUDA device: nothing to measure"\nexit 77\n' > "$d/bench_none"
+chmod +x "$d/bench_none"
+out=$(bash bench/jit_fresh.sh "$d/bench_rnn" "$d/bench_none" 2>&1); rc=$?
 [ $rc -eq 0 ] || { echo "bench_tools: jit_fresh.sh exited $rc"; fail=1; }
-expect "jit_fresh.sh: its four rounds" "$out" "CUDA cache off: $B/bench/bench_rnn"
-if ! nvidia-smi > /dev/null 2>&1; then expect "jit_fresh.sh without a GPU: bench_rnn's reason" "$out" "nothing to measure"; fi
+expect "jit_fresh.sh: the first round" "$out" "] first: $d/bench_rnn"
+expect "jit_fresh.sh: a JIT line, shortened" "$out" "JIT lstm (quick shape, fp32; H+8, H+16): cache  off=0"
+expect "jit_fresh.sh: the empty cache's round" "$out" "JIT lstm (quick shape, fp32; H+8, H+16): cache a folder off=0"
+expect "jit_fresh.sh: each run's folder" "$out" "its CUDA cache folder after the run: "
+expect "jit_fresh.sh: the cache off" "$out" "JIT lstm (quick shape, fp32; H+8, H+16): cache  off=1"
+expect "jit_fresh.sh: a bench_rnn without JIT lines says why" "$out" "bench_rnn: no CUDA device: nothing to measure"
 [ $fail -eq 0 ] && echo "bench_tools: ok"
 exit $fail
