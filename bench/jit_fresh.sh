@@ -21,16 +21,13 @@ mark() { echo "[$(since "$t0") s] $*"; }
 # round NAME [empty | VAR=VALUE...]: each bench_rnn's JIT lines with the variables set (empty: CUDA_CACHE_PATH a
 # new empty folder for each run, its size after the run printed)
 round() {
-    local name=$1 b cache=""
+    local name=$1 b cache="" vars
     shift
     for b in "${BENCHES[@]}"; do
         mark "$name: $b"
-        if [ "${1:-}" = empty ]; then
-            cache=$(mktemp -d)
-            out=$(env CUDA_CACHE_PATH="$cache" "$b" --config quick --cell lstm,gru --precision fp32 --algo STD --mode inference --repeat 1 --warmup 1 2>&1)
-        else
-            out=$(env "$@" "$b" --config quick --cell lstm,gru --precision fp32 --algo STD --mode inference --repeat 1 --warmup 1 2>&1)
-        fi
+        vars=("$@")
+        if [ "${1:-}" = empty ]; then cache=$(mktemp -d) && vars=(CUDA_CACHE_PATH="$cache"); fi
+        out=$(env "${vars[@]}" "$b" --config quick --cell lstm,gru --precision fp32 --algo STD --mode inference --repeat 1 --warmup 1 2>&1)
         if grep -q '^JIT' <<< "$out"; then grep '^JIT' <<< "$out" | sed 's/: sources new to NVRTC)/)/'; else tail -2 <<< "$out"; fi
         if [ -n "$cache" ]; then echo "its CUDA cache folder after the run: $(du -sh "$cache" | cut -f1)"; rm -rf "$cache"; fi
     done
