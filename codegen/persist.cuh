@@ -266,7 +266,7 @@ RNN_DEV unsigned long long rnn_flag_get(const unsigned long long *w) {
  * never step t-2's, the slot's last), so a step's state moves in half the bytes of 8-byte words. */
 RNN_DEV unsigned rnn_flag16(unsigned flag) { return 1u + flag % 65535u; }
 RNN_DEV void rnn_flag_put16(unsigned *w, float v, unsigned flag, int bf16) {
-    const unsigned word = (rnn_flag16(flag) << 16) | (bf16 ? rnn_round_bf16(v) : rnn_round_f16(v));
+    const unsigned word = (rnn_flag16(flag) << 16) | rnn_twin16(v, bf16);
     asm volatile("st.relaxed.gpu.global.b32 [%0], %1;" ::"l"(w), "r"(word) : "memory");
 }
 
@@ -1051,7 +1051,7 @@ RNN_DEV void rnn_mv_mma(const void *W, int ldw, int rows, int passes, int K, int
                     /* unrolled 4: a warp is mostly alone on its scheduler; loads of later k in flight hide latency */
                     rnn_mma_k<KI, MT, RPP, KS, 4, WS>(fr, (const float *)W + w0, ldw, kw, step);
                 }
-                rnn_mv_release(ch & 1); /* the tile is refilled two chunks later */
+                if constexpr (XH != 2) rnn_mv_release(ch & 1); /* the tile is refilled two chunks later (XH = 2: no tile) */
                 RNN_PROF(2);
             }
             const int col = 2 * (lane & 3);

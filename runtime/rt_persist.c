@@ -202,6 +202,22 @@ static rnncc_status build(rnncc_model *m, int li, int64_t N, int backward, RtPer
         p->rule_plan = rule_plan;
         return s;
     }
+    /* without a search, a 16-bit forward whose tile nothing forces loads its operands straight into
+     * registers on the fewest blocks that keep a block's work, where the plan allows it: the searched
+     * tile at flashrnn, fastrnns and H = 1024 with 4 and 16 sequences, ahead of the fours' multicast
+     * staging in every row measured (bench/NOTES.md section 100) */
+    if (!backward && (products == CG_F16 || products == CG_BF16) && m->persist_handoff < 0 && !m->persist_cluster) {
+        CgPersistAsk direct = ask;
+        direct.handoff = CG_HANDOFF_DIRECT;
+        direct.cluster = 1;
+        CgPersist d;
+        char dwhy[256];
+        if (cg_persist_plan(&m->arena, m->layout[li], &direct, &d, dwhy, sizeof dwhy) && d.direct) {
+            const int fewer = m->persist_blocks ? 0 : cg_persist_fewer_blocks(m->layout[li], &direct, &d);
+            if (fewer) direct.blocks = fewer;
+            ask = direct;
+        }
+    }
     rnncc_status s = rt_persist_build(m, li, &ask, p);
     /* the rule's fours lose to pairs by half where fewer of them can be resident and their step
      * weights move to shared memory while the pairs' stay in registers (bench/NOTES.md section 52);

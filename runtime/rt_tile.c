@@ -307,6 +307,16 @@ static void search(Search *S, const CgPersistAsk *base) {
             }
         }
     }
+    /* base's fewer-blocks tile: a backward's is timed in the first rounds (the rule's split fours on 96 blocks
+     * beat every tile of a flashrnn backward's search, whose blocks round saw only the first rounds' winner,
+     * fours sharing the operand: bench/NOTES.md section 100); a forward's is built beside them, for the blocks
+     * round when base stays best */
+    CgPersist planned;
+    int fewer = fewest_blocks(S, base, &planned);
+    if (fewer && base->backward && nfirst < PREBUILD_MAX) {
+        first[nfirst] = *base;
+        first[nfirst++].blocks = fewer;
+    }
     /* a guess beside them where cores are spare: the warps round's tiles of base, which wins the first
      * rounds more often than not, the backward's most of all (bench/NOTES.md section 39) */
     int nbuild = nfirst, spare = sysconf(_SC_NPROCESSORS_ONLN) >= nfirst + 3;
@@ -314,9 +324,7 @@ static void search(Search *S, const CgPersistAsk *base) {
         first[nbuild] = *base;
         first[nbuild++].warps = warps[i];
     }
-    CgPersist planned; /* and base's fewer-blocks tile, which the blocks round tries when base stays best */
-    int fewer = spare ? fewest_blocks(S, base, &planned) : 0;
-    if (fewer && nbuild < PREBUILD_MAX) {
+    if (fewer && !base->backward && spare && nbuild < PREBUILD_MAX) {
         first[nbuild] = *base;
         first[nbuild++].blocks = fewer;
     }

@@ -21,6 +21,9 @@
 #include "../runtime/rt_internal.h"
 #include "../runtime/rt_verify.h"
 #include "testutil.h"
+#include "../runtime/rt_nvrtc.h"
+#define RNN_DEV static inline /* the prelude's rnn_round_f16 and rnn_round_bf16, as the CPU runs them */
+#include "../codegen/prelude.cuh"
 
 /* Asks in a child process, so this process's CUDA stays uninitialised and Check's forked
  * test processes can still use the GPU. */
@@ -418,7 +421,7 @@ static void verify(const char *path, const Config *cf) {
     /* and loads its operand straight into registers where asked in fp16 and bf16, its length a multiple of 8
      * (the twin): LSTM's and GRU's (one step GEMM; these sizes hold their weights in registers) */
     if (used == RNNCC_BACKEND_PERSISTENT && cluster <= 1 && (strstr(path, "/lstm.cell") || strstr(path, "/gru.cell")) &&
-        (cf->flags || !searched))
+        cf->flags)
         ck_assert_msg((strstr(why, "operands loaded straight into registers") != NULL) ==
                           (cf->flags == 2 && cf->size % 8 == 0 && (cf->precision == RNNCC_FP16 || cf->precision == RNNCC_BF16)),
                       "%s: %s", path, why);
@@ -1732,14 +1735,31 @@ START_TEST(tile_search_in_half_precisions) {
 }
 END_TEST
 
-/* The rule's clusters of 4 for a forward with tensor cores at 9-24 sequences (bench/NOTES.md section
- * 52): kept for an fp16 LSTM at H = 768; at H = 1024 the 30 clusters of 4 an H100 or H200 holds at
- * once (120 blocks) cannot keep the step weights in registers and pairs at 132 can, so the runtime
- * takes pairs and says so (asserted where the device has 132 multiprocessors). */
+/* The rule's clusters of 4 for a forward with tensor cores at 9-24 sequences where its operands are
+ * staged (RNNCC_PERSIST_HANDOFF=barrier; bench/NOTES.md section 52): kept for an fp16 LSTM at H = 768;
+ * at H = 1024 the 30 clusters of 4 an H100 or H200 holds at once (120 blocks) cannot keep the step
+ * weights in registers and pairs at 132 can, so the runtime takes pairs and says so (asserted where the
+ * device has 132 multiprocessors). Nothing forced, the rule loads the operands straight into registers
+ * on the fewest blocks that keep a block's work (section 100): 96 at H = 768 on 132 multiprocessors. */
 START_TEST(rule_fours_yield_to_pairs_holding_weights) {
     int sms = 0;
     ck_assert_int_eq(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), cudaSuccess);
     rnncc_program *p = compile_ok("cells/lstm.cell");
+    {
+        const char *dims[] = {"I=8", "H=768"};
+        rnncc_model_desc desc = {NULL, dims, 2, 1, 0, RNNCC_FP16, -1, RNNCC_BACKEND_AUTO};
+        rnncc_model *m = NULL;
+        ck_assert_msg(rnncc_model_create(p, &desc, &m) == RNNCC_OK, "%s", rnncc_model_error(m));
+        rnncc_backend b;
+        char why[640];
+        ck_assert_int_eq(rnncc_model_backend(m, 16, &b, why, sizeof why), RNNCC_OK);
+        ck_assert_msg(b == RNNCC_BACKEND_PERSISTENT && strstr(why, "operands loaded straight into registers: by rule"), "%s", why);
+        ck_assert_msg(sms != 132 || strstr(why, "tile 96 blocks of 8 warps, 16 sequences a pass"), "%s", why);
+        rnncc_model_destroy(m);
+    }
+    char outer[16];
+    env_keep("RNNCC_PERSIST_HANDOFF", outer);
+    setenv("RNNCC_PERSIST_HANDOFF", "barrier", 1);
     for (int wide = 0; wide < 2; wide++) {
         const char *dims[] = {"I=8", wide ? "H=1024" : "H=768"};
         rnncc_model_desc desc = {NULL, dims, 2, 1, 0, RNNCC_FP16, -1, RNNCC_BACKEND_AUTO};
@@ -1760,6 +1780,7 @@ START_TEST(rule_fours_yield_to_pairs_holding_weights) {
             ck_assert_msg(!strstr(why, pairs) || strstr(why, " in clusters of 2, "), "%s", why);
         rnncc_model_destroy(m);
     }
+    env_restore("RNNCC_PERSIST_HANDOFF", outer);
     rnncc_program_destroy(p);
 }
 END_TEST
@@ -2701,6 +2722,77 @@ END_TEST
 /* Zero initial states (io->h0 NULL) take 16 zero bits as their first slot's twin, set without a
  * kernel (rt_forward.c unit_begin): bit for bit the outputs of explicit zero states, which are
  * rounded, in inference and training, on both backends. */
+/* The twins' rounding on the GPU (the prelude's rnn_twin16: the hardware's cvt.rn) gives the bits the
+ * CPU's (rnn_round_f16, rnn_round_bf16, which the tests' CPU runs and the conversion kernels use) give:
+ * every 65537th float and the edges (ties, subnormals, the largest values, infinities), NaN as a quiet
+ * NaN, in fp16 and bf16. */
+START_TEST(twin_rounding_on_the_gpu_is_the_cpus) {
+    static const char kernel[] = "\nextern \"C\" __global__ void twins(const float *x, unsigned short *h, unsigned short *b, int n) {\n"
+                                 "    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {\n"
+                                 "        h[i] = rnn_twin16(x[i], 0);\n"
+                                 "        b[i] = rnn_twin16(x[i], 1);\n"
+                                 "    }\n"
+                                 "}\n";
+    static const float edges[] = {0.0f, -0.0f, 1.0f, 1.0f + 0x1p-11f, 1.0f + 0x1p-11f + 0x1p-23f, 1.0f + 3 * 0x1p-11f,
+                                  65504.0f, 65519.99f, 65520.0f, 1e30f, 0x1p-14f, 0x1p-24f, 0x1p-25f, 0x1.8p-25f,
+                                  0x1p-26f, 3 * 0x1p-25f, 0x1.ffcp-15f, 0x1.ffep-15f, 0x1.fffffep127f, INFINITY,
+                                  -INFINITY, NAN, -NAN, -65520.0f, 1.00390625f, 1.01171875f};
+    const int ne = (int)(sizeof edges / sizeof edges[0]), n = ne + (int)((1ull << 32) / 65537);
+    float *x = malloc((size_t)n * sizeof *x);
+    unsigned short *h = malloc((size_t)n * sizeof *h), *b = malloc((size_t)n * sizeof *b);
+    ck_assert(x && h && b);
+    for (int i = 0; i < n; i++) {
+        const uint32_t u = (uint32_t)((uint64_t)(i - ne) * 65537u);
+        if (i < ne) x[i] = edges[i];
+        else memcpy(&x[i], &u, sizeof x[i]);
+    }
+    int dev = 0, major = 0, minor = 0;
+    ck_assert_int_eq(cudaGetDevice(&dev), cudaSuccess);
+    ck_assert_int_eq(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev), cudaSuccess);
+    ck_assert_int_eq(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev), cudaSuccess);
+    char arch[16];
+    snprintf(arch, sizeof arch, "sm_%d%d", major, minor);
+    size_t len = strlen(cg_prelude_text) + sizeof kernel;
+    char *src = malloc(len);
+    ck_assert_ptr_nonnull(src);
+    snprintf(src, len, "%s%s", cg_prelude_text, kernel);
+    RtNvrtcResult res = {0};
+    ck_assert_msg(rt_nvrtc_compile(src, "twins", RT_NVRTC_CUBIN, arch, &res) == RT_NVRTC_OK, "%s", res.log ? res.log : "");
+    cudaLibrary_t lib;
+    cudaKernel_t k;
+    ck_assert_int_eq(cudaLibraryLoadData(&lib, res.image, NULL, NULL, 0, NULL, NULL, 0), cudaSuccess);
+    ck_assert_int_eq(cudaLibraryGetKernel(&k, lib, "twins"), cudaSuccess);
+    float *dx;
+    unsigned short *dh, *db;
+    ck_assert_int_eq(cudaMalloc((void **)&dx, (size_t)n * sizeof *dx), cudaSuccess);
+    ck_assert_int_eq(cudaMalloc((void **)&dh, (size_t)n * sizeof *dh), cudaSuccess);
+    ck_assert_int_eq(cudaMalloc((void **)&db, (size_t)n * sizeof *db), cudaSuccess);
+    ck_assert_int_eq(cudaMemcpy(dx, x, (size_t)n * sizeof *x, cudaMemcpyHostToDevice), cudaSuccess);
+    void *args[] = {&dx, &dh, &db, (void *)&n};
+    const dim3 grid = {64, 1, 1}, block = {256, 1, 1};
+    ck_assert_int_eq(cudaLaunchKernel((const void *)k, grid, block, args, 0, NULL), cudaSuccess);
+    ck_assert_int_eq(cudaMemcpy(h, dh, (size_t)n * sizeof *h, cudaMemcpyDeviceToHost), cudaSuccess);
+    ck_assert_int_eq(cudaMemcpy(b, db, (size_t)n * sizeof *b, cudaMemcpyDeviceToHost), cudaSuccess);
+    for (int i = 0; i < n; i++) {
+        if (isnan(x[i])) { /* quiet NaNs, payloads aside */
+            ck_assert_msg((h[i] & 0x7e00) == 0x7e00 && (b[i] & 0x7fc0) == 0x7fc0, "NaN %a: %#x %#x", (double)x[i], h[i], b[i]);
+            continue;
+        }
+        ck_assert_msg(h[i] == rnn_round_f16(x[i]), "fp16 of %a: the GPU's %#x, the CPU's %#x", (double)x[i], h[i], rnn_round_f16(x[i]));
+        ck_assert_msg(b[i] == rnn_round_bf16(x[i]), "bf16 of %a: the GPU's %#x, the CPU's %#x", (double)x[i], b[i], rnn_round_bf16(x[i]));
+    }
+    cudaFree(dx);
+    cudaFree(dh);
+    cudaFree(db);
+    cudaLibraryUnload(lib);
+    rt_nvrtc_result_free(&res);
+    free(src);
+    free(x);
+    free(h);
+    free(b);
+}
+END_TEST
+
 START_TEST(zero_states_in_half_precisions) {
     const rnncc_backend backends[] = {RNNCC_BACKEND_PERSISTENT, RNNCC_BACKEND_CUBLAS};
     const int64_t T = 5, N = 3, ny = T * N * 16;
@@ -2980,6 +3072,7 @@ int main(void) {
         tcase_add_test(half, tile_search_in_half_precisions);
         tcase_add_test(half, half_weights_kept_by_the_model);
         tcase_add_test(half, zero_states_in_half_precisions);
+        tcase_add_test(half, twin_rounding_on_the_gpu_is_the_cpus);
         tcase_add_test(half, persistent_backward_stores_twins_alone);
         suite_add_tcase(s, half);
         TCase *random = tcase_create("random"); /* CK_RUN_CASE=random: cells no test was written for */

@@ -191,7 +191,9 @@ RNN_DEV float rnn_cos(float x) { return cosf(x); }
 
 /* ---- 16-bit twins of GEMM inputs (RNNCC_FP16, RNNCC_BF16; runtime/rt_half.c, RnnArgs) ----
  * One rounding for the generated element-wise kernels' twins and for the conversion kernels
- * (convert.cuh), by the bits, so that the CPU runs of the tests see what the GPU computes. */
+ * (convert.cuh), by the bits, so that the CPU runs of the tests see what the GPU computes; the twins'
+ * on the GPU by the hardware's conversion (rnn_twin16), the same values (check_runtime's
+ * twin_rounding_on_the_gpu_is_the_cpus). */
 
 /* x's bits (device code, or C and C++ on the CPU). */
 RNN_DEV unsigned rnn_bits(float x) {
@@ -221,8 +223,23 @@ RNN_DEV unsigned short rnn_round_bf16(float x) {
     return (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
 }
 
+/* v's 16-bit twin: bf16 when bf16, else fp16. On the GPU by the hardware's conversions (cvt.rn: to nearest
+ * even, the same values as rnn_round_f16 and rnn_round_bf16, a NaN as a quiet NaN: one
+ * instruction each, where the bits' rounding took a dozen and two branches in a step's critical path); on
+ * the CPU by the bits. */
+RNN_DEV unsigned short rnn_twin16(float v, int bf16) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    unsigned short h, b;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(v));
+    asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(b) : "f"(v));
+    return bf16 ? b : h;
+#else
+    return bf16 ? rnn_round_bf16(v) : rnn_round_f16(v);
+#endif
+}
+
 /* Stores v's 16-bit twin at p: bf16 when bf16, else fp16. */
-RNN_DEV void rnn_put16(unsigned short *p, float v, int bf16) { *p = bf16 ? rnn_round_bf16(v) : rnn_round_f16(v); }
+RNN_DEV void rnn_put16(unsigned short *p, float v, int bf16) { *p = rnn_twin16(v, bf16); }
 
 /* ---- split twins of GEMM inputs (RNNCC_TF32X3; runtime/rt_x3.c, RnnArgs.state3, dbuf3) ----
  * The split's one definition, for the conversion unit's rnncc_to_x3 and the generated kernels' twins. */
@@ -543,7 +560,7 @@ RNN_DEV unsigned long long rnn_flag_get(const unsigned long long *w) {
  * never step t-2's, the slot's last), so a step's state moves in half the bytes of 8-byte words. */
 RNN_DEV unsigned rnn_flag16(unsigned flag) { return 1u + flag % 65535u; }
 RNN_DEV void rnn_flag_put16(unsigned *w, float v, unsigned flag, int bf16) {
-    const unsigned word = (rnn_flag16(flag) << 16) | (bf16 ? rnn_round_bf16(v) : rnn_round_f16(v));
+    const unsigned word = (rnn_flag16(flag) << 16) | rnn_twin16(v, bf16);
     asm volatile("st.relaxed.gpu.global.b32 [%0], %1;" ::"l"(w), "r"(word) : "memory");
 }
 
@@ -1328,7 +1345,7 @@ RNN_DEV void rnn_mv_mma(const void *W, int ldw, int rows, int passes, int K, int
                     /* unrolled 4: a warp is mostly alone on its scheduler; loads of later k in flight hide latency */
                     rnn_mma_k<KI, MT, RPP, KS, 4, WS>(fr, (const float *)W + w0, ldw, kw, step);
                 }
-                rnn_mv_release(ch & 1); /* the tile is refilled two chunks later */
+                if constexpr (XH != 2) rnn_mv_release(ch & 1); /* the tile is refilled two chunks later (XH = 2: no tile) */
                 RNN_PROF(2);
             }
             const int col = 2 * (lane & 3);
