@@ -10,9 +10,10 @@
  * op the cell uses (and `rnn_dop_<op>_<i>`, its partial derivatives, for the backward pass),
  * then the forward kernels, then (after the line CG_BACKWARD_MARK) the backward kernels. The
  * runtime compiles the two halves as separate NVRTC programs at once (cg_emit_unit's parts); the
- * operand conversions `rnncc_to_f16` and `rnncc_to_bf16` the reduced-precision GEMMs read, and
- * the state staging `rnncc_states_f16/bf16` of every precision (codegen/convert.cuh), are a unit of
- * their own, the same for every cell (cg_emit_convert).
+ * state staging `rnncc_states_f16/bf16` of every precision, the operand conversions `rnncc_to_f16`
+ * and `rnncc_to_bf16` the reduced-precision GEMMs read, tf32x3's split and the projection fold's
+ * column moves (codegen/convert.cuh) are a unit of their own, the same for every cell, holding what
+ * the model launches (cg_emit_convert).
  *
  * Launch contract (the runtime launches exactly this; the CPU executor follows the same):
  *   - Names: hoisted group k is `rnncc_<cell>_h<k>`, step group k is `rnncc_<cell>_s<k>`
@@ -125,10 +126,16 @@ enum { CG_UNIT_FORWARD = 1, CG_UNIT_BACKWARD = 2, CG_UNIT_WHOLE = 3 };
 int cg_emit_unit(Arena *arena, const Plan *plan, const PlanLayout *layout, int parts, StrBuf *out, Diags *diags);
 /* cg_emit_unit of the whole unit, forward and backward kernels (the name is historical). */
 int cg_emit_forward(Arena *arena, const Plan *plan, const PlanLayout *layout, StrBuf *out, Diags *diags);
-/* Writes the conversion unit (prelude and codegen/convert.cuh: rnncc_to_f16, rnncc_to_bf16 and the state
- * staging rnncc_states_f16, rnncc_states_bf16), the same text for every cell, dimension and precision.
- * Returns 0 when out ran out of memory. */
-int cg_emit_convert(StrBuf *out);
+/* What a model's conversion unit holds (cg_emit_convert's what): the state staging always, in bf16's
+ * rounding or else fp16's (CG_CONVERT_BF16); fp32 -> 16-bit operand conversions (CG_CONVERT_HALF, that
+ * rounding's kernel alone), RNNCC_TF32X3's split (CG_CONVERT_X3), the projection fold's columns (CG_CONVERT_FOLD).
+ * A model builds only what it launches: the whole unit took ~0.6 s of NVRTC, a model's first create on a
+ * fresh machine (bench/NOTES.md section 102). */
+enum { CG_CONVERT_BF16 = 1, CG_CONVERT_HALF = 2, CG_CONVERT_X3 = 4, CG_CONVERT_FOLD = 8, CG_CONVERT_ALL = 15 };
+/* Writes the conversion unit of what (CG_CONVERT_* bits; prelude and codegen/convert.cuh): rnncc_states_f16 or
+ * rnncc_states_bf16, and as asked rnncc_to_f16 or rnncc_to_bf16, rnncc_to_x3, rnncc_fold_entry/final/gather;
+ * the same text for every cell and dimension. Returns 0 when out ran out of memory or what has other bits. */
+int cg_emit_convert(StrBuf *out, unsigned what);
 
 /* Writes the kernel name of plan->groups[group] into buf. Returns the name's length, or -1
  * when group is out of range or the name does not fit in size bytes (NUL included). */
@@ -505,8 +512,8 @@ int cg_emit_persistent(Arena *arena, const Plan *plan, const PlanLayout *layout,
                        Diags *diags);
 /* The persistent helpers (codegen/persist.cuh, embedded by the Makefile). */
 extern const char cg_persist_text[];
-/* The fp32 -> fp16/bf16 operand conversion kernels rnncc_to_f16 and rnncc_to_bf16 and the state staging
- * kernels (codegen/convert.cuh, embedded by the Makefile), the body of cg_emit_convert's unit. */
+/* The conversion kernels (codegen/convert.cuh, embedded by the Makefile), the body of cg_emit_convert's
+ * unit, each behind the RNN_CONVERT_* switch the unit defines. */
 extern const char cg_convert_text[];
 
 #endif

@@ -3,9 +3,14 @@
  * staging. After the prelude, a unit of its own (cg_emit_convert), the same for every cell and
  * precision; NVRTC compiles it with no #includes.
  *
+ * The unit defines RNN_CONVERT_BF16 (the 16-bit kernels' rounding: bf16, else fp16), RNN_CONVERT_HALF,
+ * RNN_CONVERT_X3 and RNN_CONVERT_FOLD (cg_emit_convert: what the model launches); each kernel stands
+ * behind its switch, since NVRTC's time grows with them (all of them: ~0.6 s, which a model's first
+ * create waited for; bench/NOTES.md section 102).
+ *
  * A column-major matrix of rows x cols with leading dimension ld becomes a packed one (leading
- * dimension rows) of 16-bit values, rounded to nearest even by the prelude's rnn_round_f16 and
- * rnn_round_bf16 (the generated kernels' twins round alike). Key idea: a conversion is
+ * dimension rows) of 16-bit values, rounded to nearest even by the prelude's rnn_twin16 (the
+ * hardware's conversion, as the generated kernels' twins; on the CPU the bits'). Key idea: a conversion is
  * a pass over memory, so each thread moves four consecutive elements of a column with one
  * 16-byte load and one 8-byte store where rows, ld and both pointers allow it (vec4), else one,
  * for RNN_CONVERT_ITEMS such items a block's width apart (the unit defines it as CG_CONVERT_ITEMS,
@@ -53,8 +58,14 @@
         }                                                                                               \
     }
 
-RNN_CONVERT_KERNEL(rnncc_to_f16, rnn_round_f16)
-RNN_CONVERT_KERNEL(rnncc_to_bf16, rnn_round_bf16)
+RNN_DEV unsigned short rnn_convert_f16(float v) { return rnn_twin16(v, 0); }
+RNN_DEV unsigned short rnn_convert_bf16(float v) { return rnn_twin16(v, 1); }
+
+#if RNN_CONVERT_HALF && RNN_CONVERT_BF16
+RNN_CONVERT_KERNEL(rnncc_to_bf16, rnn_convert_bf16)
+#elif RNN_CONVERT_HALF
+RNN_CONVERT_KERNEL(rnncc_to_f16, rnn_convert_f16)
+#endif
 
 /* RNNCC_TF32X3 (runtime/rt_x3.c; the split is the prelude's rnn_x3_put).
  * A column-major rows x cols matrix (leading dimension ld) with its contraction dimension tripled, packed:
@@ -63,6 +74,7 @@ RNN_CONVERT_KERNEL(rnncc_to_bf16, rnn_round_bf16)
  * left operand) or hi, lo, hi (pattern 1: the right), so one GEMM of the two over three times the
  * dimension sums hi*hi + hi*lo + lo*hi. The grid as rnncc_to_f16's: RNN_CONVERT_ITEMS items a thread, four
  * elements an item (16-byte loads and stores) where vec4, the loads before the stores. */
+#if RNN_CONVERT_X3
 extern "C" __global__ void __launch_bounds__(256)
 rnncc_to_x3(const float *__restrict__ src, long long ld, long long rows, long long cols, float *__restrict__ dst,
             int krows, int pattern, int vec4) {
@@ -98,6 +110,8 @@ rnncc_to_x3(const float *__restrict__ src, long long ld, long long rows, long lo
         }
     }
 }
+
+#endif
 
 /* A 16-bit twin's value (bf16, else fp16) as a float, by the bits. */
 __device__ float rnn_fold_widen(unsigned short h, int bf16) {
@@ -149,12 +163,16 @@ __device__ float rnn_fold_widen(unsigned short h, int bf16) {
         }                                                                                               \
     }
 
-RNN_STATES_KERNEL(rnncc_states_f16, rnn_round_f16, 0)
-RNN_STATES_KERNEL(rnncc_states_bf16, rnn_round_bf16, 1)
+#if RNN_CONVERT_BF16
+RNN_STATES_KERNEL(rnncc_states_bf16, rnn_convert_bf16, 1)
+#else
+RNN_STATES_KERNEL(rnncc_states_f16, rnn_convert_f16, 0)
+#endif
 
 /* The projection fold (RnnFoldColumns, runtime/rnn_args.h): blockIdx.x a sequence, blockIdx.y a slice of the
  * rows (a thread a row: one block a sequence striding 4096 rows took 10 us at 4 sequences on an H200, each
  * pass a dependent round trip to memory). */
+#if RNN_CONVERT_FOLD
 #define RNN_FOLD_ROWS(r) for (long long r = (long long)blockIdx.y * blockDim.x + threadIdx.x; r < a.rows; \
                               r += (long long)gridDim.y * blockDim.x)
 extern "C" __global__ void __launch_bounds__(256) rnncc_fold_entry(RnnFoldColumns a) {
@@ -181,4 +199,5 @@ extern "C" __global__ void __launch_bounds__(256) rnncc_fold_gather(RnnFoldColum
         a.add[n * a.rows + r] = len <= 0 ? (a.src ? a.src[n * a.rows + r] : 0.f)
                                 : a.buf16 ? rnn_fold_widen(a.buf16[col + r], a.bf16) : a.buf[col + r];
 }
+#endif
 #endif

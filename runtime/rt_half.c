@@ -20,6 +20,7 @@ int rt_half(const rnncc_model *m) { return m->precision == RNNCC_FP16 || m->prec
 
 rnncc_status rt_launch_columns(rnncc_model *m, cudaStream_t stream, cudaKernel_t kernel, void **args, int64_t per,
                                int64_t cols) {
+    if (!kernel) return rt_fail(m, RNNCC_ERR_UNSUPPORTED, "internal: a conversion this model's conversion unit does not hold (rt_convert_needs)");
     int64_t x = (per + CG_BLOCK_SIZE * CG_CONVERT_ITEMS - 1) / (CG_BLOCK_SIZE * CG_CONVERT_ITEMS);
     if (x > CG_MAX_GRID_BLOCKS) x = CG_MAX_GRID_BLOCKS;
     int64_t y = CG_MAX_GRID_BLOCKS / x;
@@ -69,7 +70,9 @@ rnncc_status rt_copy_states(rnncc_model *m, cudaStream_t stream, const RnnStateC
     const int blocks = rt_copy_blocks(&copy);
     void *args[] = {&copy};
     cudaLaunchConfig_t cfg = {.gridDim = {(unsigned)blocks, 1, 1}, .blockDim = {CG_BLOCK_SIZE, 1, 1}, .stream = stream};
-    RT_CUDA(m, cudaLaunchKernelExC(&cfg, (const void *)m->stage_states[m->precision == RNNCC_BF16], args));
+    const cudaKernel_t stage = m->stage_states[m->precision == RNNCC_BF16];
+    if (!stage) return rt_fail(m, RNNCC_ERR_UNSUPPORTED, "internal: no state staging kernel (rt_convert_needs)");
+    RT_CUDA(m, cudaLaunchKernelExC(&cfg, (const void *)stage, args));
     RT_CUDA(m, cudaGetLastError());
     return RNNCC_OK;
 }

@@ -305,12 +305,14 @@ struct rnncc_model {
     const PlanLayout *layout[2];
     RtModule module[2];
     int nmodules;
-    cudaLibrary_t convert_lib;  /* the 16-bit modes' operand conversions, every mode's state staging (cg_emit_convert) */
-    cudaKernel_t to_half[2];    /* rnncc_to_f16, rnncc_to_bf16 in it (rt_half.c) */
-    cudaKernel_t to_x3;         /* rnncc_to_x3 in it (rt_x3.c) */
-    cudaKernel_t stage_states[2]; /* rnncc_states_f16, rnncc_states_bf16 in it (rt_copy_states; fp32 and
-                                     tf32 run the first, with no twins) */
-    cudaKernel_t fold_columns[3]; /* rnncc_fold_entry, rnncc_fold_final, rnncc_fold_gather in it (rt_fold.c) */
+    cudaLibrary_t convert_lib;  /* the conversion unit of what the model launches (cg_emit_convert, rt_convert_needs):
+                                   every mode's state staging, the 16-bit modes' operand conversions, ... */
+    cudaKernel_t to_half[2];    /* rnncc_to_f16 or rnncc_to_bf16 in it, by the precision (rt_half.c); the other NULL */
+    cudaKernel_t to_x3;         /* rnncc_to_x3 in it (rt_x3.c), RNNCC_TF32X3 only */
+    cudaKernel_t stage_states[2]; /* rnncc_states_f16 or rnncc_states_bf16 in it, by the precision (rt_copy_states;
+                                     fp32 and tf32 run the first, with no twins); the other NULL */
+    cudaKernel_t fold_columns[3]; /* rnncc_fold_entry, rnncc_fold_final, rnncc_fold_gather in it where the model
+                                     folds (rt_fold.c) */
     RtUnit *units;              /* [layers * dirs] */
     int nunits;
     int64_t weight_count;
@@ -698,6 +700,8 @@ rnncc_status rt_module_library(rnncc_model *m, const char *source, const char *a
                                rnncc_status (*get)(rnncc_model *, void *), void *ctx, cudaLibrary_t *lib, int *from_cache);
 /* A monotonic clock in milliseconds. */
 double rt_now_ms(void);
+/* The CG_CONVERT_* bits of what model m's conversion unit holds: what it launches (precision, fold). */
+unsigned rt_convert_needs(const rnncc_model *m);
 
 /* Issues one whole forward pass on the model's streams (captured into a graph by the caller,
  * or run directly). */

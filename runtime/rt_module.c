@@ -1,5 +1,5 @@
 /* Kernels for each dimension binding: generate the CUDA sources (a unit's forward and backward
- * parts, and the conversion unit: the 16-bit modes' conversions, every mode's state staging), build
+ * parts, and the conversion unit: every mode's state staging, and what else the model launches), build
  * them through the on-disk cache, all at once (rt_build.c), load them with the CUDA runtime. Key idea: the cache key covers everything that
  * determines the binary (source, options, architecture, NVRTC and rnncc versions), so a hit can
  * never be a stale binary; parts compiled apart compile side by side. */
@@ -36,16 +36,30 @@ static rnncc_status get_kernels(rnncc_model *m, void *ctx) {
     return RNNCC_OK;
 }
 
+/* The conversion unit's part that model m launches (CG_CONVERT_* bits): its state staging's rounding, and
+ * the 16-bit modes' conversions, RNNCC_TF32X3's split, the projection fold's column moves where it has them. */
+unsigned rt_convert_needs(const rnncc_model *m) {
+    const int half = m->precision == RNNCC_FP16 || m->precision == RNNCC_BF16;
+    return (m->precision == RNNCC_BF16 ? CG_CONVERT_BF16 : 0u) | (half ? CG_CONVERT_HALF : 0u) |
+           (m->precision == RNNCC_TF32X3 ? CG_CONVERT_X3 : 0u) | (m->fold ? CG_CONVERT_FOLD : 0u);
+}
+
 static rnncc_status get_conversions(rnncc_model *m, void *ctx) {
     (void)ctx;
-    RT_CUDA(m, cudaLibraryGetKernel(&m->to_half[0], m->convert_lib, "rnncc_to_f16"));
-    RT_CUDA(m, cudaLibraryGetKernel(&m->to_half[1], m->convert_lib, "rnncc_to_bf16"));
-    RT_CUDA(m, cudaLibraryGetKernel(&m->to_x3, m->convert_lib, "rnncc_to_x3"));
-    RT_CUDA(m, cudaLibraryGetKernel(&m->stage_states[0], m->convert_lib, "rnncc_states_f16"));
-    RT_CUDA(m, cudaLibraryGetKernel(&m->stage_states[1], m->convert_lib, "rnncc_states_bf16"));
-    RT_CUDA(m, cudaLibraryGetKernel(&m->fold_columns[0], m->convert_lib, "rnncc_fold_entry"));
-    RT_CUDA(m, cudaLibraryGetKernel(&m->fold_columns[1], m->convert_lib, "rnncc_fold_final"));
-    RT_CUDA(m, cudaLibraryGetKernel(&m->fold_columns[2], m->convert_lib, "rnncc_fold_gather"));
+    const unsigned what = rt_convert_needs(m);
+    const int bf16 = !!(what & CG_CONVERT_BF16);
+    memset(m->to_half, 0, sizeof m->to_half);
+    memset(m->stage_states, 0, sizeof m->stage_states);
+    memset(m->fold_columns, 0, sizeof m->fold_columns);
+    m->to_x3 = NULL;
+    if (what & CG_CONVERT_HALF) RT_CUDA(m, cudaLibraryGetKernel(&m->to_half[bf16], m->convert_lib, bf16 ? "rnncc_to_bf16" : "rnncc_to_f16"));
+    if (what & CG_CONVERT_X3) RT_CUDA(m, cudaLibraryGetKernel(&m->to_x3, m->convert_lib, "rnncc_to_x3"));
+    RT_CUDA(m, cudaLibraryGetKernel(&m->stage_states[bf16], m->convert_lib, bf16 ? "rnncc_states_bf16" : "rnncc_states_f16"));
+    if (what & CG_CONVERT_FOLD) {
+        RT_CUDA(m, cudaLibraryGetKernel(&m->fold_columns[0], m->convert_lib, "rnncc_fold_entry"));
+        RT_CUDA(m, cudaLibraryGetKernel(&m->fold_columns[1], m->convert_lib, "rnncc_fold_final"));
+        RT_CUDA(m, cudaLibraryGetKernel(&m->fold_columns[2], m->convert_lib, "rnncc_fold_gather"));
+    }
     return RNNCC_OK;
 }
 
@@ -55,7 +69,7 @@ static rnncc_status start_one(rnncc_model *m, RtModuleBuilds *mb, const PlanLayo
     Diags d;
     diag_init(&d, &m->arena, m->cell->name, m->source, strlen(m->source));
     int ok = layout ? cg_emit_unit(&m->arena, m->plan, layout, part ? CG_UNIT_BACKWARD : CG_UNIT_FORWARD, src, &d)
-                    : cg_emit_convert(src);
+                    : cg_emit_convert(src, rt_convert_needs(m));
     if (!ok || src->failed) {
         sb_free(src);
         return rt_fail(m, RNNCC_ERR_UNSUPPORTED, "generating the kernels of cell '%s': %s", m->cell->name,

@@ -213,6 +213,31 @@ static int entries(const RtCache *c) {
     return files;
 }
 
+/* A model's conversion unit holds what it launches: the state staging in its precision's rounding, the
+ * 16-bit modes' conversions, tf32x3's split, the fold's column moves where it folds (rt_convert_needs). */
+START_TEST(conversion_unit_holds_what_the_model_launches) {
+    rnncc_model m;
+    IrCell cell;
+    build_model(&m, &cell);
+    IrFold fold;
+    memset(&fold, 0, sizeof fold);
+    const struct { rnncc_precision p; int folds; unsigned what; } cases[] = {
+        {RNNCC_FP32, 0, 0},
+        {RNNCC_TF32, 0, 0},
+        {RNNCC_FP16, 0, CG_CONVERT_HALF},
+        {RNNCC_BF16, 0, CG_CONVERT_HALF | CG_CONVERT_BF16},
+        {RNNCC_TF32X3, 0, CG_CONVERT_X3},
+        {RNNCC_FP32, 1, CG_CONVERT_FOLD},
+        {RNNCC_BF16, 1, CG_CONVERT_HALF | CG_CONVERT_BF16 | CG_CONVERT_FOLD},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        m.precision = cases[i].p;
+        m.fold = cases[i].folds ? &fold : NULL;
+        ck_assert_uint_eq(rt_convert_needs(&m), cases[i].what);
+    }
+}
+END_TEST
+
 /* The runtime's three programs of an LSTM model in fp16 (forward part, backward part,
  * conversions) build at once, land in the cache, and come back from it without a compile. */
 START_TEST(builds_run_side_by_side_into_the_cache) {
@@ -222,7 +247,7 @@ START_TEST(builds_run_side_by_side_into_the_cache) {
     StrBuf src[3] = {{0}, {0}, {0}};
     ck_assert(cg_emit_unit(&a, L->plan, L, CG_UNIT_FORWARD, &src[0], &d));
     ck_assert(cg_emit_unit(&a, L->plan, L, CG_UNIT_BACKWARD, &src[1], &d));
-    ck_assert(cg_emit_convert(&src[2]));
+    ck_assert(cg_emit_convert(&src[2], CG_CONVERT_HALF));
     rnncc_model m;
     IrCell cell;
     build_model(&m, &cell);
@@ -260,7 +285,7 @@ START_TEST(a_failed_build_reports_and_others_stand) {
     IrCell cell;
     build_model(&m, &cell);
     StrBuf conv = {0};
-    ck_assert(cg_emit_convert(&conv));
+    ck_assert(cg_emit_convert(&conv, CG_CONVERT_ALL));
     const char *bad = "extern \"C\" __global__ void k(float *p) { p[0] = undeclared_thing; }\n";
     RtBuild b[3];
     rt_build_start(&m, &b[0], bad, NULL, 0);
@@ -294,6 +319,7 @@ int main(void) {
     tcase_add_test(tc, can_be_turned_off);
     tcase_add_test(tc, refuses_a_directory_open_to_others);
     tcase_add_test(tc, keys_cover_their_inputs);
+    tcase_add_test(tc, conversion_unit_holds_what_the_model_launches);
     tcase_add_test(tc, builds_run_side_by_side_into_the_cache);
     tcase_add_test(tc, a_failed_build_reports_and_others_stand);
     suite_add_tcase(s, tc);

@@ -458,10 +458,17 @@ START_TEST(roundings_to_16_bits) {
 }
 END_TEST
 
-/* The 16-bit operand conversions the runtime looks up (RNNCC_FP16, RNNCC_BF16: runtime/rt_half.c)
- * and RNNCC_TF32X3's split (runtime/rt_x3.c) are a unit of their own, the same for every cell, which
- * NVRTC compiles, with the kernels that stage a layer-direction's states and their twins; the per-step
- * units no longer carry them. */
+/* Whether PTX holds a kernel of that name. */
+static int has_entry(const char *ptx, const char *name) {
+    char entry[128];
+    snprintf(entry, sizeof entry, ".entry %s(", name);
+    return strstr(ptx, entry) != NULL;
+}
+
+/* The 16-bit operand conversions the runtime looks up (RNNCC_FP16, RNNCC_BF16: runtime/rt_half.c),
+ * RNNCC_TF32X3's split (runtime/rt_x3.c) and the fold's column moves are a unit of their own, the same
+ * for every cell, with the kernels that stage a layer-direction's states and their twins, each kernel
+ * only where the model launches it; NVRTC compiles every combination; the per-step units carry none. */
 START_TEST(conversions_are_a_unit_of_their_own) {
     Src s;
     src_open_file(&s, "cells/lstm.cell");
@@ -474,34 +481,44 @@ START_TEST(conversions_are_a_unit_of_their_own) {
     /* no value of the LSTM's is a GEMM's operand: no buffer twin (RnnArgs.buf16) */
     for (int b = 0; b < L->plan->nbuffers; b++) ck_assert(!cg_value_twinned(L->plan, b));
     ck_assert_ptr_null(strstr(u, "rnn_put16(&a.buf16["));
-    StrBuf conv = {0};
-    ck_assert(cg_emit_convert(&conv));
-    ck_assert_ptr_nonnull(strstr(sb_str(&conv), "RNN_CONVERT_KERNEL(rnncc_to_f16, rnn_round_f16)"));
-    /* the items a thread moves, by which runtime/rt_half.c sizes the grid */
-    char items[64];
-    snprintf(items, sizeof items, "#define RNN_CONVERT_ITEMS %d\n", CG_CONVERT_ITEMS);
-    ck_assert_ptr_nonnull(strstr(sb_str(&conv), items));
-    ck_assert_ptr_null(strstr(sb_str(&conv), "RNN_DIM_"));
-    const char *arches[] = {"sm_80", "sm_90"};
-    for (int i = 0; i < 2; i++) {
-        RtNvrtcResult res;
-        ck_assert_int_eq(rt_nvrtc_compile(sb_str(&conv), "convert", RT_NVRTC_PTX, arches[i], &res), RT_NVRTC_OK);
-        const char *ptx = (const char *)res.image;
-        ck_assert_msg(strstr(ptx, ".entry rnncc_to_f16(") && strstr(ptx, ".entry rnncc_to_bf16("), "%s: no conversions",
-                      arches[i]);
-        /* RNNCC_TF32X3's split (runtime/rt_x3.c) */
-        ck_assert_msg(strstr(ptx, ".entry rnncc_to_x3("), "%s: no split", arches[i]);
-        /* the state staging kernels (runtime/rt_half.c, rt_copy_states) beside them */
-        ck_assert_msg(strstr(ptx, ".entry rnncc_states_f16(") && strstr(ptx, ".entry rnncc_states_bf16("),
-                      "%s: no state staging", arches[i]);
-        /* the projection fold's columns (runtime/rt_fold.c) */
-        ck_assert_msg(strstr(ptx, ".entry rnncc_fold_entry(") && strstr(ptx, ".entry rnncc_fold_final(") &&
-                          strstr(ptx, ".entry rnncc_fold_gather("),
-                      "%s: no fold kernels", arches[i]);
-        ck_assert_msg(!strstr(ptx, "div.s64") && !strstr(ptx, "rem.s64"), "%s: a 64-bit division", arches[i]);
-        rt_nvrtc_result_free(&res);
+    /* a model's unit holds what it launches (rt_convert_needs): every combination compiles, with its kernels only */
+    StrBuf bad = {0};
+    ck_assert(!cg_emit_convert(&bad, CG_CONVERT_ALL + 1));
+    sb_free(&bad);
+    for (unsigned what = 0; what <= CG_CONVERT_ALL; what++) {
+        StrBuf conv = {0};
+        ck_assert(cg_emit_convert(&conv, what));
+        /* the items a thread moves, by which runtime/rt_half.c sizes the grid */
+        char items[64];
+        snprintf(items, sizeof items, "#define RNN_CONVERT_ITEMS %d\n", CG_CONVERT_ITEMS);
+        ck_assert_ptr_nonnull(strstr(sb_str(&conv), items));
+        ck_assert_ptr_null(strstr(sb_str(&conv), "RNN_DIM_"));
+        const int bf16 = !!(what & CG_CONVERT_BF16), half = !!(what & CG_CONVERT_HALF);
+        const char *arches[] = {"sm_90", "sm_80"};
+        for (int i = 0; i < (what == CG_CONVERT_ALL ? 2 : 1); i++) {
+            RtNvrtcResult res;
+            ck_assert_int_eq(rt_nvrtc_compile(sb_str(&conv), "convert", RT_NVRTC_PTX, arches[i], &res), RT_NVRTC_OK);
+            const char *ptx = (const char *)res.image;
+            /* the state staging (runtime/rt_half.c, rt_copy_states) in the precision's rounding, always */
+            ck_assert_msg(has_entry(ptx, "rnncc_states_f16") != bf16 && has_entry(ptx, "rnncc_states_bf16") != !bf16,
+                          "%s, %u: state staging", arches[i], what);
+            /* the 16-bit conversion of that rounding (rt_half.c), by the hardware's cvt.rn */
+            ck_assert_msg(has_entry(ptx, "rnncc_to_f16") != !(half && !bf16) &&
+                              has_entry(ptx, "rnncc_to_bf16") != !(half && bf16),
+                          "%s, %u: conversions", arches[i], what);
+            ck_assert_msg(strstr(ptx, bf16 ? "cvt.rn.bf16.f32" : "cvt.rn.f16.f32"), "%s, %u: no cvt.rn", arches[i], what);
+            /* RNNCC_TF32X3's split (runtime/rt_x3.c) */
+            ck_assert_msg(has_entry(ptx, "rnncc_to_x3") != !(what & CG_CONVERT_X3), "%s, %u: split", arches[i], what);
+            /* the projection fold's columns (runtime/rt_fold.c) */
+            const int fold = !!(what & CG_CONVERT_FOLD);
+            ck_assert_msg(has_entry(ptx, "rnncc_fold_entry") != !fold && has_entry(ptx, "rnncc_fold_final") != !fold &&
+                              has_entry(ptx, "rnncc_fold_gather") != !fold,
+                          "%s, %u: fold kernels", arches[i], what);
+            ck_assert_msg(!strstr(ptx, "div.s64") && !strstr(ptx, "rem.s64"), "%s, %u: a 64-bit division", arches[i], what);
+            rt_nvrtc_result_free(&res);
+        }
+        sb_free(&conv);
     }
-    sb_free(&conv);
     free(u);
     src_close(&s);
 }

@@ -199,9 +199,9 @@ RNN_DEV float rnn_cos(float x) { return cosf(x); }
 
 /* ---- 16-bit twins of GEMM inputs (RNNCC_FP16, RNNCC_BF16; runtime/rt_half.c, RnnArgs) ----
  * One rounding for the generated element-wise kernels' twins and for the conversion kernels
- * (convert.cuh), by the bits, so that the CPU runs of the tests see what the GPU computes; the twins'
- * on the GPU by the hardware's conversion (rnn_twin16), the same values (check_runtime's
- * twin_rounding_on_the_gpu_is_the_cpus). */
+ * (convert.cuh), rnn_twin16: on the GPU the hardware's conversion, on the CPU by the bits, the same
+ * values (check_runtime's twin_rounding_on_the_gpu_is_the_cpus), so that the CPU runs of the tests see
+ * what the GPU computes. */
 
 /* x's bits (device code, or C and C++ on the CPU). */
 RNN_DEV unsigned rnn_bits(float x) {
