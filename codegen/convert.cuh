@@ -1,7 +1,7 @@
 /* rnncc operand conversion: fp32 matrices rounded to fp16 or bf16 for the cuBLAS GEMMs of the
  * reduced-precision modes (RNNCC_FP16, RNNCC_BF16; runtime/rt_half.c), and every precision's state
- * staging. After the prelude, a unit of its own (cg_emit_convert), the same for every cell and
- * precision; NVRTC compiles it with no #includes.
+ * staging. After the prelude, a unit of its own (cg_emit_convert), the same for every cell, holding
+ * what the model launches; NVRTC compiles it with no #includes.
  *
  * The unit defines RNN_CONVERT_BF16 (the 16-bit kernels' rounding: bf16, else fp16), RNN_CONVERT_HALF,
  * RNN_CONVERT_X3 and RNN_CONVERT_FOLD (cg_emit_convert: what the model launches); each kernel stands

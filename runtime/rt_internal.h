@@ -310,7 +310,7 @@ struct rnncc_model {
     cudaKernel_t to_half[2];    /* rnncc_to_f16 or rnncc_to_bf16 in it, by the precision (rt_half.c); the other NULL */
     cudaKernel_t to_x3;         /* rnncc_to_x3 in it (rt_x3.c), RNNCC_TF32X3 only */
     cudaKernel_t stage_states[2]; /* rnncc_states_f16 or rnncc_states_bf16 in it, by the precision (rt_copy_states;
-                                     fp32 and tf32 run the first, with no twins); the other NULL */
+                                     fp32, tf32 and tf32x3 run the first, with no twins); the other NULL */
     cudaKernel_t fold_columns[3]; /* rnncc_fold_entry, rnncc_fold_final, rnncc_fold_gather in it where the model
                                      folds (rt_fold.c) */
     RtUnit *units;              /* [layers * dirs] */

@@ -228,7 +228,10 @@ START_TEST(conversion_unit_holds_what_the_model_launches) {
         {RNNCC_BF16, 0, CG_CONVERT_HALF | CG_CONVERT_BF16},
         {RNNCC_TF32X3, 0, CG_CONVERT_X3},
         {RNNCC_FP32, 1, CG_CONVERT_FOLD},
+        {RNNCC_TF32, 1, CG_CONVERT_FOLD},
+        {RNNCC_FP16, 1, CG_CONVERT_HALF | CG_CONVERT_FOLD},
         {RNNCC_BF16, 1, CG_CONVERT_HALF | CG_CONVERT_BF16 | CG_CONVERT_FOLD},
+        {RNNCC_TF32X3, 1, CG_CONVERT_X3 | CG_CONVERT_FOLD},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         m.precision = cases[i].p;

@@ -465,6 +465,17 @@ static int has_entry(const char *ptx, const char *name) {
     return strstr(ptx, entry) != NULL;
 }
 
+/* Whether the PTX of kernel name (from its .entry to the next, or the end) holds text. */
+static int entry_has(const char *ptx, const char *name, const char *text) {
+    char entry[128];
+    snprintf(entry, sizeof entry, ".entry %s(", name);
+    const char *at = strstr(ptx, entry);
+    if (!at) return 0;
+    const char *next = strstr(at + 1, ".entry ");
+    const char *hit = strstr(at, text);
+    return hit && (!next || hit < next);
+}
+
 /* The 16-bit operand conversions the runtime looks up (RNNCC_FP16, RNNCC_BF16: runtime/rt_half.c),
  * RNNCC_TF32X3's split (runtime/rt_x3.c) and the fold's column moves are a unit of their own, the same
  * for every cell, with the kernels that stage a layer-direction's states and their twins, each kernel
@@ -495,7 +506,8 @@ START_TEST(conversions_are_a_unit_of_their_own) {
         ck_assert_ptr_null(strstr(sb_str(&conv), "RNN_DIM_"));
         const int bf16 = !!(what & CG_CONVERT_BF16), half = !!(what & CG_CONVERT_HALF);
         const char *arches[] = {"sm_90", "sm_80"};
-        for (int i = 0; i < (what == CG_CONVERT_ALL ? 2 : 1); i++) {
+        const int both = what == CG_CONVERT_ALL || what == CG_CONVERT_HALF; /* sm_80 too: fp16's and every kernel */
+        for (int i = 0; i < (both ? 2 : 1); i++) {
             RtNvrtcResult res;
             ck_assert_int_eq(rt_nvrtc_compile(sb_str(&conv), "convert", RT_NVRTC_PTX, arches[i], &res), RT_NVRTC_OK);
             const char *ptx = (const char *)res.image;
@@ -506,7 +518,11 @@ START_TEST(conversions_are_a_unit_of_their_own) {
             ck_assert_msg(has_entry(ptx, "rnncc_to_f16") != !(half && !bf16) &&
                               has_entry(ptx, "rnncc_to_bf16") != !(half && bf16),
                           "%s, %u: conversions", arches[i], what);
-            ck_assert_msg(strstr(ptx, bf16 ? "cvt.rn.bf16.f32" : "cvt.rn.f16.f32"), "%s, %u: no cvt.rn", arches[i], what);
+            const char *cvt = bf16 ? "cvt.rn.bf16.f32" : "cvt.rn.f16.f32", *other = bf16 ? "cvt.rn.f16.f32" : "cvt.rn.bf16.f32";
+            const char *stage = bf16 ? "rnncc_states_bf16" : "rnncc_states_f16", *to = bf16 ? "rnncc_to_bf16" : "rnncc_to_f16";
+            ck_assert_msg(entry_has(ptx, stage, cvt) && !entry_has(ptx, stage, other), "%s, %u: staging's cvt.rn", arches[i], what);
+            ck_assert_msg(!half || (entry_has(ptx, to, cvt) && !entry_has(ptx, to, other)), "%s, %u: conversion's cvt.rn",
+                          arches[i], what);
             /* RNNCC_TF32X3's split (runtime/rt_x3.c) */
             ck_assert_msg(has_entry(ptx, "rnncc_to_x3") != !(what & CG_CONVERT_X3), "%s, %u: split", arches[i], what);
             /* the projection fold's columns (runtime/rt_fold.c) */

@@ -2722,8 +2722,8 @@ END_TEST
 /* Zero initial states (io->h0 NULL) take 16 zero bits as their first slot's twin, set without a
  * kernel (rt_forward.c unit_begin): bit for bit the outputs of explicit zero states, which are
  * rounded, in inference and training, on both backends. */
-/* The twins' rounding on the GPU (the prelude's rnn_twin16: the hardware's cvt.rn) gives the bits the
- * CPU's (rnn_round_f16, rnn_round_bf16, which the tests' CPU runs and the conversion kernels use) give:
+/* The twins' and the conversion kernels' rounding on the GPU (the prelude's rnn_twin16: the hardware's
+ * cvt.rn) gives the bits the CPU's (rnn_round_f16, rnn_round_bf16, which the tests' CPU runs use) give:
  * every 65537th float and the edges (ties, subnormals, the largest values, infinities), NaN as a quiet
  * NaN, in fp16 and bf16. */
 START_TEST(twin_rounding_on_the_gpu_is_the_cpus) {
