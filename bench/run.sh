@@ -2,7 +2,8 @@
 # bench/run.sh: the one device script. Builds nothing (build/bench/ must be carried, made here
 # by `make bench`); runs bench_rnn (rnncc against every cuDNN algorithm, LSTM and GRU, fp32,
 # tf32 and cuDNN-only fp16), custom_cells (cells cuDNN cannot run), then torch_cells.py
-# (PyTorch eager / torch.compile / nn.LSTM); prints the combined summary last.
+# (PyTorch eager / torch.compile / nn.LSTM); prints the combined summary last. After bench_rnn, its
+# JIT lines again with the CUDA cache off (CUDA_CACHE_DISABLE=1: the creates a fresh machine sees).
 #
 #   bash bench/run.sh [--quick] [--only rnn,custom,torch] [COMMIT]
 #
@@ -141,6 +142,11 @@ case ",$only," in *,rnn,*)
     if [ -x "$bin/bench_rnn" ]; then
         # shellcheck disable=SC2086
         part bench_rnn $rnn_timeout "$bin/bench_rnn" $rnn_args --markdown "$md" --summary "$sum" ${BENCH_RNN_ARGS:-}
+        # the JIT as a fresh machine meets it: the device's NVRTC keeps its compiles in the CUDA cache, which a
+        # machine just started has empty (bench/NOTES.md section 102); bench_rnn's JIT lines again with it off
+        part jit_uncached 60 env CUDA_CACHE_DISABLE=1 "$bin/bench_rnn" --config quick --cell lstm,gru --precision fp32 \
+            --algo STD --mode inference --repeat 1 --warmup 1
+        sed -n '/^===== jit_uncached: /,$p' "$log" | grep '^JIT' | sed 's/^JIT /JIT, the CUDA cache off: /' >> "$sum"
     else
         say "run.sh: $bin/bench_rnn is missing: run 'make bench' and carry build/bench"; echo "bench_rnn: not built" >> "$sum"; status=1
     fi ;;

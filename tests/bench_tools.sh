@@ -4,7 +4,8 @@
 # bench/ncu_pass.sh without its arguments (its usage, exit 2), and BUILD/bench/handoff_floor's kernels compiled
 # for sm_90 (--compile-only: NVRTC, no warning; polls in rounds, with --serial-polls, and with --overlap --work) and its bad
 # arguments refused; bench/jit_fresh.sh's four rounds with stand-ins for bench_rnn (its JIT lines; the cache
-# variables each round sets; a bench_rnn without JIT lines says why) and a BENCH_RNN that is not there refused.
+# variables each round sets; a bench_rnn without JIT lines says why) and a BENCH_RNN that is not there refused;
+# bench/run.sh's JIT lines with the CUDA cache off, in its summary (a stand-in bench_rnn in a copy of the tree).
 # Prints "ok" or what failed; exit 0 or 1.
 # Usage (repository root): bash tests/bench_tools.sh [BUILD]      (default BUILD: build)
 set -u
@@ -78,5 +79,14 @@ expect "jit_fresh.sh: the empty cache's round" "$out" "JIT lstm (quick shape, fp
 expect "jit_fresh.sh: each run's folder" "$out" "its CUDA cache folder after the run: "
 expect "jit_fresh.sh: the cache off" "$out" "JIT lstm (quick shape, fp32; H+8, H+16): cache  off=1"
 expect "jit_fresh.sh: a bench_rnn without JIT lines says why" "$out" "bench_rnn: no CUDA device: nothing to measure"
+# run.sh's JIT lines with the CUDA cache off, in the summary, from a stand-in bench_rnn in a copy of the tree
+mkdir -p "$d/tree/bench" "$d/tree/build/bench"
+cp bench/run.sh "$d/tree/bench/"
+cp "$d/bench_rnn" "$d/tree/build/bench/bench_rnn"
+out=$(OUT="$d/out" bash "$d/tree/bench/run.sh" --only rnn 2>&1); rc=$?
+[ $rc -eq 0 ] || { echo "bench_tools: run.sh --only rnn on a stand-in exited $rc"; echo "$out"; fail=1; }
+expect "run.sh: the uncached JIT part" "$out" "===== jit_uncached: env CUDA_CACHE_DISABLE=1 build/bench/bench_rnn --config quick"
+expect "run.sh: its JIT line in the summary" "$(cat "$d/out/summary.txt" 2>&1)" \
+    "JIT, the CUDA cache off: lstm (quick shape, fp32; H+8, H+16: sources new to NVRTC): cache  off=1"
 [ $fail -eq 0 ] && echo "bench_tools: ok"
 exit $fail
