@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -271,12 +272,10 @@ static char *emit(Src *s, const PlanLayout *L) {
 #define SANITIZED 0
 #endif
 
-/* Compiles source to a CUBIN for arch, failing the test on an error or any warning in the log (a
- * spill among them: runtime/rt_nvrtc.c), but for ptxas's spill warnings where spills_ok. */
-static void compile_checked(const char *source, const char *name, const char *arch, int spills_ok) {
-    RtNvrtcResult res;
-    RtNvrtcStatus st = rt_nvrtc_compile(source, name, RT_NVRTC_CUBIN, arch, &res);
-    if (st != RT_NVRTC_OK) {
+/* Checks (and frees) res, NVRTC's CUBIN of unit name for arch: fails the test on an error or any warning in
+ * the log (a spill among them: runtime/rt_nvrtc.c), but for ptxas's spill warnings where spills_ok. */
+static void compiled_checked(RtNvrtcResult res, const char *name, const char *arch, int spills_ok) {
+    if (res.status != RT_NVRTC_OK) {
         StrBuf sb = {0};
         rt_nvrtc_report(&res, &sb);
         ck_abort_msg("%s for %s: %s", name, arch, sb_str(&sb));
@@ -293,6 +292,71 @@ static void compile_checked(const char *source, const char *name, const char *ar
         line += len + (end != NULL);
     }
     rt_nvrtc_result_free(&res);
+}
+
+/* Compiles source to a CUBIN for arch and checks it (compiled_checked). */
+static void compile_checked(const char *source, const char *name, const char *arch, int spills_ok) {
+    RtNvrtcResult res;
+    rt_nvrtc_compile(source, name, RT_NVRTC_CUBIN, arch, &res);
+    compiled_checked(res, name, arch, spills_ok);
+}
+
+/* Units compiled side by side (NVRTC compiles separate programs concurrently, as the runtime's builds do),
+ * as many at once as the machine has processors (at most 8), each checked as compile_checked does when it
+ * is joined: persistent_units_compile's ~300 compiles took ~280 s of CI one after another. */
+typedef struct SideCompile {
+    char *source, name[64];
+    const char *arch;
+    int spills_ok, running;
+    pthread_t thread;
+    RtNvrtcResult res;
+} SideCompile;
+typedef struct SideCompiles {
+    SideCompile slot[8];
+    int n, next;
+} SideCompiles;
+
+static void *side_compile_thread(void *arg) {
+    SideCompile *c = arg;
+    rt_nvrtc_compile(c->source, c->name, RT_NVRTC_CUBIN, c->arch, &c->res);
+    return NULL;
+}
+
+static void side_join(SideCompile *c) {
+    if (!c->running) return;
+    pthread_join(c->thread, NULL);
+    c->running = 0;
+    free(c->source);
+    compiled_checked(c->res, c->name, c->arch, c->spills_ok);
+}
+
+static void side_init(SideCompiles *sc) {
+    memset(sc, 0, sizeof *sc);
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    sc->n = cpus < 1 ? 1 : cpus > 8 ? 8 : (int)cpus;
+}
+
+/* Starts compiling a copy of source, first joining (and checking) the oldest compile where all slots run. */
+static void side_compile(SideCompiles *sc, const char *source, const char *name, const char *arch, int spills_ok) {
+    SideCompile *c = &sc->slot[sc->next];
+    sc->next = (sc->next + 1) % sc->n;
+    side_join(c);
+    c->source = strdup(source);
+    ck_assert_ptr_nonnull(c->source);
+    snprintf(c->name, sizeof c->name, "%s", name);
+    c->arch = arch;
+    c->spills_ok = spills_ok;
+    pthread_attr_t attr; /* 16 MB of stack, as rt_build.c gives its compiles: NVRTC's optimizer recurses */
+    ck_assert_int_eq(pthread_attr_init(&attr), 0);
+    ck_assert_int_eq(pthread_attr_setstacksize(&attr, (size_t)16 << 20), 0);
+    ck_assert_int_eq(pthread_create(&c->thread, &attr, side_compile_thread, c), 0);
+    pthread_attr_destroy(&attr);
+    c->running = 1;
+}
+
+/* Joins and checks every compile still running. */
+static void side_finish(SideCompiles *sc) {
+    for (int i = 0; i < sc->n; i++) side_join(&sc->slot[(sc->next + i) % sc->n]);
 }
 
 /* Compiles source to a CUBIN for arch: no error, and an empty log (no warning, no spill). */
@@ -701,6 +765,8 @@ START_TEST(persistent_units_compile) {
     char **paths;
     int n = tu_list_cells(&paths), nested = 0;
     char src[8192];
+    SideCompiles sc;
+    side_init(&sc);
     for (int i = 0; i < n + 12; i++) {
         Src s;
         if (i < n) src_open_file(&s, paths[i]);
@@ -844,11 +910,12 @@ START_TEST(persistent_units_compile) {
                 }
                 /* 16 warps cap a thread at 128 registers, where ptxas may spill a few bytes (CIFG's fp16
                  * forward with flags: 4; the search takes such a tile only where it times fastest) */
-                if ((b == 0 || b == 3) && !SANITIZED) compile_checked(u, c->name, P.cluster > 1 ? "sm_90a" : "sm_90", warps[b] == 16);
+                if ((b == 0 || b == 3) && !SANITIZED) side_compile(&sc, u, c->name, P.cluster > 1 ? "sm_90a" : "sm_90", warps[b] == 16);
                 free(u);
             }
         src_close(&s);
     }
+    side_finish(&sc);
     ck_assert_msg(nested > 0, "no cell with a GEMM of a GEMM's result");
     tu_free_list(paths, n);
 }
