@@ -1741,33 +1741,31 @@ END_TEST
  * weights in registers and pairs at 132 can, so the runtime takes pairs and says so (asserted where the
  * device has 132 multiprocessors). Nothing forced, the rule loads the operands straight into registers
  * on the fewest blocks that keep a block's work (section 100): 96 at H = 768 on 132 multiprocessors. */
+/* The backend an fp16 LSTM (I = 8, h: "H=...") runs 16 sequences on, and why (rnncc_model_backend). */
+static rnncc_backend fp16_lstm_backend_at_16(rnncc_program *p, const char *h, char *why, size_t size) {
+    const char *dims[] = {"I=8", h};
+    rnncc_model_desc desc = {NULL, dims, 2, 1, 0, RNNCC_FP16, -1, RNNCC_BACKEND_AUTO};
+    rnncc_model *m = NULL;
+    ck_assert_msg(rnncc_model_create(p, &desc, &m) == RNNCC_OK, "%s", rnncc_model_error(m));
+    rnncc_backend b;
+    ck_assert_int_eq(rnncc_model_backend(m, 16, &b, why, size), RNNCC_OK);
+    rnncc_model_destroy(m);
+    return b;
+}
+
 START_TEST(rule_fours_yield_to_pairs_holding_weights) {
     int sms = 0;
     ck_assert_int_eq(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), cudaSuccess);
     rnncc_program *p = compile_ok("cells/lstm.cell");
-    {
-        const char *dims[] = {"I=8", "H=768"};
-        rnncc_model_desc desc = {NULL, dims, 2, 1, 0, RNNCC_FP16, -1, RNNCC_BACKEND_AUTO};
-        rnncc_model *m = NULL;
-        ck_assert_msg(rnncc_model_create(p, &desc, &m) == RNNCC_OK, "%s", rnncc_model_error(m));
-        rnncc_backend b;
-        char why[640];
-        ck_assert_int_eq(rnncc_model_backend(m, 16, &b, why, sizeof why), RNNCC_OK);
-        ck_assert_msg(b == RNNCC_BACKEND_PERSISTENT && strstr(why, "operands loaded straight into registers: by rule"), "%s", why);
-        ck_assert_msg(sms != 132 || strstr(why, "tile 96 blocks of 8 warps, 16 sequences a pass"), "%s", why);
-        rnncc_model_destroy(m);
-    }
+    char why[640];
+    rnncc_backend b = fp16_lstm_backend_at_16(p, "H=768", why, sizeof why);
+    ck_assert_msg(b == RNNCC_BACKEND_PERSISTENT && strstr(why, "operands loaded straight into registers: by rule"), "%s", why);
+    ck_assert_msg(sms != 132 || strstr(why, "tile 96 blocks of 8 warps, 16 sequences a pass"), "%s", why);
     char outer[16];
     env_keep("RNNCC_PERSIST_HANDOFF", outer);
     setenv("RNNCC_PERSIST_HANDOFF", "barrier", 1);
     for (int wide = 0; wide < 2; wide++) {
-        const char *dims[] = {"I=8", wide ? "H=1024" : "H=768"};
-        rnncc_model_desc desc = {NULL, dims, 2, 1, 0, RNNCC_FP16, -1, RNNCC_BACKEND_AUTO};
-        rnncc_model *m = NULL;
-        ck_assert_msg(rnncc_model_create(p, &desc, &m) == RNNCC_OK, "%s", rnncc_model_error(m));
-        rnncc_backend b;
-        char why[640];
-        ck_assert_int_eq(rnncc_model_backend(m, 16, &b, why, sizeof why), RNNCC_OK);
+        b = fp16_lstm_backend_at_16(p, wide ? "H=1024" : "H=768", why, sizeof why);
         ck_assert_msg(b == RNNCC_BACKEND_PERSISTENT && strstr(why, "by rule (RNNCC_PERSIST_SEARCH=0)"), "%s", why);
         const char *pairs = "by rule (RNNCC_PERSIST_SEARCH=0), in pairs: its clusters of 4 would read the step "
                             "weights from shared memory";
@@ -1778,7 +1776,6 @@ START_TEST(rule_fours_yield_to_pairs_holding_weights) {
                               strstr(why, pairs), "%s", why);
         else /* another device: either, and the words match the tile */
             ck_assert_msg(!strstr(why, pairs) || strstr(why, " in clusters of 2, "), "%s", why);
-        rnncc_model_destroy(m);
     }
     env_restore("RNNCC_PERSIST_HANDOFF", outer);
     rnncc_program_destroy(p);
