@@ -146,7 +146,7 @@ case ",$only," in *,rnn,*)
         # machine just started has empty (bench/NOTES.md section 102); bench_rnn's JIT lines again with it off
         part jit_uncached 60 env CUDA_CACHE_DISABLE=1 "$bin/bench_rnn" --config quick --cell lstm,gru --precision fp32 \
             --algo STD --mode inference --repeat 1 --warmup 1
-        sed -n '/^===== jit_uncached: /,$p' "$log" | grep '^JIT' | sed 's/^JIT /JIT, the CUDA cache off: /' >> "$sum"
+        sed -n '/^===== jit_uncached: /,$p' "$log" | grep '^JIT' | awk '!seen[$0]++' | sed 's/^JIT /JIT, the CUDA cache off: /' >> "$sum"
     else
         say "run.sh: $bin/bench_rnn is missing: run 'make bench' and carry build/bench"; echo "bench_rnn: not built" >> "$sum"; status=1
     fi ;;

@@ -66,7 +66,10 @@ expect "jit_fresh.sh: a BENCH_RNN that is not there" "$out" "jit_fresh.sh: $d/no
 cat > "$d/bench_rnn" <<'SH'
 #!/bin/sh
 echo "bench_rnn: a stand-in"
-echo "JIT lstm (quick shape, fp32; H+8, H+16: sources new to NVRTC): cache ${CUDA_CACHE_PATH:+a folder} off=${CUDA_CACHE_DISABLE:-0}"
+jit="JIT lstm (quick shape, fp32; H+8, H+16: sources new to NVRTC): cache ${CUDA_CACHE_PATH:+a folder} off=${CUDA_CACHE_DISABLE:-0}"
+echo "$jit"
+echo "== bench_rnn results" # as bench_rnn does, its JIT lines again after its table
+echo "$jit"
 SH
 chmod +x "$d/bench_rnn"
 printf '#!/bin/sh\necho "bench_rnn: no CUDA device: nothing to measure"\nexit 77\n' > "$d/bench_none"
@@ -88,5 +91,7 @@ out=$(OUT="$d/out" bash "$d/tree/bench/run.sh" --only rnn 2>&1); rc=$?
 expect "run.sh: the uncached JIT part" "$out" "===== jit_uncached: env CUDA_CACHE_DISABLE=1 build/bench/bench_rnn --config quick"
 expect "run.sh: its JIT line in the summary" "$(cat "$d/out/summary.txt" 2>&1)" \
     "JIT, the CUDA cache off: lstm (quick shape, fp32; H+8, H+16: sources new to NVRTC): cache  off=1"
+n=$(grep -c '^JIT, the CUDA cache off: ' "$d/out/summary.txt" 2>/dev/null)
+[ "$n" = 1 ] || { echo "bench_tools: run.sh's summary has $n JIT lines with the CUDA cache off, not 1 (bench_rnn prints each twice)"; fail=1; }
 [ $fail -eq 0 ] && echo "bench_tools: ok"
 exit $fail
