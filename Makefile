@@ -208,10 +208,13 @@ fuzz: $(B)/fuzz_parse $(B)/fuzz_compile $(RANDOM_CELLS)
 	@mkdir -p $(B)/fuzz-corpus $(B)/fuzz-corpus-compile
 	@cp cells/*.cell $(B)/fuzz-corpus/ && cp cells/*.cell $(B)/fuzz-corpus-compile/
 	@$(RANDOM_CELLS) 1 20 $(B)/fuzz-corpus-compile && $(RANDOM_CELLS) --wide 1 20 $(B)/fuzz-corpus-compile
-	$(B)/fuzz_parse -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 -max_len=4096 \
-	    -dict=tests/fuzz/cell.dict $(B)/fuzz-corpus tests/bad
+	@# the two targets side by side (each one process: a processor each), each one's log shown whole after both
+	@$(B)/fuzz_parse -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 -max_len=4096 \
+	    -dict=tests/fuzz/cell.dict $(B)/fuzz-corpus tests/bad > $(B)/fuzz_parse.log 2>&1 & p=$$!; \
 	$(B)/fuzz_compile -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 -max_len=4096 \
-	    -dict=tests/fuzz/cell.dict $(B)/fuzz-corpus-compile
+	    -dict=tests/fuzz/cell.dict $(B)/fuzz-corpus-compile > $(B)/fuzz_compile.log 2>&1; c=$$?; wait $$p; p=$$?; \
+	echo "== fuzz_parse (exit $$p)"; cat $(B)/fuzz_parse.log; echo "== fuzz_compile (exit $$c)"; cat $(B)/fuzz_compile.log; \
+	[ $$p -eq 0 ] && [ $$c -eq 0 ]
 
 # ---- install: DESTDIR only prefixes the paths written here, never the text of an installed file -----
 PREFIX     ?= /usr/local

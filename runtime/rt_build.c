@@ -27,42 +27,29 @@ static int build_key(const char *source, const char *arch, char key[33]) {
     return 1;
 }
 
-static void *compile_thread(void *arg) {
-    RtBuild *b = arg;
-    rt_nvrtc_compile(b->source, b->name, RT_NVRTC_CUBIN, b->arch, &b->res);
-    return NULL;
-}
-
 void rt_build_start(rnncc_model *m, RtBuild *b, const char *source, const char *arch, int fresh) {
     memset(b, 0, sizeof *b);
-    b->source = source;
-    b->arch = arch ? arch : m->arch;
-    b->name = m->cell->name;
-    b->have_key = build_key(source, b->arch, b->key);
+    if (!arch) arch = m->arch;
+    b->have_key = build_key(source, arch, b->key);
     b->from_cache = !fresh && b->have_key && rt_cache_get(&m->cache, b->key, &b->bin, &b->len);
-    if (b->from_cache) return;
-    /* 16 MB of stack, as a process's main thread commonly has: NVRTC's optimizer recurses */
-    pthread_attr_t attr;
-    if (pthread_attr_init(&attr) != 0) return; /* no worker: rt_build_wait compiles it */
-    b->threaded = pthread_attr_setstacksize(&attr, (size_t)16 << 20) == 0 &&
-                  pthread_create(&b->thread, &attr, compile_thread, b) == 0;
-    pthread_attr_destroy(&attr);
+    if (b->from_cache) { /* no compile: the job only holds what a fresh one would take */
+        b->job.source = source;
+        b->job.name = m->cell->name;
+        b->job.arch = arch;
+        return;
+    }
+    rt_nvrtc_job_start(&b->job, source, m->cell->name, arch);
 }
 
 rnncc_status rt_build_wait(rnncc_model *m, RtBuild *b) {
     if (b->from_cache) return RNNCC_OK;
-    if (!b->done) {
-        if (b->threaded) pthread_join(b->thread, NULL);
-        else compile_thread(b); /* no thread could be made: compile here */
-        b->threaded = 0;
-        b->done = 1;
-    }
-    RtNvrtcResult *res = &b->res;
+    rt_nvrtc_job_join(&b->job);
+    RtNvrtcResult *res = &b->job.res;
     if (res->status != RT_NVRTC_OK) {
         StrBuf sb = {0};
         rt_nvrtc_report(res, &sb);
         rnncc_status s = rt_fail(m, res->status == RT_NVRTC_ERR_NOMEM ? RNNCC_ERR_NOMEM : RNNCC_ERR_NVRTC,
-                                 "compiling the kernels of cell '%s' for %s: %.1900s", b->name, b->arch, sb_str(&sb));
+                                 "compiling the kernels of cell '%s' for %s: %.1900s", b->job.name, b->job.arch, sb_str(&sb));
         sb_free(&sb);
         return s;
     }
@@ -86,16 +73,15 @@ rnncc_status rt_build_load(rnncc_model *m, RtBuild *b, rnncc_status (*get)(rnncc
         if (*lib) cudaLibraryUnload(*lib);
         *lib = NULL;
         cudaGetLastError();
-        const char *source = b->source, *arch = b->arch;
+        const char *source = b->job.source, *arch = b->job.arch;
         rt_build_free(b);
         rt_build_start(m, b, source, arch, 1);
     }
 }
 
 void rt_build_free(RtBuild *b) {
-    if (b->threaded) pthread_join(b->thread, NULL); /* never leave a worker behind its RtBuild */
+    rt_nvrtc_job_free(&b->job); /* never leave a worker behind its RtBuild */
     free(b->bin);
-    rt_nvrtc_result_free(&b->res);
     memset(b, 0, sizeof *b);
 }
 

@@ -251,10 +251,7 @@ static rnncc_status launch_columns(rnncc_model *m, cudaStream_t stream, int whic
     const int64_t slices = (a.rows + CG_BLOCK_SIZE - 1) / CG_BLOCK_SIZE; /* a thread a row (convert.cuh) */
     cudaLaunchConfig_t cfg = {.gridDim = {(unsigned)a.N, (unsigned)(slices < 1 ? 1 : slices > 65535 ? 65535 : slices), 1},
                               .blockDim = {CG_BLOCK_SIZE, 1, 1}, .stream = stream};
-    if (!m->fold_columns[which]) return rt_fail(m, RNNCC_ERR_UNSUPPORTED, "internal: no fold column kernel (rt_convert_needs)");
-    RT_CUDA(m, cudaLaunchKernelExC(&cfg, (const void *)m->fold_columns[which], args));
-    RT_CUDA(m, cudaGetLastError());
-    return RNNCC_OK;
+    return rt_launch_convert(m, &cfg, m->fold_columns[which], args, "fold column");
 }
 
 /* A product of the fold's on the bound unit's lane: in the 16-bit modes by rt_gemm, 16-bit products as the plan's

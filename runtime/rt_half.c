@@ -18,17 +18,23 @@ _Static_assert(CG_BLOCK_SIZE == 256, "convert.cuh's __launch_bounds__(256) must 
 
 int rt_half(const rnncc_model *m) { return m->precision == RNNCC_FP16 || m->precision == RNNCC_BF16; }
 
+rnncc_status rt_launch_convert(rnncc_model *m, const cudaLaunchConfig_t *cfg, cudaKernel_t kernel, void **args,
+                               const char *what) {
+    if (!kernel)
+        return rt_fail(m, RNNCC_ERR_UNSUPPORTED, "internal: this model's conversion unit holds no %s kernel (rt_convert_needs)", what);
+    RT_CUDA(m, cudaLaunchKernelExC(cfg, (const void *)kernel, args));
+    RT_CUDA(m, cudaGetLastError());
+    return RNNCC_OK;
+}
+
 rnncc_status rt_launch_columns(rnncc_model *m, cudaStream_t stream, cudaKernel_t kernel, void **args, int64_t per,
                                int64_t cols) {
-    if (!kernel) return rt_fail(m, RNNCC_ERR_UNSUPPORTED, "internal: a conversion this model's conversion unit does not hold (rt_convert_needs)");
     int64_t x = (per + CG_BLOCK_SIZE * CG_CONVERT_ITEMS - 1) / (CG_BLOCK_SIZE * CG_CONVERT_ITEMS);
     if (x > CG_MAX_GRID_BLOCKS) x = CG_MAX_GRID_BLOCKS;
     int64_t y = CG_MAX_GRID_BLOCKS / x;
     if (y > cols) y = cols;
     cudaLaunchConfig_t cfg = {.gridDim = {(unsigned)x, (unsigned)y, 1}, .blockDim = {CG_BLOCK_SIZE, 1, 1}, .stream = stream};
-    RT_CUDA(m, cudaLaunchKernelExC(&cfg, (const void *)kernel, args));
-    RT_CUDA(m, cudaGetLastError());
-    return RNNCC_OK;
+    return rt_launch_convert(m, &cfg, kernel, args, "conversion");
 }
 
 /* Converts the rows x cols matrix src (column-major, leading dimension ld) into dst, packed
@@ -71,10 +77,7 @@ rnncc_status rt_copy_states(rnncc_model *m, cudaStream_t stream, const RnnStateC
     void *args[] = {&copy};
     cudaLaunchConfig_t cfg = {.gridDim = {(unsigned)blocks, 1, 1}, .blockDim = {CG_BLOCK_SIZE, 1, 1}, .stream = stream};
     const cudaKernel_t stage = m->stage_states[m->precision == RNNCC_BF16];
-    if (!stage) return rt_fail(m, RNNCC_ERR_UNSUPPORTED, "internal: no state staging kernel (rt_convert_needs)");
-    RT_CUDA(m, cudaLaunchKernelExC(&cfg, (const void *)stage, args));
-    RT_CUDA(m, cudaGetLastError());
-    return RNNCC_OK;
+    return rt_launch_convert(m, &cfg, stage, args, "state staging");
 }
 
 void *rt_half_copy_in(const RtRegions *r, char *holder) { return rt_align16(holder + r->half_weights); }

@@ -37,14 +37,11 @@ typedef struct RtModule {
 /* One generated source on its way to a CUDA library (rt_build.c): its cache key, then the CUBIN,
  * from the cache or from NVRTC on a thread of its own. */
 typedef struct RtBuild {
-    const char *source;         /* the caller's, alive until rt_build_free */
-    const char *arch, *name;    /* the target; the name in NVRTC's messages */
+    RtNvrtcJob job;             /* the source (the caller's, alive until rt_build_free), the target, the name in
+                                   NVRTC's messages; the compile where the cache missed (joined by rt_build_wait
+                                   or rt_build_free) */
     char key[33];
     int have_key, from_cache;
-    int threaded;               /* a worker compiles it (joined by rt_build_wait or rt_build_free) */
-    int done;                   /* compiled and waited for */
-    pthread_t thread;
-    RtNvrtcResult res;          /* the worker's compile */
     void *bin;                  /* malloc'd CUBIN */
     size_t len;
 } RtBuild;
@@ -516,6 +513,10 @@ int rt_fold_skips_gemm(const RtBind *b, int j);
 static inline int rt_twins_only(const RtBind *b) {
     return rt_half(b->m) && (!b->persist || cg_persist_twins_staged(b->m->plan, &b->persist->plan));
 }
+/* Launches kernel, one of the conversion unit's (rt_convert_needs chose which it holds), on cfg with args;
+ * a kernel the unit lacks (NULL) fails the call naming what (an internal error), never a launch. */
+rnncc_status rt_launch_convert(rnncc_model *m, const cudaLaunchConfig_t *cfg, cudaKernel_t kernel, void **args,
+                               const char *what);
 /* Launches a kernel of the conversion unit over cols columns of per items each (rt_half.c): a 2-D grid, x
  * along a column (CG_CONVERT_ITEMS items a thread), y over the columns, both grid-stride and together at
  * most CG_MAX_GRID_BLOCKS blocks; the 16-bit conversions' and RNNCC_TF32X3's split. */

@@ -171,6 +171,38 @@ void rt_nvrtc_result_free(RtNvrtcResult *res) {
     memset(res, 0, sizeof *res);
 }
 
+static void *job_thread(void *arg) {
+    RtNvrtcJob *job = arg;
+    rt_nvrtc_compile(job->source, job->name, RT_NVRTC_CUBIN, job->arch, &job->res);
+    return NULL;
+}
+
+void rt_nvrtc_job_start(RtNvrtcJob *job, const char *source, const char *name, const char *arch) {
+    memset(job, 0, sizeof *job);
+    job->source = source;
+    job->name = name;
+    job->arch = arch;
+    pthread_attr_t attr;
+    if (pthread_attr_init(&attr) != 0) return; /* no worker: rt_nvrtc_job_join compiles it */
+    job->threaded = pthread_attr_setstacksize(&attr, (size_t)16 << 20) == 0 &&
+                    pthread_create(&job->thread, &attr, job_thread, job) == 0;
+    pthread_attr_destroy(&attr);
+}
+
+void rt_nvrtc_job_join(RtNvrtcJob *job) {
+    if (job->done) return;
+    if (job->threaded) pthread_join(job->thread, NULL);
+    else job_thread(job); /* no worker could be made: compile here */
+    job->threaded = 0;
+    job->done = 1;
+}
+
+void rt_nvrtc_job_free(RtNvrtcJob *job) {
+    if (job->threaded) pthread_join(job->thread, NULL); /* never leave a worker behind its job */
+    rt_nvrtc_result_free(&job->res);
+    memset(job, 0, sizeof *job);
+}
+
 void rt_nvrtc_listing(const char *source, StrBuf *out) {
     int line = 1;
     for (const char *p = source; *p;) {

@@ -4,6 +4,7 @@
  * NVRTC's log and the numbered source for the user. Thread-safe: no global state. */
 #ifndef RNNCC_RT_NVRTC_H
 #define RNNCC_RT_NVRTC_H
+#include <pthread.h>
 #include <stddef.h>
 
 #include "ir/strbuf.h"
@@ -43,6 +44,22 @@ RtNvrtcStatus rt_nvrtc_compile(const char *source, const char *name, RtNvrtcTarg
                                RtNvrtcResult *res);
 /* Frees what a result holds and clears it. */
 void rt_nvrtc_result_free(RtNvrtcResult *res);
+
+/* One CUBIN compile on a thread of its own (16 MB of stack: NVRTC's optimizer recurses), as the runtime's
+ * builds and the tests' side-by-side compiles run theirs; where no thread can be made it compiles at the join. */
+typedef struct RtNvrtcJob {
+    const char *source, *name, *arch; /* the caller's, alive until the job is joined or freed */
+    int threaded;                     /* a worker compiles it */
+    int done;                         /* compiled and joined: res holds the result */
+    pthread_t thread;
+    RtNvrtcResult res;
+} RtNvrtcJob;
+/* Clears job and starts compiling source to a CUBIN for arch, named name (as rt_nvrtc_compile). */
+void rt_nvrtc_job_start(RtNvrtcJob *job, const char *source, const char *name, const char *arch);
+/* Waits for job's compile (compiling it here where no worker was made); job->res then holds it. Once only. */
+void rt_nvrtc_job_join(RtNvrtcJob *job);
+/* Joins a worker still running, without compiling what none started, frees the result and clears job. */
+void rt_nvrtc_job_free(RtNvrtcJob *job);
 
 /* The exact options rt_nvrtc_compile passes for target and arch, space-separated, into buf
  * (for cache keys). Returns the length, or -1 when arch is invalid or buf too small. */

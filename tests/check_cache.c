@@ -241,6 +241,23 @@ START_TEST(conversion_unit_holds_what_the_model_launches) {
 }
 END_TEST
 
+/* A launch of a kernel the model's conversion unit lacks fails the call with an internal error naming it
+ * and rt_convert_needs, before any CUDA call (so here too, without a GPU). */
+START_TEST(a_kernel_the_conversion_unit_lacks_fails_the_call) {
+    rnncc_model m;
+    IrCell cell;
+    build_model(&m, &cell);
+    int arg = 0;
+    void *args[] = {&arg};
+    cudaLaunchConfig_t cfg = {.gridDim = {1, 1, 1}, .blockDim = {CG_BLOCK_SIZE, 1, 1}};
+    ck_assert_int_eq(rt_launch_convert(&m, &cfg, NULL, args, "fold column"), RNNCC_ERR_UNSUPPORTED);
+    ck_assert_str_eq(m.error, "internal: this model's conversion unit holds no fold column kernel (rt_convert_needs)");
+    m.error[0] = 0;
+    ck_assert_int_eq(rt_launch_columns(&m, NULL, NULL, args, 1000, 3), RNNCC_ERR_UNSUPPORTED);
+    ck_assert_str_eq(m.error, "internal: this model's conversion unit holds no conversion kernel (rt_convert_needs)");
+}
+END_TEST
+
 /* The runtime's three programs of an LSTM model in fp16 (forward part, backward part,
  * conversions) build at once, land in the cache, and come back from it without a compile. */
 START_TEST(builds_run_side_by_side_into_the_cache) {
@@ -259,7 +276,7 @@ START_TEST(builds_run_side_by_side_into_the_cache) {
         for (int i = 0; i < 3; i++) rt_build_start(&m, &b[i], sb_str(&src[i]), NULL, 0);
         for (int i = 0; i < 3; i++) {
             ck_assert_int_eq(b[i].from_cache, round);
-            ck_assert_int_eq(b[i].threaded, !round); /* a miss compiles on its own thread */
+            ck_assert_int_eq(b[i].job.threaded, !round); /* a miss compiles on its own thread */
         }
         for (int i = 0; i < 3; i++) {
             ck_assert_int_eq(rt_build_wait(&m, &b[i]), RNNCC_OK);
@@ -271,7 +288,7 @@ START_TEST(builds_run_side_by_side_into_the_cache) {
     }
     /* fresh: compiled again though cached */
     rt_build_start(&m, &b[0], sb_str(&src[2]), "sm_80", 1);
-    ck_assert(!b[0].from_cache && b[0].threaded);
+    ck_assert(!b[0].from_cache && b[0].job.threaded);
     ck_assert_int_eq(rt_build_wait(&m, &b[0]), RNNCC_OK);
     rt_build_free(&b[0]);
     ck_assert_int_eq(entries(&m.cache), 4); /* sm_80's is an entry of its own */
@@ -323,6 +340,7 @@ int main(void) {
     tcase_add_test(tc, refuses_a_directory_open_to_others);
     tcase_add_test(tc, keys_cover_their_inputs);
     tcase_add_test(tc, conversion_unit_holds_what_the_model_launches);
+    tcase_add_test(tc, a_kernel_the_conversion_unit_lacks_fails_the_call);
     tcase_add_test(tc, builds_run_side_by_side_into_the_cache);
     tcase_add_test(tc, a_failed_build_reports_and_others_stand);
     suite_add_tcase(s, tc);

@@ -305,29 +305,21 @@ static void compile_checked(const char *source, const char *name, const char *ar
  * as many at once as the machine has processors (at most 8), each checked as compile_checked does when it
  * is joined: persistent_units_compile's ~300 compiles took ~280 s of CI one after another. */
 typedef struct SideCompile {
-    char *source, name[64];
-    const char *arch;
+    char *source, name[64]; /* the job's, held until its join */
     int spills_ok, running;
-    pthread_t thread;
-    RtNvrtcResult res;
+    RtNvrtcJob job;
 } SideCompile;
 typedef struct SideCompiles {
     SideCompile slot[8];
     int n, next;
 } SideCompiles;
 
-static void *side_compile_thread(void *arg) {
-    SideCompile *c = arg;
-    rt_nvrtc_compile(c->source, c->name, RT_NVRTC_CUBIN, c->arch, &c->res);
-    return NULL;
-}
-
 static void side_join(SideCompile *c) {
     if (!c->running) return;
-    pthread_join(c->thread, NULL);
+    rt_nvrtc_job_join(&c->job);
     c->running = 0;
+    compiled_checked(c->job.res, c->name, c->job.arch, c->spills_ok); /* frees the result */
     free(c->source);
-    compiled_checked(c->res, c->name, c->arch, c->spills_ok);
 }
 
 static void side_init(SideCompiles *sc) {
@@ -344,13 +336,8 @@ static void side_compile(SideCompiles *sc, const char *source, const char *name,
     c->source = strdup(source);
     ck_assert_ptr_nonnull(c->source);
     snprintf(c->name, sizeof c->name, "%s", name);
-    c->arch = arch;
     c->spills_ok = spills_ok;
-    pthread_attr_t attr; /* 16 MB of stack, as rt_build.c gives its compiles: NVRTC's optimizer recurses */
-    ck_assert_int_eq(pthread_attr_init(&attr), 0);
-    ck_assert_int_eq(pthread_attr_setstacksize(&attr, (size_t)16 << 20), 0);
-    ck_assert_int_eq(pthread_create(&c->thread, &attr, side_compile_thread, c), 0);
-    pthread_attr_destroy(&attr);
+    rt_nvrtc_job_start(&c->job, c->source, c->name, arch);
     c->running = 1;
 }
 
@@ -409,6 +396,8 @@ static void assert_fused_sums_stored(const char *u, const CgPersist *P, const ch
 }
 
 START_TEST(shipped_cells_emit_and_compile) {
+    SideCompiles sc;
+    side_init(&sc);
     char **paths;
     int n = tu_list_cells(&paths);
     ck_assert_int_ge(n, 9);
@@ -448,14 +437,15 @@ START_TEST(shipped_cells_emit_and_compile) {
                 }
                 ck_assert_int_eq(*list, '\n');
                 assert_final_states_written(a, c, paths[i]);
-                compile_ok(a, c->name, "sm_90");
-                compile_ok(a, c->name, "sm_80");
+                side_compile(&sc, a, c->name, "sm_90", 0);
+                side_compile(&sc, a, c->name, "sm_80", 0);
                 free(a);
                 free(b);
             }
         }
         src_close(&s);
     }
+    side_finish(&sc);
     tu_free_list(paths, n);
 }
 END_TEST
@@ -1452,6 +1442,8 @@ START_TEST(persistent_weights_in_registers) {
         {"cells/mlstm.cell", 1024, 16, CG_F16, 4, 0, 0, 1, 0, {1, 0}, "rnn_wfrag<1, 3, uint4> rnn_wf1;", 1, 1,
          CG_H100_FOUR_BLOCKS},
     };
+    SideCompiles sc;
+    side_init(&sc);
     for (size_t r = 0; r < sizeof rows / sizeof *rows; r++) {
         Src s;
         PlanLayout *L = layout_at_size(&s, rows[r].cell, rows[r].H);
@@ -1500,10 +1492,11 @@ START_TEST(persistent_weights_in_registers) {
         ck_assert_int_eq(count(u, "> rnn_wf"), held); /* the declarations */
         if (rows[r].frag) ck_assert_msg(strstr(u, rows[r].frag), "row %zu: %s", r, rows[r].frag);
         if (!SANITIZED && held && (r == 1 || r == 2 || r == 7 || r == 8 || rows[r].compile))
-            compile_ok(u, s.module->cells[0]->name, P.cluster > 1 ? "sm_90a" : "sm_90");
+            side_compile(&sc, u, s.module->cells[0]->name, P.cluster > 1 ? "sm_90a" : "sm_90", 0);
         free(u);
         src_close(&s);
     }
+    side_finish(&sc);
 }
 END_TEST
 
@@ -1543,6 +1536,8 @@ START_TEST(persistent_rule_units_do_not_spill) {
         {"cells/lstmp.cell", 1024, 16, CG_FFMA, 0},    {"cells/mlstm.cell", 1024, 4, CG_FFMA, 0},
         {"cells/peephole.cell", 768, 32, CG_FFMA, 0},
     };
+    SideCompiles sc;
+    side_init(&sc);
     for (size_t r = 0; r < sizeof rows / sizeof *rows; r++) {
         Src s;
         PlanLayout *L = layout_at_size(&s, rows[r].cell, rows[r].H);
@@ -1553,10 +1548,11 @@ START_TEST(persistent_rule_units_do_not_spill) {
         char *u = emit_persistent(&s, L, ask, &P, why, sizeof why);
         ck_assert_msg(u, "row %zu: %s", r, why);
         ck_assert_msg(cg_persist_held_registers(&P) > 0, "row %zu holds no weights: %s", r, why);
-        compile_ok(u, s.module->cells[0]->name, P.cluster > 1 ? "sm_90a" : "sm_90");
+        side_compile(&sc, u, s.module->cells[0]->name, P.cluster > 1 ? "sm_90a" : "sm_90", 0);
         free(u);
         src_close(&s);
     }
+    side_finish(&sc);
 }
 END_TEST
 
@@ -1958,9 +1954,100 @@ END_TEST
  * the one before K1 reads U^T's output. The forward units hold forward_staged_values_stay (19114
  * operands staged); a cell with a readout y = V h' fails it without the barrier before V's product,
  * or without the next step's opening barrier. */
+/* One share of persistent_early_loads_are_own_values's sweep: the shipped cells and 300 random ones, every
+ * step-th from first, each at three sizes and eight requests, forward and backward units checked; its counts. */
+typedef struct SweepShare {
+    char **paths;
+    int nshipped, first, step;
+    int units, direct, states, reads, stagings, bunits, fetches, adjoints;
+    pthread_t thread;
+} SweepShare;
+
+static void *sweep_share(void *arg) {
+    SweepShare *sh = arg;
+    char why[256];
+    /* input, first state, the rest; the third where tensor-core products at 32 sequences fuse their sums */
+    static const int64_t sizes[3][3] = {{40, 24, 56}, {24, 56, 24}, {64, 256, 512}};
+    /* flags: 1 steps handed off by flags, 2 operands loaded straight into registers (CG_HANDOFF_DIRECT) */
+    static const struct { int64_t N; CgProducts pr; int flags, cluster; } asks[] = {
+        {4, CG_FFMA, 0, 1}, {4, CG_FFMA, 1, 1}, {16, CG_F16, 0, 1}, {32, CG_TF32, 0, 1}, {64, CG_F16, 0, 1}, {16, CG_F16, 0, 4},
+        {16, CG_F16, 2, 1}, {4, CG_BF16, 2, 1}};
+    char src[8192];
+    for (int i = sh->first; i < sh->nshipped + 300; i += sh->step) {
+        Src s;
+        if (i < sh->nshipped) src_open_file(&s, sh->paths[i]);
+        else {
+            int seed = i - sh->nshipped < 100 ? i - sh->nshipped + 1 : i - sh->nshipped - 99;
+            ck_assert_int_gt((i - sh->nshipped < 100 ? tu_random_cell : tu_random_cell_wide)((uint64_t)seed, src, sizeof src), 0);
+            src_open(&s, "random.cell", src);
+        }
+        const IrCell *c = s.module->cells[0];
+        for (int set = 0; set < 3; set++) {
+            char spec[8][32];
+            const char *dims[8];
+            int nd = tu_dim_specs(c, sizes[set][0], sizes[set][1], sizes[set][2], spec, dims);
+            PlanLayout *L = layout_bound(&s, c, dims, nd);
+            for (size_t a = 0; a < sizeof asks / sizeof *asks; a++) {
+                CgPersistAsk ask = cg_persist_h100_ask(asks[a].N, 0, asks[a].pr, asks[a].cluster);
+                ask.handoff = asks[a].flags == 1 ? CG_HANDOFF_FLAGS : asks[a].flags == 2 ? CG_HANDOFF_DIRECT : CG_HANDOFF_BARRIER;
+                ask.twins = asks[a].pr == CG_F16 || asks[a].pr == CG_BF16; /* as the runtime asks (rt_persist.c) */
+                CgPersist P;
+                char *u = emit_persistent(&s, L, ask, &P, why, sizeof why);
+                if (!u) continue; /* refused: it says why (persistent_plan_says_why_not) */
+                sh->units++;
+                sh->direct += P.direct;
+                ck_assert_msg(early_loads_own(u, &sh->states, why, sizeof why), "%s (%s, %s): %s", c->name, dims[0],
+                              nd > 1 ? dims[1] : "", why);
+                ck_assert_msg(results_read_own_rows(u, &sh->reads, why, sizeof why), "%s (%s, %s): %s", c->name, dims[0],
+                              nd > 1 ? dims[1] : "", why);
+                ck_assert_msg(forward_staged_values_stay(u, &sh->stagings, why, sizeof why), "%s (%s, %s): %s", c->name, dims[0],
+                              nd > 1 ? dims[1] : "", why);
+                free(u);
+                if (asks[a].flags) continue; /* the backward has no flags */
+                ask.backward = 1;
+                ask.handoff = CG_HANDOFF_BARRIER;
+                u = emit_persistent(&s, L, ask, &P, why, sizeof why);
+                if (!u) continue;
+                sh->bunits++;
+                ck_assert_msg(backward_fetches_forward_values(u, &sh->fetches, why, sizeof why), "%s backward (%s, %s): %s",
+                              c->name, dims[0], nd > 1 ? dims[1] : "", why);
+                ck_assert_msg(backward_adjoints_read_own(u, &sh->adjoints, why, sizeof why), "%s backward (%s, %s): %s",
+                              c->name, dims[0], nd > 1 ? dims[1] : "", why);
+                free(u);
+            }
+        }
+        src_close(&s);
+    }
+    return NULL;
+}
+
+/* Runs the sweep in n shares side by side (one where Check runs tests in its own process: CK_FORK=no, where
+ * a failed check must stay on the test's thread; a failed check in a share's thread ends the forked test as
+ * on its own), the counts in share[0..returned). ~100 s one after another, the largest part of CI's checks. */
+static int sweep_shares(SweepShare *share, int n) {
+    const char *fork = getenv("CK_FORK");
+    if (fork && strcmp(fork, "no") == 0) n = 1;
+    char **paths;
+    const int nshipped = tu_list_cells(&paths);
+    for (int k = 0; k < n; k++) {
+        memset(&share[k], 0, sizeof share[k]);
+        share[k].paths = paths, share[k].nshipped = nshipped, share[k].first = k, share[k].step = n;
+    }
+    for (int k = 1; k < n; k++) {
+        pthread_attr_t attr; /* 16 MB of stack, as the runtime's compiles: the generator recurses over the cell */
+        ck_assert_int_eq(pthread_attr_init(&attr), 0);
+        ck_assert_int_eq(pthread_attr_setstacksize(&attr, (size_t)16 << 20), 0);
+        ck_assert_int_eq(pthread_create(&share[k].thread, &attr, sweep_share, &share[k]), 0);
+        pthread_attr_destroy(&attr);
+    }
+    sweep_share(&share[0]);
+    for (int k = 1; k < n; k++) ck_assert_int_eq(pthread_join(share[k].thread, NULL), 0);
+    tu_free_list(paths, nshipped);
+    return n;
+}
+
 START_TEST(persistent_early_loads_are_own_values) {
     char why[256];
-    int states = 0, units = 0, reads = 0, stagings = 0, bunits = 0, fetches = 0, adjoints = 0, direct = 0;
     /* the negative control: the unit of section 75's race at H = 2, P = 16, as the generator emitted it
      * before the fix (c loaded early in K1, which runs over P), and the same at H = P = 16, where a
      * block's shares of both lengths are alike */
@@ -2100,61 +2187,13 @@ START_TEST(persistent_early_loads_are_own_values) {
         free(u);
         src_close(&s);
     }
-    char **paths;
-    int nshipped = tu_list_cells(&paths);
-    /* input, first state, the rest; the third where tensor-core products at 32 sequences fuse their sums */
-    static const int64_t sizes[3][3] = {{40, 24, 56}, {24, 56, 24}, {64, 256, 512}};
-    /* flags: 1 steps handed off by flags, 2 operands loaded straight into registers (CG_HANDOFF_DIRECT) */
-    static const struct { int64_t N; CgProducts pr; int flags, cluster; } asks[] = {
-        {4, CG_FFMA, 0, 1}, {4, CG_FFMA, 1, 1}, {16, CG_F16, 0, 1}, {32, CG_TF32, 0, 1}, {64, CG_F16, 0, 1}, {16, CG_F16, 0, 4},
-        {16, CG_F16, 2, 1}, {4, CG_BF16, 2, 1}};
-    char src[8192];
-    for (int i = 0; i < nshipped + 300; i++) {
-        Src s;
-        if (i < nshipped) src_open_file(&s, paths[i]);
-        else {
-            int seed = i - nshipped < 100 ? i - nshipped + 1 : i - nshipped - 99;
-            ck_assert_int_gt((i - nshipped < 100 ? tu_random_cell : tu_random_cell_wide)((uint64_t)seed, src, sizeof src), 0);
-            src_open(&s, "random.cell", src);
-        }
-        const IrCell *c = s.module->cells[0];
-        for (int set = 0; set < 3; set++) {
-            char spec[8][32];
-            const char *dims[8];
-            int nd = tu_dim_specs(c, sizes[set][0], sizes[set][1], sizes[set][2], spec, dims);
-            PlanLayout *L = layout_bound(&s, c, dims, nd);
-            for (size_t a = 0; a < sizeof asks / sizeof *asks; a++) {
-                CgPersistAsk ask = cg_persist_h100_ask(asks[a].N, 0, asks[a].pr, asks[a].cluster);
-                ask.handoff = asks[a].flags == 1 ? CG_HANDOFF_FLAGS : asks[a].flags == 2 ? CG_HANDOFF_DIRECT : CG_HANDOFF_BARRIER;
-                ask.twins = asks[a].pr == CG_F16 || asks[a].pr == CG_BF16; /* as the runtime asks (rt_persist.c) */
-                CgPersist P;
-                char *u = emit_persistent(&s, L, ask, &P, why, sizeof why);
-                if (!u) continue; /* refused: it says why (persistent_plan_says_why_not) */
-                units++;
-                direct += P.direct;
-                ck_assert_msg(early_loads_own(u, &states, why, sizeof why), "%s (%s, %s): %s", c->name, dims[0],
-                              nd > 1 ? dims[1] : "", why);
-                ck_assert_msg(results_read_own_rows(u, &reads, why, sizeof why), "%s (%s, %s): %s", c->name, dims[0],
-                              nd > 1 ? dims[1] : "", why);
-                ck_assert_msg(forward_staged_values_stay(u, &stagings, why, sizeof why), "%s (%s, %s): %s", c->name, dims[0],
-                              nd > 1 ? dims[1] : "", why);
-                free(u);
-                if (asks[a].flags) continue; /* the backward has no flags */
-                ask.backward = 1;
-                ask.handoff = CG_HANDOFF_BARRIER;
-                u = emit_persistent(&s, L, ask, &P, why, sizeof why);
-                if (!u) continue;
-                bunits++;
-                ck_assert_msg(backward_fetches_forward_values(u, &fetches, why, sizeof why), "%s backward (%s, %s): %s",
-                              c->name, dims[0], nd > 1 ? dims[1] : "", why);
-                ck_assert_msg(backward_adjoints_read_own(u, &adjoints, why, sizeof why), "%s backward (%s, %s): %s",
-                              c->name, dims[0], nd > 1 ? dims[1] : "", why);
-                free(u);
-            }
-        }
-        src_close(&s);
+    SweepShare share[2];
+    const int shares = sweep_shares(share, 2);
+    int units = 0, states = 0, reads = 0, stagings = 0, bunits = 0, fetches = 0, adjoints = 0, direct = 0;
+    for (int k = 0; k < shares; k++) {
+        units += share[k].units, states += share[k].states, reads += share[k].reads, stagings += share[k].stagings;
+        bunits += share[k].bunits, fetches += share[k].fetches, adjoints += share[k].adjoints, direct += share[k].direct;
     }
-    tu_free_list(paths, nshipped);
     ck_assert_int_gt(units, 2000);
     ck_assert_int_gt(states, 1000); /* the checks are not vacuous: early state loads were checked */
     ck_assert_int_gt(reads, 1000);  /* and step GEMMs' results read */
