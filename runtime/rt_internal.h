@@ -4,7 +4,6 @@
 #define RNNCC_RT_INTERNAL_H
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
-#include <pthread.h>
 
 #include "ir/fold_projection.h"
 #include "ir/ir.h"

@@ -1735,12 +1735,6 @@ START_TEST(tile_search_in_half_precisions) {
 }
 END_TEST
 
-/* The rule's clusters of 4 for a forward with tensor cores at 9-24 sequences where its operands are
- * staged (RNNCC_PERSIST_HANDOFF=barrier; bench/NOTES.md section 52): kept for an fp16 LSTM at H = 768;
- * at H = 1024 the 30 clusters of 4 an H100 or H200 holds at once (120 blocks) cannot keep the step
- * weights in registers and pairs at 132 can, so the runtime takes pairs and says so (asserted where the
- * device has 132 multiprocessors). Nothing forced, the rule loads the operands straight into registers
- * on the fewest blocks that keep a block's work (section 100): 96 at H = 768 on 132 multiprocessors. */
 /* The backend an fp16 LSTM (I = 8, h: "H=...") runs 16 sequences on, and why (rnncc_model_backend). */
 static rnncc_backend fp16_lstm_backend_at_16(rnncc_program *p, const char *h, char *why, size_t size) {
     const char *dims[] = {"I=8", h};
@@ -1753,6 +1747,12 @@ static rnncc_backend fp16_lstm_backend_at_16(rnncc_program *p, const char *h, ch
     return b;
 }
 
+/* The rule's clusters of 4 for a forward with tensor cores at 9-24 sequences where its operands are
+ * staged (RNNCC_PERSIST_HANDOFF=barrier; bench/NOTES.md section 52): kept for an fp16 LSTM at H = 768;
+ * at H = 1024 the 30 clusters of 4 an H100 or H200 holds at once (120 blocks) cannot keep the step
+ * weights in registers and pairs at 132 can, so the runtime takes pairs and says so (asserted where the
+ * device has 132 multiprocessors). Nothing forced, the rule loads the operands straight into registers
+ * on the fewest blocks that keep a block's work (section 100): 96 at H = 768 on 132 multiprocessors. */
 START_TEST(rule_fours_yield_to_pairs_holding_weights) {
     int sms = 0;
     ck_assert_int_eq(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), cudaSuccess);
@@ -2716,9 +2716,6 @@ START_TEST(half_weights_kept_by_the_model) {
 }
 END_TEST
 
-/* Zero initial states (io->h0 NULL) take 16 zero bits as their first slot's twin, set without a
- * kernel (rt_forward.c unit_begin): bit for bit the outputs of explicit zero states, which are
- * rounded, in inference and training, on both backends. */
 /* The twins' and the conversion kernels' rounding on the GPU (the prelude's rnn_twin16: the hardware's
  * cvt.rn) gives the bits the CPU's (rnn_round_f16, rnn_round_bf16, which the tests' CPU runs use) give:
  * every 65537th float and the edges (ties, subnormals, the largest values, infinities), NaN as a quiet
@@ -2790,6 +2787,9 @@ START_TEST(twin_rounding_on_the_gpu_is_the_cpus) {
 }
 END_TEST
 
+/* Zero initial states (io->h0 NULL) take 16 zero bits as their first slot's twin, set without a
+ * kernel (rt_forward.c unit_begin): bit for bit the outputs of explicit zero states, which are
+ * rounded, in inference and training, on both backends. */
 START_TEST(zero_states_in_half_precisions) {
     const rnncc_backend backends[] = {RNNCC_BACKEND_PERSISTENT, RNNCC_BACKEND_CUBLAS};
     const int64_t T = 5, N = 3, ny = T * N * 16;
