@@ -259,7 +259,8 @@ START_TEST(a_kernel_the_conversion_unit_lacks_fails_the_call) {
 END_TEST
 
 /* The runtime's three programs of an LSTM model in fp16 (forward part, backward part,
- * conversions) build at once, land in the cache, and come back from it without a compile. */
+ * conversions) build at once, land in the cache, and come back from it without a compile; a GRU
+ * model's conversion unit, the same source, is the LSTM's entry. */
 START_TEST(builds_run_side_by_side_into_the_cache) {
     Arena a; arena_init(&a);
     Diags d;
@@ -292,6 +293,13 @@ START_TEST(builds_run_side_by_side_into_the_cache) {
     ck_assert_int_eq(rt_build_wait(&m, &b[0]), RNNCC_OK);
     rt_build_free(&b[0]);
     ck_assert_int_eq(entries(&m.cache), 4); /* sm_80's is an entry of its own */
+    /* another cell's model takes the same conversion unit from the cache: NVRTC's program name (the cell's)
+     * is no part of the key */
+    cell.name = "gru";
+    rt_build_start(&m, &b[0], sb_str(&src[2]), NULL, 0);
+    ck_assert(b[0].from_cache);
+    ck_assert_int_eq(rt_build_wait(&m, &b[0]), RNNCC_OK);
+    rt_build_free(&b[0]);
     for (int i = 0; i < 3; i++) sb_free(&src[i]);
     arena_free(&a);
 }
