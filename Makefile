@@ -283,7 +283,7 @@ parity: $(B)/parity/parity
 # rnncc_backward_weights find them wherever in the library they are defined (a weak
 # reference alone pulls no archive member in); absent ones make training rows "n/a".
 BENCH_PROGS := $(B)/bench/bench_rnn $(B)/bench/custom_cells $(B)/bench/reserve_sizes $(B)/bench/persist_profile \
-               $(B)/bench/capture_probe $(B)/bench/host_cost $(B)/bench/handoff_floor
+               $(B)/bench/capture_probe $(B)/bench/host_cost $(B)/bench/handoff_floor $(B)/bench/gemm_layouts
 BENCH_LIBS_reserve_sizes := -lcudnn
 BENCH_LIBS_bench_rnn := -lcudnn
 
