@@ -1,9 +1,9 @@
 /* gemm_layouts: a GEMM C = W B timed with the weights W as rnncc packs them (row-major [M][K], which cuBLAS
  * reads as op T: "tn") and column-major (op N: "nn", as cuDNN's STD algorithm multiplies them), each layout's
- * cuBLASLt heuristic candidates (up to 32) timed back to back, fp32 (FFMA) and tf32 (bench/NOTES.md section 105;
- * runtime/rt_wt.c acts on it). Prints per shape and layout the candidates, the heuristic's first and the best
- * (µs a launch: the median of 5 runs of back-to-back launches). Operands are zeros: the kernels' speed does not
- * depend on the values.
+ * cuBLASLt heuristic candidates (up to 32) timed back to back, in fp32 (FFMA), tf32, and fp16 (16-bit A and B, fp32
+ * C and sums, as rnncc's 16-bit modes multiply) (bench/NOTES.md section 105; runtime/rt_wt.c acts on it). Prints per shape and layout the candidates, the heuristic's first and the best
+ * (µs a launch: the median of 5 runs of back-to-back launches). Operands are zeros (in fp16 too): the kernels'
+ * speed does not depend on the values.
  *
  *   ./build/bench/gemm_layouts [M,N,K ...]
  *
@@ -34,19 +34,23 @@ static int cmp_float(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
+enum { FP32, TF32, FP16, PRECS };
+static const char *const prec_name[PRECS] = {"fp32", "tf32", "fp16"};
+
 /* Times every candidate of one layout (op_a) and precision for shape s; prints a line. 0 on a failure. */
-static int time_layout(cublasLtHandle_t lt, cublasOperation_t op_a, Shape s, int tf32, const float *A, const float *B,
+static int time_layout(cublasLtHandle_t lt, cublasOperation_t op_a, Shape s, int prec, const float *A, const float *B,
                        float *C, void *ws, size_t ws_bytes) {
+    const cudaDataType_t in = prec == FP16 ? CUDA_R_16F : CUDA_R_32F; /* A and B: zeros either way */
     cublasLtMatmulDesc_t desc = NULL;
     cublasLtMatrixLayout_t la = NULL, lb = NULL, lc = NULL;
     cublasLtMatmulPreference_t pref = NULL;
     const cublasOperation_t op_b = CUBLAS_OP_N;
-    int ok = CK_LT(cublasLtMatmulDescCreate(&desc, tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUDA_R_32F)) &&
+    int ok = CK_LT(cublasLtMatmulDescCreate(&desc, prec == TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUDA_R_32F)) &&
              CK_LT(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &op_a, sizeof op_a)) &&
              CK_LT(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &op_b, sizeof op_b)) &&
-             CK_LT(op_a == CUBLAS_OP_T ? cublasLtMatrixLayoutCreate(&la, CUDA_R_32F, s.K, s.M, s.K)
-                                       : cublasLtMatrixLayoutCreate(&la, CUDA_R_32F, s.M, s.K, s.M)) &&
-             CK_LT(cublasLtMatrixLayoutCreate(&lb, CUDA_R_32F, s.K, s.N, s.K)) &&
+             CK_LT(op_a == CUBLAS_OP_T ? cublasLtMatrixLayoutCreate(&la, in, s.K, s.M, s.K)
+                                       : cublasLtMatrixLayoutCreate(&la, in, s.M, s.K, s.M)) &&
+             CK_LT(cublasLtMatrixLayoutCreate(&lb, in, s.K, s.N, s.K)) &&
              CK_LT(cublasLtMatrixLayoutCreate(&lc, CUDA_R_32F, s.M, s.N, s.M)) && CK_LT(cublasLtMatmulPreferenceCreate(&pref)) &&
              CK_LT(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_bytes,
                                                         sizeof ws_bytes));
@@ -78,7 +82,7 @@ static int time_layout(cublasLtHandle_t lt, cublasOperation_t op_a, Shape s, int
     }
     if (ok)
         printf("%-4s %-4s %6ld x %6ld x %5ld: %2d candidates, the heuristic's first %9.2f us, best %9.2f us (#%d)\n",
-               op_a == CUBLAS_OP_T ? "tn" : "nn", tf32 ? "tf32" : "fp32", s.M, s.N, s.K, n, first, best, best_i);
+               op_a == CUBLAS_OP_T ? "tn" : "nn", prec_name[prec], s.M, s.N, s.K, n, first, best, best_i);
     if (e0) cudaEventDestroy(e0);
     if (e1) cudaEventDestroy(e1);
     if (pref) cublasLtMatmulPreferenceDestroy(pref);
@@ -120,10 +124,10 @@ int main(int argc, char **argv) {
              CK_CUDA(cudaMemset(A, 0, a * sizeof(float))) && CK_CUDA(cudaMemset(B, 0, b * sizeof(float))) &&
              CK_LT(cublasLtCreate(&lt));
     for (int round = 0; ok && round < 2; round++) /* twice: the second after every kernel's first load */
-        for (int tf32 = 0; ok && tf32 < 2; tf32++)
+        for (int prec = 0; ok && prec < PRECS; prec++)
             for (int i = 0; ok && i < ns; i++)
-                ok = time_layout(lt, CUBLAS_OP_T, shapes[i], tf32, A, B, C, ws, ws_bytes) &&
-                     time_layout(lt, CUBLAS_OP_N, shapes[i], tf32, A, B, C, ws, ws_bytes);
+                ok = time_layout(lt, CUBLAS_OP_T, shapes[i], prec, A, B, C, ws, ws_bytes) &&
+                     time_layout(lt, CUBLAS_OP_N, shapes[i], prec, A, B, C, ws, ws_bytes);
     if (lt) cublasLtDestroy(lt);
     cudaFree(A), cudaFree(B), cudaFree(C), cudaFree(ws);
     return ok ? 0 : 1;
