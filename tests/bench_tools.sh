@@ -3,7 +3,7 @@
 # units; the summary; one pass from --from NAME --back K; an unknown name refused with its message),
 # bench/ncu_pass.sh without its arguments (its usage, exit 2), and BUILD/bench/handoff_floor's kernels compiled
 # for sm_90 (--compile-only: NVRTC, no warning; polls in rounds, with --serial-polls, and with --overlap --work) and its bad
-# arguments refused; bench/jit_fresh.sh's four rounds with stand-ins for bench_rnn (its JIT lines; the cache
+# arguments refused; BUILD/bench/gemm_layouts's bad shape refused and its exit 77 without a device; bench/jit_fresh.sh's four rounds with stand-ins for bench_rnn (its JIT lines; the cache
 # variables each round sets; a bench_rnn without JIT lines says why) and a BENCH_RNN that is not there refused;
 # bench/run.sh's JIT lines with the CUDA cache off, in its summary (a stand-in bench_rnn in a copy of the tree).
 # Prints "ok" or what failed; exit 0 or 1.
@@ -60,6 +60,12 @@ expect "handoff_floor: a bad shape" "$out" "handoff_floor: error: '120,8,16,100'
 out=$("$B/bench/handoff_floor" --steps 9,3 2>&1); rc=$?
 [ $rc -eq 1 ] || { echo "bench_tools: handoff_floor --steps 9,3 exited $rc, not 1"; fail=1; }
 expect "handoff_floor: bad steps" "$out" "handoff_floor: error: --steps takes T1,T2 with 1 <= T1 < T2 <= 100000"
+out=$("$B/bench/gemm_layouts" 4096,256 2>&1); rc=$?
+[ $rc -eq 1 ] || { echo "bench_tools: gemm_layouts with a bad shape exited $rc, not 1"; fail=1; }
+expect "gemm_layouts: a bad shape" "$out" "gemm_layouts: error: a shape is M,N,K (each 1 to 65536, at most 16 shapes), got '4096,256'"
+out=$(CUDA_VISIBLE_DEVICES= "$B/bench/gemm_layouts" 64,8,32 2>&1); rc=$?
+[ $rc -eq 77 ] || { echo "bench_tools: gemm_layouts without a device exited $rc, not 77"; fail=1; }
+expect "gemm_layouts: no device" "$out" "gemm_layouts: no CUDA device"
 out=$(bash bench/jit_fresh.sh "$d/none" 2>&1); rc=$?
 [ $rc -eq 2 ] || { echo "bench_tools: jit_fresh.sh with no such bench_rnn exited $rc, not 2"; fail=1; }
 expect "jit_fresh.sh: a BENCH_RNN that is not there" "$out" "jit_fresh.sh: $d/none is not an executable"
