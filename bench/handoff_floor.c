@@ -19,7 +19,8 @@
  * steps less that of T1 steps, over T2 - T1) and checks the last step's state against the host's replay. A
  * value or arrival that never comes traps the launch after 2^22 polls (seconds): FAILED, never a hang.
  *
- *   ./build/bench/handoff_floor [--compile-only ARCH] [--serial-polls | --overlap] [--work C] [--steps T1,T2] [G,W,N,H ...]
+ *   ./build/bench/handoff_floor [--compile-only ARCH] [--serial-polls | --overlap] [--work C] [--groups K] [--steps T1,T2]
+ *                               [G,W,N,H ...]
  *
  * The sentinel's and the flags' polls go in rounds: each round loads again, together, every 16-byte load of the lane
  * still unset (as rnncc's rnn_poll_b), so that a round costs one L2 round trip. --serial-polls polls each load until
@@ -28,7 +29,11 @@
  * --work C puts each load's value through C dependent FMAs as it is added up (a stand-in for a product's work on it;
  * the sums are unchanged), and --overlap has the unstaged sentinel and flags add each load up as soon as it lands,
  * between rounds of polls, as a product could take its k steps while the rest arrive, where a barrier's loads all
- * wait for the last block (section 99's Next 1). Default: a grid of shapes.
+ * wait for the last block (section 99's Next 1). --groups K (2 or 4) takes a step's N sequences in K groups in turn,
+ * each group read, added up, written and handed off on its own (its own counter, or words, or slots' polls), so that a
+ * group's hand-off travels while the block works on the next group: cuDNN's persistent LSTM's SASS multiplies 8
+ * sequences a pass of its step body (24 HMMA.16816 a warp, one n8 tile; bench/NOTES.md section 105). Default: a grid
+ * of shapes, one group.
  *
  * --compile-only compiles every kernel the run would build for ARCH (sm_90) with NVRTC, and needs no GPU.
  *
@@ -50,7 +55,8 @@ static const char kernel_text[] =
     "#define KW (H / W)                       /* a warp's share of K */\n"
     "#define PER_CHUNK (SCHEME == 2 ? 4 : 8)  /* values a 16-byte load */\n"
     "#define CPR (KW / PER_CHUNK)             /* a sequence's loads of the warp's share */\n"
-    "#define CHUNKS (N * CPR)                 /* its 16-byte loads a step */\n"
+    "#define NG (N / GROUPS)                  /* a group's sequences */\n"
+    "#define CHUNKS (NG * CPR)                /* its 16-byte loads a step and group */\n"
     "#define PER_LANE ((CHUNKS + 31) / 32)\n"
     "/* loads added up as they land, between rounds of polls (--overlap: the unstaged sentinel and flags in rounds) */\n"
     "#define AS_THEY_LAND (OVERLAP && !STAGED && !SERIAL_POLLS && (SCHEME == 1 || SCHEME == 2))\n"
@@ -75,9 +81,9 @@ static const char kernel_text[] =
     "    for (int i = 0; i < WORK; i++) x = fmaf(x, 0.999f, 0.001f);\n"
     "    return x > 4.0f;\n"
     "}\n"
-    "/* step t's load c of this warp: sequence c / CPR, k = the warp's first + PER_CHUNK (c % CPR) */\n"
-    "__device__ __forceinline__ const uint4 *chunk(const void *buf, int t, int c, int warp) {\n"
-    "    const long long at = (long long)(c / CPR) * H + warp * KW + PER_CHUNK * (c % CPR);\n"
+    "/* step t's load c of this warp in group g: sequence g NG + c / CPR, k = the warp's first + PER_CHUNK (c % CPR) */\n"
+    "__device__ __forceinline__ const uint4 *chunk(const void *buf, int t, int g, int c, int warp) {\n"
+    "    const long long at = (long long)(g * NG + c / CPR) * H + warp * KW + PER_CHUNK * (c % CPR);\n"
     "    if (SCHEME == 2) return (const uint4 *)((const unsigned *)buf + (long long)(t & 1) * N * H + at);\n"
     "    return (const uint4 *)((const unsigned short *)buf + (long long)t * N * H + at);\n"
     "}\n"
@@ -100,12 +106,14 @@ static const char kernel_text[] =
     "    const int j0 = (int)((long long)H * s / G), nj = (int)((long long)H * (s + 1) / G) - j0;\n"
     "    for (int i = threadIdx.x; i < 3 * N; i += blockDim.x) red[i / N][i % N] = 0;\n"
     "    __syncthreads();\n"
-    "    for (int t = 0; t < T; t++) {\n"
+    "    for (int t = 0; t < T; t++)\n"
+    "    for (int g = 0; g < GROUPS; g++) {  /* the sequences in GROUPS groups in turn, each handed off on its own */\n"
         "#if SCHEME == 0 || SCHEME == 3\n"
-    "        if (t > 0) {  /* step t-1 complete everywhere: G t arrivals on the counter, or every block's word (count: [G]) at t */\n"
-    "            if (SCHEME == 0 && threadIdx.x == 0) wait_at_least(count, (unsigned)G * t);\n"
+    "        if (t > 0) {  /* group g's step t-1 complete everywhere: G t arrivals on its counter, or every block's word\n"
+    "                       * of it (count: [GROUPS][G]) at t */\n"
+    "            if (SCHEME == 0 && threadIdx.x == 0) wait_at_least(count + g, (unsigned)G * t);\n"
     "            if (SCHEME == 3 && warp == 0) {\n"
-    "                for (int b = lane; b < G; b += 32) wait_at_least(count + b, (unsigned)t);\n"
+    "                for (int b = lane; b < G; b += 32) wait_at_least(count + g * G + b, (unsigned)t);\n"
     "                __syncwarp();\n"
     "            }\n"
     "            __syncthreads();\n"
@@ -115,14 +123,14 @@ static const char kernel_text[] =
     "#pragma unroll\n"
     "        for (int r = 0; r < PER_LANE; r++) {\n"
     "            const int c = lane + 32 * r;\n"
-    "            if (c < CHUNKS) v[r] = SCHEME == 1 || SCHEME == 2 ? ld_relaxed(chunk(buf, t, c, warp)) : *chunk(buf, t, c, warp);\n"
+    "            if (c < CHUNKS) v[r] = SCHEME == 1 || SCHEME == 2 ? ld_relaxed(chunk(buf, t, g, c, warp)) : *chunk(buf, t, g, c, warp);\n"
     "        }\n"
     "#if (SCHEME == 1 || SCHEME == 2) && SERIAL_POLLS  /* each load polled until set, one after another */\n"
     "#pragma unroll\n"
     "        for (int r = 0; r < PER_LANE; r++) {\n"
     "            const int c = lane + 32 * r;\n"
     "            for (unsigned spins = 0; c < CHUNKS && unready(v[r], t);\n"
-    "                 v[r] = ld_relaxed(chunk(buf, t, c, warp)))\n"
+    "                 v[r] = ld_relaxed(chunk(buf, t, g, c, warp)))\n"
     "                if (++spins > SPINS) __trap();  /* a value never written fails the launch, never hangs it */\n"
     "        }\n"
     "#elif SCHEME == 1 || SCHEME == 2  /* rounds: every load still unset polled again, together (as rnncc's rnn_poll_b) */\n"
@@ -134,9 +142,9 @@ static const char kernel_text[] =
     "                if (c >= CHUNKS || (done >> r & 1u)) continue;\n"
     "                if (unready(v[r], t)) {\n"
     "                    missing = 1;\n"
-    "                    v[r] = ld_relaxed(chunk(buf, t, c, warp));\n"
+    "                    v[r] = ld_relaxed(chunk(buf, t, g, c, warp));\n"
     "                } else if (AS_THEY_LAND) {  /* added up as it lands, while the others are polled */\n"
-    "                    take(red[t % 3], c, v[r]);\n"
+    "                    take(red[t % 3] + g * NG, c, v[r]);\n"
     "                    done |= 1u << r;\n"
     "                }\n"
     "            }\n"
@@ -153,11 +161,11 @@ static const char kernel_text[] =
     "#pragma unroll\n"
     "        for (int r = 0; r < PER_LANE; r++) {\n"
     "            const int c = lane + 32 * r;\n"
-    "            if (c < CHUNKS && !AS_THEY_LAND) take(red[t % 3], c, v[r]);\n"
+    "            if (c < CHUNKS && !AS_THEY_LAND) take(red[t % 3] + g * NG, c, v[r]);\n"
     "        }\n"
     "        __syncthreads();\n"
-    "        for (int i = threadIdx.x; i < N * nj; i += blockDim.x) {\n"
-    "            const int n = i / nj, j = j0 + i % nj;\n"
+    "        for (int i = threadIdx.x; i < NG * nj; i += blockDim.x) {\n"
+    "            const int n = g * NG + i / nj, j = j0 + i % nj;\n"
     "            const unsigned short w = (unsigned short)mix(red[t % 3][n], j);\n"
     "            if (SCHEME == 2) {  /* the value beside the flag of step t+1, which reads it */\n"
     "                unsigned *q = (unsigned *)buf + (long long)((t + 1) & 1) * N * H + (long long)n * H + j;\n"
@@ -168,13 +176,13 @@ static const char kernel_text[] =
     "                else *q = w;\n"
     "            }\n"
     "        }\n"
-    "        for (int i = threadIdx.x; i < N; i += blockDim.x) red[(t + 2) % 3][i] = 0;  /* used at step t+2, after step t+1's __syncthreads */\n"
+    "        for (int i = threadIdx.x; i < NG; i += blockDim.x) red[(t + 2) % 3][g * NG + i] = 0;  /* used at step t+2, after step t+1's __syncthreads */\n"
     "#if SCHEME == 0\n"
     "        __syncthreads();  /* this block's stores of step t, then its arrival */\n"
-    "        if (threadIdx.x == 0) { __threadfence(); atomicAdd(count, 1u); }\n"
+    "        if (threadIdx.x == 0) { __threadfence(); atomicAdd(count + g, 1u); }\n"
     "#elif SCHEME == 3\n"
     "        __syncthreads();  /* this block's stores of step t, then its word */\n"
-    "        if (threadIdx.x == 0) asm volatile(\"st.release.gpu.global.u32 [%0], %1;\" :: \"l\"(count + s), \"r\"((unsigned)t + 1u) : \"memory\");\n"
+    "        if (threadIdx.x == 0) asm volatile(\"st.release.gpu.global.u32 [%0], %1;\" :: \"l\"(count + g * G + s), \"r\"((unsigned)t + 1u) : \"memory\");\n"
     "#endif\n"
     "    }\n"
     "}\n";
@@ -188,6 +196,7 @@ typedef struct FloorOpts {
     int serial;  /* --serial-polls: each load polled until set, in turn (section 98's way) */
     int work;    /* --work C: C dependent FMAs on each load's value as it is added up */
     int overlap; /* --overlap: the unstaged sentinel and flags add each load up as it lands, between polls */
+    int groups;  /* --groups K: a step's sequences in K groups in turn, each handed off on its own (1: all at once) */
 } FloorOpts;
 
 /* The host's replay of T steps from slot 0 of state (N x H words): slot T into out. 0 when memory ran out. */
@@ -217,8 +226,8 @@ static int replay(const Shape *sh, int T, const unsigned short *first, unsigned 
 enum { SCHEMES = 4 }; /* barrier, sentinel, flags, blocks */
 static const char *const scheme_names[SCHEMES] = {"barrier", "sentinel", "flags", "blocks"};
 
-/* The counter's words: one, or (blocks) a word a block. */
-static size_t counter_words(const Shape *sh, int scheme) { return scheme == 3 ? (size_t)sh->G : 1; }
+/* The counter's words: one a group, or (blocks) a word a block and group. */
+static size_t counter_words(const Shape *sh, int scheme, int groups) { return (size_t)groups * (scheme == 3 ? (size_t)sh->G : 1); }
 
 /* The dynamic shared memory of a staged kernel: [W][PER_LANE * 32] 16-byte words. */
 static size_t staged_bytes(const Shape *sh, int scheme, int staged) {
@@ -233,10 +242,10 @@ static size_t state_bytes(const Shape *sh, int scheme, int T) {
 
 /* Compiles the kernel for one shape, scheme and the run's options into res (a CUBIN for arch); 0 on failure (reported). */
 static int compile(const Shape *sh, int scheme, int staged, const FloorOpts *o, const char *arch, RtNvrtcResult *res) {
-    char head[256];
+    char head[320];
     snprintf(head, sizeof head, "#define G %d\n#define W %d\n#define N %d\n#define H %d\n#define SCHEME %d\n#define STAGED %d\n"
-             "#define SERIAL_POLLS %d\n#define WORK %d\n#define OVERLAP %d\n", sh->G, sh->W, sh->N, sh->H, scheme, staged, o->serial,
-             o->work, o->overlap);
+             "#define SERIAL_POLLS %d\n#define WORK %d\n#define OVERLAP %d\n#define GROUPS %d\n", sh->G, sh->W, sh->N, sh->H, scheme,
+             staged, o->serial, o->work, o->overlap, o->groups);
     size_t len = strlen(head) + sizeof kernel_text;
     char *src = malloc(len);
     if (!src) return 0;
@@ -266,8 +275,8 @@ static int build(const Shape *sh, int scheme, int staged, const FloorOpts *o, co
 
 /* One launch of T steps from slot 0 (first: its device copy): the other slots filled with 0xFFFF (flags: slot 1
  * zeroed, slot 0 copied again, the kernel having written it), the counter (blocks: the G words) zeroed; its ms into *ms. */
-static int launch(cudaKernel_t k, const Shape *sh, int scheme, int staged, void *state, const void *first, unsigned *count, int T,
-                  cudaStream_t st, float *ms) {
+static int launch(cudaKernel_t k, const Shape *sh, int scheme, int staged, int groups, void *state, const void *first,
+                  unsigned *count, int T, cudaStream_t st, float *ms) {
     const size_t NH = (size_t)sh->N * sh->H, slot16 = NH * sizeof(unsigned short), slot32 = NH * sizeof(unsigned);
     cudaEvent_t a, b;
     if (!CK_CUDA(cudaEventCreate(&a)) || !CK_CUDA(cudaEventCreate(&b))) return 0;
@@ -278,7 +287,7 @@ static int launch(cudaKernel_t k, const Shape *sh, int scheme, int staged, void 
     int ok = scheme == 2 ? CK_CUDA(cudaMemcpyAsync(state, first, slot32, cudaMemcpyDeviceToDevice, st)) &&
                                CK_CUDA(cudaMemsetAsync((char *)state + slot32, 0, slot32, st))
                          : CK_CUDA(cudaMemsetAsync((char *)state + slot16, 0xff, (size_t)T * slot16, st));
-    ok = ok && CK_CUDA(cudaMemsetAsync(count, 0, counter_words(sh, scheme) * sizeof *count, st)) && CK_CUDA(cudaEventRecord(a, st)) &&
+    ok = ok && CK_CUDA(cudaMemsetAsync(count, 0, counter_words(sh, scheme, groups) * sizeof *count, st)) && CK_CUDA(cudaEventRecord(a, st)) &&
              CK_CUDA(cudaLaunchKernelExC(&cfg, (const void *)k, args)) && CK_CUDA(cudaEventRecord(b, st)) &&
              CK_CUDA(cudaEventSynchronize(b)) && CK_CUDA(cudaEventElapsedTime(ms, a, b));
     cudaEventDestroy(a), cudaEventDestroy(b);
@@ -302,7 +311,7 @@ static int run_one(const Shape *sh, int scheme, int staged, const FloorOpts *o, 
     cudaStream_t st = NULL;
     int ok = first && got && want && words && CK_CUDA(cudaStreamCreate(&st)) &&
              CK_CUDA(cudaMalloc(&state, state_bytes(sh, scheme, T2))) && CK_CUDA(cudaMalloc(&first_dev, NH * sizeof *words)) &&
-             CK_CUDA(cudaMalloc((void **)&count, counter_words(sh, scheme) * sizeof *count));
+             CK_CUDA(cudaMalloc((void **)&count, counter_words(sh, scheme, o->groups) * sizeof *count));
     for (size_t i = 0; ok && i < NH; i++) {
         first[i] = (unsigned short)((i * 40503u) & 0x7fffu);
         words[i] = 1u << 16 | first[i]; /* flags: step 0's flag, 1 */
@@ -311,8 +320,8 @@ static int run_one(const Shape *sh, int scheme, int staged, const FloorOpts *o, 
          (scheme == 2 || CK_CUDA(cudaMemcpy(state, first, NH * sizeof *first, cudaMemcpyHostToDevice)));
     float t1[5], t2[5];
     for (int r = 0; ok && r < 5; r++)
-        ok = launch(k, sh, scheme, staged, state, first_dev, count, T1, st, &t1[r]) &&
-             launch(k, sh, scheme, staged, state, first_dev, count, T2, st, &t2[r]);
+        ok = launch(k, sh, scheme, staged, o->groups, state, first_dev, count, T1, st, &t1[r]) &&
+             launch(k, sh, scheme, staged, o->groups, state, first_dev, count, T2, st, &t2[r]);
     if (ok) {
         qsort(t1, 5, sizeof *t1, cmp_float), qsort(t2, 5, sizeof *t2, cmp_float);
         *us = (t2[2] - t1[2]) * 1e3 / (T2 - T1);
@@ -343,7 +352,7 @@ static int run_one(const Shape *sh, int scheme, int staged, const FloorOpts *o, 
 int main(int argc, char **argv) {
     bench_prog = "handoff_floor";
     int T1 = 64, T2 = 1088, a = 1;
-    FloorOpts o = {0};
+    FloorOpts o = {.groups = 1};
     const char *compile_only = NULL;
     if (a + 1 < argc && strcmp(argv[a], "--compile-only") == 0) {
         compile_only = argv[a + 1];
@@ -360,6 +369,12 @@ int main(int argc, char **argv) {
                 return 1;
             }
             o.work = (int)c;
+        } else if (a + 1 < argc && strcmp(argv[a], "--groups") == 0) {
+            o.groups = atoi(argv[++a]);
+            if (strcmp(argv[a], "1") && strcmp(argv[a], "2") && strcmp(argv[a], "4")) {
+                fprintf(stderr, "handoff_floor: error: --groups takes 1, 2 or 4\n");
+                return 1;
+            }
         } else break;
     }
     if (o.serial && o.overlap) {
@@ -380,9 +395,10 @@ int main(int argc, char **argv) {
     for (; a < argc; a++) {
         Shape s;
         if (nshapes == 64 || sscanf(argv[a], "%d,%d,%d,%d", &s.G, &s.W, &s.N, &s.H) != 4 || s.G < 1 || s.G > 1024 ||
-            (s.W != 4 && s.W != 8 && s.W != 16) || s.N < 1 || s.N > 64 || s.H < 8 || s.H % (8 * s.W) || (long long)s.N * s.H > 4096LL * s.W) {
-            fprintf(stderr, "handoff_floor: error: '%s': a shape is G,W,N,H (G 1-1024, W 4, 8 or 16, N 1-64, H a multiple of 8 W, "
-                            "N H at most 4096 W: a warp's share in 16 loads a lane)\n", argv[a]);
+            (s.W != 4 && s.W != 8 && s.W != 16) || s.N < 1 || s.N > 64 || s.N % o.groups || s.H < 8 || s.H % (8 * s.W) ||
+            (long long)s.N * s.H > 4096LL * s.W) {
+            fprintf(stderr, "handoff_floor: error: '%s': a shape is G,W,N,H (G 1-1024, W 4, 8 or 16, N 1-64 and a multiple of "
+                            "--groups, H a multiple of 8 W, N H at most 4096 W: a warp's share in 16 loads a lane)\n", argv[a]);
             return 1;
         }
         asked[nshapes++] = s;
@@ -409,8 +425,9 @@ int main(int argc, char **argv) {
     const Shape *shapes = nshapes ? asked : grid;
     const int count = nshapes ? nshapes : (int)(sizeof grid / sizeof *grid);
     printf("handoff_floor on %s (%d multiprocessors): µs a step, steps %d to %d, median of 5; sentinel and flags polls %s%s; "
-           "%d FMAs a load\n", prop.name, prop.multiProcessorCount, T1, T2, o.serial ? "each load's in turn" : "in rounds",
-           o.overlap ? ", unstaged loads added up as they land" : "", o.work);
+           "%d FMAs a load; sequences in %d group%s a step\n", prop.name, prop.multiProcessorCount, T1, T2,
+           o.serial ? "each load's in turn" : "in rounds", o.overlap ? ", unstaged loads added up as they land" : "", o.work, o.groups,
+           o.groups > 1 ? "s, each handed off on its own" : "");
     printf("%-22s %10s %10s %10s %10s %10s %10s %10s %10s\n", "G, W, N, H", "barrier", "+staged", "sentinel", "+staged", "flags",
            "+staged", "blocks", "+staged");
     int fail = 0;

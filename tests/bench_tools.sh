@@ -2,8 +2,8 @@
 # The development tools' host paths (no GPU): bench/tools/kernel_times.py on a small ncu CSV (ns, us and ms
 # units; the summary; one pass from --from NAME --back K; an unknown name refused with its message),
 # bench/ncu_pass.sh without its arguments (its usage, exit 2), and BUILD/bench/handoff_floor's kernels compiled
-# for sm_90 (--compile-only: NVRTC, no warning; polls in rounds, with --serial-polls, and with --overlap --work) and its bad
-# arguments refused; BUILD/bench/gemm_layouts's bad shape refused and its exit 77 without a device; bench/jit_fresh.sh's four rounds with stand-ins for bench_rnn (its JIT lines; the cache
+# for sm_90 (--compile-only: NVRTC, no warning; polls in rounds, with --serial-polls, with --overlap --work, and with
+# --groups 2) and its bad arguments refused; BUILD/bench/gemm_layouts's bad shape refused and its exit 77 without a device; bench/jit_fresh.sh's four rounds with stand-ins for bench_rnn (its JIT lines; the cache
 # variables each round sets; a bench_rnn without JIT lines says why) and a BENCH_RNN that is not there refused;
 # bench/run.sh's JIT lines with the CUDA cache off, in its summary (a stand-in bench_rnn in a copy of the tree).
 # Prints "ok" or what failed; exit 0 or 1.
@@ -48,6 +48,15 @@ expect "handoff_floor --serial-polls: one shape's kernels" "$out" "handoff_floor
 out=$("$B/bench/handoff_floor" --compile-only sm_90 --overlap --work 64 48,8,16,768 2>&1); rc=$?
 [ $rc -eq 0 ] || { echo "bench_tools: handoff_floor --compile-only sm_90 --overlap --work 64 exited $rc"; fail=1; }
 expect "handoff_floor --overlap --work: one shape's kernels" "$out" "handoff_floor: 8 kernels compiled for sm_90"
+out=$("$B/bench/handoff_floor" --compile-only sm_90 --groups 2 --work 64 48,8,16,768 2>&1); rc=$?
+[ $rc -eq 0 ] || { echo "bench_tools: handoff_floor --compile-only sm_90 --groups 2 --work 64 exited $rc"; fail=1; }
+expect "handoff_floor --groups 2: one shape's kernels" "$out" "handoff_floor: 8 kernels compiled for sm_90"
+out=$("$B/bench/handoff_floor" --groups 3 2>&1); rc=$?
+[ $rc -eq 1 ] || { echo "bench_tools: handoff_floor --groups 3 exited $rc, not 1"; fail=1; }
+expect "handoff_floor: a bad --groups" "$out" "handoff_floor: error: --groups takes 1, 2 or 4"
+out=$("$B/bench/handoff_floor" --groups 4 48,8,6,768 2>&1); rc=$?
+[ $rc -eq 1 ] || { echo "bench_tools: handoff_floor --groups 4 with 6 sequences exited $rc, not 1"; fail=1; }
+expect "handoff_floor: sequences not a multiple of --groups" "$out" "N 1-64 and a multiple of --groups"
 out=$("$B/bench/handoff_floor" --serial-polls --overlap 2>&1); rc=$?
 [ $rc -eq 1 ] || { echo "bench_tools: handoff_floor --serial-polls --overlap exited $rc, not 1"; fail=1; }
 expect "handoff_floor: --overlap refused with --serial-polls" "$out" "handoff_floor: error: --overlap adds up between rounds of polls"
