@@ -37,10 +37,7 @@ rep('            for (long long i = threadIdx.x; i < (long long)a.N * nj; i += b
     '            for (long long i = threadIdx.x; i < 8LL * nj; i += blockDim.x) {\n'
     '                const long long n = g0 + (i == threadIdx.x ? rnn_n1_H : i / nj);  // the sequence\n'
     '                if (n >= a.N) continue;\n')
-import re
-n = src.count('rnn_red_sum(rnn_red, 16, 36, (int)n, ')
-assert n == 4, n
-src = src.replace('rnn_red_sum(rnn_red, 16, 36, (int)n, ', 'rnn_red_sum(rnn_red, 8, 36, (int)(n - g0), ')
+rep('rnn_red_sum(rnn_red, 16, 36, (int)n, ', 'rnn_red_sum(rnn_red, 8, 36, (int)(n - g0), ', 4)  # the gate blocks' sums
 rep('        if (t + 1 < args.t_end) rnn_grid_arrive(args.sync);  // this block is done with step t\n',
     '        if (t + 1 < args.t_end) {  // this block is done with group g of step t\n'
     '            if (rnn_g == 1 && t == args.t) rnn_grid_wait(args.sync, 1);  // block 0 zeroed group 1\'s counter before its first arrival\n'
