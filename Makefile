@@ -49,7 +49,7 @@ GRAMMAR_SRCS := grammar/ast.c grammar/parse.c
 GRAMMAR_GEN  := $(B)/grammar/parser.c $(B)/grammar/lexer.c
 CODEGEN_SRCS := codegen/emit.c codegen/cg_forward.c codegen/cg_backward.c codegen/cg_persist_plan.c codegen/cg_persist.c
 RUNTIME_SRCS := runtime/rt_nvrtc.c
-RT_SRCS      := runtime/rt_half.c runtime/rt_x3.c runtime/rt_fold.c runtime/rt_program.c runtime/rt_model.c runtime/rt_lock.c runtime/rt_calls.c runtime/rt_spans.c runtime/rt_regions.c runtime/rt_forward.c \
+RT_SRCS      := runtime/rt_half.c runtime/rt_x3.c runtime/rt_blocks.c runtime/rt_wt.c runtime/rt_fold.c runtime/rt_program.c runtime/rt_model.c runtime/rt_lock.c runtime/rt_calls.c runtime/rt_spans.c runtime/rt_regions.c runtime/rt_forward.c \
                 runtime/rt_module.c runtime/rt_build.c runtime/rt_cache.c runtime/rt_verify.c runtime/rt_bind.c runtime/rt_backward.c runtime/rt_gemm.c runtime/rt_persist.c runtime/rt_tile.c
 CLI_SRCS     := compiler/main.c compiler/cli_load.c compiler/cli_json.c compiler/cli_fold.c compiler/cli_dump.c compiler/cli_emit.c compiler/cli_run.c
 TEST_SRCS    := $(wildcard tests/check_*.c)

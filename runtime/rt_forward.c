@@ -44,6 +44,10 @@ static rnncc_status run_gemm(RtBind *is, int j, int64_t t) {
         /* a value without its twin (a persistent forward in inference writes none: rt_buf16_at) multiplied with the
          * user's weights in tf32, fp32 operands as they are, not rounded to 16 bits in a launch of their own */
         return rt_gemm_lt(m, is->lane, is->stream, CUBLAS_OP_T, CUBLAS_OP_N, M, cols, K, w, K, b, ldb, c, W, sum, RNNCC_TF32);
+    const float *wt;
+    RT_TRY(rt_wt_weights(is, j, w, M, K, cols, b, ldb, c, W, sum, &wt));
+    if (wt) /* C = W_stack (its transposed copy, column-major M x K) * B */
+        return rt_gemm_lt(m, is->lane, is->stream, CUBLAS_OP_N, CUBLAS_OP_N, M, cols, K, wt, M, b, ldb, c, W, sum, RNNCC_FP32);
     return rt_gemm(m, is->lane, is->stream, CUBLAS_OP_T, CUBLAS_OP_N, M, cols, K, w, K, b, ldb, c, W, sum, NULL, b16,
                    g->program == SCHED_STEP ? rt_operand3(is, g->operand, t) : NULL);
 }
@@ -249,6 +253,7 @@ rnncc_status rt_issue_forward(rnncc_model *m, const rnncc_io *io, const RtRegion
     RT_TRY(rt_fold_derive(m)); /* V = U P (in the 16-bit modes from the copy, into it), before anything reads it */
     RT_TRY(rt_half_input(m, r, ws, reserve, io->x, 1)); /* x rounded once for its GEMMs, in training the weights' too */
     rt_x3_begin(m, r, ws); /* RNNCC_TF32X3: the weights split as the GEMMs first take them */
+    rt_wt_begin(m, r, ws); /* fp32: step GEMMs' weights transposed as they first take them, where that pays */
     /* a persistent kernel takes every multiprocessor, so layers cannot overlap: one launch a layer */
     if (m->wavefront && io->T > 0 && !persist[0]) return issue_wavefront(m, io, r, ws, reserve);
     return issue_layers(m, io, r, ws, reserve, persist);

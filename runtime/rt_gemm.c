@@ -145,10 +145,11 @@ static rnncc_status make_entry(rnncc_model *m, RtGemmEntry *e, const void *a, co
     return RNNCC_OK;
 }
 
-/* rt_gemm_lt with C in fp32 or, where c16, in A and B's 16 bits. */
-static rnncc_status gemm_lt(rnncc_model *m, int dir, cudaStream_t stream, int opa, int opb, int64_t M, int64_t N, int64_t K,
-                            const void *a, int64_t lda, const void *b, int64_t ldb, void *c, int64_t ldc, int beta1,
-                            rnncc_precision precision, int c16) {
+/* The cache's entry of a GEMM (C in fp32 or, where c16, in A and B's 16 bits), made now if its shape is new
+ * and create is set (its algorithm timed on scratch output where the streams may be timed), else *out NULL. */
+static rnncc_status find_entry(rnncc_model *m, int dir, cudaStream_t stream, int opa, int opb, int64_t M, int64_t N,
+                               int64_t K, const void *a, int64_t lda, const void *b, int64_t ldb, const void *c,
+                               int64_t ldc, int beta1, rnncc_precision precision, int c16, int create, RtGemmEntry **out) {
     RtGemmKey key; /* compared whole (memcmp): zeroed first, padding included, then set field by field */
     memset(&key, 0, sizeof key);
     key.opa = opa, key.opb = opb, key.m = M, key.n = N, key.k = K, key.lda = lda, key.ldb = ldb, key.ldc = ldc;
@@ -159,9 +160,7 @@ static rnncc_status gemm_lt(rnncc_model *m, int dir, cudaStream_t stream, int op
     RtGemmEntry *e = NULL;
     for (int i = 0; i < cache->n && !e; i++)
         if (memcmp(&cache->entries[i].key, &key, sizeof key) == 0) e = &cache->entries[i];
-    void *ws = m->cublas_ws[dir];
-    size_t wsb = RT_CUBLAS_WS;
-    if (!e) {
+    if (!e && create) {
         if (cache->n == cache->cap) {
             int cap = cache->cap ? cache->cap * 2 : 16;
             RtGemmEntry *p = realloc(cache->entries, (size_t)cap * sizeof *p);
@@ -172,14 +171,34 @@ static rnncc_status gemm_lt(rnncc_model *m, int dir, cudaStream_t stream, int op
         e = &cache->entries[cache->n];
         memset(e, 0, sizeof *e);
         e->key = key;
-        rnncc_status s = make_entry(m, e, a, b, ws, wsb, stream, !m->capturing);
+        rnncc_status s = make_entry(m, e, a, b, m->cublas_ws[dir], RT_CUBLAS_WS, stream, !m->capturing);
         if (s != RNNCC_OK) return s;
         cache->n++;
     }
+    *out = e;
+    return RNNCC_OK;
+}
+
+/* rt_gemm_lt with C in fp32 or, where c16, in A and B's 16 bits. */
+static rnncc_status gemm_lt(rnncc_model *m, int dir, cudaStream_t stream, int opa, int opb, int64_t M, int64_t N, int64_t K,
+                            const void *a, int64_t lda, const void *b, int64_t ldb, void *c, int64_t ldc, int beta1,
+                            rnncc_precision precision, int c16) {
+    RtGemmEntry *e;
+    RT_TRY(find_entry(m, dir, stream, opa, opb, M, N, K, a, lda, b, ldb, c, ldc, beta1, precision, c16, 1, &e));
     const float one = 1, zero = 0;
-    LT(m, cublasLtMatmul(cache->lt, e->desc, &one, a, e->la, b, e->lb, beta1 ? &one : &zero, c, e->lc, c, e->lc, &e->algo,
-                         ws, wsb, stream),
+    LT(m, cublasLtMatmul(m->gemm.lt, e->desc, &one, a, e->la, b, e->lb, beta1 ? &one : &zero, c, e->lc, c, e->lc, &e->algo,
+                         m->cublas_ws[dir], RT_CUBLAS_WS, stream),
        "matmul");
+    return RNNCC_OK;
+}
+
+rnncc_status rt_gemm_lt_time(rnncc_model *m, int dir, cudaStream_t stream, int opa, int opb, int64_t M, int64_t N,
+                             int64_t K, const void *a, int64_t lda, const void *b, int64_t ldb, const float *c, int64_t ldc,
+                             int beta1, rnncc_precision precision, int create, float *ms) {
+    RtGemmEntry *e = NULL;
+    *ms = 0;
+    RT_TRY(find_entry(m, dir, stream, opa, opb, M, N, K, a, lda, b, ldb, c, ldc, beta1, precision, 0, create, &e));
+    if (e) *ms = e->tuned ? e->ms : -1;
     return RNNCC_OK;
 }
 

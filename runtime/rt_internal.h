@@ -96,6 +96,9 @@ typedef struct RtRegions {
                                    it (rt_x3_weights_len) */
     size_t x3_ops[2][2];
     int64_t x3_len;
+    /* fp32 where the forward runs per step (rt_wt.c), else 0: the step GEMMs' weight blocks transposed (workspace) */
+    size_t wt_weights;
+    int64_t wt_weights_len;     /* floats (rt_wt_weights_len) */
     int summed;                 /* training where no persistent forward may run (rt_persist_considered), in the
                                    16-bit modes or past 64 sequences: step GEMM results add into their hoisted
                                    partners' columns (rt_sums_values) */
@@ -265,19 +268,21 @@ enum { RT_WAVE_CHUNKS = 4 };
 
 /* Bytes of each cuBLAS / cuBLASLt workspace (one per stream lane: a direction, or a layer parity in a wavefront). */
 #define RT_CUBLAS_WS ((size_t)32 << 20)
-/* RNNCC_TF32X3 (rt_x3.c): the weight blocks a pass has split (host; grown as needed, freed with the model).
- * A block is its offset in the weights, its packed rows x cols and the GEMM's operation on it; its split
- * takes 3 rows cols floats of its own from `at`, for blocks that overlap (a parameter stacked with
- * another in one GEMM and multiplied alone in another) cannot share one split laid out along columns. */
-typedef struct RtX3Block {
+/* The weight blocks a pass has derived into a region of their own (rt_blocks.c: RNNCC_TF32X3's splits, rt_x3.c;
+ * fp32 step GEMMs' transposed copies, rt_wt.c; host, grown as needed, freed with the model). A block is its
+ * offset in the weights, its packed rows x cols and the GEMM's operation on it; what is derived from it takes
+ * copies rows cols floats of its own from `at`, for blocks that overlap (a parameter stacked with another in one
+ * GEMM and multiplied alone in another) cannot share one derived copy laid out along columns. */
+typedef struct RtBlock {
     int64_t off, rows, cols, at;
     int op;
-} RtX3Block;
-typedef struct RtX3Split {
-    RtX3Block *block;
+    int used;                   /* rt_wt.c: the pass multiplies the block's copy (decided where it first met it) */
+} RtBlock;
+typedef struct RtBlocks {
+    RtBlock *block;
     int n, room;
-    int64_t used;               /* floats taken from the split weights' region this pass */
-} RtX3Split;
+    int64_t used;               /* floats taken from the region this pass */
+} RtBlocks;
 
 struct rnncc_model {
     char error[2048];
@@ -383,11 +388,17 @@ struct rnncc_model {
     void *half_x;
     int64_t half_x_len;
     /* RNNCC_TF32X3 (rt_x3.c), the pass being issued (rt_x3_begin): where it splits the weights (NULL: none
-     * this pass) and its length in floats, the blocks split so far (RtX3Split: each its own floats, taken in
+     * this pass) and its length in floats, the blocks split so far (RtBlocks: each its own floats, taken in
      * turn), the lanes' scratch for operands A and B and their length in floats */
     float *x3_weights;
     int64_t x3_weights_len;
-    RtX3Split x3_split;
+    RtBlocks x3_split;
+    /* fp32 step GEMMs (rt_wt.c), the pass being issued (rt_wt_begin): where it transposes their weight blocks
+     * (NULL: none this pass) and its length in floats, the blocks transposed so far */
+    float *wt_weights;
+    int64_t wt_weights_len;
+    RtBlocks wt_blocks;
+    int wt_force;               /* RNNCC_WT: 1 always the transposed copy, 0 never, -1 as timed (rt_wt.c) */
     float *x3_scratch[2][2];
     int64_t x3_len;
     int64_t x3_cap;             /* RNNCC_X3_SCRATCH: a scratch's floats at most, forced (tests: many chunks); 0: as sized */
@@ -529,12 +540,30 @@ int64_t rt_x3_scratch_len(const rnncc_model *m, int64_t T, int64_t N, int traini
 /* The floats of the weights' split in RNNCC_TF32X3 (rt_regions): 3 for each weight of each GEMM of each
  * layer-direction, as its pass may split every block on its own, and 32 a block, each aligned to 128 bytes. */
 int64_t rt_x3_weights_len(const rnncc_model *m);
-/* Where the split of a weight block (offset off, packed rows x cols, multiplied with operation op) lies in a
- * region of len floats: a block split before in *s (the same four; *fresh 0), else the next 3 rows cols floats
- * from a multiple of 32, recorded (*fresh 1); -1 where len is spent, -2 out of host memory. */
-int64_t rt_x3_block_at(RtX3Split *s, int64_t off, int64_t rows, int64_t cols, int op, int64_t len, int *fresh);
+/* Where what a pass derives from a weight block (offset off, packed rows x cols, multiplied with operation op)
+ * lies in a region of len floats (rt_blocks.c): a block derived before in *s (the same four; *fresh 0), else the
+ * next copies rows cols floats from a multiple of 32, recorded (*fresh 1; its `used` 0); -1 where len is spent, -2
+ * out of host memory. *block (where block is not NULL): its record, valid until the next call. */
+int64_t rt_blocks_at(RtBlocks *s, int64_t off, int64_t rows, int64_t cols, int op, int copies, int64_t len, int *fresh,
+                     RtBlock **block);
+/* The floats a region takes for copies floats an element of every weight block some GEMM of every layer-direction
+ * multiplies where keep(program) (NULL: every GEMM), with 32 a block to align each (rt_blocks_at). */
+int64_t rt_blocks_len(const rnncc_model *m, int copies, int (*keep)(SchedProgram));
 /* Points model m at a pass's split-operand regions of ws (RNNCC_TF32X3; else nothing); no weights split yet. */
 void rt_x3_begin(rnncc_model *m, const RtRegions *r, char *ws);
+/* The floats of the step GEMMs' transposed weights (rt_wt.c) for batches of N: each weight block of each
+ * layer-direction's step GEMMs, where the precision is fp32 and no persistent forward may run; else 0. */
+int64_t rt_wt_weights_len(const rnncc_model *m, int64_t N);
+/* Points model m at a pass's region of transposed weights in ws (else nothing); none transposed yet. */
+void rt_wt_begin(rnncc_model *m, const RtRegions *r, char *ws);
+/* Whether a step GEMM's transposed copy pays over a pass of T steps: op N on the copy (nn_ms a launch) against op T
+ * on the packed M x K block (tn_ms; either untimed: <= 0), its copy's cost (8 M K bytes at 1 TB/s) included. */
+int rt_wt_pays(float tn_ms, float nn_ms, int64_t T, int64_t M, int64_t K);
+/* The transposed copy of step GEMM j's weights w (packed [M][K]) for bound unit is, as column-major M x K (ld M),
+ * where it pays (rt_wt_pays, both layouts timed once a shape), transposed on the unit's stream the first time a
+ * pass asks; *wt NULL where the GEMM multiplies w as it is. b, ldb, c, ldc, beta1: the product's other arguments. */
+rnncc_status rt_wt_weights(RtBind *is, int j, const float *w, int64_t M, int64_t K, int64_t N, const float *b, int64_t ldb,
+                           const float *c, int64_t ldc, int beta1, const float **wt);
 /* The chunks of an M x N x K product in RNNCC_TF32X3 with len floats a split operand: *kc of the contraction
  * (K whole where the left operand is split already, a_split: the weights), *nc of the output's columns; each
  * chunk's split operands fit len ((3 *kc) x M where the left is split here, (3 *kc) x *nc the right), cut to
@@ -569,6 +598,12 @@ rnncc_status rt_x3_gemm(rnncc_model *m, int lane, cudaStream_t stream, int opa, 
 rnncc_status rt_gemm_lt(rnncc_model *m, int lane, cudaStream_t stream, int opa, int opb, int64_t M, int64_t N, int64_t K,
                         const void *a, int64_t lda, const void *b, int64_t ldb, float *c, int64_t ldc, int beta1,
                         rnncc_precision precision);
+/* The tuned time (ms a launch) of the product rt_gemm_lt would run for these arguments, nothing computed: its shape
+ * timed now if new and create is set (on scratch output; not while the streams capture: -1); 0 where the shape is
+ * new and create is 0. */
+rnncc_status rt_gemm_lt_time(rnncc_model *m, int dir, cudaStream_t stream, int opa, int opb, int64_t M, int64_t N,
+                             int64_t K, const void *a, int64_t lda, const void *b, int64_t ldb, const float *c, int64_t ldc,
+                             int beta1, rnncc_precision precision, int create, float *ms);
 /* C = op(A) op(B) (+ C where beta1) in the 16-bit modes with 16-bit operands and a 16-bit result (fp32
  * accumulation, rounded once), on lane dir: for a product whose only reader takes it in 16 bits (a folded cell's V). */
 rnncc_status rt_gemm_half_out(rnncc_model *m, int dir, cudaStream_t stream, int opa, int opb, int64_t M, int64_t N,

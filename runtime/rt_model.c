@@ -272,6 +272,8 @@ static rnncc_status setup_handles(rnncc_model *m, const struct cudaDeviceProp *p
     m->persist_stagger = st && strcmp(st, "1") == 0;
     const char *xs = getenv("RNNCC_X3_SCRATCH"); /* a test tool: split operands in chunks of at most this many floats */
     m->x3_cap = xs && atoll(xs) > 0 ? atoll(xs) : 0;
+    const char *wt = getenv("RNNCC_WT"); /* a test tool: fp32 step GEMMs on their transposed weights always (1), never (0) */
+    m->wt_force = wt && (strcmp(wt, "0") == 0 || strcmp(wt, "1") == 0) ? wt[0] - '0' : -1;
     /* Layers overlap by chunks of time; the second direction would need all of the previous
      * layer first, so bidirectional stacks run layer after layer. The backward runs the mirror
      * wavefront (rt_backward.c). RNNCC_WAVEFRONT=0: both off. */
@@ -430,6 +432,7 @@ void rnncc_model_destroy(rnncc_model *m) {
     }
     arena_free(&m->arena);
     free(m->x3_split.block);
+    free(m->wt_blocks.block);
     free(m->source);
     free(m);
 }

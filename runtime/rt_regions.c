@@ -198,6 +198,8 @@ rnncc_status rt_regions(rnncc_model *m, int64_t T, int64_t N, int training, RtRe
             for (int w = 0; w < 2; w++)
                 if (w == 1 || (d == 0 && training)) r->x3_ops[d][w] = take(&ws, r->x3_len);
     }
+    r->wt_weights_len = rt_wt_weights_len(m, N); /* fp32 step GEMMs' weights transposed (rt_wt.c) */
+    if (r->wt_weights_len) r->wt_weights = take(&ws, r->wt_weights_len);
     if (m->fold && rt_half(m)) r->fold_s016 = take16(&ws, mul3(m->nunits, N, rt_fold_rows(m, 2), &ok));
     for (int d = 0; m->fold && d < lanes; d++) { /* the fold's final value and entry addend (rt_fold.c) */
         r->fold_z[d] = take(&ws, mul3(N, rt_fold_rows(m, 0), 1, &ok));

@@ -48,33 +48,7 @@ int64_t rt_x3_scratch_len(const rnncc_model *m, int64_t T, int64_t N, int traini
     return len < 3 * dim ? 3 * dim : len; /* a chunk holds one column of any operand split, at least */
 }
 
-int64_t rt_x3_weights_len(const rnncc_model *m) {
-    int64_t len = 0;
-    for (int u = 0; u < m->nunits; u++)
-        for (int j = 0; j < m->plan->ngemms; j++)
-            len += 3 * m->units[u].layout->gemm_rows[j] * m->units[u].layout->gemm_cols[j] + RT_X3_ALIGN;
-    return len;
-}
-
-int64_t rt_x3_block_at(RtX3Split *s, int64_t off, int64_t rows, int64_t cols, int op, int64_t len, int *fresh) {
-    *fresh = 0;
-    for (int i = 0; i < s->n; i++)
-        if (s->block[i].off == off && s->block[i].rows == rows && s->block[i].cols == cols && s->block[i].op == op)
-            return s->block[i].at;
-    const int64_t at = (s->used + RT_X3_ALIGN - 1) / RT_X3_ALIGN * RT_X3_ALIGN; /* 128-byte aligned, for cuBLAS */
-    if (3 * rows * cols > len - at) return -1;
-    if (s->n == s->room) {
-        int room = s->room ? 2 * s->room : 16;
-        RtX3Block *p = realloc(s->block, (size_t)room * sizeof *p);
-        if (!p) return -2;
-        s->block = p;
-        s->room = room;
-    }
-    s->block[s->n++] = (RtX3Block){off, rows, cols, at, op};
-    s->used = at + 3 * rows * cols;
-    *fresh = 1;
-    return at;
-}
+int64_t rt_x3_weights_len(const rnncc_model *m) { return rt_blocks_len(m, 3, NULL); }
 
 void rt_x3_begin(rnncc_model *m, const RtRegions *r, char *ws) {
     m->x3_split.n = 0;
@@ -98,7 +72,7 @@ static rnncc_status split(rnncc_model *m, cudaStream_t stream, const float *src,
 
 /* The left operand split, where it is a block of the weights (packed: its leading dimension its rows):
  * split this pass already (the same block and operation), or now, into floats of its own in the weights'
- * split region (rt_x3_block_at); *out NULL where a is not the weights. */
+ * split region (rt_blocks_at); *out NULL where a is not the weights. */
 static rnncc_status split_weights(rnncc_model *m, cudaStream_t stream, int opa, int64_t M, int64_t K, const float *a,
                                   int64_t lda, const float **out) {
     *out = NULL;
@@ -108,7 +82,7 @@ static rnncc_status split_weights(rnncc_model *m, cudaStream_t stream, int opa, 
         return rt_fail(m, RNNCC_ERR_UNSUPPORTED, "internal: a %lld x %lld block of the weights is not packed",
                        (long long)rows, (long long)cols);
     int fresh;
-    const int64_t at = rt_x3_block_at(&m->x3_split, off, rows, cols, opa, m->x3_weights_len, &fresh);
+    const int64_t at = rt_blocks_at(&m->x3_split, off, rows, cols, opa, 3, m->x3_weights_len, &fresh, NULL);
     if (at == -2) return rt_fail(m, RNNCC_ERR_NOMEM, "out of host memory");
     if (at < 0)
         return rt_fail(m, RNNCC_ERR_UNSUPPORTED, "internal: the split weights' %lld floats are spent",

@@ -320,6 +320,7 @@ typedef struct Config {
                            0 as long as the first state, else this long */
     int x3cap;          /* RNNCC_X3_SCRATCH: RNNCC_TF32X3's split operands in chunks of at most so many floats (0: its own) */
     rnncc_fold fold;    /* desc->fold; AUTO (0): the rule, but LSTMP's fp32 rows as written (verify) */
+    int wt;             /* RNNCC_WT: 1 fp32 step GEMMs on their transposed weights always (rt_wt.c), 2 never; 0 as timed */
 } Config;
 
 /* Configs are tables of positional rows; the trailing tile fields of most rows stay zero. */
@@ -351,6 +352,7 @@ static void verify(const char *path, const Config *cf) {
     char cap[16];
     snprintf(cap, sizeof cap, "%d", cf->x3cap);
     if (cf->x3cap) setenv("RNNCC_X3_SCRATCH", cap, 1);
+    if (cf->wt) setenv("RNNCC_WT", cf->wt == 1 ? "1" : "0", 1);
     char value[16], outer[TILE_ENVS][16]; /* outer: the caller's own values (kept for the other configs) */
     int tile[TILE_ENVS];
     tile_env_values(cf, tile);
@@ -371,6 +373,7 @@ static void verify(const char *path, const Config *cf) {
     unsetenv("RNNCC_GRAPHS");
     unsetenv("RNNCC_WAVEFRONT");
     unsetenv("RNNCC_X3_SCRATCH");
+    unsetenv("RNNCC_WT");
     for (int e = 0; e < TILE_ENVS; e++) env_restore(tile_env_names[e], outer[e]);
     ck_assert_msg(s == RNNCC_OK, "%s: %s", path, rnncc_model_error(m));
     rnncc_backend used;
@@ -443,6 +446,9 @@ static void verify(const char *path, const Config *cf) {
                   .nan_workspace = 1};
     s = rt_verify(m, &v);
     ck_assert_msg(s == RNNCC_OK, "%s: %s", path, rnncc_model_error(m));
+    int steps = 0; /* step GEMMs: forced, the last pass multiplied their transposed weights (rt_wt.c) */
+    for (int j = 0; j < m->plan->ngemms; j++) steps += m->plan->gemms[j].program == SCHED_STEP;
+    ck_assert_msg(cf->wt != 1 || !steps || m->wt_blocks.n > 0, "%s: no step GEMM weights transposed", path);
     double bound = rt_verify_bound(cf->precision, 0);
     ck_assert_msg(v.worst <= bound, "%s (layers %d, bidir %d, varlen %d, T %lld, N %lld, size %lld, %s, graphs %d): error %g > %g",
                   path, cf->layers, cf->bidir, cf->varlen, (long long)cf->T, (long long)cf->N, (long long)cf->size,
@@ -565,6 +571,11 @@ static const Config configs[] = {
     {1, 0, 1, 1, 6, 5, 16, 24, RNNCC_FP32, 1, 0, PERSIST, 0, .second = 56},
     {2, 1, 1, 0, 5, 9, 16, 40, RNNCC_TF32, 1, 0, PERSIST, 0, .second = 16},
     {1, 0, 1, 1, 6, 5, 16, 24, RNNCC_FP32, 1, 0, CUBLAS, 0, .second = 56},
+    /* fp32 step GEMMs on their weights transposed (rt_wt.c, forced): both directions with lengths and training, a
+     * stack as a wavefront, graphs replayed (a pass transposes again), and past 64 sequences as timed */
+    {2, 1, 1, 1, 6, 5, 16, 24, RNNCC_FP32, 1, 0, CUBLAS, 0, .wt = 1},
+    {3, 0, 1, 0, 5, 4, 16, 24, RNNCC_FP32, 1, 0, CUBLAS, 0, .wt = 1},
+    {1, 0, 1, 1, 5, 80, 16, 40, RNNCC_FP32, 1, 0, RNNCC_BACKEND_AUTO, 0},
 };
 
 /* The 16-bit modes (GEMM inputs rounded to fp16 or bf16, rt_half.c): both backends (the persistent
@@ -696,26 +707,49 @@ static void verify_every_cell(const Config *cf) {
     tu_free_list(paths, n);
 }
 
-/* RNNCC_TF32X3's weight splits (rt_x3_block_at; host only): a block split once a pass (the same offset,
+/* RNNCC_TF32X3's weight splits (rt_blocks_at; host only): a block split once a pass (the same offset,
  * shape and operation: the same floats, not again), and every other block in floats of its own, 128-byte
  * aligned, also where it overlaps another (B alone inside the stack [A; B]: their splits along the stack's
  * rows cannot share one), until the region is spent. */
 START_TEST(split_weights_take_floats_of_their_own) {
-    RtX3Split sp = {0};
+    RtBlocks sp = {0};
     const int64_t H = 24, len = 3 * (2 * H * H) + 32 + 3 * (H * H) + 32 + 3 * (H * H) + 32;
     int fresh;
-    const int64_t stack = rt_x3_block_at(&sp, 0, H, 2 * H, CUBLAS_OP_N, len, &fresh); /* [A; B] in a backward */
+    const int64_t stack = rt_blocks_at(&sp, 0, H, 2 * H, CUBLAS_OP_N, 3, len, &fresh, NULL); /* [A; B] in a backward */
     ck_assert(stack == 0 && fresh);
-    const int64_t alone = rt_x3_block_at(&sp, H * H, H, H, CUBLAS_OP_N, len, &fresh); /* B alone, inside it */
+    const int64_t alone = rt_blocks_at(&sp, H * H, H, H, CUBLAS_OP_N, 3, len, &fresh, NULL); /* B alone, inside it */
     ck_assert(fresh && alone >= 3 * 2 * H * H && alone % 32 == 0);
-    ck_assert_int_eq(rt_x3_block_at(&sp, 0, H, 2 * H, CUBLAS_OP_N, len, &fresh), stack); /* again: as split */
+    ck_assert_int_eq(rt_blocks_at(&sp, 0, H, 2 * H, CUBLAS_OP_N, 3, len, &fresh, NULL), stack); /* again: as split */
     ck_assert(!fresh);
-    ck_assert_int_eq(rt_x3_block_at(&sp, H * H, H, H, CUBLAS_OP_N, len, &fresh), alone);
+    ck_assert_int_eq(rt_blocks_at(&sp, H * H, H, H, CUBLAS_OP_N, 3, len, &fresh, NULL), alone);
     ck_assert(!fresh);
-    const int64_t other = rt_x3_block_at(&sp, H * H, H, H, CUBLAS_OP_T, len, &fresh); /* B the other way round */
+    const int64_t other = rt_blocks_at(&sp, H * H, H, H, CUBLAS_OP_T, 3, len, &fresh, NULL); /* B the other way round */
     ck_assert(fresh && other >= alone + 3 * H * H && other % 32 == 0 && other + 3 * H * H <= len);
-    ck_assert_int_eq(rt_x3_block_at(&sp, 0, H, H, CUBLAS_OP_N, len, &fresh), -1); /* A alone: nothing left */
+    ck_assert_int_eq(rt_blocks_at(&sp, 0, H, H, CUBLAS_OP_N, 3, len, &fresh, NULL), -1); /* A alone: nothing left */
     free(sp.block);
+}
+END_TEST
+
+/* fp32 step GEMMs' transposed weights (rt_wt.c; host only): one copy a block (copies 1), and the copy taken only
+ * where both layouts were timed, the copy is more than 2% faster, and the time it saves over the pass's steps
+ * exceeds the transposition's (8 M K bytes at 1 TB/s: 33.6 µs at 4096 x 1024). */
+START_TEST(transposed_weights_where_they_pay) {
+    RtBlocks b = {0};
+    int fresh;
+    ck_assert_int_eq(rt_blocks_at(&b, 0, 1024, 4096, CUBLAS_OP_T, 1, 4096 * 1024 + 32, &fresh, NULL), 0);
+    ck_assert(fresh);
+    ck_assert_int_eq(rt_blocks_at(&b, 0, 1024, 4096, CUBLAS_OP_T, 1, 4096 * 1024 + 32, &fresh, NULL), 0);
+    ck_assert(!fresh);
+    ck_assert_int_eq(rt_blocks_at(&b, 4096 * 1024, 1024, 1024, CUBLAS_OP_T, 1, 4096 * 1024 + 32, &fresh, NULL), -1);
+    free(b.block);
+    /* the large LSTM's step GEMM (H100, bench/NOTES.md section 105): 0.0554 against 0.0516 ms a launch */
+    ck_assert(rt_wt_pays(0.0554f, 0.0516f, 100, 4096, 1024));
+    ck_assert(!rt_wt_pays(0.0554f, 0.0516f, 8, 4096, 1024));  /* 8 steps save 30 µs: less than the copy */
+    ck_assert(rt_wt_pays(0.0554f, 0.0516f, 9, 4096, 1024));   /* 9 save 34.2 */
+    ck_assert(!rt_wt_pays(0.0554f, 0.0546f, 1000, 4096, 1024)); /* within 2% */
+    ck_assert(!rt_wt_pays(0.0516f, 0.0554f, 1000, 4096, 1024)); /* slower */
+    ck_assert(!rt_wt_pays(-1, 0.0516f, 1000, 4096, 1024));      /* untimed (a capture) */
+    ck_assert(!rt_wt_pays(0.0554f, 0, 1000, 4096, 1024));       /* the copy not timed yet */
 }
 END_TEST
 
@@ -3014,6 +3048,7 @@ int main(void) {
     tcase_add_test(api, split_chunks_fit_their_scratch);
     tcase_add_test(api, split_products_in_chunks_on_the_host);
     tcase_add_test(api, split_weights_take_floats_of_their_own);
+    tcase_add_test(api, transposed_weights_where_they_pay);
     suite_add_tcase(s, api);
     if (gpu_present()) {
         /* CK_RUN_CASE=configs: the configuration table alone (a slice with RNNCC_TEST_CONFIGS) */
