@@ -3,7 +3,7 @@
 # units; the summary; one pass from --from NAME --back K; an unknown name refused with its message),
 # bench/ncu_pass.sh without its arguments (its usage, exit 2), and BUILD/bench/handoff_floor's kernels compiled
 # for sm_90 (--compile-only: NVRTC, no warning; polls in rounds, with --serial-polls, with --overlap --work, and with
-# --groups 2) and its bad arguments refused; bench/knockout/groups2.py still applying to the flashrnn LSTM fp16 forward unit; BUILD/bench/gemm_layouts's bad shape refused and its exit 77 without a device; bench/jit_fresh.sh's four rounds with stand-ins for bench_rnn (its JIT lines; the cache
+# --groups 2) and its bad arguments refused; bench/knockout/groups2.py and sentinel.py still applying to the flashrnn LSTM fp16 forward unit (sentinel.py to groups2.py's too); BUILD/bench/gemm_layouts's bad shape refused and its exit 77 without a device; bench/jit_fresh.sh's four rounds with stand-ins for bench_rnn (its JIT lines; the cache
 # variables each round sets; a bench_rnn without JIT lines says why) and a BENCH_RNN that is not there refused;
 # bench/run.sh's JIT lines with the CUDA cache off, in its summary (a stand-in bench_rnn in a copy of the tree).
 # Prints "ok" or what failed; exit 0 or 1.
@@ -79,6 +79,11 @@ expect "gemm_layouts: no device" "$out" "gemm_layouts: no CUDA device"
     --forward -o "$d/fl.cu" && out=$(python3 bench/knockout/groups2.py "$d/fl.cu" "$d/g2.cu" 2>&1); rc=$?
 [ $rc -eq 0 ] || { echo "bench_tools: bench/knockout/groups2.py no longer applies to the emitted unit: $out"; fail=1; }
 expect "groups2.py: two groups' counters" "$(cat "$d/g2.cu" 2>/dev/null)" "rnn_grid_arrive(rnn_g ? rnn_sync1 : args.sync);"
+for u in fl g2; do # sentinel.py on the rule's unit and on groups2.py's
+    out=$(python3 bench/knockout/sentinel.py "$d/$u.cu" "$d/s-$u.cu" 2>&1); rc=$?
+    [ $rc -eq 0 ] || { echo "bench_tools: bench/knockout/sentinel.py no longer applies to $u.cu: $out"; fail=1; }
+    expect "sentinel.py on $u.cu: the operand polled" "$(cat "$d/s-$u.cu" 2>/dev/null)" "if (rnn_sl_is(xg)) rnn_load_b_poll<KP, NT, KS>"
+done
 out=$(bash bench/jit_fresh.sh "$d/none" 2>&1); rc=$?
 [ $rc -eq 2 ] || { echo "bench_tools: jit_fresh.sh with no such bench_rnn exited $rc, not 2"; fail=1; }
 expect "jit_fresh.sh: a BENCH_RNN that is not there" "$out" "jit_fresh.sh: $d/none is not an executable"

@@ -336,6 +336,17 @@ for h in 301 304; do
 done
 step racecheck-tf32x3 compute-sanitizer --tool racecheck --error-exitcode 9 ./build/rnncc run cells/lstm.cell \
     --dim I=32 --dim H=64 --seq 6 --batch 5 --layers 2 --bidirectional --varlen --train --repeat 1 --precision tf32x3 --backend cublas
+# fp32 step GEMMs on a transposed copy of their weights (rt_wt.c): the copies' region and the transposes' reads and
+# writes, both lanes of a bidirectional stack, training, two passes (each transposes anew); forced (RNNCC_WT=1) and
+# as timed (a copy's first timing after its transpose: initcheck would see a copy read before it is written)
+for wt in 1 timed; do
+    step "memcheck-wt-$wt" env RNNCC_WT=${wt/timed/} compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 \
+        ./build/rnncc run cells/gru.cell --dim I=40 --dim H=301 --seq 4 --batch 19 --layers 2 --bidirectional --varlen --train \
+        --repeat 2 --precision fp32 --backend cublas
+    step "initcheck-wt-$wt" env RNNCC_WT=${wt/timed/} compute-sanitizer --tool initcheck --error-exitcode 9 ./build/rnncc run \
+        cells/lstm.cell --dim I=32 --dim H=64 --seq 6 --batch 5 --layers 2 --bidirectional --varlen --repeat 2 --precision fp32 \
+        --backend cublas
+done
 step train-lstm-tf32x3-1024 ./build/rnncc run cells/lstm.cell --dim I=1024 --dim H=1024 --seq 30 --batch 64 --train --repeat 2 \
     --precision tf32x3
 # 16-bit products in the persistent kernels: weights from the rounded copy (16-byte copies at H=304,
