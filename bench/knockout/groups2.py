@@ -11,11 +11,9 @@ results are real: `RNNCC_KNOCKOUT=OUT RNNCC_KNOCKOUT_FORWARD=1 build/knockout/rn
 reference, and `KNOCKOUT_FORWARD=1 bash bench/knockout/run.sh R "CFG" none OUT` times it. A pattern that no longer
 matches the emitted unit stops it (assert)."""
 import sys
-src = open(sys.argv[1]).read()
-def rep(old, new, cnt=1):
-    global src
-    assert src.count(old) == cnt, (old[:90], src.count(old))
-    src = src.replace(old, new)
+from unit_text import Unit
+unit = Unit(sys.argv[1])
+rep = unit.rep
 rep('    unsigned epoch = 0;  // grid barriers passed\n',
     '    unsigned epoch0 = 0, epoch1 = 0;  // each group\'s grid barriers passed\n'
     '    unsigned *const rnn_sync1 = args.sync + 1;  // group 1\'s counter: lane 1\'s word (a unidirectional layer only)\n'
@@ -46,4 +44,4 @@ rep('        if (t + 1 < args.t_end) rnn_grid_arrive(args.sync);  // this block 
     '            __syncthreads();  // the next group\'s product writes rnn_red, which this one\'s items read\n'
     '        }\n'
     '        }  // the groups\n')
-open(sys.argv[2], 'w').write(src)
+unit.save(sys.argv[2])

@@ -15,14 +15,11 @@ it (assert)."""
 import re
 import sys
 
-src = open(sys.argv[1]).read()
-grouped = 'rnn_sync1' in src  # groups2.py's output
+from unit_text import Unit
 
-
-def rep(old, new, cnt=1):
-    global src
-    assert src.count(old) == cnt, (old[:90], src.count(old))
-    src = src.replace(old, new)
+unit = Unit(sys.argv[1])
+rep = unit.rep
+grouped = 'rnn_sync1' in unit.src  # groups2.py's output
 
 
 # the slots, the poll and the put, after rnn_load_b (which they call) and before rnn_mv_mma (which calls them)
@@ -96,7 +93,7 @@ rep('        const unsigned short *const rnn_x16_0 = args.state16[0] + sp * args
     '        const unsigned short *const rnn_x16_0 = t > args.t ? rnn_sl + (long long)t * RNN_SL_STEP : args.state16[0] + sp * args.N * RNN_DIM_H;  // slot t (sentinel.py)\n')
 # every twin store also fills step t+1's slot
 pat = re.compile(r'(if \(a\.state16\[0\]\) rnn_put16\(&a\.state16\[0\]\[n \* RNN_DIM_H \+ j\], (.+?), a\.bf16\);)')
-n_put = len(pat.findall(src))
+n_put = len(pat.findall(unit.src))
 assert n_put == 2, n_put
-src = pat.sub(lambda m: m.group(1) + ' rnn_sl_put(t + 1, n, j, ' + m.group(2) + ', a.bf16);', src)
-open(sys.argv[2], 'w').write(src)
+unit.src = pat.sub(lambda m: m.group(1) + ' rnn_sl_put(t + 1, n, j, ' + m.group(2) + ', a.bf16);', unit.src)
+unit.save(sys.argv[2])
