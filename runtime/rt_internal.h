@@ -540,10 +540,8 @@ int64_t rt_x3_scratch_len(const rnncc_model *m, int64_t T, int64_t N, int traini
 /* The floats of the weights' split in RNNCC_TF32X3 (rt_regions): 3 for each weight of each GEMM of each
  * layer-direction, as its pass may split every block on its own, and 32 a block, each aligned to 128 bytes. */
 int64_t rt_x3_weights_len(const rnncc_model *m);
-/* Where what a pass derives from a weight block (offset off, packed rows x cols, multiplied with operation op)
- * lies in a region of len floats (rt_blocks.c): a block derived before in *s (the same four; *fresh 0), else the
- * next copies rows cols floats from a multiple of 32, recorded (*fresh 1; its `used` 0); -1 where len is spent, -2
- * out of host memory. *block (where block is not NULL): its record, valid until the next call. */
+/* Where a pass's derivation of weight block (off, rows, cols, op) lies in a region of len floats: its earlier place
+ * (*fresh 0) or the next, recorded (*fresh 1); -1 region spent, -2 no host memory; *block its record until the next call. */
 int64_t rt_blocks_at(RtBlocks *s, int64_t off, int64_t rows, int64_t cols, int op, int copies, int64_t len, int *fresh,
                      RtBlock **block);
 /* The floats a region takes for copies floats an element of every weight block some GEMM of every layer-direction
@@ -559,9 +557,8 @@ void rt_wt_begin(rnncc_model *m, const RtRegions *r, char *ws);
 /* Whether a step GEMM's transposed copy pays over a pass of T steps: op N on the copy (nn_ms a launch) against op T
  * on the packed M x K block (tn_ms; either untimed: <= 0), its copy's cost (8 M K bytes at 1 TB/s) included. */
 int rt_wt_pays(float tn_ms, float nn_ms, int64_t T, int64_t M, int64_t K);
-/* The transposed copy of step GEMM j's weights w (packed [M][K]) for bound unit is, as column-major M x K (ld M),
- * where it pays (rt_wt_pays, both layouts timed once a shape), transposed on the unit's stream the first time a
- * pass asks; *wt NULL where the GEMM multiplies w as it is. b, ldb, c, ldc, beta1: the product's other arguments. */
+/* *wt: step GEMM j's weights w ([M][K]) transposed (column-major, ld M) once a pass on is's stream where that pays
+ * (rt_wt_pays on both layouts' timed GEMMs; b, ldb, c, ldc, beta1 the product's), else NULL: multiply w as it is. */
 rnncc_status rt_wt_weights(RtBind *is, int j, const float *w, int64_t M, int64_t K, int64_t N, const float *b, int64_t ldb,
                            const float *c, int64_t ldc, int beta1, const float **wt);
 /* The chunks of an M x N x K product in RNNCC_TF32X3 with len floats a split operand: *kc of the contraction
@@ -598,9 +595,8 @@ rnncc_status rt_x3_gemm(rnncc_model *m, int lane, cudaStream_t stream, int opa, 
 rnncc_status rt_gemm_lt(rnncc_model *m, int lane, cudaStream_t stream, int opa, int opb, int64_t M, int64_t N, int64_t K,
                         const void *a, int64_t lda, const void *b, int64_t ldb, float *c, int64_t ldc, int beta1,
                         rnncc_precision precision);
-/* The tuned time (ms a launch) of the product rt_gemm_lt would run for these arguments, nothing computed: its shape
- * timed now if new and create is set (on scratch output; not while the streams capture: -1); 0 where the shape is
- * new and create is 0. */
+/* *ms: the timed ms a launch of rt_gemm_lt's product for these arguments (a new shape timed now where create is set), nothing
+ * computed; 0 a new shape without create, -1 one left untimed (the streams capturing, one candidate, no scratch memory). */
 rnncc_status rt_gemm_lt_time(rnncc_model *m, int dir, cudaStream_t stream, int opa, int opb, int64_t M, int64_t N,
                              int64_t K, const void *a, int64_t lda, const void *b, int64_t ldb, const float *c, int64_t ldc,
                              int beta1, rnncc_precision precision, int create, float *ms);

@@ -1,10 +1,6 @@
-/* fp32 step GEMMs on a transposed copy of their weights. rnncc packs a GEMM's stacked weights row-major
- * ([M][K], PyTorch's layout), which cuBLAS reads as op T; cuBLASLt's fp32 (FFMA) kernels for the same product
- * with the weights column-major (op N, cuDNN's "nn") ran 4-8% faster at the per-step backend's shapes on an
- * H100 (bench/NOTES.md section 105: 4096 x 256 x 1024, 51.6-54.0 against 55.4-57.4 µs a launch).
- * Key idea: both layouts are timed once a shape (rt_gemm_lt_time, as rt_gemm times candidates), and where the
- * copy pays over the pass's steps, each pass transposes the block once into the workspace (its weights may have
- * changed since the last), on the unit's stream before its first step GEMM, and multiplies that. */
+/* fp32 step GEMMs on a transposed (column-major) copy of their row-major weights, whose cuBLASLt kernels ran 4-8% faster
+ * on an H100 (bench/NOTES.md sections 105-106). Key idea: both layouts timed once a shape; where the copy pays, each pass
+ * transposes the block once into the workspace (the weights may have changed) before its first step GEMM. */
 #include "rt_internal.h"
 
 static int is_step(SchedProgram p) { return p == SCHED_STEP; }
@@ -57,8 +53,9 @@ rnncc_status rt_wt_weights(RtBind *is, int j, const float *w, int64_t M, int64_t
         RT_TRY(rt_gemm_lt_time(m, is->lane, is->stream, CUBLAS_OP_N, CUBLAS_OP_N, M, N, K, copy, M, b, ldb, c, ldc, beta1,
                                RNNCC_FP32, 0, &nn));
     }
-    /* a shape whose copy was never timed: the copy first (its timing reads it), then its time */
-    if (!timed || nn == 0 || rt_wt_pays(tn, nn, is->r->T, M, K)) {
+    /* a shape whose copy was never timed: the copy first (its timing reads it), then its time; none where the
+     * packed layout's time is not known (capturing: a copy no replay would multiply) */
+    if (!timed || (tn > 0 && (nn == 0 || rt_wt_pays(tn, nn, is->r->T, M, K)))) {
         const float one = 1, zero = 0;
         RT_CUBLAS(m, cublasSgeam(is->blas, CUBLAS_OP_T, CUBLAS_OP_N, (int)M, (int)K, &one, w, (int)K, &zero, copy, (int)M,
                                  copy, (int)M));

@@ -7,8 +7,9 @@ fragments it multiplies (relaxed 16-byte loads, the unset ones again in rounds) 
 no counter, no arrival, no block barrier between steps. The slots are a __device__ array of the unit's own
 (1025 steps x 16 sequences x 768 halves, 25 MB), each block filling its own units' columns of the launch's steps
 before one grid barrier (the rule's counter, epoch 1), which orders the fill before every poll. A step's first
-operand (the launch's first step) is the runtime's twin, as in the rule. Inference only, N <= 16, steps < 1025
-(the kernel traps otherwise); a poll that spins past 2^26 rounds traps rather than hangs. A knockout unit whose
+operand (the launch's first step) is the runtime's twin, as in the rule. Inference only, a unidirectional layer
+(both directions would share the one array), N <= 16, steps < 1025 (the kernel traps otherwise: a reverse
+direction, or the others); a poll that spins past 2^26 rounds traps rather than hangs. A knockout unit whose
 results are real: `RNNCC_KNOCKOUT=OUT RNNCC_KNOCKOUT_FORWARD=1 build/knockout/rnncc run ...` checks it, and
 `KNOCKOUT_FORWARD=1 bash bench/knockout/run.sh R "CFG" none OUT` times it. A pattern that no longer matches stops
 it (assert)."""
@@ -63,15 +64,16 @@ rep('            if constexpr (XH == 2) rnn_load_b<KP, NT, KS>(bq, xg, ldx, N, K
     '                else rnn_load_b<KP, NT, KS>(bq, xg, ldx, N, K, n0, warp * kw + tk);\n'
     '            }\n')
 # the fill and the one grid barrier before the step loop
-fill = ('    if (args.buf_step[1] || args.N > 16 || args.t_end >= RNN_SL_STEPS || RNN_DIM_H != 768) __trap();  // (sentinel.py)\n'
+fill = ('    if (args.buf_step[1] || args.reverse || args.N > 16 || args.t_end >= RNN_SL_STEPS || RNN_DIM_H != 768) __trap();  // (sentinel.py)\n'
         '    for (long long e = threadIdx.x; e < (long long)(args.t_end - args.t) * args.N; e += blockDim.x) {\n'
         '        const long long tt = args.t + 1 + e / args.N, n = e % args.N;  // this block\'s columns of slot tt\n'
         '        for (int j = rnn_j0_H; j < rnn_j0_H + rnn_nj_H; j++) rnn_sl[tt * RNN_SL_STEP + n * RNN_DIM_H + j] = 0xFFFFu;\n'
         '    }\n'
         '    rnn_grid_sync(args.sync, 1);  // every block\'s fill before any poll\n')
 if grouped:
-    rep('    unsigned epoch0 = 0, epoch1 = 0;  // each group\'s grid barriers passed\n',
-        fill + '    unsigned epoch0 = 0, epoch1 = 0;  // (groups2.py\'s; unused here)\n')
+    rep('    unsigned epoch0 = 0, epoch1 = 0;  // each group\'s grid barriers passed\n'
+        '    unsigned *const rnn_sync1 = args.sync + 1;  // group 1\'s counter: lane 1\'s word (a unidirectional layer only)\n',
+        fill)  # groups2.py's counters: none here
     rep('        if (t > args.t) rnn_grid_wait(rnn_g ? rnn_sync1 : args.sync, rnn_g ? ++epoch1 : ++epoch0);  // group g of step t-1 is complete everywhere\n',
         '')
     rep('        if (t + 1 < args.t_end) {  // this block is done with group g of step t\n'

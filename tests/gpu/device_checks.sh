@@ -338,7 +338,8 @@ step racecheck-tf32x3 compute-sanitizer --tool racecheck --error-exitcode 9 ./bu
     --dim I=32 --dim H=64 --seq 6 --batch 5 --layers 2 --bidirectional --varlen --train --repeat 1 --precision tf32x3 --backend cublas
 # fp32 step GEMMs on a transposed copy of their weights (rt_wt.c): the copies' region and the transposes' reads and
 # writes, both lanes of a bidirectional stack, training, two passes (each transposes anew); forced (RNNCC_WT=1) and
-# as timed (a copy's first timing after its transpose: initcheck would see a copy read before it is written)
+# as timed (the timing's own GEMMs on the copy; a copy read before its transpose would read the NaN workspace that
+# rnncc run fills before each pass and fail its check, not initcheck's)
 for wt in 1 timed; do
     step "memcheck-wt-$wt" env RNNCC_WT=${wt/timed/} compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 \
         ./build/rnncc run cells/gru.cell --dim I=40 --dim H=301 --seq 4 --batch 19 --layers 2 --bidirectional --varlen --train \
