@@ -275,9 +275,10 @@ typedef struct CgPersistGemm {
                              * at a.flags, cg_flagged_buffer); backward, the result's adjoint
                              * (RnnArgs.dbuf16; cg_adjoint_twinned); where K and its stride are
                              * multiples of 8 */
-    int direct;             /* forward with CgPersist.direct: 1 when each warp loads its share of the operand's
-                             * 16-bit twin straight into its B fragments (persist.cuh rnn_mv_mma, XH = 2: x16,
-                             * one pass of rows, one chunk, weights held in registers); 0: staged */
+    int direct;             /* with CgPersist.direct: 1 when each warp loads its share of the operand's 16-bit
+                             * twin (a forward's state, a backward's d(gates)) straight into its B fragments
+                             * (persist.cuh rnn_mv_mma, XH = 2: x16, one pass of rows, one chunk, weights held
+                             * in registers); 0: staged */
 } CgPersistGemm;
 
 /* How a persistent kernel's products run: FFMA in strict fp32, or on tensor cores (`mma`, fp32 sums)
@@ -307,7 +308,8 @@ typedef struct CgPersistAsk {
     int nw_max;             /* sequences per lane a pass at most (1, 2, 4, 8; tf32 takes at least 2; 0: the
                              * batch class's) */
     int handoff;            /* how a forward's steps meet: CG_HANDOFF_BARRIER (0), or CG_HANDOFF_FLAGS or
-                             * CG_HANDOFF_DIRECT where the plan allows it */
+                             * CG_HANDOFF_DIRECT where the plan allows it; a backward's operand: staged, or
+                             * CG_HANDOFF_DIRECT */
     int twins;              /* 1: the kernel writes the 16-bit twins of the GEMM inputs it stores whole
                              * (RnnArgs.state16, dbuf16; the 16-bit modes), 0: it has no code for them */
     int split;              /* 1: a backward's clusters split K instead of sharing the staged operand
@@ -330,8 +332,8 @@ typedef struct CgPersistAsk {
  * block's units). Flags win at small batches (small_b4) and lose where the operand is large (twice
  * the bytes staged). Direct: at a grid barrier, then nothing staged: each warp loads its share of K of
  * the operand's 16-bit twin straight into the registers its products read (where the plan allows it:
- * 16-bit products, weights held in registers, no clusters; bench/NOTES.md section 100). The tile search
- * tries all three. */
+ * 16-bit products, weights held in registers, no clusters; bench/NOTES.md section 100); a backward so
+ * loads its d(gates) too, in clusters splitting K as well (section 107). The tile search tries all three. */
 enum { CG_HANDOFF_BARRIER = 0, CG_HANDOFF_FLAGS = 1, CG_HANDOFF_DIRECT = 2 };
 
 /* The persistent kernel's shape for one layout, device, batch class and direction. */
@@ -366,7 +368,7 @@ typedef struct CgPersist {
     int flags;              /* forward: 1 when step t's state results reach step t+1, and a later phase's
                              * operands that phase, as flagged words (a.flags, persist.cuh rnn_flag_put)
                              * instead of through grid barriers */
-    int direct;             /* forward: 1 when some step GEMM loads its operand straight into its fragments
+    int direct;             /* 1 when some step GEMM loads its operand straight into its fragments
                              * (CgPersistGemm.direct; CG_HANDOFF_DIRECT asked for) */
     int split;              /* backward in clusters: 1 when block r of a cluster keeps the cluster's rows for
                              * the r-th part of K and stages only that part (the unit defines RNN_SPLIT,
@@ -440,6 +442,17 @@ int cg_persist_pairs_serve(const CgPersist *pairs);
  * cg_persist_fours_yield. Used by rnncc dump and emit. */
 int cg_persist_h100_plan(Arena *arena, const PlanLayout *layout, CgPersistAsk *ask, int by_rule, CgPersist *P, char *why,
                          size_t why_size, int *in_pairs);
+/* The rule's operands loaded straight into registers (CG_HANDOFF_DIRECT) for ask, a pass whose hand-off
+ * nothing forces: with fp16 or bf16 products, where the plan then loads some operand so, ask becomes
+ * that tile and 1 is returned, else 0 and ask is left alone. A forward (not with its cluster forced) goes
+ * unclustered on the fewest blocks that keep a block's work (unless blocks_forced): the searched tile at
+ * flashrnn, fastrnns and H = 1024 with 4 and 16 sequences, ahead of the fours' multicast staging in every
+ * row measured (bench/NOTES.md sections 100 and 102). A backward keeps its clusters splitting K and its
+ * blocks (section 107, training passes: flashrnn's LSTM -11%, small_b4 -5%, ds2 -3%), except where its
+ * barrier plan stages one pass of sequences in waves, which the product already overlaps (deepbench's
+ * LSTM and GRU, fp16 and bf16: +1% loading straight). The runtime's rule without a search, and rnncc
+ * dump's. */
+int cg_persist_direct_rule(Arena *arena, const PlanLayout *layout, CgPersistAsk *ask, int cluster_forced, int blocks_forced);
 /* The fewer-blocks tile of P planned from ask: the fewest blocks (a multiple of its cluster) that
  * leave each block the same work (every step GEMM's passes and 16-row tiles, or 8-row groups in FFMA,
  * chunks, sequences a pass, and every step group's items a thread), so that fewer blocks stage the

@@ -216,6 +216,23 @@ int cg_persist_fours_yield(Arena *arena, const PlanLayout *layout, const CgPersi
     return cg_persist_plan(arena, layout, &pairs, &planned, why, sizeof why) && cg_persist_pairs_serve(&planned);
 }
 
+int cg_persist_direct_rule(Arena *arena, const PlanLayout *layout, CgPersistAsk *ask, int cluster_forced, int blocks_forced) {
+    if ((ask->products != CG_F16 && ask->products != CG_BF16) || (cluster_forced && !ask->backward)) return 0;
+    CgPersist d;
+    char why[256];
+    if (ask->backward && cg_persist_plan(arena, layout, ask, &d, why, sizeof why) && ask->N <= 4 * d.nw)
+        for (int qi = 0; qi < d.ngemms; qi++)
+            if (d.gemms[qi].waves) return 0; /* one pass staged in waves keeps them (deepbench) */
+    CgPersistAsk direct = *ask;
+    direct.handoff = CG_HANDOFF_DIRECT;
+    if (!ask->backward) direct.cluster = 1; /* a backward keeps its clusters splitting K, and its blocks */
+    if (!cg_persist_plan(arena, layout, &direct, &d, why, sizeof why) || !d.direct) return 0;
+    const int fewer = blocks_forced || ask->backward ? 0 : cg_persist_fewer_blocks(layout, &direct, &d);
+    if (fewer) direct.blocks = fewer;
+    *ask = direct;
+    return 1;
+}
+
 int cg_persist_h100_plan(Arena *arena, const PlanLayout *layout, CgPersistAsk *ask, int by_rule, CgPersist *P, char *why,
                          size_t why_size, int *in_pairs) {
     *in_pairs = 0;
@@ -274,14 +291,12 @@ int cg_persist_twins_staged(const Plan *plan, const CgPersist *P) {
  * with several (section 64: the backward's rest is larger; one-GEMM backwards held within 127
  * unspilled over every shipped cell at H = 768 and 1024, 4-32 sequences); FFMA: CG_FFMA_REST and
  * the larger ones beside it (section 49). A kernel that spills all the same is built again holding fewer
- * (runtime/rt_persist.c). */
-static void weights_in_registers(CgPersist *P, int asked, int reserved) {
+ * (runtime/rt_persist.c). weights_budget: that budget, before any registers are set aside. */
+static int64_t weights_budget(const CgPersist *P) {
     int cap = 65536 / (32 * P->warps), mt = 0;
     if (cap > 255) cap = 255;
-    for (int qi = 0; qi < P->ngemms; qi++) {
-        P->gemms[qi].wregs = 0;
+    for (int qi = 0; qi < P->ngemms; qi++)
         if (cg_persist_mma_tiles(P->gemms[qi].rw) > mt) mt = cg_persist_mma_tiles(P->gemms[qi].rw);
-    }
     const int nt = P->nw / 2; /* 8-sequence tiles a pass */
     const int many = P->ngemms > 1 && (nt > 2 || P->warps < 8); /* several GEMMs at 32 a pass, or on 4 warps */
     /* tensor cores' backward with several GEMMs: 180 (mLSTM fp16 at (16, 1024) spilled at 127, 150 and 170) */
@@ -292,9 +307,11 @@ static void weights_in_registers(CgPersist *P, int asked, int reserved) {
                                                  : CG_FFMA_REST;
     /* and on tensor cores the sums of a pass's third 16-row tile (a backward's 40-row pass splitting K in fours:
      * mLSTM fp16 at (16, 1024) spilled holding one GEMM's 96 within 105, section 64) */
-    int64_t left = asked ? (asked < 0 ? 0 : asked)
-                         : cap - rest - (P->mma && nt > 2 ? 8 * mt * (nt - 2) : 0) - (P->mma && mt > 2 ? 8 * (mt - 2) * nt : 0) -
-                               reserved;
+    return cap - rest - (P->mma && nt > 2 ? 8 * mt * (nt - 2) : 0) - (P->mma && mt > 2 ? 8 * (mt - 2) * nt : 0);
+}
+static void weights_in_registers(CgPersist *P, int asked, int reserved) {
+    for (int qi = 0; qi < P->ngemms; qi++) P->gemms[qi].wregs = 0;
+    int64_t left = asked ? (asked < 0 ? 0 : asked) : weights_budget(P) - reserved;
     for (;;) {
         int best = -1, steps = 0;
         int64_t most = 0, regs = 0;
@@ -412,26 +429,43 @@ static int flags_allowed(const PlanLayout *L, const CgPersist *P) {
     return !cg_persist_states_cross_blocks(L);
 }
 
-/* Can step GEMM q of a forward load its operand straight into its B fragments (CG_HANDOFF_DIRECT;
- * persist.cuh rnn_mv_mma, XH = 2)? From a 16-bit twin (x16) in one pass of rows and one chunk, where
- * the forward has 16-bit tensor-core products, writes the twins and has no clusters (their multicast
- * stages a shared tile) nor flags; the weights must also be held in registers (weights_in_registers
- * decides that after direct_registers is set aside). */
+/* Can step GEMM q load its operand straight into its B fragments (CG_HANDOFF_DIRECT; persist.cuh
+ * rnn_mv_mma, XH = 2)? From a 16-bit twin (x16: a forward's state, a backward's d(gates)) in one pass
+ * of rows and one chunk, with 16-bit tensor-core products, twins written, no flags and no clusters
+ * sharing copies (their multicast stages a shared tile; a backward's clusters splitting K load their own
+ * part); the weights must also be held in registers (weights_in_registers decides that after
+ * direct_registers is set aside). */
 static int direct_possible(const CgPersist *P, const CgPersistGemm *q) {
-    return !P->backward && P->mma && P->half && P->twins && P->cluster == 1 && !P->flags && q->x16 && q->passes == 1 &&
+    return P->mma && P->half && P->twins && (P->cluster == 1 || P->split) && !P->flags && q->x16 && q->passes == 1 &&
            q->chunks == 1;
 }
 
-/* Registers a thread of a forward loading operands straight holds its B fragments in: a uint4 for
- * each of its k steps (kc / k_grain) and 8-sequence tiles of a pass (nw / 2), the most any step GEMM
- * that can takes; 0 where none can. */
+/* Registers a thread of step GEMM q holds its B fragments in when it loads its operand straight: a uint4
+ * for each of its k steps (kc / k_grain) and 8-sequence tiles of a pass (nw / 2). */
+static int64_t fragment_registers(const CgPersist *P, const CgPersistGemm *q) { return q->kc / k_grain(P) * (P->nw / 2) * 4; }
+
+/* Registers a thread of a forward loading operands straight holds its B fragments in, set aside from
+ * the weights' budget: the most any step GEMM that can takes; 0 where none can. A backward sets none
+ * aside (backward_direct_fits instead). */
 static int direct_registers(const CgPersist *P) {
+    if (P->backward) return 0;
     int64_t most = 0;
     for (int qi = 0; qi < P->ngemms; qi++) {
-        int64_t r = direct_possible(P, &P->gemms[qi]) ? P->gemms[qi].kc / k_grain(P) * (P->nw / 2) * 4 : 0;
+        int64_t r = direct_possible(P, &P->gemms[qi]) ? fragment_registers(P, &P->gemms[qi]) : 0;
         if (r > most) most = r;
     }
     return (int)most;
+}
+
+/* Does a backward's step GEMM q, its weights held in registers as planned without loading straight, have
+ * room for its B fragments too? When the weights held and q's fragments take at most 80 registers past
+ * the weights' budget: ptxas over the LSTM fp16 backward (bench/NOTES.md section 107) compiled 192 of
+ * them against deepbench's budget of 112 (pairs splitting K; fastrnns' 32 a pass alike) and 192 against
+ * small_b4's 128 in 248-254 registers unspilled, and spilled 404 bytes at 256 against 128 (H = 1024, 16
+ * sequences unclustered). Near the bound ptxas is erratic (192 against 128 spilled 24 bytes at H = 768, 16
+ * sequences unclustered): the runtime builds a kernel loading straight that spills again staged. */
+static int backward_direct_fits(const CgPersist *P, const CgPersistGemm *q) {
+    return cg_persist_held_registers(P) + fragment_registers(P, q) <= weights_budget(P) + 80;
 }
 
 int cg_state_multiplied(const Plan *p, int k) {
@@ -717,12 +751,12 @@ static int plan_for(Arena *arena, const PlanLayout *L, const CgPersistAsk *ask, 
     for (int qi = 0; qi < P->ngemms; qi++) P->gemms[qi].fuse = sums_left_in_red(L, P, qi);
     /* operands loaded straight: their B fragments take registers the weights would (asked for explicitly:
      * as asked), and only GEMMs whose weights are then held in registers load so */
-    const int reserved = ask->handoff == CG_HANDOFF_DIRECT ? direct_registers(P) : 0;
+    const int direct = ask->handoff == CG_HANDOFF_DIRECT, reserved = direct ? direct_registers(P) : 0;
     weights_in_registers(P, ask->wregs, reserved);
     P->direct = 0;
     for (int qi = 0; qi < P->ngemms; qi++) {
         CgPersistGemm *q = &P->gemms[qi];
-        q->direct = reserved > 0 && direct_possible(P, q) && q->wregs > 0;
+        q->direct = direct && direct_possible(P, q) && q->wregs > 0 && (P->backward ? backward_direct_fits(P, q) : reserved > 0);
         P->direct |= q->direct;
     }
     if (reserved && !P->direct) weights_in_registers(P, ask->wregs, 0); /* none loads straight: the registers back */
@@ -732,7 +766,11 @@ static int plan_for(Arena *arena, const PlanLayout *L, const CgPersistAsk *ask, 
     for (int qi = 0; qi < P->ngemms; qi++) held += P->gemms[qi].wregs > 0;
     char waves[64], staged[96] = "";
     cg_persist_waves_text(P, waves, sizeof waves);
-    if (waves[0]) snprintf(staged, sizeof staged, ", operands staged whole%s", waves);
+    int straight = 0;
+    for (int qi = 0; qi < P->ngemms; qi++) straight += P->gemms[qi].direct;
+    if (straight)
+        snprintf(staged, sizeof staged, ", %s loaded straight into registers", straight == P->ngemms ? "operands" : "some operands");
+    else if (waves[0]) snprintf(staged, sizeof staged, ", operands staged whole%s", waves);
     snprintf(why, why_size, "step weights %.1f MB fit on chip: %d blocks of %d warps%s, %.0f KB of shared memory each, %s products%s%s",
              weights * wsize / 1e6, P->blocks, P->warps, cg_persist_in_clusters(P, cl), need / 1024.0,
              cg_products_name(P->products), !held ? "" : held == P->ngemms ? ", weights held in registers" :

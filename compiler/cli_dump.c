@@ -118,6 +118,7 @@ static int dump_schedule(CliSource *s, const IrCell *ic, const IrFold *fold, int
         const char *pass = backward ? "backward" : "forward";
         CgPersistAsk ask = cg_persist_h100_ask(batch, backward, products, 0);
         ask.twins = precision == RNNCC_FP16 || precision == RNNCC_BF16; /* as the runtime asks (rt_half), and emit */
+        cg_persist_direct_rule(&s->arena, layout, &ask, 0, 0); /* the runtime's rule without a search */
         int in_pairs, fits = cg_persist_h100_plan(&s->arena, layout, &ask, 1, &P, why, sizeof why, &in_pairs);
         sb_printf(out, "  %s backend (batch %lld, %s, on an H100): ", pass, batch, prec);
         if (!fits) sb_printf(out, "cuBLAS per step: %s\n", why);

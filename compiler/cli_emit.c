@@ -27,7 +27,7 @@ typedef struct EmitTile {
     int warps;       /* --warps W: warps a block (0: the default) */
     long long chunk; /* --chunk K: staging chunks at most K long (0: the first layout that fits) */
     int seqs;        /* --seqs S: at most S sequences a matrix-product pass (0: the batch class's) */
-    int handoff;     /* --handoff flags|barrier|direct: how a forward's steps meet (-1: a barrier) */
+    int handoff;     /* --handoff flags|barrier|direct: how a forward's steps meet, a backward's operand loaded (-1: a barrier) */
     int split;       /* --split: a backward's clusters split K */
     int blocks;      /* --blocks G: at most G blocks (0: one a multiprocessor) */
     int wregs;       /* --wregs R: registers of weights held in registers (CgPersistAsk.wregs; 0: the rule's) */
@@ -105,8 +105,9 @@ static int emit_cell(CliSource *s, const IrCell *ic, const IrFold *fold, const c
                                                   "block's units, and multiplied states at least as long as the blocks");
     if (handoff == CG_HANDOFF_DIRECT && !P.direct)
         fprintf(stderr, "rnncc emit: note: cell '%s' is planned with staged operands (--handoff direct): loading them straight "
-                        "needs a forward with fp16 or bf16 products, no clusters, an operand staged whole from its 16-bit twin "
-                        "in one pass, and its weights held in registers beside the fragments\n",
+                        "needs fp16 or bf16 products, no clusters sharing copies (a backward's clusters splitting K load their own "
+                        "parts), an operand staged whole from its 16-bit twin in one pass, and its weights held in registers "
+                        "beside the fragments\n",
                 ic->name);
     if (t->blocks && P.blocks != t->blocks)
         fprintf(stderr, "rnncc emit: note: cell '%s' is planned on %d blocks (--blocks %d): at most one a multiprocessor of an "
@@ -253,7 +254,8 @@ int cli_emit(int argc, char **argv) {
                    "(mLSTM's m) on to that phase so, where the plan allows it: no clusters, step GEMMs staged whole.\n"
                    "--handoff direct keeps the grid barrier but stages nothing: each warp loads its share of the\n"
                    "operand's 16-bit twin straight into its products' registers, where the plan allows it (fp16 or\n"
-                   "bf16, no clusters, the step weights held in registers beside those fragments).\n"
+                   "bf16, no clusters sharing copies, the step weights held in registers beside those fragments);\n"
+                   "a backward (the runtime's rule for fp16 and bf16) so loads d(gates), in clusters splitting K too.\n"
                    "--split (a backward with --cluster 2 or 4) has block r of a cluster keep the cluster's rows\n"
                    "for the r-th part of K and stage only that part, the blocks adding up each other's partial\n"
                    "sums through distributed shared memory (RNNCC_PERSIST_SPLIT), where the rows fit one pass;\n"

@@ -109,6 +109,7 @@ rnncc_status rt_persist_build(rnncc_model *m, int li, const CgPersistAsk *asked,
     if (!m->cluster_launch) ask.cluster = 1; /* before compute capability 9.0 */
     size_t spilled = 0; /* the local bytes of the last build with weights in registers that spilled */
     int spilled_regs = 0; /* and its held weights' registers */
+    size_t direct_spilled = 0; /* the local bytes of a build loading operands straight that spilled */
     for (int attempt = 0, spills = 0; attempt < 3 + spills; attempt++) {
         if (p->lib) cudaLibraryUnload(p->lib);
         p->lib = NULL;
@@ -130,6 +131,15 @@ rnncc_status rt_persist_build(rnncc_model *m, int li, const CgPersistAsk *asked,
         size_t local = 0;
         RT_TRY(local_bytes(m, p, &local));
         const int held = cg_persist_held_registers(&p->plan);
+        if (local && p->plan.direct && ask.handoff == CG_HANDOFF_DIRECT) {
+            /* the B fragments pushed other values out (ptxas is erratic near the bound the plan takes: an LSTM fp16
+             * backward at H = 768, 16 sequences unclustered spilled 24 bytes, bench/NOTES.md section 107): staged
+             * instead, the weights kept */
+            direct_spilled = local;
+            ask.handoff = CG_HANDOFF_BARRIER;
+            spills++;
+            continue;
+        }
         if (local && held && spills < 8) { /* the held weights pushed other values out: hold fewer (the GEMMs needing most first) */
             spilled = local, spilled_regs = held;
             /* fewer by the registers spilled (its local bytes over 4), at least one: FFMA holds 4 a step,
@@ -139,6 +149,11 @@ rnncc_status rt_persist_build(rnncc_model *m, int li, const CgPersistAsk *asked,
             ask.wregs = held > fewer ? held - fewer : -1;
             spills++;
             continue;
+        }
+        if (direct_spilled) {
+            size_t at = strlen(p->why);
+            snprintf(p->why + at, sizeof p->why - at, "; staged: loading its operands straight spilled %zu bytes a thread",
+                     direct_spilled);
         }
         if (spilled) {
             size_t at = strlen(p->why);
@@ -202,22 +217,9 @@ static rnncc_status build(rnncc_model *m, int li, int64_t N, int backward, RtPer
         p->rule_plan = rule_plan;
         return s;
     }
-    /* without a search, a 16-bit forward whose tile nothing forces loads its operands straight into
-     * registers on the fewest blocks that keep a block's work, where the plan allows it: the searched
-     * tile at flashrnn, fastrnns and H = 1024 with 4 and 16 sequences, ahead of the fours' multicast
-     * staging in every row measured (bench/NOTES.md section 100) */
-    if (!backward && (products == CG_F16 || products == CG_BF16) && m->persist_handoff < 0 && !m->persist_cluster) {
-        CgPersistAsk direct = ask;
-        direct.handoff = CG_HANDOFF_DIRECT;
-        direct.cluster = 1;
-        CgPersist d;
-        char dwhy[256];
-        if (cg_persist_plan(&m->arena, m->layout[li], &direct, &d, dwhy, sizeof dwhy) && d.direct) {
-            const int fewer = m->persist_blocks ? 0 : cg_persist_fewer_blocks(m->layout[li], &direct, &d);
-            if (fewer) direct.blocks = fewer;
-            ask = direct;
-        }
-    }
+    /* without a search, a 16-bit pass whose hand-off nothing forces loads its operands straight into
+     * registers where the plan allows it (cg_persist_direct_rule) */
+    if (m->persist_handoff < 0) cg_persist_direct_rule(&m->arena, m->layout[li], &ask, m->persist_cluster != 0, m->persist_blocks != 0);
     rnncc_status s = rt_persist_build(m, li, &ask, p);
     /* the rule's fours lose to pairs by half where fewer of them can be resident and their step
      * weights move to shared memory while the pairs' stay in registers (bench/NOTES.md section 52);

@@ -259,7 +259,7 @@ static int fewest_blocks(const Search *S, const CgPersistAsk *ask, CgPersist *P)
 
 /* The coordinate search from base: clusters (unless forced), a backward's clusters splitting K
  * (unless forced), a forward's steps handed off by flags and its operands loaded straight (unless
- * forced; without clusters), warps
+ * forced; without clusters), a backward's operand loaded straight (unless forced), warps
  * (unless forced), fewer blocks for the same work a block, then shorter staging chunks
  * and fewer sequences a pass while they gain. */
 static void search(Search *S, const CgPersistAsk *base) {
@@ -306,6 +306,13 @@ static void search(Search *S, const CgPersistAsk *base) {
                 first[nfirst++] = a;
             }
         }
+    }
+    /* a 16-bit backward's d(gates) loaded straight into registers, in base's clusters splitting K (bench/NOTES.md
+     * section 107: the rule's since, where the plan allows it; the barrier tile is base here) */
+    if (m->persist_handoff < 0 && base->backward && (base->products == CG_F16 || base->products == CG_BF16)) {
+        CgPersistAsk a = *base;
+        a.handoff = CG_HANDOFF_DIRECT;
+        first[nfirst++] = a;
     }
     /* base's fewer-blocks tile: a backward's is timed in the first rounds (the rule's split fours on 96 blocks
      * beat every tile of a flashrnn backward's search, whose blocks round saw only the first rounds' winner,

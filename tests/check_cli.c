@@ -620,12 +620,24 @@ START_TEST(run_emit_schedule_arguments) {
     /* a backward's at 9-16 sequences in fours splitting K (section 58), on those 120 blocks too */
     ck_assert_ptr_nonnull(strstr(r.out, "  backward backend (batch 16, tf32, on an H100): persistent: step weights 9.4 MB "
                                         "fit on chip: 120 blocks of 8 warps in clusters of 4 splitting K, "));
-    r = RUN(NULL, "dump", "--schedule", "--dim", "I=8", "--dim", "H=1024", "--batch", "16", "--precision", "fp16",
+    r = RUN(NULL, "dump", "--schedule", "--dim", "I=8", "--dim", "H=1024", "--batch", "16", "--precision", "tf32",
             "cells/lstm.cell");
-    ck_assert_ptr_nonnull(strstr(r.out, "  forward backend (batch 16, fp16, on an H100): persistent: step weights 8.4 MB "
+    ck_assert_ptr_nonnull(strstr(r.out, "  forward backend (batch 16, tf32, on an H100): persistent: step weights 16.8 MB "
                                         "fit on chip: 132 blocks of 8 warps in clusters of 2, "));
     ck_assert_ptr_nonnull(strstr(r.out, ", weights held in registers; in pairs: its clusters of 4 would read the step "
                                         "weights from shared memory\n"));
+    /* in fp16 and bf16 the runtime's rule without a search loads operands straight into registers where the plan
+     * allows it (cg_persist_direct_rule): a forward unclustered on the fewest blocks that keep a block's work, a
+     * backward in its clusters splitting K but where it stages one pass of sequences in waves (here, and at 32) */
+    r = RUN(NULL, "dump", "--schedule", "--dim", "I=8", "--dim", "H=1024", "--batch", "16", "--precision", "fp16",
+            "cells/lstm.cell");
+    ck_assert_ptr_nonnull(strstr(r.out, "  forward backend (batch 16, fp16, on an H100): persistent: step weights 8.4 MB "
+                                        "fit on chip: 128 blocks of 8 warps, 119 KB of shared memory each, fp16 tensor-core "
+                                        "products, weights held in registers, operands loaded straight into registers\n"));
+    ck_assert_ptr_nonnull(strstr(r.out, "  backward backend (batch 16, fp16, on an H100): persistent: step weights 8.4 MB "
+                                        "fit on chip: 120 blocks of 8 warps in clusters of 4 splitting K, "));
+    ck_assert_ptr_nonnull(strstr(r.out, "fp16 tensor-core products, weights held in registers, operands staged whole in 4 "
+                                        "waves\n"));
     r = RUN(NULL, "dump", "--schedule", "--dim", "I=8", "--dim", "H=1024", "--batch", "48", "--precision", "tf32",
             "cells/lstm.cell");
     ck_assert_ptr_nonnull(strstr(r.out, "  forward backend (batch 48, tf32, on an H100): cuBLAS per step: batch 48 > 32 (tf32) in "
@@ -647,9 +659,10 @@ START_TEST(run_emit_schedule_arguments) {
      * registers are past its budget) */
     r = RUN(NULL, "dump", "--schedule", "--dim", "I=8", "--dim", "H=768", "--batch", "16", "--precision", "fp16",
             "cells/lstm.cell");
-    ck_assert_ptr_nonnull(strstr(r.out, "fp16 tensor-core products, weights held in registers\n  backward backend "));
+    ck_assert_ptr_nonnull(strstr(r.out, "fp16 tensor-core products, weights held in registers, operands loaded straight into "
+                                        "registers\n  backward backend "));
     ck_assert_ptr_nonnull(strstr(r.out, "in clusters of 4 splitting K, 97 KB of shared memory each, fp16 tensor-core products, "
-                                        "weights held in registers\n"));
+                                        "weights held in registers, operands loaded straight into registers\n"));
     r = RUN(NULL, "dump", "--schedule", "--dim", "I=8", "--dim", "H=1024", "--batch", "32", "--precision", "tf32",
             "cells/lstm.cell");
     const char *held = strstr(r.out, "weights held in registers"), *back = strstr(r.out, "  backward backend ");
@@ -703,7 +716,8 @@ START_TEST(run_emit_schedule_arguments) {
             "cells/lstm.cell");
     ck_assert_ptr_nonnull(strstr(r.out, "  forward backend (batch 4, fp16, on an H100): persistent: step weights 8.4 MB "));
     const char *back4 = strstr(r.out, "  backward backend (batch 4, fp16, on an H100): persistent: ");
-    ck_assert(back4 && strstr(back4, "fp16 tensor-core products, weights held in registers\n"));
+    ck_assert(back4 && strstr(back4, "fp16 tensor-core products, weights held in registers, operands loaded straight into "
+                                     "registers\n"));
     /* 16-bit weights: a pass takes 32 sequences at H=1024, so the forward stays persistent at 48 */
     r = RUN(NULL, "dump", "--schedule", "--dim", "I=8", "--dim", "H=1024", "--batch", "48", "--precision", "bf16",
             "cells/lstm.cell");
@@ -862,7 +876,18 @@ START_TEST(run_emit_schedule_arguments) {
             "--handoff", "direct");
     ck_assert_int_eq(r.status, 0);
     ck_assert_ptr_nonnull(strstr(r.err, "rnncc emit: note: cell 'lstm' is planned with staged operands (--handoff direct): "
-                                        "loading them straight needs a forward with fp16 or bf16 products"));
+                                        "loading them straight needs fp16 or bf16 products"));
+    /* a backward's d(gates) loaded so too, in its clusters splitting K (fours at 16 sequences) */
+    r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=64", "--dim", "H=768", "--persistent", "16", "--precision", "fp16",
+            "--backward", "--handoff", "direct");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_str_eq(r.err, "");
+    ck_assert_ptr_nonnull(strstr(r.out, "#define RNN_SPLIT 4  //"));
+    ck_assert_ptr_nonnull(strstr(r.out, "rnn_mv_mma<4, 4, 2, 2, 36, 3>(w1, "));
+    r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=64", "--dim", "H=768", "--persistent", "16", "--precision", "fp16",
+            "--backward");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_ptr_nonnull(strstr(r.out, "rnn_mv_mma<4, 4, 2, 1, 36, 3>(w1, "));
     r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--handoff", "flags");
     ck_assert_int_eq(r.status, 2);
     ck_assert_str_eq(r.err, "rnncc emit: error: --handoff applies to --persistent N (the per-step unit has no tile)\n");

@@ -1000,7 +1000,11 @@ END_TEST
  * the twin), hold their weights in registers beside those fragments, plan no clusters (the rule's
  * cluster for the ask is 1) and compile without a spill; the tile's words say so. Refused, as staged
  * operands with the barrier plan's weights, where the fragments leave the weights no room (deepbench's
- * 32 sequences), in tf32 (fp32 operands), with clusters forced, in a backward; "direct" parses. */
+ * 32 sequences), in tf32 (fp32 operands), with clusters forced; "direct" parses. A 16-bit backward loads
+ * its d(gates) so (section 107) unclustered and in the rule's clusters splitting K (pairs at deepbench's
+ * 32 sequences, fours at flashrnn's 16), every product with XH = 2, compiled without a spill; not in
+ * clusters sharing their copies, nor where the weights and fragments would not fit (H = 1024 at 16
+ * sequences unclustered: 256 registers of them spilled), which keeps the barrier plan's weights. */
 START_TEST(persistent_operands_loaded_straight) {
     static const struct { const char *cell, *h; int64_t N; CgProducts pr; } cases[] = {
         {"cells/lstm.cell", "H=768", 16, CG_F16}, {"cells/gru.cell", "H=768", 16, CG_BF16}, {"cells/lstm.cell", "H=1024", 4, CG_F16}};
@@ -1050,23 +1054,52 @@ START_TEST(persistent_operands_loaded_straight) {
     ck_assert_int_eq(P.gemms[0].wregs, B.gemms[0].wregs); /* the registers given back */
     ck_assert_int_eq(P.gemms[0].waves, B.gemms[0].waves);
     CgPersistAsk tf32 = cg_persist_h100_ask(16, 0, CG_TF32, 1), clustered = cg_persist_h100_ask(16, 0, CG_F16, 2),
-                 backward = cg_persist_h100_ask(16, 1, CG_F16, 1);
-    tf32.handoff = clustered.handoff = backward.handoff = CG_HANDOFF_DIRECT;
-    clustered.twins = backward.twins = 1;
+                 shared = cg_persist_h100_ask(16, 1, CG_F16, 2);
+    tf32.handoff = clustered.handoff = shared.handoff = CG_HANDOFF_DIRECT;
+    clustered.twins = shared.twins = 1;
     ck_assert(cg_persist_plan(&s.arena, L, &tf32, &P, why, sizeof why) && !P.direct);
     ck_assert(cg_persist_plan(&s.arena, L, &clustered, &P, why, sizeof why) && P.cluster == 2 && !P.direct);
-    ck_assert(cg_persist_plan(&s.arena, L, &backward, &P, why, sizeof why) && !P.direct);
-    char *u = emit_persistent(&s, L, backward, &P, why, sizeof why);
-    int calls = 0;
-    for (const char *at = strstr(u, "rnn_mv_mma<"); at; at = strstr(at + 1, "rnn_mv_mma<")) {
-        int rw = 0, nwa = 0, prec = 0, xh = 0;
-        if (sscanf(at, "rnn_mv_mma<%d, %d, %d, %d,", &rw, &nwa, &prec, &xh) != 4) continue; /* persist.cuh's text */
-        ck_assert_int_ne(xh, 2);
-        calls++;
-    }
-    ck_assert_int_gt(calls, 0);
-    free(u);
+    ck_assert(cg_persist_plan(&s.arena, L, &shared, &P, why, sizeof why) && P.cluster == 2 && !P.split && !P.direct);
     src_close(&s);
+    /* backwards: unclustered, and the rule's clusters splitting K */
+    src_open_file(&s, "cells/lstm.cell");
+    L = layout_bound(&s, s.module->cells[0], dims, 2);
+    CgPersistAsk full = cg_persist_h100_ask(16, 1, CG_F16, 1);
+    full.twins = 1;
+    ck_assert(cg_persist_plan(&s.arena, L, &full, &B, why, sizeof why) && B.gemms[0].wregs > 0);
+    full.handoff = CG_HANDOFF_DIRECT;
+    ck_assert(cg_persist_plan(&s.arena, L, &full, &P, why, sizeof why) && !P.direct && P.gemms[0].wregs == B.gemms[0].wregs);
+    src_close(&s);
+    static const struct { const char *cell, *h; int64_t N; CgProducts pr; int cluster; } backwards[] = {
+        {"cells/lstm.cell", "H=768", 8, CG_F16, 1}, {"cells/lstm.cell", "H=1024", 4, CG_F16, 0},
+        {"cells/lstm.cell", "H=1024", 32, CG_F16, 0}, {"cells/lstm.cell", "H=768", 16, CG_F16, 0},
+        {"cells/gru.cell", "H=1024", 32, CG_BF16, 0}};
+    for (size_t k = 0; k < sizeof backwards / sizeof *backwards; k++) {
+        src_open_file(&s, backwards[k].cell);
+        const char *bdims[] = {"I=64", backwards[k].h};
+        L = layout_bound(&s, s.module->cells[0], bdims, 2);
+        CgPersistAsk ask = cg_persist_h100_ask(backwards[k].N, 1, backwards[k].pr, backwards[k].cluster);
+        if (ask.cluster == 4) ask.sms = CG_H100_FOUR_BLOCKS;
+        ask.twins = 1;
+        ck_assert(!cg_persist_plan(&s.arena, L, &ask, &B, why, sizeof why) || !B.direct); /* a barrier ask stages */
+        ask.handoff = CG_HANDOFF_DIRECT;
+        char *u = emit_persistent(&s, L, ask, &P, why, sizeof why);
+        ck_assert_msg(u, "%s", why);
+        ck_assert_msg(P.direct && P.split == (backwards[k].cluster == 0 && backwards[k].N > 8), "%s %s N=%lld: %s",
+                      backwards[k].cell, backwards[k].h, (long long)backwards[k].N, why);
+        ck_assert_ptr_nonnull(strstr(why, "operands loaded straight into registers"));
+        int calls = 0;
+        for (const char *at = strstr(u, "rnn_mv_mma<"); at; at = strstr(at + 1, "rnn_mv_mma<")) {
+            int rw = 0, nwa = 0, prec = 0, xh = 0;
+            if (sscanf(at, "rnn_mv_mma<%d, %d, %d, %d,", &rw, &nwa, &prec, &xh) != 4) continue; /* persist.cuh's text */
+            ck_assert_int_eq(xh, 2);
+            calls++;
+        }
+        ck_assert_int_gt(calls, 0);
+        compile_ok(u, backwards[k].cell, "sm_90");
+        free(u);
+        src_close(&s);
+    }
     ck_assert_int_eq(cg_persist_handoff_parse("direct"), CG_HANDOFF_DIRECT);
     ck_assert_int_eq(cg_persist_cluster(16, CG_F16, 0, CG_HANDOFF_DIRECT), 1);
     ck_assert_int_eq(cg_persist_cluster(16, CG_F16, 1, CG_HANDOFF_DIRECT), cg_persist_cluster(16, CG_F16, 1, CG_HANDOFF_BARRIER));
@@ -1959,7 +1992,7 @@ END_TEST
 typedef struct SweepShare {
     char **paths;
     int nshipped, first, step;
-    int units, direct, states, reads, stagings, bunits, fetches, adjoints;
+    int units, direct, states, reads, stagings, bunits, bdirect, fetches, adjoints;
     pthread_t thread;
 } SweepShare;
 
@@ -2003,12 +2036,13 @@ static void *sweep_share(void *arg) {
                 ck_assert_msg(forward_staged_values_stay(u, &sh->stagings, why, sizeof why), "%s (%s, %s): %s", c->name, dims[0],
                               nd > 1 ? dims[1] : "", why);
                 free(u);
-                if (asks[a].flags) continue; /* the backward has no flags */
+                if (asks[a].flags == 1) continue; /* the backward has no flags; it loads straight (section 107) */
                 ask.backward = 1;
-                ask.handoff = CG_HANDOFF_BARRIER;
+                ask.handoff = asks[a].flags == 2 ? CG_HANDOFF_DIRECT : CG_HANDOFF_BARRIER;
                 u = emit_persistent(&s, L, ask, &P, why, sizeof why);
                 if (!u) continue;
                 sh->bunits++;
+                sh->bdirect += P.direct;
                 ck_assert_msg(backward_fetches_forward_values(u, &sh->fetches, why, sizeof why), "%s backward (%s, %s): %s",
                               c->name, dims[0], nd > 1 ? dims[1] : "", why);
                 ck_assert_msg(backward_adjoints_read_own(u, &sh->adjoints, why, sizeof why), "%s backward (%s, %s): %s",
@@ -2189,10 +2223,11 @@ START_TEST(persistent_early_loads_are_own_values) {
     }
     SweepShare share[2];
     const int shares = sweep_shares(share, 2);
-    int units = 0, states = 0, reads = 0, stagings = 0, bunits = 0, fetches = 0, adjoints = 0, direct = 0;
+    int units = 0, states = 0, reads = 0, stagings = 0, bunits = 0, fetches = 0, adjoints = 0, direct = 0, bdirect = 0;
     for (int k = 0; k < shares; k++) {
         units += share[k].units, states += share[k].states, reads += share[k].reads, stagings += share[k].stagings;
         bunits += share[k].bunits, fetches += share[k].fetches, adjoints += share[k].adjoints, direct += share[k].direct;
+        bdirect += share[k].bdirect;
     }
     ck_assert_int_gt(units, 2000);
     ck_assert_int_gt(states, 1000); /* the checks are not vacuous: early state loads were checked */
@@ -2202,9 +2237,10 @@ START_TEST(persistent_early_loads_are_own_values) {
     ck_assert_int_gt(adjoints, 1000); /* and adjoints read */
     ck_assert_int_gt(stagings, 1000); /* and operands staged */
     ck_assert_int_gt(direct, 500);    /* some of them loaded straight into registers */
+    ck_assert_int_gt(bdirect, 500);   /* backwards too */
     printf("persistent_early_loads_are_own_values: %d forward units (%d loading operands straight), %d state loads, %d results, "
-           "%d stagings; %d backward units, %d fetches, %d adjoints read\n", units, direct, states, reads, stagings, bunits, fetches,
-           adjoints);
+           "%d stagings; %d backward units (%d loading straight), %d fetches, %d adjoints read\n", units, direct, states, reads,
+           stagings, bunits, bdirect, fetches, adjoints);
 }
 END_TEST
 

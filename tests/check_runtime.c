@@ -1772,14 +1772,15 @@ START_TEST(tile_search_in_half_precisions) {
 }
 END_TEST
 
-/* The backend an fp16 LSTM (I = 8, h: "H=...") runs 16 sequences on, and why (rnncc_model_backend). */
-static rnncc_backend fp16_lstm_backend_at_16(rnncc_program *p, const char *h, char *why, size_t size) {
+/* The backend an fp16 LSTM (I = 8, h: "H=...") runs 16 sequences on, and why (rnncc_model_backend; backward:
+ * rnncc_model_backward_backend). */
+static rnncc_backend fp16_lstm_backend_at_16(rnncc_program *p, const char *h, int backward, char *why, size_t size) {
     const char *dims[] = {"I=8", h};
     rnncc_model_desc desc = {NULL, dims, 2, 1, 0, RNNCC_FP16, -1, RNNCC_BACKEND_AUTO};
     rnncc_model *m = NULL;
     ck_assert_msg(rnncc_model_create(p, &desc, &m) == RNNCC_OK, "%s", rnncc_model_error(m));
     rnncc_backend b;
-    ck_assert_int_eq(rnncc_model_backend(m, 16, &b, why, size), RNNCC_OK);
+    ck_assert_int_eq((backward ? rnncc_model_backward_backend : rnncc_model_backend)(m, 16, &b, why, size), RNNCC_OK);
     rnncc_model_destroy(m);
     return b;
 }
@@ -1789,20 +1790,26 @@ static rnncc_backend fp16_lstm_backend_at_16(rnncc_program *p, const char *h, ch
  * at H = 1024 the 30 clusters of 4 an H100 or H200 holds at once (120 blocks) cannot keep the step
  * weights in registers and pairs at 132 can, so the runtime takes pairs and says so (asserted where the
  * device has 132 multiprocessors). Nothing forced, the rule loads the operands straight into registers
- * on the fewest blocks that keep a block's work (section 100): 96 at H = 768 on 132 multiprocessors. */
+ * on the fewest blocks that keep a block's work (section 100): 96 at H = 768 on 132 multiprocessors; the
+ * backward loads its d(gates) so in its fours splitting K (section 107), and stages them under the barrier. */
 START_TEST(rule_fours_yield_to_pairs_holding_weights) {
     int sms = 0;
     ck_assert_int_eq(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), cudaSuccess);
     rnncc_program *p = compile_ok("cells/lstm.cell");
     char why[640];
-    rnncc_backend b = fp16_lstm_backend_at_16(p, "H=768", why, sizeof why);
+    rnncc_backend b = fp16_lstm_backend_at_16(p, "H=768", 0, why, sizeof why);
     ck_assert_msg(b == RNNCC_BACKEND_PERSISTENT && strstr(why, "operands loaded straight into registers: by rule"), "%s", why);
     ck_assert_msg(sms != 132 || strstr(why, "tile 96 blocks of 8 warps, 16 sequences a pass"), "%s", why);
+    b = fp16_lstm_backend_at_16(p, "H=768", 1, why, sizeof why);
+    ck_assert_msg(b == RNNCC_BACKEND_PERSISTENT && strstr(why, " splitting K, ") &&
+                      strstr(why, "operands loaded straight into registers: by rule"), "%s", why);
     char outer[16];
     env_keep("RNNCC_PERSIST_HANDOFF", outer);
     setenv("RNNCC_PERSIST_HANDOFF", "barrier", 1);
     for (int wide = 0; wide < 2; wide++) {
-        b = fp16_lstm_backend_at_16(p, wide ? "H=1024" : "H=768", why, sizeof why);
+        b = fp16_lstm_backend_at_16(p, wide ? "H=1024" : "H=768", 1, why, sizeof why);
+        ck_assert_msg(b == RNNCC_BACKEND_PERSISTENT && strstr(why, " splitting K, ") && !strstr(why, "loaded straight"), "%s", why);
+        b = fp16_lstm_backend_at_16(p, wide ? "H=1024" : "H=768", 0, why, sizeof why);
         ck_assert_msg(b == RNNCC_BACKEND_PERSISTENT && strstr(why, "by rule (RNNCC_PERSIST_SEARCH=0)"), "%s", why);
         const char *pairs = "by rule (RNNCC_PERSIST_SEARCH=0), in pairs: its clusters of 4 would read the step "
                             "weights from shared memory";

@@ -267,6 +267,16 @@ for p in fp16 bf16; do
         ./build/rnncc run cells/gru.cell --dim I=40 --dim H=256 --seq 6 --batch 40 --layers 2 --bidirectional --varlen \
         --repeat 1 --precision $p --backend persistent
 done
+# a 16-bit backward's d(gates) loaded straight by rule (nothing forced: bench/NOTES.md section 107), in its fours
+# splitting K (12 sequences) with lengths, and unclustered (4 sequences, bf16)
+bwd_direct=(./build/rnncc run cells/lstm.cell --dim I=40 --dim H=256 --seq 6 --batch 12 --varlen --train --repeat 1
+    --precision fp16 --backend persistent)
+step "racecheck-direct-bwd-fours" racecheck_own "${bwd_direct[@]}"
+for tool in synccheck memcheck; do
+    step "$tool-direct-bwd-fours" compute-sanitizer --tool $tool --error-exitcode 9 "${bwd_direct[@]}"
+done
+step "memcheck-direct-bwd-4" compute-sanitizer --tool memcheck --error-exitcode 9 ./build/rnncc run cells/gru.cell --dim I=40 \
+    --dim H=256 --seq 6 --batch 4 --layers 2 --varlen --train --repeat 1 --precision bf16 --backend persistent
 # flags carrying 16-bit values (a state staged from its twin: 4-byte words), training (racecheck on rnncc's
 # kernels only: cuBLAS's 16-bit weight-gradient kernels report their own)
 for p in fp16 bf16; do
