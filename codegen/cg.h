@@ -448,7 +448,7 @@ int cg_persist_h100_plan(Arena *arena, const PlanLayout *layout, CgPersistAsk *a
  * unclustered on the fewest blocks that keep a block's work (unless blocks_forced): the searched tile at
  * flashrnn, fastrnns and H = 1024 with 4 and 16 sequences, ahead of the fours' multicast staging in every
  * row measured (bench/NOTES.md sections 100 and 102). A backward keeps its clusters splitting K and its
- * blocks (section 107, training passes: flashrnn's LSTM -11%, small_b4 -5%, ds2 -3%), except where its
+ * blocks (section 107, training passes: flashrnn's LSTM -10%, small_b4 -4.5%, ds2 -2.5%), except where its
  * barrier plan stages one pass of sequences in waves, which the product already overlaps (deepbench's
  * LSTM and GRU, fp16 and bf16: +1% loading straight). The runtime's rule without a search, and rnncc
  * dump's. */

@@ -110,6 +110,7 @@ rnncc_status rt_persist_build(rnncc_model *m, int li, const CgPersistAsk *asked,
     size_t spilled = 0; /* the local bytes of the last build with weights in registers that spilled */
     int spilled_regs = 0; /* and its held weights' registers */
     size_t direct_spilled = 0; /* the local bytes of a build loading operands straight that spilled */
+    int resized = 0; /* planned again for the clusters that fit (once, whatever builds came before) */
     for (int attempt = 0, spills = 0; attempt < 3 + spills; attempt++) {
         if (p->lib) cudaLibraryUnload(p->lib);
         p->lib = NULL;
@@ -172,7 +173,7 @@ rnncc_status rt_persist_build(rnncc_model *m, int li, const CgPersistAsk *asked,
         p->state = -1;
         snprintf(p->why, sizeof p->why, "only %d of its %d blocks can be resident at once", resident, p->plan.blocks);
         if (p->plan.cluster == 1) return RNNCC_OK;
-        if (attempt == 0 && resident > 0) ask.sms = resident; /* the clusters that fit */
+        if (!resized && resident > 0) ask.sms = resident, resized = 1; /* the clusters that fit */
         else ask.cluster = 1, ask.sms = m->sms;
     }
     return RNNCC_OK;

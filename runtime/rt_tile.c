@@ -462,7 +462,7 @@ static void hash_generated(RtHash *h, const rnncc_model *m, int li, const CgPers
 static void choice_key(const rnncc_model *m, int li, const CgPersistAsk *base, char key[33]) {
     RtHash h;
     rt_hash_init(&h);
-    rt_hash_add_str(&h, "rnncc persistent tile v3 " RNNCC_VERSION);
+    rt_hash_add_str(&h, "rnncc persistent tile v4 " RNNCC_VERSION); /* v4: a backward's search tries loading straight */
     int major = 0, minor = 0, driver = 0;
     rt_nvrtc_version(&major, &minor);
     cudaDriverGetVersion(&driver);
