@@ -457,6 +457,13 @@ static int direct_registers(const CgPersist *P) {
     return (int)most;
 }
 
+/* The step GEMMs of P that load their operand straight (CgPersistGemm.direct). */
+static int straight_gemms(const CgPersist *P) {
+    int n = 0;
+    for (int qi = 0; qi < P->ngemms; qi++) n += P->gemms[qi].direct;
+    return n;
+}
+
 /* Does a backward's step GEMM q, its weights held in registers as planned without loading straight, have
  * room for its B fragments too? When the weights held and q's fragments take at most 80 registers past
  * the weights' budget: ptxas over the LSTM fp16 backward (bench/NOTES.md section 107) compiled 192 of
@@ -766,8 +773,7 @@ static int plan_for(Arena *arena, const PlanLayout *L, const CgPersistAsk *ask, 
     for (int qi = 0; qi < P->ngemms; qi++) held += P->gemms[qi].wregs > 0;
     char waves[64], staged[96] = "";
     cg_persist_waves_text(P, waves, sizeof waves);
-    int straight = 0;
-    for (int qi = 0; qi < P->ngemms; qi++) straight += P->gemms[qi].direct;
+    const int straight = straight_gemms(P);
     if (straight)
         snprintf(staged, sizeof staged, ", %s loaded straight into registers", straight == P->ngemms ? "operands" : "some operands");
     else if (waves[0]) snprintf(staged, sizeof staged, ", operands staged whole%s", waves);
@@ -960,8 +966,7 @@ void cg_persist_waves_text(const CgPersist *P, char *buf, size_t size) {
 
 void cg_persist_tile_text(const CgPersist *P, char *buf, size_t size) {
     char cl[48], staged[112], waves[64], rest[48];
-    int direct = 0;
-    for (int qi = 0; qi < P->ngemms; qi++) direct += P->gemms[qi].direct;
+    const int direct = straight_gemms(P);
     if (P->tiles == 1) snprintf(rest, sizeof rest, "staged whole");
     else snprintf(rest, sizeof rest, "staged in chunks of %lld", (long long)P->kc_max);
     if (direct && direct == P->ngemms) snprintf(staged, sizeof staged, "operands loaded straight into registers");
