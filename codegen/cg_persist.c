@@ -887,15 +887,16 @@ static void emit_backward_first_loads(Gen *g, int gi) {
     sb_free(&decl);
 }
 
-/* After the step's first barrier, before its transposed GEMMs: the values that step t-1's group gi
- * (backward_fetched_group) reads from before the step, the first item's into its registers and the
- * rest into L1, while the GEMMs run. The view of step t-1 in a scope of its own. */
+/* Inside the barrier before the step's transposed GEMMs (between its arrival and its wait), or after
+ * it: the values that step t-1's group gi (backward_fetched_group) reads from before the step, the
+ * first item's into its registers and the rest into L1, landing while the barrier and the GEMMs run.
+ * The view of step t-1 in a scope of its own. */
 static void emit_backward_prefetch(Gen *g, int gi) {
     StrBuf *out = g->out;
     StrBuf scope = {0}; /* kept only if the group reads such a value */
     scope.indent = out->indent;
     g->out = &scope;
-    cg_open(&scope, "if (t > args.t) {  // step t-1's values from before it, while this step's GEMMs run");
+    cg_open(&scope, "if (t > args.t) {  // step t-1's values from before it, landing while the barrier and this step's GEMMs run");
     cg_emit(&scope, "const int t_prev = t - 1;");
     cg_open(&scope, "{");
     cg_emit(&scope, "const int t = t_prev;");
@@ -969,7 +970,15 @@ static int emit_backward_steps(Gen *g, const CgPersist *P) {
         for (int qi = 0; qi < P->ngemms; qi++) {
             const SchedGemm *gm = &p->gemms[P->gemms[qi].gemm];
             if (k == 0 || gm->phase != k - 1) continue;
-            if (!gemms++) barrier(g, &synced, "the transposed GEMMs read every block's adjoints");
+            if (!gemms++ && fetched >= 0 && !prefetched && !synced) {
+                /* the next step's values from before it are the forward's: loaded between the barrier's
+                 * arrival and its wait, which then hides their issue (bench/NOTES.md section 108) */
+                cg_emit(out, "rnn_grid_arrive(args.sync);  // the barrier below: step t-1's values load while this block waits");
+                emit_backward_prefetch(g, fetched);
+                cg_emit(out, "rnn_grid_wait(args.sync, ++epoch);  // the transposed GEMMs read every block's adjoints");
+                prefetched = synced = 1;
+            }
+            if (gemms == 1) barrier(g, &synced, "the transposed GEMMs read every block's adjoints");
             if (fetched >= 0 && !prefetched++) emit_backward_prefetch(g, fetched);
             emit_gemm_step(g, P, qi);
             synced = 0;

@@ -679,8 +679,8 @@ static int weights_rounded_by_their_copier(const char *u, int ngemms, int tf32, 
     return moved;
 }
 
-/* A backward with GEMMs and no barrier opening its steps prefetches, once a step, after the
- * barrier before its transposed GEMMs and before the first of them, the values from before the
+/* A backward with GEMMs and no barrier opening its steps prefetches, once a step, inside the
+ * barrier before its transposed GEMMs (after its arrival, before its wait), the values from before the
  * step that step t-1's first group loads: forward values and the outputs' adjoints dy, never an
  * adjoint the GEMMs are adding to; where that group loads any; a forward, or a backward whose steps
  * open with a barrier (whose acquire drops L1's lines), does not; each step is counted once. */
@@ -688,15 +688,20 @@ static void backward_prefetch_placed(const char *u, int ngemms, int backward, co
     const char *kernel = strstr(u, "__global__");
     ck_assert_ptr_nonnull(kernel);
     int opens = strstr(kernel, "step t+1 is complete everywhere") != NULL;
-    const char *at = strstr(kernel, "// step t-1's values from before it, while this step's GEMMs run");
+    const char *at = strstr(kernel, "// step t-1's values from before it, landing while the barrier and this step's GEMMs run");
     ck_assert_msg(!at || (backward && ngemms && !opens), "%s: backward prefetch emitted", name);
     /* the LSTM's first group reads its hoisted values, G1's results and c: where it may, it does */
     if (backward && ngemms && !opens && strcmp(name, "lstm") == 0) ck_assert_msg(at, "%s: backward prefetch missing", name);
     ck_assert_int_eq(count(kernel, "RNN_PROF_STEP();"), 1);
     if (!at) return;
     ck_assert_int_eq(count(kernel, "// step t-1's values from before it"), 1);
-    const char *bar = strstr(kernel, "rnn_grid_sync(args.sync, ++epoch);  // the transposed GEMMs"), *gemm = strstr(kernel, "rnn_mv_");
-    ck_assert_msg(bar && gemm && bar < at && at < gemm, "%s: prefetch not between the barrier and the GEMMs", name);
+    const char *bar = strstr(kernel, "rnn_grid_arrive(args.sync);  // the barrier below"), *gemm = strstr(kernel, "rnn_mv_");
+    const char *wait = bar ? strstr(bar, "rnn_grid_wait(args.sync, ++epoch);  // the transposed GEMMs") : NULL;
+    ck_assert_msg(bar && wait && gemm && bar < at && at < wait && wait < gemm,
+                  "%s: prefetch not between the barrier's arrival and its wait, before the GEMMs", name);
+    ck_assert_msg(!strstr(kernel, "rnn_grid_sync(args.sync, ++epoch);  // the transposed GEMMs") ||
+                      strstr(kernel, "rnn_grid_sync(args.sync, ++epoch);  // the transposed GEMMs") > wait,
+                  "%s: a whole barrier before the first transposed GEMMs", name);
     /* at step t-1, within the launch: the guard opens the scope, whose view is of t = t_prev */
     const char *guard = strstr(kernel, "if (t > args.t) {  // step t-1's values"), *view = strstr(at, "const int t = t_prev;");
     ck_assert_msg(guard && guard + strlen("if (t > args.t) {  ") == at, "%s: the prefetch is not guarded by t > args.t", name);
@@ -1806,21 +1811,23 @@ START_TEST(persistent_first_item_loaded_before_the_gemms) {
     {
         const char *bdecl = strstr(u, "float q1_v"), *loop = strstr(u, "for (int t = args.t_end - 1; t >= args.t; t--) {");
         const char *first = strstr(u, "if (args.t_end > args.t) {  // the first step's");
-        const char *bbar = strstr(u, "rnn_grid_sync(args.sync, ++epoch);  // the transposed GEMMs"), *bgemm = strstr(u, "rnn_mv_mma<");
-        ck_assert(bdecl && first && loop && bbar && bgemm && bdecl < first && first < loop && loop < bbar && bbar < bgemm);
+        const char *bbar = strstr(u, "rnn_grid_wait(args.sync, ++epoch);  // the transposed GEMMs"), *bgemm = strstr(u, "rnn_mv_mma<");
+        const char *barr = strstr(u, "rnn_grid_arrive(args.sync);  // the barrier below");
+        ck_assert(bdecl && first && loop && barr && bbar && bgemm && bdecl < first && first < loop && loop < barr && barr < bbar &&
+                  bbar < bgemm);
         ck_assert_int_eq(count(u, "float q1_v"), 1);
         ck_assert_ptr_nonnull(strstr(bdecl, "qy1_v39_h_next = 0.0f")); /* d(output h) */
-        /* loaded twice: before the loop (step t_end-1) and a step ahead between the barrier and the GEMMs */
+        /* loaded twice: before the loop (step t_end-1) and a step ahead between the barrier's halves */
         static const char *const bload[] = {"q1_v2_c = a.state_prev[1][n * RNN_DIM_H + j];", "q1_v11_b_i = a.params[",
                                             "q1_v15 = a.buf[0][col * ", "q1_v16 = a.buf[1][n * ",
                                             "if (a.dy[0]) qy1_v39_h_next = a.dy[0][col * a.ldy[0] + j];"};
         for (int k = 0; k < 5; k++) {
             const char *a0 = strstr(first, bload[k]), *a1 = a0 ? strstr(a0 + 1, bload[k]) : NULL;
-            ck_assert_msg(a0 && a0 < loop && a1 && bbar < a1 && a1 < bgemm && count(u, bload[k]) == 2, "%s", bload[k]);
+            ck_assert_msg(a0 && a0 < loop && a1 && barr < a1 && a1 < bbar && count(u, bload[k]) == 2, "%s", bload[k]);
         }
         /* the body of step t takes them, before the barrier */
         const char *body = strstr(loop, "const float v2_c = i == threadIdx.x ? q1_v2_c : a.state_prev[1][n * RNN_DIM_H + j];");
-        ck_assert(body && body < bbar);
+        ck_assert(body && body < barr);
         ck_assert_ptr_nonnull(strstr(loop, "const float v16 = a.summed ? 0.0f : (i == threadIdx.x ? q1_v16 : a.buf[1][n * "));
         ck_assert_ptr_nonnull(strstr(loop, "if (a.dy[0]) d39_h_next += i == threadIdx.x ? qy1_v39_h_next : a.dy[0][col * a.ldy[0] + j];"));
         ck_assert_int_eq(count(u, "i == threadIdx.x ? q1_"), 13); /* 4 hoisted, 4 step products, 4 biases, c */

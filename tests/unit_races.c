@@ -385,7 +385,8 @@ int backward_adjoints_read_own(const char *u, int *reads, char *why, size_t why_
     long long len = -1;
     for (const char *p = loop; *p && in_loop(&p, &depth); p++) {
         if (strncmp(p, "= rnn_nj_", 9) == 0) len = unit_dim(u, p + 9);
-        if (strncmp(p, "rnn_grid_sync(", 14) == 0) seg++;
+        /* a barrier's wait ends a stretch (the backward's prefetch, loads alone, lies between its halves) */
+        if (strncmp(p, "rnn_grid_sync(", 14) == 0 || strncmp(p, "rnn_grid_wait(", 14) == 0) seg++;
         int k = -1, off = adjoint_slot(p, &k), gq = -1, buf = 0, nb = 0;
         long long alen = len;
         const char *at = line_start(loop, p);

@@ -742,6 +742,28 @@ RNN_DEV bool rnn_rows_whole16(const T *X, long long ldx, int K) {
 template <int S, int PV, typename T>
 RNN_DEV void rnn_stage_wave(T *xs, const T *X, long long ldx, int N, int K, int n0, int k0, int NP, int KC, int lds, int v) {
     const int kw = KC / RNN_WARPS, L = kw / S, q = L / PV, row = RNN_WARPS * q; /* a warp's share, its wave's part */
+    if (PV > 1 && RNN_P_THREADS % row == 0) {
+        /* a thread's pieces all lie at one place of their rows (dn rows apart): one address, stepped by
+         * constants, and a loop of known length (unrolled; the general loop below costs ~20 instructions
+         * a copy: bench/NOTES.md section 108) */
+        const int dn = RNN_P_THREADS / row, n1 = (int)threadIdx.x / row, r = (int)threadIdx.x - n1 * row;
+        const int k = (r / q) * (kw - L) + v * L + r * PV;
+        const bool kin = k0 + k < K;
+        const T *src = X + (long long)(n0 + n1) * ldx + k0 + k;
+        T *dst = xs + n1 * lds + k;
+        if (NP % dn == 0 && kin && n0 + NP <= N) { /* every piece in range (a whole pass): no checks */
+#pragma unroll
+            for (int i = 0; i < NP / dn; i++) rnn_cp16(dst + i * dn * lds, src + (long long)i * dn * ldx, 16);
+            return;
+        }
+#pragma unroll
+        for (int i = 0; i < (NP + dn - 1) / dn; i++)
+            if (NP % dn == 0 || n1 + i * dn < NP) {
+                const int ok = kin && n0 + n1 + i * dn < N;
+                rnn_cp16(dst + i * dn * lds, ok ? src + (long long)i * dn * ldx : X, ok ? 16 : 0);
+            }
+        return;
+    }
     for (int e = threadIdx.x; e < NP * row; e += RNN_P_THREADS) {
         /* piece r of row n: warp r / q's segment (with S = 1, kw - L = 0: the row's pieces in order) */
         const int n = e / row, r = e - n * row, k = (r / q) * (kw - L) + v * L + r * PV;
@@ -1582,8 +1604,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_pb(const RnnArgs
             }
         }
         RNN_PROF(4);
-        rnn_grid_sync(args.sync, ++epoch);  // the transposed GEMMs read every block's adjoints
-        if (t > args.t) {  // step t-1's values from before it, while this step's GEMMs run
+        rnn_grid_arrive(args.sync);  // the barrier below: step t-1's values load while this block waits
+        if (t > args.t) {  // step t-1's values from before it, landing while the barrier and this step's GEMMs run
             const int t_prev = t - 1;
             {
                 const int t = t_prev;
@@ -1626,6 +1648,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_pb(const RnnArgs
                 }
             }
         }
+        rnn_grid_wait(args.sync, ++epoch);  // the transposed GEMMs read every block's adjoints
         // G1^T: [U_i; U_f; U_g; U_o]^T @ d(G1) -> d(h)
         rnn_mv_t<1, 1, 8, 1>(w1, 132, rows1, 1, 64, 128, 1, a.dbuf[1], 64, a.N, NULL, 0u, rnn_xs, rnn_red, a.dstate_prev[0], RNN_DIM_H, map1, a.lengths != NULL, NULL, 0, RNN_TO_OUT, nullptr, &rnn_wf1);
     }

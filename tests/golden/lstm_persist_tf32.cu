@@ -742,6 +742,28 @@ RNN_DEV bool rnn_rows_whole16(const T *X, long long ldx, int K) {
 template <int S, int PV, typename T>
 RNN_DEV void rnn_stage_wave(T *xs, const T *X, long long ldx, int N, int K, int n0, int k0, int NP, int KC, int lds, int v) {
     const int kw = KC / RNN_WARPS, L = kw / S, q = L / PV, row = RNN_WARPS * q; /* a warp's share, its wave's part */
+    if (PV > 1 && RNN_P_THREADS % row == 0) {
+        /* a thread's pieces all lie at one place of their rows (dn rows apart): one address, stepped by
+         * constants, and a loop of known length (unrolled; the general loop below costs ~20 instructions
+         * a copy: bench/NOTES.md section 108) */
+        const int dn = RNN_P_THREADS / row, n1 = (int)threadIdx.x / row, r = (int)threadIdx.x - n1 * row;
+        const int k = (r / q) * (kw - L) + v * L + r * PV;
+        const bool kin = k0 + k < K;
+        const T *src = X + (long long)(n0 + n1) * ldx + k0 + k;
+        T *dst = xs + n1 * lds + k;
+        if (NP % dn == 0 && kin && n0 + NP <= N) { /* every piece in range (a whole pass): no checks */
+#pragma unroll
+            for (int i = 0; i < NP / dn; i++) rnn_cp16(dst + i * dn * lds, src + (long long)i * dn * ldx, 16);
+            return;
+        }
+#pragma unroll
+        for (int i = 0; i < (NP + dn - 1) / dn; i++)
+            if (NP % dn == 0 || n1 + i * dn < NP) {
+                const int ok = kin && n0 + n1 + i * dn < N;
+                rnn_cp16(dst + i * dn * lds, ok ? src + (long long)i * dn * ldx : X, ok ? 16 : 0);
+            }
+        return;
+    }
     for (int e = threadIdx.x; e < NP * row; e += RNN_P_THREADS) {
         /* piece r of row n: warp r / q's segment (with S = 1, kw - L = 0: the row's pieces in order) */
         const int n = e / row, r = e - n * row, k = (r / q) * (kw - L) + v * L + r * PV;

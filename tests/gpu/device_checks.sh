@@ -242,6 +242,15 @@ waves32=(./build/rnncc run cells/lstm.cell --dim I=64 --dim H=1024 --seq 2 --bat
 RNNCC_PERSIST_CLUSTER=2 RNNCC_PERSIST_SPLIT=1 step "racecheck-waves-split2" racecheck_own "${waves32[@]}"
 RNNCC_PERSIST_CLUSTER=2 RNNCC_PERSIST_SPLIT=1 step "synccheck-waves-split2" compute-sanitizer --tool synccheck \
     --error-exitcode 9 "${waves32[@]}"
+# the waves' copies without range checks where a whole pass is in range (rnn_stage_wave's stepped addresses,
+# bench/NOTES.md section 108), beside checked passes (--varlen, 20 sequences: a short last pass), fp16 and tf32
+RNNCC_PERSIST_CLUSTER=1 step "memcheck-waves" compute-sanitizer --tool memcheck --error-exitcode 9 "${waves[@]}"
+RNNCC_PERSIST_CLUSTER=2 RNNCC_PERSIST_SPLIT=1 step "memcheck-waves-split2" compute-sanitizer --tool memcheck \
+    --error-exitcode 9 "${waves32[@]}"
+step "memcheck-waves-tf32" compute-sanitizer --tool memcheck --error-exitcode 9 ./build/rnncc run cells/lstm.cell --dim I=64 \
+    --dim H=1024 --seq 2 --batch 32 --varlen --train --repeat 1 --precision tf32 --backend persistent
+step "memcheck-waves-20" compute-sanitizer --tool memcheck --error-exitcode 9 ./build/rnncc run cells/lstm.cell --dim I=64 \
+    --dim H=1024 --seq 2 --batch 20 --train --repeat 1 --precision fp16 --backend persistent
 # a forward's steps handed off by flagged words (RNNCC_PERSIST_HANDOFF=flags, no clusters), both products,
 # odd and even operand lengths (pairs of words, single words), several passes of sequences
 for p in fp32 tf32; do
