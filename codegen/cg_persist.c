@@ -977,8 +977,9 @@ static int emit_backward_steps(Gen *g, const CgPersist *P) {
                 emit_backward_prefetch(g, fetched);
                 cg_emit(out, "rnn_grid_wait(args.sync, ++epoch);  // the transposed GEMMs read every block's adjoints");
                 prefetched = synced = 1;
+            } else if (gemms == 1) {
+                barrier(g, &synced, "the transposed GEMMs read every block's adjoints");
             }
-            if (gemms == 1) barrier(g, &synced, "the transposed GEMMs read every block's adjoints");
             if (fetched >= 0 && !prefetched++) emit_backward_prefetch(g, fetched);
             emit_gemm_step(g, P, qi);
             synced = 0;
