@@ -970,15 +970,17 @@ static int emit_backward_steps(Gen *g, const CgPersist *P) {
         for (int qi = 0; qi < P->ngemms; qi++) {
             const SchedGemm *gm = &p->gemms[P->gemms[qi].gemm];
             if (k == 0 || gm->phase != k - 1) continue;
-            if (!gemms++ && fetched >= 0 && !prefetched && !synced) {
-                /* the next step's values from before it are the forward's: loaded between the barrier's
-                 * arrival and its wait, which then hides their issue (bench/NOTES.md section 108) */
-                cg_emit(out, "rnn_grid_arrive(args.sync);  // the barrier below: step t-1's values load while this block waits");
-                emit_backward_prefetch(g, fetched);
-                cg_emit(out, "rnn_grid_wait(args.sync, ++epoch);  // the transposed GEMMs read every block's adjoints");
-                prefetched = synced = 1;
-            } else if (gemms == 1) {
-                barrier(g, &synced, "the transposed GEMMs read every block's adjoints");
+            if (!gemms++) {
+                if (fetched >= 0 && !prefetched && !synced) {
+                    /* the next step's values from before it are the forward's: loaded between the barrier's
+                     * arrival and its wait, which then hides their issue (bench/NOTES.md section 108) */
+                    cg_emit(out, "rnn_grid_arrive(args.sync);  // the barrier below: step t-1's values load while this block waits");
+                    emit_backward_prefetch(g, fetched);
+                    cg_emit(out, "rnn_grid_wait(args.sync, ++epoch);  // the transposed GEMMs read every block's adjoints");
+                    prefetched = synced = 1;
+                } else {
+                    barrier(g, &synced, "the transposed GEMMs read every block's adjoints");
+                }
             }
             if (fetched >= 0 && !prefetched++) emit_backward_prefetch(g, fetched);
             emit_gemm_step(g, P, qi);

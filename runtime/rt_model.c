@@ -303,7 +303,8 @@ static rnncc_status backend_from_env(rnncc_model *m) {
  * RNNCC_PERSIST_CLUSTER=1|2|4 forces the blocks per cluster, RNNCC_PERSIST_WARPS=4|8|16 the warps a
  * block, RNNCC_PERSIST_CHUNK=K (256 to 65536) staging chunks of at most K columns,
  * RNNCC_PERSIST_SEQS=4|8|16|32 at most so many sequences a pass, RNNCC_PERSIST_HANDOFF=flags|barrier|direct
- * how a forward's steps meet (flags, or operands loaded straight, where the plan allows) and whether a backward loads its operand straight, RNNCC_PERSIST_SPLIT=1|0 a backward's
+ * how a forward's steps meet (flags, or operands loaded straight, where the plan allows) and whether a
+ * backward loads its operand straight, RNNCC_PERSIST_SPLIT=1|0 a backward's
  * clusters to split K instead of sharing copies (where the plan allows) or not, RNNCC_PERSIST_BLOCKS=G
  * (1 to 1024) at most G blocks (the fewer-blocks tile; a multiple of the cluster), RNNCC_PERSIST_WREGS=R (0 to
  * 255) at most R registers a thread of step weights held in registers, RNNCC_PERSIST_WAVES=0|2|4 at most so

@@ -1086,6 +1086,7 @@ START_TEST(persistent_operands_loaded_straight) {
         CgPersistAsk ask = cg_persist_h100_ask(backwards[k].N, 1, backwards[k].pr, backwards[k].cluster);
         if (ask.cluster == 4) ask.sms = CG_H100_FOUR_BLOCKS;
         ask.twins = 1;
+        ck_assert(!cg_persist_plan(&s.arena, L, &ask, &B, why, sizeof why) || !B.direct); /* a barrier ask stages */
         ask.handoff = CG_HANDOFF_DIRECT;
         char *u = emit_persistent(&s, L, ask, &P, why, sizeof why);
         ck_assert_msg(u, "%s", why);

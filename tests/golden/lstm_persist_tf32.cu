@@ -1270,12 +1270,13 @@ static_assert(RNN_TF32 == 1, "rnn_wv<1> (above) is tf32's");
 template <int XH> struct rnn_staged { typedef float T; };          /* an operand staged as floats */
 template <> struct rnn_staged<1> { typedef unsigned short T; };    /* or as its 16-bit twin */
 template <> struct rnn_staged<2> { typedef unsigned short T; };    /* or loaded from it (rnn_load_b) */
-/* With XH (16-bit products only), X is the operand's 16-bit twin (RnnArgs.state16; a backward's dbuf16), staged as it
- * is into tiles [NP][KC + RNN_PAD_16] halves (half the bytes from L2; the B fragments read as they
- * are, rows 64 bytes past 128s as the weights'), and F (or NULL) its 16-bit flagged words
- * (rnn_flag_stage16); without, F (or NULL) holds 8-byte flagged words (rnn_flag_stage). With XH = 2
- * (CgPersist.direct: KI > 0, no waves, RNN_CLUSTER 1 (a backward's clusters splitting K load their own parts),
- * F NULL), nothing is staged: each warp loads its share of X straight into its B fragments (rnn_load_b). */
+/* With XH (16-bit products only), X is the operand's 16-bit twin (RnnArgs.state16; a backward's
+ * dbuf16), staged as it is into tiles [NP][KC + RNN_PAD_16] halves (half the bytes from L2; the B
+ * fragments read as they are, rows 64 bytes past 128s as the weights'), and F (or NULL) its 16-bit
+ * flagged words (rnn_flag_stage16); without, F (or NULL) holds 8-byte flagged words (rnn_flag_stage).
+ * With XH = 2 (CgPersist.direct: KI > 0, no waves, RNN_CLUSTER 1 (a backward's clusters splitting K
+ * load their own parts), F NULL), nothing is staged: each warp loads its share of X straight into its
+ * B fragments (rnn_load_b). */
 /* With KI > 0, the weights' A fragments come from fr (rnn_wfrag_load's, before the step loop), not
  * from W: one pass of rows, K staged whole, KI steps of KS a warp (the kernel traps otherwise).
  * With WS > 0 (codegen/cg.h CgPersistGemm.waves: KI > 0, this block's own copies, no flagged
