@@ -1045,8 +1045,12 @@ int cg_emit_persistent(Arena *arena, const Plan *plan, const PlanLayout *layout,
     cg_emit(out, "// the hoisted program runs %s it. codegen/cg.h has the launch contract.", P->backward ? "after" : "before");
     cg_emit(out, "%s", "");
     cg_emit_preamble(&g);
-    if (P->split) cg_emit(out, "#define RNN_SPLIT %d  // blocks per cluster, splitting K (persist.cuh)", P->cluster);
-    else if (P->cluster > 1) cg_emit(out, "#define RNN_CLUSTER %d  // blocks per cluster (persist.cuh)", P->cluster);
+    if (P->split) {
+        cg_emit(out, "#define RNN_SPLIT %d  // blocks per cluster, splitting K (persist.cuh)", P->cluster);
+        /* the split's exchange without the cluster's meeting, where the products load straight: its
+         * barriers would slow every release fence of a staged unit (persist.cuh rnn_split_finish) */
+        if (P->direct) cg_emit(out, "%s", "#define RNN_SPLIT_ASYNC 1  // the exchange by st.async (persist.cuh)");
+    } else if (P->cluster > 1) cg_emit(out, "#define RNN_CLUSTER %d  // blocks per cluster (persist.cuh)", P->cluster);
     if (P->warps != CG_PERSIST_WARPS) cg_emit(out, "#define RNN_WARPS %d  // warps a block (persist.cuh)", P->warps);
     sb_puts(out, cg_persist_text);
     cg_emit(out, "%s", "");

@@ -121,6 +121,9 @@ RNN_DEV void rnn_cp_wait_one() { asm volatile("cp.async.wait_group 1;" ::: "memo
 #ifndef RNN_SPLIT /* or clusters that split a backward's K (below, rnn_split) */
 #define RNN_SPLIT 1
 #endif
+#ifndef RNN_SPLIT_ASYNC /* 1: their exchange by st.async on transaction barriers (rnn_split_finish) */
+#define RNN_SPLIT_ASYNC 0
+#endif
 #if RNN_CLUSTER > 1 || RNN_SPLIT > 1
 /* This block's place in its cluster. */
 RNN_DEV unsigned rnn_cluster_rank() {
@@ -201,12 +204,24 @@ struct rnn_split {
     unsigned uses;
     float mine;
     int mine_set;
+    unsigned xph; /* RNN_SPLIT_ASYNC: the phase each area's transaction barrier waits for next (bit b) */
 };
 /* The kernel's start with split K: checks the cluster size, then meets the cluster, so that no block
  * writes into another's shared memory before it runs. */
+#if RNN_SPLIT > 1 && RNN_SPLIT_ASYNC
+/* RNN_SPLIT_ASYNC: each block's exchange areas' transaction barriers (two, in turn) */
+__shared__ __align__(8) unsigned long long rnn_xbar[2];
+#endif
 RNN_DEV void rnn_split_init() {
 #if RNN_SPLIT > 1
     rnn_cluster_check(RNN_SPLIT);
+#if RNN_SPLIT_ASYNC
+    if (threadIdx.x == 0) {
+        for (int b = 0; b < 2; b++)
+            asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(rnn_smem_addr(&rnn_xbar[b])) : "memory");
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+#endif
     rnn_cluster_sync();
 #endif
 }
@@ -683,15 +698,38 @@ RNN_DEV void rnn_mv_finish(const float *red, int RPP, int ldr, int NP, int p, in
 }
 
 /* rnn_mv_finish with split K (one pass of the cluster's rows; rowmap: this block's own rows'): the
- * warps' sums of every block's rows go to that block's exchange area, the cluster meets, and each
- * block adds up the parts of its own rows and writes them. Consecutive threads take consecutive
- * rows, so a block's stores into another's area are runs. The two areas are used in turn: a block
- * writes an area again only after the meeting that follows its owner's reads of it. */
+ * warps' sums of every block's rows go to that block's exchange area, the cluster meets (or each block
+ * waits for its parts: RNN_SPLIT_ASYNC, below), and each block adds up the parts of its own rows and
+ * writes them. Consecutive threads take consecutive rows, so a block's stores into another's area are
+ * runs. The two areas are used in turn: a block writes an area again only after the meeting (or the
+ * wait) that follows its owner's reads of it. */
 RNN_DEV void rnn_split_finish(const float *red, int RPP, int ldr, int NP, int n0, int N, float *out, long long ldo,
                               const int *rowmap, int acc, rnn_split *sp) {
 #if RNN_SPLIT > 1
-    const int ro = sp->ro, rank = (int)rnn_cluster_rank();
-    float *const x = sp->xch + (sp->uses & 1) * RNN_SPLIT * NP * ro;
+    /* With RNN_SPLIT_ASYNC, where every block's area takes parts (each block then waits on parts from
+     * every other), the parts go by st.async, each counted on its owner's transaction barrier for this
+     * area, which the owner arms with the bytes its area takes and waits on: no meeting of the cluster
+     * (whose release arrive waits for every load and store of the thread in flight). An area is written
+     * again two exchanges on, after its writer has waited for the exchange between, whose parts its
+     * owner sent only after reading this one (the __syncthreads closing this function). Elsewhere (a
+     * block owning none of a pass's rows, or no RNN_SPLIT_ASYNC), distributed stores and the cluster's
+     * meeting. The codegen asks for it only where the unit's products load their operands straight
+     * (cg_persist.c): a kernel holding any mbarrier has each release fence (the grid barrier's arrive,
+     * the cluster's) compiled as MEMBAR.ALL.CTA before MEMBAR.ALL.GPU, which cost a staged deepbench
+     * backward far more than the meetings saved (bench/NOTES.md section 109). */
+    const int ro = sp->ro, rank = (int)rnn_cluster_rank(), b = (int)(sp->uses & 1);
+    float *const x = sp->xch + b * RNN_SPLIT * NP * ro;
+    const bool async = RNN_SPLIT_ASYNC && RPP > (RNN_SPLIT - 1) * ro; /* the same in every block of the cluster */
+#if RNN_SPLIT_ASYNC
+    const unsigned bar = rnn_smem_addr(&rnn_xbar[b]);
+#else
+    const unsigned bar = 0; /* no barriers: async is false */
+#endif
+    if (async && threadIdx.x == 0) { /* the bytes this block's area takes: every block's part of its rows */
+        const int nv = N - n0 < NP ? N - n0 : NP, left = RPP - rank * ro, mine = left < ro ? left : ro;
+        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(RNN_SPLIT * nv * mine * 4)
+                     : "memory");
+    }
     for (int e = threadIdx.x; e < RPP * NP; e += RNN_P_THREADS) {
         const int n = e / RPP, r = e - n * RPP, owner = r / ro, u = r - owner * ro;
         if (owner < RNN_SPLIT && n0 + n < N) {
@@ -701,10 +739,25 @@ RNN_DEV void rnn_split_finish(const float *red, int RPP, int ldr, int NP, int n0
             unsigned peer;
             asm volatile("mapa.shared::cluster.u32 %0, %1, %2;"
                          : "=r"(peer) : "r"(rnn_smem_addr(x + (rank * NP + n) * ro + u)), "r"(owner));
-            asm volatile("st.shared::cluster.f32 [%0], %1;" ::"r"(peer), "f"(v) : "memory");
+            if (async) {
+                unsigned peer_bar;
+                asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(peer_bar) : "r"(bar), "r"(owner));
+                asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%0], %1, [%2];"
+                             ::"r"(peer), "r"(__float_as_uint(v)), "r"(peer_bar) : "memory");
+            } else {
+                asm volatile("st.shared::cluster.f32 [%0], %1;" ::"r"(peer), "f"(v) : "memory");
+            }
         }
     }
-    rnn_cluster_sync();
+    if (async) {
+        const unsigned parity = (sp->xph >> b) & 1u;
+        for (unsigned done = 0; !done;)
+            asm volatile("{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\tselp.u32 %0, 1, 0, p;\n\t}"
+                         : "=r"(done) : "r"(bar), "r"(parity) : "memory");
+        sp->xph ^= 1u << b;
+    } else {
+        rnn_cluster_sync();
+    }
     if (n0 == 0) sp->mine_set = 0;
     for (int e = threadIdx.x; e < sp->rows * NP; e += RNN_P_THREADS) {
         const int n = e / sp->rows, u = e - n * sp->rows;

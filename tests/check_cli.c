@@ -884,10 +884,13 @@ START_TEST(run_emit_schedule_arguments) {
     ck_assert_str_eq(r.err, "");
     ck_assert_ptr_nonnull(strstr(r.out, "#define RNN_SPLIT 4  //"));
     ck_assert_ptr_nonnull(strstr(r.out, "rnn_mv_mma<4, 4, 2, 2, 36, 3>(w1, "));
+    /* its exchange without the cluster's meeting; a staged one keeps the meeting (persist.cuh rnn_split_finish) */
+    ck_assert_ptr_nonnull(strstr(r.out, "\n#define RNN_SPLIT_ASYNC 1  //"));
     r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=64", "--dim", "H=768", "--persistent", "16", "--precision", "fp16",
             "--backward");
     ck_assert_int_eq(r.status, 0);
     ck_assert_ptr_nonnull(strstr(r.out, "rnn_mv_mma<4, 4, 2, 1, 36, 3>(w1, "));
+    ck_assert_ptr_null(strstr(r.out, "#define RNN_SPLIT_ASYNC 1"));
     r = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--handoff", "flags");
     ck_assert_int_eq(r.status, 2);
     ck_assert_str_eq(r.err, "rnncc emit: error: --handoff applies to --persistent N (the per-step unit has no tile)\n");

@@ -2716,6 +2716,7 @@ START_TEST(persistent_backward_splits_k) {
         ck_assert_msg(strstr(u, want), "%s", want);
         ck_assert_ptr_null(strstr(u, "#define RNN_CLUSTER 2"));
         ck_assert_ptr_null(strstr(u, "#define RNN_CLUSTER 4"));
+        ck_assert_ptr_null(strstr(u, "#define RNN_SPLIT_ASYNC 1")); /* staged: the cluster meets (rnn_split_finish) */
         snprintf(want, sizeof want, "a.dbuf16[1] + rnn_rank * %d, 4096, a.N", 4096 / c);
         ck_assert_msg(strstr(u, want), "%s", want);
         /* the weights' A fragments of its part of K in registers: 8 steps of one 16-row tile (pairs), 4 of two (fours) */
