@@ -2716,7 +2716,6 @@ START_TEST(persistent_backward_splits_k) {
         ck_assert_msg(strstr(u, want), "%s", want);
         ck_assert_ptr_null(strstr(u, "#define RNN_CLUSTER 2"));
         ck_assert_ptr_null(strstr(u, "#define RNN_CLUSTER 4"));
-        ck_assert_ptr_null(strstr(u, "#define RNN_SPLIT_ASYNC 1")); /* staged: the cluster meets (rnn_split_finish) */
         snprintf(want, sizeof want, "a.dbuf16[1] + rnn_rank * %d, 4096, a.N", 4096 / c);
         ck_assert_msg(strstr(u, want), "%s", want);
         /* the weights' A fragments of its part of K in registers: 8 steps of one 16-row tile (pairs), 4 of two (fours) */
@@ -2724,6 +2723,24 @@ START_TEST(persistent_backward_splits_k) {
         ck_assert_ptr_nonnull(strstr(u, "map1 + rnn_rank * 8, a.lengths != NULL, NULL, 0, RNN_TO_OUT, &rnn_sp, &rnn_wf1);"));
         if (!SANITIZED) compile_ok(u, "lstm", "sm_90a");
         free(u);
+        /* its exchange: staged, the cluster meets, and the unit holds no mbarrier (any would put a MEMBAR.ALL.CTA
+         * before each release fence's MEMBAR.ALL.GPU: +23% a deepbench pass, bench/NOTES.md section 109); loading
+         * its operands straight (pairs: fours at 32 sequences hold no weights in registers, so stage), by st.async
+         * counted on the owner's transaction barriers (RNN_SPLIT_ASYNC) */
+        for (int direct = 0; direct <= (c == 2); direct++) {
+            ask.handoff = direct ? CG_HANDOFF_DIRECT : CG_HANDOFF_BARRIER;
+            u = emit_persistent(&s, L, ask, &P, why, sizeof why);
+            ck_assert_msg(u && P.split && P.direct == direct, "%s", why);
+            ck_assert_int_eq(strstr(u, "\n#define RNN_SPLIT_ASYNC 1  //") != NULL, direct);
+            if (!SANITIZED) {
+                RtNvrtcResult res;
+                ck_assert_int_eq(rt_nvrtc_compile(u, "lstm", RT_NVRTC_PTX, "sm_90a", &res), RT_NVRTC_OK);
+                ck_assert_int_eq(strstr(res.image, "mbarrier.") != NULL, direct);
+                ck_assert_int_eq(strstr(res.image, "st.async.shared::cluster.mbarrier::complete_tx::bytes") != NULL, direct);
+                rt_nvrtc_result_free(&res);
+            }
+            free(u);
+        }
     }
     CgPersistAsk ask = cg_persist_h100_ask(32, 0, CG_F16, 2); /* the forward: copies shared */
     ask.split = 1;
