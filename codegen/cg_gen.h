@@ -29,6 +29,7 @@ typedef struct Gen {
     int post;             /* the current group is the post program's: step and post buffers at column tc */
     int64_t group_width;  /* J of the current group */
     const CgPersist *persist; /* a persistent forward kernel: its step GEMMs' results in shared memory */
+    const CgPersist *unit;    /* the persistent kernel being emitted, forward or backward (NULL: a per-step unit) */
     int clear_seeds;      /* per-step backward kernels: zero each dstate_next element read (cg.h) */
     uint64_t fresh_states; /* persistent backward: the states (bit k, k < 64) whose adjoint slot the current group
                              writes first in a step, unzeroed where no sequence ends: their homes read as 0 unless

@@ -371,23 +371,41 @@ typedef enum { OWN_ALL, OWN_FIRST, OWN_OTHERS } OwnItems;
  * name (RNN_DIM_H: H), or its literal. */
 static const char *dim_suffix(const char *dim) { return strncmp(dim, "RNN_DIM_", 8) == 0 ? dim + 8 : dim; }
 
+/* Does every thread of the persistent kernel being emitted take at most one item of a quantity of
+ * dimension jdim: its batch class bounded (seqs_max; the prologue traps on more) and so many sequences
+ * times a block's elements (at most ceil(dim / blocks)) within its threads? Then its item loops run
+ * once and hold no code for a second item (a flashrnn fp16 inference step -8%: bench/NOTES.md section 110). */
+static int one_item(const Gen *g, int jdim) {
+    const CgPersist *P = g->unit;
+    int64_t dim = g->L->dimval[jdim];
+    return P && P->seqs_max > 0 && P->seqs_max * ((dim + P->blocks - 1) / P->blocks) <= 32 * P->warps;
+}
+
 /* Opens `{ j0, nj; for each of this block's items i (which of them: which): n, j` over a quantity
- * of length dim (code): elements [dim*s/G, dim*(s+1)/G) of every sequence. The caller closes both.
- * j0, nj and the thread's first item's n and j come from emit_first_items' registers, not from
- * divisions every step (bench/NOTES.md section 41; the backward: section 51). */
-static void open_own_items(StrBuf *out, const char *dim, OwnItems which) {
-    const char *x = dim_suffix(dim);
+ * of dimension jdim: elements [dim*s/G, dim*(s+1)/G) of every sequence. The caller closes both with
+ * close_own_items, given what this returns. Where each thread has one item at most (one_item), OWN_ALL
+ * takes the first alone, in `do { } while (0)` (the bodies' `continue` ends it; returns 1), and
+ * OWN_OTHERS, which would take none, is not asked for. j0, nj and the thread's first item's n and j come from
+ * emit_first_items' registers, not from divisions every step (bench/NOTES.md section 41; the
+ * backward: section 51). */
+static int open_own_items(const Gen *g, StrBuf *out, int jdim, OwnItems which) {
+    char dim[NAME_SIZE];
+    const char *x = dim_suffix(cg_dim_code(g->c, jdim, dim, sizeof dim));
+    int once = which == OWN_ALL && one_item(g, jdim);
     cg_open(out, "{");
-    if (which == OWN_FIRST) cg_emit(out, "const int nj = rnn_nj_%s;", x); /* its element: rnn_j1_X */
+    if (which == OWN_FIRST || once) cg_emit(out, "const int nj = rnn_nj_%s;", x); /* its element: rnn_j1_X */
     else cg_emit(out, "const int j0 = rnn_j0_%s, nj = rnn_nj_%s;", x, x);
     if (which == OWN_FIRST) {
         cg_emit(out, "const long long i = threadIdx.x;");
         cg_open(out, "if (i < (long long)a.N * nj) {");
+    } else if (once) {
+        cg_emit(out, "const long long i = threadIdx.x;  // one item a thread at most: its first");
+        cg_open(out, "if (i < (long long)a.N * nj) do {");
     } else {
         cg_open(out, "for (long long i = threadIdx.x%s; i < (long long)a.N * nj; i += blockDim.x) {",
                 which == OWN_OTHERS ? " + blockDim.x" : "");
     }
-    if (which == OWN_FIRST) {
+    if (which == OWN_FIRST || once) {
         cg_emit(out, "const long long n = rnn_n1_%s;  // the sequence", x);
         cg_emit(out, "const int j = rnn_j1_%s;  // the element", x);
     } else if (which == OWN_ALL) {
@@ -397,6 +415,13 @@ static void open_own_items(StrBuf *out, const char *dim, OwnItems which) {
         cg_emit(out, "const long long n = i / nj;  // the sequence");
         cg_emit(out, "const int j = j0 + (int)(i %% nj);  // the element");
     }
+    return once;
+}
+
+/* Closes what open_own_items opened; opened is what it returned. */
+static void close_own_items(StrBuf *out, int opened) {
+    cg_close(out, opened ? " while (0);" : NULL);
+    cg_close(out, NULL);
 }
 
 /* The dimension of the n-th length a kernel's steps run over (step groups' lengths, then, in the
@@ -448,10 +473,8 @@ static void open_live_item(const Gen *g) {
 
 /* Step group gi over this block's units and every sequence (backward: its backward). */
 static int emit_group(Gen *g, int gi, int backward) {
-    char jd[NAME_SIZE];
     int jdim = cg_group_jdim(g, gi);
     if (jdim < 0) return 0;
-    cg_dim_code(g->c, jdim, jd, sizeof jd);
     StrBuf body = {0};
     int indent = g->out->indent + 2;
     if (backward ? !cg_emit_backward_body(g, gi, &body, indent) : (cg_group_begin(g, gi), !cg_emit_forward_body(g, gi, &body, indent)))
@@ -459,11 +482,10 @@ static int emit_group(Gen *g, int gi, int backward) {
     StrBuf *out = g->out;
     cg_emit(out, "// K%d%s over this block's units", g->plan->groups[gi].index, backward ? "'s backward" : "");
     cg_emit(out, "RNN_STAGGER(a.t, %d);  // (RNN_STAGGER_ON only: persist.cuh)", gi);
-    open_own_items(out, jd, OWN_ALL);
+    int once = open_own_items(g, out, jdim, OWN_ALL);
     if (backward) cg_emit_backward_step_item(g, gi, &body);
     else cg_emit_step_item(g, gi, &body);
-    cg_close(out, NULL);
-    cg_close(out, NULL);
+    close_own_items(out, once);
     cg_emit(out, "RNN_PROF(4);");
     sb_free(&body);
     return 1;
@@ -505,11 +527,10 @@ static int emit_prefetch(Gen *g, int gi, FirstMode mode, StrBuf *rest, StrBuf *d
     const SchedGroup *grp = &g->plan->groups[gi];
     const IrCell *c = g->c;
     StrBuf *out = g->out;
-    char jd[NAME_SIZE], expr[EXPR_SIZE], gbuf[GUARD_SIZE], q[NAME_SIZE];
+    char expr[EXPR_SIZE], gbuf[GUARD_SIZE], q[NAME_SIZE];
     int jdim = cg_group_jdim(g, gi), backward = mode != FIRST_FORWARD;
     if (jdim < 0) return 0;
     int64_t J = cg_group_width(g->L, gi);
-    cg_dim_code(c, jdim, jd, sizeof jd);
     cg_group_begin(g, gi);
     StrBuf body = {0}, first = {0}, decl = {0};
     CgIssued issued = {0}; /* the first item's registers (at most CG_FIRST_MAX: never full) */
@@ -573,7 +594,7 @@ static int emit_prefetch(Gen *g, int gi, FirstMode mode, StrBuf *rest, StrBuf *d
                                             : "the GEMMs run");
         if (mode == FIRST_FORWARD) cg_emit(out, "float %s;", sb_str(&decl));
         else if (mode == FIRST_BACKWARD_PICK) sb_puts(decl_at, sb_str(&decl));
-        open_own_items(out, jd, OWN_FIRST);
+        open_own_items(g, out, jdim, OWN_FIRST);
         open_live_item(g);
         sb_putn(out, sb_str(&first), first.len);
         cg_close(out, NULL);
@@ -581,21 +602,22 @@ static int emit_prefetch(Gen *g, int gi, FirstMode mode, StrBuf *rest, StrBuf *d
         cg_issued_emit(g, &issued);
         cg_close(out, NULL);
     }
-    if (body.len) {
+    OwnItems which = first.len && all_first ? OWN_OTHERS : OWN_ALL;
+    int others = body.len && !(which == OWN_OTHERS && one_item(g, jdim)); /* else no thread has another item */
+    if (others) {
         StrBuf *dst = rest ? rest : out;
         dst->indent = out->indent;
         g->out = dst; /* open_live_item writes to g->out */
         cg_emit(dst, "// K%d's values from before the step%s, into L1 while the GEMMs run", grp->index,
-                first.len && all_first ? " for this thread's other items" : "");
-        open_own_items(dst, jd, first.len && all_first ? OWN_OTHERS : OWN_ALL);
+                which == OWN_OTHERS ? " for this thread's other items" : "");
+        int once = open_own_items(g, dst, jdim, which);
         open_live_item(g);
         sb_putn(dst, sb_str(&body), body.len);
         cg_close(dst, NULL);
-        cg_close(dst, NULL);
-        cg_close(dst, NULL);
+        close_own_items(dst, once);
         g->out = out;
     }
-    int emitted = first.len || body.len;
+    int emitted = first.len || others;
     if (body.failed || first.failed || decl.failed) out->failed = 1;
     sb_free(&body);
     sb_free(&first);
@@ -630,11 +652,8 @@ static int emit_prologue(Gen *g, const CgPersist *P, const char *kname) {
             32 * P->warps);
     cg_emit(out, "if (args.state_wrap < 0 || (args.state_wrap & (args.state_wrap - 1))) __trap();  // state slots: 0 or a "
                  "power of two (codegen/cg.h)");
-    for (int qi = 0; qi < P->ngemms; qi++)
-        if (P->gemms[qi].fuse) { /* its group reads the partial sums of one pass of sequences */
-            cg_emit(out, "if (args.N > %lld) __trap();  // its batch class's batches only (codegen/cg.h)", (long long)P->seqs_max);
-            break;
-        }
+    if (P->seqs_max > 0) /* a fused product's group reads the partial sums of one pass of sequences; one_item */
+        cg_emit(out, "if (args.N > %lld) __trap();  // its batch class's batches only (codegen/cg.h)", (long long)P->seqs_max);
     cg_emit(out, "RNN_PROF_START();  // (RNN_PROFILE only: persist.cuh)");
     emit_first_items(g, P->backward);
     if (!P->ngemms) return 1;
@@ -948,10 +967,9 @@ static int emit_backward_steps(Gen *g, const CgPersist *P) {
                                   "(where none ends, they store)");
             }
             cg_dim_code(c, c->states[k].shape.dims[0], d, sizeof d);
-            open_own_items(out, d, OWN_ALL);
+            int once = open_own_items(g, out, c->states[k].shape.dims[0], OWN_ALL);
             cg_emit(out, "args.dstate_prev[%d][((t + 2) %% 3) * args.N * %s + n * %s + j] = 0.0f;", k, d, d);
-            cg_close(out, NULL);
-            cg_close(out, NULL);
+            close_own_items(out, once);
         }
         if (pass && any) cg_close(out, NULL);
     }
@@ -997,6 +1015,7 @@ static int emit_backward_steps(Gen *g, const CgPersist *P) {
 int cg_emit_persist_kernel(Gen *g, const CgPersist *P) {
     char kname[NAME_SIZE];
     g->persist = P->backward ? NULL : P;
+    g->unit = P;
     StrBuf *out = g->out;
     if (cg_persist_kernel_name(g->plan, P->backward, kname, sizeof kname) < 0) return 0;
     if (P->backward) {

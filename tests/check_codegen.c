@@ -721,7 +721,9 @@ static void backward_prefetch_placed(const char *u, int ngemms, int backward, co
         const char *use = strstr(strstr(kernel, "for (int t = args.t_end - 1; t >= args.t; t--) {"), expr);
         ck_assert_msg(use && use < bar, "%s: %s prefetched, not loaded by the group", name, expr);
     }
-    ck_assert_msg(n > 0, "%s: a prefetch scope without prefetches", name);
+    /* where each thread has one item (persistent_one_item_a_thread), its first item's loads alone */
+    const char *first = strstr(at, "for this thread's first item, loaded while the GEMMs run");
+    ck_assert_msg(n > 0 || (first && first < gemm), "%s: a prefetch scope without prefetches", name);
 }
 
 /* The persistent unit of a layout for ask; NULL (and *why) when it does not fit. */
@@ -1337,7 +1339,7 @@ START_TEST(persistent_sums_fused_in_the_group) {
         ck_assert_msg(P.gemms[0].fuse == rows[r].fuse, "row %zu", r);
         ck_assert_int_eq(P.seqs_max, rows[r].N <= 32 ? 4 * cg_persist_nw(rows[r].N) : 0);
         ck_assert_int_eq(count(u, "rnn_red_sum(rnn_red, "), (rows[r].fuse ? 4 : 0)); /* the four gates' reads */
-        ck_assert_int_eq(count(u, "if (args.N > "), rows[r].fuse);
+        ck_assert_int_eq(count(u, "if (args.N > "), P.seqs_max > 0); /* fused or not (persistent_one_item_a_thread) */
         if (rows[r].fuse) {
             ck_assert_ptr_nonnull(strstr(u, P.gemms[0].wregs ? ", map1, 0, NULL, 0, RNN_IN_RED, nullptr, &rnn_wf1);"
                                                              : ", map1, 0, NULL, 0, RNN_IN_RED);"));
@@ -1683,9 +1685,61 @@ static void each_once_before(const char *u, const char *loop, const char *const 
     }
 }
 
+/* Where a persistent kernel's batch class is bounded and so many sequences times a block's elements
+ * fit its threads, every thread takes one item at most: each loop over a thread's items runs once
+ * (`do { } while (0)`, whose `continue` ends it), holding no code for a second item, the prefetches of
+ * other items go, and the kernel traps on a batch past its class (a flashrnn fp16 inference step -8%:
+ * bench/NOTES.md section 110). A class with no bound, or more items than threads, keeps the loops. */
+START_TEST(persistent_one_item_a_thread) {
+    Src s;
+    src_open_file(&s, "cells/lstm.cell");
+    const char *dims[] = {"I=40", "H=72"};
+    PlanLayout *L = layout_bound(&s, s.module->cells[0], dims, 2);
+    CgPersist P;
+    char why[256];
+    static const char loop_head[] = "for (long long i = threadIdx.x", once[] = "const long long i = threadIdx.x;  // one item a thread at most: its first";
+    for (int backward = 0; backward < 2; backward++) {
+        char *u = emit_persistent(&s, L, cg_persist_h100_ask(16, backward, CG_F16, 1), &P, why, sizeof why);
+        ck_assert_msg(u, "%s", why);
+        ck_assert_int_eq(P.seqs_max, 16);
+        const char *trap = strstr(u, "if (args.N > 16) __trap();"), *steps = strstr(u, "for (int t = args.");
+        ck_assert(trap && steps && trap < steps);
+        ck_assert_ptr_null(strstr(u, loop_head));
+        /* forward: the gates; backward: h's and c's zeroings and the gates */
+        ck_assert_int_eq(count(u, once), backward ? 3 : 1);
+        ck_assert_int_eq(count(u, "if (i < (long long)a.N * nj) do {"), count(u, once));
+        ck_assert_int_eq(count(u, "} while (0);"), count(u, once));
+        ck_assert_ptr_null(strstr(u, "i / nj"));
+        if (!SANITIZED) compile_ok(u, "lstm", "sm_90a");
+        free(u);
+        /* the class over 32 sequences has no bound: loops, no trap */
+        u = emit_persistent(&s, L, cg_persist_h100_ask(64, backward, CG_F16, 1), &P, why, sizeof why);
+        ck_assert_msg(u, "%s", why);
+        ck_assert_int_eq(P.seqs_max, 0);
+        ck_assert_ptr_nonnull(strstr(u, loop_head));
+        ck_assert_ptr_null(strstr(u, "one item a thread"));
+        ck_assert_ptr_null(strstr(u, "if (args.N >"));
+        free(u);
+    }
+    src_close(&s);
+    /* a bounded class with more items than threads: 32 sequences of 63 elements a block on 256 threads */
+    src_open_file(&s, "cells/indrnn.cell");
+    const char *wide[] = {"I=40", "H=8192"};
+    L = layout_bound(&s, s.module->cells[0], wide, 2);
+    char *u = emit_persistent(&s, L, cg_persist_h100_ask(32, 0, CG_FFMA, 1), &P, why, sizeof why);
+    ck_assert_msg(u, "%s", why);
+    ck_assert(P.seqs_max == 32 && 32 * ((8192 + P.blocks - 1) / P.blocks) > 32 * P.warps);
+    ck_assert_ptr_nonnull(strstr(u, "if (args.N > 32) __trap();"));
+    ck_assert_ptr_nonnull(strstr(u, loop_head));
+    ck_assert_ptr_null(strstr(u, "one item a thread"));
+    free(u);
+    src_close(&s);
+}
+END_TEST
+
 /* A persistent kernel's step groups find their thread's first item (sequence, element) decoded once
  * before the step loop, per length they run over (a backward's states' lengths too); the other
- * items divide as before. */
+ * items divide as before (at 64 sequences: persistent_one_item_a_thread). */
 START_TEST(persistent_first_item_decoded_once) {
     Src s;
     src_open_file(&s, "cells/mlstm.cell");
@@ -1693,7 +1747,8 @@ START_TEST(persistent_first_item_decoded_once) {
     PlanLayout *L = layout_bound(&s, s.module->cells[0], dims, 3);
     CgPersist P;
     char why[256];
-    char *u = emit_persistent(&s, L, cg_persist_h100_ask(16, 0, CG_F16, 1), &P, why, sizeof why);
+    /* 64 sequences: a class with no bound, whose threads may take several items (persistent_one_item_a_thread) */
+    char *u = emit_persistent(&s, L, cg_persist_h100_ask(64, 0, CG_F16, 1), &P, why, sizeof why);
     ck_assert_msg(u, "%s", why);
     const char *loop = strstr(u, "for (int t = args.t; t < args.t_end; t++) {");
     ck_assert_ptr_nonnull(loop);
@@ -1716,7 +1771,7 @@ START_TEST(persistent_first_item_decoded_once) {
     free(u);
     /* the backward too (bench/NOTES.md section 51): its groups (m's over M, the gates'
      * over H), the prefetches of the next step's values and the zeroing of its states' adjoints */
-    u = emit_persistent(&s, L, cg_persist_h100_ask(16, 1, CG_F16, 1), &P, why, sizeof why);
+    u = emit_persistent(&s, L, cg_persist_h100_ask(64, 1, CG_F16, 1), &P, why, sizeof why);
     ck_assert_msg(u, "%s", why);
     loop = strstr(u, "for (int t = args.t_end - 1; t >= args.t; t--) {");
     ck_assert_ptr_nonnull(loop);
@@ -1732,7 +1787,7 @@ START_TEST(persistent_first_item_decoded_once) {
     /* no step GEMM (IndRNN): decoded all the same */
     src_open_file(&s, "cells/indrnn.cell");
     L = layout_bound(&s, s.module->cells[0], dims, 2);
-    u = emit_persistent(&s, L, cg_persist_h100_ask(16, 0, CG_FFMA, 1), &P, why, sizeof why);
+    u = emit_persistent(&s, L, cg_persist_h100_ask(64, 0, CG_FFMA, 1), &P, why, sizeof why);
     ck_assert_msg(u, "%s", why);
     loop = strstr(u, "for (int t = args.t; t < args.t_end; t++) {");
     const char *decl = strstr(u, "const long long rnn_n1_H = ");
@@ -1802,10 +1857,18 @@ START_TEST(persistent_first_item_loaded_before_the_gemms) {
     ck_assert_ptr_nonnull(strstr(u, "const float v2_c = i == threadIdx.x ? q1_v2_c : a.state_prev[1][n * RNN_DIM_H + j];"));
     ck_assert_ptr_nonnull(strstr(u, "const float v11_b_i = i == threadIdx.x ? q1_v11_b_i : a.params["));
     ck_assert_int_eq(count(u, "i == threadIdx.x ? q1_"), 9); /* 4 hoisted, 4 biases, c */
-    /* every value was loaded early: the prefetches serve the other items only */
-    const char *other = strstr(u, "for (long long i = threadIdx.x + blockDim.x; i < (long long)a.N * nj; i += blockDim.x) {");
-    /* into L1 after the barrier's acquire, which may drop L1's lines */
-    ck_assert(other && wait < other && other < gemm && strstr(other, "rnn_prefetch(&a.state_prev[1]") < gemm);
+    /* every value was loaded early: the prefetches serve the other items only, and at 16 sequences on 72
+     * blocks no thread has another (persistent_one_item_a_thread) */
+    static const char other_items[] = "for (long long i = threadIdx.x + blockDim.x; i < (long long)a.N * nj; i += blockDim.x) {";
+    ck_assert_ptr_null(strstr(u, other_items));
+    free(u);
+    /* at 64 sequences they may: into L1 after the barrier's acquire, which may drop L1's lines */
+    u = emit_persistent(&s, L, cg_persist_h100_ask(64, 0, CG_F16, 1), &P, why, sizeof why);
+    ck_assert_msg(u, "%s", why);
+    wait = strstr(u, "if (t > args.t) rnn_grid_wait(args.sync, ++epoch);  // step t-1");
+    gemm = strstr(u, "rnn_mv_mma<");
+    const char *other = strstr(u, other_items);
+    ck_assert(wait && gemm && other && wait < other && other < gemm && strstr(other, "rnn_prefetch(&a.state_prev[1]") < gemm);
     free(u);
     u = emit_persistent(&s, L, cg_persist_h100_ask(16, 1, CG_F16, 1), &P, why, sizeof why);
     ck_assert_msg(u, "%s", why);
@@ -4509,6 +4572,7 @@ static Suite *codegen_suite(void) {
     tcase_add_test(tc, persistent_groups_may_be_staggered);
     tcase_add_test(tc, persistent_early_loads_are_own_values);
     tcase_add_test(tc, persistent_first_item_decoded_once);
+    tcase_add_test(tc, persistent_one_item_a_thread);
     tcase_add_test(tc, persistent_state_slots_take_a_mask);
     tcase_add_test(tc, persistent_fewer_blocks_keep_the_work);
     tcase_add_test(tc, persistent_operands_loaded_straight);

@@ -30,11 +30,8 @@ rep('        if (t > args.t) rnn_grid_wait(args.sync, ++epoch);  // step t-1 is 
     '        if (t > args.t) rnn_grid_wait(rnn_g ? rnn_sync1 : args.sync, rnn_g ? ++epoch1 : ++epoch0);  // group g of step t-1 is complete everywhere\n')
 rep('rnn_mv_mma<4, 4, 2, 2, 36, 3>(w1, 800, rows1, 1, 768, 768, 1, rnn_x16_0, RNN_DIM_H, a.N, ',
     'rnn_mv_mma<4, 2, 2, 2, 36, 3>(w1, 800, rows1, 1, 768, 768, 1, rnn_x16_0 + (long long)g0 * RNN_DIM_H, RNN_DIM_H, min(8, a.N - g0), ')
-rep('            for (long long i = threadIdx.x; i < (long long)a.N * nj; i += blockDim.x) {\n'
-    '                const long long n = i == threadIdx.x ? rnn_n1_H : i / nj;  // the sequence\n',
-    '            for (long long i = threadIdx.x; i < 8LL * nj; i += blockDim.x) {\n'
-    '                const long long n = g0 + (i == threadIdx.x ? rnn_n1_H : i / nj);  // the sequence\n'
-    '                if (n >= a.N) continue;\n')
+rep('            if (i < (long long)a.N * nj) do {\n                const long long n = rnn_n1_H;  // the sequence\n',
+    '            if (i < 8LL * nj && g0 + rnn_n1_H < a.N) do {\n                const long long n = g0 + rnn_n1_H;  // the sequence\n')
 rep('rnn_red_sum(rnn_red, 16, 36, (int)n, ', 'rnn_red_sum(rnn_red, 8, 36, (int)(n - g0), ', 4)  # the gate blocks' sums
 rep('        if (t + 1 < args.t_end) rnn_grid_arrive(args.sync);  // this block is done with step t\n',
     '        if (t + 1 < args.t_end) {  // this block is done with group g of step t\n'

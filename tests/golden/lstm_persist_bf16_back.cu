@@ -1467,6 +1467,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_pb(const RnnArgs
     const int s = blockIdx.x, G = gridDim.x;
     if (G != 16 || blockDim.x != 256) __trap();  // the launch contract (codegen/cg.h)
     if (args.state_wrap < 0 || (args.state_wrap & (args.state_wrap - 1))) __trap();  // state slots: 0 or a power of two (codegen/cg.h)
+    if (args.N > 4) __trap();  // its batch class's batches only (codegen/cg.h)
     RNN_PROF_START();  // (RNN_PROFILE only: persist.cuh)
     // this block's elements of RNN_DIM_H and this thread's first item over them, the same every step (decoded once)
     const int rnn_j0_H = (int)((long long)RNN_DIM_H * s / G), rnn_nj_H = (int)((long long)RNN_DIM_H * (s + 1) / G) - rnn_j0_H;
@@ -1541,29 +1542,6 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_pb(const RnnArgs
             }
             RNN_ISSUED("f"(q1_v15), "f"(q1_v16), "f"(q1_v11_b_i), "f"(q1_v20), "f"(q1_v21), "f"(q1_v12_b_f), "f"(q1_v25), "f"(q1_v26), "f"(q1_v13_b_g), "f"(q1_v30), "f"(q1_v31), "f"(q1_v14_b_o), "f"(q1_v2_c));  // the loads above, issued together
         }
-        // K1's values from before the step for this thread's other items, into L1 while the GEMMs run
-        {
-            const int j0 = rnn_j0_H, nj = rnn_nj_H;
-            for (long long i = threadIdx.x + blockDim.x; i < (long long)a.N * nj; i += blockDim.x) {
-                const long long n = i / nj;  // the sequence
-                const int j = j0 + (int)(i % nj);  // the element
-                const int len = a.lengths ? a.lengths[n] : a.T;
-                if (a.t < len) {
-                    const int pos = a.reverse ? len - 1 - a.t : a.t;
-                    const long long col = (long long)pos * a.N + n;
-                rnn_prefetch(&a.buf[0][col * 64 + j]);  // W_i @ x: G0 block 0, hoisted
-                rnn_prefetch(&a.buf[1][n * 64 + j]);  // U_i @ h: G1 block 0
-                rnn_prefetch(&a.buf[0][col * 64 + 16 + j]);  // W_f @ x: G0 block 1, hoisted
-                rnn_prefetch(&a.buf[1][n * 64 + 16 + j]);  // U_f @ h: G1 block 1
-                rnn_prefetch(&a.buf[0][col * 64 + 32 + j]);  // W_g @ x: G0 block 2, hoisted
-                rnn_prefetch(&a.buf[1][n * 64 + 32 + j]);  // U_g @ h: G1 block 2
-                rnn_prefetch(&a.buf[0][col * 64 + 48 + j]);  // W_o @ x: G0 block 3, hoisted
-                rnn_prefetch(&a.buf[1][n * 64 + 48 + j]);  // U_o @ h: G1 block 3
-                rnn_prefetch(&a.state_prev[1][n * RNN_DIM_H + j]);  // state c
-                if (a.dy[0]) rnn_prefetch(&a.dy[0][col * a.ldy[0] + j]);  // d(output h)
-                }
-            }
-        }
     }
     float rnn_seed1 = 0.0f;  // step t-1's seed d(c') of this thread's first item, set at step t by its slot's one writer (where no sequence ends)
     int rnn_seed1_set = 0;
@@ -1587,29 +1565,32 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_pb(const RnnArgs
         if (args.dbuf16[1]) a.dbuf16[1] = args.dbuf16[1] + t * args.buf_step[1];
         if (args.lengths) {  // the next step's state adjoints its first writers add to (where none ends, they store)
             {
-                const int j0 = rnn_j0_H, nj = rnn_nj_H;
-                for (long long i = threadIdx.x; i < (long long)a.N * nj; i += blockDim.x) {
-                    const long long n = i == threadIdx.x ? rnn_n1_H : i / nj;  // the sequence
-                    const int j = i == threadIdx.x ? rnn_j1_H : j0 + (int)(i % nj);  // the element
+                const int nj = rnn_nj_H;
+                const long long i = threadIdx.x;  // one item a thread at most: its first
+                if (i < (long long)a.N * nj) do {
+                    const long long n = rnn_n1_H;  // the sequence
+                    const int j = rnn_j1_H;  // the element
                     args.dstate_prev[0][((t + 2) % 3) * args.N * RNN_DIM_H + n * RNN_DIM_H + j] = 0.0f;
-                }
+                } while (0);
             }
             {
-                const int j0 = rnn_j0_H, nj = rnn_nj_H;
-                for (long long i = threadIdx.x; i < (long long)a.N * nj; i += blockDim.x) {
-                    const long long n = i == threadIdx.x ? rnn_n1_H : i / nj;  // the sequence
-                    const int j = i == threadIdx.x ? rnn_j1_H : j0 + (int)(i % nj);  // the element
+                const int nj = rnn_nj_H;
+                const long long i = threadIdx.x;  // one item a thread at most: its first
+                if (i < (long long)a.N * nj) do {
+                    const long long n = rnn_n1_H;  // the sequence
+                    const int j = rnn_j1_H;  // the element
                     args.dstate_prev[1][((t + 2) % 3) * args.N * RNN_DIM_H + n * RNN_DIM_H + j] = 0.0f;
-                }
+                } while (0);
             }
         }
         // K1's backward over this block's units
         RNN_STAGGER(a.t, 0);  // (RNN_STAGGER_ON only: persist.cuh)
         {
-            const int j0 = rnn_j0_H, nj = rnn_nj_H;
-            for (long long i = threadIdx.x; i < (long long)a.N * nj; i += blockDim.x) {
-                const long long n = i == threadIdx.x ? rnn_n1_H : i / nj;  // the sequence
-                const int j = i == threadIdx.x ? rnn_j1_H : j0 + (int)(i % nj);  // the element
+            const int nj = rnn_nj_H;
+            const long long i = threadIdx.x;  // one item a thread at most: its first
+            if (i < (long long)a.N * nj) do {
+                const long long n = rnn_n1_H;  // the sequence
+                const int j = rnn_j1_H;  // the element
                 const int len = a.lengths ? a.lengths[n] : a.T;
                 if (a.t >= len) {  // sequence n had ended: its states were carried, so are their adjoints
                     a.dstate_prev[0][n * RNN_DIM_H + j] += a.dstate_next[0][n * RNN_DIM_H + j];  // d(h) += d(h')
@@ -1742,7 +1723,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_pb(const RnnArgs
                 if (a.dbuf16[0]) rnn_put16(a.dbuf16[0] + (&a.dbuf[0][col * 64 + 48 + j] - a.dbuf[0]), d30, a.bf16);  // its 16-bit twin
                 if (!a.dshared && !a.twins_only) a.dbuf[1][n * 64 + 48 + j] = d31;  // U_o @ h: G1 block 3 (B0's holds it where a.dshared)
                 if (!a.dshared && a.dbuf16[1]) rnn_put16(a.dbuf16[1] + (&a.dbuf[1][n * 64 + 48 + j] - a.dbuf[1]), d31, a.bf16);  // its 16-bit twin
-            }
+            } while (0);
         }
         RNN_PROF(4);
         rnn_grid_arrive(args.sync);  // the barrier below: step t-1's values load while this block waits
@@ -1794,29 +1775,6 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_pb(const RnnArgs
                         }
                     }
                     RNN_ISSUED("f"(q1_v15), "f"(q1_v16), "f"(q1_v11_b_i), "f"(q1_v20), "f"(q1_v21), "f"(q1_v12_b_f), "f"(q1_v25), "f"(q1_v26), "f"(q1_v13_b_g), "f"(q1_v30), "f"(q1_v31), "f"(q1_v14_b_o), "f"(q1_v2_c));  // the loads above, issued together
-                }
-                // K1's values from before the step for this thread's other items, into L1 while the GEMMs run
-                {
-                    const int j0 = rnn_j0_H, nj = rnn_nj_H;
-                    for (long long i = threadIdx.x + blockDim.x; i < (long long)a.N * nj; i += blockDim.x) {
-                        const long long n = i / nj;  // the sequence
-                        const int j = j0 + (int)(i % nj);  // the element
-                        const int len = a.lengths ? a.lengths[n] : a.T;
-                        if (a.t < len) {
-                            const int pos = a.reverse ? len - 1 - a.t : a.t;
-                            const long long col = (long long)pos * a.N + n;
-                        rnn_prefetch(&a.buf[0][col * 64 + j]);  // W_i @ x: G0 block 0, hoisted
-                        rnn_prefetch(&a.buf[1][n * 64 + j]);  // U_i @ h: G1 block 0
-                        rnn_prefetch(&a.buf[0][col * 64 + 16 + j]);  // W_f @ x: G0 block 1, hoisted
-                        rnn_prefetch(&a.buf[1][n * 64 + 16 + j]);  // U_f @ h: G1 block 1
-                        rnn_prefetch(&a.buf[0][col * 64 + 32 + j]);  // W_g @ x: G0 block 2, hoisted
-                        rnn_prefetch(&a.buf[1][n * 64 + 32 + j]);  // U_g @ h: G1 block 2
-                        rnn_prefetch(&a.buf[0][col * 64 + 48 + j]);  // W_o @ x: G0 block 3, hoisted
-                        rnn_prefetch(&a.buf[1][n * 64 + 48 + j]);  // U_o @ h: G1 block 3
-                        rnn_prefetch(&a.state_prev[1][n * RNN_DIM_H + j]);  // state c
-                        if (a.dy[0]) rnn_prefetch(&a.dy[0][col * a.ldy[0] + j]);  // d(output h)
-                        }
-                    }
                 }
             }
         }

@@ -1466,6 +1466,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_p(const RnnArgs 
     const int s = blockIdx.x, G = gridDim.x;
     if (G != 16 || blockDim.x != 256) __trap();  // the launch contract (codegen/cg.h)
     if (args.state_wrap < 0 || (args.state_wrap & (args.state_wrap - 1))) __trap();  // state slots: 0 or a power of two (codegen/cg.h)
+    if (args.N > 4) __trap();  // its batch class's batches only (codegen/cg.h)
     RNN_PROF_START();  // (RNN_PROFILE only: persist.cuh)
     // this block's elements of RNN_DIM_H and this thread's first item over them, the same every step (decoded once)
     const int rnn_j0_H = (int)((long long)RNN_DIM_H * s / G), rnn_nj_H = (int)((long long)RNN_DIM_H * (s + 1) / G) - rnn_j0_H;
@@ -1546,34 +1547,17 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_p(const RnnArgs 
             RNN_ISSUED("f"(q1_v15), "f"(q1_v11_b_i), "f"(q1_v20), "f"(q1_v12_b_f), "f"(q1_v25), "f"(q1_v13_b_g), "f"(q1_v30), "f"(q1_v14_b_o), "f"(q1_v2_c));  // the loads above, issued together
         }
         if (t > args.t) rnn_grid_wait(args.sync, ++epoch);  // step t-1 is complete everywhere
-        // K1's values from before the step for this thread's other items, into L1 while the GEMMs run
-        {
-            const int j0 = rnn_j0_H, nj = rnn_nj_H;
-            for (long long i = threadIdx.x + blockDim.x; i < (long long)a.N * nj; i += blockDim.x) {
-                const long long n = i / nj;  // the sequence
-                const int j = j0 + (int)(i % nj);  // the element
-                const int len = a.lengths ? a.lengths[n] : a.T;
-                if (a.t < len) {
-                    const int pos = a.reverse ? len - 1 - a.t : a.t;
-                    const long long col = (long long)pos * a.N + n;
-                rnn_prefetch(&a.buf[0][col * 64 + j]);  // W_i @ x: G0 block 0, hoisted
-                rnn_prefetch(&a.buf[0][col * 64 + 16 + j]);  // W_f @ x: G0 block 1, hoisted
-                rnn_prefetch(&a.buf[0][col * 64 + 32 + j]);  // W_g @ x: G0 block 2, hoisted
-                rnn_prefetch(&a.buf[0][col * 64 + 48 + j]);  // W_o @ x: G0 block 3, hoisted
-                rnn_prefetch(&a.state_prev[1][n * RNN_DIM_H + j]);  // state c
-                }
-            }
-        }
         // G1: [U_i; U_f; U_g; U_o] @ h
         rnn_mv_mma<1, 2, 1, 0, 20, 1>(w1, 144, rows1, 1, 16, 128, 1, a.state_prev[0], RNN_DIM_H, a.N, NULL, 0u, rnn_xs, rnn_red, a.buf[1], 64, map1, 0, rnn_res1, 4, args.buf_step[1] == 0 ? RNN_KEPT_ONLY : RNN_TO_OUT, nullptr, &rnn_wf1);
         // K1 reads only the rows this block computed (rnn_mv ended with __syncthreads)
         // K1 over this block's units
         RNN_STAGGER(a.t, 0);  // (RNN_STAGGER_ON only: persist.cuh)
         {
-            const int j0 = rnn_j0_H, nj = rnn_nj_H;
-            for (long long i = threadIdx.x; i < (long long)a.N * nj; i += blockDim.x) {
-                const long long n = i == threadIdx.x ? rnn_n1_H : i / nj;  // the sequence
-                const int j = i == threadIdx.x ? rnn_j1_H : j0 + (int)(i % nj);  // the element
+            const int nj = rnn_nj_H;
+            const long long i = threadIdx.x;  // one item a thread at most: its first
+            if (i < (long long)a.N * nj) do {
+                const long long n = rnn_n1_H;  // the sequence
+                const int j = rnn_j1_H;  // the element
                 const int len = a.lengths ? a.lengths[n] : a.T;
                 if (a.t >= len) {  // sequence n has ended: keep its states, zero its outputs and stored values
                     a.state_next[0][n * RNN_DIM_H + j] = a.state_prev[0][n * RNN_DIM_H + j];  // h' = h
@@ -1628,7 +1612,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_p(const RnnArgs 
                 a.state_next[1][n * RNN_DIM_H + j] = v37_c_next;  // c'
                 if (a.state_final[1] && a.t == a.T - 1) a.state_final[1][n * RNN_DIM_H + j] = v37_c_next;  // the final c (hT)
                 if (a.y[0]) a.y[0][col * a.ldy[0] + j] = v39_h_next;  // output h
-            }
+            } while (0);
         }
         RNN_PROF(4);
         if (t + 1 < args.t_end) rnn_grid_arrive(args.sync);  // this block is done with step t
