@@ -349,7 +349,8 @@ typedef struct CgPersist {
                              * may be smaller or larger */
     int64_t seqs_max;       /* the most sequences of its class (cg_persist_class): 4*nw_class, or 0 for
                              * the class of batches over 32 sequences, which has no bound; a kernel
-                             * with a fused product (CgPersistGemm.fuse) traps on a batch past it */
+                             * of a bounded class traps on a batch past it (a fused product, CgPersistGemm.fuse,
+                             * and items taken one a thread, cg_persist.c one_item, count on it) */
     CgProducts products;    /* CgPersistAsk.products */
     int mma;                /* 1: the products on tensor cores (`mma`, rnn_mv_mma); 0: FFMA (rnn_mv_t) */
     int half;               /* 1: 16-bit weights on chip (fp16 or bf16 products): ldw counts halves */

@@ -383,11 +383,11 @@ static int one_item(const Gen *g, int jdim) {
 
 /* Opens `{ j0, nj; for each of this block's items i (which of them: which): n, j` over a quantity
  * of dimension jdim: elements [dim*s/G, dim*(s+1)/G) of every sequence. The caller closes both with
- * close_own_items, given what this returns. Where each thread has one item at most (one_item), OWN_ALL
- * takes the first alone, in `do { } while (0)` (the bodies' `continue` ends it; returns 1), and
- * OWN_OTHERS, which would take none, is not asked for. j0, nj and the thread's first item's n and j come from
- * emit_first_items' registers, not from divisions every step (bench/NOTES.md section 41; the
- * backward: section 51). */
+ * close_own_items, given what this returns. Where each thread has one item at most (one_item),
+ * OWN_ALL takes the first alone, in `do { } while (0)` (the bodies' `continue` ends it; returns 1),
+ * and OWN_OTHERS, which would take none, is not asked for. j0, nj and the thread's first item's n
+ * and j come from emit_first_items' registers, not from divisions every step (bench/NOTES.md
+ * section 41; the backward: section 51). */
 static int open_own_items(const Gen *g, StrBuf *out, int jdim, OwnItems which) {
     char dim[NAME_SIZE];
     const char *x = dim_suffix(cg_dim_code(g->c, jdim, dim, sizeof dim));
