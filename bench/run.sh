@@ -54,8 +54,15 @@ fi
     echo "commit: $rev"
     echo "gpu: $(nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv,noheader 2>&1 | head -1)"
     echo "mode: $([ $quick = 1 ] && echo quick || echo full); parts: $only"
+    # a bench program linked before the library was built again measures the older library (bench/NOTES.md section 110)
+    stale=""
+    for b in build/bench/bench_rnn build/bench/custom_cells; do
+        if [ -e "$b" ] && [ build/librnncc.a -nt "$b" ]; then stale="$stale ${b#build/bench/}"; fi
+    done
+    [ -z "$stale" ] || echo "WARNING: linked before build/librnncc.a:$stale; their rnncc figures are an older library's (make bench, then run again)"
 } > "$env_txt"
 tee -a "$log" < "$env_txt"
+grep '^WARNING: linked before' "$env_txt" >> "$md"
 cat "$env_txt" >> "$sum"
 nvidia-smi >> "$log" 2>&1 || say "run.sh: nvidia-smi failed"
 echo "results of $(date -u '+%Y-%m-%d %H:%M UTC'), commit $rev: see bench/README.md for the columns" >> "$md"

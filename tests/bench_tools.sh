@@ -5,7 +5,8 @@
 # for sm_90 (--compile-only: NVRTC, no warning; polls in rounds, with --serial-polls, with --overlap --work, and with
 # --groups 2) and its bad arguments refused; bench/knockout/groups2.py and sentinel.py still applying to the flashrnn LSTM fp16 forward unit (sentinel.py to groups2.py's too); BUILD/bench/gemm_layouts's bad shape refused and its exit 77 without a device; bench/jit_fresh.sh's four rounds with stand-ins for bench_rnn (its JIT lines; the cache
 # variables each round sets; a bench_rnn without JIT lines says why) and a BENCH_RNN that is not there refused;
-# bench/run.sh's JIT lines with the CUDA cache off, in its summary (a stand-in bench_rnn in a copy of the tree).
+# bench/run.sh's JIT lines with the CUDA cache off, in its summary (a stand-in bench_rnn in a copy of the tree), and its
+# warning where bench_rnn was linked before build/librnncc.a.
 # Prints "ok" or what failed; exit 0 or 1.
 # Usage (repository root): bash tests/bench_tools.sh [BUILD]      (default BUILD: build)
 set -u
@@ -117,5 +118,11 @@ expect "run.sh: its JIT line in the summary" "$(cat "$d/out/summary.txt" 2>&1)" 
     "JIT, the CUDA cache off: lstm (quick shape, fp32; H+8, H+16: sources new to NVRTC): cache  off=1"
 n=$(grep -c '^JIT, the CUDA cache off: ' "$d/out/summary.txt" 2>/dev/null)
 [ "$n" = 1 ] || { echo "bench_tools: run.sh's summary has $n JIT lines with the CUDA cache off, not 1 (bench_rnn prints each twice)"; fail=1; }
+[ -z "$(grep 'WARNING: linked before' "$d/out/summary.txt")" ] || { echo "bench_tools: run.sh warns of a stale bench_rnn with no library"; fail=1; }
+# a library built after bench_rnn: the summary and results.md say so
+touch -d '1 minute ago' "$d/tree/build/bench/bench_rnn" && : > "$d/tree/build/librnncc.a"
+OUT="$d/out2" bash "$d/tree/bench/run.sh" --only rnn > /dev/null 2>&1
+expect "run.sh: a stale bench_rnn in the summary" "$(cat "$d/out2/summary.txt" 2>&1)" "WARNING: linked before build/librnncc.a: bench_rnn; their rnncc figures are an older library's"
+expect "run.sh: a stale bench_rnn in results.md" "$(cat "$d/out2/results.md" 2>&1)" "WARNING: linked before build/librnncc.a: bench_rnn;"
 [ $fail -eq 0 ] && echo "bench_tools: ok"
 exit $fail
