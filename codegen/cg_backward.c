@@ -215,8 +215,8 @@ static void send(Gen *g, IrRef r, const char *prefix, SendMode mode) {
         cg_emit(g->out, "%sif (i == threadIdx.x) rnn_seed%d %s, rnn_seed%d_set = !a.lengths;  // step t-1's seed d(%s')", prefix,
                 n->index, rhs, n->index, g->c->states[n->index].name);
     if (twinned)
-        cg_emit(g->out, "%sif (%sa.dbuf16[%d]) rnn_put16(a.dbuf16[%d] + (&%s - a.dbuf[%d]), %s, a.bf16);  // its 16-bit twin",
-                prefix, shared >= 0 ? "!a.dshared && " : "", b, b, expr, b, name);
+        cg_emit(g->out, "%sif (%sa.dbuf16[%d]) rnn_put16(a.dbuf16[%d] + (&%s - a.dbuf[%d]), %s, %s);  // its 16-bit twin",
+                prefix, shared >= 0 ? "!a.dshared && " : "", b, b, expr, b, name, cg_twin_bf16(g));
     if (twinned && g->split_twins) /* one step's columns, for the step GEMM whose adjoint it is or holds (a.dshared) */
         cg_emit(g->out, "%sif (%sa.dbuf3[%d]) rnn_x3_twin(a.dbuf3[%d], &%s - a.dbuf[%d], %lld, a.N, %s);  // its tf32x3 split twin",
                 prefix, shared >= 0 ? "!a.dshared && " : "", b, b, expr, b, (long long)g->L->buffer_width[b], name);

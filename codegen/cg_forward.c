@@ -337,14 +337,14 @@ int cg_operand(Gen *g, IrRef r, char *buf, size_t size) {
  * words' slots where the phase stages that; guard (or "") opens each line. */
 static void emit_buffer_copy(Gen *g, const char *guard, int b, const char *col, const char *d, const char *v) {
     if (g->twins && cg_value_twinned(g->plan, b))
-        cg_emit(g->out, "%sif (a.buf16[%d]) rnn_put16(&a.buf16[%d][%s * %s + j], %s, a.bf16);  // its 16-bit twin", guard, b,
-                b, col, d, v);
+        cg_emit(g->out, "%sif (a.buf16[%d]) rnn_put16(&a.buf16[%d][%s * %s + j], %s, %s);  // its 16-bit twin", guard, b,
+                b, col, d, v, cg_twin_bf16(g));
     if (cg_persist_buffer_flagged(g, b)) /* 8-byte words: no value staged from 16 bits with flags (the plan) */
         cg_emit(g->out, "%srnn_flag_put(&rnn_bflags%d[n * %s + j], %s, (unsigned)a.t + 1u);  // for this step's next phase",
                 guard, b, d, v);
     else if (cg_persist_buffer16(g, b))
-        cg_emit(g->out, "%srnn_put16(&rnn_b16_%d[n * %s + j], %s, a.bf16);  // its 16-bit twin, for this step's next phase",
-                guard, b, d, v);
+        cg_emit(g->out, "%srnn_put16(&rnn_b16_%d[n * %s + j], %s, %s);  // its 16-bit twin, for this step's next phase",
+                guard, b, d, v, cg_twin_bf16(g));
 }
 
 /* Computes one element-wise node into its local (and, with store, its buffer when stored). */
@@ -380,12 +380,12 @@ static void emit_state_copies(Gen *g, const char *guard, int k, const char *d, c
             guard, k, k, d, v, g->c->states[k].name);
     if (cg_persist_flagged(g, k)) {
         const int w16 = cg_persist_flagged16(g, k);
-        cg_emit(g->out, "%srnn_flag_put%s(&rnn_flags_next%d[n * %s + j], %s, (unsigned)a.t + 1u%s);  // for step t+1's GEMM",
-                guard, w16 ? "16" : "", k, d, v, w16 ? ", a.bf16" : "");
+        cg_emit(g->out, "%srnn_flag_put%s(&rnn_flags_next%d[n * %s + j], %s, (unsigned)a.t + 1u%s%s);  // for step t+1's GEMM",
+                guard, w16 ? "16" : "", k, d, v, w16 ? ", " : "", w16 ? cg_twin_bf16(g) : "");
     }
     if (g->twins && cg_state_multiplied(g->plan, k))
-        cg_emit(g->out, "%sif (a.state16[%d]) rnn_put16(&a.state16[%d][n * %s + j], %s, a.bf16);  // its 16-bit twin", guard,
-                k, k, d, v);
+        cg_emit(g->out, "%sif (a.state16[%d]) rnn_put16(&a.state16[%d][n * %s + j], %s, %s);  // its 16-bit twin", guard,
+                k, k, d, v, cg_twin_bf16(g));
     if (g->split_twins && cg_state_multiplied(g->plan, k))
         cg_emit(g->out, "%sif (a.state3[%d]) rnn_x3_put(a.state3[%d] + 3 * n * %s + j, %s, %s, 1);  // its tf32x3 split twin",
                 guard, k, k, d, d, v);

@@ -46,6 +46,11 @@ typedef struct Gen {
     const char **line_at; /* ... and where each starts in diags->src: [line - line_lo] (NULL: no source) */
 } Gen;
 
+/* The bf16 argument of the 16-bit twins a kernel stores, as code: the literal of its products' precision in a
+ * persistent unit with 16-bit products (its prologue traps on another args.bf16), else "a.bf16". */
+static inline const char *cg_twin_bf16(const Gen *g) {
+    return g->unit && g->unit->half ? (g->unit->products == CG_BF16 ? "1" : "0") : "a.bf16";
+}
 /* Whether state k is in a set of states (Gen.fresh_states, Gen.seed_states: bit k, none past the 64th). */
 static inline int cg_state_in(uint64_t set, int k) { return k >= 0 && k < 64 && (set >> k & 1); }
 /* Whether group grp reads r without computing it (an operand of one of its nodes, or a value it writes). */

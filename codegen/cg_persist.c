@@ -654,6 +654,9 @@ static int emit_prologue(Gen *g, const CgPersist *P, const char *kname) {
                  "power of two (codegen/cg.h)");
     if (P->seqs_max > 0) /* a fused product's group reads the partial sums of one pass of sequences; one_item */
         cg_emit(out, "if (args.N > %lld) __trap();  // its batch class's batches only (codegen/cg.h)", (long long)P->seqs_max);
+    if (P->half) /* cg_twin_bf16 */
+        cg_emit(out, "if (args.bf16 != %d) __trap();  // its 16-bit twins are %s's (codegen/cg_gen.h cg_twin_bf16)",
+                P->products == CG_BF16, P->products == CG_BF16 ? "bf16" : "fp16");
     cg_emit(out, "RNN_PROF_START();  // (RNN_PROFILE only: persist.cuh)");
     emit_first_items(g, P->backward);
     if (!P->ngemms) return 1;

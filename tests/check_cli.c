@@ -695,8 +695,11 @@ START_TEST(run_emit_schedule_arguments) {
     ck_assert_ptr_nonnull(strstr(r.out, "unsigned short *const w1 = (unsigned short *)(rnn_smem + 0);"));
     ck_assert_ptr_nonnull(strstr(r.out, "rnn_cp16(&w1[r * 288 + k], args.params16 + "));
     ck_assert_ptr_nonnull(strstr(r.out, "if (args.state16[0]) a.state16[0] = args.state16[0] + sn * args.N * RNN_DIM_H;"));
-    ck_assert_ptr_nonnull(strstr(r.out, "if (a.state16[0]) rnn_put16(&a.state16[0][n * RNN_DIM_H + j], "));
+    ck_assert_ptr_nonnull(strstr(r.out, "if (a.state16[0]) rnn_put16(&a.state16[0][n * RNN_DIM_H + j], v39_h_next, 1);"));
     ck_assert_ptr_null(strstr(r.out, "a.state16[1]")); /* c is not multiplied */
+    /* the twins' precision is the unit's, a literal (one conversion a twin), held by the prologue */
+    ck_assert_ptr_nonnull(strstr(r.out, "if (args.bf16 != 1) __trap();"));
+    ck_assert_ptr_null(strstr(r.out, "a.bf16"));
     t = RUN(NULL, "emit", "cells/lstm.cell", "--dim", "I=4", "--dim", "H=8", "--persistent", "4", "--precision", "tf32",
             "--backward");
     ck_assert_ptr_null(strstr(t.out, "rnn_put16(a.dbuf16"));
@@ -705,7 +708,9 @@ START_TEST(run_emit_schedule_arguments) {
             "--backward");
     ck_assert_int_eq(r.status, 0);
     ck_assert_ptr_nonnull(strstr(r.out, "if (args.dbuf16[1]) a.dbuf16[1] = args.dbuf16[1] + t * args.buf_step[1];"));
-    ck_assert_ptr_nonnull(strstr(r.out, "if (a.dbuf16[0]) rnn_put16(a.dbuf16[0] + (&a.dbuf[0][col * 32 + j] - a.dbuf[0]), "));
+    ck_assert_ptr_nonnull(strstr(r.out, "if (a.dbuf16[0]) rnn_put16(a.dbuf16[0] + (&a.dbuf[0][col * 32 + j] - a.dbuf[0]), d15, 0);"));
+    ck_assert_ptr_nonnull(strstr(r.out, "if (args.bf16 != 0) __trap();"));
+    ck_assert_ptr_null(strstr(r.out, "a.bf16"));
     /* d(G1) ([N][4H], 4H = 32) staged from its twin, which the group above writes */
     ck_assert_ptr_nonnull(strstr(r.out, "if (!args.dbuf16[1]) __trap();"));
     ck_assert_ptr_nonnull(strstr(r.out, "rnn_mv_mma<1, 2, 2, 1, 20, 1>(w1, 288, rows1, 1, 32, 256, 1, a.dbuf16[1], 32, "));

@@ -541,7 +541,7 @@ START_TEST(conversions_are_a_unit_of_their_own) {
     char *u = emit(&s, L);
     ck_assert_ptr_null(strstr(u, "RNN_CONVERT_KERNEL"));
     /* the step kernel writes h's 16-bit twin, not c's: a step GEMM multiplies h alone */
-    ck_assert_ptr_nonnull(strstr(u, "if (a.state16[0]) rnn_put16(&a.state16[0][n * RNN_DIM_H + j], "));
+    ck_assert_ptr_nonnull(strstr(u, "if (a.state16[0]) rnn_put16(&a.state16[0][n * RNN_DIM_H + j], v39_h_next, a.bf16);"));
     ck_assert_ptr_null(strstr(u, "a.state16[1]"));
     /* no value of the LSTM's is a GEMM's operand: no buffer twin (RnnArgs.buf16) */
     for (int b = 0; b < L->plan->nbuffers; b++) ck_assert(!cg_value_twinned(L->plan, b));
@@ -968,7 +968,11 @@ START_TEST(persistent_handoff_by_flags) {
         ck_assert_int_eq(count(u, "rnn_flag_put16(&rnn_flags_next0[n * RNN_DIM_H + j], "), 2);
         ck_assert_ptr_null(strstr(u, "rnn_flag_put(&"));
         ck_assert_ptr_nonnull(
-            strstr(u, "rnn_flag_put16(&rnn_flags_next0[n * RNN_DIM_H + j], v39_h_next, (unsigned)a.t + 1u, a.bf16);"));
+            strstr(u, bf ? "rnn_flag_put16(&rnn_flags_next0[n * RNN_DIM_H + j], v39_h_next, (unsigned)a.t + 1u, 1);"
+                         : "rnn_flag_put16(&rnn_flags_next0[n * RNN_DIM_H + j], v39_h_next, (unsigned)a.t + 1u, 0);"));
+        /* the twins' precision a literal (cg_twin_bf16), which the prologue holds the run to */
+        ck_assert_ptr_null(strstr(u, "a.bf16"));
+        ck_assert_int_eq(count(u, bf ? "if (args.bf16 != 1) __trap();" : "if (args.bf16 != 0) __trap();"), 1);
         ck_assert_ptr_nonnull(strstr(u, "unsigned *const rnn_flags_next0 = (unsigned *)(args.flags + (0LL + ((t + 1) & 1) * 72LL)"));
         ck_assert_ptr_nonnull(strstr(u, "const unsigned *const rnn_flags_prev0 = (unsigned *)(args.flags + (0LL + (t & 1) * 72LL)"));
         const char *call = strstr(u, "rnn_mv_mma<");
@@ -1150,7 +1154,7 @@ START_TEST(persistent_phases_hand_off_by_flags) {
         snprintf(line, sizeof line, "rnn_flag_put%s(&rnn_bflags%d[n * RNN_DIM_H + j], ", half ? "16" : "", b);
         ck_assert_int_eq(count(u, line), 2); /* the running sequence's value, the ended one's zero */
         snprintf(line, sizeof line, "rnn_flag_put%s(&rnn_bflags%d[n * RNN_DIM_H + j], 0.0f, (unsigned)a.t + 1u%s);",
-                 half ? "16" : "", b, half ? ", a.bf16" : "");
+                 half ? "16" : "", b, !half ? "" : prec == CG_BF16 ? ", 1" : ", 0");
         ck_assert_msg(strstr(u, line), "%s", line);
         if (half) snprintf(line, sizeof line, "1, NULL, 72, a.N, rnn_bflags%d, (unsigned)t + 1u, rnn_xs", b);
         else snprintf(line, sizeof line, "a.buf[%d], %d, a.N, rnn_bflags%d, (unsigned)t + 1u, rnn_xs", b, 72, b);
@@ -1179,7 +1183,7 @@ START_TEST(persistent_phases_hand_off_by_flags) {
             char line[160];
             snprintf(line, sizeof line, "unsigned short *const rnn_b16_%d = (unsigned short *)(args.flags + 144LL * args.N);", b);
             ck_assert_msg(strstr(u, line), "%s", line);
-            snprintf(line, sizeof line, "rnn_put16(&rnn_b16_%d[n * RNN_DIM_H + j], 0.0f, a.bf16);", b);
+            snprintf(line, sizeof line, "rnn_put16(&rnn_b16_%d[n * RNN_DIM_H + j], 0.0f, 1);", b);
             ck_assert_msg(strstr(u, line), "%s", line);
             snprintf(line, sizeof line, ", 1, rnn_b16_%d, 72, a.N, NULL, 0u, rnn_xs", b);
             ck_assert_msg(strstr(u, line), "%s", line);

@@ -1468,6 +1468,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_pb(const RnnArgs
     if (G != 16 || blockDim.x != 256) __trap();  // the launch contract (codegen/cg.h)
     if (args.state_wrap < 0 || (args.state_wrap & (args.state_wrap - 1))) __trap();  // state slots: 0 or a power of two (codegen/cg.h)
     if (args.N > 4) __trap();  // its batch class's batches only (codegen/cg.h)
+    if (args.bf16 != 1) __trap();  // its 16-bit twins are bf16's (codegen/cg_gen.h cg_twin_bf16)
     RNN_PROF_START();  // (RNN_PROFILE only: persist.cuh)
     // this block's elements of RNN_DIM_H and this thread's first item over them, the same every step (decoded once)
     const int rnn_j0_H = (int)((long long)RNN_DIM_H * s / G), rnn_nj_H = (int)((long long)RNN_DIM_H * (s + 1) / G) - rnn_j0_H;
@@ -1708,21 +1709,21 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_pb(const RnnArgs
                 a.dstate_prev[1][n * RNN_DIM_H + j] = o2_c + d2_c;  // state c
                 if (i == threadIdx.x) rnn_seed1 = o2_c + d2_c, rnn_seed1_set = !a.lengths;  // step t-1's seed d(c')
                 if (!a.twins_only) a.dbuf[0][col * 64 + j] = d15;  // W_i @ x: G0 block 0, hoisted
-                if (a.dbuf16[0]) rnn_put16(a.dbuf16[0] + (&a.dbuf[0][col * 64 + j] - a.dbuf[0]), d15, a.bf16);  // its 16-bit twin
+                if (a.dbuf16[0]) rnn_put16(a.dbuf16[0] + (&a.dbuf[0][col * 64 + j] - a.dbuf[0]), d15, 1);  // its 16-bit twin
                 if (!a.dshared && !a.twins_only) a.dbuf[1][n * 64 + j] = d16;  // U_i @ h: G1 block 0 (B0's holds it where a.dshared)
-                if (!a.dshared && a.dbuf16[1]) rnn_put16(a.dbuf16[1] + (&a.dbuf[1][n * 64 + j] - a.dbuf[1]), d16, a.bf16);  // its 16-bit twin
+                if (!a.dshared && a.dbuf16[1]) rnn_put16(a.dbuf16[1] + (&a.dbuf[1][n * 64 + j] - a.dbuf[1]), d16, 1);  // its 16-bit twin
                 if (!a.twins_only) a.dbuf[0][col * 64 + 16 + j] = d20;  // W_f @ x: G0 block 1, hoisted
-                if (a.dbuf16[0]) rnn_put16(a.dbuf16[0] + (&a.dbuf[0][col * 64 + 16 + j] - a.dbuf[0]), d20, a.bf16);  // its 16-bit twin
+                if (a.dbuf16[0]) rnn_put16(a.dbuf16[0] + (&a.dbuf[0][col * 64 + 16 + j] - a.dbuf[0]), d20, 1);  // its 16-bit twin
                 if (!a.dshared && !a.twins_only) a.dbuf[1][n * 64 + 16 + j] = d21;  // U_f @ h: G1 block 1 (B0's holds it where a.dshared)
-                if (!a.dshared && a.dbuf16[1]) rnn_put16(a.dbuf16[1] + (&a.dbuf[1][n * 64 + 16 + j] - a.dbuf[1]), d21, a.bf16);  // its 16-bit twin
+                if (!a.dshared && a.dbuf16[1]) rnn_put16(a.dbuf16[1] + (&a.dbuf[1][n * 64 + 16 + j] - a.dbuf[1]), d21, 1);  // its 16-bit twin
                 if (!a.twins_only) a.dbuf[0][col * 64 + 32 + j] = d25;  // W_g @ x: G0 block 2, hoisted
-                if (a.dbuf16[0]) rnn_put16(a.dbuf16[0] + (&a.dbuf[0][col * 64 + 32 + j] - a.dbuf[0]), d25, a.bf16);  // its 16-bit twin
+                if (a.dbuf16[0]) rnn_put16(a.dbuf16[0] + (&a.dbuf[0][col * 64 + 32 + j] - a.dbuf[0]), d25, 1);  // its 16-bit twin
                 if (!a.dshared && !a.twins_only) a.dbuf[1][n * 64 + 32 + j] = d26;  // U_g @ h: G1 block 2 (B0's holds it where a.dshared)
-                if (!a.dshared && a.dbuf16[1]) rnn_put16(a.dbuf16[1] + (&a.dbuf[1][n * 64 + 32 + j] - a.dbuf[1]), d26, a.bf16);  // its 16-bit twin
+                if (!a.dshared && a.dbuf16[1]) rnn_put16(a.dbuf16[1] + (&a.dbuf[1][n * 64 + 32 + j] - a.dbuf[1]), d26, 1);  // its 16-bit twin
                 if (!a.twins_only) a.dbuf[0][col * 64 + 48 + j] = d30;  // W_o @ x: G0 block 3, hoisted
-                if (a.dbuf16[0]) rnn_put16(a.dbuf16[0] + (&a.dbuf[0][col * 64 + 48 + j] - a.dbuf[0]), d30, a.bf16);  // its 16-bit twin
+                if (a.dbuf16[0]) rnn_put16(a.dbuf16[0] + (&a.dbuf[0][col * 64 + 48 + j] - a.dbuf[0]), d30, 1);  // its 16-bit twin
                 if (!a.dshared && !a.twins_only) a.dbuf[1][n * 64 + 48 + j] = d31;  // U_o @ h: G1 block 3 (B0's holds it where a.dshared)
-                if (!a.dshared && a.dbuf16[1]) rnn_put16(a.dbuf16[1] + (&a.dbuf[1][n * 64 + 48 + j] - a.dbuf[1]), d31, a.bf16);  // its 16-bit twin
+                if (!a.dshared && a.dbuf16[1]) rnn_put16(a.dbuf16[1] + (&a.dbuf[1][n * 64 + 48 + j] - a.dbuf[1]), d31, 1);  // its 16-bit twin
             } while (0);
         }
         RNN_PROF(4);

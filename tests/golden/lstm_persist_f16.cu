@@ -1467,6 +1467,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_p(const RnnArgs 
     if (G != 16 || blockDim.x != 256) __trap();  // the launch contract (codegen/cg.h)
     if (args.state_wrap < 0 || (args.state_wrap & (args.state_wrap - 1))) __trap();  // state slots: 0 or a power of two (codegen/cg.h)
     if (args.N > 4) __trap();  // its batch class's batches only (codegen/cg.h)
+    if (args.bf16 != 0) __trap();  // its 16-bit twins are fp16's (codegen/cg_gen.h cg_twin_bf16)
     RNN_PROF_START();  // (RNN_PROFILE only: persist.cuh)
     // this block's elements of RNN_DIM_H and this thread's first item over them, the same every step (decoded once)
     const int rnn_j0_H = (int)((long long)RNN_DIM_H * s / G), rnn_nj_H = (int)((long long)RNN_DIM_H * (s + 1) / G) - rnn_j0_H;
@@ -1562,7 +1563,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_p(const RnnArgs 
                 if (a.t >= len) {  // sequence n has ended: keep its states, zero its outputs and stored values
                     a.state_next[0][n * RNN_DIM_H + j] = a.state_prev[0][n * RNN_DIM_H + j];  // h' = h
                     if (a.state_final[0] && a.t == a.T - 1) a.state_final[0][n * RNN_DIM_H + j] = a.state_prev[0][n * RNN_DIM_H + j];  // the final h (hT)
-                    if (a.state16[0]) rnn_put16(&a.state16[0][n * RNN_DIM_H + j], a.state_prev[0][n * RNN_DIM_H + j], a.bf16);  // its 16-bit twin
+                    if (a.state16[0]) rnn_put16(&a.state16[0][n * RNN_DIM_H + j], a.state_prev[0][n * RNN_DIM_H + j], 0);  // its 16-bit twin
                     a.state_next[1][n * RNN_DIM_H + j] = a.state_prev[1][n * RNN_DIM_H + j];  // c' = c
                     if (a.state_final[1] && a.t == a.T - 1) a.state_final[1][n * RNN_DIM_H + j] = a.state_prev[1][n * RNN_DIM_H + j];  // the final c (hT)
                     if (a.y[0]) a.y[0][((long long)a.t * a.N + n) * a.ldy[0] + j] = 0.0f;  // output h
@@ -1610,7 +1611,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) rnncc_lstm_p(const RnnArgs 
                 // this step's results
                 a.state_next[0][n * RNN_DIM_H + j] = v39_h_next;  // h'
                 if (a.state_final[0] && a.t == a.T - 1) a.state_final[0][n * RNN_DIM_H + j] = v39_h_next;  // the final h (hT)
-                if (a.state16[0]) rnn_put16(&a.state16[0][n * RNN_DIM_H + j], v39_h_next, a.bf16);  // its 16-bit twin
+                if (a.state16[0]) rnn_put16(&a.state16[0][n * RNN_DIM_H + j], v39_h_next, 0);  // its 16-bit twin
                 a.state_next[1][n * RNN_DIM_H + j] = v37_c_next;  // c'
                 if (a.state_final[1] && a.t == a.T - 1) a.state_final[1][n * RNN_DIM_H + j] = v37_c_next;  // the final c (hT)
                 if (a.y[0]) a.y[0][col * a.ldy[0] + j] = v39_h_next;  // output h
