@@ -77,8 +77,8 @@ s/const XT \*const xq = (WS > 0 ? xt : rnn_mv_chunk(xt, xg, ldx, N, K, n0, ch, c
 /rnn_x16_0, RNN_DIM_H, a\.N, NULL, 0u,/s/rnn_x16_0, RNN_DIM_H, a\.N, NULL, 0u,/rnn_x16_0, RNN_DIM_H, a.N, rnn_fw[t \& 1], (unsigned)t,/
 /^ *if (t > args\.t) rnn_grid_arrive(args\.sync);/d
 /^ *if (t > args\.t) rnn_grid_wait(args\.sync, ++epoch);/d
-s/if (a\.state16\[0\]) rnn_put16(&a\.state16\[0\]\[n \* RNN_DIM_H + j\], \(.*\), a\.bf16);  \/\/ its 16-bit twin/&\
-                rnn_flag_put16(\&rnn_fw[(t + 1) \& 1][n * RNN_DIM_H + j], \1, t + 1, a.bf16);  \/\/ knockout flagsc/
+s/if (a\.state16\[0\]) rnn_put16(&a\.state16\[0\]\[n \* RNN_DIM_H + j\], \(.*\), \(a\.bf16\|[01]\));  \/\/ its 16-bit twin/&\
+                rnn_flag_put16(\&rnn_fw[(t + 1) \& 1][n * RNN_DIM_H + j], \1, t + 1, \2);  \/\/ knockout flagsc/
 /^ *unsigned epoch = 0;  \/\/ grid barriers passed/a\
     { /* knockout flagsc: this block's words of the first step's h flagged, the other slot's cleared; one grid barrier */\
         const int j0 = rnn_j0_H, nj = rnn_nj_H;\

@@ -94,8 +94,8 @@ else:
 rep('        const unsigned short *const rnn_x16_0 = args.state16[0] + sp * args.N * RNN_DIM_H;  // the twin this step stages\n',
     '        const unsigned short *const rnn_x16_0 = t > args.t ? rnn_sl + (long long)t * RNN_SL_STEP : args.state16[0] + sp * args.N * RNN_DIM_H;  // slot t (sentinel.py)\n')
 # every twin store also fills step t+1's slot
-pat = re.compile(r'(if \(a\.state16\[0\]\) rnn_put16\(&a\.state16\[0\]\[n \* RNN_DIM_H \+ j\], (.+?), a\.bf16\);)')
+pat = re.compile(r'(if \(a\.state16\[0\]\) rnn_put16\(&a\.state16\[0\]\[n \* RNN_DIM_H \+ j\], (.+?), (a\.bf16|[01])\);)')
 n_put = len(pat.findall(unit.src))
 assert n_put == 2, n_put
-unit.src = pat.sub(lambda m: m.group(1) + ' rnn_sl_put(t + 1, n, j, ' + m.group(2) + ', a.bf16);', unit.src)
+unit.src = pat.sub(lambda m: m.group(1) + ' rnn_sl_put(t + 1, n, j, ' + m.group(2) + ', ' + m.group(3) + ');', unit.src)
 unit.save(sys.argv[2])
