@@ -3,7 +3,7 @@
 # units; the summary; one pass from --from NAME --back K; an unknown name refused with its message),
 # bench/ncu_pass.sh without its arguments (its usage, exit 2), and BUILD/bench/handoff_floor's kernels compiled
 # for sm_90 (--compile-only: NVRTC, no warning; polls in rounds, with --serial-polls, with --overlap --work, and with
-# --groups 2) and its bad arguments refused; bench/knockout/groups2.py and sentinel.py still applying to the flashrnn LSTM fp16 forward unit (sentinel.py to groups2.py's too); BUILD/bench/gemm_layouts's bad shape refused and its exit 77 without a device; bench/jit_fresh.sh's four rounds with stand-ins for bench_rnn (its JIT lines; the cache
+# --groups 2) and its bad arguments refused; bench/knockout/groups2.py and sentinel.py still applying to the flashrnn LSTM fp16 forward unit (sentinel.py to groups2.py's too), fwdv_sink.py to the deepbench LSTM fp16 backward unit; BUILD/bench/gemm_layouts's bad shape refused and its exit 77 without a device; bench/jit_fresh.sh's four rounds with stand-ins for bench_rnn (its JIT lines; the cache
 # variables each round sets; a bench_rnn without JIT lines says why) and a BENCH_RNN that is not there refused;
 # bench/run.sh's JIT lines with the CUDA cache off, in its summary (a stand-in bench_rnn in a copy of the tree), and its
 # warning where bench_rnn was linked before build/librnncc.a.
@@ -85,6 +85,12 @@ for u in fl g2; do # sentinel.py on the rule's unit and on groups2.py's
     [ $rc -eq 0 ] || { echo "bench_tools: bench/knockout/sentinel.py no longer applies to $u.cu: $out"; fail=1; }
     expect "sentinel.py on $u.cu: the operand polled" "$(cat "$d/s-$u.cu" 2>/dev/null)" "if (rnn_sl_is(xg)) rnn_load_b_poll<KP, NT, KS>"
 done
+# fwdv_sink.py (with fwdv_t.sed) on the deepbench LSTM fp16 backward unit: the values fed by no load, the prefetch's loads kept
+"$B/rnncc" emit cells/lstm.cell --dim I=1024 --dim H=1024 --persistent 32 --precision fp16 --backward -o "$d/db.cu" &&
+    out=$(python3 bench/knockout/fwdv_sink.py "$d/db.cu" "$d/sk.cu" 2>&1); rc=$?
+[ $rc -eq 0 ] || { echo "bench_tools: bench/knockout/fwdv_sink.py no longer applies to the deepbench backward unit: $out"; fail=1; }
+expect "fwdv_sink.py: the loads kept" "$(cat "$d/sk.cu" 2>/dev/null)" "if (args.t == -7) args.state_final[0][threadIdx.x] = q1_v15 + q1_v16 + "
+expect "fwdv_sink.py: fwdv_t's values" "$(cat "$d/sk.cu" 2>/dev/null)" "const float v15 = 0.25f + 0.001f * (float)(threadIdx.x + a.t) + 0.0001f * 15.0f;"
 out=$(bash bench/jit_fresh.sh "$d/none" 2>&1); rc=$?
 [ $rc -eq 2 ] || { echo "bench_tools: jit_fresh.sh with no such bench_rnn exited $rc, not 2"; fail=1; }
 expect "jit_fresh.sh: a BENCH_RNN that is not there" "$out" "jit_fresh.sh: $d/none is not an executable"
