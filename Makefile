@@ -287,10 +287,14 @@ BENCH_PROGS := $(B)/bench/bench_rnn $(B)/bench/custom_cells $(B)/bench/reserve_s
 BENCH_LIBS_reserve_sizes := -lcudnn
 BENCH_LIBS_bench_rnn := -lcudnn
 
+# beside each program, PROGRAM.built-from: the commit of the tree it was linked in (bench/run.sh reports it: the
+# device's copy of the tree may carry older git metadata than the binaries it runs; bench/NOTES.md section 111)
 $(BENCH_PROGS): $(B)/bench/%: $(B)/bench/%.o $(B)/bench/common.o $(B)/librnncc.a
 	@echo "  LD      $@"
 	$(Q)$(CC) $(LDFLAGS) -o $@ $(B)/bench/$*.o $(B)/bench/common.o \
 	    -Wl,--whole-archive $(B)/librnncc.a -Wl,--no-whole-archive $(LDLIBS) $(BENCH_LIBS_$*)
+	$(Q)if r=$$(git rev-parse HEAD 2>/dev/null); then git diff --quiet HEAD || r="$$r (with uncommitted changes)"; \
+	    else r="unknown (no git where it was built)"; fi; echo "$$r" > $@.built-from
 
 bench: $(BENCH_PROGS)
 

@@ -49,9 +49,16 @@ elif [ -n "$commit" ]; then
 else
     rev="unknown (no git here; pass the commit as an argument)"
 fi
+# what the programs were linked from (make bench writes PROGRAM.built-from beside each): the device's copy of the
+# tree may carry older git metadata than the binaries it runs (bench/NOTES.md section 111)
+built=""
+for b in build/bench/bench_rnn build/bench/custom_cells; do
+    [ -f "$b.built-from" ] && built="$built${built:+; }${b#build/bench/} $(head -1 "$b.built-from")"
+done
 {
     echo "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
     echo "commit: $rev"
+    echo "built from: ${built:-unknown (no build/bench/*.built-from: linked before make bench wrote them)}"
     echo "gpu: $(nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv,noheader 2>&1 | head -1)"
     echo "mode: $([ $quick = 1 ] && echo quick || echo full); parts: $only"
     # a bench program linked before the library was built again measures the older library (bench/NOTES.md section 110)
@@ -65,7 +72,7 @@ tee -a "$log" < "$env_txt"
 grep '^WARNING: linked before' "$env_txt" >> "$md"
 cat "$env_txt" >> "$sum"
 nvidia-smi >> "$log" 2>&1 || say "run.sh: nvidia-smi failed"
-echo "results of $(date -u '+%Y-%m-%d %H:%M UTC'), commit $rev: see bench/README.md for the columns" >> "$md"
+echo "results of $(date -u '+%Y-%m-%d %H:%M UTC'), commit $rev, built from ${built:-unknown}: see bench/README.md for the columns" >> "$md"
 
 # cuDNN: the system's, else the one PyTorch's wheels bring (nvidia-cudnn-*)
 bin=build/bench

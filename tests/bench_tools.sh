@@ -125,6 +125,17 @@ expect "run.sh: its JIT line in the summary" "$(cat "$d/out/summary.txt" 2>&1)" 
 n=$(grep -c '^JIT, the CUDA cache off: ' "$d/out/summary.txt" 2>/dev/null)
 [ "$n" = 1 ] || { echo "bench_tools: run.sh's summary has $n JIT lines with the CUDA cache off, not 1 (bench_rnn prints each twice)"; fail=1; }
 [ -z "$(grep 'WARNING: linked before' "$d/out/summary.txt")" ] || { echo "bench_tools: run.sh warns of a stale bench_rnn with no library"; fail=1; }
+expect "run.sh: no built-from file" "$(cat "$d/out/summary.txt" 2>&1)" "built from: unknown (no build/bench/*.built-from"
+# the commit bench_rnn was linked from (make bench's bench_rnn.built-from), in the summary and results.md
+echo "0123abc (with uncommitted changes)" > "$d/tree/build/bench/bench_rnn.built-from"
+OUT="$d/out3" bash "$d/tree/bench/run.sh" --only rnn > /dev/null 2>&1
+expect "run.sh: built from, in the summary" "$(cat "$d/out3/summary.txt" 2>&1)" "built from: bench_rnn 0123abc (with uncommitted changes)"
+expect "run.sh: built from, in results.md" "$(cat "$d/out3/results.md" 2>&1)" ", built from bench_rnn 0123abc (with uncommitted changes): see"
+# make's: the benchmark programs the test target links (handoff_floor) carry their tree's commit
+want=$(git rev-parse HEAD 2>/dev/null)
+if [ -n "$want" ]; then
+    expect "make: handoff_floor.built-from" "$(cat "$B/bench/handoff_floor.built-from" 2>&1)" "$want"
+fi
 # a library built after bench_rnn: the summary and results.md say so
 touch -d '1 minute ago' "$d/tree/build/bench/bench_rnn" && : > "$d/tree/build/librnncc.a"
 OUT="$d/out2" bash "$d/tree/bench/run.sh" --only rnn > /dev/null 2>&1
