@@ -7,7 +7,8 @@
 #   bash bench/knockout/run.sh ROUNDS "CELL --dim ... --batch N --precision P" VARIANT...
 # VARIANT: none (the unit as generated), NAME (bench/knockout/NAME.sed), or a path to a .sed script
 # or a whole .cu unit; a .cu unit with its own grid as FILE.cu@BLOCKS,THREADS,CLUSTER (hand.sh's:
-# RNNCC_KNOCKOUT_LAUNCH). Each variant's unit is written to $OUT/unit-NAME.cu. Needs
+# RNNCC_KNOCKOUT_LAUNCH). Each variant's unit (unit-NAME.cu, as compiled; none: nothing) and warm-up log
+# (warm-NAME.log) go into one file, $OUT/knockout-files.tar (the device tool returns 8 files at most). Needs
 # build/knockout/rnncc. The variants' kernel caches start empty (they are keyed by the generated
 # unit, so an edited script would otherwise find the last one's kernel). KNOCKOUT_FORWARD=1: the
 # variants are of the persistent forward unit instead, timed in inference (no --train);
@@ -48,10 +49,15 @@ train() { # train VARIANT T R [NAME=VALUE...]: R timed passes of T steps with th
         "${hook[@]}" "$@" $bin run $cfg --seq "$t" "${mode[@]}" --backend persistent --no-check --repeat "$r"
 }
 ms() { train "$1" "$2" 30 2>&1 | grep -oE '[0-9.]+ ms per sequence' | awk '{print $1}'; } # ms VARIANT T: ms a sequence
+# each variant's unit and warm-up log, gathered into one file in $OUT (the device tool returns 8 files at most)
+files=${KNOCKOUT_FILES:-/tmp/rnncc-knockout-files}
+rm -rf "$files" && mkdir -p "$files" || exit 1
+keep() { tar -cf "$OUT/knockout-files.tar" -C "$files" . ; }
 for v in "$@"; do # compile each variant once, and keep its unit
-    train "$v" 64 2 RNNCC_KNOCKOUT_DUMP="$OUT/unit-$(name "$v").cu" > "$OUT/warm-$(name "$v").log" 2>&1 ||
-        { echo "run.sh: $v failed (its log: $OUT)"; exit 1; }
+    train "$v" 64 2 RNNCC_KNOCKOUT_DUMP="$files/unit-$(name "$v").cu" > "$files/warm-$(name "$v").log" 2>&1 ||
+        { keep; echo "run.sh: $v failed (its log: warm-$(name "$v").log in $OUT/knockout-files.tar)"; tail -5 "$files/warm-$(name "$v").log"; exit 1; }
 done
+keep
 for r in $(seq "$rounds"); do
     line="round $r:"
     for v in "$@"; do
