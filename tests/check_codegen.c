@@ -1139,6 +1139,7 @@ START_TEST(persistent_phases_hand_off_by_flags) {
         ck_assert_msg(u && P.flags == 1, "%s", why);
         ck_assert_int_eq(barriers(u), 0);
         ck_assert_int_eq(count(u, "no barrier: the phase-1 GEMMs stage this step's values as flagged words"), 1);
+        if (prec >= CG_F16) ck_assert_ptr_null(strstr(u, "a.bf16")); /* the twins' precision a literal (cg_twin_bf16) */
         /* f * h staged as floats from 8-byte words in every precision (16-bit words measured slower) */
         const int half = 0;
         if (prec >= CG_F16) ck_assert(P.gemms[0].x16 && !P.gemms[1].x16);
@@ -1177,6 +1178,7 @@ START_TEST(persistent_phases_hand_off_by_flags) {
         ck_assert_int_eq(count(u, "rnn_b16_"), prec == CG_BF16 ? 4 : 0);
         if (prec == CG_BF16) {
             ck_assert_int_eq(count(u, "if (!args.flags) __trap();"), 1);
+            ck_assert_ptr_null(strstr(u, "a.bf16"));
             const char *view = strstr(u, "unsigned short *const rnn_b16_");
             int b = -1;
             ck_assert(view && sscanf(view, "unsigned short *const rnn_b16_%d", &b) == 1 && b >= 0);

@@ -12,7 +12,9 @@
 # build/knockout/rnncc. The variants' kernel caches start empty (they are keyed by the generated
 # unit, so an edited script would otherwise find the last one's kernel). KNOCKOUT_FORWARD=1: the
 # variants are of the persistent forward unit instead, timed in inference (no --train);
-# KNOCKOUT_FORWARD=train: of the forward unit, timed in training (forward and backward).
+# KNOCKOUT_FORWARD=train: of the forward unit, timed in training (forward and backward). KNOCKOUT_CACHES (default
+# /tmp/rnncc-knockout-): the prefix of the variants' kernel caches, emptied first; KNOCKOUT_FILES (default
+# /tmp/rnncc-knockout.files, not $OUT): where the units and logs gather before the tar, emptied first.
 set -u
 cd "$(dirname "$0")/../.."
 rounds=$1 cfg=$2
@@ -32,7 +34,8 @@ name() { # a variant's name in the results
     s=$(script "$1")
     if [ -z "$s" ]; then echo none; else s=$(basename "$s"); echo "${s%.*}"; fi
 }
-rm -rf /tmp/rnncc-knockout-*
+caches=${KNOCKOUT_CACHES:-/tmp/rnncc-knockout-} # each variant's kernel cache: this prefix and its name
+rm -rf "$caches"*
 for v in "$@"; do
     s=$(script "$v")
     [ -z "$s" ] || [ -f "$s" ] || { echo "run.sh: no $s" >&2; exit 1; }
@@ -45,12 +48,13 @@ train() { # train VARIANT T R [NAME=VALUE...]: R timed passes of T steps with th
     grid=$(launch "$v")
     hook=(RNNCC_KNOCKOUT_LAUNCH="$grid")
     [ -z "$fwd" ] || { [ "$fwd" = train ] || mode=(); hook=(RNNCC_KNOCKOUT_FORWARD=1 RNNCC_KNOCKOUT_LAUNCH_FORWARD="$grid"); }
-    env RNNCC_PERSIST_SEARCH=0 RNNCC_CACHE_DIR="/tmp/rnncc-knockout-$(name "$v")" RNNCC_KNOCKOUT="$(script "$v")" \
+    env RNNCC_PERSIST_SEARCH=0 RNNCC_CACHE_DIR="$caches$(name "$v")" RNNCC_KNOCKOUT="$(script "$v")" \
         "${hook[@]}" "$@" $bin run $cfg --seq "$t" "${mode[@]}" --backend persistent --no-check --repeat "$r"
 }
 ms() { train "$1" "$2" 30 2>&1 | grep -oE '[0-9.]+ ms per sequence' | awk '{print $1}'; } # ms VARIANT T: ms a sequence
 # each variant's unit and warm-up log, gathered into one file in $OUT (the device tool returns 8 files at most)
-files=${KNOCKOUT_FILES:-/tmp/rnncc-knockout-files}
+files=${KNOCKOUT_FILES:-/tmp/rnncc-knockout.files}
+[ "$(cd "$OUT" && pwd)" != "$(mkdir -p "$files" && cd "$files" && pwd)" ] || { echo "run.sh: KNOCKOUT_FILES must not be \$OUT" >&2; exit 2; }
 rm -rf "$files" && mkdir -p "$files" || exit 1
 keep() { tar -cf "$OUT/knockout-files.tar" -C "$files" . ; }
 for v in "$@"; do # compile each variant once, and keep its unit
