@@ -49,11 +49,13 @@ elif [ -n "$commit" ]; then
 else
     rev="unknown (no git here; pass the commit as an argument)"
 fi
-# what the programs were linked from (make bench writes PROGRAM.built-from beside each): the device's copy of the
-# tree may carry older git metadata than the binaries it runs (bench/NOTES.md section 111)
-built=""
+# of the programs that measure rnncc: what each was linked from (make bench writes PROGRAM.built-from beside it: the
+# device's copy of the tree may carry older git metadata than the binaries it runs; bench/NOTES.md section 111), and
+# which were linked before the library was built again, so measure the older library (section 110)
+built="" stale=""
 for b in build/bench/bench_rnn build/bench/custom_cells; do
     [ -f "$b.built-from" ] && built="$built${built:+; }${b#build/bench/} $(head -1 "$b.built-from")"
+    if [ -e "$b" ] && [ build/librnncc.a -nt "$b" ]; then stale="$stale ${b#build/bench/}"; fi
 done
 {
     echo "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
@@ -61,11 +63,6 @@ done
     echo "built from: ${built:-unknown (no build/bench/*.built-from: linked before make bench wrote them)}"
     echo "gpu: $(nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv,noheader 2>&1 | head -1)"
     echo "mode: $([ $quick = 1 ] && echo quick || echo full); parts: $only"
-    # a bench program linked before the library was built again measures the older library (bench/NOTES.md section 110)
-    stale=""
-    for b in build/bench/bench_rnn build/bench/custom_cells; do
-        if [ -e "$b" ] && [ build/librnncc.a -nt "$b" ]; then stale="$stale ${b#build/bench/}"; fi
-    done
     [ -z "$stale" ] || echo "WARNING: linked before build/librnncc.a:$stale; their rnncc figures are an older library's (make bench, then run again)"
 } > "$env_txt"
 tee -a "$log" < "$env_txt"
