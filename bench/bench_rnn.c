@@ -69,6 +69,9 @@ static const double grad_tol[NPREC] = {1e-3, 3e-2, 1e-1, 2e-1, 5e-3};
 typedef struct Options {
     const Config *configs[MAX_CONFIGS];
     int nconfigs;
+    int steps;                      /* --steps: every configuration's T (0: its own) */
+    Config stepped[MAX_CONFIGS];    /* the configurations with that T, named NAME@T (configs points here) */
+    char stepped_names[MAX_CONFIGS][48];
     const CellDef *cells[NCELLS];
     int ncells;
     Prec precs[NPREC];
@@ -1336,7 +1339,7 @@ static void usage(FILE *f) {
             "                 [--algo STD,PS,PD,PSH] [--mode both|inference|training] [--repeat R] [--warmup W]\n"
             "                 [--quick] [--budget SECONDS] [--markdown FILE] [--summary FILE] [--cells-dir DIR]\n"
             "                 [--layout unpacked|packed] [--tf32-math default|tensor_op|allow_conversion]\n"
-            "                 [--half-math-prec float|half] [--no-jit] [--seed S] [--input-scale S]\n"
+            "                 [--half-math-prec float|half] [--no-jit] [--seed S] [--input-scale S] [--steps T]\n"
             "Times rnncc against every cuDNN RNN algorithm (v8 C API) on the same weights, inputs and buffers,\n"
             "after checking that their outputs (and gradients) agree. Lists may be comma-separated.\n"
             "Configurations (T, N, I=H):");
@@ -1371,7 +1374,8 @@ static int parse_args(int argc, char **argv, Options *o) {
         {"summary", required_argument, 0, 'S'}, {"cells-dir", required_argument, 0, 'd'},
         {"layout", required_argument, 0, 'L'}, {"tf32-math", required_argument, 0, 'T'},
         {"half-math-prec", required_argument, 0, 'H'}, {"no-jit", no_argument, 0, 'J'},
-        {"seed", required_argument, 0, 's'}, {"input-scale", required_argument, 0, 'X'}, {"help", no_argument, 0, 'h'},
+        {"seed", required_argument, 0, 's'}, {"input-scale", required_argument, 0, 'X'}, {"steps", required_argument, 0, 't'},
+        {"help", no_argument, 0, 'h'},
         {"version", no_argument, 0, 'V'}, {0, 0, 0, 0}};
     *o = (Options){.repeat = 20, .warmup = 5, .jit = 1, .cells_dir = "cells", .layout = CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED,
                    .tf32_math = CUDNN_DEFAULT_MATH, .half_math_prec = CUDNN_DATA_FLOAT, .seed = 1, .input_scale = 1, .do_infer = 1, .do_train = 1};
@@ -1442,6 +1446,7 @@ static int parse_args(int argc, char **argv, Options *o) {
         case 'J': o->jit = 0; break;
         case 's': if (!parse_num("--seed", optarg, 0, 1e15, &v)) return 0; o->seed = (uint64_t)v; break;
         case 'X': if (!parse_num("--input-scale", optarg, 1e-30, 1e30, &o->input_scale)) return 0; break;
+        case 't': if (!parse_num("--steps", optarg, 1, 100000, &v)) return 0; o->steps = (int)v; break;
         case 'h': usage(stdout); exit(0);
         case 'V': printf("bench_rnn (rnncc %s), built against cuDNN %d.%d.%d\n", rnncc_version(), CUDNN_MAJOR, CUDNN_MINOR, CUDNN_PATCHLEVEL); exit(0);
         default: fprintf(stderr, "bench_rnn: try --help\n"); return 0;
@@ -1452,6 +1457,13 @@ static int parse_args(int argc, char **argv, Options *o) {
         const Config *list = o->quick ? bench_quick_configs : bench_configs;
         int n = o->quick ? bench_nquick : bench_nconfigs;
         for (int i = 0; i < n; i++) o->configs[o->nconfigs++] = &list[i];
+    }
+    for (int i = 0; o->steps && i < o->nconfigs; i++) { /* a pass's fixed cost is the intercept over T */
+        o->stepped[i] = *o->configs[i];
+        o->stepped[i].T = o->steps;
+        snprintf(o->stepped_names[i], sizeof o->stepped_names[i], "%s@%d", o->configs[i]->name, o->steps);
+        o->stepped[i].name = o->stepped_names[i];
+        o->configs[i] = &o->stepped[i];
     }
     if (!o->ncells) { o->cells[0] = &cell_defs[0]; o->cells[1] = &cell_defs[1]; o->ncells = 2; }
     if (!o->nprecs) { o->precs[0] = PREC_FP32; o->precs[1] = PREC_TF32; o->nprecs = 2; }
