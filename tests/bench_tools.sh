@@ -8,6 +8,8 @@
 # bench/run.sh's JIT lines with the CUDA cache off, in its summary (a stand-in bench_rnn in a copy of the tree), and its
 # warning where bench_rnn was linked before build/librnncc.a, and the commit it was built from (BUILD/bench's
 # .built-from files, which make writes); bench/knockout/run.sh's rounds and its one tar, with a stand-in rnncc.
+# bench/fixed_cost.sh through a stand-in bench_rnn (slopes and intercepts, a failing run, bad lengths) and
+# bench/tools/fixed_cost.py's rows at one length only or not timed.
 # Prints "ok" or what failed; exit 0 or 1.
 # Usage (repository root): bash tests/bench_tools.sh [BUILD]      (default BUILD: build)
 set -u
@@ -97,6 +99,36 @@ out=$("$B/rnncc" emit cells/lstm.cell --dim I=1024 --dim H=1024 --persistent 32 
 [ $rc -eq 0 ] || { echo "bench_tools: bench/knockout/fwdv_sink.py no longer applies to the deepbench backward unit: $out"; fail=1; }
 expect "fwdv_sink.py: the loads kept" "$(cat "$d/sk.cu" 2>/dev/null)" "if (args.t == -7) args.state_final[0][threadIdx.x] = q1_v15 + q1_v16 + "
 expect "fwdv_sink.py: fwdv_t's values" "$(cat "$d/sk.cu" 2>/dev/null)" "const float v15 = 0.25f + 0.001f * (float)(threadIdx.x + a.t) + 0.0001f * 15.0f;"
+# fixed_cost.sh through a stand-in bench_rnn that writes a markdown row a run: ms = a + T * b, cuDNN's and rnncc's
+cat > "$d/steps_rnn" <<'SH'
+#!/bin/sh
+t="" md=""
+while [ $# -gt 0 ]; do case $1 in --steps) t=$2; shift ;; --markdown) md=$2; shift ;; esac; shift; done
+[ "$STEPS_FAIL" != "$t" ] || { echo "stand-in: failing at T = $t"; exit 1; }
+cu=$(awk -v t="$t" 'BEGIN { printf "%.3f", 0.046 + t * 0.0112 }') rn=$(awk -v t="$t" 'BEGIN { printf "%.3f", 0.096 + t * 0.0108 }')
+printf '| config | cell |\n|---|---|\n| deepbench@%s (%s, 32, 1024, 1, 1) | lstm | fp16 | training | skip | %s | skip | skip | %s PS | %s | 1.1 |\n' "$t" "$t" "$cu" "$cu" "$rn" > "$md"
+SH
+chmod +x "$d/steps_rnn"
+out=$(BENCH_RNN="$d/steps_rnn" OUT="$d/fc" bash bench/fixed_cost.sh 25 100 --config deepbench 2>&1); rc=$?
+[ $rc -eq 0 ] || { echo "bench_tools: fixed_cost.sh exited $rc: $out"; fail=1; }
+expect "fixed_cost.sh: each run's row" "$out" "| deepbench@100 (100, 32, 1024, 1, 1) | lstm | fp16 | training |"
+expect "fixed_cost.sh: slopes and intercepts" "$out" "deepbench    lstm fp16 training     11.20     46.0         10.80     96.0      +50.0 us"
+out=$(STEPS_FAIL=100 BENCH_RNN="$d/steps_rnn" OUT="$d/fc" bash bench/fixed_cost.sh 25 100 2>&1); rc=$?
+[ $rc -eq 1 ] || { echo "bench_tools: fixed_cost.sh with a failing run exited $rc, not 1"; fail=1; }
+expect "fixed_cost.sh: a failing run" "$out" "fixed_cost.sh: bench_rnn at T = 100 exited 1"
+out=$(BENCH_RNN="$d/steps_rnn" bash bench/fixed_cost.sh 25 25 2>&1); rc=$?
+[ $rc -eq 2 ] || { echo "bench_tools: fixed_cost.sh 25 25 exited $rc, not 2"; fail=1; }
+expect "fixed_cost.sh: equal lengths" "$out" "fixed_cost.sh: T1 and T2 must differ"
+out=$(bash bench/fixed_cost.sh 25 2>&1); rc=$?
+[ $rc -eq 2 ] || { echo "bench_tools: fixed_cost.sh with one length exited $rc, not 2"; fail=1; }
+expect "fixed_cost.sh: its usage" "$out" "bash bench/fixed_cost.sh T1 T2 [BENCH_RNN ARGS...]"
+sed -e 's/@25 (25/@100 (100/' "$d/fc/steps-25.md" | grep -v '^| deepbench' > "$d/one.md"
+printf '| deepbench@100 (100, 32, 1024, 1, 1) | gru | fp16 | training | skip | n/a | skip | skip | n/a | FAIL | n/a |\n' >> "$d/one.md"
+printf '| deepbench@25 (25, 32, 1024, 1, 1) | gru | fp16 | training | skip | 0.5 | skip | skip | 0.5 PD | 0.4 | 0.8 |\n' >> "$d/fc/steps-25.md"
+out=$(python3 bench/tools/fixed_cost.py "$d/fc/steps-25.md" "$d/one.md" 2>&1); rc=$?
+[ $rc -eq 0 ] || { echo "bench_tools: fixed_cost.py exited $rc: $out"; fail=1; }
+expect "fixed_cost.py: a row at one length only" "$out" "deepbench lstm fp16 training: at one length only"
+expect "fixed_cost.py: a row not timed" "$out" "deepbench    gru  fp16 training       not timed              not timed         n/a"
 out=$(bash bench/jit_fresh.sh "$d/none" 2>&1); rc=$?
 [ $rc -eq 2 ] || { echo "bench_tools: jit_fresh.sh with no such bench_rnn exited $rc, not 2"; fail=1; }
 expect "jit_fresh.sh: a BENCH_RNN that is not there" "$out" "jit_fresh.sh: $d/none is not an executable"
