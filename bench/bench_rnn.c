@@ -1446,7 +1446,11 @@ static int parse_args(int argc, char **argv, Options *o) {
         case 'J': o->jit = 0; break;
         case 's': if (!parse_num("--seed", optarg, 0, 1e15, &v)) return 0; o->seed = (uint64_t)v; break;
         case 'X': if (!parse_num("--input-scale", optarg, 1e-30, 1e30, &o->input_scale)) return 0; break;
-        case 't': if (!parse_num("--steps", optarg, 1, 100000, &v)) return 0; o->steps = (int)v; break;
+        case 't':
+            if (!parse_num("--steps", optarg, 1, 100000, &v)) return 0;
+            if (v != (int)v) { fprintf(stderr, "bench_rnn: error: --steps must be a whole number of steps, not '%s'\n", optarg); return 0; }
+            o->steps = (int)v;
+            break;
         case 'h': usage(stdout); exit(0);
         case 'V': printf("bench_rnn (rnncc %s), built against cuDNN %d.%d.%d\n", rnncc_version(), CUDNN_MAJOR, CUDNN_MINOR, CUDNN_PATCHLEVEL); exit(0);
         default: fprintf(stderr, "bench_rnn: try --help\n"); return 0;

@@ -8,7 +8,8 @@
 # bench/run.sh's JIT lines with the CUDA cache off, in its summary (a stand-in bench_rnn in a copy of the tree), and its
 # warning where bench_rnn was linked before build/librnncc.a, and the commit it was built from (BUILD/bench's
 # .built-from files, which make writes); bench/knockout/run.sh's rounds and its one tar, with a stand-in rnncc.
-# bench/fixed_cost.sh through a stand-in bench_rnn (slopes and intercepts, a failing run, bad lengths) and
+# bench/fixed_cost.sh through a stand-in bench_rnn (slopes and intercepts; a run with no table, one that disagreed,
+# none with a device; bad lengths) and
 # bench/tools/fixed_cost.py's rows at one length only or not timed.
 # Prints "ok" or what failed; exit 0 or 1.
 # Usage (repository root): bash tests/bench_tools.sh [BUILD]      (default BUILD: build)
@@ -82,6 +83,9 @@ expect "gemm_layouts: no device" "$out" "gemm_layouts: no CUDA device"
 out=$("$B/bench/bench_rnn" --steps 0 2>&1); rc=$?
 [ $rc -eq 2 ] || { echo "bench_tools: bench_rnn --steps 0 exited $rc, not 2"; fail=1; }
 expect "bench_rnn: a bad --steps" "$out" "bench_rnn: error: --steps must be a number in 1..100000, not '0'"
+out=$("$B/bench/bench_rnn" --steps 2.5 2>&1); rc=$?
+[ $rc -eq 2 ] || { echo "bench_tools: bench_rnn --steps 2.5 exited $rc, not 2"; fail=1; }
+expect "bench_rnn: --steps not whole" "$out" "bench_rnn: error: --steps must be a whole number of steps, not '2.5'"
 out=$(CUDA_VISIBLE_DEVICES= "$B/bench/bench_rnn" --steps 100 --config deepbench 2>&1); rc=$?
 [ $rc -eq 77 ] || { echo "bench_tools: bench_rnn --steps 100 without a device exited $rc, not 77"; fail=1; }
 "$B/rnncc" emit cells/lstm.cell --dim I=768 --dim H=768 --persistent 16 --precision fp16 --handoff direct --blocks 96 \
@@ -99,30 +103,43 @@ out=$("$B/rnncc" emit cells/lstm.cell --dim I=1024 --dim H=1024 --persistent 32 
 [ $rc -eq 0 ] || { echo "bench_tools: bench/knockout/fwdv_sink.py no longer applies to the deepbench backward unit: $out"; fail=1; }
 expect "fwdv_sink.py: the loads kept" "$(cat "$d/sk.cu" 2>/dev/null)" "if (args.t == -7) args.state_final[0][threadIdx.x] = q1_v15 + q1_v16 + "
 expect "fwdv_sink.py: fwdv_t's values" "$(cat "$d/sk.cu" 2>/dev/null)" "const float v15 = 0.25f + 0.001f * (float)(threadIdx.x + a.t) + 0.0001f * 15.0f;"
-# fixed_cost.sh through a stand-in bench_rnn that writes a markdown row a run: ms = a + T * b, cuDNN's and rnncc's
+# fixed_cost.sh through a stand-in bench_rnn that writes a markdown row a run (best cuDNN's ms = 0.046 + T * 0.0112,
+# rnncc's 0.096 + T * 0.0108; the PS column another number, so that a reader of the wrong column fails), or at T =
+# STEPS_NOMD none, at T = STEPS_DISAGREE its row and exit 1, at T = STEPS_NODEV exit 77
 cat > "$d/steps_rnn" <<'SH'
 #!/bin/sh
 t="" md=""
 while [ $# -gt 0 ]; do case $1 in --steps) t=$2; shift ;; --markdown) md=$2; shift ;; esac; shift; done
-[ "$STEPS_FAIL" != "$t" ] || { echo "stand-in: failing at T = $t"; exit 1; }
+[ "${STEPS_NODEV:-}" != "$t" ] || { echo "stand-in: no CUDA device"; exit 77; }
+[ "${STEPS_NOMD:-}" != "$t" ] || { echo "stand-in: no table at T = $t"; exit 0; }
 cu=$(awk -v t="$t" 'BEGIN { printf "%.3f", 0.046 + t * 0.0112 }') rn=$(awk -v t="$t" 'BEGIN { printf "%.3f", 0.096 + t * 0.0108 }')
-printf '| config | cell |\n|---|---|\n| deepbench@%s (%s, 32, 1024, 1, 1) | lstm | fp16 | training | skip | %s | skip | skip | %s PS | %s | 1.1 |\n' "$t" "$t" "$cu" "$cu" "$rn" > "$md"
+printf '| config | cell |\n|---|---|\n| deepbench@%s (%s, 32, 1024, 1, 1) | lstm | fp16 | training | skip | 9.999 | skip | skip | %s PS | %s | 1.1 |\n' "$t" "$t" "$cu" "$rn" > "$md"
+[ "${STEPS_DISAGREE:-}" != "$t" ] || { echo "*** MISMATCH ***"; exit 1; }
 SH
 chmod +x "$d/steps_rnn"
 out=$(BENCH_RNN="$d/steps_rnn" OUT="$d/fc" bash bench/fixed_cost.sh 25 100 --config deepbench 2>&1); rc=$?
 [ $rc -eq 0 ] || { echo "bench_tools: fixed_cost.sh exited $rc: $out"; fail=1; }
 expect "fixed_cost.sh: each run's row" "$out" "| deepbench@100 (100, 32, 1024, 1, 1) | lstm | fp16 | training |"
 expect "fixed_cost.sh: slopes and intercepts" "$out" "deepbench    lstm fp16 training     11.20     46.0         10.80     96.0      +50.0 us"
-out=$(STEPS_FAIL=100 BENCH_RNN="$d/steps_rnn" OUT="$d/fc" bash bench/fixed_cost.sh 25 100 2>&1); rc=$?
-[ $rc -eq 1 ] || { echo "bench_tools: fixed_cost.sh with a failing run exited $rc, not 1"; fail=1; }
-expect "fixed_cost.sh: a failing run" "$out" "fixed_cost.sh: bench_rnn at T = 100 exited 1"
-out=$(BENCH_RNN="$d/steps_rnn" bash bench/fixed_cost.sh 25 25 2>&1); rc=$?
-[ $rc -eq 2 ] || { echo "bench_tools: fixed_cost.sh 25 25 exited $rc, not 2"; fail=1; }
-expect "fixed_cost.sh: equal lengths" "$out" "fixed_cost.sh: T1 and T2 must differ"
-out=$(bash bench/fixed_cost.sh 25 2>&1); rc=$?
-[ $rc -eq 2 ] || { echo "bench_tools: fixed_cost.sh with one length exited $rc, not 2"; fail=1; }
+out=$(STEPS_NOMD=100 BENCH_RNN="$d/steps_rnn" OUT="$d/fc" bash bench/fixed_cost.sh 25 100 2>&1); rc=$?
+[ $rc -eq 1 ] || { echo "bench_tools: fixed_cost.sh with a run that wrote no table (a stale one beside it) exited $rc, not 1"; fail=1; }
+expect "fixed_cost.sh: a run with no table" "$out" "fixed_cost.sh: bench_rnn at T = 100 (exit 0) wrote no table"
+out=$(STEPS_DISAGREE=25 BENCH_RNN="$d/steps_rnn" OUT="$d/fc" bash bench/fixed_cost.sh 25 100 2>&1); rc=$?
+[ $rc -eq 1 ] || { echo "bench_tools: fixed_cost.sh with a run that disagreed exited $rc, not 1"; fail=1; }
+expect "fixed_cost.sh: a run that disagreed" "$out" "fixed_cost.sh: bench_rnn at T = 25 exited 1"
+expect "fixed_cost.sh: its rows read still" "$out" "deepbench    lstm fp16 training     11.20     46.0"
+out=$(STEPS_NODEV=25 BENCH_RNN="$d/steps_rnn" OUT="$d/fc77" bash bench/fixed_cost.sh 25 100 2>&1); rc=$?
+[ $rc -eq 77 ] || { echo "bench_tools: fixed_cost.sh without a device exited $rc, not 77"; fail=1; }
+for bad in "25 25" "25 025" "0 25" "25 2x" "25"; do
+    out=$(BENCH_RNN="$d/steps_rnn" bash bench/fixed_cost.sh $bad 2>&1); rc=$?
+    [ $rc -eq 2 ] || { echo "bench_tools: fixed_cost.sh $bad exited $rc, not 2"; fail=1; }
+done
 expect "fixed_cost.sh: its usage" "$out" "bash bench/fixed_cost.sh T1 T2 [BENCH_RNN ARGS...]"
-sed -e 's/@25 (25/@100 (100/' "$d/fc/steps-25.md" | grep -v '^| deepbench' > "$d/one.md"
+out=$(BENCH_RNN="$d/steps_rnn" bash bench/fixed_cost.sh 25 0 2>&1)
+expect "fixed_cost.sh: a step count out of range" "$out" "fixed_cost.sh: a step count is 1 to 100000, not '0'"
+out=$(BENCH_RNN="$d/steps_rnn" bash bench/fixed_cost.sh 025 25 2>&1)
+expect "fixed_cost.sh: equal lengths written apart" "$out" "fixed_cost.sh: T1 and T2 must differ"
+grep -v '^| deepbench' "$d/fc/steps-25.md" > "$d/one.md"
 printf '| deepbench@100 (100, 32, 1024, 1, 1) | gru | fp16 | training | skip | n/a | skip | skip | n/a | FAIL | n/a |\n' >> "$d/one.md"
 printf '| deepbench@25 (25, 32, 1024, 1, 1) | gru | fp16 | training | skip | 0.5 | skip | skip | 0.5 PD | 0.4 | 0.8 |\n' >> "$d/fc/steps-25.md"
 out=$(python3 bench/tools/fixed_cost.py "$d/fc/steps-25.md" "$d/one.md" 2>&1); rc=$?

@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Each side's time a step and its pass's fixed cost, from two bench_rnn markdown tables of the same runs at two
-lengths (bench_rnn --steps T1 and --steps T2, --markdown): per configuration, cell, precision and mode, best cuDNN's
-and rnncc's ms a pass at each length, the slope (µs a step) and the intercept (µs a pass: what does not grow with
-T). Rows present at one length only, or not timed (skip, n/a, FAIL), are named and left out.
+lengths (bench_rnn --steps T1 and --steps T2, --markdown): prints both tables' NAME@T rows, then per configuration,
+cell, precision and mode, best cuDNN's and rnncc's µs a step (the slope) and fixed µs a pass (the intercept: what
+does not grow with T) and their difference. Rows present at one length only, or not timed (skip, n/a, FAIL,
+MISMATCH), are named and left out.
 Usage: fixed_cost.py T1.md T2.md (bench/fixed_cost.sh runs it; bench/NOTES.md section 112)."""
 import re, sys
 
 ROW = re.compile(r"^\| (\S+)@(\d+) \(")
+LINE = "%-12s %-4s %-4s %-9s %-22s %-22s %s"
 
 
 def first_ms(text):
@@ -21,6 +23,7 @@ def read(path):
         m = ROW.match(line)
         if not m:
             continue
+        print(line.rstrip("\n"))
         cols = [c.strip() for c in line.strip().strip("|").split("|")]
         if len(cols) < 10:
             continue
@@ -38,7 +41,7 @@ def main(argv):
     if not a or not b:
         sys.stderr.write("fixed_cost.py: no NAME@T rows in %s\n" % (argv[1] if not a else argv[2]))
         return 1
-    print("%-12s %-4s %-4s %-9s %-22s %-22s %s" % ("config", "cell", "prec", "mode", "cuDNN: us a step, fixed",
+    print(LINE % ("config", "cell", "prec", "mode", "cuDNN: us a step, fixed",
                                                    "rnncc: us a step, fixed", "fixed, rnncc - cuDNN"))
     for key in sorted(set(a) | set(b)):
         if key not in a or key not in b:
@@ -58,7 +61,7 @@ def main(argv):
         text = ["%8.2f %8.1f" % c if c else "     not timed" for c in cells]
         diff = "%+.1f us" % (cells[1][1] - cells[0][1]) if all(cells) else "n/a"
         note = "" if al1 == al2 or not (al1 and al2) else "  (cuDNN's best: %s at T = %d, %s at T = %d)" % (al1, t1, al2, t2)
-        print("%-12s %-4s %-4s %-9s %-22s %-22s %s%s" % (key + (text[0], text[1], diff, note)))
+        print(LINE % (key + (text[0], text[1], diff)) + note)
     return 0
 
 
