@@ -41,8 +41,8 @@ def main(argv):
     if not a or not b:
         sys.stderr.write("fixed_cost.py: no NAME@T rows in %s\n" % (argv[1] if not a else argv[2]))
         return 1
-    print(LINE % ("config", "cell", "prec", "mode", "cuDNN: us a step, fixed",
-                                                   "rnncc: us a step, fixed", "fixed, rnncc - cuDNN"))
+    print(LINE % ("config", "cell", "prec", "mode", "cuDNN: us a step, fixed", "rnncc: us a step, fixed",
+                  "fixed, rnncc - cuDNN"))
     for key in sorted(set(a) | set(b)):
         if key not in a or key not in b:
             print("%s %s %s %s: at one length only" % key)
