@@ -297,7 +297,13 @@ $(BENCH_PROGS): $(B)/bench/%: $(B)/bench/%.o $(B)/bench/common.o $(B)/librnncc.a
 	$(Q)if r=$$(git rev-parse HEAD 2>/dev/null); then git diff --quiet HEAD || r="$$r (with uncommitted changes)"; \
 	    else r="unknown (no git where it was built)"; fi; echo "$$r" > $@.built-from
 
-bench: $(BENCH_PROGS)
+# the CUPTI tracer (bench/kernel_trace.c), loaded into any program by CUDA_INJECTION64_PATH; its rpath
+# $ORIGIN finds a libcupti carried beside it where the device has none (bench/README.md)
+$(B)/bench/libkernel_trace.so: $(B)/bench/kernel_trace.o
+	@echo "  LD      $@"
+	$(Q)$(CC) -shared -o $@ $< -L$(CUDA_LIBDIR) -Wl,-rpath,'$$ORIGIN' -Wl,-rpath,$(CUDA_LIBDIR) -lcupti
+
+bench: $(BENCH_PROGS) $(B)/bench/libkernel_trace.so
 
 clean:
 	rm -rf build

@@ -10,7 +10,8 @@
 # .built-from files, which make writes); bench/knockout/run.sh's rounds and its one tar, with a stand-in rnncc.
 # bench/fixed_cost.sh through a stand-in bench_rnn (slopes and intercepts; a run with no table, one that disagreed,
 # none with a device; bad lengths) and
-# bench/tools/fixed_cost.py's rows at one length only or not timed.
+# bench/tools/fixed_cost.py's rows at one length only or not timed; bench/tools/trace_gaps.py on a small trace (order, idle
+# time, overlaps, totals, --from/--back/--count/--width, bad input) and BUILD/bench/libkernel_trace.so's entry point.
 # Prints "ok" or what failed; exit 0 or 1.
 # Usage (repository root): bash tests/bench_tools.sh [BUILD]      (default BUILD: build)
 set -u
@@ -41,6 +42,34 @@ expect "--from: the pass summed" "$out" "     24.5  all 3 kernels"
 out=$(python3 bench/tools/kernel_times.py "$d/k.csv" --from nothing 2>&1); rc=$?
 [ $rc -ne 0 ] || { echo "bench_tools: kernel_times.py --from nothing exited 0"; fail=1; }
 expect "--from an unknown name" "$out" "kernel_times.py: no kernel named nothing in $d/k.csv"
+cat > "$d/t.tr" <<'TR'
+K 9000 9500 7 1 tail_c
+K 1000 3000 7 0 gemm_a
+K 3500 9000 7 1 step_b
+C 4000 5000 8 0 memcpy:64
+K 12000 13000 7 1 gemm_a
+K 14000 14500 7 1 step_b
+TR
+out=$(python3 bench/tools/trace_gaps.py "$d/t.tr" 2>&1)
+expect "trace_gaps.py: sorted by start, the idle time before each" "$out" "     2.50      5.50     0.50      7     1  K step_b"
+expect "trace_gaps.py: an overlap as negative idle time" "$out" "     3.00      1.00    -5.00      8     0  C memcpy:64"
+expect "trace_gaps.py: the totals" "$out" "activities 6, span 13.50 us, busy 9.50 us, idle 4.00 us, sum of durations 10.50 us"
+out=$(python3 bench/tools/trace_gaps.py "$d/t.tr" --from step_b --back 1 2>&1)
+expect "trace_gaps.py --from step_b --back 1: one pass" "$out" "activities 2, span 2.50 us, busy 1.50 us, idle 1.00 us, sum of durations 1.50 us"
+out=$(python3 bench/tools/trace_gaps.py "$d/t.tr" --count 2 --width 3 2>&1)
+expect "trace_gaps.py --count 2 --width 3" "$out" "activities 2, span 8.00 us, busy 7.50 us, idle 0.50 us"
+expect "trace_gaps.py --width 3: names cut" "$out" "K ste"
+out=$(python3 bench/tools/trace_gaps.py "$d/t.tr" --from nothing 2>&1); rc=$?
+[ $rc -ne 0 ] || { echo "bench_tools: trace_gaps.py --from nothing exited 0"; fail=1; }
+expect "trace_gaps.py: an unknown name" "$out" "trace_gaps.py: no activity named like 'nothing'"
+out=$(python3 bench/tools/trace_gaps.py "$d/t.tr" --count 0 2>&1); rc=$?
+[ $rc -ne 0 ] || { echo "bench_tools: trace_gaps.py --count 0 exited 0"; fail=1; }
+expect "trace_gaps.py: --count 0 refused" "$out" "trace_gaps.py: --count: out of range: 0"
+printf 'K 1 x 7 0 a\n' > "$d/bad.tr"
+out=$(python3 bench/tools/trace_gaps.py "$d/bad.tr" 2>&1); rc=$?
+[ $rc -ne 0 ] || { echo "bench_tools: trace_gaps.py on a bad line exited 0"; fail=1; }
+expect "trace_gaps.py: a bad line named" "$out" "bad.tr:1: not a trace line"
+expect "libkernel_trace.so: the driver's entry point" "$(nm -D --defined-only "$B/bench/libkernel_trace.so" 2>&1)" "T InitializeInjection"
 out=$(bash bench/ncu_pass.sh 2>&1); rc=$?
 [ $rc -eq 2 ] || { echo "bench_tools: ncu_pass.sh without arguments exited $rc, not 2"; fail=1; }
 expect "ncu_pass.sh without arguments: its usage" "$out" "bash bench/ncu_pass.sh FROM K CSV ARGS..."

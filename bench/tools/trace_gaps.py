@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""Summarises a trace written by bench/kernel_trace.c (lines KIND START_NS END_NS STREAM GRAPH NAME): the
+activities in start order, each with its start (us from the window's first), its duration, the GPU's idle
+time before it (from the latest end so far; negative: it overlaps what ran before) and its stream and name;
+then the window's span, busy time (the union of the activities), idle time and the sum of durations.
+Usage: trace_gaps.py FILE [--from NAME [--back K]] [--count N] [--width W]
+  --from NAME  the window starts at the last activity whose name contains NAME (K activities before it,
+               default 0) and runs to the end: one pass of a program that ran several.
+  --count N    only the window's first N activities.
+  --width W    names cut to W characters (default 60)."""
+import sys
+
+
+def parse_args(argv):
+    opts = {"from": None, "back": 0, "count": None, "width": 60}
+    rest = []
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a in ("--from", "--back", "--count", "--width"):
+            if i + 1 >= len(argv):
+                sys.exit("trace_gaps.py: %s needs a value" % a)
+            v = argv[i + 1]
+            if a == "--from":
+                opts["from"] = v
+            else:
+                try:
+                    n = int(v)
+                except ValueError:
+                    sys.exit("trace_gaps.py: %s: not a whole number: %s" % (a, v))
+                if n < 0 or (a != "--back" and n == 0):
+                    sys.exit("trace_gaps.py: %s: out of range: %s" % (a, v))
+                opts[a[2:]] = n
+            i += 2
+        else:
+            rest.append(a)
+            i += 1
+    if len(rest) != 1:
+        sys.exit(__doc__)
+    return rest[0], opts
+
+
+def read_trace(path):
+    acts = []
+    with open(path) as f:
+        for no, line in enumerate(f, 1):
+            parts = line.split(None, 5)
+            if len(parts) < 6 or parts[0] not in ("K", "C", "S"):
+                sys.exit("trace_gaps.py: %s:%d: not a trace line: %r" % (path, no, line.rstrip("\n")))
+            try:
+                start, end, stream, graph = int(parts[1]), int(parts[2]), int(parts[3]), int(parts[4])
+            except ValueError:
+                sys.exit("trace_gaps.py: %s:%d: not a trace line: %r" % (path, no, line.rstrip("\n")))
+            acts.append((start, end, stream, graph, parts[0], parts[5].rstrip("\n")))
+    acts.sort()
+    return acts
+
+
+def window(acts, name, back, count):
+    lo = 0
+    if name is not None:
+        hits = [i for i, a in enumerate(acts) if name in a[5]]
+        if not hits:
+            sys.exit("trace_gaps.py: no activity named like %r" % name)
+        lo = max(0, hits[-1] - back)
+    w = acts[lo:]
+    return w[:count] if count else w
+
+
+def main():
+    path, opts = parse_args(sys.argv[1:])
+    acts = window(read_trace(path), opts["from"], opts["back"], opts["count"])
+    if not acts:
+        sys.exit("trace_gaps.py: %s: no activities" % path)
+    t0 = acts[0][0]
+    latest = t0
+    busy = idle = total = 0
+    print("%9s %9s %8s %6s %5s  %s" % ("start_us", "dur_us", "idle_us", "stream", "graph", "name"))
+    for start, end, stream, graph, kind, name in acts:
+        gap = start - latest
+        if gap > 0:
+            idle += gap
+        busy += max(0, end - max(start, latest))
+        total += end - start
+        latest = max(latest, end)
+        print("%9.2f %9.2f %8.2f %6d %5d  %s %s" % ((start - t0) / 1e3, (end - start) / 1e3, gap / 1e3, stream, graph,
+                                                   kind, name[:opts["width"]]))
+    print("activities %d, span %.2f us, busy %.2f us, idle %.2f us, sum of durations %.2f us" %
+          (len(acts), (latest - t0) / 1e3, busy / 1e3, idle / 1e3, total / 1e3))
+
+
+if __name__ == "__main__":
+    main()
