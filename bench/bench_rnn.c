@@ -1364,6 +1364,16 @@ static int parse_num(const char *opt, const char *arg, double lo, double hi, dou
     return 1;
 }
 
+/* parse_num for a count: a fraction is refused by name too (it would otherwise be truncated). */
+static int parse_whole(const char *opt, const char *arg, double lo, double hi, double *out) {
+    if (!parse_num(opt, arg, lo, hi, out)) return 0;
+    if (*out != (double)(long long)*out) {
+        fprintf(stderr, "bench_rnn: error: %s must be a whole number, not '%s'\n", opt, arg);
+        return 0;
+    }
+    return 1;
+}
+
 static int parse_args(int argc, char **argv, Options *o) {
     static const struct option opts[] = {
         {"config", required_argument, 0, 'c'}, {"cell", required_argument, 0, 'C'},
@@ -1420,8 +1430,8 @@ static int parse_args(int argc, char **argv, Options *o) {
             else if (strcmp(optarg, "training") == 0) { o->do_infer = 0; o->do_train = 1; }
             else { fprintf(stderr, "bench_rnn: error: --mode must be both, inference or training, not '%s'\n", optarg); return 0; }
             break;
-        case 'r': if (!parse_num("--repeat", optarg, 1, 100000, &v)) return 0; o->repeat = (int)v; repeat_given = 1; break;
-        case 'w': if (!parse_num("--warmup", optarg, 0, 10000, &v)) return 0; o->warmup = (int)v; warmup_given = 1; break;
+        case 'r': if (!parse_whole("--repeat", optarg, 1, 100000, &v)) return 0; o->repeat = (int)v; repeat_given = 1; break;
+        case 'w': if (!parse_whole("--warmup", optarg, 0, 10000, &v)) return 0; o->warmup = (int)v; warmup_given = 1; break;
         case 'q': o->quick = 1; break;
         case 'B': if (!parse_num("--budget", optarg, 0, 1e7, &v)) return 0; o->budget_s = v; break;
         case 'M': o->markdown = optarg; break;
@@ -1444,11 +1454,10 @@ static int parse_args(int argc, char **argv, Options *o) {
             else { fprintf(stderr, "bench_rnn: error: --half-math-prec must be float or half\n"); return 0; }
             break;
         case 'J': o->jit = 0; break;
-        case 's': if (!parse_num("--seed", optarg, 0, 1e15, &v)) return 0; o->seed = (uint64_t)v; break;
+        case 's': if (!parse_whole("--seed", optarg, 0, 1e15, &v)) return 0; o->seed = (uint64_t)v; break;
         case 'X': if (!parse_num("--input-scale", optarg, 1e-30, 1e30, &o->input_scale)) return 0; break;
         case 't':
-            if (!parse_num("--steps", optarg, 1, 100000, &v)) return 0;
-            if (v != (int)v) { fprintf(stderr, "bench_rnn: error: --steps must be a whole number of steps, not '%s'\n", optarg); return 0; }
+            if (!parse_whole("--steps", optarg, 1, 100000, &v)) return 0;
             o->steps = (int)v;
             break;
         case 'h': usage(stdout); exit(0);

@@ -3,7 +3,7 @@
 # units; the summary; one pass from --from NAME --back K; an unknown name refused with its message),
 # bench/ncu_pass.sh without its arguments (its usage, exit 2), and BUILD/bench/handoff_floor's kernels compiled
 # for sm_90 (--compile-only: NVRTC, no warning; polls in rounds, with --serial-polls, with --overlap --work, and with
-# --groups 2) and its bad arguments refused; bench/knockout/groups2.py and sentinel.py still applying to the flashrnn LSTM fp16 forward unit (sentinel.py to groups2.py's too), fwdv_sink.py to the deepbench LSTM fp16 backward unit; BUILD/bench/gemm_layouts's bad shape refused and its exit 77 without a device; BUILD/bench/bench_rnn's bad --steps refused and a good one's exit 77 without a device; bench/jit_fresh.sh's four rounds with stand-ins for bench_rnn (its JIT lines; the cache
+# --groups 2) and its bad arguments refused; bench/knockout/groups2.py and sentinel.py still applying to the flashrnn LSTM fp16 forward unit (sentinel.py to groups2.py's too), fwdv_sink.py to the deepbench LSTM fp16 backward unit; BUILD/bench/gemm_layouts's bad shape refused and its exit 77 without a device; BUILD/bench/bench_rnn's bad --steps and fractional --repeat, --warmup and --seed refused and a good one's exit 77 without a device; bench/jit_fresh.sh's four rounds with stand-ins for bench_rnn (its JIT lines; the cache
 # variables each round sets; a bench_rnn without JIT lines says why) and a BENCH_RNN that is not there refused;
 # bench/run.sh's JIT lines with the CUDA cache off, in its summary (a stand-in bench_rnn in a copy of the tree), and its
 # warning where bench_rnn was linked before build/librnncc.a, and the commit it was built from (BUILD/bench's
@@ -114,7 +114,12 @@ out=$("$B/bench/bench_rnn" --steps 0 2>&1); rc=$?
 expect "bench_rnn: a bad --steps" "$out" "bench_rnn: error: --steps must be a number in 1..100000, not '0'"
 out=$("$B/bench/bench_rnn" --steps 2.5 2>&1); rc=$?
 [ $rc -eq 2 ] || { echo "bench_tools: bench_rnn --steps 2.5 exited $rc, not 2"; fail=1; }
-expect "bench_rnn: --steps not whole" "$out" "bench_rnn: error: --steps must be a whole number of steps, not '2.5'"
+expect "bench_rnn: --steps not whole" "$out" "bench_rnn: error: --steps must be a whole number, not '2.5'"
+for o in repeat warmup seed; do # counts refuse fractions too (they were truncated)
+    out=$("$B/bench/bench_rnn" --$o 2.5 2>&1); rc=$?
+    [ $rc -eq 2 ] || { echo "bench_tools: bench_rnn --$o 2.5 exited $rc, not 2"; fail=1; }
+    expect "bench_rnn: --$o not whole" "$out" "bench_rnn: error: --$o must be a whole number, not '2.5'"
+done
 out=$(CUDA_VISIBLE_DEVICES= "$B/bench/bench_rnn" --steps 100 --config deepbench 2>&1); rc=$?
 [ $rc -eq 77 ] || { echo "bench_tools: bench_rnn --steps 100 without a device exited $rc, not 77"; fail=1; }
 "$B/rnncc" emit cells/lstm.cell --dim I=768 --dim H=768 --persistent 16 --precision fp16 --handoff direct --blocks 96 \
