@@ -143,7 +143,7 @@ $(B)/tests/%: $(B)/tests/%.o $(B)/tests/testutil.o $(B)/tests/unit_races.o $(B)/
 # check_cli runs random_cells too (its arguments' errors)
 $(B)/tests/check_cli: | $(RANDOM_CELLS)
 test: all $(TESTS) $(RANDOM_CELLS) examples $(B)/parity/parity $(B)/bench/handoff_floor $(B)/bench/gemm_layouts \
-      $(B)/bench/bench_rnn
+      $(B)/bench/bench_rnn $(B)/bench/libkernel_trace.so
 	@fail=0; for t in $(TESTS); do \
 	    echo "== $$t"; $$t || fail=1; \
 	done; \
