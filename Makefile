@@ -301,7 +301,7 @@ $(BENCH_PROGS): $(B)/bench/%: $(B)/bench/%.o $(B)/bench/common.o $(B)/librnncc.a
 # $ORIGIN finds a libcupti carried beside it where the device has none (bench/README.md)
 $(B)/bench/libkernel_trace.so: $(B)/bench/kernel_trace.o
 	@echo "  LD      $@"
-	$(Q)$(CC) -shared -o $@ $< -L$(CUDA_LIBDIR) -Wl,-rpath,'$$ORIGIN' -Wl,-rpath,$(CUDA_LIBDIR) -lcupti
+	$(Q)$(CC) $(LDFLAGS) -shared -o $@ $< -L$(CUDA_LIBDIR) -Wl,-rpath,'$$ORIGIN' -Wl,-rpath,$(CUDA_LIBDIR) -lcupti -lpthread
 
 bench: $(BENCH_PROGS) $(B)/bench/libkernel_trace.so
 

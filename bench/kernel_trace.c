@@ -2,19 +2,22 @@
  * kernel, memory copy and memset the program runs (graph replays included) with the GPU's start and
  * end times, and writes one line each to the file RNNCC_TRACE_FILE names (else stderr):
  *   KIND START_NS END_NS STREAM GRAPH_ID NAME
- * KIND is K (kernel), C (copy) or S (memset); GRAPH_ID is 0 outside graphs. Lines come in the order
- * CUPTI hands its buffers over, not sorted: bench/tools/trace_gaps.py sorts and summarises them
+ * KIND is K (kernel), C (copy) or S (memset); GRAPH_ID is 0 outside graphs. Each process that loads it
+ * truncates the file: trace one CUDA process at a time. Lines come in the order CUPTI hands its buffers
+ * over, not sorted: bench/tools/trace_gaps.py sorts and summarises them
  * (bench/README.md). Concurrent kernels keep running concurrently (CONCURRENT_KERNEL activity). */
 #include <cupti.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 enum { TRACE_BUFFER_BYTES = 8 << 20, TRACE_ALIGN = 8 };
 
-/* The output file: written only from CUPTI's buffer callbacks and the exit handler, which CUPTI
- * serialises; set once when the library is loaded. */
+/* The output file, opened when the library is loaded; CUPTI may hand buffers over from its own thread, and
+ * after the exit handler (a context torn down later), so every write holds the lock. */
 static FILE *trace_out;
+static pthread_mutex_t trace_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records) {
     *buffer = aligned_alloc(TRACE_ALIGN, TRACE_BUFFER_BYTES);
@@ -54,18 +57,23 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
     (void)stream;
     (void)size;
     CUpti_Activity *r = NULL;
-    while (cuptiActivityGetNextRecord(buffer, valid, &r) == CUPTI_SUCCESS) write_record(r);
+    CUptiResult rc = CUPTI_SUCCESS;
+    pthread_mutex_lock(&trace_lock);
+    while ((rc = cuptiActivityGetNextRecord(buffer, valid, &r)) == CUPTI_SUCCESS) write_record(r);
+    fflush(trace_out); /* the file stays open: buffers may still come after the exit handler */
+    pthread_mutex_unlock(&trace_lock);
+    if (rc != CUPTI_ERROR_MAX_LIMIT_REACHED) { /* the buffer's end; anything else cut it short */
+        const char *msg = NULL;
+        cuptiGetResultString(rc, &msg);
+        fprintf(stderr, "kernel_trace: a buffer's records cut short: %s\n", msg ? msg : "unknown error");
+    }
     size_t dropped = 0;
     if (cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped)
         fprintf(stderr, "kernel_trace: %zu records dropped\n", dropped);
     free(buffer);
 }
 
-static void flush_at_exit(void) {
-    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    if (trace_out && trace_out != stderr) fclose(trace_out);
-    trace_out = NULL;
-}
+static void flush_at_exit(void) { cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); }
 
 /* Tells why a CUPTI call failed, on stderr; returns whether it succeeded. */
 static int cupti_ok(CUptiResult rc, const char *what) {

@@ -59,6 +59,10 @@ expect "trace_gaps.py --from step_b --back 1: one pass" "$out" "activities 2, sp
 out=$(python3 bench/tools/trace_gaps.py "$d/t.tr" --count 2 --width 3 2>&1)
 expect "trace_gaps.py --count 2 --width 3" "$out" "activities 2, span 8.00 us, busy 7.50 us, idle 0.50 us"
 expect "trace_gaps.py --width 3: names cut" "$out" "K ste"
+! grep -q step_b <<< "$out" || { echo "bench_tools: trace_gaps.py --width 3 printed a name whole: $out"; fail=1; }
+out=$(python3 bench/tools/trace_gaps.py "$d/t.tr" --back 1 2>&1); rc=$?
+[ $rc -ne 0 ] || { echo "bench_tools: trace_gaps.py --back without --from exited 0"; fail=1; }
+expect "trace_gaps.py: --back without --from refused" "$out" "trace_gaps.py: --back counts back from --from's activity"
 out=$(python3 bench/tools/trace_gaps.py "$d/t.tr" --from nothing 2>&1); rc=$?
 [ $rc -ne 0 ] || { echo "bench_tools: trace_gaps.py --from nothing exited 0"; fail=1; }
 expect "trace_gaps.py: an unknown name" "$out" "trace_gaps.py: no activity named like 'nothing'"

@@ -37,6 +37,8 @@ def parse_args(argv):
             i += 1
     if len(rest) != 1:
         sys.exit(__doc__)
+    if opts["back"] and opts["from"] is None:
+        sys.exit("trace_gaps.py: --back counts back from --from's activity: give --from NAME")
     return rest[0], opts
 
 
