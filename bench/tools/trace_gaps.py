@@ -47,9 +47,9 @@ def read_trace(path):
     with open(path) as f:
         for no, line in enumerate(f, 1):
             parts = line.split(None, 5)
-            if len(parts) < 6 or parts[0] not in ("K", "C", "S"):
-                sys.exit("trace_gaps.py: %s:%d: not a trace line: %r" % (path, no, line.rstrip("\n")))
             try:
+                if len(parts) < 6 or parts[0] not in ("K", "C", "S"):
+                    raise ValueError
                 start, end, stream, graph = int(parts[1]), int(parts[2]), int(parts[3]), int(parts[4])
             except ValueError:
                 sys.exit("trace_gaps.py: %s:%d: not a trace line: %r" % (path, no, line.rstrip("\n")))
