@@ -2,7 +2,9 @@
  * kernel, memory copy and memset the program runs (graph replays included) with the GPU's start and
  * end times, and writes one line each to the file RNNCC_TRACE_FILE names (else stderr):
  *   KIND START_NS END_NS STREAM GRAPH_ID NAME
- * KIND is K (kernel), C (copy) or S (memset); GRAPH_ID is 0 outside graphs. Each process that loads it
+ * KIND is K (kernel), C (copy) or S (memset); GRAPH_ID is 0 outside graphs. With RNNCC_TRACE_HOST=1, every
+ * CUDA runtime (KIND A) and driver (KIND D) API call too, with the host's start and end times on the same clock,
+ * its thread in place of STREAM and its correlation id in place of GRAPH_ID. Each process that loads it
  * truncates the file: trace one CUDA process at a time. Lines come in the order CUPTI hands its buffers
  * over, not sorted: bench/tools/trace_gaps.py sorts and summarises them
  * (bench/README.md). Concurrent kernels keep running concurrently (CONCURRENT_KERNEL activity). */
@@ -45,6 +47,18 @@ static void write_record(const CUpti_Activity *r) {
         const CUpti_ActivityMemset4 *m = (const CUpti_ActivityMemset4 *)r;
         fprintf(trace_out, "S %llu %llu %u %u memset:%llu\n", (unsigned long long)m->start,
                 (unsigned long long)m->end, m->streamId, m->graphId, (unsigned long long)m->bytes);
+        break;
+    }
+    case CUPTI_ACTIVITY_KIND_RUNTIME:
+    case CUPTI_ACTIVITY_KIND_DRIVER: {
+        const CUpti_ActivityAPI *a = (const CUpti_ActivityAPI *)r;
+        const int runtime = r->kind == CUPTI_ACTIVITY_KIND_RUNTIME;
+        const char *name = NULL;
+        if (cuptiGetCallbackName(runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API, a->cbid, &name) !=
+            CUPTI_SUCCESS)
+            name = NULL;
+        fprintf(trace_out, "%c %llu %llu %u %u %s\n", runtime ? 'A' : 'D', (unsigned long long)a->start,
+                (unsigned long long)a->end, a->threadId, a->correlationId, name ? name : "?");
         break;
     }
     default:
@@ -96,6 +110,11 @@ int InitializeInjection(void) {
         !cupti_ok(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), "enable kernels") ||
         !cupti_ok(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY), "enable copies") ||
         !cupti_ok(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET), "enable memsets"))
+        return 0;
+    const char *host = getenv("RNNCC_TRACE_HOST");
+    if (host && strcmp(host, "1") == 0 &&
+        (!cupti_ok(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME), "enable runtime calls") ||
+         !cupti_ok(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER), "enable driver calls")))
         return 0;
     atexit(flush_at_exit);
     return 1;

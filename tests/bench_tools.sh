@@ -49,11 +49,21 @@ K 3500 9000 7 1 step_b
 C 4000 5000 8 0 memcpy:64
 K 12000 13000 7 1 gemm_a
 K 14000 14500 7 1 step_b
+A 500 900 42 11 cudaGraphLaunch_v10000
+D 3200 3300 42 12 cuLaunchKernel
 TR
 out=$(python3 bench/tools/trace_gaps.py "$d/t.tr" 2>&1)
+! grep -qE 'cudaGraphLaunch|cuLaunchKernel' <<< "$out" || { echo "bench_tools: trace_gaps.py printed host calls without --host: $out"; fail=1; }
 expect "trace_gaps.py: sorted by start, the idle time before each" "$out" "     2.50      5.50     0.50      7     1  K step_b"
 expect "trace_gaps.py: an overlap as negative idle time" "$out" "     3.00      1.00    -5.00      8     0  C memcpy:64"
 expect "trace_gaps.py: the totals" "$out" "activities 6, span 13.50 us, busy 9.50 us, idle 4.00 us, sum of durations 10.50 us"
+out=$(python3 bench/tools/trace_gaps.py "$d/t.tr" --host 1 2>&1)
+expect "trace_gaps.py --host 1: a call before the window, its thread and correlation id" "$out" "    -0.50      0.40              42    11  A cudaGraphLaunch_v10000"
+expect "trace_gaps.py --host: calls in start order among the activities" "$(grep -oE '(gemm_a|cuLaunchKernel|step_b)$' <<< "$out" | head -3 | tr '\n' ' ')" "gemm_a cuLaunchKernel step_b"
+expect "trace_gaps.py --host: not in the totals" "$out" "activities 6, span 13.50 us, busy 9.50 us, idle 4.00 us, sum of durations 10.50 us"
+out=$(python3 bench/tools/trace_gaps.py "$d/t.tr" --host 0 2>&1)
+! grep -q cudaGraphLaunch <<< "$out" || { echo "bench_tools: trace_gaps.py --host 0 printed a call before the window: $out"; fail=1; }
+expect "trace_gaps.py --host 0: the calls inside the window" "$out" "D cuLaunchKernel"
 out=$(python3 bench/tools/trace_gaps.py "$d/t.tr" --from step_b --back 1 2>&1)
 expect "trace_gaps.py --from step_b --back 1: one pass" "$out" "activities 2, span 2.50 us, busy 1.50 us, idle 1.00 us, sum of durations 1.50 us"
 out=$(python3 bench/tools/trace_gaps.py "$d/t.tr" --count 2 --width 3 2>&1)

@@ -3,21 +3,25 @@
 activities in start order, each with its start (us from the window's first), its duration, the GPU's idle
 time before it (from the latest end so far; negative: it overlaps what ran before) and its stream and name;
 then the window's span, busy time (the union of the activities), idle time and the sum of durations.
-Usage: trace_gaps.py FILE [--from NAME [--back K]] [--count N] [--width W]
+Lines of host API calls (KIND A: runtime, D: driver; RNNCC_TRACE_HOST=1) are left out unless --host.
+Usage: trace_gaps.py FILE [--from NAME [--back K]] [--count N] [--width W] [--host US]
   --from NAME  the window starts at the last activity whose name contains NAME (K activities before it,
                default 0) and runs to the end: one pass of a program that ran several.
   --count N    only the window's first N activities.
-  --width W    names cut to W characters (default 60)."""
+  --width W    names cut to W characters (default 60).
+  --host US    the host's API calls too, interleaved (kind A or D, thread in the stream column, no idle time; not
+               in the totals), from US us before the window's first activity to its last one's end: what the host
+               did before and while the GPU ran the window."""
 import sys
 
 
 def parse_args(argv):
-    opts = {"from": None, "back": 0, "count": None, "width": 60}
+    opts = {"from": None, "back": 0, "count": None, "width": 60, "host": None}
     rest = []
     i = 0
     while i < len(argv):
         a = argv[i]
-        if a in ("--from", "--back", "--count", "--width"):
+        if a in ("--from", "--back", "--count", "--width", "--host"):
             if i + 1 >= len(argv):
                 sys.exit("trace_gaps.py: %s needs a value" % a)
             v = argv[i + 1]
@@ -28,7 +32,7 @@ def parse_args(argv):
                     n = int(v)
                 except ValueError:
                     sys.exit("trace_gaps.py: %s: not a whole number: %s" % (a, v))
-                if n < 0 or (a != "--back" and n == 0):
+                if n < 0 or (a not in ("--back", "--host") and n == 0):
                     sys.exit("trace_gaps.py: %s: out of range: %s" % (a, v))
                 opts[a[2:]] = n
             i += 2
@@ -43,19 +47,21 @@ def parse_args(argv):
 
 
 def read_trace(path):
-    acts = []
+    """The GPU's activities and the host's API calls, each sorted by start."""
+    acts, host = [], []
     with open(path) as f:
         for no, line in enumerate(f, 1):
             parts = line.split(None, 5)
             try:
-                if len(parts) < 6 or parts[0] not in ("K", "C", "S"):
+                if len(parts) < 6 or parts[0] not in ("K", "C", "S", "A", "D"):
                     raise ValueError
                 start, end, stream, graph = int(parts[1]), int(parts[2]), int(parts[3]), int(parts[4])
             except ValueError:
                 sys.exit("trace_gaps.py: %s:%d: not a trace line: %r" % (path, no, line.rstrip("\n")))
-            acts.append((start, end, stream, graph, parts[0], parts[5].rstrip("\n")))
+            (host if parts[0] in ("A", "D") else acts).append((start, end, stream, graph, parts[0], parts[5].rstrip("\n")))
     acts.sort()
-    return acts
+    host.sort()
+    return acts, host
 
 
 def window(acts, name, back, count):
@@ -71,14 +77,29 @@ def window(acts, name, back, count):
 
 def main():
     path, opts = parse_args(sys.argv[1:])
-    acts = window(read_trace(path), opts["from"], opts["back"], opts["count"])
+    all_acts, host = read_trace(path)
+    acts = window(all_acts, opts["from"], opts["back"], opts["count"])
     if not acts:
         sys.exit("trace_gaps.py: %s: no activities" % path)
     t0 = acts[0][0]
     latest = t0
     busy = idle = total = 0
+    calls = []
+    if opts["host"] is not None:
+        last = max(a[1] for a in acts)
+        calls = [c for c in host if t0 - opts["host"] * 1000 <= c[0] <= last]
     print("%9s %9s %8s %6s %5s  %s" % ("start_us", "dur_us", "idle_us", "stream", "graph", "name"))
+    for start, end, stream, graph, kind, name in calls:
+        if start >= t0:
+            break
+        print("%9.2f %9.2f %8s %6d %5d  %s %s" % ((start - t0) / 1e3, (end - start) / 1e3, "", stream, graph, kind,
+                                               name[:opts["width"]]))
+    calls = [c for c in calls if c[0] >= t0]
     for start, end, stream, graph, kind, name in acts:
+        while calls and calls[0][0] <= start:
+            c = calls.pop(0)
+            print("%9.2f %9.2f %8s %6d %5d  %s %s" % ((c[0] - t0) / 1e3, (c[1] - c[0]) / 1e3, "", c[2], c[3], c[4],
+                                                   c[5][:opts["width"]]))
         gap = start - latest
         if gap > 0:
             idle += gap
