@@ -338,6 +338,25 @@ int sched_has_program(const Plan *p, SchedProgram prog) {
     return 0;
 }
 
+int sched_input_gemm(const Plan *p) {
+    const IrCell *c = p->cell;
+    int j0 = -1;
+    for (int j = 0; j < p->ngemms; j++)
+        if (c->nodes[p->gemms[j].operand].op == IR_INPUT) {
+            if (j0 >= 0 || p->gemms[j].program != SCHED_HOIST) return -1;
+            j0 = j;
+        }
+    for (IrRef r = 0; j0 >= 0 && r < c->nnodes; r++) {
+        const IrNode *n = &c->nodes[r];
+        for (int a = 0; a < ir_ops[n->op].arity; a++)
+            if (c->nodes[n->args[a]].op == IR_INPUT && (n->op != IR_MATVEC || p->node[r].gemm != j0)) return -1;
+        for (int i = 0; n->op == IR_INPUT && i < p->ngroups; i++) /* a result that is the input itself */
+            for (int w = 0; w < p->groups[i].nwrites; w++)
+                if (p->groups[i].writes[w].node == r) return -1;
+    }
+    return j0;
+}
+
 int sched_post_copy(const Plan *p, int j, int *group, int *output) {
     const SchedGemm *g = &p->gemms[j];
     if (g->program != SCHED_POST || g->nproducts != 1) return 0;

@@ -140,6 +140,11 @@ int sched_has_program(const Plan *p, SchedProgram prog);
  * written to the output directly where the group's copy is the identity (forward direction, no lengths). */
 int sched_post_copy(const Plan *p, int j, int *group, int *output);
 
+/* The GEMM that alone reads the cell's input: the one GEMM whose operand it is, hoisted, where no other node reads
+ * it and no group writes it as a result, so that its backward product writes every element of the input's
+ * adjoint; -1 where there is none. */
+int sched_input_gemm(const Plan *p);
+
 /* Builds the plan of a checked cell; NULL (with an error in diags) if it cannot be scheduled. */
 Plan *sched_plan(Arena *arena, const IrCell *cell, Diags *diags);
 /* sched_plan with options: SCHED_POST_PROGRAM moves output-only products into the post program

@@ -108,7 +108,9 @@ static rnncc_status backward_group(RtBind *b, int gi, int64_t t) {
     return rt_launch_group(m, (const void *)b->unit->module->bkernels[gi], cg_grid_blocks(items), args, b->stream, 0);
 }
 
-/* d(operand) += W^T d(out) over the GEMM's columns at step t (hoisted: over the bound window's). */
+/* d(operand) += W^T d(out) over the GEMM's columns at step t (hoisted: over the bound window's); = where the GEMM
+ * alone writes the input's adjoint (RtBind.dx_gemm: sched_input_gemm; no memset before it, bench/NOTES.md
+ * section 117). */
 static rnncc_status backward_gemm_data(RtBind *b, int j, int64_t t) {
     rnncc_model *m = b->m;
     const SchedGemm *g = &m->plan->gemms[j];
@@ -136,7 +138,7 @@ static rnncc_status backward_gemm_data(RtBind *b, int j, int64_t t) {
     /* the split twin of one step's adjoint, which the step's kernel wrote where it spans the buffer */
     const float *dout3 = g->program == SCHED_STEP && W == M ? b->dbufs3[g->out_buffer] : NULL;
     return rt_gemm(m, b->lane, b->stream, CUBLAS_OP_N, CUBLAS_OP_N, K, cols, M, rt_gemm_weights(b, m->weights, j), K,
-                   dout, W, dop, ldo, 1, NULL, dout16, dout3);
+                   dout, W, dop, ldo, j != b->dx_gemm, NULL, dout16, dout3);
 }
 
 static rnncc_status backward_program(RtBind *b, SchedProgram prog, int64_t t) {
@@ -297,6 +299,7 @@ static void bind_backward(RtBind *b, rnncc_model *m, const rnncc_grad_io *io, co
     b->aside = !wave && m->dirs == 1; /* lane 1 idle: the fold's seed and dh0 go there */
     b->lengths = io->lengths ? (const int *)(ws + r->lengths) : NULL;
     b->dx = !target ? NULL : m->dirs == 2 ? (float *)(ws + r->dx_dir[d]) : target;
+    b->dx_gemm = b->dx && !m->fold ? sched_input_gemm(m->plan) : -1; /* a fold maps no input, but stays apart */
     bind_dy(b, io, (const float *)(ws + r->layer_dy[l % 2]));
 }
 
@@ -336,7 +339,7 @@ static rnncc_status issue_backward_wavefront(rnncc_model *m, const rnncc_grad_io
         for (int64_t ci = rt_wave_chunks(T) - 1; ci >= 0; ci--) {
             rt_wave_chunk(T, ci, &t0, &t1);
             if (l < m->layers - 1) RT_CUDA(m, cudaStreamWaitEvent(b.stream, m->wave_events[(l + 1) * RT_WAVE_CHUNKS + ci], 0));
-            if (b.dx)
+            if (b.dx && b.dx_gemm < 0)
                 RT_CUDA(m, cudaMemsetAsync(b.dx + t0 * N * in, 0, (size_t)((t1 - t0) * N * in) * sizeof(float), b.stream));
             RT_TRY(unit_backward_chunk(&b, io, t0, t1));
             RT_CUDA(m, cudaEventRecord(m->wave_events[l * RT_WAVE_CHUNKS + ci], b.stream));
@@ -364,7 +367,7 @@ static rnncc_status issue_backward_data(rnncc_model *m, const rnncc_grad_io *io,
             RtBind b;
             bind_backward(&b, m, io, r, ws, reserve, l, d, target, 0);
             b.persist = persist[b.unit->layout != m->layout[0]];
-            if (b.dx) RT_CUDA(m, cudaMemsetAsync(b.dx, 0, in_bytes, b.stream));
+            if (b.dx && b.dx_gemm < 0) RT_CUDA(m, cudaMemsetAsync(b.dx, 0, in_bytes, b.stream));
             RT_TRY(unit_backward(&b, io));
         }
         if (m->dirs == 2) {

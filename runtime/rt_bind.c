@@ -26,6 +26,7 @@ void rt_bind(RtBind *b, rnncc_model *m, const RtRegions *r, int l, int d, int la
     char *keep = r->training ? reserve : ws;
     int u = l * m->dirs + d;
     memset(b, 0, sizeof *b);
+    b->dx_gemm = -1;
     b->m = m;
     b->r = r;
     b->unit = &m->units[u];

@@ -188,6 +188,8 @@ typedef struct RtBind {
     int dcur;                   /* the half holding the adjoint of the state the current step read */
     float *dparam;
     float *dx;                  /* += the input's adjoint (ld = ldx), or NULL */
+    int dx_gemm;                /* backward: the GEMM whose product sets dx (beta 0; not zeroed first) where it alone
+                                   writes it (sched_input_gemm); -1: dx is zeroed, then added to */
     const float *dy[RNN_MAX_OUTPUTS];
 } RtBind;
 

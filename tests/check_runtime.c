@@ -2463,6 +2463,18 @@ START_TEST(states_carried_in_place) {
 }
 END_TEST
 
+/* Asserts that the n halves at dev16 (device) are the n floats at dev (device) rounded to fp16, bit for bit. */
+static void expect_rounded_f16(const float *dev, const void *dev16, int64_t n, const char *what) {
+    float *f = malloc((size_t)n * sizeof(float));
+    unsigned short *h = malloc((size_t)n * sizeof(unsigned short));
+    ck_assert_int_eq(cudaMemcpy(f, dev, (size_t)n * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+    ck_assert_int_eq(cudaMemcpy(h, dev16, (size_t)n * sizeof(unsigned short), cudaMemcpyDeviceToHost), cudaSuccess);
+    for (int64_t i = 0; i < n; i++)
+        ck_assert_msg(h[i] == rnn_round_f16(f[i]), "%s %lld: %#x, not %#x (%a rounded)", what, (long long)i, h[i],
+                      rnn_round_f16(f[i]), (double)f[i]);
+    free(f), free(h);
+}
+
 /* In the 16-bit modes a training forward keeps the weights' 16-bit copy in the reserve, where its
  * backward reads it and converts none (runtime/rt_half.c); inference keeps it in the workspace. So a
  * backward needs nothing of the forward's workspace: filled with NaNs between them, both backends'
@@ -2510,7 +2522,13 @@ START_TEST(half_weights_kept_in_the_reserve) {
         ck_assert_int_eq(rt_regions(m, T, N, 1, &r), RNNCC_OK);
         char *kept = rt_align16((char *)b.rs + r.half_weights), *kept_x = rt_align16((char *)b.rs + r.half_x);
         rt_regions_free(&r);
+        /* the forward writes both copies whole, each half its value rounded (poisoned first) */
+        ck_assert_int_eq(cudaMemset(kept, 0xff, (size_t)count * 2), cudaSuccess);
+        ck_assert_int_eq(cudaMemset(kept_x, 0xff, nx * 2), cudaSuccess);
         ck_assert_msg(rnncc_forward(m, &io, b.ws, b.wsb, b.rs, b.rsb, NULL) == RNNCC_OK, "%s", rnncc_model_error(m));
+        ck_assert_int_eq(cudaDeviceSynchronize(), cudaSuccess);
+        expect_rounded_f16(rnncc_model_weights(m, &count), kept, count, "the reserve's weight");
+        expect_rounded_f16(b.x, kept_x, (int64_t)nx, "the reserve's x");
         ck_assert_int_eq(cudaMemset(kept, 0, (size_t)count * 2), cudaSuccess);
         ck_assert_msg(rnncc_backward_data(m, &gio, b.ws, b.wsb, b.rs, b.rsb, NULL) == RNNCC_OK, "%s", rnncc_model_error(m));
         float *dx = malloc(n * sizeof(float));

@@ -696,6 +696,32 @@ START_TEST(post_copies) {
 }
 END_TEST
 
+/* sched_input_gemm: every shipped cell reads its input through one hoisted GEMM alone (the runtime's backward then
+ * lets that GEMM's product set the input's adjoint, with no memset before it); a cell that also reads the input
+ * element-wise, or multiplies it in a post product, has none. */
+START_TEST(input_read_by_one_gemm) {
+    Arena a; arena_init(&a);
+    const char *cells[] = {"cells/lstm.cell", "cells/gru.cell", "cells/peephole.cell", "cells/mlstm.cell", "cells/lstmp.cell",
+                           "cells/mgu.cell", "cells/cifg.cell", "cells/indrnn.cell", "cells/sru.cell"};
+    for (size_t i = 0; i < sizeof cells / sizeof *cells; i++) {
+        const Plan *p = plan_opts(&a, cell_of_file(&a, cells[i]), SCHED_POST_PROGRAM);
+        int j = sched_input_gemm(p);
+        ck_assert_msg(j >= 0, "%s: no GEMM reads the input alone", cells[i]);
+        ck_assert_int_eq(p->gemms[j].program, SCHED_HOIST);
+        ck_assert_int_eq(p->cell->nodes[p->gemms[j].operand].op, IR_INPUT);
+    }
+    const char *none[] = {
+        "cell skip(x[H]) -> h {\n state h[H]\n param W[H, H], U[H, H]\n h' = tanh(W @ x + U @ h) + x\n}\n",
+        "cell gate(x[H]) -> h {\n state h[H]\n param W[H, H], U[H, H]\n h' = sigmoid(U @ h) * x + W @ x\n}\n",
+    };
+    for (size_t i = 0; i < sizeof none / sizeof *none; i++) {
+        const Plan *p = plan_opts(&a, cell_of_text(&a, none[i]), SCHED_POST_PROGRAM);
+        ck_assert_msg(sched_input_gemm(p) == -1, "%s: a GEMM said to read the input alone", p->cell->name);
+    }
+    arena_free(&a);
+}
+END_TEST
+
 /* The post program's dump: its own section, the kept buffer marked, the header's count. */
 START_TEST(post_program_dump) {
     Arena a; arena_init(&a);
@@ -799,6 +825,7 @@ int main(void) {
     tcase_add_test(tc, executor_on_edge_cells);
     tcase_add_test(tc, post_program_plans);
     tcase_add_test(tc, post_copies);
+    tcase_add_test(tc, input_read_by_one_gemm);
     tcase_add_test(tc, post_program_dump);
     tcase_add_test(tc, executor_runs_post_programs);
     tcase_add_test(tc, executor_backward_matches_reference);
