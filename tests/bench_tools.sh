@@ -11,7 +11,9 @@
 # bench/fixed_cost.sh through a stand-in bench_rnn (slopes and intercepts; a run with no table, one that disagreed,
 # none with a device; bad lengths) and
 # bench/tools/fixed_cost.py's rows at one length only or not timed; bench/tools/trace_gaps.py on a small trace (order, idle
-# time, overlaps, totals, --from/--back/--count/--width, bad input) and BUILD/bench/libkernel_trace.so's entry point.
+# time, overlaps, totals, --from/--back/--count/--width, --host, bad input), bench/tools/trace_passes.py on a small
+# trace with host calls (each timed pass's lead, span, busy, idle and issue; --with, --width; bad input) and
+# BUILD/bench/libkernel_trace.so's entry point.
 # Prints "ok" or what failed; exit 0 or 1.
 # Usage (repository root): bash tests/bench_tools.sh [BUILD]      (default BUILD: build)
 set -u
@@ -83,6 +85,43 @@ printf 'K 1 x 7 0 a\n' > "$d/bad.tr"
 out=$(python3 bench/tools/trace_gaps.py "$d/bad.tr" 2>&1); rc=$?
 [ $rc -ne 0 ] || { echo "bench_tools: trace_gaps.py on a bad line exited 0"; fail=1; }
 expect "trace_gaps.py: a bad line named" "$out" "bad.tr:1: not a trace line"
+cat > "$d/p.tr" <<'TR'
+K 50 60 7 0 before
+A 100 110 1 1 cudaStreamSynchronize_v3020
+A 200 210 1 2 cudaEventRecord_v3020
+A 220 300 1 3 cudaGraphLaunch_v10000
+K 400 600 7 1 rnncc_a
+K 650 800 7 1 rnncc_b
+A 310 320 1 4 cudaEventRecord_v3020
+A 330 900 1 5 cudaEventSynchronize_v3020
+A 905 910 1 6 cudaEventElapsedTime_v12080
+A 1000 1010 1 7 cudaEventRecord_v3020
+A 1020 1030 1 8 cudaEventRecord_v3020
+D 1041 1050 1 9 cuLaunchKernel
+A 1040 1100 1 9 cudaLaunchKernel_v7000
+A 1110 1120 1 10 cudaEventRecord_v3020
+K 1200 1500 7 0 RNN_x
+A 1130 1600 1 11 cudaEventSynchronize_v3020
+A 1605 1610 1 12 cudaEventElapsedTime_v12080
+TR
+out=$(python3 bench/tools/trace_passes.py "$d/p.tr" 2>&1)
+expect "trace_passes.py: a pass's lead, span, busy, idle and issue" "$out" "   0      0.19      0.40      0.35      0.05      0.11     2  rnncc_a"
+expect "trace_passes.py: a pass's first event after the last one's elapsed time, not an inner record" "$out" "   1      0.19      0.30      0.30      0.00      0.11     1  RNN_x"
+expect "trace_passes.py: the medians" "$out" "passes 2, medians: lead 0.19 us, span 0.35 us"
+! grep -q before <<< "$out" || { echo "bench_tools: trace_passes.py counted an activity before any pass: $out"; fail=1; }
+out=$(python3 bench/tools/trace_passes.py "$d/p.tr" --with rnncc --width 5 2>&1)
+expect "trace_passes.py --with rnncc --width 5: one side's passes" "$out" "passes 1, medians: lead 0.19 us, span 0.40 us"
+expect "trace_passes.py --width 5" "$out" "     2  rnncc"
+out=$(python3 bench/tools/trace_passes.py "$d/p.tr" --with nothing 2>&1); rc=$?
+[ $rc -ne 0 ] || { echo "bench_tools: trace_passes.py --with nothing exited 0"; fail=1; }
+expect "trace_passes.py: no pass with the name" "$out" "no timed pass with an activity named like 'nothing'"
+grep '^[KCS] ' "$d/t.tr" > "$d/gpu_only.tr"
+out=$(python3 bench/tools/trace_passes.py "$d/gpu_only.tr" 2>&1); rc=$?
+[ $rc -ne 0 ] || { echo "bench_tools: trace_passes.py on a trace without host calls exited 0"; fail=1; }
+expect "trace_passes.py: a trace without host calls" "$out" "no host calls (trace with RNNCC_TRACE_HOST=1)"
+out=$(python3 bench/tools/trace_passes.py "$d/p.tr" --width 0 2>&1); rc=$?
+[ $rc -ne 0 ] || { echo "bench_tools: trace_passes.py --width 0 exited 0"; fail=1; }
+expect "trace_passes.py: --width 0 refused" "$out" "trace_passes.py: --width: not a positive whole number: 0"
 expect "libkernel_trace.so: the driver's entry point" "$(nm -D --defined-only "$B/bench/libkernel_trace.so" 2>&1)" "T InitializeInjection"
 out=$(bash bench/ncu_pass.sh 2>&1); rc=$?
 [ $rc -eq 2 ] || { echo "bench_tools: ncu_pass.sh without arguments exited $rc, not 2"; fail=1; }
