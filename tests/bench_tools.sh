@@ -63,6 +63,14 @@ out=$(python3 bench/tools/trace_gaps.py "$d/t.tr" --host 1 2>&1)
 expect "trace_gaps.py --host 1: a call before the window, its thread and correlation id" "$out" "    -0.50      0.40              42    11  A cudaGraphLaunch_v10000"
 expect "trace_gaps.py --host: calls in start order among the activities" "$(grep -oE '(gemm_a|cuLaunchKernel|step_b)$' <<< "$out" | head -3 | tr '\n' ' ')" "gemm_a cuLaunchKernel step_b"
 expect "trace_gaps.py --host: not in the totals" "$out" "activities 6, span 13.50 us, busy 9.50 us, idle 4.00 us, sum of durations 10.50 us"
+printf 'K 1000 5000 7 0 first\nK 2000 9000 7 0 last\nA 3000 3100 1 5 cudaEventRecord_v3020\nA 3200 9500 1 6 cudaEventSynchronize_v3020\n' > "$d/late.tr"
+out=$(python3 bench/tools/trace_gaps.py "$d/late.tr" --host 0 2>&1)
+expect "trace_gaps.py --host: calls after the last activity's start, while it runs" "$out" "A cudaEventSynchronize_v3020"
+expect "trace_gaps.py --host: calls after the last activity's start, in order" "$(tail -3 <<< "$out" | head -1)" "A cudaEventRecord_v3020"
+grep '^[KCS] ' "$d/t.tr" > "$d/gpu_only.tr"
+out=$(python3 bench/tools/trace_gaps.py "$d/gpu_only.tr" --host 5 2>&1); rc=$?
+[ $rc -ne 0 ] || { echo "bench_tools: trace_gaps.py --host on a trace without host calls exited 0"; fail=1; }
+expect "trace_gaps.py --host: a trace without host calls" "$out" "has no host calls (trace with RNNCC_TRACE_HOST=1)"
 out=$(python3 bench/tools/trace_gaps.py "$d/t.tr" --host 0 2>&1)
 ! grep -q cudaGraphLaunch <<< "$out" || { echo "bench_tools: trace_gaps.py --host 0 printed a call before the window: $out"; fail=1; }
 expect "trace_gaps.py --host 0: the calls inside the window" "$out" "D cuLaunchKernel"
@@ -115,7 +123,6 @@ expect "trace_passes.py --width 5" "$out" "     2  rnncc"
 out=$(python3 bench/tools/trace_passes.py "$d/p.tr" --with nothing 2>&1); rc=$?
 [ $rc -ne 0 ] || { echo "bench_tools: trace_passes.py --with nothing exited 0"; fail=1; }
 expect "trace_passes.py: no pass with the name" "$out" "no timed pass with an activity named like 'nothing'"
-grep '^[KCS] ' "$d/t.tr" > "$d/gpu_only.tr"
 out=$(python3 bench/tools/trace_passes.py "$d/gpu_only.tr" 2>&1); rc=$?
 [ $rc -ne 0 ] || { echo "bench_tools: trace_passes.py on a trace without host calls exited 0"; fail=1; }
 expect "trace_passes.py: a trace without host calls" "$out" "no host calls (trace with RNNCC_TRACE_HOST=1)"

@@ -698,7 +698,7 @@ END_TEST
 
 /* sched_input_gemm: every shipped cell reads its input through one hoisted GEMM alone (the runtime's backward then
  * lets that GEMM's product set the input's adjoint, with no memset before it); a cell that also reads the input
- * element-wise, or multiplies it in a post product, has none. */
+ * element-wise (adds it, or gates it) has none. */
 START_TEST(input_read_by_one_gemm) {
     Arena a; arena_init(&a);
     const char *cells[] = {"cells/lstm.cell", "cells/gru.cell", "cells/peephole.cell", "cells/mlstm.cell", "cells/lstmp.cell",

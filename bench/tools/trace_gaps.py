@@ -86,6 +86,8 @@ def main():
     busy = idle = total = 0
     calls = []
     if opts["host"] is not None:
+        if not host:
+            sys.exit("trace_gaps.py: --host: %s has no host calls (trace with RNNCC_TRACE_HOST=1)" % path)
         last = max(a[1] for a in acts)
         calls = [c for c in host if t0 - opts["host"] * 1000 <= c[0] <= last]
     print("%9s %9s %8s %6s %5s  %s" % ("start_us", "dur_us", "idle_us", "stream", "graph", "name"))
@@ -108,6 +110,9 @@ def main():
         latest = max(latest, end)
         print("%9.2f %9.2f %8.2f %6d %5d  %s %s" % ((start - t0) / 1e3, (end - start) / 1e3, gap / 1e3, stream, graph,
                                                    kind, name[:opts["width"]]))
+    for c in calls:  # those after the last activity's start, while it ran
+        print("%9.2f %9.2f %8s %6d %5d  %s %s" % ((c[0] - t0) / 1e3, (c[1] - c[0]) / 1e3, "", c[2], c[3], c[4],
+                                               c[5][:opts["width"]]))
     print("activities %d, span %.2f us, busy %.2f us, idle %.2f us, sum of durations %.2f us" %
           (len(acts), (latest - t0) / 1e3, busy / 1e3, idle / 1e3, total / 1e3))
 

@@ -8,7 +8,9 @@ the lead (from the first record's return to the GPU's first activity: what the e
 before the GPU starts), the GPU span from the first activity's start to the last one's end, its busy and idle
 time, the host's time from the first record to the second, the activities and the first one's name; then the
 medians. Bench_rnn's own GEMM timings inside rnncc (cuBLASLt's, by events too) count as passes as well: --with
-keeps only the passes with an activity whose name contains NAME (rnncc_, or cuDNN's RNN_).
+keeps only the passes with an activity whose name contains NAME (rnncc_, or cuDNN's RNN_). A pass's activities are
+told by the host's time of its first record, not the GPU's: work issued just before it that the GPU starts after
+it counts too, as `rnncc run`'s checked passes' NaN fills do (trace `rnncc run --no-check`, as ab.sh runs it).
 Usage: trace_passes.py FILE [--with NAME] [--width W]"""
 import os
 import statistics
