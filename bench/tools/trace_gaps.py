@@ -15,35 +15,43 @@ Usage: trace_gaps.py FILE [--from NAME [--back K]] [--count N] [--width W] [--ho
 import sys
 
 
-def parse_args(argv):
-    opts = {"from": None, "back": 0, "count": None, "width": 60, "host": None}
-    rest = []
+def split_options(argv, names, prog, usage):
+    """The one positional argument and the options named (each --NAME VALUE, the last one given) as a dict of
+    strings; exits with a message on a missing value or a positional count other than one."""
+    given, rest = {}, []
     i = 0
     while i < len(argv):
         a = argv[i]
-        if a in ("--from", "--back", "--count", "--width", "--host"):
+        if a in names:
             if i + 1 >= len(argv):
-                sys.exit("trace_gaps.py: %s needs a value" % a)
-            v = argv[i + 1]
-            if a == "--from":
-                opts["from"] = v
-            else:
-                try:
-                    n = int(v)
-                except ValueError:
-                    sys.exit("trace_gaps.py: %s: not a whole number: %s" % (a, v))
-                if n < 0 or (a not in ("--back", "--host") and n == 0):
-                    sys.exit("trace_gaps.py: %s: out of range: %s" % (a, v))
-                opts[a[2:]] = n
+                sys.exit("%s: %s needs a value" % (prog, a))
+            given[a[2:]] = argv[i + 1]
             i += 2
         else:
             rest.append(a)
             i += 1
     if len(rest) != 1:
-        sys.exit(__doc__)
+        sys.exit(usage)
+    return rest[0], given
+
+
+def parse_args(argv):
+    opts = {"from": None, "back": 0, "count": None, "width": 60, "host": None}
+    path, given = split_options(argv, ("--from", "--back", "--count", "--width", "--host"), "trace_gaps.py", __doc__)
+    for k, v in given.items():
+        if k == "from":
+            opts["from"] = v
+            continue
+        try:
+            n = int(v)
+        except ValueError:
+            sys.exit("trace_gaps.py: --%s: not a whole number: %s" % (k, v))
+        if n < 0 or (k not in ("back", "host") and n == 0):
+            sys.exit("trace_gaps.py: --%s: out of range: %s" % (k, v))
+        opts[k] = n
     if opts["back"] and opts["from"] is None:
         sys.exit("trace_gaps.py: --back counts back from --from's activity: give --from NAME")
-    return rest[0], opts
+    return path, opts
 
 
 def read_trace(path):

@@ -17,7 +17,7 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from trace_gaps import read_trace  # noqa: E402
+from trace_gaps import read_trace, split_options  # noqa: E402
 
 BLOCKING = ("cudaEventSynchronize", "cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventElapsedTime")
 
@@ -29,26 +29,13 @@ def base_name(name):
 
 def parse_args(argv):
     opts = {"with": None, "width": 40}
-    rest = []
-    i = 0
-    while i < len(argv):
-        a = argv[i]
-        if a in ("--with", "--width"):
-            if i + 1 >= len(argv):
-                sys.exit("trace_passes.py: %s needs a value" % a)
-            v = argv[i + 1]
-            if a == "--width":
-                if not v.isdigit() or int(v) == 0:
-                    sys.exit("trace_passes.py: --width: not a positive whole number: %s" % v)
-                v = int(v)
-            opts[a[2:]] = v
-            i += 2
-        else:
-            rest.append(a)
-            i += 1
-    if len(rest) != 1:
-        sys.exit(__doc__)
-    return rest[0], opts
+    path, given = split_options(argv, ("--with", "--width"), "trace_passes.py", __doc__)
+    opts.update(given)
+    if "width" in given:
+        if not given["width"].isdigit() or int(given["width"]) == 0:
+            sys.exit("trace_passes.py: --width: not a positive whole number: %s" % given["width"])
+        opts["width"] = int(given["width"])
+    return path, opts
 
 
 def passes(acts, host):
