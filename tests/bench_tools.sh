@@ -25,6 +25,13 @@ fail=0
 expect() { # expect WHAT GOT WANT: records a failure where GOT lacks WANT
     if ! grep -qF -- "$3" <<< "$2"; then echo "bench_tools: $1: lacks '$3' in:"; echo "$2"; fail=1; fi
 }
+refused() { # refused WHAT WANT COMMAND...: records a failure where COMMAND exits 0 or does not say WANT
+    local what=$1 want=$2 out rc
+    shift 2
+    out=$("$@" 2>&1); rc=$?
+    [ $rc -ne 0 ] || { echo "bench_tools: $what: exited 0"; fail=1; }
+    expect "$what" "$out" "$want"
+}
 cat > "$d/k.csv" <<'CSV'
 ==PROF== Connected to process 1
 "ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"
@@ -41,9 +48,7 @@ expect "summary: every kernel" "$out" "all kernels                              
 out=$(python3 bench/tools/kernel_times.py "$d/k.csv" --from step_b --back 1 2>&1)
 expect "--from step_b --back 1: from the launch before the last step_b" "$out" "      3.5  gemm_a"
 expect "--from: the pass summed" "$out" "     24.5  all 3 kernels"
-out=$(python3 bench/tools/kernel_times.py "$d/k.csv" --from nothing 2>&1); rc=$?
-[ $rc -ne 0 ] || { echo "bench_tools: kernel_times.py --from nothing exited 0"; fail=1; }
-expect "--from an unknown name" "$out" "kernel_times.py: no kernel named nothing in $d/k.csv"
+refused "--from an unknown name" "kernel_times.py: no kernel named nothing in $d/k.csv" python3 bench/tools/kernel_times.py "$d/k.csv" --from nothing
 cat > "$d/t.tr" <<'TR'
 K 9000 9500 7 1 tail_c
 K 1000 3000 7 0 gemm_a
@@ -68,9 +73,7 @@ out=$(python3 bench/tools/trace_gaps.py "$d/late.tr" --host 0 2>&1)
 expect "trace_gaps.py --host: calls after the last activity's start, while it runs" "$out" "A cudaEventSynchronize_v3020"
 expect "trace_gaps.py --host: calls after the last activity's start, in order" "$(tail -3 <<< "$out" | head -1)" "A cudaEventRecord_v3020"
 grep '^[KCS] ' "$d/t.tr" > "$d/gpu_only.tr"
-out=$(python3 bench/tools/trace_gaps.py "$d/gpu_only.tr" --host 5 2>&1); rc=$?
-[ $rc -ne 0 ] || { echo "bench_tools: trace_gaps.py --host on a trace without host calls exited 0"; fail=1; }
-expect "trace_gaps.py --host: a trace without host calls" "$out" "has no host calls (trace with RNNCC_TRACE_HOST=1)"
+refused "trace_gaps.py --host: a trace without host calls" "has no host calls (trace with RNNCC_TRACE_HOST=1)" python3 bench/tools/trace_gaps.py "$d/gpu_only.tr" --host 5
 out=$(python3 bench/tools/trace_gaps.py "$d/t.tr" --host 0 2>&1)
 ! grep -q cudaGraphLaunch <<< "$out" || { echo "bench_tools: trace_gaps.py --host 0 printed a call before the window: $out"; fail=1; }
 expect "trace_gaps.py --host 0: the calls inside the window" "$out" "D cuLaunchKernel"
@@ -80,19 +83,11 @@ out=$(python3 bench/tools/trace_gaps.py "$d/t.tr" --count 2 --width 3 2>&1)
 expect "trace_gaps.py --count 2 --width 3" "$out" "activities 2, span 8.00 us, busy 7.50 us, idle 0.50 us"
 expect "trace_gaps.py --width 3: names cut" "$out" "K ste"
 ! grep -q step_b <<< "$out" || { echo "bench_tools: trace_gaps.py --width 3 printed a name whole: $out"; fail=1; }
-out=$(python3 bench/tools/trace_gaps.py "$d/t.tr" --back 1 2>&1); rc=$?
-[ $rc -ne 0 ] || { echo "bench_tools: trace_gaps.py --back without --from exited 0"; fail=1; }
-expect "trace_gaps.py: --back without --from refused" "$out" "trace_gaps.py: --back counts back from --from's activity"
-out=$(python3 bench/tools/trace_gaps.py "$d/t.tr" --from nothing 2>&1); rc=$?
-[ $rc -ne 0 ] || { echo "bench_tools: trace_gaps.py --from nothing exited 0"; fail=1; }
-expect "trace_gaps.py: an unknown name" "$out" "trace_gaps.py: no activity named like 'nothing'"
-out=$(python3 bench/tools/trace_gaps.py "$d/t.tr" --count 0 2>&1); rc=$?
-[ $rc -ne 0 ] || { echo "bench_tools: trace_gaps.py --count 0 exited 0"; fail=1; }
-expect "trace_gaps.py: --count 0 refused" "$out" "trace_gaps.py: --count: out of range: 0"
+refused "trace_gaps.py: --back without --from refused" "trace_gaps.py: --back counts back from --from's activity" python3 bench/tools/trace_gaps.py "$d/t.tr" --back 1
+refused "trace_gaps.py: an unknown name" "trace_gaps.py: no activity named like 'nothing'" python3 bench/tools/trace_gaps.py "$d/t.tr" --from nothing
+refused "trace_gaps.py: --count 0 refused" "trace_gaps.py: --count: out of range: 0" python3 bench/tools/trace_gaps.py "$d/t.tr" --count 0
 printf 'K 1 x 7 0 a\n' > "$d/bad.tr"
-out=$(python3 bench/tools/trace_gaps.py "$d/bad.tr" 2>&1); rc=$?
-[ $rc -ne 0 ] || { echo "bench_tools: trace_gaps.py on a bad line exited 0"; fail=1; }
-expect "trace_gaps.py: a bad line named" "$out" "bad.tr:1: not a trace line"
+refused "trace_gaps.py: a bad line named" "bad.tr:1: not a trace line" python3 bench/tools/trace_gaps.py "$d/bad.tr"
 cat > "$d/p.tr" <<'TR'
 K 50 60 7 0 before
 A 100 110 1 1 cudaStreamSynchronize_v3020
@@ -120,15 +115,9 @@ expect "trace_passes.py: the medians" "$out" "passes 2, medians: lead 0.19 us, s
 out=$(python3 bench/tools/trace_passes.py "$d/p.tr" --with rnncc --width 5 2>&1)
 expect "trace_passes.py --with rnncc --width 5: one side's passes" "$out" "passes 1, medians: lead 0.19 us, span 0.40 us"
 expect "trace_passes.py --width 5" "$out" "     2  rnncc"
-out=$(python3 bench/tools/trace_passes.py "$d/p.tr" --with nothing 2>&1); rc=$?
-[ $rc -ne 0 ] || { echo "bench_tools: trace_passes.py --with nothing exited 0"; fail=1; }
-expect "trace_passes.py: no pass with the name" "$out" "no timed pass with an activity named like 'nothing'"
-out=$(python3 bench/tools/trace_passes.py "$d/gpu_only.tr" 2>&1); rc=$?
-[ $rc -ne 0 ] || { echo "bench_tools: trace_passes.py on a trace without host calls exited 0"; fail=1; }
-expect "trace_passes.py: a trace without host calls" "$out" "no host calls (trace with RNNCC_TRACE_HOST=1)"
-out=$(python3 bench/tools/trace_passes.py "$d/p.tr" --width 0 2>&1); rc=$?
-[ $rc -ne 0 ] || { echo "bench_tools: trace_passes.py --width 0 exited 0"; fail=1; }
-expect "trace_passes.py: --width 0 refused" "$out" "trace_passes.py: --width: not a positive whole number: 0"
+refused "trace_passes.py: no pass with the name" "no timed pass with an activity named like 'nothing'" python3 bench/tools/trace_passes.py "$d/p.tr" --with nothing
+refused "trace_passes.py: a trace without host calls" "no host calls (trace with RNNCC_TRACE_HOST=1)" python3 bench/tools/trace_passes.py "$d/gpu_only.tr"
+refused "trace_passes.py: --width 0 refused" "trace_passes.py: --width: not a positive whole number: 0" python3 bench/tools/trace_passes.py "$d/p.tr" --width 0
 expect "libkernel_trace.so: the driver's entry point" "$(nm -D --defined-only "$B/bench/libkernel_trace.so" 2>&1)" "T InitializeInjection"
 out=$(bash bench/ncu_pass.sh 2>&1); rc=$?
 [ $rc -eq 2 ] || { echo "bench_tools: ncu_pass.sh without arguments exited $rc, not 2"; fail=1; }

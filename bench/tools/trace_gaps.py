@@ -99,17 +99,14 @@ def main():
         last = max(a[1] for a in acts)
         calls = [c for c in host if t0 - opts["host"] * 1000 <= c[0] <= last]
     print("%9s %9s %8s %6s %5s  %s" % ("start_us", "dur_us", "idle_us", "stream", "graph", "name"))
-    for start, end, stream, graph, kind, name in calls:
-        if start >= t0:
-            break
-        print("%9.2f %9.2f %8s %6d %5d  %s %s" % ((start - t0) / 1e3, (end - start) / 1e3, "", stream, graph, kind,
-                                               name[:opts["width"]]))
-    calls = [c for c in calls if c[0] >= t0]
+
+    def show_call(c):  # a host call: no idle time, its thread in the stream column
+        print("%9.2f %9.2f %8s %6d %5d  %s %s" % ((c[0] - t0) / 1e3, (c[1] - c[0]) / 1e3, "", c[2], c[3], c[4],
+                                               c[5][:opts["width"]]))
+
     for start, end, stream, graph, kind, name in acts:
-        while calls and calls[0][0] <= start:
-            c = calls.pop(0)
-            print("%9.2f %9.2f %8s %6d %5d  %s %s" % ((c[0] - t0) / 1e3, (c[1] - c[0]) / 1e3, "", c[2], c[3], c[4],
-                                                   c[5][:opts["width"]]))
+        while calls and calls[0][0] <= start:  # those before the window come before its first activity
+            show_call(calls.pop(0))
         gap = start - latest
         if gap > 0:
             idle += gap
@@ -119,8 +116,7 @@ def main():
         print("%9.2f %9.2f %8.2f %6d %5d  %s %s" % ((start - t0) / 1e3, (end - start) / 1e3, gap / 1e3, stream, graph,
                                                    kind, name[:opts["width"]]))
     for c in calls:  # those after the last activity's start, while it ran
-        print("%9.2f %9.2f %8s %6d %5d  %s %s" % ((c[0] - t0) / 1e3, (c[1] - c[0]) / 1e3, "", c[2], c[3], c[4],
-                                               c[5][:opts["width"]]))
+        show_call(c)
     print("activities %d, span %.2f us, busy %.2f us, idle %.2f us, sum of durations %.2f us" %
           (len(acts), (latest - t0) / 1e3, busy / 1e3, idle / 1e3, total / 1e3))
 
