@@ -299,7 +299,7 @@ static void bind_backward(RtBind *b, rnncc_model *m, const rnncc_grad_io *io, co
     b->aside = !wave && m->dirs == 1; /* lane 1 idle: the fold's seed and dh0 go there */
     b->lengths = io->lengths ? (const int *)(ws + r->lengths) : NULL;
     b->dx = !target ? NULL : m->dirs == 2 ? (float *)(ws + r->dx_dir[d]) : target;
-    b->dx_gemm = b->dx && !m->fold ? sched_input_gemm(m->plan) : -1; /* a folded cell's backward as it was (rt_fold.c) */
+    b->dx_gemm = b->dx ? m->input_gemm : -1;
     bind_dy(b, io, (const float *)(ws + r->layer_dy[l % 2]));
 }
 

@@ -189,7 +189,7 @@ typedef struct RtBind {
     float *dparam;
     float *dx;                  /* += the input's adjoint (ld = ldx), or NULL */
     int dx_gemm;                /* backward: the GEMM whose product sets dx (beta 0; not zeroed first) where it alone
-                                   writes it (sched_input_gemm); -1: dx is zeroed, then added to */
+                                   writes it (rnncc_model.input_gemm); -1: dx is zeroed, then added to */
     const float *dy[RNN_MAX_OUTPUTS];
 } RtBind;
 
@@ -301,6 +301,8 @@ struct rnncc_model {
                                    where the cell folds or the fold was forced; else NULL */
     const char *fold_why_not;   /* a fold asked for or ruled out, but not run: why (static text), else NULL */
     const Plan *plan;
+    int input_gemm;             /* the GEMM whose backward product alone sets the input's adjoint (sched_input_gemm of the
+                                   plan that runs; RtBind.dx_gemm), or -1: folded, or none */
     int layers, dirs;
     rnncc_precision precision;
     int device;

@@ -121,6 +121,7 @@ static rnncc_status fold_and_check(rnncc_model *m) {
     if (m->plan->nbuffers > RNN_MAX_BUFFERS)
         return rt_fail(m, RNNCC_ERR_UNSUPPORTED, "cell '%s' needs %d buffers; at most %d are supported", m->cell->name,
                        m->plan->nbuffers, RNN_MAX_BUFFERS);
+    m->input_gemm = m->fold ? -1 : sched_input_gemm(m->plan); /* a folded cell's backward as it was (rt_fold.c) */
     return m->cell != m->api ? states_keep_size(m, m->cell) : RNNCC_OK;
 }
 
