@@ -72,6 +72,15 @@ def read_trace(path):
     return acts, host
 
 
+def busy_time(acts):
+    """The time some activity of acts (sorted by start) runs: their union's length, in ns."""
+    busy, latest = 0, acts[0][0] if acts else 0
+    for a in acts:
+        busy += max(0, a[1] - max(a[0], latest))
+        latest = max(latest, a[1])
+    return busy
+
+
 def window(acts, name, back, count):
     lo = 0
     if name is not None:
@@ -91,7 +100,7 @@ def main():
         sys.exit("trace_gaps.py: %s: no activities" % path)
     t0 = acts[0][0]
     latest = t0
-    busy = idle = total = 0
+    idle = total = 0
     calls = []
     if opts["host"] is not None:
         if not host:
@@ -110,7 +119,6 @@ def main():
         gap = start - latest
         if gap > 0:
             idle += gap
-        busy += max(0, end - max(start, latest))
         total += end - start
         latest = max(latest, end)
         print("%9.2f %9.2f %8.2f %6d %5d  %s %s" % ((start - t0) / 1e3, (end - start) / 1e3, gap / 1e3, stream, graph,
@@ -118,7 +126,7 @@ def main():
     for c in calls:  # those after the last activity's start, while it ran
         show_call(c)
     print("activities %d, span %.2f us, busy %.2f us, idle %.2f us, sum of durations %.2f us" %
-          (len(acts), (latest - t0) / 1e3, busy / 1e3, idle / 1e3, total / 1e3))
+          (len(acts), (latest - t0) / 1e3, busy_time(acts) / 1e3, idle / 1e3, total / 1e3))
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from trace_gaps import read_trace, split_options  # noqa: E402
+from trace_gaps import busy_time, read_trace, split_options  # noqa: E402
 
 BLOCKING = ("cudaEventSynchronize", "cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventElapsedTime")
 
@@ -53,11 +53,7 @@ def passes(acts, host):
         inside = [a for a in acts if a[0] >= calls[e0][0] and a[1] <= end]
         if not inside:
             continue
-        first, last = inside[0][0], max(a[1] for a in inside)
-        busy, latest = 0, first
-        for a in inside:
-            busy += max(0, a[1] - max(a[0], latest))
-            latest = max(latest, a[1])
+        first, last, busy = inside[0][0], max(a[1] for a in inside), busy_time(inside)
         found.append((first - calls[e0][1], last - first, busy, last - first - busy, calls[e1][0] - calls[e0][0],
                       inside))
     return found
