@@ -216,17 +216,33 @@ int cg_persist_fours_yield(Arena *arena, const PlanLayout *layout, const CgPersi
     return cg_persist_plan(arena, layout, &pairs, &planned, why, sizeof why) && cg_persist_pairs_serve(&planned);
 }
 
+/* The rule's staged tile P (planned from ask) on its fewest blocks with the same work, unless blocks_forced or
+ * in clusters of 4 (whose yield to pairs, cg_persist_fours_yield, judges the fours as the rule plans them) or
+ * planned in other clusters than asked: deepbench's fp16 LSTM training pass 18 us faster on 128 blocks than on
+ * the rule's 132, inference 6 (bench/NOTES.md sections 118 and 119), the tiles the search already took. */
+static void staged_fewest(const PlanLayout *layout, CgPersistAsk *ask, const CgPersist *P, int blocks_forced) {
+    if (blocks_forced || ask->cluster == 4 || P->cluster != (ask->cluster > 1 ? ask->cluster : 1)) return;
+    const int fewer = cg_persist_fewer_blocks(layout, ask, P);
+    if (fewer) ask->blocks = fewer;
+}
+
 int cg_persist_direct_rule(Arena *arena, const PlanLayout *layout, CgPersistAsk *ask, int cluster_forced, int blocks_forced) {
     if ((ask->products != CG_F16 && ask->products != CG_BF16) || (cluster_forced && !ask->backward)) return 0;
     CgPersist d;
     char why[256];
     if (ask->backward && cg_persist_plan(arena, layout, ask, &d, why, sizeof why) && ask->N <= 4 * d.nw)
         for (int qi = 0; qi < d.ngemms; qi++)
-            if (d.gemms[qi].waves) return 0; /* one pass staged in waves keeps them (deepbench) */
+            if (d.gemms[qi].waves) { /* one pass staged in waves keeps them (deepbench) */
+                staged_fewest(layout, ask, &d, blocks_forced);
+                return 0;
+            }
     CgPersistAsk direct = *ask;
     direct.handoff = CG_HANDOFF_DIRECT;
     if (!ask->backward) direct.cluster = 1; /* a backward keeps its clusters splitting K, and its blocks */
-    if (!cg_persist_plan(arena, layout, &direct, &d, why, sizeof why) || !d.direct) return 0;
+    if (!cg_persist_plan(arena, layout, &direct, &d, why, sizeof why) || !d.direct) {
+        if (cg_persist_plan(arena, layout, ask, &d, why, sizeof why)) staged_fewest(layout, ask, &d, blocks_forced);
+        return 0;
+    }
     const int fewer = blocks_forced || ask->backward ? 0 : cg_persist_fewer_blocks(layout, &direct, &d);
     if (fewer) direct.blocks = fewer;
     *ask = direct;

@@ -1683,6 +1683,37 @@ START_TEST(persistent_fewer_blocks_keep_the_work) {
 }
 END_TEST
 
+/* The rule's staged 16-bit tiles go on their fewest blocks with the same work (cg_persist_direct_rule,
+ * bench/NOTES.md section 119): deepbench's forward and its backward's pairs splitting K on 128 of 132, not
+ * where the blocks are forced, nor in fours (whose yield to pairs judges them as planned), nor in tf32 (no rule). */
+START_TEST(persistent_rule_staged_on_fewest_blocks) {
+    static const struct {
+        const char *cell;
+        int64_t H, N;
+        CgProducts products;
+        int backward, blocks_forced, blocks; /* blocks: the ask's cap after the rule (0: none) */
+    } rows[] = {
+        {"cells/lstm.cell", 1024, 32, CG_F16, 0, 0, 128}, {"cells/lstm.cell", 1024, 32, CG_F16, 1, 0, 128},
+        {"cells/gru.cell", 1024, 32, CG_BF16, 1, 0, 128}, {"cells/lstm.cell", 1024, 32, CG_F16, 1, 1, 0},
+        {"cells/lstm.cell", 1024, 32, CG_F16, 0, 1, 0},   {"cells/lstm.cell", 1024, 16, CG_F16, 1, 0, 0},
+        {"cells/lstm.cell", 1024, 32, CG_TF32, 1, 0, 0},
+    };
+    for (size_t r = 0; r < sizeof rows / sizeof *rows; r++) {
+        Src s;
+        PlanLayout *L = layout_at_size(&s, rows[r].cell, rows[r].H);
+        CgPersistAsk ask = cg_persist_h100_ask(rows[r].N, rows[r].backward, rows[r].products, 0);
+        ask.twins = rows[r].products == CG_F16 || rows[r].products == CG_BF16;
+        const int direct = cg_persist_direct_rule(&s.arena, L, &ask, 0, rows[r].blocks_forced);
+        ck_assert_msg(!direct && ask.blocks == rows[r].blocks, "row %zu: direct %d, %d blocks", r, direct, ask.blocks);
+        CgPersist P;
+        char why[256];
+        ck_assert_msg(cg_persist_plan(&s.arena, L, &ask, &P, why, sizeof why), "row %zu: %s", r, why);
+        ck_assert_msg(P.blocks == (rows[r].blocks ? rows[r].blocks : 132), "row %zu: %d blocks", r, P.blocks);
+        src_close(&s);
+    }
+}
+END_TEST
+
 /* Each of unit u's n lines occurs once, before loop (its step loop's opening). */
 static void each_once_before(const char *u, const char *loop, const char *const *lines, int n) {
     for (int k = 0; k < n; k++) {
@@ -4581,6 +4612,7 @@ static Suite *codegen_suite(void) {
     tcase_add_test(tc, persistent_one_item_a_thread);
     tcase_add_test(tc, persistent_state_slots_take_a_mask);
     tcase_add_test(tc, persistent_fewer_blocks_keep_the_work);
+    tcase_add_test(tc, persistent_rule_staged_on_fewest_blocks);
     tcase_add_test(tc, persistent_operands_loaded_straight);
     tcase_add_test(tc, persistent_clusters_need_alike_tails);
     tcase_add_test(tc, persistent_backward_splits_k);
