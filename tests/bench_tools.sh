@@ -3,7 +3,7 @@
 # units; the summary; one pass from --from NAME --back K; an unknown name refused with its message),
 # bench/ncu_pass.sh without its arguments (its usage, exit 2), and BUILD/bench/handoff_floor's kernels compiled
 # for sm_90 (--compile-only: NVRTC, no warning; polls in rounds, with --serial-polls, with --overlap --work, and with
-# --groups 2) and its bad arguments refused; bench/knockout/groups2.py and sentinel.py still applying to the flashrnn LSTM fp16 forward unit (sentinel.py to groups2.py's too), fwdv_sink.py, noload.sed and contig.sed to the deepbench LSTM fp16 backward unit; BUILD/bench/gemm_layouts's bad shape refused and its exit 77 without a device; BUILD/bench/bench_rnn's bad --steps and fractional --repeat, --warmup and --seed refused and a good one's exit 77 without a device; bench/jit_fresh.sh's four rounds with stand-ins for bench_rnn (its JIT lines; the cache
+# --groups 2) and its bad arguments refused; bench/knockout/groups2.py and sentinel.py still applying to the flashrnn LSTM fp16 forward unit (sentinel.py to groups2.py's too), fwdv_sink.py, noload.sed, contig.sed and strided.sed to the deepbench LSTM fp16 backward unit; BUILD/bench/gemm_layouts's bad shape refused and its exit 77 without a device; BUILD/bench/bench_rnn's bad --steps and fractional --repeat, --warmup and --seed refused and a good one's exit 77 without a device; bench/jit_fresh.sh's four rounds with stand-ins for bench_rnn (its JIT lines; the cache
 # variables each round sets; a bench_rnn without JIT lines says why) and a BENCH_RNN that is not there refused;
 # bench/run.sh's JIT lines with the CUDA cache off, in its summary (a stand-in bench_rnn in a copy of the tree), and its
 # warning where bench_rnn was linked before build/librnncc.a, and the commit it was built from (BUILD/bench's
@@ -186,8 +186,9 @@ out=$("$B/rnncc" emit cells/lstm.cell --dim I=1024 --dim H=1024 --persistent 32 
 [ $rc -eq 0 ] || { echo "bench_tools: bench/knockout/fwdv_sink.py no longer applies to the deepbench backward unit: $out"; fail=1; }
 expect "fwdv_sink.py: the loads kept" "$(cat "$d/sk.cu" 2>/dev/null)" "if (args.t == -7) args.state_final[0][threadIdx.x] = q1_v15 + q1_v16 + "
 expect "fwdv_sink.py: fwdv_t's values" "$(cat "$d/sk.cu" 2>/dev/null)" "const float v15 = 0.25f + 0.001f * (float)(threadIdx.x + a.t) + 0.0001f * 15.0f;"
-# noload.sed and contig.sed (section 118) on the same unit: each takes out the transposed load of its weights
-for s in noload contig; do
+# noload.sed and contig.sed (section 118) and strided.sed (section 119) on the same unit: each takes out the transposed
+# load of its weights
+for s in noload contig strided; do
     sed -f bench/knockout/$s.sed "$d/db.cu" > "$d/ko-$s.cu"
     n=$(grep -c "($s.sed" "$d/ko-$s.cu") left=$(grep -c '^ *rnn_load_transposed<0>(w' "$d/ko-$s.cu")
     [ "$n" = 1 ] && [ "$left" = 0 ] ||
