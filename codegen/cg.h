@@ -452,8 +452,8 @@ int cg_persist_h100_plan(Arena *arena, const PlanLayout *layout, CgPersistAsk *a
  * blocks (section 107, training passes: flashrnn's LSTM -10%, small_b4 -4.5%, ds2 -2.5%), except where its
  * barrier plan stages one pass of sequences in waves, which the product already overlaps (deepbench's
  * LSTM and GRU, fp16 and bf16: +1% loading straight). Where 0 is returned (staged), ask goes on its fewest
- * blocks with the same work unless blocks_forced, in clusters of 4 or none the plan kept (section 119:
- * deepbench's fp16 training pass 18 us faster). The runtime's rule without a search, and rnncc dump's. */
+ * blocks with the same work, unless blocks_forced, in clusters of 4, or planned without the clusters asked
+ * (section 119: deepbench's fp16 training pass 18 us faster). The runtime's rule without a search, and rnncc dump's. */
 int cg_persist_direct_rule(Arena *arena, const PlanLayout *layout, CgPersistAsk *ask, int cluster_forced, int blocks_forced);
 /* The fewer-blocks tile of P planned from ask: the fewest blocks (a multiple of its cluster) that
  * leave each block the same work (every step GEMM's passes and 16-row tiles, or 8-row groups in FFMA,
