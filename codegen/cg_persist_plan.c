@@ -228,19 +228,21 @@ static void staged_fewest(const PlanLayout *layout, CgPersistAsk *ask, const CgP
 
 int cg_persist_direct_rule(Arena *arena, const PlanLayout *layout, CgPersistAsk *ask, int cluster_forced, int blocks_forced) {
     if ((ask->products != CG_F16 && ask->products != CG_BF16) || (cluster_forced && !ask->backward)) return 0;
-    CgPersist d;
+    CgPersist staged, d; /* ask's own plan (a backward's, planned first), the direct one */
     char why[256];
-    if (ask->backward && cg_persist_plan(arena, layout, ask, &d, why, sizeof why) && ask->N <= 4 * d.nw)
-        for (int qi = 0; qi < d.ngemms; qi++)
-            if (d.gemms[qi].waves) { /* one pass staged in waves keeps them (deepbench) */
-                staged_fewest(layout, ask, &d, blocks_forced);
+    const int backward_planned = ask->backward && cg_persist_plan(arena, layout, ask, &staged, why, sizeof why);
+    if (backward_planned && ask->N <= 4 * staged.nw)
+        for (int qi = 0; qi < staged.ngemms; qi++)
+            if (staged.gemms[qi].waves) { /* one pass staged in waves keeps them (deepbench) */
+                staged_fewest(layout, ask, &staged, blocks_forced);
                 return 0;
             }
     CgPersistAsk direct = *ask;
     direct.handoff = CG_HANDOFF_DIRECT;
     if (!ask->backward) direct.cluster = 1; /* a backward keeps its clusters splitting K, and its blocks */
     if (!cg_persist_plan(arena, layout, &direct, &d, why, sizeof why) || !d.direct) {
-        if (cg_persist_plan(arena, layout, ask, &d, why, sizeof why)) staged_fewest(layout, ask, &d, blocks_forced);
+        if (ask->backward ? backward_planned : cg_persist_plan(arena, layout, ask, &staged, why, sizeof why))
+            staged_fewest(layout, ask, &staged, blocks_forced);
         return 0;
     }
     const int fewer = blocks_forced || ask->backward ? 0 : cg_persist_fewer_blocks(layout, &direct, &d);
