@@ -171,6 +171,9 @@ int64_t cg_persist_red_ld(int64_t rpp, int mma);
 int cg_persist_mma_tiles(int rw);
 /* Are a backward's weight rows (cols elements) whole 16-byte pieces (rnn_load_transposed)? */
 int cg_persist_rows_in_pieces(const CgPersist *P, int64_t cols);
+/* Does a backward's GEMM q copy its 16-bit held weights as they lie and transpose them into registers
+ * (every block's columns whole 16-byte pieces: rnn_copy_columns16, rnn_wfrag_load_t)? */
+int cg_persist_copies_columns(const CgPersist *P, const CgPersistGemm *q, int64_t cols);
 /* The plan's group of program prog and index k, or -1. */
 int cg_persist_find_group(const Plan *p, int prog, int k);
 /* Does group gi read a result of a phase-`phase` step GEMM computed by another block? */

@@ -130,7 +130,9 @@ static void emit_gemm_setup(Gen *g, const CgPersist *P, int qi) {
  * (the backward's columns, rows not whole 8-half pieces) each thread loads 8 halves at once, then
  * stores them. The backward's columns, where the weights' rows are whole 16-byte pieces, go through
  * rnn_load_transposed instead (16-byte loads, stores free of bank conflicts, tf32 rounded as stored:
- * a copy or a 2-byte load an element cost 17-29 us a launch, bench/NOTES.md section 23). */
+ * a copy or a 2-byte load an element cost 17-29 us a launch, bench/NOTES.md section 23), or, 16-bit
+ * weights held in registers whose every block's columns are whole pieces, as they lie through
+ * rnn_copy_columns16, transposed on their way into registers (cg_persist_copies_columns; section 120). */
 static void emit_gemm_load(Gen *g, const CgPersist *P, int qi, int round) {
     const CgPersistGemm *q = &P->gemms[qi];
     StrBuf *out = g->out;
@@ -141,14 +143,27 @@ static void emit_gemm_load(Gen *g, const CgPersist *P, int qi, int round) {
      * memory when K is (the packed weights start at multiples of 16 floats: ir/sched.h) */
     long long piece = P->half ? 8 : 4, per = !P->backward && K % piece == 0 ? piece : 1;
     const char *src = P->half ? "args.params16" : "args.params";
+    const int as_they_lie = cg_persist_copies_columns(P, q, cols); /* [kc][rp], transposed into registers */
     if (P->split) { /* the cluster's blocks' columns for this block's part of K (the plan's condition: 16-byte pieces) */
         if (round) return; /* rounded as it was stored */
         long long ro = (long long)q->ro;
         open_cluster_blocks(out, P, cols, NULL);
-        cg_emit(out, "rnn_load_transposed<%d>(w%d + (long long)r * %lld, %lld, r == %d ? %lld - r * %lld : %lld, %s + %lld + "
-                     "(long long)rnn_rank * %lld, %lld, rnn_kr%d, lr, nr);",
-                P->products == CG_TF32, q->gemm, ro * ldw, ldw, P->cluster - 1, rp, ro, ro, src, woff, K * cols, cols, q->gemm);
+        if (as_they_lie)
+            cg_emit(out, "rnn_copy_columns16(w%d, %lld, (int)(r * %lld), r == %d ? %lld - r * %lld : %lld, %s + %lld + "
+                         "(long long)rnn_rank * %lld, %lld, rnn_kr%d, %lld, lr, nr);",
+                    q->gemm, rp, ro, P->cluster - 1, rp, ro, ro, src, woff, K * cols, cols, q->gemm, (long long)q->kc);
+        else
+            cg_emit(out, "rnn_load_transposed<%d>(w%d + (long long)r * %lld, %lld, r == %d ? %lld - r * %lld : %lld, %s + %lld + "
+                         "(long long)rnn_rank * %lld, %lld, rnn_kr%d, lr, nr);",
+                    P->products == CG_TF32, q->gemm, ro * ldw, ldw, P->cluster - 1, rp, ro, ro, src, woff, K * cols, cols,
+                    q->gemm);
         cg_close(out, NULL);
+        return;
+    }
+    if (as_they_lie) {
+        if (!round)
+            cg_emit(out, "rnn_copy_columns16(w%d, %lld, 0, %lld, %s + %lld, %lld, %lld, %lld, lo%d, rows%d);  // [%lld][%lld]: k down",
+                q->gemm, rp, rp, src, woff, cols, K, (long long)q->kc, q->gemm, q->gemm, (long long)q->kc, rp);
         return;
     }
     if (P->backward && cg_persist_rows_in_pieces(P, cols)) { /* rows of 16-byte pieces: rnn_load_transposed */
@@ -710,8 +725,13 @@ static int emit_prologue(Gen *g, const CgPersist *P, const char *kname) {
         }
         cg_emit(out, "// G%d's weights: each warp's A fragments of its share of K, in registers for every step", q->gemm);
         cg_emit(out, "rnn_wfrag<%d, %d, %s> rnn_wf%d;", q->wregs, cg_persist_mma_tiles(q->rw), P->half ? "uint4" : "float4", q->gemm);
-        cg_emit(out, "rnn_wfrag_load<%d, %d, %d>(rnn_wf%d, w%d, %lld, %lld);", q->wregs, q->rw, (int)P->products, q->gemm,
-                q->gemm, (long long)q->ldw, (long long)q->kc);
+        if (cg_persist_copies_columns(P, q, g->L->gemm_cols[q->gemm]))
+            cg_emit(out, "rnn_wfrag_load_t<%d, %d>(rnn_wf%d, w%d, %lld, %lld);  // from [%lld][%lld], transposed", q->wregs, q->rw,
+                    q->gemm, q->gemm, (long long)q->passes * 8 * q->rw, (long long)q->kc, (long long)q->kc,
+                    (long long)q->passes * 8 * q->rw);
+        else
+            cg_emit(out, "rnn_wfrag_load<%d, %d, %d>(rnn_wf%d, w%d, %lld, %lld);", q->wregs, q->rw, (int)P->products, q->gemm,
+                    q->gemm, (long long)q->ldw, (long long)q->kc);
     }
     cg_emit(out, "RNN_PROF(5);");
     if (!P->flags) cg_emit(out, "unsigned epoch = 0;  // grid barriers passed");

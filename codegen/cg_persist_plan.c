@@ -62,6 +62,15 @@ int cg_persist_mma_tiles(int rw) { return (rw + 1) / 2; }
  * through rnn_load_transposed? (Split K loads only so.) */
 int cg_persist_rows_in_pieces(const CgPersist *P, int64_t cols) { return cols % (16 / (P->half ? 2 : 4)) == 0; }
 
+/* Does a backward's GEMM q (cols operand elements) load its 16-bit weights held in registers as they
+ * lie, each block's columns whole 16-byte pieces (every block's first element and count multiples of
+ * 8), and transpose them on the way into registers (persist.cuh rnn_copy_columns16, rnn_wfrag_load_t)? */
+int cg_persist_copies_columns(const CgPersist *P, const CgPersistGemm *q, int64_t cols) {
+    if (!P->backward || !P->half || !P->mma || q->wregs <= 0 || q->passes != 1 || q->chunks != 1 || P->blocks <= 0) return 0;
+    if (cols % P->blocks || (cols / P->blocks) % 8) return 0;
+    return !P->split || q->ro == cols / P->blocks;
+}
+
 /* Bytes of dynamic shared memory: fixed part, two staging tiles, the partial sums. */
 static int64_t smem_bytes(const CgPersist *P) {
     if (P->ngemms == 0) return 0;

@@ -1714,6 +1714,43 @@ START_TEST(persistent_rule_staged_on_fewest_blocks) {
 }
 END_TEST
 
+/* A 16-bit backward holding its step weights in registers copies them as they lie and transposes them
+ * into registers (rnn_copy_columns16, rnn_wfrag_load_t: cg_persist_copies_columns) where every block's
+ * columns are whole 16-byte pieces: deepbench's LSTM on 128 blocks in pairs splitting K (fp16 and bf16),
+ * unclustered at 4 sequences; not on 132 blocks (7-8 columns a block), in tf32, nor with the weights
+ * left in shared memory; each unit compiles (bench/NOTES.md section 120). */
+START_TEST(persistent_backward_held_weights_copied_as_they_lie) {
+    static const struct {
+        int64_t N;
+        CgProducts products;
+        int blocks, wregs, lie; /* lie: the new path expected */
+    } rows[] = {
+        {32, CG_F16, 128, 0, 1}, {32, CG_BF16, 128, 0, 1}, {4, CG_F16, 128, 0, 1},
+        {32, CG_F16, 132, 0, 0}, {32, CG_TF32, 128, 0, 0}, {32, CG_F16, 128, -1, 0},
+    };
+    for (size_t r = 0; r < sizeof rows / sizeof *rows; r++) {
+        Src s;
+        PlanLayout *L = layout_at_size(&s, "cells/lstm.cell", 1024);
+        CgPersistAsk ask = cg_persist_h100_ask(rows[r].N, 1, rows[r].products, 0);
+        ask.twins = rows[r].products != CG_TF32;
+        ask.blocks = rows[r].blocks;
+        ask.wregs = rows[r].wregs;
+        CgPersist P;
+        char why[256];
+        char *u = emit_persistent(&s, L, ask, &P, why, sizeof why);
+        ck_assert_msg(u, "row %zu: %s", r, why);
+        ck_assert_msg(P.blocks == rows[r].blocks && (rows[r].wregs == 0 || P.gemms[0].wregs == 0), "row %zu: %s", r, why);
+        ck_assert_int_eq(cg_persist_copies_columns(&P, &P.gemms[0], 1024), rows[r].lie);
+        ck_assert_msg((strstr(u, "rnn_copy_columns16(w1, ") != NULL) == rows[r].lie, "row %zu", r);
+        ck_assert_msg((strstr(u, "rnn_wfrag_load_t<") != NULL) == rows[r].lie, "row %zu", r);
+        ck_assert_msg((strstr(u, "rnn_load_transposed<") != NULL) == !rows[r].lie, "row %zu", r);
+        if (!SANITIZED) compile_ok(u, "lstm", P.cluster > 1 ? "sm_90a" : "sm_90");
+        free(u);
+        src_close(&s);
+    }
+}
+END_TEST
+
 /* Each of unit u's n lines occurs once, before loop (its step loop's opening). */
 static void each_once_before(const char *u, const char *loop, const char *const *lines, int n) {
     for (int k = 0; k < n; k++) {
@@ -4427,6 +4464,125 @@ static float tf32_by_bits(float x) {
     return x;
 }
 
+/* The text of persist.cuh from the line starting with `from` to the end of its definition (the next
+ * line that is "}" alone, or the line's own end with to_line_end), appended to f. */
+static void put_persist_text(FILE *f, const char *from, int to_line_end) {
+    const char *a = strstr(cg_persist_text, from);
+    ck_assert_msg(a != NULL, "persist.cuh: no %s", from);
+    const char *b = to_line_end ? strchr(a, '\n') : strstr(a, "\n}\n");
+    ck_assert_ptr_nonnull(b);
+    fprintf(f, "%.*s\n%s", (int)(b - a), a, to_line_end ? "" : "}\n");
+}
+
+/* persist.cuh's rnn_copy_columns16 and rnn_wfrag_load_t (their own text), run as C++ on the CPU one
+ * thread after another, with rnn_ldsm_t as PTX's ldmatrix .x4 .trans: lane (g, t) gets, in word m,
+ * column g of the 8x8 block whose row q lane 8m + q addresses, at rows 2t (low half) and 2t+1. Over a
+ * cluster's blocks' columns (as the split backward copies them) or one block's, with K short of the
+ * staged KC (zeros past it) or not, and shapes of rnn_wfrag<KI, MT> the deepbench (1024), flashrnn
+ * (768) and small_b4 backwards take: every lane's fragments are rnn_wfrag_load's from the columns
+ * transposed (rnn_load_transposed's layout), bit for bit; every address 16-byte aligned. */
+START_TEST(untransposed_weight_load_on_cpu) {
+    if (!have_cxx()) {
+        fprintf(stderr, "untransposed_weight_load_on_cpu: no C++ compiler ('%s'): skipped\n", cxx());
+        return;
+    }
+    char *unit = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&unit, &len);
+    ck_assert_ptr_nonnull(f);
+    put_persist_text(f, "RNN_DEV void rnn_copy_columns16(", 0);
+    put_persist_text(f, "template <int KI, int MT, typename V> struct rnn_wfrag ", 1);
+    put_persist_text(f, "template <int PREC> struct rnn_wv ", 1);
+    put_persist_text(f, "template <> struct rnn_wv<1> ", 1);
+    put_persist_text(f, "template <int MT, int RPP, typename V, typename E>\nRNN_DEV void rnn_mma_a(", 0);
+    put_persist_text(f, "template <int KI, int RW, int PREC>\nRNN_DEV void rnn_wfrag_load(", 0);
+    put_persist_text(f, "template <int KI, int RW>\nRNN_DEV void rnn_wfrag_load_t(", 0);
+    fputs("extern \"C\" void copy_cols(unsigned short *ws, int rp, int c0, int rw, const unsigned short *wg, long long cols,\n"
+          "    int K, int KC, int lo, int rows) { for (unsigned t = 0; t < RNN_P_THREADS; t++) { threadIdx.x = t;\n"
+          "    rnn_copy_columns16(ws, rp, c0, rw, wg, cols, K, KC, lo, rows); } }\n"
+          "#define FRAGS(KI, RW) extern \"C\" void frag_t_##KI##_##RW(unsigned *out, const unsigned short *ws, int rp, int KC) {\\\n"
+          "    for (ldsm_phase = 0; ldsm_phase < 2; ldsm_phase++) for (unsigned t = 0; t < RNN_P_THREADS; t++) {\\\n"
+          "        threadIdx.x = t; ldsm_n = 0; rnn_wfrag<KI, (RW + 1) / 2, uint4> fr; rnn_wfrag_load_t<KI, RW>(fr, ws, rp, KC);\\\n"
+          "        memcpy(out + t * (sizeof fr / 4), &fr, sizeof fr); } }\\\n"
+          "    extern \"C\" void frag_##KI##_##RW(unsigned *out, const unsigned short *w, int ldw, int KC) {\\\n"
+          "    for (unsigned t = 0; t < RNN_P_THREADS; t++) { threadIdx.x = t; rnn_wfrag<KI, (RW + 1) / 2, uint4> fr;\\\n"
+          "        rnn_wfrag_load<KI, RW, 2>(fr, w, ldw, KC); memcpy(out + t * (sizeof fr / 4), &fr, sizeof fr); } }\n"
+          "FRAGS(8, 2) FRAGS(3, 4) FRAGS(16, 1) FRAGS(2, 3)\n",
+          f);
+    ck_assert_int_eq(fclose(f), 0);
+    static const char shim[] =
+        "#include <string.h>\n#include <stdint.h>\n#define RNN_DEV inline\n#define RNN_WARPS 8\n#define RNN_P_THREADS 256\n"
+        "enum { RNN_TF32 = 1 };\nstruct rnn_dim3 { unsigned x, y, z; };\nextern \"C\" { rnn_dim3 threadIdx; }\n"
+        "struct alignas(16) uint4 { unsigned x, y, z, w; };\nstruct alignas(16) float4 { float x, y, z, w; };\n"
+        "static void rnn_cp16(void *d, const void *s, int n) { if ((uintptr_t)d % 16 || (uintptr_t)s % 16) __builtin_trap();\n"
+        "    memset(d, 0, 16); memcpy(d, s, n); }\n"
+        "static int ldsm_phase, ldsm_n;  /* pass 0 takes every lane's addresses, pass 1 hands out the blocks */\n"
+        "static const unsigned short *ldsm_at[RNN_WARPS][64][32];\n"
+        "static uint4 rnn_ldsm_t(const unsigned short *p) {\n"
+        "    const unsigned w = threadIdx.x / 32, l = threadIdx.x % 32, g = l / 4, t = l % 4; const int c = ldsm_n++;\n"
+        "    uint4 v = {0, 0, 0, 0};\n"
+        "    if ((uintptr_t)p % 16 || c >= 64) __builtin_trap();\n"
+        "    if (!ldsm_phase) { ldsm_at[w][c][l] = p; return v; }\n"
+        "    unsigned *o = &v.x;\n"
+        "    for (int m = 0; m < 4; m++) o[m] = ldsm_at[w][c][8 * m + 2 * t][g] | (unsigned)ldsm_at[w][c][8 * m + 2 * t + 1][g] << 16;\n"
+        "    return v; }\n";
+    void *so = cxx_load(shim, unit, "-O1");
+    free(unit);
+    typedef void (*CopyCols)(unsigned short *, int, int, int, const unsigned short *, long long, int, int, int, int);
+    typedef void (*Frags)(unsigned *, const unsigned short *, int, int);
+    CopyCols copy_cols = (CopyCols)dlsym(so, "copy_cols");
+    ck_assert_ptr_nonnull(copy_cols);
+    /* {cols, K (the block's part), KI, RW, cluster (blocks sharing rows, splitting K), G}: KC = 32 KI x 8 warps */
+    static const int cases[][6] = {
+        {1024, 2048, 8, 2, 2, 128}, {1024, 2000, 8, 2, 2, 128}, {768, 768, 3, 4, 4, 96},
+        {1024, 4096, 16, 1, 1, 128}, {1024, 512, 2, 3, 3, 128},
+    };
+    uint64_t r = 0x5eed;
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const int cols = cases[c][0], K = cases[c][1], KI = cases[c][2], RW = cases[c][3], C = cases[c][4], G = cases[c][5];
+        const int KC = 32 * KI * 8, rp = 8 * RW, ro = cols / G, ldw = KC + 32, s = G - C; /* the grid's last cluster */
+        char name[32];
+        snprintf(name, sizeof name, "frag_t_%d_%d", KI, RW);
+        Frags frag_t = (Frags)dlsym(so, name);
+        snprintf(name, sizeof name, "frag_%d_%d", KI, RW);
+        Frags frag = (Frags)dlsym(so, name);
+        ck_assert(frag_t && frag && C * ro <= rp);
+        unsigned short *wg = aligned_alloc(16, (size_t)K * (size_t)cols * 2), *S = aligned_alloc(16, (size_t)KC * (size_t)rp * 2),
+                       *T = aligned_alloc(16, (size_t)rp * (size_t)ldw * 2);
+        const size_t nfr = (size_t)KI * (size_t)((RW + 1) / 2) * 8 * 256; /* words: 2 uint4 a tile and k step, 256 threads */
+        unsigned *got = malloc(nfr * 4), *want = malloc(nfr * 4);
+        ck_assert(wg && S && T && got && want);
+        for (size_t i = 0; i < (size_t)K * (size_t)cols; i++) {
+            r = r * 6364136223846793005ull + 1442695040888963407ull;
+            wg[i] = (unsigned short)(1 + (r >> 40) % 65535); /* never 0: a zero is a written zero */
+        }
+        memset(S, 0xff, (size_t)KC * (size_t)rp * 2);
+        memset(T, 0, (size_t)rp * (size_t)ldw * 2);
+        for (int b = 0; b < C; b++) { /* block b's columns at rows b * ro, as the split backward's loop copies them */
+            const int lr = (int)((long long)cols * (s + b) / G), nr = (int)((long long)cols * (s + b + 1) / G) - lr;
+            copy_cols(S, rp, b * ro, b == C - 1 ? rp - b * ro : ro, wg, cols, K, KC, lr, nr);
+            for (int u = 0; u < nr; u++)
+                for (int k = 0; k < K; k++) T[(size_t)(b * ro + u) * (size_t)ldw + (size_t)k] = wg[(size_t)k * (size_t)cols + (size_t)(lr + u)];
+        }
+        for (int k = 0; k < KC; k++)
+            for (int row = 0; row < rp; row++)
+                ck_assert_msg(S[(size_t)k * (size_t)rp + (size_t)row] == T[(size_t)row * (size_t)ldw + (size_t)k],
+                              "case %zu: S[%d][%d] = %u, not %u", c, k, row, S[(size_t)k * (size_t)rp + (size_t)row],
+                              T[(size_t)row * (size_t)ldw + (size_t)k]);
+        frag_t(got, S, rp, KC);
+        frag(want, T, ldw, KC);
+        for (size_t i = 0; i < nfr; i++)
+            ck_assert_msg(got[i] == want[i], "case %zu: word %zu of the fragments: %08x, not %08x", c, i, got[i], want[i]);
+        free(wg);
+        free(S);
+        free(T);
+        free(got);
+        free(want);
+    }
+    dlclose(so);
+}
+END_TEST
+
 /* persist.cuh's rnn_load_transposed (its own text, cut out of cg_persist_text), run as C++ on the
  * CPU one thread after another (its threads write disjoint elements and read none): for floats
  * (rounded to tf32 or not) and 16-bit values, at column strips that start on and off 16-byte
@@ -4438,20 +4594,16 @@ START_TEST(transposed_weight_load_on_cpu) {
         fprintf(stderr, "transposed_weight_load_on_cpu: no C++ compiler ('%s'): skipped\n", cxx());
         return;
     }
-    const char *from = strstr(cg_persist_text, "template <int ROUND, typename T>\nRNN_DEV void rnn_load_transposed(");
-    ck_assert_ptr_nonnull(from);
-    const char *to = strstr(from, "\n}\n");
-    ck_assert_ptr_nonnull(to);
     char *unit = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&unit, &len);
     ck_assert_ptr_nonnull(f);
-    fprintf(f, "%.*s\n}\n"
-               "#define RUN(NAME, T, R) extern \"C\" void NAME(T *ws, int ldw, int rp, const T *wg, long long cols, int K, \\\n"
-               "    int lo, int rows) { for (unsigned t = 0; t < RNN_P_THREADS; t++) { threadIdx.x = t; \\\n"
-               "    rnn_load_transposed<R>(ws, ldw, rp, wg, cols, K, lo, rows); } }\n"
-               "RUN(load_f, float, 0) RUN(load_tf32, float, 1) RUN(load_h, unsigned short, 0)\n",
-            (int)(to - from), from);
+    put_persist_text(f, "template <int ROUND, typename T>\nRNN_DEV void rnn_load_transposed(", 0);
+    fputs("#define RUN(NAME, T, R) extern \"C\" void NAME(T *ws, int ldw, int rp, const T *wg, long long cols, int K, \\\n"
+          "    int lo, int rows) { for (unsigned t = 0; t < RNN_P_THREADS; t++) { threadIdx.x = t; \\\n"
+          "    rnn_load_transposed<R>(ws, ldw, rp, wg, cols, K, lo, rows); } }\n"
+          "RUN(load_f, float, 0) RUN(load_tf32, float, 1) RUN(load_h, unsigned short, 0)\n",
+          f);
     ck_assert_int_eq(fclose(f), 0);
     static const char shim[] = "#include <string.h>\n#define RNN_DEV inline\n#define RNN_P_THREADS 256\n"
                                "struct rnn_dim3 { unsigned x, y, z; };\nextern \"C\" { rnn_dim3 threadIdx; }\n"
@@ -4638,6 +4790,8 @@ static Suite *codegen_suite(void) {
     tcase_add_test(tc, post_kernels_on_cpu_match_executor);
     tcase_add_test(tc, post_kernels_emit);
     tcase_add_test(tc, transposed_weight_load_on_cpu);
+    tcase_add_test(tc, untransposed_weight_load_on_cpu);
+    tcase_add_test(tc, persistent_backward_held_weights_copied_as_they_lie);
     suite_add_tcase(s, tc);
     return s;
 }

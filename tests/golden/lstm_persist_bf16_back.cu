@@ -398,6 +398,17 @@ RNN_DEV void rnn_cp16(void *dst, const void *src, int src_bytes) {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(rnn_smem_addr(dst)), "l"(src), "r"(src_bytes)
                  : "memory");
 }
+/* Four 8x8 blocks of 16-bit values, transposed (ldmatrix .x4 .trans): lane 8m + q gives the address of
+ * row q of block m (16 bytes, 16-byte aligned); lane (g, t) gets, in word m, block m's column g at rows
+ * 2t (low half) and 2t+1. */
+RNN_DEV uint4 rnn_ldsm_t(const unsigned short *p) {
+    uint4 v;
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "r"(rnn_smem_addr(p))
+                 : "memory");
+    return v;
+}
 RNN_DEV void rnn_cp_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
 RNN_DEV void rnn_cp_wait_all() { asm volatile("cp.async.wait_group 0;" ::: "memory"); }
 RNN_DEV void rnn_cp_wait_one() { asm volatile("cp.async.wait_group 1;" ::: "memory"); }
@@ -1227,6 +1238,23 @@ RNN_DEV void rnn_load_transposed(T *ws, int ldw, int rp, const T *wg, long long 
     }
 }
 
+/* Columns lo .. lo+rows-1 of the row-major K x cols matrix of 16-bit values wg, as they lie, into
+ * columns c0 .. c0+rw-1 of ws [KC][rp]: ws[k*rp + c0 + r] = wg[k*cols + lo + r], zeros for r >= rows
+ * up to rw and for k >= K up to KC. 16-byte copies (lo, rows, rw, c0 and rp multiples of 8, cols too,
+ * wg 16-byte aligned: the plan's condition, codegen cg_persist_copies_columns), which the caller
+ * commits, waits for and publishes; rnn_wfrag_load_t then transposes them into A fragments. A
+ * backward's held weights: the strip a block takes of each row of W moves as it lies, with no 2-byte
+ * transposing stores (rnn_load_transposed's; bench/NOTES.md section 120). */
+RNN_DEV void rnn_copy_columns16(unsigned short *ws, int rp, int c0, int rw, const unsigned short *wg, long long cols, int K,
+                                int KC, int lo, int rows) {
+    const int pieces = rw / 8;
+    for (int e = threadIdx.x; e < KC * pieces; e += RNN_P_THREADS) {
+        const int k = e / pieces, p = e - k * pieces;
+        const bool in = k < K && p * 8 < rows;
+        rnn_cp16(ws + (long long)k * rp + c0 + p * 8, in ? wg + (long long)k * cols + lo + p * 8 : wg, in ? 16 : 0);
+    }
+}
+
 /* c += a b on tensor cores: one m16n8k8 tf32 product of a warp (PTX ISA, "mma.m16n8k8"): lane
  * (g, t) = (lane / 4, lane % 4) holds a = A[g][t], A[g+8][t], A[g][t+4], A[g+8][t+4] (row-major
  * 16x8), b = B[t][g], B[t+4][g] (8x8) and c = C[g][2t], C[g][2t+1], C[g+8][2t], C[g+8][2t+1]. */
@@ -1455,6 +1483,26 @@ RNN_DEV void rnn_wfrag_load(rnn_wfrag<KI, (RW + 1) / 2, typename rnn_wv<PREC>::T
         if constexpr (PREC != RNN_TF32) rnn_mma_a<MT, RPP>(fr.a[ki], (const unsigned short *)W + w0 + ki * KS, ldw);
         else rnn_mma_a<MT, RPP>(fr.a[ki], (const float *)W + w0 + ki * KS, ldw);
     }
+}
+
+/* rnn_wfrag_load's fragments (16-bit weights) from ws [KC][rp] as rnn_copy_columns16 leaves it (k down,
+ * the product's row r across): rnn_ldsm_t hands lane (g, t) column g of an 8x8 block at its rows 2t and
+ * 2t+1, so four blocks whose rows q = 0 .. 7 lie at k = 8(q/2) + 2m + q%2 (block m) give it row g's k =
+ * 8t .. 8t+7, the physical k rnn_mma_a reads from a row of W (rnn_mv_mma's order): the same fragments. */
+template <int KI, int RW>
+RNN_DEV void rnn_wfrag_load_t(rnn_wfrag<KI, (RW + 1) / 2, uint4> &fr, const unsigned short *ws, int rp, int KC) {
+    constexpr int MT = (RW + 1) / 2, RPP = 8 * RW, KS = 32;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, m = lane >> 3, q = lane & 7;
+    const unsigned short *const w0 = ws + (long long)(warp * (KC / RNN_WARPS) + 8 * (q >> 1) + 2 * m + (q & 1)) * rp;
+#pragma unroll
+    for (int ki = 0; ki < KI; ki++)
+#pragma unroll
+        for (int i = 0; i < MT; i++) {
+            const unsigned short *const p = w0 + (long long)ki * KS * rp + i * 16;
+            fr.a[ki][i][0] = rnn_ldsm_t(p);
+            fr.a[ki][i][1] = uint4{}; /* rows past RPP (RW odd) */
+            if (i * 16 + 8 < RPP) fr.a[ki][i][1] = rnn_ldsm_t(p + 8);
+        }
 }
 
 // ---- rnncc_lstm_pb: steps a.t_end-1 down to a.t of the step program's backward in one launch
