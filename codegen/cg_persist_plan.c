@@ -67,8 +67,7 @@ int cg_persist_rows_in_pieces(const CgPersist *P, int64_t cols) { return cols % 
  * 8), and transpose them on the way into registers (persist.cuh rnn_copy_columns16, rnn_wfrag_load_t)? */
 int cg_persist_copies_columns(const CgPersist *P, const CgPersistGemm *q, int64_t cols) {
     if (!P->backward || !P->half || !P->mma || q->wregs <= 0 || q->passes != 1 || q->chunks != 1 || P->blocks <= 0) return 0;
-    if (cols % P->blocks || (cols / P->blocks) % 8) return 0;
-    return !P->split || q->ro == cols / P->blocks;
+    return cols % P->blocks == 0 && (cols / P->blocks) % 8 == 0; /* split K: then ro = cols / G, rp = cluster * ro */
 }
 
 /* Bytes of dynamic shared memory: fixed part, two staging tiles, the partial sums. */
