@@ -4471,6 +4471,14 @@ static float tf32_by_bits(float x) {
     return x;
 }
 
+/* A stream into *unit (*len bytes) for a C++ unit of persist.cuh's pieces (put_persist_text); fclose ends it. */
+static FILE *persist_text_stream(char **unit, size_t *len) {
+    *unit = NULL;
+    FILE *f = open_memstream(unit, len);
+    ck_assert_ptr_nonnull(f);
+    return f;
+}
+
 /* The text of persist.cuh from the line starting with `from` to the end of its definition (the next
  * line that is "}" alone, or the line's own end with to_line_end), appended to f. */
 static void put_persist_text(FILE *f, const char *from, int to_line_end) {
@@ -4493,10 +4501,9 @@ START_TEST(untransposed_weight_load_on_cpu) {
         fprintf(stderr, "untransposed_weight_load_on_cpu: no C++ compiler ('%s'): skipped\n", cxx());
         return;
     }
-    char *unit = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&unit, &len);
-    ck_assert_ptr_nonnull(f);
+    char *unit;
+    size_t len;
+    FILE *f = persist_text_stream(&unit, &len);
     put_persist_text(f, "RNN_DEV void rnn_copy_columns16(", 0);
     put_persist_text(f, "template <int KI, int MT, typename V> struct rnn_wfrag ", 1);
     put_persist_text(f, "template <int PREC> struct rnn_wv ", 1);
@@ -4601,10 +4608,9 @@ START_TEST(transposed_weight_load_on_cpu) {
         fprintf(stderr, "transposed_weight_load_on_cpu: no C++ compiler ('%s'): skipped\n", cxx());
         return;
     }
-    char *unit = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&unit, &len);
-    ck_assert_ptr_nonnull(f);
+    char *unit;
+    size_t len;
+    FILE *f = persist_text_stream(&unit, &len);
     put_persist_text(f, "template <int ROUND, typename T>\nRNN_DEV void rnn_load_transposed(", 0);
     fputs("#define RUN(NAME, T, R) extern \"C\" void NAME(T *ws, int ldw, int rp, const T *wg, long long cols, int K, \\\n"
           "    int lo, int rows) { for (unsigned t = 0; t < RNN_P_THREADS; t++) { threadIdx.x = t; \\\n"
