@@ -65,7 +65,7 @@ static void emit_gemm_setup(Gen *g, const CgPersist *P, int qi) {
     put_gemm(g, P, gm, q->gemm, &what);
     cg_emit(out, "// G%d%s = %s: the rows of this block's %s (at most %lld), kept for every step", q->gemm,
             P->backward ? "^T" : "", sb_str(&what), P->backward ? "operand elements" : "units", (long long)q->rows);
-    if (P->half && cg_persist_copies_columns(P, q, g->L->gemm_cols[q->gemm]))
+    if (cg_persist_copies_columns(P, q, g->L->gemm_cols[q->gemm])) /* 16-bit, copied as W lies */
         cg_emit(out, "unsigned short *const w%d = (unsigned short *)(rnn_smem + %lld);  // [%lld k][%lld rows] 16-bit, as W lies",
                 q->gemm, (long long)q->w_off, (long long)q->kc, (long long)q->passes * 8 * q->rw);
     else if (P->half)
