@@ -102,6 +102,7 @@ typedef struct Row {
     Prec prec;
     int training, case_id;
     Res algo[NALGO], rnncc; /* algo: per algorithm, the faster passing run of its math modes (tf32: two) */
+    Res given16;            /* fp16 and bf16 training: rnncc given 16-bit weights, as cuDNN is (rnncc_model_weights16) */
     Res plain[NALGO];       /* per algorithm, the run under the first math mode alone (the only one but for tf32, fp16) */
     double err;      /* rnncc vs the reference; NAN: none */
     double algo_err; /* the worst cuDNN algorithm that agreed with the reference; NAN: none */
@@ -655,6 +656,17 @@ static int rnncc_read_dw(rnncc_model *m, const RnnccRun *r, const Host *h, float
     return ok ? 0 : -1;
 }
 
+/* One rnncc training pass checked (dweights zeroed and the gradient buffers poisoned first): its gradients'
+ * worst error against ref (*what: in which), or -1 where a call failed. */
+static double rnncc_train_checked(RnnccRun *rr, const Dev *df, const Host *h, Out *got, const Out *ref,
+                                  cudaStream_t stream, const char **what) {
+    if (!CK_CUDA(cudaMemset(rr->dweights, 0, (size_t)rr->nweights * sizeof(float))) || !poison_grads(df, h) ||
+        bench_rnncc_train(rr, stream) != 0 || !CK_CUDA(cudaStreamSynchronize(stream)) || !download_grads(got, df, h) ||
+        rnncc_read_dw(rr->m, rr, h, got->dw) != 0)
+        return -1;
+    return cmp_grads(got, ref, h, what);
+}
+
 /* ---- one configuration, cell and precision: two rows (inference, training) --------------------------- */
 
 /* A result as a table cell. "+conv" marks a run under ALLOW_CONVERSION that ran (timed, BAD or
@@ -694,11 +706,22 @@ static const char *best_text(const Res *res, int b, int digits, char *buf, size_
 
 static const char *mode_name(const Row *r) { return r->training ? "train" : "infer"; }
 
+/* rnncc given 16-bit weights (Row.given16) as "0.341 (0.99)", its ratio to the best cuDNN run; "-" where not run
+ * (inference, fp32 and tf32), else why not ("fail", ...). */
+static const char *given16_text(const Row *r, int digits, char *buf, size_t size) {
+    int b = best_algo(r);
+    if (r->given16.st == ST_NONE) snprintf(buf, size, "-");
+    else if (r->given16.st != ST_OK) st_text(&r->given16, buf, size);
+    else if (b < 0) snprintf(buf, size, "%.*f", digits, r->given16.t.median_ms);
+    else snprintf(buf, size, "%.*f (%.2f)", digits, r->given16.t.median_ms, r->given16.t.median_ms / r->algo[b].t.median_ms);
+    return buf;
+}
+
 /* best no-conv, rn/nc: the best cuDNN run without ALLOW_CONVERSION, and rnncc over it */
 static void print_row_header(FILE *f) {
-    fprintf(f, "%-12s %-4s %-4s %-5s %11s %11s %11s %11s  %-15s %9s %7s  %-12s %7s %8s %8s %7s %6s %9s %s\n", "config",
-            "cell", "prec", "mode", "STD", "PS", "PD", "PSH", "best cuDNN", "rnncc", "rn/best", "best no-conv", "rn/nc",
-            "us/st-cu", "us/st-rn", "TFLOP/s", "%peak", "err", "ref");
+    fprintf(f, "%-12s %-4s %-4s %-5s %11s %11s %11s %11s  %-15s %9s %7s  %-12s %7s %8s %8s %7s %6s %9s %-16s %s\n",
+            "config", "cell", "prec", "mode", "STD", "PS", "PD", "PSH", "best cuDNN", "rnncc", "rn/best", "best no-conv",
+            "rn/nc", "us/st-cu", "us/st-rn", "TFLOP/s", "%peak", "err", "ref", "w16 (rn/best)");
 }
 
 static void print_row(FILE *f, const Row *r) {
@@ -722,16 +745,19 @@ static void print_row(FILE *f, const Row *r) {
         if (bp >= 0) snprintf(ratio_nc, sizeof ratio_nc, "%.2f", ms / r->plain[bp].t.median_ms);
     }
     if (!isnan(r->err)) snprintf(err, sizeof err, "%.1e%s", r->err, r->err <= r->tol ? "" : "!");
-    fprintf(f, "%-12s %-4s %-4s %-5s %11s %11s %11s %11s  %-15s %9s %7s  %-12s %7s %8s %8s %7s %6s %9s %s\n",
+    char w16[40];
+    given16_text(r, 3, w16, sizeof w16);
+    fprintf(f, "%-12s %-4s %-4s %-5s %11s %11s %11s %11s  %-15s %9s %7s  %-12s %7s %8s %8s %7s %6s %9s %-16s %s\n",
             r->cfg->name, r->cell->name, prec_names[r->prec], mode_name(r), a[0], a[1], a[2], a[3], best, rn, ratio, nc,
-            ratio_nc, uc, ur, tf, pk, err, r->ref);
+            ratio_nc, uc, ur, tf, pk, err, r->ref, w16);
 }
 
 static void markdown_header(FILE *f) {
     fprintf(f, "| config (T, N, I=H, layers, dirs) | cell | precision | mode | STD ms | PS ms | PD ms | PSH ms | best cuDNN "
                "| rnncc ms | rnncc / best | best cuDNN without conversion | rnncc / best without conversion | µs/step cuDNN "
-               "| µs/step rnncc | rnncc TFLOP/s | %% of GEMM peak | max err | reference | max err among cuDNN algorithms |\n");
-    fprintf(f, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+               "| µs/step rnncc | rnncc TFLOP/s | %% of GEMM peak | max err | reference | max err among cuDNN algorithms "
+               "| rnncc ms given 16-bit weights (rnncc / best) |\n");
+    fprintf(f, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
 }
 
 static void markdown_row(FILE *f, const Row *r) {
@@ -761,8 +787,9 @@ static void markdown_row(FILE *f, const Row *r) {
     }
     if (isnan(r->err)) fprintf(f, "n/a | %s | ", r->ref);
     else fprintf(f, "%.1e%s | %s | ", r->err, r->err <= r->tol ? "" : " (over the bound)", r->ref);
-    if (isnan(r->algo_err)) fprintf(f, "n/a |\n");
-    else fprintf(f, "%.1e |\n", r->algo_err);
+    if (isnan(r->algo_err)) fprintf(f, "n/a | ");
+    else fprintf(f, "%.1e | ", r->algo_err);
+    fprintf(f, "%s |\n", given16_text(r, 3, best, sizeof best));
 }
 
 static int new_row(Bench *b) {
@@ -826,10 +853,11 @@ static int seqlen_setup(Bench *b, const Config *c) {
 static void summary_head(Bench *b, FILE *f) {
     fprintf(f, "\n== bench_rnn: ms per sequence, inference / training; ratio = rnncc / best cuDNN (< 1: rnncc faster); "
                "+conv = cuDNN ran under TENSOR_OP_MATH_ALLOW_CONVERSION (fp16 from fp32 data); "
-               "ratio no-conv = rnncc / best cuDNN without it\n");
+               "ratio no-conv = rnncc / best cuDNN without it; train w16 = rnncc's training given 16-bit weights, as "
+               "cuDNN is (rnncc_model_weights16: nothing rounded a pass), and its ratio\n");
     for (int i = 0; i < b->njit; i++) fprintf(f, "%s\n", b->jit_lines[i]);
-    fprintf(f, "%-12s %-4s %-4s %-30s %-15s %-11s %-13s %s\n", "config", "cell", "prec", "best cuDNN inf / train",
-            "rnncc inf / train", "ratio", "ratio no-conv", "err inf / train");
+    fprintf(f, "%-12s %-4s %-4s %-30s %-15s %-11s %-13s %-17s %s\n", "config", "cell", "prec", "best cuDNN inf / train",
+            "rnncc inf / train", "ratio", "ratio no-conv", "err inf / train", "train w16 (ratio)");
 }
 
 static void summary_case(FILE *f, const Row *inf, const Row *tr) {
@@ -856,8 +884,10 @@ static void summary_case(FILE *f, const Row *inf, const Row *tr) {
     snprintf(c3, sizeof c3, "%s/%s", ra[0], ra[1]);
     snprintf(c5, sizeof c5, "%s/%s", rp[0], rp[1]);
     snprintf(c4, sizeof c4, "%s / %s", er[0], er[1]);
-    fprintf(f, "%-12s %-4s %-4s %-30s %-15s %-11s %-13s %s\n", r->cfg->name, r->cell->name, prec_names[r->prec], c1, c2, c3,
-            c5, c4);
+    char c6[40] = "-";
+    if (tr) given16_text(tr, 2, c6, sizeof c6);
+    fprintf(f, "%-12s %-4s %-4s %-30s %-15s %-11s %-13s %-17s %s\n", r->cfg->name, r->cell->name, prec_names[r->prec], c1,
+            c2, c3, c5, c4, c6);
     fflush(f);
 }
 
@@ -1183,13 +1213,11 @@ static void run_case(Bench *b, const Config *cfg, const CellDef *cell, Prec p, u
             printf("*** %s training: no cuDNN algorithm ran, so rnncc cannot be checked: not timed ***\n", label);
             rt->rnncc.st = ST_FAIL;
             b->failures++;
-        } else if (!CK_CUDA(cudaMemset(rr.dweights, 0, (size_t)rr.nweights * sizeof(float))) || !poison_grads(&df, &h) ||
-                   bench_rnncc_train(&rr, b->stream) != 0 || !CK_CUDA(cudaStreamSynchronize(b->stream)) ||
-                   !download_grads(&got, &df, &h) || rnncc_read_dw(m, &rr, &h, got.dw) != 0) {
+        } else if ((rt->err = rnncc_train_checked(&rr, &df, &h, &got, &ref, b->stream, &what)) < 0) {
+            rt->err = NAN;
             rt->rnncc.st = ST_FAIL;
             b->failures++;
         } else {
-            rt->err = cmp_grads(&got, &ref, &h, &what);
             if (rt->err <= grad_tol[p]) {
                 rt->rnncc.st = ST_OK;
             } else {
@@ -1204,6 +1232,27 @@ static void run_case(Bench *b, const Config *cfg, const CellDef *cell, Prec p, u
                 b->failures++;
             } else {
                 log_timing(rt, "rnncc", &rt->rnncc.t);
+            }
+        }
+        /* the same given 16-bit weights, as cuDNN's fp16 and bf16 rows are: rnncc_model_weights16, for a training
+         * loop whose optimizer writes them (nothing rounded a pass); checked again, then timed */
+        if (rt->rnncc.st == ST_OK && (p == PREC_FP16 || p == PREC_BF16)) {
+            uint16_t *w16 = NULL;
+            double e = CK_RNNCC(m, rnncc_model_weights16(m, &w16, NULL))
+                           ? rnncc_train_checked(&rr, &df, &h, &got, &ref, b->stream, &what) : -1;
+            if (e < 0) {
+                rt->given16.st = ST_FAIL;
+                b->failures++;
+            } else if (e > grad_tol[p]) {
+                rt->given16.st = ST_MISMATCH;
+                loud(b, "MISMATCH: %s training given 16-bit weights: %s: rnncc's gradients disagree with the reference in "
+                     "%s: %.3g > %.0e: not timed", label, rt->ref, what, e, grad_tol[p]);
+            } else if (bench_time(bench_rnncc_train, &rr, b->stream, o->warmup, o->repeat, &rt->given16.t) != 0) {
+                rt->given16.st = ST_FAIL;
+                b->failures++;
+            } else {
+                rt->given16.st = ST_OK;
+                log_timing(rt, "rnncc, 16-bit weights given", &rt->given16.t);
             }
         }
     }

@@ -5,7 +5,12 @@
  * GPU runs only the recurrence; data, readout, loss and optimiser are plain C, so this file
  * is a template for training any cell with rnncc.
  *
- *   make examples && ./build/examples/train_adding [--cell lstm|gru] [--iters N] [CELL_FILE]
+ *   make examples && ./build/examples/train_adding [--cell lstm|gru] [--iters N] [--precision P] [CELL_FILE]
+ *
+ * --precision fp16 or bf16 trains with the GEMMs' inputs in 16 bits, as cuDNN's fp16 training does, and keeps
+ * the 16-bit weights as cuDNN's callers do: Adam writes each updated weight in fp32 (the master copy, of which
+ * the model reads the biases) and rounded to 16 bits into the model's 16-bit copy (rnncc_model_weights16), so
+ * the model rounds nothing a pass.
  *
  * The problem: each sequence has T steps of two inputs, a value uniform in [0, 1) and a
  * marker that is 1 at exactly two steps (one in each half) and 0 elsewhere; the target is
@@ -32,6 +37,31 @@ enum { EXIT_USAGE = 2, EXIT_SKIP = 77 };
 enum { DEFAULT_ITERS = 2000, MAX_ITERS = 1000000, PRINT_EVERY = 50, FINAL_WINDOW = 20 };
 static const double LOSS_BOUND = 0.01;   /* the mean of the last FINAL_WINDOW losses must be below */
 static const double BASELINE = 1.0 / 6;  /* the loss of always predicting 1 */
+
+/* x rounded to the nearest fp16 (ties to even; subnormals, overflow to infinity, NaN quiet): its bits. */
+static uint16_t round_fp16(float x) {
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    const uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
+    const uint32_t a = u & 0x7fffffffu;
+    if (a > 0x7f800000u) return sign | 0x7e00u;      /* NaN */
+    if (a >= 0x477ff000u) return sign | 0x7c00u;     /* rounds past 65504: infinity */
+    if (a < 0x38800000u) {                           /* below 2^-14: a subnormal (or zero), in units of 2^-24 */
+        float f;
+        memcpy(&f, &a, sizeof f);
+        return sign | (uint16_t)lrintf(f * 0x1p24f); /* exact scaling; lrintf rounds ties to even */
+    }
+    const uint32_t r = a + 0xfffu + ((a >> 13) & 1u); /* ties to even at bit 13 */
+    return sign | (uint16_t)((r - 0x38000000u) >> 13);
+}
+
+/* x rounded to the nearest bf16 (ties to even; NaN quiet): its bits. */
+static uint16_t round_bf16(float x) {
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40u);
+    return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
 
 /* Adam (Kingma and Ba 2015) with its usual constants, and a step size for a small model. */
 static const double LR = 1e-2, BETA1 = 0.9, BETA2 = 0.999, ADAM_EPS = 1e-8;
@@ -183,9 +213,10 @@ static void on_diagnostic(void *user, const char *level, const char *text) {
 }
 
 static int usage(FILE *to) {
-    fprintf(to, "usage: train_adding [--cell lstm|gru] [--iters N] [CELL_FILE]\n"
+    fprintf(to, "usage: train_adding [--cell lstm|gru] [--iters N] [--precision fp32|fp16|bf16] [CELL_FILE]\n"
                 "  trains CELL_FILE (default cells/lstm.cell; --cell gru: cells/gru.cell) with I=%d, H=%d\n"
-                "  on the adding problem (T=%d, batches of %d) for N iterations (default %d)\n",
+                "  on the adding problem (T=%d, batches of %d) for N iterations (default %d), in strict fp32\n"
+                "  or with 16-bit GEMM inputs, Adam writing the model's 16-bit weights too (default fp32)\n",
             I, H, T, N, DEFAULT_ITERS);
     return EXIT_USAGE;
 }
@@ -222,6 +253,7 @@ int main(int argc, char **argv) {
     /* Arguments. */
     const char *path = NULL, *cell = NULL;
     long iters = DEFAULT_ITERS;
+    rnncc_precision precision = RNNCC_FP32;
     for (int a = 1; a < argc; a++) {
         if (strcmp(argv[a], "-h") == 0 || strcmp(argv[a], "--help") == 0) {
             usage(stdout);
@@ -239,7 +271,17 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "train_adding: --iters must be an integer in 1..%d, not '%s'\n", MAX_ITERS, argv[a]);
                 return usage(stderr);
             }
-        } else if (strcmp(argv[a], "--cell") == 0 || strcmp(argv[a], "--iters") == 0) {
+        } else if (strcmp(argv[a], "--precision") == 0 && a + 1 < argc) {
+            const char *v = argv[++a];
+            if (strcmp(v, "fp32") == 0) precision = RNNCC_FP32;
+            else if (strcmp(v, "fp16") == 0) precision = RNNCC_FP16;
+            else if (strcmp(v, "bf16") == 0) precision = RNNCC_BF16;
+            else {
+                fprintf(stderr, "train_adding: --precision must be fp32, fp16 or bf16, not '%s'\n", v);
+                return usage(stderr);
+            }
+        } else if (strcmp(argv[a], "--cell") == 0 || strcmp(argv[a], "--iters") == 0 ||
+                   strcmp(argv[a], "--precision") == 0) {
             fprintf(stderr, "train_adding: %s needs a value\n", argv[a]);
             return usage(stderr);
         } else if (argv[a][0] == '-' && argv[a][1] != 0) {
@@ -263,6 +305,7 @@ int main(int argc, char **argv) {
     rnncc_model *model = NULL;
     rnncc_param_info *info = NULL;
     float *weights = NULL, *dweights = NULL;           /* host copies of the packed buffer */
+    uint16_t *weights16 = NULL;                         /* in fp16 and bf16: the weights rounded, host side */
     double *m_w = NULL, *v_w = NULL, *losses = NULL;    /* Adam's moments of the weights */
     float *d_x = NULL, *d_y = NULL, *d_hT = NULL, *d_dhT = NULL, *d_dweights = NULL;
     void *d_workspace = NULL, *d_reserve = NULL;
@@ -280,10 +323,10 @@ int main(int argc, char **argv) {
     }
     printf("compiled %s (rnncc %s)\n", path, rnncc_version());
 
-    /* 2. The model: I = 2, H = 32, one layer, one direction, strict fp32. */
+    /* 2. The model: I = 2, H = 32, one layer, one direction, in the precision asked for (strict fp32 unless told). */
     const char *dims[] = {"I=2", "H=32"};
     rnncc_model_desc desc = {.cell = NULL, .dims = dims, .ndims = 2, .layers = 1, .bidirectional = 0,
-                             .precision = RNNCC_FP32, .device = -1};
+                             .precision = precision, .device = -1};
     s = rnncc_model_create(program, &desc, &model);
     if (s == RNNCC_ERR_NO_GPU) {
         printf("train_adding: SKIPPED: %s; the cell compiled, but training needs a GPU\n",
@@ -330,6 +373,22 @@ int main(int argc, char **argv) {
     for (int j = 0; j < H; j++) head[j] = rng_uniform(&init_rng, 1 / sqrtf((float)H));
     head[H] = 0;
     CHECK_CUDA(cudaMemcpy(d_weights, weights, (size_t)nweights * sizeof(float), cudaMemcpyHostToDevice));
+    /* In fp16 and bf16 the model multiplies by 16-bit weights: its own copy, which it rounds from these once here
+     * and which Adam writes from then on (below), as a cuDNN caller's optimizer writes the 16-bit weights. */
+    uint16_t *d_weights16 = NULL;
+    uint16_t (*round16)(float) = precision == RNNCC_BF16 ? round_bf16 : round_fp16;
+    if (precision != RNNCC_FP32) {
+        int64_t n16 = 0;
+        CHECK_RNNCC(rnncc_model_weights16(model, &d_weights16, &n16));
+        CHECK_ALLOC(weights16 = calloc((size_t)nweights + 1, sizeof *weights16));
+        CHECK_CUDA(cudaMemcpy(weights16, d_weights16, (size_t)n16 * sizeof *weights16, cudaMemcpyDeviceToHost));
+        for (int64_t k = 0; k < nweights; k++) /* the model's rounding is this file's */
+            if (weights16[k] != round16(weights[k])) {
+                fprintf(stderr, "train_adding: FAILED: the model's 16-bit weight %lld is %#x, not %#x (%a rounded)\n",
+                        (long long)k, weights16[k], round16(weights[k]), (double)weights[k]);
+                goto done;
+            }
+    }
     int has_bf = 0;
     for (int p = 0; p < nparams; p++) has_bf |= strcmp(info[p].name, "b_f") == 0;
     printf("model: %d parameter tensors, %lld floats packed%s; readout %d + 1\n", nparams, (long long)nweights,
@@ -395,10 +454,15 @@ int main(int argc, char **argv) {
             fprintf(stderr, "train_adding: FAILED: iteration %d: the loss (%g) or a gradient is not finite\n", it, loss);
             goto done;
         }
-        /* Adam on the host, then the whole packed buffer back in one copy. */
+        /* Adam on the host, then the whole packed buffer back in one copy (and in fp16 and bf16 its 16-bit
+         * copy: the model reads the biases from the fp32 buffer and multiplies by the 16-bit matrices). */
         adam_step(weights, dweights, m_w, v_w, nweights, it);
         adam_step(head, dhead, m_head, v_head, H + 1, it);
         CHECK_CUDA(cudaMemcpy(d_weights, weights, (size_t)nweights * sizeof(float), cudaMemcpyHostToDevice));
+        if (d_weights16) {
+            for (int64_t k = 0; k < nweights; k++) weights16[k] = round16(weights[k]);
+            CHECK_CUDA(cudaMemcpy(d_weights16, weights16, (size_t)nweights * sizeof *weights16, cudaMemcpyHostToDevice));
+        }
 
         if (it == 1) printf("iter %5d  loss %.5f\n", it, loss);
         if (it % PRINT_EVERY == 0) {
@@ -433,6 +497,7 @@ done:
     if (d_reserve) cudaFree(d_reserve);
     free(info);
     free(weights);
+    free(weights16);
     free(dweights);
     free(m_w);
     free(v_w);

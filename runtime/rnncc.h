@@ -175,6 +175,14 @@ rnncc_status rnncc_model_keep_half_weights(rnncc_model *model, int keep);
  * weights were written through rnncc_model_weights (rnncc_model_set_param tells it itself): the next
  * forward derives them again. Passes already issued keep the copy they read. */
 rnncc_status rnncc_model_weights_changed(rnncc_model *model);
+/* For a caller that keeps 16-bit weights of its own, as cuDNN's fp16 callers do (an optimizer that writes them
+ * beside its fp32 master copy): sets *weights16 to the model's 16-bit weights (fp16 or bf16 bits, as its precision;
+ * *count of them, at the offsets of rnncc_model_weights) and keeps them (rnncc_model_keep_derived_weights(model, 1)),
+ * rounding the fp32 weights into them first where they changed since (synchronously). Every pass then multiplies
+ * by what the caller writes there between passes (not between a training forward and its backward), the vectors
+ * still read in fp32, until rnncc_model_set_param or rnncc_model_weights_changed has the next forward round them
+ * again. fp16 and bf16 models that run as written (not folded); not while a CUDA graph is being captured. */
+rnncc_status rnncc_model_weights16(rnncc_model *model, uint16_t **weights16, int64_t *count);
 
 /* Which backend a pass over N sequences runs on, and why in words into why (may be NULL; 640 bytes
  * hold it), e.g. "persistent: step weights 16.8 MB fit on chip: ...; tile ...: the fastest of 7

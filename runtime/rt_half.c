@@ -48,6 +48,10 @@ static rnncc_status convert(rnncc_model *m, cudaStream_t stream, const float *sr
     return rt_launch_columns(m, stream, m->to_half[m->precision == RNNCC_BF16], args, vec4 ? rows / 4 : rows, cols);
 }
 
+rnncc_status rt_half_round_weights(rnncc_model *m, cudaStream_t stream, void *dst) {
+    return convert(m, stream, m->weights, m->weight_count, m->weight_count, 1, dst);
+}
+
 int rt_copy_blocks(RnnStateCopies *a) {
     const int64_t most = CG_MAX_GRID_BLOCKS / RNN_STATE_COPIES; /* a copy's blocks: so all of them fit one grid */
     int blocks = 0;
@@ -101,8 +105,7 @@ rnncc_status rt_half_begin(rnncc_model *m, const RtRegions *r, char *ws, char *r
     char *holder = r->reserve ? reserve : ws;
     m->half_weights = kept ? m->half_kept : rt_half_copy_in(r, holder);
     if (weights == RT_HALF_KEPT || (kept && m->derived_fresh)) return RNNCC_OK; /* the copy it reads holds them */
-    if (weights == RT_HALF_CONVERT_HERE || !m->fold)
-        return convert(m, m->streams[0], m->weights, m->weight_count, m->weight_count, 1, m->half_weights);
+    if (weights == RT_HALF_CONVERT_HERE || !m->fold) return rt_half_round_weights(m, m->streams[0], m->half_weights);
     for (int u = 0; u < m->nunits; u++) { /* the forward's: each unit's but V, which rt_fold_derive writes next */
         const float *w = m->weights + m->units[u].weight_offset;
         unsigned short *d = (unsigned short *)m->half_weights + m->units[u].weight_offset;

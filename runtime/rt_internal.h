@@ -623,6 +623,9 @@ typedef enum RtHalfWeights {
  * conversion of the weights on stream 0 (before the pass forks its lanes), unless the kept copy is
  * fresh. */
 rnncc_status rt_half_begin(rnncc_model *m, const RtRegions *r, char *ws, char *reserve, RtHalfWeights weights);
+/* Issues on stream the rounding of every fp32 weight of the model into dst (weight_count 16-bit values, at their
+ * offsets): rt_half_begin's, and rnncc_model_weights16's into the kept copy. */
+rnncc_status rt_half_round_weights(rnncc_model *m, cudaStream_t stream, void *dst);
 /* The pass's own 16-bit copy of the weights in holder (the reserve in training, else the workspace), 16-byte aligned:
  * where rt_half_begin writes it unless the model keeps one. */
 void *rt_half_copy_in(const RtRegions *r, char *holder);

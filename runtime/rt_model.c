@@ -37,7 +37,7 @@ rnncc_status rt_cublas_fail(rnncc_model *m, cublasStatus_t e, const char *call, 
  * pass still running on the caller's stream (a replayed graph runs there alone) reads the old values.
  * Not while a blocking stream is being captured (the legacy stream is unusable then, and touching it
  * would spoil that capture): the write then waits for the model's streams alone. */
-static rnncc_status upload_on_device(rnncc_model *m, const char *what, void *dst, const void *src, size_t bytes) {
+static rnncc_status stream0_after_legacy(rnncc_model *m, const char *what) {
     enum cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
     RT_CUDA(m, cudaStreamIsCapturing(m->streams[0], &st));
     if (st != cudaStreamCaptureStatusNone)
@@ -51,21 +51,41 @@ static rnncc_status upload_on_device(rnncc_model *m, const char *what, void *dst
         RT_CUDA(m, cudaEventRecord(m->events[5], cudaStreamLegacy));
         RT_CUDA(m, cudaStreamWaitEvent(m->streams[0], m->events[5], 0));
     }
-    if (src) RT_CUDA(m, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, m->streams[0]));
-    else RT_CUDA(m, cudaMemsetAsync(dst, 0, bytes, m->streams[0]));
+    return RNNCC_OK;
+}
+
+/* What write_on_device writes into dst. */
+typedef enum DeviceWrite {
+    WRITE_COPY,    /* bytes from host memory at src */
+    WRITE_ZEROS,   /* bytes of zeros */
+    WRITE_ROUNDED, /* every fp32 weight rounded to 16 bits (rnncc_model_weights16; dst the kept copy) */
+} DeviceWrite;
+
+/* Writes dst on stream 0 after the legacy stream and waits for it, the model's device current for the call
+ * (the legacy stream is the current device's). */
+static rnncc_status write_on_device(rnncc_model *m, const char *what, DeviceWrite how, void *dst, const void *src,
+                                    size_t bytes) {
+    RT_TRY(stream0_after_legacy(m, what));
+    if (how == WRITE_COPY) RT_CUDA(m, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, m->streams[0]));
+    else if (how == WRITE_ZEROS) RT_CUDA(m, cudaMemsetAsync(dst, 0, bytes, m->streams[0]));
+    else RT_TRY(rt_half_round_weights(m, m->streams[0], dst));
     RT_CUDA(m, cudaStreamSynchronize(m->streams[0]));
     return RNNCC_OK;
 }
 
-rnncc_status rt_upload(rnncc_model *m, const char *what, void *dst, const void *src, size_t bytes) {
-    if (bytes == 0) return RNNCC_OK;
-    int prev = -1; /* the legacy stream is the current device's: the model's, for the call */
+static rnncc_status on_device(rnncc_model *m, const char *what, DeviceWrite how, void *dst, const void *src,
+                              size_t bytes) {
+    int prev = -1;
     cudaGetDevice(&prev);
     cudaError_t e = prev == m->device ? cudaSuccess : cudaSetDevice(m->device);
     rnncc_status s = e != cudaSuccess ? rt_cuda_fail(m, e, "cudaSetDevice", __FILE__, __LINE__)
-                                      : upload_on_device(m, what, dst, src, bytes);
+                                      : write_on_device(m, what, how, dst, src, bytes);
     if (prev >= 0 && prev != m->device) cudaSetDevice(prev);
     return s;
+}
+
+rnncc_status rt_upload(rnncc_model *m, const char *what, void *dst, const void *src, size_t bytes) {
+    return bytes == 0 ? RNNCC_OK : on_device(m, what, src ? WRITE_COPY : WRITE_ZEROS, dst, src, bytes);
 }
 
 const char *rnncc_model_error(const rnncc_model *m) { return m ? m->error : "model is NULL"; }
@@ -546,6 +566,29 @@ rnncc_status rnncc_model_weights_changed(rnncc_model *m) {
     CHECK_MODEL(m);
     m->derived_fresh = 0;
     rt_calls_weights_changed(&m->calls, "rnncc_model_weights_changed");
+    return RNNCC_OK;
+}
+
+rnncc_status rnncc_model_weights16(rnncc_model *m, uint16_t **weights16, int64_t *count) {
+    if (weights16) *weights16 = NULL;
+    if (count) *count = 0;
+    CHECK_MODEL(m);
+    if (!weights16) return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "rnncc_model_weights16: weights16 is NULL");
+    if (!rt_half(m))
+        return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT,
+                       "rnncc_model_weights16: the model's precision is %s: it has no 16-bit weights (fp16 and bf16 have)",
+                       rnncc_precision_name(m->precision));
+    if (m->fold)
+        return rt_fail(m, RNNCC_ERR_UNSUPPORTED,
+                       "rnncc_model_weights16: the model runs its cell folded, deriving V = U P from its weights: "
+                       "16-bit weights of the caller's need it to run as written (rnncc_model_desc.fold = RNNCC_FOLD_OFF)");
+    RT_TRY(rnncc_model_keep_derived_weights(m, 1));
+    if (!m->derived_fresh) {
+        RT_TRY(on_device(m, "rnncc_model_weights16", WRITE_ROUNDED, m->half_kept, NULL, 0));
+        m->derived_fresh = 1; /* the forwards read the copy as it is */
+    }
+    *weights16 = m->half_kept;
+    if (count) *count = m->weight_count;
     return RNNCC_OK;
 }
 

@@ -175,6 +175,10 @@ START_TEST(model_arguments_are_checked) {
     ck_assert_int_eq(rnncc_model_keep_half_weights(NULL, 1), RNNCC_ERR_INVALID_ARGUMENT);
     ck_assert_int_eq(rnncc_model_keep_derived_weights(NULL, 1), RNNCC_ERR_INVALID_ARGUMENT);
     ck_assert_int_eq(rnncc_model_weights_changed(NULL), RNNCC_ERR_INVALID_ARGUMENT);
+    uint16_t *w16 = (uint16_t *)&w16;
+    int64_t n16 = 7;
+    ck_assert_int_eq(rnncc_model_weights16(NULL, &w16, &n16), RNNCC_ERR_INVALID_ARGUMENT);
+    ck_assert(w16 == NULL && n16 == 0);
     d = ok; d.layers = 0;
     expect_create_fails(p, &d, RNNCC_ERR_INVALID_ARGUMENT, "desc->layers");
     d = ok; d.bidirectional = 3;
@@ -2686,6 +2690,56 @@ START_TEST(model_writes_refused_while_captured) {
 }
 END_TEST
 
+/* W_i (the first parameter, which only a GEMM reads: the vectors are read in fp32) of a 16-bit model on the host,
+ * and the references of the 16-bit weight tests with the model rounding every forward: y as the weights are (want)
+ * and with W_i halved (halved), dx too where dx_want and dx_halved are not NULL; the weights as they were after. */
+typedef struct HalvedW {
+    rnncc_param_info info;
+    float *host;  /* every weight (the caller frees it) */
+    float *first; /* W_i in it, as it was */
+    int64_t nfirst;
+} HalvedW;
+
+/* Four inference forwards of m give y == want bit for bit (the last ones replaying the graph captured of them), then
+ * four training forwards and backward data calls dx == dx_want; what names the case in a failure. */
+static void expect_passes(rnncc_model *m, const TrainBufs *b, int64_t T, int64_t N, const float *want,
+                          const float *dx_want, const char *what) {
+    const size_t ybytes = (size_t)(T * N * 16) * sizeof(float), xbytes = (size_t)(T * N * 8) * sizeof(float);
+    float *got = malloc(ybytes), *dx_got = malloc(xbytes);
+    for (int run = 0; run < 4; run++) {
+        forward_y(m, b, T, N, got);
+        ck_assert_msg(memcmp(got, want, ybytes) == 0, "%s, run %d: y differs", what, run);
+    }
+    ck_assert_ptr_nonnull(m->graph[0].exec);
+    for (int run = 0; run < 4; run++) {
+        backward_dx(m, b, T, N, dx_got);
+        ck_assert_msg(memcmp(dx_got, dx_want, xbytes) == 0, "%s, run %d: dx differs", what, run);
+    }
+    free(got), free(dx_got);
+}
+
+static HalvedW halved_references(rnncc_model *m, const TrainBufs *b, int64_t T, int64_t N, float *want, float *dx_want,
+                                 float *halved, float *dx_halved) {
+    int64_t count = 0;
+    float *w = rnncc_model_weights(m, &count);
+    HalvedW h = {.host = malloc((size_t)count * sizeof(float))};
+    ck_assert_int_eq(cudaMemcpy(h.host, w, (size_t)count * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+    ck_assert_int_eq(rnncc_model_param_info(m, 0, &h.info), RNNCC_OK);
+    ck_assert_int_gt(h.info.cols, 1);
+    h.first = h.host + h.info.offset;
+    h.nfirst = h.info.rows * h.info.cols;
+    forward_y(m, b, T, N, want);
+    if (dx_want) backward_dx(m, b, T, N, dx_want);
+    for (int64_t i = 0; i < h.nfirst; i++) h.first[i] *= 0.5f;
+    ck_assert_int_eq(rnncc_model_set_param(m, h.info.name, h.info.layer, h.info.direction, h.first, h.nfirst), RNNCC_OK);
+    forward_y(m, b, T, N, halved);
+    if (dx_halved) backward_dx(m, b, T, N, dx_halved);
+    ck_assert_msg(memcmp(halved, want, (size_t)(T * N * 16) * sizeof(float)) != 0, "W_i halved changes nothing");
+    for (int64_t i = 0; i < h.nfirst; i++) h.first[i] *= 2;
+    ck_assert_int_eq(rnncc_model_set_param(m, h.info.name, h.info.layer, h.info.direction, h.first, h.nfirst), RNNCC_OK);
+    return h;
+}
+
 /* rnncc_model_keep_derived_weights in fp16 (and its earlier name, rnncc_model_keep_half_weights, which this
  * test turns it on with): the model rounds its weights to 16 bits once, and again only after
  * they change (rnncc_model_weights_changed, rnncc_model_set_param): bit for bit what a model that
@@ -2702,38 +2756,19 @@ START_TEST(half_weights_kept_by_the_model) {
     float *dx_want = malloc(xbytes), *dx_got = malloc(xbytes);
     for (int bi = 0; bi < 2; bi++) {
         rnncc_model *m = small_lstm_in(RNNCC_FP16, backends[bi]);
-        int64_t count = fill_weights(m);
+        fill_weights(m);
         ck_assert_int_eq(rnncc_model_keep_derived_weights(m, 2), RNNCC_ERR_INVALID_ARGUMENT);
         ck_assert_str_eq(rnncc_model_error(m), "keep must be 0 or 1, not 2");
         TrainBufs b = train_bufs(m, T, N);
-        float *w = rnncc_model_weights(m, NULL), *host = malloc((size_t)count * sizeof(float));
-        ck_assert_int_eq(cudaMemcpy(host, w, (size_t)count * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
-        /* the references, rounded every forward: as filled, and with W_i (the first parameter, which only
-         * a GEMM reads: the vectors are read in fp32) halved */
-        rnncc_param_info info;
-        ck_assert_int_eq(rnncc_model_param_info(m, 0, &info), RNNCC_OK);
-        ck_assert_int_gt(info.cols, 1);
-        float *first = host + info.offset;
-        const int64_t nfirst = info.rows * info.cols;
-        forward_y(m, &b, T, N, want);
-        backward_dx(m, &b, T, N, dx_want);
-        for (int64_t i = 0; i < nfirst; i++) first[i] *= 0.5f;
-        ck_assert_int_eq(rnncc_model_set_param(m, info.name, info.layer, info.direction, first, nfirst), RNNCC_OK);
-        forward_y(m, &b, T, N, halved);
-        ck_assert_msg(memcmp(halved, want, ybytes) != 0, "backend %d: W_i halved changes nothing", bi);
-        for (int64_t i = 0; i < nfirst; i++) first[i] *= 2;
-        ck_assert_int_eq(rnncc_model_set_param(m, info.name, info.layer, info.direction, first, nfirst), RNNCC_OK);
+        float *w = rnncc_model_weights(m, NULL);
+        /* the references, rounded every forward: as filled, and with W_i halved */
+        HalvedW hw = halved_references(m, &b, T, N, want, dx_want, halved, NULL);
+        const rnncc_param_info info = hw.info;
+        float *first = hw.first;
+        const int64_t nfirst = hw.nfirst;
         /* kept: inference forwards direct, direct (no conversion), captured, replayed; then training */
         ck_assert_int_eq(rnncc_model_keep_half_weights(m, 1), RNNCC_OK);
-        for (int run = 0; run < 4; run++) {
-            forward_y(m, &b, T, N, got);
-            ck_assert_msg(memcmp(got, want, ybytes) == 0, "backend %d, run %d: y differs", bi, run);
-        }
-        ck_assert_ptr_nonnull(m->graph[0].exec);
-        for (int run = 0; run < 4; run++) {
-            backward_dx(m, &b, T, N, dx_got);
-            ck_assert_msg(memcmp(dx_got, dx_want, xbytes) == 0, "backend %d, run %d: dx differs", bi, run);
-        }
+        expect_passes(m, &b, T, N, want, dx_want, bi ? "cuBLAS" : "persistent");
         for (int run = 0; run < 4; run++) forward_y(m, &b, T, N, got); /* inference captured again, no conversion */
         ck_assert_ptr_nonnull(m->graph[0].exec);
         /* W_i halved through the pointer: not seen until announced, then seen by every pass after */
@@ -2765,7 +2800,7 @@ START_TEST(half_weights_kept_by_the_model) {
         ck_assert_ptr_nonnull(strstr(rnncc_model_error(m), "rnncc_model_keep_derived_weights changed since the training forward"));
         backward_dx(m, &b, T, N, dx_got); /* a forward again: the model goes on */
         ck_assert_msg(memcmp(dx_got, dx_want, xbytes) == 0, "backend %d: dx differs after keep 0", bi);
-        free(host);
+        free(hw.host);
         train_bufs_free(&b);
         rnncc_model_destroy(m);
     }
@@ -2775,6 +2810,82 @@ START_TEST(half_weights_kept_by_the_model) {
     ck_assert_int_eq(rnncc_model_weights_changed(m), RNNCC_OK);
     rnncc_model_destroy(m);
     free(want), free(halved), free(got), free(dx_want), free(dx_got);
+}
+END_TEST
+
+/* rnncc_model_weights16, for a caller that keeps 16-bit weights of its own, in fp16 and bf16 on both backends:
+ * the copy it is handed holds the fp32 weights rounded (the CPU's bits); every pass after reads what the caller
+ * writes there (W_i's values of the weights halved, rounded by the CPU, give bit for bit what a model whose fp32
+ * W_i was halved gives, inference through graph capture and replay, and training), and asking again hands the same
+ * copy unrounded; rnncc_model_set_param has the next forward round the fp32 weights into it again. A NULL
+ * weights16, an fp32 model and a folded one are refused, saying why (a NULL model: model_arguments_are_checked). */
+START_TEST(weights16_written_by_the_caller) {
+    const rnncc_backend backends[] = {RNNCC_BACKEND_PERSISTENT, RNNCC_BACKEND_CUBLAS};
+    const int64_t T = 5, N = 3, ny = T * N * 16, nx = T * N * 8;
+    const size_t ybytes = (size_t)ny * sizeof(float), xbytes = (size_t)nx * sizeof(float);
+    float *want = malloc(ybytes), *halved = malloc(ybytes), *got = malloc(ybytes);
+    float *dx_want = malloc(xbytes), *dx_halved = malloc(xbytes);
+    for (int c = 0; c < 4; c++) {
+        const int bf16 = c / 2;
+        unsigned short (*round16)(float) = bf16 ? rnn_round_bf16 : rnn_round_f16;
+        rnncc_model *m = small_lstm_in(bf16 ? RNNCC_BF16 : RNNCC_FP16, backends[c % 2]);
+        const int64_t count = fill_weights(m);
+        TrainBufs b = train_bufs(m, T, N);
+        /* the references, rounded every forward: as filled, and with W_i halved */
+        HalvedW hw = halved_references(m, &b, T, N, want, dx_want, halved, dx_halved);
+        const rnncc_param_info info = hw.info;
+        const float *host = hw.host, *first = hw.first;
+        const int64_t nfirst = hw.nfirst;
+        unsigned short *half16 = malloc((size_t)nfirst * sizeof(unsigned short)), *got16 = malloc((size_t)count * 2);
+        for (int64_t i = 0; i < nfirst; i++) half16[i] = round16(first[i] * 0.5f); /* exact: the halved values set */
+        /* handed over: the weights rounded, read as they are */
+        uint16_t *w16 = NULL;
+        int64_t n16 = 0;
+        ck_assert_msg(rnncc_model_weights16(m, &w16, &n16) == RNNCC_OK, "%s", rnncc_model_error(m));
+        ck_assert_ptr_nonnull(w16);
+        ck_assert_int_eq(n16, count);
+        ck_assert_int_eq(cudaMemcpy(got16, w16, (size_t)count * 2, cudaMemcpyDeviceToHost), cudaSuccess);
+        for (int64_t i = 0; i < count; i++)
+            ck_assert_msg(got16[i] == round16(host[i]), "case %d, weight %lld: %#x, not %#x", c, (long long)i, got16[i],
+                          round16(host[i]));
+        forward_y(m, &b, T, N, got);
+        ck_assert_msg(memcmp(got, want, ybytes) == 0, "case %d: y differs from the rounded weights'", c);
+        /* the caller writes W_i halved in 16 bits: every pass after multiplies by it */
+        ck_assert_int_eq(cudaMemcpy(w16 + info.offset, half16, (size_t)nfirst * 2, cudaMemcpyHostToDevice), cudaSuccess);
+        char what[64];
+        snprintf(what, sizeof what, "case %d, the caller's 16-bit weights", c);
+        expect_passes(m, &b, T, N, halved, dx_halved, what);
+        uint16_t *again = NULL;
+        ck_assert_int_eq(rnncc_model_weights16(m, &again, NULL), RNNCC_OK);
+        ck_assert_ptr_eq(again, w16);
+        forward_y(m, &b, T, N, got);
+        ck_assert_msg(memcmp(got, halved, ybytes) == 0, "case %d: asking again rounded the weights", c);
+        /* set_param: the next forward rounds the fp32 weights again */
+        ck_assert_int_eq(rnncc_model_set_param(m, info.name, info.layer, info.direction, first, nfirst), RNNCC_OK);
+        forward_y(m, &b, T, N, got);
+        ck_assert_msg(memcmp(got, want, ybytes) == 0, "case %d: set_param did not round the weights again", c);
+        free(half16), free(got16), free(hw.host);
+        train_bufs_free(&b);
+        rnncc_model_destroy(m);
+    }
+    uint16_t *w16 = (uint16_t *)want;
+    int64_t n16 = 7;
+    rnncc_model *m = small_lstm_in(RNNCC_FP16, RNNCC_BACKEND_AUTO);
+    ck_assert_int_eq(rnncc_model_weights16(m, NULL, &n16), RNNCC_ERR_INVALID_ARGUMENT);
+    ck_assert_str_eq(rnncc_model_error(m), "rnncc_model_weights16: weights16 is NULL");
+    rnncc_model_destroy(m);
+    m = small_lstm();
+    ck_assert_int_eq(rnncc_model_weights16(m, &w16, &n16), RNNCC_ERR_INVALID_ARGUMENT);
+    ck_assert_str_eq(rnncc_model_error(m),
+                     "rnncc_model_weights16: the model's precision is fp32: it has no 16-bit weights (fp16 and bf16 have)");
+    ck_assert(w16 == NULL && n16 == 0);
+    rnncc_model_destroy(m);
+    m = lstmp_on(1, RNNCC_FP16, RNNCC_BACKEND_PERSISTENT, 5);
+    ck_assert_int_eq(rnncc_model_weights16(m, &w16, &n16), RNNCC_ERR_UNSUPPORTED);
+    ck_assert_ptr_nonnull(strstr(rnncc_model_error(m), "runs its cell folded"));
+    ck_assert_ptr_nonnull(strstr(rnncc_model_error(m), "rnncc_model_desc.fold = RNNCC_FOLD_OFF"));
+    rnncc_model_destroy(m);
+    free(want), free(halved), free(got), free(dx_want), free(dx_halved);
 }
 END_TEST
 
@@ -3131,6 +3242,7 @@ int main(void) {
         tcase_add_test(half, tiles_train_in_half_precisions);
         tcase_add_test(half, tile_search_in_half_precisions);
         tcase_add_test(half, half_weights_kept_by_the_model);
+        tcase_add_test(half, weights16_written_by_the_caller);
         tcase_add_test(half, zero_states_in_half_precisions);
         tcase_add_test(half, twin_rounding_on_the_gpu_is_the_cpus);
         tcase_add_test(half, persistent_backward_stores_twins_alone);
