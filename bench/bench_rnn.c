@@ -706,8 +706,8 @@ static const char *best_text(const Res *res, int b, int digits, char *buf, size_
 
 static const char *mode_name(const Row *r) { return r->training ? "train" : "infer"; }
 
-/* rnncc given 16-bit weights (Row.given16) as "0.341 (0.99)", its ratio to the best cuDNN run; "-" where not run
- * (inference, fp32 and tf32), else why not ("fail", ...). */
+/* rnncc given 16-bit weights (Row.given16) as "0.341 (0.99)", its ratio to the best cuDNN run; "-" where not
+ * measured (inference, fp32 and tf32), "n/a" where rnncc's own training row did not pass, else why not ("FAIL"). */
 static const char *given16_text(const Row *r, int digits, char *buf, size_t size) {
     int b = best_algo(r);
     if (r->given16.st == ST_NONE) snprintf(buf, size, "-");
@@ -854,7 +854,7 @@ static void summary_head(Bench *b, FILE *f) {
     fprintf(f, "\n== bench_rnn: ms per sequence, inference / training; ratio = rnncc / best cuDNN (< 1: rnncc faster); "
                "+conv = cuDNN ran under TENSOR_OP_MATH_ALLOW_CONVERSION (fp16 from fp32 data); "
                "ratio no-conv = rnncc / best cuDNN without it; train w16 = rnncc's training given 16-bit weights, as "
-               "cuDNN is (rnncc_model_weights16: nothing rounded a pass), and its ratio\n");
+               "cuDNN is (rnncc_model_weights16: no weights rounded a pass), and its ratio\n");
     for (int i = 0; i < b->njit; i++) fprintf(f, "%s\n", b->jit_lines[i]);
     fprintf(f, "%-12s %-4s %-4s %-30s %-15s %-11s %-13s %-17s %s\n", "config", "cell", "prec", "best cuDNN inf / train",
             "rnncc inf / train", "ratio", "ratio no-conv", "err inf / train", "train w16 (ratio)");
@@ -1236,7 +1236,9 @@ static void run_case(Bench *b, const Config *cfg, const CellDef *cell, Prec p, u
         }
         /* the same given 16-bit weights, as cuDNN's fp16 and bf16 rows are: rnncc_model_weights16, for a training
          * loop whose optimizer writes them (nothing rounded a pass); checked again, then timed */
-        if (rt->rnncc.st == ST_OK && (p == PREC_FP16 || p == PREC_BF16)) {
+        if (rt->rnncc.st != ST_OK && (p == PREC_FP16 || p == PREC_BF16)) {
+            rt->given16.st = ST_NA; /* not run: the rnncc column says why */
+        } else if (p == PREC_FP16 || p == PREC_BF16) {
             uint16_t *w16 = NULL;
             double e = CK_RNNCC(m, rnncc_model_weights16(m, &w16, NULL))
                            ? rnncc_train_checked(&rr, &df, &h, &got, &ref, b->stream, &what) : -1;

@@ -10,7 +10,7 @@
  * --precision fp16 or bf16 trains with the GEMMs' inputs in 16 bits, as cuDNN's fp16 training does, and keeps
  * the 16-bit weights as cuDNN's callers do: Adam writes each updated weight in fp32 (the master copy, of which
  * the model reads the biases) and rounded to 16 bits into the model's 16-bit copy (rnncc_model_weights16), so
- * the model rounds nothing a pass.
+ * the model rounds no weights a pass.
  *
  * The problem: each sequence has T steps of two inputs, a value uniform in [0, 1) and a
  * marker that is 1 at exactly two steps (one in each half) and 0 elsewhere; the target is

@@ -177,11 +177,14 @@ rnncc_status rnncc_model_keep_half_weights(rnncc_model *model, int keep);
 rnncc_status rnncc_model_weights_changed(rnncc_model *model);
 /* For a caller that keeps 16-bit weights of its own, as cuDNN's fp16 callers do (an optimizer that writes them
  * beside its fp32 master copy): sets *weights16 to the model's 16-bit weights (fp16 or bf16 bits, as its precision;
- * *count of them, at the offsets of rnncc_model_weights) and keeps them (rnncc_model_keep_derived_weights(model, 1)),
- * rounding the fp32 weights into them first where they changed since (synchronously). Every pass then multiplies
- * by what the caller writes there between passes (not between a training forward and its backward), the vectors
- * still read in fp32, until rnncc_model_set_param or rnncc_model_weights_changed has the next forward round them
- * again. fp16 and bf16 models that run as written (not folded); not while a CUDA graph is being captured. */
+ * *count of them, count may be NULL, at the offsets of rnncc_model_weights) and keeps them
+ * (rnncc_model_keep_derived_weights(model, 1)), rounding the fp32 weights into them first where they changed since
+ * (synchronously). Passes then round no weights: their GEMMs multiply by what the caller writes there between passes
+ * (not between a training forward and its backward), until rnncc_model_set_param or rnncc_model_weights_changed
+ * has the next forward round the fp32 weights into it again. The fp32 weights stay read too (the vectors; a
+ * readout's matrix in a persistent inference forward, docs/runtime.md): keep both current. The pointer holds until
+ * keep is turned off or the model destroyed. fp16 and bf16 models that run as written (not folded); not while a
+ * CUDA graph is being captured (call it before capturing passes: a graph captured before keeps what it did). */
 rnncc_status rnncc_model_weights16(rnncc_model *model, uint16_t **weights16, int64_t *count);
 
 /* Which backend a pass over N sequences runs on, and why in words into why (may be NULL; 640 bytes

@@ -54,6 +54,21 @@ static rnncc_status stream0_after_legacy(rnncc_model *m, const char *what) {
     return RNNCC_OK;
 }
 
+/* Refuses a call that allocates and writes (rnncc_model_weights16) while any graph capture is under way that it
+ * could spoil: one holding the model's stream, or a blocking stream's (the legacy stream then unusable). */
+static rnncc_status refuse_in_capture(rnncc_model *m, const char *what) {
+    enum cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone, legacy = cudaStreamCaptureStatusNone;
+    RT_CUDA(m, cudaStreamIsCapturing(m->streams[0], &st));
+    cudaError_t e = cudaStreamIsCapturing(cudaStreamLegacy, &legacy);
+    if (e == cudaErrorStreamCaptureImplicit) cudaGetLastError();
+    else RT_CUDA(m, e);
+    if (st != cudaStreamCaptureStatusNone || e == cudaErrorStreamCaptureImplicit || legacy != cudaStreamCaptureStatusNone)
+        return rt_fail(m, RNNCC_ERR_UNSUPPORTED,
+                       "%s: not while a graph capture is under way (it allocates and writes the model's 16-bit "
+                       "weights): end the capture first, or run this call before it", what);
+    return RNNCC_OK;
+}
+
 /* What write_on_device writes into dst. */
 typedef enum DeviceWrite {
     WRITE_COPY,    /* bytes from host memory at src */
@@ -68,7 +83,10 @@ static rnncc_status write_on_device(rnncc_model *m, const char *what, DeviceWrit
     RT_TRY(stream0_after_legacy(m, what));
     if (how == WRITE_COPY) RT_CUDA(m, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, m->streams[0]));
     else if (how == WRITE_ZEROS) RT_CUDA(m, cudaMemsetAsync(dst, 0, bytes, m->streams[0]));
-    else RT_TRY(rt_half_round_weights(m, m->streams[0], dst));
+    else { /* after the passes on the caller's streams that read the copy (rnncc_forward records them) */
+        RT_CUDA(m, cudaStreamWaitEvent(m->streams[0], m->events[4], 0));
+        RT_TRY(rt_half_round_weights(m, m->streams[0], dst));
+    }
     RT_CUDA(m, cudaStreamSynchronize(m->streams[0]));
     return RNNCC_OK;
 }
@@ -582,6 +600,7 @@ rnncc_status rnncc_model_weights16(rnncc_model *m, uint16_t **weights16, int64_t
         return rt_fail(m, RNNCC_ERR_UNSUPPORTED,
                        "rnncc_model_weights16: the model runs its cell folded, deriving V = U P from its weights: "
                        "16-bit weights of the caller's need it to run as written (rnncc_model_desc.fold = RNNCC_FOLD_OFF)");
+    RT_TRY(refuse_in_capture(m, "rnncc_model_weights16")); /* before keep's allocation and its graphs dropped */
     RT_TRY(rnncc_model_keep_derived_weights(m, 1));
     if (!m->derived_fresh) {
         RT_TRY(on_device(m, "rnncc_model_weights16", WRITE_ROUNDED, m->half_kept, NULL, 0));

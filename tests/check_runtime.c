@@ -2735,6 +2735,8 @@ static HalvedW halved_references(rnncc_model *m, const TrainBufs *b, int64_t T, 
     forward_y(m, b, T, N, halved);
     if (dx_halved) backward_dx(m, b, T, N, dx_halved);
     ck_assert_msg(memcmp(halved, want, (size_t)(T * N * 16) * sizeof(float)) != 0, "W_i halved changes nothing");
+    ck_assert_msg(!dx_halved || memcmp(dx_halved, dx_want, (size_t)(T * N * 8) * sizeof(float)) != 0,
+                  "W_i halved changes no dx");
     for (int64_t i = 0; i < h.nfirst; i++) h.first[i] *= 2;
     ck_assert_int_eq(rnncc_model_set_param(m, h.info.name, h.info.layer, h.info.direction, h.first, h.nfirst), RNNCC_OK);
     return h;
@@ -2818,7 +2820,8 @@ END_TEST
  * writes there (W_i's values of the weights halved, rounded by the CPU, give bit for bit what a model whose fp32
  * W_i was halved gives, inference through graph capture and replay, and training), and asking again hands the same
  * copy unrounded; rnncc_model_set_param has the next forward round the fp32 weights into it again. A NULL
- * weights16, an fp32 model and a folded one are refused, saying why (a NULL model: model_arguments_are_checked). */
+ * weights16, a call while a capture holds the model's stream (nothing kept), an fp32 model and a folded one are
+ * refused, saying why (a NULL model: model_arguments_are_checked). */
 START_TEST(weights16_written_by_the_caller) {
     const rnncc_backend backends[] = {RNNCC_BACKEND_PERSISTENT, RNNCC_BACKEND_CUBLAS};
     const int64_t T = 5, N = 3, ny = T * N * 16, nx = T * N * 8;
@@ -2873,6 +2876,17 @@ START_TEST(weights16_written_by_the_caller) {
     rnncc_model *m = small_lstm_in(RNNCC_FP16, RNNCC_BACKEND_AUTO);
     ck_assert_int_eq(rnncc_model_weights16(m, NULL, &n16), RNNCC_ERR_INVALID_ARGUMENT);
     ck_assert_str_eq(rnncc_model_error(m), "rnncc_model_weights16: weights16 is NULL");
+    /* while a capture holds the model's stream: refused before anything is allocated or kept */
+    ck_assert_int_eq(cudaStreamBeginCapture(m->streams[0], cudaStreamCaptureModeRelaxed), cudaSuccess);
+    ck_assert_int_eq(rnncc_model_weights16(m, &w16, &n16), RNNCC_ERR_UNSUPPORTED);
+    ck_assert_msg(strstr(rnncc_model_error(m), "rnncc_model_weights16: not while a graph capture is under way"), "%s",
+                  rnncc_model_error(m));
+    cudaGraph_t g = NULL;
+    ck_assert_int_eq(cudaStreamEndCapture(m->streams[0], &g), cudaSuccess);
+    cudaGraphDestroy(g);
+    ck_assert(!m->keep_derived && !m->half_kept && w16 == NULL && n16 == 0);
+    ck_assert_int_eq(rnncc_model_weights16(m, &w16, &n16), RNNCC_OK); /* and goes on */
+    ck_assert(w16 != NULL && n16 > 0);
     rnncc_model_destroy(m);
     m = small_lstm();
     ck_assert_int_eq(rnncc_model_weights16(m, &w16, &n16), RNNCC_ERR_INVALID_ARGUMENT);
