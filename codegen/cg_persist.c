@@ -728,10 +728,10 @@ static int emit_prologue(Gen *g, const CgPersist *P, const char *kname) {
         }
         cg_emit(out, "// G%d's weights: each warp's A fragments of its share of K, in registers for every step", q->gemm);
         cg_emit(out, "rnn_wfrag<%d, %d, %s> rnn_wf%d;", q->wregs, cg_persist_mma_tiles(q->rw), P->half ? "uint4" : "float4", q->gemm);
+        const long long rp = (long long)q->passes * 8 * q->rw; /* the copied weights' row pitch: the block's rows */
         if (cg_persist_copies_columns(P, q, g->L->gemm_cols[q->gemm]))
             cg_emit(out, "rnn_wfrag_load_t<%d, %d>(rnn_wf%d, w%d, %lld, %lld);  // from [%lld][%lld], transposed", q->wregs, q->rw,
-                    q->gemm, q->gemm, (long long)q->passes * 8 * q->rw, (long long)q->kc, (long long)q->kc,
-                    (long long)q->passes * 8 * q->rw);
+                    q->gemm, q->gemm, rp, (long long)q->kc, (long long)q->kc, rp);
         else
             cg_emit(out, "rnn_wfrag_load<%d, %d, %d>(rnn_wf%d, w%d, %lld, %lld);", q->wregs, q->rw, (int)P->products, q->gemm,
                     q->gemm, (long long)q->ldw, (long long)q->kc);

@@ -327,7 +327,8 @@ struct rnncc_model {
     cudaStream_t streams[2];    /* the lanes' streams (directions, or a wavefront's layer parities); captured */
     cudaEvent_t events[8];      /* 0-1: the lanes' fork and join; 2-3: the caller's stream joined; 4: the last
                                    replay on the caller's stream while the model keeps its 16-bit weights
-                                   (rnncc_model_keep_derived_weights waits for it before freeing them); 5: the
+                                   (rnncc_model_keep_derived_weights waits for it before freeing them,
+                                   rnncc_model_weights16 before rounding into them); 5: the
                                    legacy stream, which rt_upload's writes wait for; 6: the fold's map on lane 1 has
                                    added into dP, 7: lane 0 has formed the map's Y (rt_fold_wgrad_aside) */
     cudaEvent_t tevents[2];     /* timing GEMM candidates */

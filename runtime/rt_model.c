@@ -83,7 +83,7 @@ static rnncc_status write_on_device(rnncc_model *m, const char *what, DeviceWrit
     RT_TRY(stream0_after_legacy(m, what));
     if (how == WRITE_COPY) RT_CUDA(m, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, m->streams[0]));
     else if (how == WRITE_ZEROS) RT_CUDA(m, cudaMemsetAsync(dst, 0, bytes, m->streams[0]));
-    else { /* after the passes on the caller's streams that read the copy (rnncc_forward records them) */
+    else { /* after the last graph replay on the caller's stream that read the copy (rt_run records it) */
         RT_CUDA(m, cudaStreamWaitEvent(m->streams[0], m->events[4], 0));
         RT_TRY(rt_half_round_weights(m, m->streams[0], dst));
     }
