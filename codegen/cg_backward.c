@@ -344,19 +344,13 @@ static int emit_block(Gen *g, const SchedGroup *grp, int64_t len) {
 
 /* Every block of the group, in the order of its first node or write of each length. */
 static int emit_blocks(Gen *g, const SchedGroup *grp, int64_t J) {
-    int nitems = grp->nnodes + grp->nwrites, blocks = 0;
+    int nitems = grp->nnodes + grp->nwrites;
     for (int start = 0; start < nitems; start++) {
-        IrRef first = cg_item_node(grp, start);
-        int64_t len = cg_node_len(g, first);
-        int seen = 0;
-        for (int k = 0; k < start && !seen; k++) seen = cg_node_len(g, cg_item_node(grp, k)) == len;
-        if (seen) continue;
-        char gbuf[GUARD_SIZE], d[80];
-        const char *gd = cg_guard(g, first, J, gbuf, sizeof gbuf);
-        if (blocks++) cg_emit(g->out, "%s", "");
-        if (*gd) cg_open(g->out, "%s{  // the values %s long", gd, cg_dim_text(g->c, g->c->nodes[first].shape.dims[0], d));
+        int64_t len;
+        int guarded = cg_open_length(g, grp, start, J, &len);
+        if (guarded < 0) continue;
         if (!emit_block(g, grp, len)) return 0;
-        if (*gd) cg_close(g->out, NULL);
+        if (guarded) cg_close(g->out, NULL);
     }
     return 1;
 }

@@ -421,6 +421,19 @@ IrRef cg_item_node(const SchedGroup *grp, int i) {
     return i < grp->nnodes ? grp->nodes[i] : grp->writes[i - grp->nnodes].node;
 }
 
+int cg_open_length(Gen *g, const SchedGroup *grp, int start, int64_t J, int64_t *len) {
+    IrRef first = cg_item_node(grp, start);
+    *len = cg_node_len(g, first);
+    for (int k = 0; k < start; k++)
+        if (cg_node_len(g, cg_item_node(grp, k)) == *len) return -1;
+    char gbuf[GUARD_SIZE], d[80];
+    const char *gd = cg_guard(g, first, J, gbuf, sizeof gbuf);
+    if (start > 0) cg_emit(g->out, "%s", ""); /* item 0 opens the first block */
+    if (!*gd) return 0;
+    cg_open(g->out, "%s{  // the values %s long", gd, cg_dim_text(g->c, g->c->nodes[first].shape.dims[0], d));
+    return 1;
+}
+
 int cg_item_reads(const IrCell *c, const SchedGroup *grp, int i, IrRef args[3]) {
     if (i >= grp->nnodes) {
         args[0] = grp->writes[i - grp->nnodes].node;
@@ -481,15 +494,9 @@ void cg_load_reads(Gen *g, const SchedGroup *grp, int start, int end, int64_t le
 static int emit_active(Gen *g, const SchedGroup *grp, int64_t J) {
     int nitems = grp->nnodes + grp->nwrites;
     for (int start = 0; start < nitems; start++) {
-        IrRef first = cg_item_node(grp, start);
-        int64_t len = cg_node_len(g, first);
-        int seen = 0;
-        for (int k = 0; k < start && !seen; k++) seen = cg_node_len(g, cg_item_node(grp, k)) == len;
-        if (seen) continue;
-        char gbuf[GUARD_SIZE], d[80];
-        const char *gd = cg_guard(g, first, J, gbuf, sizeof gbuf);
-        if (start > 0) cg_emit(g->out, "%s", "");
-        if (*gd) cg_open(g->out, "%s{  // the values %s long", gd, cg_dim_text(g->c, g->c->nodes[first].shape.dims[0], d));
+        int64_t len;
+        int guarded = cg_open_length(g, grp, start, J, &len);
+        if (guarded < 0) continue;
         g->last_line = 0;
         CgIssued issued = {0};
         cg_load_reads(g, grp, start, nitems, len, &issued);
@@ -502,7 +509,7 @@ static int emit_active(Gen *g, const SchedGroup *grp, int64_t J) {
             if (!any++) cg_emit(g->out, "// this step's results");
             if (!emit_write(g, &grp->writes[w])) return 0;
         }
-        if (*gd) cg_close(g->out, NULL);
+        if (guarded) cg_close(g->out, NULL);
     }
     return 1;
 }

@@ -97,6 +97,10 @@ int cg_emit_node(Gen *g, IrRef r, int store);
 const char *cg_guard(const Gen *g, IrRef r, int64_t J, char *buf, size_t size);
 /* Item i of a group: its nodes, then the values its writes take. */
 IrRef cg_item_node(const SchedGroup *grp, int i);
+/* Where item start is the group's first of its vector length (*len), opens that length's block (a blank line before
+ * all but the first, then its guard's brace if it needs one) and returns 1 (a guard opened: cg_close it) or 0;
+ * returns -1, emitting nothing, where an earlier item has that length. */
+int cg_open_length(Gen *g, const SchedGroup *grp, int start, int64_t J, int64_t *len);
 /* The values item i of a group reads into args (at most 3): a node's arguments, or the value a
  * write takes; returns how many. */
 int cg_item_reads(const IrCell *c, const SchedGroup *grp, int i, IrRef args[3]);
