@@ -62,7 +62,7 @@ TESTS    := $(TEST_SRCS:tests/%.c=$(B)/tests/%)
 # the random cells of the GPU fuzz run (tests/gpu/fuzz_configs.py), from tests/testutil.c
 RANDOM_CELLS := $(B)/tests/random_cells
 
-all: $(B)/librnncc.a $(B)/librnncc.so $(B)/rnncc
+all: $(B)/librnncc.a $(B)/librnncc.so $(B)/librnncc.so.$(SOMAJOR) $(B)/rnncc
 
 # Build packages (flex, bison, Check, clang...): installed by .ci/install-deps when missing
 # (as root; otherwise it says what to install). Checked once per build directory.
@@ -122,9 +122,14 @@ $(B)/librnncc.a: $(LIB_OBJS)
 	@echo "  AR      $@"
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(B)/librnncc.so: $(LIB_OBJS)
+$(B)/librnncc.so: $(LIB_OBJS) runtime/rnncc.map
 	@echo "  LD      $@"
-	$(Q)$(CC) -shared -Wl,-soname,librnncc.so.$(SOMAJOR) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(Q)$(CC) -shared -Wl,-soname,librnncc.so.$(SOMAJOR) -Wl,--version-script=runtime/rnncc.map $(LDFLAGS) -o $@ \
+	    $(LIB_OBJS) $(LDLIBS)
+
+# the soname's link beside it, so that a program linked with -Lbuild -lrnncc finds librnncc.so.0 at run time
+$(B)/librnncc.so.$(SOMAJOR): $(B)/librnncc.so
+	$(Q)ln -sf librnncc.so $@
 
 $(B)/rnncc: $(CLI_OBJS) $(B)/librnncc.a
 	@echo "  LD      $@"

@@ -2,7 +2,8 @@
 # `make install` into a temporary DESTDIR, checked as a user would use it: every file in place, DESTDIR in
 # no installed file, rnncc.pc read by pkg-config, the man pages well-formed (groff -ww), examples/embed_lstm.c
 # built against the installed header and libraries (shared and static) and run (77: no CUDA device), the
-# installed CLI run; then `make uninstall` leaves no file behind.
+# installed CLI run; the shared library exporting rnncc_* alone; the example linked against the build directory's
+# library too; then `make uninstall` leaves no file behind.
 # Usage: bash tests/install.sh [BUILD_DIR [CC [LDFLAGS]]]   (make test passes its own)
 set -u
 cd "$(dirname "$0")/.." || exit 1
@@ -26,6 +27,10 @@ done
 [ "$(readlink "$root/lib/librnncc.so")" = librnncc.so.0 ] || fail "librnncc.so is not a link to librnncc.so.0"
 readelf -d "$root/lib/librnncc.so.$version" | grep -q 'SONAME.*\[librnncc.so.0\]' || fail "librnncc.so has no soname librnncc.so.0"
 if grep -rlF "$dest" "$root"; then fail "DESTDIR is written inside the installed files above"; fi
+# the shared library exports the API alone (runtime/rnncc.map): no internal function a program could replace
+internal=$(nm -D --defined-only "$root/lib/librnncc.so.$version" | awk '$3 !~ /^rnncc_/ { print $3 }' | head -5)
+[ -z "$internal" ] || fail "librnncc.so exports internal symbols: $internal"
+nm -D --defined-only "$root/lib/librnncc.so.$version" | grep -q ' T rnncc_model_create$' || fail "librnncc.so does not export rnncc_model_create"
 grep -q "^prefix=$prefix\$" "$root/lib/pkgconfig/rnncc.pc" || fail "rnncc.pc's prefix is not $prefix"
 
 pc() { PKG_CONFIG_PATH=$root/lib/pkgconfig pkg-config --define-variable=prefix="$root" "$@" rnncc; }
@@ -48,7 +53,12 @@ $CC $LDF "$tmp/embed.o" -o "$tmp/embed_static" $(pc --static --libs | sed 's/-lr
     fail "linking the static library"
 ldd "$tmp/embed_shared" | grep -q "librnncc.so.0 => $root/lib/librnncc.so.0" || fail "embed_shared does not load the installed librnncc.so.0"
 ! ldd "$tmp/embed_static" | grep -q librnncc || fail "embed_static loads librnncc.so"
-for exe in embed_shared embed_static; do
+# linked against the build directory's library, as README's "From C" says (its librnncc.so.0 link found at run time)
+# shellcheck disable=SC2086
+$CC $LDF "$tmp/embed.o" -o "$tmp/embed_build" -L"$B" -lrnncc -Wl,-rpath,"$PWD/$B" $(pc --libs | sed 's/-lrnncc //') -lm ||
+    fail "linking $B/librnncc.so"
+ldd "$tmp/embed_build" | grep -q "librnncc.so.0 => $PWD/$B/librnncc.so.0" || fail "embed_build does not load $B/librnncc.so.0"
+for exe in embed_shared embed_static embed_build; do
     "$tmp/$exe" > "$tmp/$exe.log" 2>&1; rc=$?
     [ $rc -eq 0 ] || [ $rc -eq 77 ] || { cat "$tmp/$exe.log"; fail "$exe exited $rc"; }
     echo "install.sh: $exe: exit $rc ($([ $rc -eq 0 ] && echo ran || echo 'no CUDA device'))"
@@ -59,4 +69,4 @@ done
 make -s --no-print-directory uninstall B="$B" PREFIX=$prefix DESTDIR="$dest" || fail "make uninstall"
 left=$(find "$root" \( -type f -o -type l \) | head)
 [ -z "$left" ] || fail "left after uninstall: $left"
-echo "install.sh: ok (make install, pkg-config, man pages, an example built both ways, uninstall)"
+echo "install.sh: ok (make install, pkg-config, man pages, the exports, an example built three ways, uninstall)"
