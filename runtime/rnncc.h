@@ -3,8 +3,10 @@
  * The one public header. Opaque handles; every call that can fail returns an rnncc_status (the few that
  * answer a value say what they answer for a bad handle); a handle that
  * failed or whose last call failed says why through its *_error/_log function. No global
- * state: distinct handles may be used from distinct threads at once; one handle from one
- * thread at a time. Device pointers are marked (device); everything else is host memory.
+ * mutable state but one process-wide lock (a model's CUDA graph capture kept apart from other models'
+ * cuBLAS handle creation and destruction: docs/runtime.md, Threads): distinct handles may be used from
+ * distinct threads at once; one handle from one thread at a time. Device pointers are marked (device);
+ * everything else is host memory.
  *
  *   rnncc_program *prog;   rnncc_compile_string(src, len, "lstm.cell", NULL, &prog);
  *   rnncc_model *model;    rnncc_model_create(prog, &desc, &model);
@@ -131,8 +133,9 @@ typedef struct rnncc_model_desc {
 rnncc_status rnncc_model_create(const rnncc_program *program, const rnncc_model_desc *desc, rnncc_model **out);
 /* Frees a model and its device memory. NULL is ignored. */
 void rnncc_model_destroy(rnncc_model *model);
-/* The message of the model's last failed call (or of its failed creation); "" if none, "model is NULL"
- * for NULL. */
+/* The message of the model's last failed call (or of its failed creation); "" if none since the last
+ * rnncc_forward, rnncc_backward_data or rnncc_backward_weights began (each clears it as it starts, as does a
+ * kernel build that recovers from a tile the device refuses); "model is NULL" for NULL. */
 const char *rnncc_model_error(const rnncc_model *model);
 
 /* Describes one parameter tensor of the model. */
@@ -191,7 +194,8 @@ rnncc_status rnncc_model_weights16(rnncc_model *model, uint16_t **weights16, int
  * hold it), e.g. "persistent: step weights 16.8 MB fit on chip: ...; tile ...: the fastest of 7
  * measured"; on cuBLAS, a unidirectional stack's ends with how its layers run ("; layers overlap
  * as a wavefront"). The persistent kernel's tile is searched (or read from the cache) and the
- * kernel compiled (or loaded from the cache) on its first use. */
+ * kernel compiled (or loaded from the cache) on its first use. On failure why holds the error's message
+ * (rnncc_model_error's) and *backend is not written. */
 rnncc_status rnncc_model_backend(rnncc_model *model, int64_t N, rnncc_backend *backend, char *why, size_t why_size);
 /* The same for a backward pass (rnncc_backward_data) over N sequences: its step loop runs on
  * the persistent backend when the transposed step weights fit on chip, by the same rule. */
@@ -217,7 +221,10 @@ typedef struct rnncc_io {
     int64_t T, N;
     const float *x;            /* (device) [T][N][I] */
     float *const *y;           /* per output (device) [T][N][D*dirs] of the last layer; entries may be NULL */
-    const int *lengths;        /* host [N], each in 0..T, or NULL: every sequence has T steps */
+    const int *lengths;        /* host [N], each in 0..T, or NULL: every sequence has T steps. Copied to the
+                                  device on the stream (cudaMemcpyAsync): pageable memory the driver has read when
+                                  the call returns; page-locked memory must keep its values until the stream has
+                                  passed the call */
     const float *const *h0;    /* per state (device) [layers*dirs][N][S]; NULL or NULL entries: zeros */
     float *const *hT;          /* per state (device) [layers*dirs][N][S]; NULL entries: not written */
 } rnncc_io;

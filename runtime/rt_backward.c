@@ -41,8 +41,10 @@ static rnncc_status prepare(rnncc_model *m, const rnncc_grad_io *io, void *ws, s
     RT_TRY(validate(m, io, reserve, weights));
     RT_TRY(rt_regions(m, io->T, io->N, 1, r));
     if (wsb < r->workspace || (r->workspace && !ws)) {
-        rnncc_status s = rt_fail(m, RNNCC_ERR_WORKSPACE, "workspace has %zu bytes; training needs %zu (rnncc_workspace_size with training = 1)",
-                                 wsb, r->workspace);
+        rnncc_status s = !ws ? rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "workspace is NULL; training needs %zu bytes "
+                                       "(rnncc_workspace_size with training = 1)", r->workspace)
+                             : rt_fail(m, RNNCC_ERR_WORKSPACE, "workspace has %zu bytes; training needs %zu "
+                                       "(rnncc_workspace_size with training = 1)", wsb, r->workspace);
         rt_regions_free(r);
         return s;
     }

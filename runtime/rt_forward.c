@@ -423,7 +423,10 @@ static rnncc_status forward_spans(rnncc_model *m, const rnncc_io *io, const void
 
 static rnncc_status forward(rnncc_model *m, const rnncc_io *io, void *ws, size_t wsb, void *reserve, size_t rsb,
                             cudaStream_t stream, const RtRegions *r) {
-    if (wsb < r->workspace || (r->workspace && !ws))
+    if (r->workspace && !ws)
+        return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "workspace is NULL; this call needs %zu bytes (rnncc_workspace_size)",
+                       r->workspace);
+    if (wsb < r->workspace)
         return rt_fail(m, RNNCC_ERR_WORKSPACE, "workspace has %zu bytes; this call needs %zu (rnncc_workspace_size)", wsb, r->workspace);
     if (reserve && rsb < r->reserve)
         return rt_fail(m, RNNCC_ERR_WORKSPACE, "reserve has %zu bytes; training needs %zu (rnncc_reserve_size)", rsb, r->reserve);

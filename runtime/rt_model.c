@@ -227,7 +227,8 @@ static rnncc_status layout_units(rnncc_model *m) {
     m->nmodules = 1 + distinct;
     for (int i = 0; i < m->nmodules; i++)
         if (!(m->layout[i] = sched_layout(&m->arena, m->plan, m->dimval[i], &d)))
-            return rt_fail(m, RNNCC_ERR_OVERFLOW, "desc->dims: %s", d.head ? d.head->msg : "out of host memory");
+            return d.head ? rt_fail(m, RNNCC_ERR_OVERFLOW, "desc->dims: %s", d.head->msg)
+                          : rt_fail(m, RNNCC_ERR_NOMEM, "out of host memory"); /* sched_layout says why it refuses */
     m->nunits = m->layers * m->dirs;
     m->units = arena_array(&m->arena, (size_t)m->nunits, sizeof *m->units);
     if (!m->units) return rt_fail(m, RNNCC_ERR_NOMEM, "out of host memory");

@@ -70,10 +70,13 @@ static rnncc_status start_one(rnncc_model *m, RtModuleBuilds *mb, const PlanLayo
     diag_init(&d, &m->arena, m->cell->name, m->source, strlen(m->source));
     int ok = layout ? cg_emit_unit(&m->arena, m->plan, layout, part ? CG_UNIT_BACKWARD : CG_UNIT_FORWARD, src, &d)
                     : cg_emit_convert(src, rt_convert_needs(m));
-    if (!ok || src->failed) {
+    if (!ok || src->failed) { /* what the generator refuses, it says (d); failing without a word, memory ran out */
+        int refused = !src->failed && layout && d.head;
         sb_free(src);
-        return rt_fail(m, RNNCC_ERR_UNSUPPORTED, "generating the kernels of cell '%s': %s", m->cell->name,
-                       layout && d.head ? d.head->msg : "out of memory");
+        return refused ? rt_fail(m, RNNCC_ERR_UNSUPPORTED, "generating the kernels of cell '%s': %s", m->cell->name,
+                                 d.head->msg)
+                       : rt_fail(m, RNNCC_ERR_NOMEM, "generating the kernels of cell '%s': out of host memory",
+                                 m->cell->name);
     }
     rt_build_start(m, &mb->build[mb->n++], sb_str(src), NULL, 0);
     return RNNCC_OK;

@@ -308,30 +308,41 @@ rnncc_status rt_persist_choose(rnncc_model *m, int64_t N, int backward, const Rt
     return RNNCC_OK;
 }
 
-static rnncc_status model_backend(rnncc_model *m, int64_t N, int backward, rnncc_backend *backend, char *why,
-                                  size_t why_size) {
+static rnncc_status choose_backend(rnncc_model *m, int64_t N, int backward, rnncc_backend *backend, char *why,
+                                   size_t why_size) {
     if (!m || m->failed) return RNNCC_ERR_INVALID_ARGUMENT;
     if (!backend) return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "backend is NULL");
     if (N < 0) return rt_fail(m, RNNCC_ERR_INVALID_ARGUMENT, "N is %lld; it must be >= 0", (long long)N);
-    if (why && why_size == 0) why = NULL;
     const RtPersist *p[2];
     int prev = -1;
     cudaGetDevice(&prev);
-    RT_CUDA(m, cudaSetDevice(m->device));
-    rnncc_status s = rt_persist_choose(m, N, backward, p, why, why_size);
+    cudaError_t e = cudaSetDevice(m->device);
+    rnncc_status s = e != cudaSuccess ? rt_cuda_fail(m, e, "cudaSetDevice(m->device)", __FILE__, __LINE__)
+                                      : rt_persist_choose(m, N, backward, p, why, why_size);
     if (prev >= 0 && prev != m->device) cudaSetDevice(prev);
+    if (s != RNNCC_OK) return s;
     *backend = p[0] ? RNNCC_BACKEND_PERSISTENT : RNNCC_BACKEND_CUBLAS;
     size_t len = why ? strlen(why) : 0;
-    if (s == RNNCC_OK && !p[0] && m->wavefront && why && len < why_size) /* how a stack's per-step layers run */
+    if (!p[0] && m->wavefront && why && len < why_size) /* how a stack's per-step layers run */
         snprintf(why + len, why_size - len, "; %s",
                  !backward || rt_backward_waves(m) ? "layers overlap as a wavefront"
                                                    : "layers one after another (hoisted element-wise kernels)");
     len = why ? strlen(why) : 0;
-    if (s == RNNCC_OK && m->fold && why && len < why_size) /* rt_fold.c */
+    if (m->fold && why && len < why_size) /* rt_fold.c */
         snprintf(why + len, why_size - len, "; folded (%s): state %s runs as %s, its projection after the loop", m->fold_by,
                  m->api->states[m->fold->state].name, m->cell->states[m->fold->state].name);
-    else if (s == RNNCC_OK && m->fold_why_not && why && len < why_size)
+    else if (m->fold_why_not && why && len < why_size)
         snprintf(why + len, why_size - len, "; not folded (%s): %s", m->fold_by, m->fold_why_not);
+    return s;
+}
+
+/* choose_backend with why written whatever happens: on failure, the error's message (rnncc_model_error's). */
+static rnncc_status model_backend(rnncc_model *m, int64_t N, int backward, rnncc_backend *backend, char *why,
+                                  size_t why_size) {
+    if (why && why_size == 0) why = NULL;
+    if (why) why[0] = '\0';
+    rnncc_status s = choose_backend(m, N, backward, backend, why, why_size);
+    if (s != RNNCC_OK && why) snprintf(why, why_size, "%s", rnncc_model_error(m));
     return s;
 }
 

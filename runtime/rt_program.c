@@ -47,22 +47,25 @@ static void report(const Diags *d, const rnncc_compile_options *o) {
     }
 }
 
-/* Writes "name: error: why\n" into msg (size bytes) and tells it to o's on_diagnostic, where there is one. */
-static void say(const rnncc_compile_options *o, const char *name, char *msg, size_t size, const char *fmt, va_list ap) {
-    char why[400];
-    vsnprintf(why, sizeof why, fmt, ap);
-    snprintf(msg, size, "%s: error: %s\n", name ? name : "rnncc", why);
-    if (o && o->on_diagnostic) o->on_diagnostic(o->user, "error", msg);
+/* "name: error: why\n", whole however long name is (a path), told to o's on_diagnostic where there is one;
+ * returned malloc'd, or NULL when memory ran out (then nothing is told). */
+static char *say(const rnncc_compile_options *o, const char *name, const char *fmt, va_list ap) {
+    StrBuf msg = {0};
+    sb_printf(&msg, "%s: error: ", name ? name : "rnncc");
+    sb_vprintf(&msg, fmt, ap);
+    sb_putc(&msg, '\n');
+    char *text = sb_take(&msg);
+    if (text && o && o->on_diagnostic) o->on_diagnostic(o->user, "error", text);
+    return text;
 }
 
 /* Returns status after saying why (say): a call refused before there is a program to hold its log. */
 static rnncc_status refuse(const rnncc_compile_options *o, const char *name, rnncc_status status, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 static rnncc_status refuse(const rnncc_compile_options *o, const char *name, rnncc_status status, const char *fmt, ...) {
-    char msg[800];
     va_list ap;
     va_start(ap, fmt);
-    say(o, name, msg, sizeof msg, fmt, ap);
+    free(say(o, name, fmt, ap));
     va_end(ap);
     return status;
 }
@@ -72,17 +75,16 @@ static rnncc_status refuse(const rnncc_compile_options *o, const char *name, rnn
 static rnncc_status failed_program(const char *name, const rnncc_compile_options *o, rnncc_program **out, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 static rnncc_status failed_program(const char *name, const rnncc_compile_options *o, rnncc_program **out, const char *fmt, ...) {
-    char msg[800];
     va_list ap;
     va_start(ap, fmt);
-    say(o, name, msg, sizeof msg, fmt, ap);
+    char *msg = say(o, name, fmt, ap);
     va_end(ap);
-    rnncc_program *p = calloc(1, sizeof *p);
-    if (!p) return RNNCC_ERR_NOMEM;
+    rnncc_program *p = msg ? calloc(1, sizeof *p) : NULL;
+    if (!p) { free(msg); return RNNCC_ERR_NOMEM; }
     arena_init(&p->arena);
     p->name = strdup(name);
-    p->log = strdup(msg);
-    if (!p->name || !p->log) { rnncc_program_destroy(p); return RNNCC_ERR_NOMEM; }
+    p->log = msg;
+    if (!p->name) { rnncc_program_destroy(p); return RNNCC_ERR_NOMEM; }
     *out = p;
     return RNNCC_ERR_COMPILE;
 }

@@ -61,7 +61,7 @@ START_TEST(status_strings) {
 }
 END_TEST
 
-typedef struct Seen { int errors; char first[512]; } Seen;
+typedef struct Seen { int errors; char first[2048]; } Seen;
 static void on_diag(void *user, const char *level, const char *text) {
     Seen *s = user;
     if (strcmp(level, "error") == 0 && s->errors++ == 0) snprintf(s->first, sizeof s->first, "%s", text);
@@ -93,6 +93,14 @@ START_TEST(compile_errors_through_the_api) {
     ck_assert_int_eq(rnncc_compile_file("no/such/file.cell", &opts, &p), RNNCC_ERR_NOT_FOUND);
     ck_assert_ptr_null(p);
     ck_assert_str_eq(seen.first, "no/such/file.cell: error: cannot open: No such file or directory\n");
+    /* a path of 1000 characters and more: its message whole, the reason at its end */
+    char longpath[1100] = "no/such";
+    while (strlen(longpath) < 1000) strcat(longpath, "/dir");
+    strcat(longpath, "/f.cell");
+    seen = (Seen){0, ""};
+    ck_assert_int_eq(rnncc_compile_file(longpath, &opts, &p), RNNCC_ERR_NOT_FOUND);
+    ck_assert_int_eq(strlen(seen.first), strlen(longpath) + strlen(": error: cannot open: No such file or directory\n"));
+    ck_assert_ptr_nonnull(strstr(seen.first, "/f.cell: error: cannot open: No such file or directory\n"));
     seen = (Seen){0, ""};
     ck_assert_int_eq(rnncc_compile_file("cells", &opts, &p), RNNCC_ERR_NOT_FOUND);
     ck_assert_str_eq(seen.first, "cells: error: cannot read: Is a directory\n");
@@ -147,6 +155,17 @@ static void expect_create_fails(rnncc_program *p, const rnncc_model_desc *desc, 
     ck_assert_int_eq(rnncc_model_set_param(m, "W_i", 0, 0, (float[1]){0}, 1), RNNCC_ERR_INVALID_ARGUMENT);
     size_t bytes;
     ck_assert_int_eq(rnncc_workspace_size(m, 1, 1, 0, &bytes), RNNCC_ERR_INVALID_ARGUMENT);
+    /* which backend: refused, why holding the creation's error and *backend not written */
+    for (int backward = 0; backward < 2; backward++) {
+        char why[640];
+        memset(why, 'x', sizeof why);
+        rnncc_backend b = (rnncc_backend)7;
+        ck_assert_int_eq(backward ? rnncc_model_backward_backend(m, 4, &b, why, sizeof why)
+                                  : rnncc_model_backend(m, 4, &b, why, sizeof why),
+                         RNNCC_ERR_INVALID_ARGUMENT);
+        ck_assert_str_eq(why, rnncc_model_error(m));
+        ck_assert_int_eq(b, 7);
+    }
     rnncc_model_destroy(m);
 }
 
@@ -179,6 +198,13 @@ START_TEST(model_arguments_are_checked) {
     int64_t n16 = 7;
     ck_assert_int_eq(rnncc_model_weights16(NULL, &w16, &n16), RNNCC_ERR_INVALID_ARGUMENT);
     ck_assert(w16 == NULL && n16 == 0);
+    char why[16] = "stale";
+    rnncc_backend b = (rnncc_backend)7;
+    ck_assert_int_eq(rnncc_model_backend(NULL, 4, &b, why, sizeof why), RNNCC_ERR_INVALID_ARGUMENT);
+    ck_assert_str_eq(why, "model is NULL");
+    ck_assert_int_eq(b, 7);
+    ck_assert_int_eq(rnncc_model_backward_backend(NULL, 4, &b, why, 4), RNNCC_ERR_INVALID_ARGUMENT);
+    ck_assert_str_eq(why, "mod"); /* cut to why_size */
     d = ok; d.layers = 0;
     expect_create_fails(p, &d, RNNCC_ERR_INVALID_ARGUMENT, "desc->layers");
     d = ok; d.bidirectional = 3;
@@ -2016,6 +2042,8 @@ START_TEST(bad_calls_leave_the_model_usable) {
     rnncc_io io = {4, 2, x, ys, NULL, NULL, NULL};
     ck_assert_int_eq(rnncc_forward(m, &io, ws, wsb - 1, NULL, 0, NULL), RNNCC_ERR_WORKSPACE);
     ck_assert_ptr_nonnull(strstr(rnncc_model_error(m), "rnncc_workspace_size"));
+    ck_assert_int_eq(rnncc_forward(m, &io, NULL, wsb, NULL, 0, NULL), RNNCC_ERR_INVALID_ARGUMENT); /* a NULL pointer */
+    ck_assert_ptr_nonnull(strstr(rnncc_model_error(m), "workspace is NULL; this call needs"));
     int lengths[] = {4, 5};
     io.lengths = lengths;
     ck_assert_int_eq(rnncc_forward(m, &io, ws, wsb, NULL, 0, NULL), RNNCC_ERR_INVALID_ARGUMENT);
@@ -2235,6 +2263,8 @@ START_TEST(training_calls_refuse_other_arguments) {
         ck_assert_int_eq(s, RNNCC_ERR_INVALID_ARGUMENT);
         ck_assert_msg(strstr(rnncc_model_error(m), bad[k].says), "call %zu: \"%s\"", k, rnncc_model_error(m));
     }
+    ck_assert_int_eq(rnncc_backward_data(m, &gio, NULL, b.wsb, b.rs, b.rsb, NULL), RNNCC_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(rnncc_model_error(m), "workspace is NULL; training needs"));
     /* weights the model is told changed between the forward and the data call (here to the same values) */
     float wf[128];
     ck_assert_int_eq(rnncc_model_get_param(m, "W_f", 0, 0, wf, 128), RNNCC_OK);
