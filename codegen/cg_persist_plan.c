@@ -669,7 +669,8 @@ static int plan_for(Arena *arena, const PlanLayout *L, const CgPersistAsk *ask, 
         snprintf(why, why_size, "staging chunks of %lld columns; at least 256", (long long)ask->kc_cap);
         return 0;
     }
-    int64_t longest = 1, weights = 0;
+    int64_t longest = 1;
+    double weights = 0; /* exact up to 2^53, and no overflow past it: only told (MB) and shared out (per block) */
     for (int gi = 0; gi < p->ngroups; gi++)
         if (p->groups[gi].program == SCHED_STEP && cg_group_width(L, gi) > longest) longest = cg_group_width(L, gi);
     for (int j = 0; j < p->ngemms; j++) {
@@ -680,7 +681,7 @@ static int plan_for(Arena *arena, const PlanLayout *L, const CgPersistAsk *ask, 
             return 0;
         }
         P->ngemms++;
-        weights += L->gemm_rows[j] * L->gemm_cols[j];
+        weights += (double)L->gemm_rows[j] * (double)L->gemm_cols[j];
         if (backward && L->gemm_cols[j] > longest) longest = L->gemm_cols[j]; /* blocks own operand elements */
         for (int b = 0; !backward && b < p->gemms[j].nproducts; b++) /* blocks own result rows */
             if (cg_persist_block_rows(L, &p->gemms[j], b) > longest) longest = cg_persist_block_rows(L, &p->gemms[j], b);
@@ -701,6 +702,7 @@ static int plan_for(Arena *arena, const PlanLayout *L, const CgPersistAsk *ask, 
         return 0;
     }
     int64_t k = 0, budget = smem_limit / (int64_t)sizeof(float);
+    int oversized = 0; /* a GEMM's rows or K past what any block holds: the layout below is not sized */
     for (int j = 0; j < p->ngemms; j++) {
         if (p->gemms[j].program != SCHED_STEP) continue;
         CgPersistGemm *q = &P->gemms[k++];
@@ -741,6 +743,7 @@ static int plan_for(Arena *arena, const PlanLayout *L, const CgPersistAsk *ask, 
         q->passes = (int)(q->rows > budget || P->split ? 1 : ceil_div(q->rows > 0 ? q->rows : 1, 32));
         q->rw = (int)ceil_div(q->rows > 0 ? q->rows : 1, 8 * (int64_t)q->passes);
         if (q->rw > split_rows_max(P) / 8 || q->K > budget) { /* more than fits anyway: keep the numbers small */
+            oversized = 1;
             q->rw = 4;
             q->passes = (int)(budget / 32 + 1);
         }
@@ -767,13 +770,14 @@ static int plan_for(Arena *arena, const PlanLayout *L, const CgPersistAsk *ask, 
         if (fits || P->nw / 2 < nw_min) break;
     }
     const int wsize = P->half ? 2 : 4; /* bytes a weight on chip */
-    P->weight_bytes = weights * wsize;
+    P->weight_bytes = weights * wsize < 0x1p62 ? (int64_t)(weights * wsize) : INT64_MAX;
     int64_t need = P->fixed_floats > budget ? P->fixed_floats * (int64_t)sizeof(float) : smem_bytes(P);
     P->smem = need;
-    if (need > smem_limit) {
+    if (oversized || need > smem_limit) { /* oversized: what the weights alone ask of a block, the layout unsized */
         snprintf(why, why_size,
                  "step weights %.1f MB need %.0f KB of shared memory per block on %d blocks; a block has %.0f KB",
-                 weights * wsize / 1e6, need / 1024.0, P->blocks, smem_limit / 1024.0);
+                 weights * wsize / 1e6, oversized ? weights * wsize / P->blocks / 1024.0 : need / 1024.0, P->blocks,
+                 smem_limit / 1024.0);
         return 0;
     }
     if (cluster > 1 && !P->split && !cluster_can_share(P)) {

@@ -38,6 +38,10 @@ int cli_plan_cells(CliSource *s);
 int cli_load(CliSource *s, const char *path);
 /* Frees everything cli_load made. */
 void cli_source_free(CliSource *s);
+/* getopt_long over argv with the house's messages: an unknown option or one missing its value is said on stderr
+ * ("rnncc CMD: error: unknown option '--x' (rnncc CMD --help lists them)", "... option '--dim' needs a value")
+ * and answered '?'; otherwise what getopt_long answers. */
+int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts, const struct option *opts);
 /* Records option c (getopt_long's value, among opts) in seen (zeroed by the caller, 256 entries); 0 with
  * "rnncc CMD: error: --NAME is given twice" on stderr where it was seen before (the last would win). */
 int cli_once(const char *cmd, const struct option *opts, int c, unsigned char seen[256]);

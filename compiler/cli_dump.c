@@ -14,8 +14,10 @@
 int cli_check(int argc, char **argv) {
     static const struct option opts[] = {{"help", no_argument, 0, 'h'}, {"json", no_argument, 0, 'j'}, {0, 0, 0, 0}};
     int c, json = 0;
+    unsigned char seen[256] = {0};
     optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    while ((c = cli_getopt("check", argc, argv, "h", opts)) != -1) {
+        if (!cli_once("check", opts, c, seen)) return CLI_USAGE_ERROR;
         if (c == 'h') {
             printf("usage: rnncc check [--json] FILE...\n"
                    "Parses and checks each cell file ('-' reads standard input), and plans each cell as every\n"
@@ -36,6 +38,12 @@ int cli_check(int argc, char **argv) {
     }
     if (optind >= argc) {
         fprintf(stderr, "rnncc check: error: no input files (argument FILE)\n");
+        return CLI_USAGE_ERROR;
+    }
+    int stdin_reads = 0;
+    for (int i = optind; i < argc; i++) stdin_reads += strcmp(argv[i], "-") == 0;
+    if (stdin_reads > 1) { /* the second would read nothing: standard input is read to its end once */
+        fprintf(stderr, "rnncc check: error: '-' (standard input) is given %d times; it can be read once\n", stdin_reads);
         return CLI_USAGE_ERROR;
     }
     if (json) return cli_check_json(argc - optind, argv + optind);
@@ -156,7 +164,7 @@ int cli_dump(int argc, char **argv) {
     int c;
     unsigned char seen[256] = {0};
     optind = 1;
-    while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+    while ((c = cli_getopt("dump", argc, argv, "o:h", opts)) != -1) {
         if (c != 'D' && !cli_once("dump", opts, c, seen)) return CLI_USAGE_ERROR;
         switch (c) {
         case 'i': what = "ir"; break;
@@ -244,10 +252,12 @@ int cli_dump(int argc, char **argv) {
                 ir_dump_dot(ic, &out);
             }
         }
-        if (status != CLI_OK) {
-            /* the schedule's diagnostics were printed */
+        if (status != CLI_OK) { /* the schedule's diagnostics were printed */
+            if (status == CLI_USAGE_ERROR && ndims && !cell && s.module->ncells > 1) /* --dim fits one cell of several */
+                fprintf(stderr, "rnncc dump: note: %s defines %d cells, each bound by the same --dim; --cell NAME dumps one\n",
+                        cli_source_name(s.path), s.module->ncells);
         } else if (!found) {
-            fprintf(stderr, "rnncc dump: error: no cell named '%s' in %s (option --cell)\n", cell, s.path);
+            fprintf(stderr, "rnncc dump: error: no cell named '%s' in %s (option --cell)\n", cell, cli_source_name(s.path));
             status = CLI_USAGE_ERROR;
         } else {
             status = out.failed ? CLI_INPUT_ERROR : cli_write_output(out_path, sb_str(&out), out.len);

@@ -57,8 +57,8 @@ static int emit_cell(CliSource *s, const IrCell *ic, const IrFold *fold, const c
         StrBuf names = {0};
         for (int d = 0; d < ic->ndims; d++)
             if (ic->dims[d].name) sb_printf(&names, " --dim %s=VALUE", ic->dims[d].name);
-        fprintf(stderr, "rnncc emit: note: cell '%s' takes:%s\n", ic->name,
-                sb_str(&names));
+        fprintf(stderr, "rnncc emit: note: cell '%s' takes%s\n", ic->name,
+                names.len ? arena_printf(&s->arena, ":%s", sb_str(&names)) : " no --dim (every size of it is a number)");
         sb_free(&names);
         return CLI_USAGE_ERROR;
     }
@@ -170,7 +170,7 @@ int cli_emit(int argc, char **argv) {
     long long batch = 0; /* --persistent N: the persistent unit for batches of N */
     unsigned char seen[256] = {0};
     optind = 1; /* options may follow FILE (GNU argument permutation) */
-    while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+    while ((c = cli_getopt("emit", argc, argv, "o:h", opts)) != -1) {
         if (c != 'D' && c != 'F' && c != 'B' && !cli_once("emit", opts, c, seen)) return CLI_USAGE_ERROR;
         switch (c) {
         case 'c': cell = optarg; break;
@@ -319,10 +319,10 @@ int cli_emit(int argc, char **argv) {
     if (status == CLI_OK) {
         const IrCell *ic = ir_find_cell(s.module, cell);
         if (!ic && cell) {
-            fprintf(stderr, "rnncc emit: error: no cell named '%s' in %s (option --cell)\n", cell, s.path);
+            fprintf(stderr, "rnncc emit: error: no cell named '%s' in %s (option --cell)\n", cell, cli_source_name(s.path));
             status = CLI_USAGE_ERROR;
         } else if (!ic) {
-            fprintf(stderr, "rnncc emit: error: %s defines %d cells; choose one with --cell NAME\n", s.path,
+            fprintf(stderr, "rnncc emit: error: %s defines %d cells; choose one with --cell NAME\n", cli_source_name(s.path),
                     s.module->ncells);
             status = CLI_USAGE_ERROR;
         } else {

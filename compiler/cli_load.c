@@ -24,10 +24,10 @@ int cli_read(const char *path, char **text, size_t *len, char *why, size_t why_s
     sb_free(&sb);
     if (!err) err = ENOMEM;
     if (err == EFBIG)
-        snprintf(why, why_size, "'%s' is longer than %u bytes (64 MiB), the most a cell source may be", path,
-                 (unsigned)RNNCC_MAX_SOURCE_BYTES);
+        snprintf(why, why_size, "'%s' is longer than %u bytes (64 MiB), the most a cell source may be",
+                 cli_source_name(path), (unsigned)RNNCC_MAX_SOURCE_BYTES);
     else
-        snprintf(why, why_size, "cannot read '%s': %s", path, strerror(err));
+        snprintf(why, why_size, "cannot read '%s': %s", cli_source_name(path), strerror(err));
     return CLI_INPUT_ERROR;
 }
 
@@ -44,7 +44,17 @@ int cli_parse_source(CliSource *s, const char *path) {
 
 int cli_plan_cells(CliSource *s) {
     int ok = 1;
-    for (int k = 0; s->module && k < s->module->ncells; k++) ok &= sched_plan(&s->arena, s->module->cells[k], &s->diags) != NULL;
+    for (int k = 0; s->module && k < s->module->ncells; k++) {
+        const IrCell *c = s->module->cells[k];
+        Plan *plan = sched_plan(&s->arena, c, &s->diags);
+        ok &= plan != NULL;
+        int symbols = 0;
+        for (int d = 0; d < c->ndims; d++) symbols |= c->dims[d].name != NULL;
+        if (plan && !symbols) { /* every size a literal: laid out as every command will (a size that overflows) */
+            int64_t *dimval = arena_array(&s->arena, (size_t)c->ndims + 1, sizeof *dimval);
+            ok &= dimval && ir_bind_dims(c, NULL, 0, dimval, &s->diags) && sched_layout(&s->arena, plan, dimval, &s->diags);
+        }
+    }
     return ok;
 }
 
@@ -98,6 +108,21 @@ int cli_parse_precision(const char *cmd, const char *arg, rnncc_precision *out) 
         }
     fprintf(stderr, "rnncc %s: error: --precision must be fp32, tf32, fp16, bf16 or tf32x3, not '%s'\n", cmd, arg);
     return 0;
+}
+
+int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts, const struct option *opts) {
+    char spec[32];
+    snprintf(spec, sizeof spec, ":%s", shortopts); /* ':' first: a missing value answers ':', apart from '?' */
+    opterr = 0;
+    int c = getopt_long(argc, argv, spec, opts, NULL);
+    if (c != '?' && c != ':') return c;
+    char shown[8];
+    const char *opt = optopt ? (snprintf(shown, sizeof shown, "-%c", optopt), shown) : argv[optind - 1];
+    for (const struct option *o = opts; optopt && o->name; o++) /* a long option's value: its name as given */
+        if (o->val == optopt && optind > 0 && strncmp(argv[optind - 1], "--", 2) == 0) opt = argv[optind - 1];
+    if (c == '?') fprintf(stderr, "rnncc %s: error: unknown option '%s' (rnncc %s --help lists them)\n", cmd, opt, cmd);
+    else fprintf(stderr, "rnncc %s: error: option '%s' needs a value\n", cmd, opt);
+    return '?';
 }
 
 int cli_once(const char *cmd, const struct option *opts, int c, unsigned char seen[256]) {

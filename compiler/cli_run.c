@@ -59,7 +59,7 @@ static int parse(int argc, char **argv, RunOpts *o) {
     int64_t v;
     unsigned char seen[256] = {0};
     optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    while ((c = cli_getopt("run", argc, argv, "h", opts)) != -1) {
         if (c != 'D' && !cli_once("run", opts, c, seen)) return 0;
         switch (c) {
         case 'D': if (!cli_add_dim("run", optarg, o->dims, &o->ndims, 64)) return 0; break;
@@ -184,6 +184,9 @@ static void run_cell(const RunOpts *o, RunReport *r) {
         const char *msg = rnncc_model_error(m);
         if (strncmp(msg, "desc->dims: ", 12) == 0) snprintf(r->error, sizeof r->error, "%s (option --dim)", msg + 12);
         else if (strncmp(msg, "desc->cell: ", 12) == 0) snprintf(r->error, sizeof r->error, "%s (option --cell)", msg + 12);
+        else if (strncmp(msg, "desc->cell is NULL but ", 23) == 0) /* "... but FILE defines N cells; name one" */
+            snprintf(r->error, sizeof r->error, "%.*s; choose one with --cell NAME", (int)(strcspn(msg + 23, ";")), msg + 23);
+        else if (s == RNNCC_ERR_NO_GPU) snprintf(r->error, sizeof r->error, "%s", msg); /* "no CUDA device: why" */
         else snprintf(r->error, sizeof r->error, "%s: %s", rnncc_status_string(s), msg);
         rnncc_model_destroy(m);
         if (s == RNNCC_ERR_INVALID_ARGUMENT || s == RNNCC_ERR_NOT_FOUND) r->status = CLI_USAGE_ERROR;

@@ -24,6 +24,7 @@ typedef struct Sym {
     BuildState build;
     IrRef ref;
     int output;            /* listed as an output (finds duplicates without a quadratic search) */
+    int read;              /* SYM_VALUE: named by an expression (a constant folded into another is used) */
 } Sym;
 
 /* The primed value of a state is built like a value; one entry per state. */
@@ -385,6 +386,7 @@ static IrRef build_name(Builder *b, const AstExpr *e) {
         return IR_NONE;
     }
     if (s->kind != SYM_VALUE) return s->ref;
+    s->read = 1;
     return build_stmt_value(b, s->stmt, &s->build, &s->ref, e->loc);
 }
 
@@ -674,7 +676,10 @@ static void prune(Builder *b, const AstCell *ac) {
         if (!live[c->params[k].node]) diag_warning(b->diags, c->params[k].loc, "parameter '%s' is never used", c->params[k].name);
     for (const AstStmt *s = ac->stmts; s; s = s->next) {
         Sym *v = s->primed ? NULL : sym_find(b, s->name);
-        if (v && v->kind == SYM_VALUE && v->stmt == s && v->ref != IR_NONE && !live[v->ref])
+        /* a constant read by an expression that folded it (k in k * 3) leaves no edge in the graph, but is used;
+         * one read only by values nothing uses is not reported apart: they are */
+        if (v && v->kind == SYM_VALUE && v->stmt == s && v->ref != IR_NONE && !live[v->ref] &&
+            !(v->read && c->nodes[v->ref].op == IR_CONST))
             diag_warning(b->diags, s->loc, "value '%s' is never used", s->name);
     }
     for (uint32_t i = 0; i < c->nnodes; i++) {

@@ -176,7 +176,8 @@ typedef struct PlanLayout {
 enum { SCHED_PACK_ALIGN = 16 };
 
 /* Binds dimensions: computes every offset and size. Returns NULL when a size overflows
- * 2^62 (reported into diags) or memory runs out. */
+ * 2^59 elements (reported into diags: its bytes, 8 an element in the double reference, would not fit an
+ * int64_t) or memory runs out. */
 PlanLayout *sched_layout(Arena *arena, const Plan *plan, const int64_t *dimval, Diags *diags);
 
 /* Writes the plan readably (`rnncc dump --schedule`); with a layout, also offsets and sizes. */

@@ -4,7 +4,7 @@
 
 #include "sched.h"
 
-#define MAX_ELEMS ((int64_t)1 << 62)
+#define MAX_ELEMS ((int64_t)1 << 59) /* elements: their bytes, 8 a double in the reference, stay in an int64_t */
 
 typedef struct { Diags *diags; const IrCell *cell; int ok; } Checked;
 

@@ -297,6 +297,13 @@ START_TEST(unused_pruned) {
                      "t.cell:5:3: warning: value 'w' is never used\n"
                      "    5 |   w = u * 2\n"
                      "      |   ^\n");
+    /* A named constant folded into a used expression is used (its node is not in the graph); one read only by
+     * values nothing uses is left to their warnings. */
+    c = cell_of("cell t(x[I]) -> h { state h[I]\n k = 2\n z = -2*3+1\n q = 0\n h' = x + k * 3 + h * z + sigmoid(q) }");
+    ck_assert_int_eq(diags.nwarnings, 0);
+    c = cell_of("cell t(x[I]) -> h { state h[I]\n k = 2\n d = k * 3\n h' = x + h }");
+    ck_assert_int_eq(diags.nwarnings, 1);
+    ck_assert_str_eq(diags.head->msg, "value 'd' is never used");
     /* A value that renames a used one, or shares its node, is not reported. */
     c = cell_of("cell t(x[I]) -> y { a = x\n v = x * 2\n v2 = x * 2\n y = v }");
     ck_assert_int_eq(diags.nwarnings, 0);

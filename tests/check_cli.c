@@ -183,6 +183,14 @@ START_TEST(check_files) {
     r = RUN("cell t(x[I]) -> h {\n  state h[H]\n  param W[H, H], V[H, I], b[H]\n  h' = tanh(W @ b + V @ x)\n}\n", "check", "-");
     ck_assert_int_eq(r.status, 1);
     ck_assert_msg(starts_with(r.err, "<stdin>:4:15: error: 'W @ b' multiplies two parameters"), "%s", r.err);
+    /* and lays out a cell whose every size is a literal: sizes past the bound (2^60 weights) are an error there */
+    r = RUN("cell t(x[1073741824]) -> h {\n  state h[1073741824]\n  param U[1073741824, 1073741824]\n"
+            "  h' = tanh(U @ h) + x\n}\n", "check", "-");
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_str_eq(r.err, "<stdin>: error: cell 't': a size overflows with these dimensions\n");
+    r = RUN("cell t(x[8]) -> h {\n  state h[8]\n  param U[8, 8]\n  h' = tanh(U @ h) + x\n}\n", "check", "-");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_str_eq(r.err, "");
     /* Warnings alone do not fail. */
     r = RUN("cell t(x[I]) -> y { param p[I]\n y = x }\n", "check", "-");
     ck_assert_int_eq(r.status, 0);
@@ -191,7 +199,10 @@ START_TEST(check_files) {
 END_TEST
 
 START_TEST(check_stdin) {
-    Run r = RUN(read_file("cells/gru.cell"), "check", "-");
+    Run r = RUN(read_file("cells/gru.cell"), "check", "-", "-");
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_str_eq(r.err, "rnncc check: error: '-' (standard input) is given 2 times; it can be read once\n");
+    r = RUN(read_file("cells/gru.cell"), "check", "-");
     ck_assert_int_eq(r.status, 0);
     ck_assert_str_eq(r.err, "");
     r = RUN("cell t(x[I]) -> y {\n  y = x + z\n}\n", "check", "-");
@@ -247,6 +258,12 @@ START_TEST(devices_arguments) {
     ck_assert_msg((r.status == 0 && starts_with(r.out, "0: ")) ||
                       (r.status == 1 && strcmp(r.out, "") == 0 && starts_with(r.err, "rnncc devices: error: no CUDA device (")),
                   "status %d\n%s%s", r.status, r.out, r.err);
+    /* run where devices found none: the error says so once, then CUDA's why */
+    if (r.status == 1) {
+        r = RUN(NULL, "run", "cells/lstm.cell", "--dim", "I=8", "--dim", "H=8");
+        ck_assert_int_eq(r.status, 1);
+        ck_assert_msg(starts_with(r.err, "rnncc run: error: no CUDA device: ") && !strstr(r.err, "available"), "%s", r.err);
+    }
 }
 END_TEST
 
@@ -565,6 +582,43 @@ START_TEST(run_emit_schedule_arguments) {
     r = RUN(NULL, "dump", "--ir", "--dim", "H=4", "cells/lstm.cell");
     ck_assert_int_eq(r.status, 2);
     ck_assert_str_eq(r.err, "rnncc dump: error: --dim applies to --schedule only\n");
+    /* getopt's own complaints in the house's words: an unknown option, a value missing, an option given twice */
+    r = RUN(NULL, "check", "--bogus", "cells/lstm.cell");
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_str_eq(r.err, "rnncc check: error: unknown option '--bogus' (rnncc check --help lists them)\n");
+    r = RUN(NULL, "emit", "-x", "cells/lstm.cell");
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_str_eq(r.err, "rnncc emit: error: unknown option '-x' (rnncc emit --help lists them)\n");
+    r = RUN(NULL, "emit", "--dim", "I=4", "--dim", "H=4", "cells/lstm.cell", "-o");
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_str_eq(r.err, "rnncc emit: error: option '-o' needs a value\n");
+    r = RUN(NULL, "run", "cells/lstm.cell", "--batch");
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_str_eq(r.err, "rnncc run: error: option '--batch' needs a value\n");
+    r = RUN(NULL, "dump", "--schedule", "cells/lstm.cell", "--dim");
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_str_eq(r.err, "rnncc dump: error: option '--dim' needs a value\n");
+    r = RUN(NULL, "check", "--json", "--json", "cells/lstm.cell");
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_str_eq(r.err, "rnncc check: error: --json is given twice\n");
+    /* a cell whose sizes are all numbers, given a --dim: the note says it takes none */
+    r = RUN("cell c(x[8]) -> h { state h[8]\n param U[8, 8]\n h' = tanh(U @ h) + x }\n", "emit", "--dim", "I=8", "-");
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_str_eq(r.err, "<stdin>: error: cell 'c' has no dimension 'I'\n"
+                            "rnncc emit: note: cell 'c' takes no --dim (every size of it is a number)\n");
+    /* two cells of other dimensions, one --dim for both: dump says --cell picks one */
+    r = RUN("cell a(x[I]) -> h { state h[H]\n param W[H, I]\n h' = tanh(W @ x) }\n"
+            "cell b(x[I]) -> h { state h[S]\n param W[S, I]\n h' = sigmoid(W @ x) }\n",
+            "dump", "--schedule", "--dim", "I=8", "--dim", "S=4", "-");
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_str_eq(r.err, "<stdin>: error: cell 'a' has no dimension 'S'\n"
+                            "rnncc dump: note: <stdin> defines 2 cells, each bound by the same --dim; --cell NAME dumps one\n");
+    /* a file of two cells: run asks for --cell, as emit does (not the C API's desc->cell) */
+    r = RUN("cell a(x[I]) -> h { state h[H]\n param W[H, I]\n h' = tanh(W @ x) }\n"
+            "cell b(x[I]) -> h { state h[H]\n param W[H, I]\n h' = sigmoid(W @ x) }\n",
+            "run", "-", "--dim", "I=8", "--dim", "H=8");
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_str_eq(r.err, "rnncc run: error: <stdin> defines 2 cells; choose one with --cell NAME\n");
     r = RUN(NULL, "run", "cells/lstm.cell", "--backend", "magic");
     ck_assert_int_eq(r.status, 2);
     ck_assert_str_eq(r.err, "rnncc run: error: --backend must be auto, cublas or persistent, not 'magic'\n");

@@ -215,6 +215,17 @@ START_TEST(layout_overflow_is_an_error) {
     ck_assert_ptr_null(sched_layout(&a, p, dv, &d));
     ck_assert_int_eq(d.nerrors, 1);
     ck_assert_ptr_nonnull(strstr(d.head->msg, "overflows"));
+    /* the bound is 2^59 elements (their bytes as doubles fit an int64_t): I = H = 2^28 packs 2^59 weights and
+     * the biases past it; 2^27, a quarter of that, lays out */
+    int64_t past[2] = {1 << 28, 1 << 28}, under[2] = {1 << 27, 1 << 27};
+    Diags d2; diag_init(&d2, &a, "lstm", NULL, 0);
+    ck_assert_ptr_null(sched_layout(&a, p, past, &d2));
+    ck_assert_int_eq(d2.nerrors, 1);
+    ck_assert_str_eq(d2.head->msg, "cell 'lstm': a size overflows with these dimensions");
+    const PlanLayout *L = sched_layout(&a, p, under, &d2);
+    ck_assert_ptr_nonnull(L);
+    ck_assert_int_eq(d2.nerrors, 1);
+    ck_assert(L->packed_size > ((int64_t)1 << 57) && L->packed_size < ((int64_t)1 << 59));
     arena_free(&a);
 }
 END_TEST
