@@ -641,6 +641,12 @@ START_TEST(run_emit_schedule_arguments) {
     ck_assert_int_eq(r.status, 1);
     ck_assert_str_eq(r.err, "rnncc emit: error: cell 'lstm' has no persistent kernel on an H100: step weights 268.4 MB "
                             "need 2050 KB of shared memory per block on 132 blocks; a block has 227 KB\n");
+    /* past what any block's layout is sized for, the weights' share a block (43.2 GB over 132 blocks), not a figure
+     * of the unsized layout (it said 13664748 KB here) */
+    r = RUN(NULL, "emit", "cells/gru.cell", "--dim", "I=16", "--dim", "H=60000", "--persistent", "8");
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_str_eq(r.err, "rnncc emit: error: cell 'gru' has no persistent kernel on an H100: step weights 43200.0 MB "
+                            "need 319602 KB of shared memory per block on 132 blocks; a block has 227 KB\n");
     r = RUN(NULL, "dump", "--schedule", "--batch", "4", "cells/lstm.cell");
     ck_assert_int_eq(r.status, 2);
     ck_assert_str_eq(r.err, "rnncc dump: error: --batch applies to --schedule with every dimension bound (--dim)\n");
