@@ -781,7 +781,9 @@ static int plan_for(Arena *arena, const PlanLayout *L, const CgPersistAsk *ask, 
         return 0;
     }
     if (cluster > 1 && !P->split && !cluster_can_share(P)) {
-        snprintf(why, why_size, "clusters cannot share the staged operands (lengths not whole 16-byte pieces, or chunks past them)");
+        snprintf(why, why_size, P->ngemms ? "clusters cannot share the staged operands (lengths not whole 16-byte pieces, "
+                                            "or chunks past them)"
+                                          : "no step product stages an operand for a cluster to share");
         return 0;
     }
     P->flags = ask->handoff == CG_HANDOFF_FLAGS && flags_allowed(L, P);
@@ -807,10 +809,14 @@ static int plan_for(Arena *arena, const PlanLayout *L, const CgPersistAsk *ask, 
     if (straight)
         snprintf(staged, sizeof staged, ", %s loaded straight into registers", straight == P->ngemms ? "operands" : "some operands");
     else if (waves[0]) snprintf(staged, sizeof staged, ", operands staged whole%s", waves);
-    snprintf(why, why_size, "step weights %.1f MB fit on chip: %d blocks of %d warps%s, %.0f KB of shared memory each, %s products%s%s",
-             weights * wsize / 1e6, P->blocks, P->warps, cg_persist_in_clusters(P, cl), need / 1024.0,
-             cg_products_name(P->products), !held ? "" : held == P->ngemms ? ", weights held in registers" :
-             ", some weights held in registers", staged);
+    char fit[64] = "no step weights (an element-wise recurrence)", products[48] = ""; /* IndRNN: none on chip */
+    if (P->ngemms) {
+        snprintf(fit, sizeof fit, "step weights %.1f MB fit on chip", weights * wsize / 1e6);
+        snprintf(products, sizeof products, ", %s products", cg_products_name(P->products));
+    }
+    snprintf(why, why_size, "%s: %d blocks of %d warps%s, %.0f KB of shared memory each%s%s%s", fit, P->blocks, P->warps,
+             cg_persist_in_clusters(P, cl), need / 1024.0, products,
+             !held ? "" : held == P->ngemms ? ", weights held in registers" : ", some weights held in registers", staged);
     return 1;
 }
 

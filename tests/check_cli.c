@@ -641,6 +641,12 @@ START_TEST(run_emit_schedule_arguments) {
     ck_assert_int_eq(r.status, 1);
     ck_assert_str_eq(r.err, "rnncc emit: error: cell 'lstm' has no persistent kernel on an H100: step weights 268.4 MB "
                             "need 2050 KB of shared memory per block on 132 blocks; a block has 227 KB\n");
+    /* an element-wise recurrence: no step weights, no products, and why clusters have nothing to share */
+    r = RUN(NULL, "dump", "--schedule", "--dim", "I=64", "--dim", "H=64", "--batch", "8", "cells/indrnn.cell");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_msg(strstr(r.out, "  forward backend (batch 8, fp32, on an H100): persistent: no step weights (an element-wise "
+                                "recurrence): 64 blocks of 8 warps, 0 KB of shared memory each; clusters of 2 refused: no step "
+                                "product stages an operand for a cluster to share"), "%s", r.out);
     /* past what any block's layout is sized for, the weights' share a block (43.2 GB over 132 blocks), not a figure
      * of the unsized layout (it said 13664748 KB here) */
     r = RUN(NULL, "emit", "cells/gru.cell", "--dim", "I=16", "--dim", "H=60000", "--persistent", "8");
