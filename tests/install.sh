@@ -40,6 +40,10 @@ for page in share/man/man1/rnncc.1 share/man/man3/rnncc.3; do
     [ -z "$out" ] || fail "$page: $out"
     ! grep -q '@VERSION@' "$root/$page" || fail "$page: @VERSION@ not replaced"
 done
+# rnncc(3)'s synopsis names every function of the header
+for f in $(grep -oE '^[a-z_ ]+ \**rnncc_[a-z0-9_]+\(' runtime/rnncc.h | grep -oE 'rnncc_[a-z0-9_]+\(' | tr -d '('); do
+    grep -q "$f(" "$root/share/man/man3/rnncc.3" || fail "rnncc(3) does not name $f"
+done
 
 # an embedding program, from the installed files only (cflags name no source directory; -lm: its own exp)
 cflags=$(pc --cflags) || fail "pkg-config --cflags"
