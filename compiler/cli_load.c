@@ -116,12 +116,19 @@ int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts, co
     opterr = 0;
     int c = getopt_long(argc, argv, spec, opts, NULL);
     if (c != '?' && c != ':') return c;
-    char shown[8];
-    const char *opt = optopt ? (snprintf(shown, sizeof shown, "-%c", optopt), shown) : argv[optind - 1];
-    for (const struct option *o = opts; optopt && o->name; o++) /* a long option's value: its name as given */
-        if (o->val == optopt && optind > 0 && strncmp(argv[optind - 1], "--", 2) == 0) opt = argv[optind - 1];
-    if (c == '?') fprintf(stderr, "rnncc %s: error: unknown option '%s' (rnncc %s --help lists them)\n", cmd, opt, cmd);
-    else fprintf(stderr, "rnncc %s: error: option '%s' needs a value\n", cmd, opt);
+    /* the element getopt_long stopped at, where it is a long option: the options its name (to any '=') abbreviates
+     * (optopt names the one it took, where it took one) */
+    const char *arg = optind > 0 && optind <= argc ? argv[optind - 1] : "";
+    size_t n = strncmp(arg, "--", 2) == 0 ? strcspn(arg + 2, "=") : 0;
+    int longs = 0;
+    for (const struct option *o = opts; n && o->name; o++)
+        longs += (!optopt || o->val == optopt) && strncmp(o->name, arg + 2, n) == 0;
+    if (c == ':' && longs) fprintf(stderr, "rnncc %s: error: option '%s' needs a value\n", cmd, arg);
+    else if (c == ':') fprintf(stderr, "rnncc %s: error: option '-%c' needs a value\n", cmd, optopt);
+    else if (optopt && longs) fprintf(stderr, "rnncc %s: error: option '%.*s' takes no value\n", cmd, (int)n + 2, arg);
+    else if (optopt) fprintf(stderr, "rnncc %s: error: unknown option '-%c' (rnncc %s --help lists them)\n", cmd, optopt, cmd);
+    else if (longs > 1) fprintf(stderr, "rnncc %s: error: option '%s' is ambiguous (rnncc %s --help lists them)\n", cmd, arg, cmd);
+    else fprintf(stderr, "rnncc %s: error: unknown option '%s' (rnncc %s --help lists them)\n", cmd, arg, cmd);
     return '?';
 }
 

@@ -318,6 +318,8 @@ START_TEST(options_once_and_apart) {
         {{"run", "cells/lstm.cell", "--batch"}, "rnncc run: error: option '--batch' needs a value\n"},
         {{"dump", "--schedule", "cells/lstm.cell", "--dim"}, "rnncc dump: error: option '--dim' needs a value\n"},
         {{"check", "--json", "--json", "cells/lstm.cell"}, "rnncc check: error: --json is given twice\n"},
+        {{"check", "--json=yes", "cells/lstm.cell"}, "rnncc check: error: option '--json' takes no value\n"},
+        {{"run", "--b", "3", "cells/lstm.cell"}, "rnncc run: error: option '--b' is ambiguous (rnncc run --help lists them)\n"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         Run r = run(NULL, cases[i].args);
