@@ -222,9 +222,9 @@ typedef struct rnncc_io {
     const float *x;            /* (device) [T][N][I] */
     float *const *y;           /* per output (device) [T][N][D*dirs] of the last layer; entries may be NULL */
     const int *lengths;        /* host [N], each in 0..T, or NULL: every sequence has T steps. Copied to the
-                                  device on the stream (cudaMemcpyAsync): pageable memory the driver has read when
-                                  the call returns; page-locked memory must keep its values until the stream has
-                                  passed the call */
+                                  device on the stream (cudaMemcpyAsync): keep them unchanged until the stream has
+                                  passed the call (page-locked memory is read only then; pageable memory the driver
+                                  stages as the call runs, which CUDA's documentation does not promise) */
     const float *const *h0;    /* per state (device) [layers*dirs][N][S]; NULL or NULL entries: zeros */
     float *const *hT;          /* per state (device) [layers*dirs][N][S]; NULL entries: not written */
 } rnncc_io;
